@@ -1,0 +1,141 @@
+// Package adapter holds the database-independent side of adapters: the
+// registry keyed by DSN scheme, the DB handle every adapter returns, and DSN
+// redaction. Family support is expressed by the DB implementing a workload's
+// Backend interface (e.g. microblog.Backend), so the compiler checks the
+// database × family matrix.
+package adapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// ErrUnsupported is wrapped by adapters when asked for a family or data model
+// they do not implement.
+var ErrUnsupported = errors.New("not supported by this adapter")
+
+// Info describes the database server an adapter is connected to; it goes into
+// every result file.
+type Info struct {
+	Name    string            `json:"name"`
+	Version string            `json:"version"`
+	Config  map[string]string `json:"config,omitempty"`
+}
+
+// DB is an open connection to one database. Workload families are reached by
+// type-asserting it to the family's Backend interface.
+type DB interface {
+	Info(ctx context.Context) (Info, error)
+	Close() error
+}
+
+// Adapter opens DBs for the DSN schemes it owns.
+type Adapter interface {
+	Name() string
+	// Schemes are the DSN schemes (before "://") this adapter accepts.
+	Schemes() []string
+	// Families lists the workload families the adapter implements; a test
+	// checks it against the Backend interfaces the DB really satisfies.
+	Families() []string
+	// Describe is one line for `fieldbench list`.
+	Describe() string
+	Open(ctx context.Context, dsn string) (DB, error)
+}
+
+var (
+	mu       sync.RWMutex
+	byName   = map[string]Adapter{}
+	byScheme = map[string]Adapter{}
+)
+
+// Register adds a to the registry; it panics on a duplicate name or scheme.
+func Register(a Adapter) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := byName[a.Name()]; dup {
+		panic("adapter: duplicate registration of " + a.Name())
+	}
+	byName[a.Name()] = a
+	for _, s := range a.Schemes() {
+		if _, dup := byScheme[s]; dup {
+			panic("adapter: duplicate scheme " + s)
+		}
+		byScheme[s] = a
+	}
+}
+
+// Registered returns every adapter sorted by name.
+func Registered() []Adapter {
+	mu.RLock()
+	defer mu.RUnlock()
+	names := make([]string, 0, len(byName))
+	for n := range byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]Adapter, len(names))
+	for i, n := range names {
+		out[i] = byName[n]
+	}
+	return out
+}
+
+// ForDSN finds the adapter owning dsn's scheme.
+func ForDSN(dsn string) (Adapter, error) {
+	scheme, _, ok := strings.Cut(dsn, "://")
+	if !ok || scheme == "" {
+		return nil, fmt.Errorf("malformed DSN %q: want scheme://..., e.g. sqlite:///tmp/fb.db", Redact(dsn))
+	}
+	mu.RLock()
+	defer mu.RUnlock()
+	a, ok := byScheme[scheme]
+	if !ok {
+		known := make([]string, 0, len(byScheme))
+		for s := range byScheme {
+			known = append(known, s)
+		}
+		sort.Strings(known)
+		return nil, fmt.Errorf("no adapter for DSN scheme %q (known schemes: %s)", scheme, strings.Join(known, ", "))
+	}
+	return a, nil
+}
+
+// Open finds the adapter for dsn and opens it.
+func Open(ctx context.Context, dsn string) (Adapter, DB, error) {
+	a, err := ForDSN(dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	db, err := a.Open(ctx, dsn)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open %s: %w", Redact(dsn), err)
+	}
+	return a, db, nil
+}
+
+// Redact hides a password in a DSN so it can be written to a result file, a
+// report or a log. Non-URL DSNs are returned with any "password=..." value
+// masked.
+func Redact(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			return u.String()
+		}
+	}
+	fields := strings.Fields(dsn)
+	for i, f := range fields {
+		if k, _, ok := strings.Cut(f, "="); ok && strings.EqualFold(k, "password") {
+			fields[i] = k + "=xxxxx"
+		}
+	}
+	if len(fields) > 1 {
+		return strings.Join(fields, " ")
+	}
+	return dsn
+}

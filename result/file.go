@@ -1,0 +1,159 @@
+package result
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// Writer appends lines to a result file. It is safe for concurrent use.
+type Writer struct {
+	mu   sync.Mutex
+	f    *os.File
+	path string
+}
+
+// Create creates dir (and parents) and the result file inside it, and writes
+// the header line.
+func Create(dir string, h Header) (*Writer, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create result directory: %w", err)
+	}
+	path := filepath.Join(dir, FileName)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create result file: %w", err)
+	}
+	w := &Writer{f: f, path: path}
+	if err := w.write(Line{Kind: "header", Header: &h}); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// Path is the result file's path.
+func (w *Writer) Path() string { return w.path }
+
+// Interval appends one interval.
+func (w *Writer) Interval(iv Interval) error { return w.write(Line{Kind: "interval", Interval: &iv}) }
+
+// Event appends one event.
+func (w *Writer) Event(e Event) error { return w.write(Line{Kind: "event", Event: &e}) }
+
+// Summary appends the summary.
+func (w *Writer) Summary(s Summary) error { return w.write(Line{Kind: "summary", Summary: &s}) }
+
+// Close syncs and closes the file.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return nil
+	}
+	serr := w.f.Sync()
+	cerr := w.f.Close()
+	w.f = nil
+	return errors.Join(serr, cerr)
+}
+
+// write marshals l and appends it with one write call: the kernel keeps it
+// even if the process is killed right after.
+func (w *Writer) write(l Line) error {
+	b, err := json.Marshal(l)
+	if err != nil {
+		return fmt.Errorf("encode result line: %w", err)
+	}
+	b = append(b, '\n')
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return errors.New("result file already closed")
+	}
+	if _, err := w.f.Write(b); err != nil {
+		return fmt.Errorf("write result file %s: %w", w.path, err)
+	}
+	return nil
+}
+
+// Run is a result file read back.
+type Run struct {
+	Dir       string
+	Header    Header
+	Intervals []Interval
+	Events    []Event
+	Summary   *Summary // nil when the run was killed before writing it
+	// Truncated is set when the last line was cut off mid-write.
+	Truncated bool
+}
+
+// Read reads the result file in dir (or dir itself when it names a file).
+func Read(dir string) (*Run, error) {
+	path := dir
+	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+		path = filepath.Join(dir, FileName)
+	} else {
+		dir = filepath.Dir(dir)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read result: %w", err)
+	}
+	defer f.Close()
+	run, err := Decode(f)
+	if err != nil {
+		return nil, fmt.Errorf("read result %s: %w", path, err)
+	}
+	run.Dir = dir
+	return run, nil
+}
+
+// Decode parses a result file. A final line without a newline that does not
+// parse is taken as cut off by a kill and skipped (Truncated is set).
+func Decode(r io.Reader) (*Run, error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	run := &Run{}
+	sawHeader := false
+	for lineNo := 1; ; lineNo++ {
+		b, err := br.ReadBytes('\n')
+		if len(b) == 0 && err == io.EOF {
+			break
+		}
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+		var l Line
+		if jerr := json.Unmarshal(b, &l); jerr != nil {
+			if err == io.EOF { // last line, no newline: cut off by a kill
+				run.Truncated = true
+				break
+			}
+			return nil, fmt.Errorf("line %d: %w", lineNo, jerr)
+		}
+		switch {
+		case l.Kind == "header" && l.Header != nil:
+			run.Header = *l.Header
+			sawHeader = true
+		case l.Kind == "interval" && l.Interval != nil:
+			run.Intervals = append(run.Intervals, *l.Interval)
+		case l.Kind == "event" && l.Event != nil:
+			run.Events = append(run.Events, *l.Event)
+		case l.Kind == "summary" && l.Summary != nil:
+			run.Summary = l.Summary
+		default:
+			return nil, fmt.Errorf("line %d: unknown kind %q", lineNo, l.Kind)
+		}
+		if err == io.EOF {
+			break
+		}
+	}
+	if !sawHeader {
+		return nil, errors.New("no header line: not a fieldbench result file")
+	}
+	return run, nil
+}

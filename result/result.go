@@ -1,0 +1,108 @@
+// Package result defines the self-describing result file every run writes
+// and reads it back. The file is JSON Lines: a header, then one line per
+// one-second interval and per event as they happen, then a summary. Each
+// line is written with a single write(2) so a run killed with SIGKILL keeps
+// every line up to its last completed second; a report is made from the
+// intervals alone, so a missing summary loses nothing.
+package result
+
+import (
+	"time"
+
+	"github.com/fieldbench/fieldbench/adapter"
+)
+
+// FileName is the result file's name inside a run directory.
+const FileName = "result.jsonl"
+
+// Header describes the run: everything needed to reproduce and interpret it.
+type Header struct {
+	Version  string         `json:"fieldbench_version"`
+	Workload string         `json:"workload"`
+	Adapter  string         `json:"adapter"`
+	DSN      string         `json:"dsn"` // redacted
+	Database adapter.Info   `json:"database"`
+	Options  map[string]any `json:"options"`
+	Seed     int64          `json:"seed"`
+	Machine  Machine        `json:"machine"`
+	Started  time.Time      `json:"started"`
+	// Operations in display order.
+	Operations []string `json:"operations"`
+	// Groups names the secondary grouping of an operation's latency, e.g.
+	// {"post": "author followers"}; group keys are labels such as "8-15".
+	Groups map[string]string `json:"groups,omitempty"`
+	// Warmup is excluded from the summary and drawn shaded in reports.
+	WarmupSeconds float64 `json:"warmup_seconds"`
+}
+
+// Machine is the host the run was measured on.
+type Machine struct {
+	CPUModel    string `json:"cpu_model"`
+	Cores       int    `json:"cores"`
+	MemoryBytes int64  `json:"memory_bytes"`
+	OS          string `json:"os"`
+	Kernel      string `json:"kernel"`
+	GoVersion   string `json:"go_version"`
+	Hostname    string `json:"hostname"`
+}
+
+// OpInterval is one operation's figures for one interval. Hist is an
+// HdrHistogram in the standard V2 compressed base64 encoding, values in
+// microseconds.
+type OpInterval struct {
+	// Count is the number of successful operations (= the histogram's total);
+	// failed ones are only in Errors.
+	Count  int64            `json:"count"`
+	Errors map[string]int64 `json:"errors,omitempty"` // by kind
+	Hist   string           `json:"hist,omitempty"`
+}
+
+// Interval is one second (or the last partial second) of a run.
+type Interval struct {
+	Start  float64               `json:"start"` // seconds since Header.Started
+	End    float64               `json:"end"`
+	Warmup bool                  `json:"warmup,omitempty"`
+	Ops    map[string]OpInterval `json:"ops"`
+	// Groups: operation -> group label -> encoded histogram.
+	Groups map[string]map[string]string `json:"groups,omitempty"`
+}
+
+// Event is something that happened at a moment of the run (load finished,
+// node killed, interrupted...). Reports draw events on every time chart.
+type Event struct {
+	At     float64 `json:"at"` // seconds since Header.Started
+	Name   string  `json:"name"`
+	Detail string  `json:"detail,omitempty"`
+}
+
+// OpSummary is the whole-run (post-warm-up) figure for one operation.
+type OpSummary struct {
+	Count     int64            `json:"count"`
+	Errors    map[string]int64 `json:"errors,omitempty"`
+	OpsPerSec float64          `json:"ops_per_sec"`
+	MeanUS    float64          `json:"mean_us"`
+	P50US     int64            `json:"p50_us"`
+	P90US     int64            `json:"p90_us"`
+	P99US     int64            `json:"p99_us"`
+	P999US    int64            `json:"p999_us"`
+	MaxUS     int64            `json:"max_us"`
+}
+
+// Summary closes a run.
+type Summary struct {
+	DurationSeconds float64              `json:"duration_seconds"` // measured (post-warm-up) time
+	Interrupted     bool                 `json:"interrupted,omitempty"`
+	Ops             map[string]OpSummary `json:"ops"`
+	// Extra holds workload-specific figures (populate time, database size,
+	// materializer lag...), flat so the report can tabulate them.
+	Extra map[string]float64 `json:"extra,omitempty"`
+}
+
+// Line is one line of the file; exactly one field besides Kind is set.
+type Line struct {
+	Kind     string    `json:"kind"` // header | interval | event | summary
+	Header   *Header   `json:"header,omitempty"`
+	Interval *Interval `json:"interval,omitempty"`
+	Event    *Event    `json:"event,omitempty"`
+	Summary  *Summary  `json:"summary,omitempty"`
+}
