@@ -139,3 +139,9 @@ func Redact(dsn string) string {
 	}
 	return dsn
 }
+
+// Sizer is an optional capability: the database's size on disk in bytes
+// (reported after populate, as the study compared disk use).
+type Sizer interface {
+	SizeBytes(ctx context.Context) (int64, error)
+}
