@@ -76,10 +76,12 @@ func (r *Run) Summarize() (Summary, error) {
 		if iv.Warmup {
 			continue
 		}
-		if first < 0 {
-			first = iv.Start
+		if !iv.Drain {
+			if first < 0 {
+				first = iv.Start
+			}
+			last = iv.End
 		}
-		last = iv.End
 		for op, oi := range iv.Ops {
 			counts[op] += oi.Count
 			for k, n := range oi.Errors {

@@ -59,10 +59,14 @@ type OpInterval struct {
 
 // Interval is one second (or the last partial second) of a run.
 type Interval struct {
-	Start  float64               `json:"start"` // seconds since Header.Started
-	End    float64               `json:"end"`
-	Warmup bool                  `json:"warmup,omitempty"`
-	Ops    map[string]OpInterval `json:"ops"`
+	Start  float64 `json:"start"` // seconds since Header.Started
+	End    float64 `json:"end"`
+	Warmup bool    `json:"warmup,omitempty"`
+	// Drain marks time after the clients stopped (e.g. the async
+	// materializer catching up): its latencies count, but it adds nothing
+	// to the measured duration, so throughput is not diluted.
+	Drain bool                  `json:"drain,omitempty"`
+	Ops   map[string]OpInterval `json:"ops"`
 	// Groups: operation -> group label -> encoded histogram.
 	Groups map[string]map[string]string `json:"groups,omitempty"`
 }

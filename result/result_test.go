@@ -1,0 +1,126 @@
+package result_test
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/result"
+)
+
+func interval(t *testing.T, start float64, warm bool, values ...int64) result.Interval {
+	t.Helper()
+	h := result.NewHist()
+	for _, v := range values {
+		if err := h.RecordValue(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enc, err := result.EncodeHist(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return result.Interval{Start: start, End: start + 1, Warmup: warm, Ops: map[string]result.OpInterval{
+		"get": {Count: int64(len(values)), Hist: enc, Errors: map[string]int64{"timeout": 1}},
+	}}
+}
+
+func header() result.Header {
+	return result.Header{
+		Version: "test", Workload: "w", Adapter: "sqlite", DSN: "sqlite:///x.db",
+		Database: adapter.Info{Name: "sqlite", Version: "3"}, Options: map[string]any{"clients": 2.0},
+		Seed: 7, Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Operations: []string{"get"},
+		Machine: result.Machine{CPUModel: "cpu", Cores: 2},
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	w, err := result.Create(dir, header())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ivs := []result.Interval{interval(t, 0, true, 5000), interval(t, 1, false, 100, 200), interval(t, 2, false, 300)}
+	for _, iv := range ivs {
+		if err := w.Interval(iv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev := result.Event{At: 1.5, Name: "kill", Detail: "node 2"}
+	if err := w.Event(ev); err != nil {
+		t.Fatal(err)
+	}
+	sum := result.Summary{DurationSeconds: 2, Ops: map[string]result.OpSummary{"get": {Count: 3}}, Extra: map[string]float64{"x": 1}}
+	if err := w.Summary(sum); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	run, err := result.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(run.Header, header()) {
+		t.Fatalf("header changed:\n%+v\n%+v", run.Header, header())
+	}
+	if !reflect.DeepEqual(run.Intervals, ivs) || !reflect.DeepEqual(run.Events, []result.Event{ev}) || !reflect.DeepEqual(*run.Summary, sum) {
+		t.Fatal("intervals, events or summary changed in the round trip")
+	}
+	got, err := run.Summarize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := got.Ops["get"]
+	// Warm-up (5000µs, one timeout) excluded.
+	if g.Count != 3 || g.MaxUS >= 5000 || g.Errors["timeout"] != 2 || got.DurationSeconds != 2 || g.OpsPerSec != 1.5 {
+		t.Fatalf("summary %+v duration %g", g, got.DurationSeconds)
+	}
+	if g.P50US < 199 || g.P50US > 201 {
+		t.Fatalf("p50 %d, want 200", g.P50US)
+	}
+}
+
+// A run killed mid-write leaves a partial last line: everything before it
+// must still read.
+func TestReadKilledRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	w, err := result.Create(dir, header())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Interval(interval(t, 0, false, 100)); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	f, err := os.OpenFile(filepath.Join(dir, result.FileName), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"kind":"interval","interval":{"start":1,"en`)
+	f.Close()
+	run, err := result.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !run.Truncated || len(run.Intervals) != 1 || run.Summary != nil {
+		t.Fatalf("truncated=%v intervals=%d summary=%v", run.Truncated, len(run.Intervals), run.Summary)
+	}
+}
+
+func TestReadRejectsNonResult(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, result.FileName), []byte("{\"kind\":\"interval\",\"interval\":{}}\n"), 0o644)
+	if _, err := result.Read(dir); err == nil {
+		t.Fatal("a file without header must be rejected")
+	}
+	if _, err := result.Read(filepath.Join(dir, "missing")); err == nil {
+		t.Fatal("a missing directory must be an error")
+	}
+}

@@ -1,0 +1,256 @@
+// Package runner drives workers against a store: closed loop (each worker
+// issues its next operation when the previous one returns, like the studies'
+// simulated users) or open loop (a target rate; latency is measured from each
+// operation's intended start, so a stalled database cannot hide its queue).
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fieldbench/fieldbench/recorder"
+)
+
+// Worker is one client. Next picks the operation (not timed); Do runs it
+// (timed). Do returns the group of a grouped operation (e.g. the author's
+// follower count of a post) or -1.
+type Worker interface {
+	Next() int
+	Do(ctx context.Context, op int) (group int, err error)
+}
+
+// Config says how to drive the workers.
+type Config struct {
+	Workers  int
+	Duration time.Duration // total, warm-up included
+	Warmup   time.Duration
+	Rate     float64 // operations per second over all workers; 0 = closed loop
+	// Grace is how long in-flight operations may finish after the end (or an
+	// interrupt) before their context is cancelled.
+	Grace time.Duration
+	// Tick is the interval length (default 1 s).
+	Tick time.Duration
+}
+
+// Validate reports the first bad setting in words a user understands.
+func (c Config) Validate() error {
+	switch {
+	case c.Workers <= 0:
+		return fmt.Errorf("clients must be at least 1 (got %d)", c.Workers)
+	case c.Duration <= 0:
+		return fmt.Errorf("duration must be positive (got %s)", c.Duration)
+	case c.Warmup < 0:
+		return fmt.Errorf("warmup must not be negative (got %s)", c.Warmup)
+	case c.Warmup >= c.Duration:
+		return fmt.Errorf("warmup (%s) must be shorter than the duration (%s)", c.Warmup, c.Duration)
+	case c.Rate < 0:
+		return fmt.Errorf("rate must not be negative (got %g)", c.Rate)
+	}
+	return nil
+}
+
+// Outcome tells how a run ended.
+type Outcome struct {
+	Elapsed     time.Duration
+	Interrupted bool  // the parent context was cancelled (Ctrl-C)
+	NotStarted  int64 // open loop: operations scheduled but never started
+}
+
+// Run drives the workers until cfg.Duration has passed or ctx is cancelled.
+// onTick receives every interval (warm-up flagged) from the ticking goroutine;
+// it must not block for long. The final partial interval is delivered too.
+func Run(ctx context.Context, cfg Config, rec *recorder.Recorder, workers []Worker, onTick func(recorder.Snapshot, bool) error) (Outcome, error) {
+	if err := cfg.Validate(); err != nil {
+		return Outcome{}, err
+	}
+	if len(workers) != cfg.Workers {
+		return Outcome{}, fmt.Errorf("runner: %d workers for %d clients", len(workers), cfg.Workers)
+	}
+	if cfg.Tick <= 0 {
+		cfg.Tick = time.Second
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = 10 * time.Second
+	}
+	start := rec.Start()
+	end := start.Add(cfg.Duration)
+	warmEnd := start.Add(cfg.Warmup)
+
+	// stop closes when the run should start no new operation; opCtx is only
+	// cancelled after the grace period so in-flight work completes honestly.
+	stop := make(chan struct{})
+	opCtx, cancelOps := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelOps()
+
+	var sched <-chan time.Time
+	var scheduled, started atomic.Int64
+	var schedWG sync.WaitGroup
+	if cfg.Rate > 0 {
+		ch := make(chan time.Time, 4096)
+		sched = ch
+		schedWG.Add(1)
+		go func() {
+			defer schedWG.Done()
+			schedule(ch, stop, start, end, cfg.Rate, &scheduled)
+		}()
+	}
+
+	var wg sync.WaitGroup
+	for _, w := range workers {
+		h := rec.Handle()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if sched != nil {
+				openLoop(opCtx, w, h, sched, stop, &started)
+			} else {
+				closedLoop(opCtx, w, h, stop)
+			}
+		}()
+	}
+
+	tickErr := make(chan error, 1)
+	ticker := time.NewTicker(cfg.Tick)
+	defer ticker.Stop()
+	timer := time.NewTimer(time.Until(end))
+	defer timer.Stop()
+	out := Outcome{}
+	// An interval is warm-up when it starts inside the warm-up, so the
+	// excluded time is the warm-up rounded up to whole intervals.
+	emit := func(now time.Time) error {
+		snap := rec.Tick(now)
+		return onTick(snap, snap.Start < warmEnd.Sub(start))
+	}
+loop:
+	for {
+		select {
+		case now := <-ticker.C:
+			if now.After(end) {
+				now = end
+			}
+			if err := emit(now); err != nil {
+				tickErr <- err
+				break loop
+			}
+		case <-timer.C:
+			break loop
+		case <-ctx.Done():
+			out.Interrupted = true
+			break loop
+		}
+	}
+	close(stop)
+	schedWG.Wait()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(cfg.Grace):
+		cancelOps()
+		<-done
+	}
+	// The last interval runs to now: it includes the in-flight tail.
+	now := time.Now()
+	out.Elapsed = now.Sub(start)
+	out.NotStarted = scheduled.Load() - started.Load()
+	var err error
+	select {
+	case err = <-tickErr:
+	default:
+	}
+	if ferr := emit(now); ferr != nil && err == nil {
+		err = ferr
+	}
+	return out, err
+}
+
+func closedLoop(ctx context.Context, w Worker, h *recorder.Handle, stop <-chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		op := w.Next()
+		t0 := time.Now()
+		do(ctx, w, h, op, t0)
+	}
+}
+
+func openLoop(ctx context.Context, w Worker, h *recorder.Handle, sched <-chan time.Time, stop <-chan struct{}, started *atomic.Int64) {
+	for {
+		select {
+		case <-stop:
+			return
+		case intended, ok := <-sched:
+			if !ok {
+				return
+			}
+			started.Add(1)
+			op := w.Next()
+			do(ctx, w, h, op, intended)
+		}
+	}
+}
+
+// do runs one operation and records its latency from t0, the actual start in
+// closed loop and the intended start in open loop.
+func do(ctx context.Context, w Worker, h *recorder.Handle, op int, t0 time.Time) {
+	group, err := w.Do(ctx, op)
+	d := time.Since(t0)
+	switch {
+	case err == nil && group >= 0:
+		h.RecordGroup(op, group, d)
+	case err == nil:
+		h.Record(op, d)
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		// cancelled by us after the grace period: not the database's error
+	default:
+		h.Error(op, err)
+	}
+}
+
+// schedule emits intended start times at rate per second until end or stop.
+// A full channel blocks the scheduler but not the clock: each time is
+// computed from the schedule, so a backlog shows as latency.
+func schedule(ch chan<- time.Time, stop <-chan struct{}, start, end time.Time, rate float64, scheduled *atomic.Int64) {
+	defer close(ch)
+	per := time.Duration(float64(time.Second) / rate)
+	if per <= 0 {
+		per = 1
+	}
+	var sent int64
+	for {
+		now := time.Now()
+		if !now.Before(end) {
+			return
+		}
+		due := int64(now.Sub(start)/per) + 1
+		if max := int64((end.Sub(start) + per - 1) / per); due > max { // intended times before end
+			due = max
+		}
+		scheduled.Store(due)
+		for ; sent < due; sent++ {
+			at := start.Add(time.Duration(sent) * per)
+			select {
+			case ch <- at:
+			case <-stop:
+				return
+			}
+		}
+		next := start.Add(time.Duration(sent) * per)
+		wait := time.Until(next)
+		if wait < 50*time.Microsecond {
+			wait = 50 * time.Microsecond
+		}
+		select {
+		case <-stop:
+			return
+		case <-time.After(wait):
+		}
+	}
+}

@@ -1,0 +1,152 @@
+package runner_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fieldbench/fieldbench/recorder"
+	"github.com/fieldbench/fieldbench/runner"
+)
+
+// sleeper sleeps d per operation and fails every failEvery-th one.
+type sleeper struct {
+	d         time.Duration
+	n         atomic.Int64
+	failEvery int64
+}
+
+func (s *sleeper) Next() int { return 0 }
+func (s *sleeper) Do(ctx context.Context, _ int) (int, error) {
+	time.Sleep(s.d)
+	if n := s.n.Add(1); s.failEvery > 0 && n%s.failEvery == 0 {
+		return -1, errors.New("boom")
+	}
+	return -1, nil
+}
+
+func collect(t *testing.T, cfg runner.Config, w runner.Worker, ctx context.Context) ([]recorder.Snapshot, []bool, runner.Outcome) {
+	t.Helper()
+	rec := recorder.New([]string{"op"}, time.Now())
+	workers := make([]runner.Worker, cfg.Workers)
+	for i := range workers {
+		workers[i] = w
+	}
+	var snaps []recorder.Snapshot
+	var warm []bool
+	out, err := runner.Run(ctx, cfg, rec, workers, func(s recorder.Snapshot, wu bool) error {
+		snaps = append(snaps, s)
+		warm = append(warm, wu)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snaps, warm, out
+}
+
+func total(snaps []recorder.Snapshot) (ok, failed int64) {
+	for _, s := range snaps {
+		ok += s.Hists[0].TotalCount()
+		for _, n := range s.Errors[0] {
+			failed += n
+		}
+	}
+	return
+}
+
+func TestClosedLoopCountsEveryOperation(t *testing.T) {
+	t.Parallel()
+	w := &sleeper{d: time.Millisecond, failEvery: 10}
+	snaps, warm, out := collect(t, runner.Config{Workers: 4, Duration: 2500 * time.Millisecond, Warmup: time.Second}, w, context.Background())
+	ok, failed := total(snaps)
+	if ok+failed != w.n.Load() {
+		t.Fatalf("recorded %d ok + %d failed, workers did %d", ok, failed, w.n.Load())
+	}
+	if failed != w.n.Load()/10 {
+		t.Fatalf("failed = %d, want %d", failed, w.n.Load()/10)
+	}
+	if out.Interrupted {
+		t.Fatal("not interrupted, but Outcome says so")
+	}
+	// ticks at 1s, 2s, then the final partial interval: the first is warm-up.
+	if len(snaps) < 3 || !warm[0] || warm[len(warm)-1] {
+		t.Fatalf("warm-up flags %v", warm)
+	}
+	// every latency is at least the sleep.
+	for _, s := range snaps {
+		if s.Hists[0].TotalCount() > 0 && s.Hists[0].Min() < 1000 {
+			t.Fatalf("min latency %dµs < 1ms sleep", s.Hists[0].Min())
+		}
+	}
+}
+
+func TestOpenLoopMeasuresFromIntendedStart(t *testing.T) {
+	t.Parallel()
+	// One worker, 50 ms per operation, 100 ops/s wanted: the queue grows, and
+	// latency measured from the intended start must grow far past 50 ms.
+	w := &sleeper{d: 50 * time.Millisecond}
+	snaps, _, out := collect(t, runner.Config{Workers: 1, Duration: 2 * time.Second, Rate: 100}, w, context.Background())
+	var maxUS int64
+	for _, s := range snaps {
+		if m := s.Hists[0].Max(); m > maxUS {
+			maxUS = m
+		}
+	}
+	if maxUS < 500_000 {
+		t.Fatalf("max latency %dµs: a backlog of ~1.5s should show (coordinated omission)", maxUS)
+	}
+	if out.NotStarted < 100 {
+		t.Fatalf("NotStarted = %d; ~160 of 200 scheduled could not start", out.NotStarted)
+	}
+}
+
+func TestOpenLoopKeepsRate(t *testing.T) {
+	t.Parallel()
+	w := &sleeper{}
+	snaps, _, _ := collect(t, runner.Config{Workers: 4, Duration: 2 * time.Second, Rate: 200}, w, context.Background())
+	ok, _ := total(snaps)
+	if ok < 360 || ok > 401 {
+		t.Fatalf("did %d operations at 200/s for 2s, want ~400", ok)
+	}
+}
+
+func TestInterruptStopsAndFlushes(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	w := &sleeper{d: time.Millisecond}
+	start := time.Now()
+	snaps, _, out := collect(t, runner.Config{Workers: 2, Duration: time.Minute}, w, ctx)
+	if !out.Interrupted {
+		t.Fatal("Outcome.Interrupted not set")
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Fatalf("interrupt took %s to stop", time.Since(start))
+	}
+	ok, _ := total(snaps)
+	if ok == 0 || ok != w.n.Load() {
+		t.Fatalf("final partial interval lost: recorded %d of %d", ok, w.n.Load())
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		cfg  runner.Config
+		ok   bool
+	}{
+		{"ok", runner.Config{Workers: 1, Duration: time.Second}, true},
+		{"negative clients", runner.Config{Workers: -1, Duration: time.Second}, false},
+		{"zero duration", runner.Config{Workers: 1}, false},
+		{"warmup too long", runner.Config{Workers: 1, Duration: time.Second, Warmup: time.Second}, false},
+		{"negative rate", runner.Config{Workers: 1, Duration: time.Second, Rate: -5}, false},
+	} {
+		if err := tc.cfg.Validate(); (err == nil) != tc.ok {
+			t.Errorf("%s: Validate() = %v", tc.name, err)
+		}
+	}
+}

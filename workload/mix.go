@@ -1,0 +1,78 @@
+package workload
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+)
+
+// Mix is a weighted choice among operations, parsed from "a=1,b=2".
+type Mix struct {
+	ops  []string
+	cum  []float64 // cumulative weights
+	text string
+}
+
+// ParseMix parses spec against the known operations. Weights are
+// non-negative numbers, at least one positive; an operation left out has
+// weight 0.
+func ParseMix(spec string, known []string) (Mix, error) {
+	weights := map[string]float64{}
+	for _, part := range strings.Split(spec, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		name, w, ok := strings.Cut(part, "=")
+		if !ok {
+			return Mix{}, fmt.Errorf("malformed --mix %q: %q is not name=weight", spec, part)
+		}
+		name = strings.TrimSpace(name)
+		if !contains(known, name) {
+			return Mix{}, fmt.Errorf("malformed --mix %q: unknown operation %q (known: %s)", spec, name, strings.Join(known, ", "))
+		}
+		if _, dup := weights[name]; dup {
+			return Mix{}, fmt.Errorf("malformed --mix %q: %s given twice", spec, name)
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(w), 64)
+		if err != nil || f < 0 || f != f || f > 1e9 {
+			return Mix{}, fmt.Errorf("malformed --mix %q: weight of %s must be a non-negative number", spec, name)
+		}
+		weights[name] = f
+	}
+	m := Mix{text: spec}
+	total := 0.0
+	for _, op := range known {
+		total += weights[op]
+		m.ops = append(m.ops, op)
+		m.cum = append(m.cum, total)
+	}
+	if total <= 0 {
+		return Mix{}, fmt.Errorf("malformed --mix %q: no operation has a positive weight", spec)
+	}
+	return m, nil
+}
+
+// Pick returns the index (in the known operations) of a weighted random choice.
+func (m Mix) Pick(r *rand.Rand) int {
+	x := r.Float64() * m.cum[len(m.cum)-1]
+	for i, c := range m.cum {
+		if x < c {
+			return i
+		}
+	}
+	return len(m.cum) - 1
+}
+
+// String is the spec as given.
+func (m Mix) String() string { return m.text }
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
