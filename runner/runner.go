@@ -106,9 +106,9 @@ func Run(ctx context.Context, cfg Config, rec *recorder.Recorder, workers []Work
 		go func() {
 			defer wg.Done()
 			if sched != nil {
-				openLoop(opCtx, w, h, sched, stop, &started)
+				openLoop(opCtx, w, h, sched, stop, ctx.Done(), &started)
 			} else {
-				closedLoop(opCtx, w, h, stop)
+				closedLoop(opCtx, w, h, stop, ctx.Done())
 			}
 		}()
 	}
@@ -168,10 +168,15 @@ loop:
 	return out, err
 }
 
-func closedLoop(ctx context.Context, w Worker, h *recorder.Handle, stop <-chan struct{}) {
+// Workers watch both stop (end of the run) and interrupt (the caller's
+// context) so an interrupt stops new work at once, without waiting for the
+// ticking goroutine to be scheduled.
+func closedLoop(ctx context.Context, w Worker, h *recorder.Handle, stop, interrupt <-chan struct{}) {
 	for {
 		select {
 		case <-stop:
+			return
+		case <-interrupt:
 			return
 		default:
 		}
@@ -181,10 +186,12 @@ func closedLoop(ctx context.Context, w Worker, h *recorder.Handle, stop <-chan s
 	}
 }
 
-func openLoop(ctx context.Context, w Worker, h *recorder.Handle, sched <-chan time.Time, stop <-chan struct{}, started *atomic.Int64) {
+func openLoop(ctx context.Context, w Worker, h *recorder.Handle, sched <-chan time.Time, stop, interrupt <-chan struct{}, started *atomic.Int64) {
 	for {
 		select {
 		case <-stop:
+			return
+		case <-interrupt:
 			return
 		case intended, ok := <-sched:
 			if !ok {
