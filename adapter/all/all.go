@@ -1,0 +1,8 @@
+// Package all links every workload and adapter into the binary: importing it
+// runs their registrations.
+package all
+
+import (
+	_ "github.com/fieldbench/fieldbench/adapter/sqlite"
+	_ "github.com/fieldbench/fieldbench/workload/microblog"
+)

@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fieldbench/fieldbench/report"
+	"github.com/fieldbench/fieldbench/result"
+)
+
+func newReportCmd() *cobra.Command {
+	var out string
+	c := &cobra.Command{
+		Use:   "report RESULT_DIR...",
+		Short: "Write one offline HTML report from one or more run directories",
+		Long: `report reads the result file of each run directory and writes one
+self-contained HTML page (SVG charts, no scripts, opens offline). Several
+directories are put side by side, e.g. the three microblog data models.`,
+		Example: `  fieldbench report results/20261121-101500-microblog-sqlite
+  fieldbench report results/*-microblog-* --out models.html`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("report needs at least one run directory")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			runs := make([]*result.Run, 0, len(args))
+			for _, dir := range args {
+				r, err := result.Read(dir)
+				if err != nil {
+					return usageError{err}
+				}
+				runs = append(runs, r)
+			}
+			if out == "" {
+				out = filepath.Join(runs[0].Dir, "report.html")
+				if len(runs) > 1 {
+					out = "report.html"
+				}
+			}
+			if err := writeHTML(out, runs); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", out)
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&out, "out", "o", "", "HTML file to write (default: report.html in the run directory, or in the current directory for several runs)")
+	return c
+}
+
+// writeHTML renders runs to path via a temporary file, so a failure never
+// leaves half a report behind.
+func writeHTML(path string, runs []*result.Run) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*.html")
+	if err != nil {
+		return fmt.Errorf("write report %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	_ = tmp.Chmod(0o644) // CreateTemp makes 0600; a report is for sharing
+	if err := report.HTML(tmp, runs); err != nil {
+		tmp.Close()
+		return fmt.Errorf("render report: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write report %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write report %s: %w", path, err)
+	}
+	return nil
+}

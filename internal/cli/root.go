@@ -1,0 +1,134 @@
+// Package cli builds the fieldbench command line from the workload and
+// adapter registries, and decides exit codes in one place (Main).
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Version is fieldbench's version; release builds set it with -ldflags.
+var Version = "0.1.0-dev"
+
+// Exit codes.
+const (
+	ExitOK          = 0
+	ExitFailure     = 1   // the work failed (database error, I/O...)
+	ExitUsage       = 2   // bad input: flags, arguments, DSN
+	ExitInterrupted = 130 // Ctrl-C: results up to then were written
+)
+
+// usageError marks bad input so Main exits with ExitUsage.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// errInterrupted is returned by commands stopped by a signal after they saved
+// what they had.
+var errInterrupted = errors.New("interrupted")
+
+// Main runs fieldbench with args and returns the exit code. The first
+// SIGINT/SIGTERM cancels the command's context (it stops cleanly and saves
+// its results); a second one kills the process the default way.
+func Main(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop() // restore default handling: a second Ctrl-C ends at once
+	}()
+	defer stop()
+	return Execute(ctx, args, stdout, stderr)
+}
+
+// Execute runs the command tree with ctx (tests call it directly).
+func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, errInterrupted):
+		fmt.Fprintln(stderr, "fieldbench: interrupted; results measured so far were saved")
+		return ExitInterrupted
+	}
+	fmt.Fprintf(stderr, "fieldbench: error: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintln(stderr, "Run 'fieldbench help' or 'fieldbench COMMAND --help' for usage.")
+		return ExitUsage
+	}
+	return ExitFailure
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "fieldbench",
+		Short: "Evaluate databases with realistic workloads on real servers",
+		Long: `fieldbench evaluates databases the way published studies did by hand:
+realistic application workloads (a Twitter-like microblog, ...), exact
+latency measurement with HDR histograms, one self-describing result file per
+run and an offline HTML report.
+
+Without --db everything runs on an embedded SQLite database inside the run
+directory, so 'fieldbench run microblog --duration 30s' works on a fresh
+machine.`,
+		Version:       Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(
+		newListCmd(),
+		newGenerateCmd(),
+		newLoadCmd(),
+		newRunCmd(),
+		newOpCmd(),
+		newReportCmd(),
+	)
+	for _, c := range root.Commands() {
+		c.SetFlagErrorFunc(root.FlagErrorFunc())
+	}
+	return root
+}
+
+// parentCmd is a command whose subcommands are workloads: an unknown one is a
+// usage error naming the known workloads, not cobra's generic help.
+func parentCmd(use, short string, subs ...*cobra.Command) *cobra.Command {
+	c := &cobra.Command{
+		Use:   use + " WORKLOAD",
+		Short: short,
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("%s needs a workload (one of: %s)", use, subNames(cmd))
+			}
+			return usagef("unknown workload %q for %s (known: %s)", args[0], use, subNames(cmd))
+		},
+	}
+	c.AddCommand(subs...)
+	return c
+}
+
+func subNames(cmd *cobra.Command) string {
+	s := ""
+	for i, c := range cmd.Commands() {
+		if i > 0 {
+			s += ", "
+		}
+		s += c.Name()
+	}
+	return s
+}

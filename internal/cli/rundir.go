@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// newRunDir creates results/<time>-<workload>-<adapter>[-N]/ and proves it
+// writable before any work starts, so a bad --results fails at once.
+func newRunDir(results, workloadName, adapterName string, now time.Time) (string, error) {
+	if err := os.MkdirAll(results, 0o755); err != nil {
+		return "", usagef("results directory %s is not writable: %v", results, err)
+	}
+	base := fmt.Sprintf("%s-%s-%s", now.Format("20060102-150405"), workloadName, adapterName)
+	for i := 1; i < 1000; i++ {
+		name := base
+		if i > 1 {
+			name = fmt.Sprintf("%s-%d", base, i)
+		}
+		dir := filepath.Join(results, name)
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			abs, aerr := filepath.Abs(dir)
+			if aerr != nil {
+				return dir, nil
+			}
+			return abs, nil
+		}
+		if !os.IsExist(err) {
+			return "", usagef("results directory %s is not writable: %v", results, err)
+		}
+	}
+	return "", fmt.Errorf("could not find a free run directory name under %s", results)
+}
+
+func newRand(seed int64) *rand.Rand { return rand.New(rand.NewPCG(uint64(seed), 0)) }

@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/fieldbench/fieldbench/recorder"
+	"github.com/fieldbench/fieldbench/report"
+	"github.com/fieldbench/fieldbench/result"
+	"github.com/fieldbench/fieldbench/runner"
+)
+
+// session is one measured run: it owns the result file and the recorder and
+// turns every tick into a result line and the progress line. Workload
+// commands prepare the database and the workers; the session does the rest
+// the same way for every workload.
+type session struct {
+	dir       string
+	w         *result.Writer
+	rec       *recorder.Recorder
+	header    result.Header
+	intervals []result.Interval
+	extra     map[string]float64
+	stdout    io.Writer
+	stderr    io.Writer
+}
+
+func startSession(dir string, h result.Header, stdout, stderr io.Writer) (*session, error) {
+	h.Started = time.Now().UTC()
+	w, err := result.Create(dir, h)
+	if err != nil {
+		return nil, err
+	}
+	return &session{
+		dir: dir, w: w, header: h,
+		rec:    recorder.New(h.Operations, h.Started),
+		extra:  map[string]float64{},
+		stdout: stdout, stderr: stderr,
+	}, nil
+}
+
+// event records something that happened now.
+func (s *session) event(name, detail string) error {
+	return s.w.Event(result.Event{At: time.Since(s.header.Started).Seconds(), Name: name, Detail: detail})
+}
+
+// drive runs the workers, writing every interval as it completes.
+func (s *session) drive(ctx context.Context, cfg runner.Config, workers []runner.Worker) (runner.Outcome, error) {
+	p := newProgress(s.stderr, cfg.Duration, s.rec.Ops())
+	defer p.done()
+	return runner.Run(ctx, cfg, s.rec, workers, func(snap recorder.Snapshot, warm bool) error {
+		p.update(snap)
+		return s.writeInterval(snap, warm, false)
+	})
+}
+
+// drain records one more interval after the clients stopped (see
+// result.Interval.Drain).
+func (s *session) drain() error {
+	return s.writeInterval(s.rec.Tick(time.Now()), false, true)
+}
+
+func (s *session) writeInterval(snap recorder.Snapshot, warm, drain bool) error {
+	iv, err := s.rec.Interval(snap, warm)
+	if err != nil {
+		return err
+	}
+	iv.Drain = drain
+	s.intervals = append(s.intervals, iv)
+	return s.w.Interval(iv)
+}
+
+// finish writes the summary, closes the file, writes the HTML report and
+// prints the terminal table. It runs after an interrupt too: nothing
+// measured is lost.
+func (s *session) finish(interrupted bool) error {
+	run := &result.Run{Dir: s.dir, Header: s.header, Intervals: s.intervals}
+	sum, err := run.Summarize()
+	if err != nil {
+		return errors.Join(err, s.w.Close())
+	}
+	sum.Interrupted = interrupted
+	sum.Extra = s.extra
+	run.Summary = &sum
+	werr := s.w.Summary(sum)
+	if cerr := s.w.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return werr
+	}
+	fmt.Fprintln(s.stdout)
+	if err := report.Terminal(s.stdout, run); err != nil {
+		return err
+	}
+	out := filepath.Join(s.dir, "report.html")
+	if err := writeHTML(out, []*result.Run{run}); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.stdout, "\nresult: %s\nreport: %s\n", s.w.Path(), out)
+	return nil
+}
+
+// detached gives post-run work (summary queries, catch-up) a context that an
+// interrupt does not cancel, bounded so it cannot hang.
+func detached(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), d)
+}

@@ -1,0 +1,169 @@
+package microblog
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"github.com/fieldbench/fieldbench/workload"
+)
+
+// Operation indexes, in the order Ops lists them.
+const (
+	OpPost = iota
+	OpUserline
+	OpTimeline
+	// OpAsyncLag is not a client operation: it records, for the async model,
+	// the time from a post until the materializer put it in timelines.
+	OpAsyncLag
+)
+
+// ClientOps are the operations a client issues (and --mix names).
+var ClientOps = []string{"post", "userline", "timeline"}
+
+// Ops returns the recorded operations for model.
+func Ops(m Model) []string {
+	if m == Async {
+		return append(append([]string(nil), ClientOps...), "async-lag")
+	}
+	return ClientOps
+}
+
+// Driver turns a Store and its dataset into clients.
+type Driver struct {
+	store  Store
+	ds     *Dataset
+	mix    workload.Mix
+	seed   int64
+	nextID atomic.Int64
+	// OnPost, when set, sees every tweet a client posted successfully
+	// (tests feed it to the oracle).
+	OnPost func(Tweet)
+}
+
+// NewDriver prepares clients for store, which holds ds.
+func NewDriver(ctx context.Context, store Store, ds *Dataset, mix workload.Mix, seed int64) (*Driver, error) {
+	maxID, err := store.MaxTweetID(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read largest tweet id: %w", err)
+	}
+	d := &Driver{store: store, ds: ds, mix: mix, seed: seed}
+	d.nextID.Store(maxID)
+	return d, nil
+}
+
+// Clients returns n clients. Clients are spread over the users by a seeded
+// permutation: client i simulates user perm[i mod users], so with no more
+// clients than users each client is a different user.
+func (d *Driver) Clients(n int) []*Client {
+	perm := rand.New(rand.NewPCG(uint64(d.seed), 0x5eed)).Perm(d.ds.Users)
+	out := make([]*Client, n)
+	for i := range out {
+		out[i] = d.client(i, int64(perm[i%d.ds.Users])+1)
+	}
+	return out
+}
+
+func (d *Driver) client(i int, user int64) *Client {
+	return &Client{d: d, user: user, rng: rand.New(rand.NewPCG(uint64(d.seed), uint64(i)+1))}
+}
+
+// Client is one simulated user.
+type Client struct {
+	d    *Driver
+	user int64
+	rng  *rand.Rand
+}
+
+// User is the user this client simulates.
+func (c *Client) User() int64 { return c.user }
+
+// Next picks the next operation from the mix.
+func (c *Client) Next() int { return c.d.mix.Pick(c.rng) }
+
+// Do runs op. A post is grouped by its author's follower count; userline
+// reads a user the client follows (a random user when it follows none);
+// timeline reads the client's own timeline.
+func (c *Client) Do(ctx context.Context, op int) (int, error) {
+	switch op {
+	case OpPost:
+		t := Tweet{
+			ID:     c.d.nextID.Add(1),
+			Author: c.user,
+			Time:   time.Now().UTC().Truncate(time.Microsecond),
+			Body:   RandomBody(c.rng),
+		}
+		if err := c.d.store.Post(ctx, t); err != nil {
+			return -1, err
+		}
+		if c.d.OnPost != nil {
+			c.d.OnPost(t)
+		}
+		return c.d.ds.FollowerCount(c.user), nil
+	case OpUserline:
+		_, err := c.d.store.Userline(ctx, c.pickFollowed(), Limit)
+		return -1, err
+	case OpTimeline:
+		_, err := c.d.store.Timeline(ctx, c.user, Limit)
+		return -1, err
+	}
+	return -1, fmt.Errorf("microblog: unknown operation %d", op)
+}
+
+func (c *Client) pickFollowed() int64 {
+	if f := c.d.ds.Following(c.user); len(f) > 0 {
+		return f[c.rng.IntN(len(f))]
+	}
+	return int64(c.rng.IntN(c.d.ds.Users)) + 1
+}
+
+// Materialize runs the async model's background materializer until ctx is
+// done, one pass every interval, calling lag for each tweet it materialized
+// with the time from its post until now. It returns nil on ctx's end.
+func Materialize(ctx context.Context, m Materializer, interval time.Duration, lag func(time.Duration)) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		done, err := m.MaterializeOnce(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("materializer: %w", err)
+		}
+		now := time.Now()
+		for _, d := range done {
+			lag(now.Sub(d.PostedAt))
+		}
+		if len(done) > 0 {
+			continue // more may be pending: no sleep while behind
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// CatchUp runs materializer passes until nothing is pending, calling lag (if
+// not nil) for each tweet materialized.
+func CatchUp(ctx context.Context, m Materializer, lag func(time.Duration)) error {
+	for {
+		done, err := m.MaterializeOnce(ctx)
+		if err != nil {
+			return fmt.Errorf("materializer: %w", err)
+		}
+		if len(done) == 0 {
+			return nil
+		}
+		if lag != nil {
+			now := time.Now()
+			for _, d := range done {
+				lag(now.Sub(d.PostedAt))
+			}
+		}
+	}
+}
