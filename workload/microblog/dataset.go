@@ -1,6 +1,6 @@
 package microblog
 
-import "sort"
+import "slices"
 
 // Follow is one relationship: Follower follows Followee.
 type Follow struct {
@@ -23,15 +23,39 @@ type Dataset struct {
 // Index builds the follower/following lists; Generate calls it, and anyone
 // who builds a Dataset by hand must call it before using the accessors.
 func (d *Dataset) Index() {
+	nf := make([]int, d.Users+1) // followers per user
+	ng := make([]int, d.Users+1) // following per user
+	for _, f := range d.Follows {
+		nf[f.Followee]++
+		ng[f.Follower]++
+	}
+	// Two backing arrays, cut into exactly sized lists (nil when empty).
+	fbuf := make([]int64, 0, len(d.Follows))
+	gbuf := make([]int64, 0, len(d.Follows))
 	d.followers = make([][]int64, d.Users+1)
 	d.following = make([][]int64, d.Users+1)
+	for u := range d.followers {
+		if nf[u] > 0 {
+			d.followers[u] = fbuf[len(fbuf) : len(fbuf) : len(fbuf)+nf[u]]
+			fbuf = fbuf[:len(fbuf)+nf[u]]
+		}
+		if ng[u] > 0 {
+			d.following[u] = gbuf[len(gbuf) : len(gbuf) : len(gbuf)+ng[u]]
+			gbuf = gbuf[:len(gbuf)+ng[u]]
+		}
+	}
 	for _, f := range d.Follows {
 		d.followers[f.Followee] = append(d.followers[f.Followee], f.Follower)
 		d.following[f.Follower] = append(d.following[f.Follower], f.Followee)
 	}
 	for u := range d.followers {
-		sort.Slice(d.followers[u], func(i, j int) bool { return d.followers[u][i] < d.followers[u][j] })
-		sort.Slice(d.following[u], func(i, j int) bool { return d.following[u][i] < d.following[u][j] })
+		// Already ascending when Follows is sorted (as Generate returns it).
+		if !slices.IsSorted(d.followers[u]) {
+			slices.Sort(d.followers[u])
+		}
+		if !slices.IsSorted(d.following[u]) {
+			slices.Sort(d.following[u])
+		}
 	}
 }
 
@@ -43,3 +67,6 @@ func (d *Dataset) Following(u int64) []int64 { return d.following[u] }
 
 // FollowerCount is len(Followers(u)).
 func (d *Dataset) FollowerCount(u int64) int { return len(d.followers[u]) }
+
+// FollowingCount is len(Following(u)).
+func (d *Dataset) FollowingCount(u int64) int { return len(d.following[u]) }
