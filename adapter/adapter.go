@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/fieldbench/fieldbench/workload"
 )
 
 // ErrUnsupported is wrapped by adapters when asked for a family or data model
@@ -144,4 +146,16 @@ func Redact(dsn string) string {
 // (reported after populate, as the study compared disk use).
 type Sizer interface {
 	SizeBytes(ctx context.Context) (int64, error)
+}
+
+// FamiliesOf lists the registered workload families that db implements. An
+// adapter's Families() returns FamiliesOf((*DB)(nil)).
+func FamiliesOf(db any) []string {
+	var out []string
+	for _, w := range workload.Registered() {
+		if w.Supports(db) {
+			out = append(out, w.Meta().Name)
+		}
+	}
+	return out
 }

@@ -46,6 +46,9 @@ func (w *Writer) Interval(iv Interval) error { return w.write(Line{Kind: "interv
 // Event appends one event.
 func (w *Writer) Event(e Event) error { return w.write(Line{Kind: "event", Event: &e}) }
 
+// Point appends one point.
+func (w *Writer) Point(p Point) error { return w.write(Line{Kind: "point", Point: &p}) }
+
 // Summary appends the summary.
 func (w *Writer) Summary(s Summary) error { return w.write(Line{Kind: "summary", Summary: &s}) }
 
@@ -87,6 +90,7 @@ type Run struct {
 	Header    Header
 	Intervals []Interval
 	Events    []Event
+	Points    []Point
 	Summary   *Summary // nil when the run was killed before writing it
 	// Truncated is set when the last line was cut off mid-write.
 	Truncated bool
@@ -143,6 +147,8 @@ func Decode(r io.Reader) (*Run, error) {
 			run.Intervals = append(run.Intervals, *l.Interval)
 		case l.Kind == "event" && l.Event != nil:
 			run.Events = append(run.Events, *l.Event)
+		case l.Kind == "point" && l.Point != nil:
+			run.Points = append(run.Points, *l.Point)
 		case l.Kind == "summary" && l.Summary != nil:
 			run.Summary = l.Summary
 		default:

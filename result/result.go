@@ -33,6 +33,43 @@ type Header struct {
 	Groups map[string]string `json:"groups,omitempty"`
 	// Warmup is excluded from the summary and drawn shaded in reports.
 	WarmupSeconds float64 `json:"warmup_seconds"`
+	// Series describes each Point series the run writes (see Point).
+	Series map[string]SeriesMeta `json:"series,omitempty"`
+}
+
+// SeriesMeta says how to draw a Point series: one chart per series.
+type SeriesMeta struct {
+	Title  string `json:"title"`
+	XLabel string `json:"x_label"` // with unit, e.g. "elapsed (s)"
+	YLabel string `json:"y_label"` // with unit, e.g. "request-set time (s)"
+	// XIsTime says X is seconds since Header.Started: the chart is a time
+	// chart (events and warm-up drawn on it).
+	XIsTime bool `json:"x_is_time,omitempty"`
+	// Band: "sd" draws Y ± SD as a band (time series) or error bars;
+	// "ci" draws [Lo, Hi] as error bars; "" draws points only.
+	Band string `json:"band,omitempty"`
+	// LogY draws the y axis on a log scale.
+	LogY bool `json:"log_y,omitempty"`
+}
+
+// Point is one measurement that is not a per-second interval: a request
+// set's time, one ingest run's throughput, a sweep point's mean with its
+// confidence interval. Points of several runs with the same Series are drawn
+// on one chart, one line per run.
+type Point struct {
+	Series string  `json:"series"`
+	X      float64 `json:"x"`
+	Y      float64 `json:"y"`
+	SD     float64 `json:"sd,omitempty"`
+	Lo     float64 `json:"lo,omitempty"`
+	Hi     float64 `json:"hi,omitempty"`
+	N      int     `json:"n,omitempty"` // samples behind Y
+	Warmup bool    `json:"warmup,omitempty"`
+	// Failed is the cause when this measurement failed (Y is then not a
+	// figure); a failure is a result and is drawn as a marker.
+	Failed string `json:"failed,omitempty"`
+	// Labels carry anything else worth keeping (run index, phase...).
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // Machine is the host the run was measured on.
@@ -104,9 +141,10 @@ type Summary struct {
 
 // Line is one line of the file; exactly one field besides Kind is set.
 type Line struct {
-	Kind     string    `json:"kind"` // header | interval | event | summary
+	Kind     string    `json:"kind"` // header | interval | event | point | summary
 	Header   *Header   `json:"header,omitempty"`
 	Interval *Interval `json:"interval,omitempty"`
 	Event    *Event    `json:"event,omitempty"`
+	Point    *Point    `json:"point,omitempty"`
 	Summary  *Summary  `json:"summary,omitempty"`
 }

@@ -54,6 +54,10 @@ func TestRoundTrip(t *testing.T) {
 	if err := w.Event(ev); err != nil {
 		t.Fatal(err)
 	}
+	pt := result.Point{Series: "request-set", X: 3, Y: 1.5, SD: 0.2, N: 10, Labels: map[string]string{"set": "1"}}
+	if err := w.Point(pt); err != nil {
+		t.Fatal(err)
+	}
 	sum := result.Summary{DurationSeconds: 2, Ops: map[string]result.OpSummary{"get": {Count: 3}}, Extra: map[string]float64{"x": 1}}
 	if err := w.Summary(sum); err != nil {
 		t.Fatal(err)
@@ -68,7 +72,7 @@ func TestRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(run.Header, header()) {
 		t.Fatalf("header changed:\n%+v\n%+v", run.Header, header())
 	}
-	if !reflect.DeepEqual(run.Intervals, ivs) || !reflect.DeepEqual(run.Events, []result.Event{ev}) || !reflect.DeepEqual(*run.Summary, sum) {
+	if !reflect.DeepEqual(run.Intervals, ivs) || !reflect.DeepEqual(run.Events, []result.Event{ev}) || !reflect.DeepEqual(run.Points, []result.Point{pt}) || !reflect.DeepEqual(*run.Summary, sum) {
 		t.Fatal("intervals, events or summary changed in the round trip")
 	}
 	got, err := run.Summarize()

@@ -70,15 +70,11 @@ func Run(ctx context.Context, cfg Config, rec *recorder.Recorder, workers []Work
 	if len(workers) != cfg.Workers {
 		return Outcome{}, fmt.Errorf("runner: %d workers for %d clients", len(workers), cfg.Workers)
 	}
-	if cfg.Tick <= 0 {
-		cfg.Tick = time.Second
-	}
 	if cfg.Grace <= 0 {
 		cfg.Grace = 10 * time.Second
 	}
 	start := rec.Start()
 	end := start.Add(cfg.Duration)
-	warmEnd := start.Add(cfg.Warmup)
 
 	// stop closes when the run should start no new operation; opCtx is only
 	// cancelled after the grace period so in-flight work completes honestly.
@@ -113,35 +109,15 @@ func Run(ctx context.Context, cfg Config, rec *recorder.Recorder, workers []Work
 		}()
 	}
 
-	tickErr := make(chan error, 1)
-	ticker := time.NewTicker(cfg.Tick)
-	defer ticker.Stop()
+	clock := StartClock(rec, cfg.Tick, cfg.Warmup, onTick)
 	timer := time.NewTimer(time.Until(end))
 	defer timer.Stop()
 	out := Outcome{}
-	// An interval is warm-up when it starts inside the warm-up, so the
-	// excluded time is the warm-up rounded up to whole intervals.
-	emit := func(now time.Time) error {
-		snap := rec.Tick(now)
-		return onTick(snap, snap.Start < warmEnd.Sub(start))
-	}
-loop:
-	for {
-		select {
-		case now := <-ticker.C:
-			if now.After(end) {
-				now = end
-			}
-			if err := emit(now); err != nil {
-				tickErr <- err
-				break loop
-			}
-		case <-timer.C:
-			break loop
-		case <-ctx.Done():
-			out.Interrupted = true
-			break loop
-		}
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+		out.Interrupted = true
+	case <-clockFailed(clock):
 	}
 	close(stop)
 	schedWG.Wait()
@@ -154,23 +130,22 @@ loop:
 		<-done
 	}
 	// The last interval runs to now: it includes the in-flight tail.
-	now := time.Now()
-	out.Elapsed = now.Sub(start)
+	out.Elapsed = time.Since(start)
 	out.NotStarted = scheduled.Load() - started.Load()
-	var err error
-	select {
-	case err = <-tickErr:
-	default:
-	}
-	if ferr := emit(now); ferr != nil && err == nil {
-		err = ferr
-	}
-	return out, err
+	return out, clock.Stop()
 }
 
-// Workers watch both stop (end of the run) and interrupt (the caller's
-// context) so an interrupt stops new work at once, without waiting for the
-// ticking goroutine to be scheduled.
+// clockFailed closes when the clock's onTick failed (e.g. the result file
+// could not be written): the run must stop rather than measure into nothing.
+func clockFailed(c *Clock) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		<-c.done
+		close(ch)
+	}()
+	return ch
+}
+
 func closedLoop(ctx context.Context, w Worker, h *recorder.Handle, stop, interrupt <-chan struct{}) {
 	for {
 		select {

@@ -150,3 +150,30 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestBatchDoesExactShares(t *testing.T) {
+	t.Parallel()
+	rec := recorder.New([]string{"op"}, time.Now())
+	w := &sleeper{failEvery: 7}
+	workers := []runner.Worker{w, w, w}
+	handles := []*recorder.Handle{rec.Handle(), rec.Handle(), rec.Handle()}
+	var ticks int
+	clock := runner.StartClock(rec, 10*time.Millisecond, 0, func(recorder.Snapshot, bool) error { ticks++; return nil })
+	for set := 0; set < 2; set++ {
+		if runner.Batch(context.Background(), workers, handles, 100) {
+			t.Fatal("not interrupted, Batch says so")
+		}
+	}
+	if err := clock.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	s := rec.Tick(time.Now()) // all was flushed by Stop: nothing left
+	if w.n.Load() != 600 || s.Hists[0].TotalCount() != 0 || ticks == 0 {
+		t.Fatalf("did %d ops (want 600), %d left unflushed, %d ticks", w.n.Load(), s.Hists[0].TotalCount(), ticks)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if !runner.Batch(ctx, workers, handles, 100) {
+		t.Fatal("cancelled Batch must report interrupted")
+	}
+}

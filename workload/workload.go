@@ -29,6 +29,11 @@ type Meta struct {
 // Workload is the registry entry of one workload family.
 type Workload interface {
 	Meta() Meta
+	// Supports reports whether db (an adapter's DB, possibly a nil pointer
+	// of its type) implements this family's Backend interface. Adapters
+	// derive the families they list from it, so the list cannot drift from
+	// what the compiler checked.
+	Supports(db any) bool
 }
 
 var (

@@ -53,7 +53,14 @@ func (f *mbData) validate() error {
 	return nil
 }
 
-func newGenerateCmd() *cobra.Command {
+func init() {
+	registerWorkloadCmd("generate", newMicroblogGenerateCmd)
+	registerWorkloadCmd("load", newMicroblogLoadCmd)
+	registerWorkloadCmd("run", newMicroblogRunCmd)
+	registerWorkloadCmd("op", newMicroblogOpCmd)
+}
+
+func newMicroblogGenerateCmd() *cobra.Command {
 	var f mbData
 	var out string
 	mb := &cobra.Command{
@@ -81,10 +88,10 @@ func newGenerateCmd() *cobra.Command {
 	}
 	f.bind(mb, false)
 	mb.Flags().StringVar(&out, "out", "", "directory to write the CSV files to (required)")
-	return parentCmd("generate", "Generate a workload's dataset as files", mb)
+	return mb
 }
 
-func newLoadCmd() *cobra.Command {
+func newMicroblogLoadCmd() *cobra.Command {
 	var f mbData
 	mb := &cobra.Command{
 		Use:   "microblog",
@@ -138,7 +145,7 @@ directory and prints the DSN to pass to 'run' and 'op'.`,
 	f.bind(mb, true)
 	f.bindModel(mb)
 	mb.Flags().StringVar(&f.results, "results", "results", "where the run directory is created when --db is not given")
-	return parentCmd("load", "Populate a database with a workload's dataset", mb)
+	return mb
 }
 
 // writeLoadResult leaves a self-describing record of a load done into a new
@@ -160,7 +167,7 @@ func writeLoadResult(dir string, a adapter.Adapter, info adapter.Info, dsn strin
 	return errors.Join(err, w.Close())
 }
 
-func newRunCmd() *cobra.Command {
+func newMicroblogRunCmd() *cobra.Command {
 	var f mbData
 	var clients int
 	var duration, warmup, matEvery time.Duration
@@ -206,7 +213,7 @@ second) and report.html.`,
 	mb.Flags().StringVar(&mixSpec, "mix", microblog.DefaultMix, "operation weights, e.g. post=1,userline=2,timeline=2")
 	mb.Flags().DurationVar(&matEvery, "materialize-every", 100*time.Millisecond, "async model: pause of the background materializer when it has caught up")
 	mb.Flags().StringVar(&f.results, "results", "results", "directory under which the run directory is created")
-	return parentCmd("run", "Run a workload and write its result file and report", mb)
+	return mb
 }
 
 func runMicroblog(cmd *cobra.Command, f mbData, cfg runner.Config, mix workload.Mix, matEvery time.Duration) error {
@@ -458,7 +465,7 @@ func (f *mbData) prepare(ctx context.Context, db adapter.DB, modelGiven bool, pr
 	return store, model, ds, ld, nil
 }
 
-func newOpCmd() *cobra.Command {
+func newMicroblogOpCmd() *cobra.Command {
 	var f mbData
 	var user int64
 	var body string
@@ -493,7 +500,7 @@ func newOpCmd() *cobra.Command {
 		mk("userline", "The 50 newest tweets by --user"),
 		mk("post", "Post a tweet as --user and print it"),
 	)
-	return parentCmd("op", "Run one operation of a workload against a database and print the result", mb)
+	return mb
 }
 
 func runOp(cmd *cobra.Command, f mbData, op string, user int64, body string) error {

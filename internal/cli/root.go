@@ -90,18 +90,36 @@ machine.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(
-		newListCmd(),
-		newGenerateCmd(),
-		newLoadCmd(),
-		newRunCmd(),
-		newOpCmd(),
-		newReportCmd(),
-	)
-	for _, c := range root.Commands() {
-		c.SetFlagErrorFunc(root.FlagErrorFunc())
+	root.AddCommand(newListCmd())
+	for _, v := range verbs {
+		if mks := workloadCmds[v.name]; len(mks) > 0 {
+			subs := make([]*cobra.Command, len(mks))
+			for i, mk := range mks {
+				subs[i] = mk()
+			}
+			root.AddCommand(parentCmd(v.name, v.short, subs...))
+		}
 	}
+	root.AddCommand(newReportCmd())
 	return root
+}
+
+// verbs are the commands whose subcommands are workloads, in help order.
+var verbs = []struct{ name, short string }{
+	{"generate", "Generate a workload's dataset as files"},
+	{"load", "Populate a database with a workload's dataset"},
+	{"run", "Run a workload and write its result file and report"},
+	{"sweep", "Run a workload at a series of loads, several times each, with statistics"},
+	{"op", "Run one operation of a workload against a database and print the result"},
+}
+
+// workloadCmds holds, per verb, the constructors of each workload's
+// subcommand; every workload's file registers its own in init, so adding a
+// workload touches no shared code.
+var workloadCmds = map[string][]func() *cobra.Command{}
+
+func registerWorkloadCmd(verb string, mk func() *cobra.Command) {
+	workloadCmds[verb] = append(workloadCmds[verb], mk)
 }
 
 // parentCmd is a command whose subcommands are workloads: an unknown one is a

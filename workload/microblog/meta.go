@@ -38,4 +38,9 @@ func (meta) Meta() workload.Meta {
 	}
 }
 
+func (meta) Supports(db any) bool {
+	_, ok := db.(Backend)
+	return ok
+}
+
 func init() { workload.Register(meta{}) }

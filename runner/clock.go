@@ -1,0 +1,102 @@
+package runner
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fieldbench/fieldbench/recorder"
+)
+
+// Clock ticks a recorder once per interval and hands each snapshot to
+// onTick, independently of how the work is driven. Run uses one; workloads
+// that drive work in counted steps (request sets, load phases) start one
+// around their own loop and use Batch.
+type Clock struct {
+	rec     *recorder.Recorder
+	onTick  func(recorder.Snapshot, bool) error
+	warmEnd time.Duration // intervals starting before it are warm-up
+	stop    chan struct{}
+	done    chan struct{}
+	mu      sync.Mutex
+	err     error
+}
+
+// StartClock starts ticking every tick (default 1 s). Intervals that start
+// before warmup (measured from the recorder's start) are flagged warm-up.
+func StartClock(rec *recorder.Recorder, tick, warmup time.Duration, onTick func(recorder.Snapshot, bool) error) *Clock {
+	if tick <= 0 {
+		tick = time.Second
+	}
+	c := &Clock{rec: rec, onTick: onTick, warmEnd: warmup, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		for {
+			select {
+			case now := <-t.C:
+				if err := c.emit(now); err != nil {
+					return
+				}
+			case <-c.stop:
+				return
+			}
+		}
+	}()
+	return c
+}
+
+func (c *Clock) emit(now time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return c.err
+	}
+	snap := c.rec.Tick(now)
+	c.err = c.onTick(snap, snap.Start < c.warmEnd)
+	return c.err
+}
+
+// Err is the first error onTick returned (the clock stops ticking then).
+func (c *Clock) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Stop stops ticking and delivers the final partial interval, ending now.
+func (c *Clock) Stop() error {
+	close(c.stop)
+	<-c.done
+	return c.emit(time.Now())
+}
+
+// Batch has each worker do exactly perWorker operations back to back
+// (closed loop), recording into its handle, and returns when all are done
+// or ctx is cancelled (then it reports interrupted). This is the studies'
+// "T threads, each doing its share of R requests sequentially". handles[i]
+// belongs to workers[i] and is reused across batches.
+func Batch(ctx context.Context, workers []Worker, handles []*recorder.Handle, perWorker int64) (interrupted bool) {
+	var wg sync.WaitGroup
+	var stopped atomic.Bool
+	opCtx := context.WithoutCancel(ctx) // in-flight operations finish honestly
+	for i, w := range workers {
+		h := handles[i]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := int64(0); n < perWorker; n++ {
+				if ctx.Err() != nil {
+					stopped.Store(true)
+					return
+				}
+				op := w.Next()
+				do(opCtx, w, h, op, time.Now())
+			}
+		}()
+	}
+	wg.Wait()
+	return stopped.Load()
+}
