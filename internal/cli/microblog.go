@@ -6,14 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fieldbench/fieldbench/adapter"
-	"github.com/fieldbench/fieldbench/probe"
 	"github.com/fieldbench/fieldbench/result"
 	"github.com/fieldbench/fieldbench/runner"
 	"github.com/fieldbench/fieldbench/workload"
@@ -151,11 +149,9 @@ directory and prints the DSN to pass to 'run' and 'op'.`,
 // writeLoadResult leaves a self-describing record of a load done into a new
 // run directory (populate time and size are figures of the study).
 func writeLoadResult(dir string, a adapter.Adapter, info adapter.Info, dsn string, f mbData, model microblog.Model, ld loadOutcome) error {
-	h := result.Header{
-		Version: Version, Workload: microblog.Name, Adapter: a.Name(), DSN: adapter.Redact(dsn),
-		Database: info, Seed: f.seed, Machine: probe.Machine(), Started: time.Now().UTC(),
-		Options: map[string]any{"users": f.users, "seed": f.seed, "model": string(model), "command": "load"},
-	}
+	h := newHeader(microblog.Name, a, info, dsn, f.seed, nil)
+	h.Started = time.Now().UTC()
+	h.Options = map[string]any{"users": f.users, "seed": f.seed, "model": string(model), "command": "load"}
 	w, err := result.Create(dir, h)
 	if err != nil {
 		return err
@@ -233,7 +229,7 @@ func runMicroblog(cmd *cobra.Command, f mbData, cfg runner.Config, mix workload.
 		return err
 	}
 	if dsn == "" {
-		dsn = "sqlite://" + filepath.Join(dir, "microblog.db")
+		dsn = defaultSQLite(dir, microblog.Name)
 	}
 	a, db, err := openDB(ctx, dsn)
 	if err != nil {
@@ -253,18 +249,14 @@ func runMicroblog(cmd *cobra.Command, f mbData, cfg runner.Config, mix workload.
 	if err != nil {
 		return err
 	}
-	h := result.Header{
-		Version: Version, Workload: microblog.Name, Adapter: a.Name(), DSN: adapter.Redact(dsn),
-		Database: info, Seed: f.seed, Machine: probe.Machine(),
-		Operations: microblog.Ops(model),
-		Groups:     map[string]string{"post": "author followers"},
-		Options: map[string]any{
-			"users": ds.Users, "seed": f.seed, "model": string(model), "clients": cfg.Workers,
-			"duration": cfg.Duration.String(), "warmup": cfg.Warmup.String(), "rate": cfg.Rate,
-			"mix": mix.String(), "loop": loopName(cfg.Rate),
-		},
-		WarmupSeconds: cfg.Warmup.Seconds(),
+	h := newHeader(microblog.Name, a, info, dsn, f.seed, microblog.Ops(model))
+	h.Groups = map[string]string{"post": "author followers"}
+	h.Options = map[string]any{
+		"users": ds.Users, "seed": f.seed, "model": string(model), "clients": cfg.Workers,
+		"duration": cfg.Duration.String(), "warmup": cfg.Warmup.String(), "rate": cfg.Rate,
+		"mix": mix.String(), "loop": loopName(cfg.Rate),
 	}
+	h.WarmupSeconds = cfg.Warmup.Seconds()
 	if model == microblog.Async {
 		h.Options["materialize_every"] = matEvery.String()
 	}
@@ -378,7 +370,7 @@ func (f *mbData) resolveDSN(what string) (dsn, dir string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	return "sqlite://" + filepath.Join(dir, "microblog.db"), dir, nil
+	return defaultSQLite(dir, microblog.Name), dir, nil
 }
 
 func openDB(ctx context.Context, dsn string) (adapter.Adapter, adapter.DB, error) {

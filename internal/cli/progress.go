@@ -47,7 +47,11 @@ func (p *progress) update(s recorder.Snapshot) {
 		return
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s/%s  %.0f ops/s  errors %d", s.End.Round(time.Second), p.total, float64(n)/secs, p.errors)
+	fmt.Fprintf(&b, "%s", s.End.Round(time.Second))
+	if p.total > 0 {
+		fmt.Fprintf(&b, "/%s", p.total)
+	}
+	fmt.Fprintf(&b, "  %.0f ops/s  errors %d", float64(n)/secs, p.errors)
 	for i, op := range p.ops {
 		h := s.Hists[i]
 		if h.TotalCount() == 0 {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/probe"
 	"github.com/fieldbench/fieldbench/recorder"
 	"github.com/fieldbench/fieldbench/report"
 	"github.com/fieldbench/fieldbench/result"
@@ -24,6 +26,7 @@ type session struct {
 	rec       *recorder.Recorder
 	header    result.Header
 	intervals []result.Interval
+	points    []result.Point
 	extra     map[string]float64
 	stdout    io.Writer
 	stderr    io.Writer
@@ -45,7 +48,7 @@ func startSession(dir string, h result.Header, stdout, stderr io.Writer) (*sessi
 
 // event records something that happened now.
 func (s *session) event(name, detail string) error {
-	return s.w.Event(result.Event{At: time.Since(s.header.Started).Seconds(), Name: name, Detail: detail})
+	return s.w.Event(result.Event{At: s.since(), Name: name, Detail: detail})
 }
 
 // drive runs the workers, writing every interval as it completes.
@@ -57,6 +60,35 @@ func (s *session) drive(ctx context.Context, cfg runner.Config, workers []runner
 		return s.writeInterval(snap, warm, false)
 	})
 }
+
+// startClock ticks the recorder every second for work driven in counted
+// steps (runner.Batch): each interval is written and shown like in drive.
+// Stop the clock with stopClock.
+func (s *session) startClock(warmup time.Duration) (*runner.Clock, *progress) {
+	p := newProgress(s.stderr, 0, s.rec.Ops())
+	c := runner.StartClock(s.rec, time.Second, warmup, func(snap recorder.Snapshot, warm bool) error {
+		p.update(snap)
+		return s.writeInterval(snap, warm, false)
+	})
+	return c, p
+}
+
+// stopClock writes the last partial interval and ends the progress line.
+func stopClock(c *runner.Clock, p *progress) error {
+	err := c.Stop()
+	p.done()
+	return err
+}
+
+// point writes one measurement of a Point series (declare the series in
+// Header.Series).
+func (s *session) point(p result.Point) error {
+	s.points = append(s.points, p)
+	return s.w.Point(p)
+}
+
+// since is seconds from the run's start, for event and point times.
+func (s *session) since() float64 { return time.Since(s.header.Started).Seconds() }
 
 // drain records one more interval after the clients stopped (see
 // result.Interval.Drain).
@@ -78,7 +110,7 @@ func (s *session) writeInterval(snap recorder.Snapshot, warm, drain bool) error 
 // prints the terminal table. It runs after an interrupt too: nothing
 // measured is lost.
 func (s *session) finish(interrupted bool) error {
-	run := &result.Run{Dir: s.dir, Header: s.header, Intervals: s.intervals}
+	run := &result.Run{Dir: s.dir, Header: s.header, Intervals: s.intervals, Points: s.points}
 	sum, err := run.Summarize()
 	if err != nil {
 		return errors.Join(err, s.w.Close())
@@ -109,4 +141,19 @@ func (s *session) finish(interrupted bool) error {
 // interrupt does not cancel, bounded so it cannot hang.
 func detached(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), d)
+}
+
+// newHeader fills what every run's header has; the caller adds options,
+// operations, groups and series.
+func newHeader(workloadName string, a adapter.Adapter, info adapter.Info, dsn string, seed int64, ops []string) result.Header {
+	return result.Header{
+		Version: Version, Workload: workloadName, Adapter: a.Name(), DSN: adapter.Redact(dsn),
+		Database: info, Seed: seed, Machine: probe.Machine(), Operations: ops,
+		Options: map[string]any{},
+	}
+}
+
+// defaultSQLite is the DSN of the embedded default database in dir.
+func defaultSQLite(dir, workloadName string) string {
+	return "sqlite://" + filepath.Join(dir, workloadName+".db")
 }
