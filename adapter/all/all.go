@@ -4,5 +4,8 @@ package all
 
 import (
 	_ "github.com/fieldbench/fieldbench/adapter/sqlite"
+	_ "github.com/fieldbench/fieldbench/workload/ingest"
 	_ "github.com/fieldbench/fieldbench/workload/microblog"
+	_ "github.com/fieldbench/fieldbench/workload/trajectory"
+	_ "github.com/fieldbench/fieldbench/workload/wiki"
 )
