@@ -120,25 +120,22 @@ func (c *Client) pickFollowed() int64 {
 }
 
 // Materialize runs the async model's background materializer until ctx is
-// done, one pass every interval, calling lag for each tweet it materialized
-// with the time from its post until now. It returns nil on ctx's end.
+// done, one pass every interval while caught up (back to back while behind),
+// calling lag for each tweet it materialized with the time from its post
+// until the end of that pass. It returns nil on ctx's end.
 func Materialize(ctx context.Context, m Materializer, interval time.Duration, lag func(time.Duration)) error {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		done, err := m.MaterializeOnce(ctx)
+		n, err := pass(ctx, m, lag)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("materializer: %w", err)
+			return err
 		}
-		now := time.Now()
-		for _, d := range done {
-			lag(now.Sub(d.PostedAt))
-		}
-		if len(done) > 0 {
-			continue // more may be pending: no sleep while behind
+		if n > 0 {
+			continue
 		}
 		select {
 		case <-ctx.Done():
@@ -152,18 +149,24 @@ func Materialize(ctx context.Context, m Materializer, interval time.Duration, la
 // not nil) for each tweet materialized.
 func CatchUp(ctx context.Context, m Materializer, lag func(time.Duration)) error {
 	for {
-		done, err := m.MaterializeOnce(ctx)
-		if err != nil {
-			return fmt.Errorf("materializer: %w", err)
-		}
-		if len(done) == 0 {
-			return nil
-		}
-		if lag != nil {
-			now := time.Now()
-			for _, d := range done {
-				lag(now.Sub(d.PostedAt))
-			}
+		n, err := pass(ctx, m, lag)
+		if err != nil || n == 0 {
+			return err
 		}
 	}
+}
+
+// pass is one materializer pass; it reports how many tweets it fanned out.
+func pass(ctx context.Context, m Materializer, lag func(time.Duration)) (int, error) {
+	done, err := m.MaterializeOnce(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("materializer: %w", err)
+	}
+	if lag != nil {
+		now := time.Now()
+		for _, d := range done {
+			lag(now.Sub(d.PostedAt))
+		}
+	}
+	return len(done), nil
 }
