@@ -11,9 +11,8 @@ const (
 	maxNines = 4 // percentile spectrum reaches 99.99%
 )
 
-// timeAxis spans every run's intervals and events, from 0.
-func timeAxis(data []*runData) axis {
-	end := 1.0
+// timeAxis spans every run's intervals and events, from 0 to at least end.
+func timeAxis(data []*runData, end float64) axis {
 	for _, d := range data {
 		for _, iv := range d.run.Intervals {
 			end = math.Max(end, iv.End)
@@ -27,10 +26,10 @@ func timeAxis(data []*runData) axis {
 	})
 }
 
-// timeChart is a chart over time with the warm-up shaded and every event
-// drawn as a labelled marker.
-func timeChart(title string, y axis, data []*runData) *chart {
-	c := newChart(title, timeAxis(data), y)
+// timeChart is a chart over time (to at least end seconds) with the warm-up
+// shaded and every event drawn as a labelled marker.
+func timeChart(title string, y axis, data []*runData, end float64) *chart {
+	c := newChart(title, timeAxis(data, end), y)
 	shaded := map[float64]bool{}
 	for _, d := range data {
 		if w := d.run.Header.WarmupSeconds; w > 0 && !shaded[w] {
@@ -71,7 +70,7 @@ func latencyOverTime(data []*runData, op string) string {
 			}
 		}
 	}
-	c := timeChart(op+": p50 and p99 latency over time", logAxis("latency", lo, hi, fmtTickUS), data)
+	c := timeChart(op+": p50 and p99 latency over time", logAxis("latency", lo, hi, fmtTickUS), data, 1)
 	for _, d := range data {
 		p50, p99 := pointsOf(d.samples[op], func(s sample) float64 { return s.p50 }), pointsOf(d.samples[op], func(s sample) float64 { return s.p99 })
 		c.line(p99, d.color, "")
@@ -92,7 +91,7 @@ func rateOverTime(data []*runData, title, unit string, value func(sample) float6
 			hi = math.Max(hi, value(s))
 		}
 	}
-	c := timeChart(title, linearAxis(unit, 0, hi, 5, fmtNumber), data)
+	c := timeChart(title, linearAxis(unit, 0, hi, 5, fmtNumber), data, 1)
 	for _, d := range data {
 		c.line(pointsOf(d.samples[op], value), d.color, "")
 	}

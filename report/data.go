@@ -184,6 +184,22 @@ func operations(runs []*result.Run) []string {
 	return ops
 }
 
+// measuredOps lists the operations some run has intervals or a summary
+// figure for: runs that write only points have none, and get no empty
+// operation tables or charts.
+func measuredOps(data []*runData) []string {
+	var out []string
+	for _, op := range operations(runsOf(data)) {
+		for _, d := range data {
+			if _, ok := d.summary.Ops[op]; ok || len(d.samples[op]) > 0 {
+				out = append(out, op)
+				break
+			}
+		}
+	}
+	return out
+}
+
 func runsOf(data []*runData) []*result.Run {
 	out := make([]*result.Run, len(data))
 	for i, d := range data {

@@ -91,6 +91,15 @@ func fmtNumber(v float64) string {
 	return strconv.FormatFloat(v, 'g', 4, 64)
 }
 
+// fmtFigure formats a measured figure: from 1,000 up rounded with
+// separators, below with four significant digits.
+func fmtFigure(v float64) string {
+	if a := math.Abs(v); a >= 1e3 && a < 1e15 {
+		return fmtCount(int64(math.Round(v)))
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
 // fmtBytes formats a size in binary units.
 func fmtBytes(v float64) string {
 	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}

@@ -17,9 +17,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-// expectedCharts is the number of charts the fixtures produce: per operation
-// latency over time, throughput and distribution, one group chart for post
-// and one error chart for post (the only operation that fails).
+// expectedCharts is the number of charts the microblog fixtures produce: per
+// operation latency over time, throughput and distribution, one group chart
+// for post and one error chart for post (the only operation that fails).
 const expectedCharts = 3*3 + 1 + 1
 
 func renderHTML(t *testing.T, runs ...*result.Run) string {
@@ -71,9 +71,15 @@ func fixtureRuns(t *testing.T, fs ...fixture) []*result.Run {
 var htmlCases = []struct {
 	name     string
 	fixtures []fixture
+	charts   int  // <svg> count
+	points   bool // the fixtures have Point series, with a failure
 }{
-	{"single.html.golden", []fixture{runA()}},
-	{"compare.html.golden", []fixture{runA(), runB()}},
+	{"single.html.golden", []fixture{runA()}, expectedCharts, false},
+	// Intervals and points in both runs: request-set times and a sweep.
+	{"compare.html.golden", []fixture{withPoints(runA(), 20000), withPoints(runB(), 0)}, expectedCharts + 2, true},
+	// Points only: request-set times, sweep statistics, single sweep runs
+	// and throughput by query type.
+	{"points.html.golden", []fixture{sweepA(), sweepB()}, 4, true},
 }
 
 func TestHTMLGolden(t *testing.T) {
@@ -110,17 +116,38 @@ func TestHTMLProperties(t *testing.T) {
 					t.Errorf("page contains %q", bad)
 				}
 			}
-			if n := strings.Count(out, "<svg"); n != expectedCharts {
-				t.Errorf("%d <svg> charts, want %d", n, expectedCharts)
+			if n := strings.Count(out, "<svg"); n != tc.charts {
+				t.Errorf("%d <svg> charts, want %d", n, tc.charts)
 			}
-			if n := strings.Count(out, "</svg>"); n != expectedCharts {
-				t.Errorf("%d </svg>, want %d", n, expectedCharts)
+			if n := strings.Count(out, "</svg>"); n != tc.charts {
+				t.Errorf("%d </svg>, want %d", n, tc.charts)
+			}
+			for _, bad := range []string{"NaN", "Inf"} {
+				if i := strings.Index(out, bad); i >= 0 {
+					t.Errorf("page contains %q: …%s…", bad, out[max(0, i-80):min(len(out), i+40)])
+				}
 			}
 			if strings.Contains(out, maliciousOption) || !strings.Contains(out, "&lt;b&gt;x&lt;/b&gt;") {
 				t.Error("option value not HTML-escaped")
 			}
-			if !strings.Contains(out, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+			if tc.name != "points.html.golden" && !strings.Contains(out, "&lt;script&gt;alert(1)&lt;/script&gt;") {
 				t.Error("event detail missing or not escaped")
+			}
+			if tc.points {
+				for _, raw := range []string{maliciousTitle, maliciousCause} {
+					if strings.Contains(out, raw) || !strings.Contains(out, esc(raw)) {
+						t.Errorf("%q missing or not HTML-escaped", raw)
+					}
+				}
+				// The cause is in the cross's tooltip and in the failure table.
+				if n := strings.Count(out, "<td>"+esc(maliciousCause)+"</td>"); n != 1 {
+					t.Errorf("failure listed %d times, want once", n)
+				}
+				for _, want := range []string{"<h2>Measurements</h2>", "Request-set time", "95% CI", "records per source", ">warm-up<", ">failed<"} {
+					if !strings.Contains(out, want) {
+						t.Errorf("page lacks %q", want)
+					}
+				}
 			}
 			for _, r := range runs {
 				name := runName(r, 0)
@@ -128,7 +155,15 @@ func TestHTMLProperties(t *testing.T) {
 					t.Errorf("run name %q missing", name)
 				}
 			}
-			for _, want := range []string{"warm-up", ">checkpoint<", "populate_seconds", "12.5 s", "50.0 MiB", "15.3ms", "author followers", "Test CPU @ 3.00GHz", "16.0 GiB"} {
+			for _, want := range []string{"warm-up", "populate_seconds", "12.5 s", "50.0 MiB", "15.3ms", "Test CPU @ 3.00GHz", "16.0 GiB"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("page lacks %q", want)
+				}
+			}
+			if tc.name == "points.html.golden" {
+				return // no intervals: no group tables
+			}
+			for _, want := range []string{">checkpoint<", "author followers"} {
 				if !strings.Contains(out, want) {
 					t.Errorf("page lacks %q", want)
 				}
@@ -138,6 +173,57 @@ func TestHTMLProperties(t *testing.T) {
 				t.Errorf("group 2-3 at %d should come before 16-31 at %d", a, b)
 			}
 		})
+	}
+}
+
+// svgs cuts every chart out of a page.
+func svgs(page string) []string {
+	var out []string
+	for {
+		i := strings.Index(page, "<svg")
+		if i < 0 {
+			return out
+		}
+		j := strings.Index(page[i:], "</svg>")
+		out = append(out, page[i:i+j])
+		page = page[i+j:]
+	}
+}
+
+// TestHTMLPointsOnly: runs that write only points (a sweep) get no interval
+// charts and no operation tables, and every chart draws something.
+func TestHTMLPointsOnly(t *testing.T) {
+	for _, fs := range [][]fixture{{sweepA()}, {sweepA(), sweepB()}} {
+		runs := fixtureRuns(t, fs...)
+		if len(runs[0].Intervals) != 0 || len(runs[0].Points) == 0 {
+			t.Fatalf("fixture: %d intervals, %d points", len(runs[0].Intervals), len(runs[0].Points))
+		}
+		out := renderHTML(t, runs...)
+		for _, bad := range []string{"<h2>Summary", "over time</h2>", "Latency distribution", "Latency by group", "<th>post", "<div class=\"charts\">\n</div>", "NaN", "Inf", "0 intervals"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("points-only page contains %q", bad)
+			}
+		}
+		charts := svgs(out)
+		if len(charts) != 4 {
+			t.Errorf("%d charts, want 4 (one per series)", len(charts))
+		}
+		for i, c := range charts {
+			if !strings.Contains(c, "</title></circle>") && !strings.Contains(c, "</title></rect>") {
+				t.Errorf("chart %d draws no point or bar:\n%s", i, c)
+			}
+		}
+		for _, want := range []string{"<h2>Measurements</h2>", "<h2>Workload figures</h2>", "by_query", ">knn<", "load finished", "killed by the OOM killer"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("points-only page lacks %q", want)
+			}
+		}
+		// Each run's points are drawn in its own colour on the shared charts.
+		for _, d := range []string{palette[0], palette[len(fs)-1]} {
+			if !strings.Contains(out, `fill="`+d+`"><title>`) {
+				t.Errorf("no marker in run colour %s", d)
+			}
+		}
 	}
 }
 
@@ -181,6 +267,25 @@ func TestHTMLKilledRun(t *testing.T) {
 	if n := strings.Count(out, "<svg"); n != expectedCharts {
 		t.Errorf("%d charts, want %d", n, expectedCharts)
 	}
+}
+
+func TestTerminalPoints(t *testing.T) {
+	run := fixtureRuns(t, sweepA())[0]
+	var b bytes.Buffer
+	must(t, Terminal(&b, run))
+	out := b.String()
+	for _, w := range []string{"sweep-a (sqlite): ingest on SQLite 3.46.1, points: 33 in 4 series (4 warm-up, 3 failed)\n",
+		"Ingest throughput per run", "failed at records per source 20,000", "index build failed", "populate_seconds"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+	for _, w := range []string{"operation", "measured after", "NaN"} {
+		if strings.Contains(out, w) {
+			t.Errorf("output has %q:\n%s", w, out)
+		}
+	}
+	checkGolden(t, "terminal-points.txt.golden", out)
 }
 
 func TestTerminal(t *testing.T) {

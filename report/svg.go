@@ -46,12 +46,13 @@ func (a axis) project(v float64) float64 {
 	return math.Max(0, math.Min(1, (v-lo)/(hi-lo)))
 }
 
-// legendEntry is one key of a chart legend: a line (optionally dashed) or a
-// filled box.
+// legendEntry is one key of a chart legend: a line (optionally dashed), a
+// filled box, or a point mark ("hollow" marker, failure "cross", "errbar").
 type legendEntry struct {
 	label, color, dash string
 	box                bool
 	opacity            float64
+	mark               string
 }
 
 // pt is a point in data coordinates; a NaN y breaks a polyline.
@@ -128,6 +129,49 @@ func (c *chart) bar(x0, x1, y float64, color string, opacity float64, tip string
 	c.printf(`<rect x="%s" y="%s" width="%s" height="%s" fill="%s" fill-opacity="%s"><title>%s</title></rect>`+"\n",
 		num(x0), num(top), num(x1-x0), num(c.bottom()-top), color, num(opacity), esc(tip))
 }
+
+// errBar draws a vertical error bar with caps at pixel column x, from data
+// value lo to hi.
+func (c *chart) errBar(x, lo, hi float64, color string) {
+	c.raw(errBarPath(x, c.py(lo), c.py(hi), color))
+}
+
+func errBarPath(x, y0, y1 float64, color string) string {
+	return fmt.Sprintf(`<path d="M%s %sV%sM%s %sh8M%s %sh8" fill="none" stroke="%s" stroke-width="1.2"/>`+"\n",
+		num(x), num(y0), num(y1), num(x-4), num(y0), num(x-4), num(y1), color)
+}
+
+// dot draws a point marker at pixel (x,y), filled or hollow, with a tooltip.
+func (c *chart) dot(x, y float64, color string, hollow bool, tip string) {
+	paint := `fill="` + color + `"`
+	if hollow {
+		paint = `fill="#fff" stroke="` + color + `" stroke-width="1.5"`
+	}
+	c.printf(`<circle cx="%s" cy="%s" r="3.5" %s><title>%s</title></circle>`+"\n", num(x), num(y), paint, esc(tip))
+}
+
+// cross draws a × marker centred at pixel (x,y) with a tooltip.
+func (c *chart) cross(x, y float64, color, tip string) {
+	c.printf("<g><title>%s</title>%s</g>\n", esc(tip), strings.TrimSuffix(crossPath(x, y, color), "\n"))
+}
+
+func crossPath(x, y float64, color string) string {
+	return fmt.Sprintf(`<path d="M%s %sl8 8m0 -8l-8 8" fill="none" stroke="%s" stroke-width="2.2"/>`+"\n", num(x-4), num(y-4), color)
+}
+
+// band fills the area between lo and hi over xs (sorted), in data units.
+func (c *chart) band(xs, lo, hi []float64, color string) {
+	coords := make([]string, 0, 2*len(xs))
+	for i, x := range xs {
+		coords = append(coords, num(c.px(x))+","+num(c.py(hi[i])))
+	}
+	for i := len(xs) - 1; i >= 0; i-- {
+		coords = append(coords, num(c.px(xs[i]))+","+num(c.py(lo[i])))
+	}
+	c.printf(`<polygon points="%s" fill="%s" fill-opacity="0.18"/>`+"\n", strings.Join(coords, " "), color)
+}
+
+func (c *chart) raw(s string) { c.body.WriteString(s) }
 
 // shade draws a translucent band over the x range [x0,x1] with a label.
 func (c *chart) shade(x0, x1 float64, label string) {
@@ -250,10 +294,17 @@ func writeLegend(b *strings.Builder, rows [][]legendEntry, top float64) {
 		y := top + float64(i)*legendRowH + 9
 		x := float64(marginL)
 		for _, e := range row {
-			if e.box {
+			switch {
+			case e.mark == "hollow":
+				fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="3.5" fill="#fff" stroke="%s" stroke-width="1.5"/>`, num(x+10), num(y), e.color)
+			case e.mark == "cross":
+				b.WriteString(crossPath(x+10, y, e.color))
+			case e.mark == "errbar":
+				b.WriteString(errBarPath(x+10, y+6, y-6, e.color))
+			case e.box:
 				fmt.Fprintf(b, `<rect x="%s" y="%s" width="20" height="10" fill="%s" fill-opacity="%s"/>`,
 					num(x), num(y-5), e.color, num(e.opacity))
-			} else {
+			default:
 				fmt.Fprintf(b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="2"%s/>`,
 					num(x), num(y), num(x+20), num(y), e.color, dashAttr(e.dash))
 			}
@@ -290,12 +341,18 @@ func linearAxis(title string, lo, hi float64, n int, label func(float64) string)
 }
 
 // logAxis spans [lo,hi] (lo > 0) rounded out to ticks at 1, 2, 5 times a
-// power of ten, or powers of ten only when it covers many decades.
+// power of ten, or powers of ten only when it covers many decades. Values
+// below 1 (µs) are raised to 1.
 func logAxis(title string, lo, hi float64, label func(float64) string) axis {
+	return logAxisFloor(title, lo, hi, 1, label)
+}
+
+// logAxisFloor is logAxis with values below floor raised to floor.
+func logAxisFloor(title string, lo, hi, floor float64, label func(float64) string) axis {
 	if math.IsNaN(lo) || math.IsInf(lo, 0) {
-		lo, hi = 1, 1000 // no data
+		lo, hi = floor, floor*1000 // no data
 	}
-	lo = math.Max(lo, 1)
+	lo = math.Max(lo, floor)
 	hi = math.Max(hi, lo)
 	d0, d1 := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
 	if d1 <= d0 {

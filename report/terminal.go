@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -10,20 +11,35 @@ import (
 )
 
 // Terminal writes a plain-text summary of run: a heading, one aligned row per
-// operation and the workload-specific figures.
+// operation, one line per Point series with its failures, and the
+// workload-specific figures.
 func Terminal(w io.Writer, run *result.Run) error {
 	d, err := loadRun(run, 0)
 	if err != nil {
 		return fmt.Errorf("report %s: %w", runName(run, 0), err)
 	}
 	h := run.Header
-	fmt.Fprintf(w, "%s: %s on %s, %s measured after %s warm-up\n", d.name, h.Workload,
-		strings.TrimSpace(h.Database.Name+" "+h.Database.Version), fmtSeconds(d.summary.DurationSeconds), fmtSeconds(h.WarmupSeconds))
+	db := strings.TrimSpace(h.Database.Name + " " + h.Database.Version)
+	if len(run.Intervals) > 0 {
+		fmt.Fprintf(w, "%s: %s on %s, %s measured after %s warm-up\n", d.name, h.Workload,
+			db, fmtSeconds(d.summary.DurationSeconds), fmtSeconds(h.WarmupSeconds))
+	} else {
+		what := "nothing measured"
+		if pt := pointsText(run); pt != "" {
+			what = "points: " + pt
+		}
+		fmt.Fprintf(w, "%s: %s on %s, %s\n", d.name, h.Workload, db, what)
+	}
 	for _, n := range runNotes(d) {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
-	fmt.Fprintln(w)
-	if err := opTable(w, d, operations([]*result.Run{run})); err != nil {
+	if ops := measuredOps([]*runData{d}); len(ops) > 0 {
+		fmt.Fprintln(w)
+		if err := opTable(w, d, ops); err != nil {
+			return err
+		}
+	}
+	if err := seriesList(w, d); err != nil {
 		return err
 	}
 	return extrasList(w, d.summary.Extra)
@@ -47,6 +63,31 @@ func opTable(w io.Writer, d *runData, ops []string) error {
 		fmt.Fprintf(tw, "%-*s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", width, op,
 			fmtCount(s.Count), fmtRate(s.OpsPerSec), fmtErrors(s.Errors), fmtUS(s.MeanUS),
 			fmtUS(float64(s.P50US)), fmtUS(float64(s.P99US)), fmtUS(float64(s.P999US)), fmtUS(float64(s.MaxUS)))
+	}
+	return tw.Flush()
+}
+
+// seriesList writes one line per Point series (its title and point count),
+// then one line per failed point.
+func seriesList(w io.Writer, d *runData) error {
+	names := seriesNames([]*runData{d})
+	if len(names) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, name := range names {
+		s := seriesOf([]*runData{d}, name)
+		if len(s.runs) == 0 {
+			continue
+		}
+		pts := s.runs[0].pts
+		fmt.Fprintf(tw, "%s\t%s points%s\n", s.meta.Title, strconv.Itoa(len(pts)), warmFailed(pts))
+		for _, p := range pts {
+			if p.Failed != "" {
+				fmt.Fprintf(tw, "  failed at %s %s\t%s\n", s.xLabel(), s.xText(p), p.Failed)
+			}
+		}
 	}
 	return tw.Flush()
 }
