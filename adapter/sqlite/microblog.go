@@ -1,0 +1,529 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fieldbench/fieldbench/workload/microblog"
+)
+
+// fanoutRows is how many timeline rows one multi-row INSERT of a post's
+// fan-out carries (5 parameters a row, far below SQLite's 32766 limit).
+const fanoutRows = 64
+
+// loadRows is how many rows one multi-row INSERT of Populate carries.
+const loadRows = 256
+
+// materializeBatch is the most tweets one MaterializeOnce pass fans out, so
+// that a pass does not hold the single writer connection for long.
+const materializeBatch = 512
+
+// store is the microblog.Store of the denormalized and normalized models and
+// the base of the async one.
+type store struct {
+	db    *DB
+	model microblog.Model
+
+	// reader pool
+	followers *sql.Stmt
+	userline  *sql.Stmt
+	timeline  *sql.Stmt
+	maxID     *sql.Stmt
+
+	// writer pool
+	insTweet     *sql.Stmt
+	insUserline  *sql.Stmt   // nil for async
+	insTimeline  *sql.Stmt   // one row; nil for async
+	insTimelineN *sql.Stmt   // fanoutRows rows; nil for async
+	stmts        []*sql.Stmt // everything above, for Close
+}
+
+// asyncStore adds the materializer to the async model's store.
+type asyncStore struct{ *store }
+
+var (
+	_ microblog.Store        = (*store)(nil)
+	_ microblog.Store        = (*asyncStore)(nil)
+	_ microblog.Materializer = (*asyncStore)(nil)
+)
+
+// values returns "(?,?,?),(?,?,?)" for rows rows of cols columns.
+func values(cols, rows int) string {
+	row := "(" + strings.TrimSuffix(strings.Repeat("?,", cols), ",") + ")"
+	return strings.TrimSuffix(strings.Repeat(row+",", rows), ",")
+}
+
+func newStore(ctx context.Context, db *DB, model microblog.Model) (_ *store, err error) {
+	s := &store{db: db, model: model}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	prep := func(pool *sql.DB, dst **sql.Stmt, q string) error {
+		st, err := pool.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("sqlite: prepare %s statement %q: %w", model, q, err)
+		}
+		*dst = st
+		s.stmts = append(s.stmts, st)
+		return nil
+	}
+	type ps struct {
+		pool *sql.DB
+		dst  **sql.Stmt
+		q    string
+	}
+	list := []ps{
+		{db.r, &s.followers, `select follower from follows where followee = ?`},
+		{db.r, &s.maxID, `select coalesce(max(id), 0) from tweets`},
+	}
+	const timelineWithBodies = `select tweet_id, author, time, body from timeline
+		where owner = ? order by time desc, tweet_id desc limit ?`
+	switch model {
+	case microblog.Denormalized:
+		list = append(list,
+			ps{db.r, &s.userline, `select tweet_id, owner, time, body from userline
+				where owner = ? order by time desc, tweet_id desc limit ?`},
+			ps{db.r, &s.timeline, timelineWithBodies},
+			ps{db.w, &s.insTweet, `insert into tweets (id, author, time, body) values (?, ?, ?, ?)`},
+			ps{db.w, &s.insUserline, `insert into userline (owner, time, tweet_id, body) values (?, ?, ?, ?)`},
+			ps{db.w, &s.insTimeline, `insert into timeline (owner, time, tweet_id, author, body) values ` + values(5, 1)},
+			ps{db.w, &s.insTimelineN, `insert into timeline (owner, time, tweet_id, author, body) values ` + values(5, fanoutRows)},
+		)
+	case microblog.Normalized:
+		// The subquery keeps its LIMIT, so SQLite cannot flatten it: it
+		// takes the top ids from the clustered index, then looks up
+		// at most limit bodies by primary key.
+		const byIDs = `select t.id, t.author, t.time, t.body
+			from (select tweet_id, time from %s where owner = ?
+			      order by time desc, tweet_id desc limit ?) as l
+			join tweets as t on t.id = l.tweet_id
+			order by l.time desc, l.tweet_id desc`
+		list = append(list,
+			ps{db.r, &s.userline, fmt.Sprintf(byIDs, "userline")},
+			ps{db.r, &s.timeline, fmt.Sprintf(byIDs, "timeline")},
+			ps{db.w, &s.insTweet, `insert into tweets (id, author, time, body) values (?, ?, ?, ?)`},
+			ps{db.w, &s.insUserline, `insert into userline (owner, time, tweet_id) values (?, ?, ?)`},
+			ps{db.w, &s.insTimeline, `insert into timeline (owner, time, tweet_id) values ` + values(3, 1)},
+			ps{db.w, &s.insTimelineN, `insert into timeline (owner, time, tweet_id) values ` + values(3, fanoutRows)},
+		)
+	case microblog.Async:
+		list = append(list,
+			ps{db.r, &s.userline, `select id, author, time, body from tweets
+				where author = ? order by time desc, id desc limit ?`},
+			ps{db.r, &s.timeline, timelineWithBodies},
+			ps{db.w, &s.insTweet, `insert into tweets (id, author, time, body, pending) values (?, ?, ?, ?, 1)`},
+		)
+	default:
+		return nil, fmt.Errorf("sqlite: unknown microblog model %q", model)
+	}
+	for _, p := range list {
+		if err := prep(p.pool, p.dst, p.q); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Close releases the store's prepared statements; the DB stays open.
+func (s *store) Close() error {
+	var errs []error
+	for _, st := range s.stmts {
+		errs = append(errs, st.Close())
+	}
+	s.stmts = nil
+	return errors.Join(errs...)
+}
+
+// writeTx runs fn in one write transaction on the writer connection.
+func (s *store) writeTx(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
+	tx, err := s.db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite %s: begin %s: %w", s.model, what, err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite %s: commit %s: %w", s.model, what, err)
+	}
+	return nil
+}
+
+func (s *store) followersOf(ctx context.Context, author int64) ([]int64, error) {
+	rows, err := s.followers.QueryContext(ctx, author)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite %s: read followers of %d: %w", s.model, author, err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var f int64
+		if err := rows.Scan(&f); err != nil {
+			return nil, fmt.Errorf("sqlite %s: scan follower of %d: %w", s.model, author, err)
+		}
+		out = append(out, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite %s: read followers of %d: %w", s.model, author, err)
+	}
+	return out, nil
+}
+
+// Post implements microblog.Store. Denormalized and normalized: read the
+// author's followers, then write the tweet, the userline row and one
+// timeline row per follower in one transaction. Async: see asyncStore.Post.
+func (s *store) Post(ctx context.Context, t microblog.Tweet) error {
+	followers, err := s.followersOf(ctx, t.Author)
+	if err != nil {
+		return err
+	}
+	us := t.Time.UnixMicro()
+	denorm := s.model == microblog.Denormalized
+	return s.writeTx(ctx, "post", func(tx *sql.Tx) error {
+		if _, err := tx.StmtContext(ctx, s.insTweet).ExecContext(ctx, t.ID, t.Author, us, t.Body); err != nil {
+			return fmt.Errorf("sqlite %s: insert tweet %d: %w", s.model, t.ID, err)
+		}
+		var err error
+		if denorm {
+			_, err = tx.StmtContext(ctx, s.insUserline).ExecContext(ctx, t.Author, us, t.ID, t.Body)
+		} else {
+			_, err = tx.StmtContext(ctx, s.insUserline).ExecContext(ctx, t.Author, us, t.ID)
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite %s: insert userline row of tweet %d: %w", s.model, t.ID, err)
+		}
+		if len(followers) == 0 {
+			return nil
+		}
+		cols := 3
+		if denorm {
+			cols = 5
+		}
+		args := make([]any, 0, min(len(followers), fanoutRows)*cols)
+		var many *sql.Stmt
+		for i, f := range followers {
+			if denorm {
+				args = append(args, f, us, t.ID, t.Author, t.Body)
+			} else {
+				args = append(args, f, us, t.ID)
+			}
+			if len(args) < fanoutRows*cols && i < len(followers)-1 {
+				continue
+			}
+			if len(args) == fanoutRows*cols {
+				if many == nil {
+					many = tx.StmtContext(ctx, s.insTimelineN)
+				}
+				_, err = many.ExecContext(ctx, args...)
+			} else {
+				one := tx.StmtContext(ctx, s.insTimeline)
+				for j := 0; j < len(args) && err == nil; j += cols {
+					_, err = one.ExecContext(ctx, args[j:j+cols]...)
+				}
+			}
+			if err != nil {
+				return fmt.Errorf("sqlite %s: insert timeline rows of tweet %d: %w", s.model, t.ID, err)
+			}
+			args = args[:0]
+		}
+		return nil
+	})
+}
+
+// Post implements microblog.Store for the async model: one insert of the
+// tweet, flagged pending for the materializer.
+func (s *asyncStore) Post(ctx context.Context, t microblog.Tweet) error {
+	if _, err := s.insTweet.ExecContext(ctx, t.ID, t.Author, t.Time.UnixMicro(), t.Body); err != nil {
+		return fmt.Errorf("sqlite %s: insert tweet %d: %w", s.model, t.ID, err)
+	}
+	return nil
+}
+
+func (s *store) read(ctx context.Context, st *sql.Stmt, what string, user int64, limit int) ([]microblog.Tweet, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	rows, err := st.QueryContext(ctx, user, limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite %s: %s of %d: %w", s.model, what, user, err)
+	}
+	defer rows.Close()
+	out := make([]microblog.Tweet, 0, min(limit, microblog.Limit))
+	for rows.Next() {
+		var t microblog.Tweet
+		var us int64
+		if err := rows.Scan(&t.ID, &t.Author, &us, &t.Body); err != nil {
+			return nil, fmt.Errorf("sqlite %s: scan %s row of %d: %w", s.model, what, user, err)
+		}
+		t.Time = time.UnixMicro(us).UTC()
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite %s: %s of %d: %w", s.model, what, user, err)
+	}
+	return out, nil
+}
+
+// Userline implements microblog.Store.
+func (s *store) Userline(ctx context.Context, user int64, limit int) ([]microblog.Tweet, error) {
+	return s.read(ctx, s.userline, "userline", user, limit)
+}
+
+// Timeline implements microblog.Store.
+func (s *store) Timeline(ctx context.Context, user int64, limit int) ([]microblog.Tweet, error) {
+	return s.read(ctx, s.timeline, "timeline", user, limit)
+}
+
+// MaxTweetID implements microblog.Store.
+func (s *store) MaxTweetID(ctx context.Context) (int64, error) {
+	var id int64
+	if err := s.maxID.QueryRowContext(ctx).Scan(&id); err != nil {
+		return 0, fmt.Errorf("sqlite %s: max tweet id: %w", s.model, err)
+	}
+	return id, nil
+}
+
+// Counts implements microblog.Store.
+func (s *store) Counts(ctx context.Context) (microblog.Counts, error) {
+	var c microblog.Counts
+	for _, x := range []struct {
+		table string
+		dst   *int64
+	}{{"users", &c.Users}, {"follows", &c.Follows}, {"tweets", &c.Tweets}} {
+		if err := s.db.r.QueryRowContext(ctx, "select count(*) from "+x.table).Scan(x.dst); err != nil {
+			return microblog.Counts{}, fmt.Errorf("sqlite %s: count %s: %w", s.model, x.table, err)
+		}
+	}
+	return c, nil
+}
+
+// MaterializeOnce implements microblog.Materializer: in one write
+// transaction it takes up to materializeBatch pending tweets (lowest ids
+// first), copies each into the timeline of every current follower of its
+// author, and clears their pending flag. Because the flag is set by the
+// same insert that stores the tweet, a tweet committed out of id order is
+// still found by a later pass.
+func (s *asyncStore) MaterializeOnce(ctx context.Context) ([]microblog.Materialized, error) {
+	var out []microblog.Materialized
+	err := s.writeTx(ctx, "materialize", func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx,
+			`select id, time from tweets where pending = 1 order by id limit ?`, materializeBatch)
+		if err != nil {
+			return fmt.Errorf("sqlite async: find pending tweets: %w", err)
+		}
+		for rows.Next() {
+			var m microblog.Materialized
+			var us int64
+			if err := rows.Scan(&m.TweetID, &us); err != nil {
+				rows.Close()
+				return fmt.Errorf("sqlite async: scan pending tweet: %w", err)
+			}
+			m.PostedAt = time.UnixMicro(us).UTC()
+			out = append(out, m)
+		}
+		if err := rows.Close(); err != nil {
+			return fmt.Errorf("sqlite async: find pending tweets: %w", err)
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("sqlite async: find pending tweets: %w", err)
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		last := out[len(out)-1].TweetID
+		if _, err := tx.ExecContext(ctx,
+			`insert into timeline (owner, time, tweet_id, author, body)
+			 select f.follower, t.time, t.id, t.author, t.body
+			 from tweets as t join follows as f on f.followee = t.author
+			 where t.pending = 1 and t.id <= ?`, last); err != nil {
+			return fmt.Errorf("sqlite async: fan out %d tweets: %w", len(out), err)
+		}
+		if _, err := tx.ExecContext(ctx,
+			`update tweets set pending = 0 where pending = 1 and id <= ?`, last); err != nil {
+			return fmt.Errorf("sqlite async: mark %d tweets materialized: %w", len(out), err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Populate implements microblog.Store: it loads ds into the empty database
+// in one write transaction with multi-row prepared inserts, then derives the
+// userline and timeline tables in SQL (async: the timeline is fully
+// materialized, no tweet is pending).
+func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
+	if ds == nil {
+		return fmt.Errorf("sqlite %s: populate: nil dataset", s.model)
+	}
+	err := s.writeTx(ctx, "populate", func(tx *sql.Tx) error {
+		if has, err := hasMicroblogData(ctx, tx); err != nil {
+			return err
+		} else if has {
+			return fmt.Errorf("sqlite %s: populate %s: the database already holds microblog data; use a fresh database",
+				s.model, s.db.path)
+		}
+		users := newLoader(tx, "users (id, name)", 2)
+		for u := 1; u <= ds.Users; u++ {
+			if err := users.add(ctx, int64(u), microblog.UserName(int64(u))); err != nil {
+				return err
+			}
+		}
+		if err := users.close(ctx); err != nil {
+			return err
+		}
+		follows := newLoader(tx, "follows (follower, followee)", 2)
+		for _, f := range ds.Follows {
+			if err := follows.add(ctx, f.Follower, f.Followee); err != nil {
+				return err
+			}
+		}
+		if err := follows.close(ctx); err != nil {
+			return err
+		}
+		tweets := newLoader(tx, "tweets (id, author, time, body)", 4)
+		for _, t := range ds.Tweets {
+			if err := tweets.add(ctx, t.ID, t.Author, t.Time.UnixMicro(), t.Body); err != nil {
+				return err
+			}
+		}
+		if err := tweets.close(ctx); err != nil {
+			return err
+		}
+		if err := s.derive(ctx, tx); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx,
+			`insert into meta (key, value) values (?, ?) on conflict (key) do update set value = excluded.value`,
+			metaModelKey, string(s.model)); err != nil {
+			return fmt.Errorf("sqlite %s: record model in meta: %w", s.model, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	// Move the load out of the WAL into the database file, so the size on
+	// disk is the database's and the WAL starts small. Readers may keep a
+	// checkpoint from completing; that is harmless.
+	if _, err := s.db.w.ExecContext(ctx, "pragma wal_checkpoint(truncate)"); err != nil {
+		return fmt.Errorf("sqlite %s: checkpoint after populate: %w", s.model, err)
+	}
+	if _, err := s.db.w.ExecContext(ctx, "pragma optimize"); err != nil {
+		return fmt.Errorf("sqlite %s: optimize after populate: %w", s.model, err)
+	}
+	return nil
+}
+
+// derive fills userline and timeline from follows and tweets, in SQL and in
+// primary-key order. It first copies follows and tweets into two temporary
+// tables clustered for the fan-out — follows by (follower, followee), tweets
+// by (author, time, id) with the body — so SQLite walks each follower's
+// followees in order, reads their tweets without touching the tweets table,
+// and sorts only one owner's rows at a time instead of the whole fan-out
+// (tens of millions of rows at scale, a sort that spills to disk). Temporary
+// tables live in the connection's temp database, so they leave no free
+// pages behind in the database file (whose size is a reported figure).
+func (s *store) derive(ctx context.Context, tx *sql.Tx) error {
+	body := ", body"
+	if s.model == microblog.Normalized {
+		body = "" // the fan-out carries ids only
+	}
+	steps := []string{
+		`create temp table load_tweets (
+			author integer not null, time integer not null, id integer not null` + body + `,
+			primary key (author, time, id)) without rowid`,
+		`insert into temp.load_tweets select author, time, id` + body + ` from main.tweets order by author, time, id`,
+		`create temp table load_follows (
+			follower integer not null, followee integer not null,
+			primary key (follower, followee)) without rowid`,
+		`insert into temp.load_follows select follower, followee from main.follows order by follower, followee`,
+	}
+	const fanout = `
+		from temp.load_follows as f cross join temp.load_tweets as t on t.author = f.followee
+		order by f.follower, t.time, t.id`
+	switch s.model {
+	case microblog.Denormalized:
+		steps = append(steps,
+			`insert into main.userline (owner, time, tweet_id, body)
+			 select author, time, id, body from temp.load_tweets order by author, time, id`,
+			`insert into main.timeline (owner, time, tweet_id, author, body)
+			 select f.follower, t.time, t.id, t.author, t.body`+fanout)
+	case microblog.Normalized:
+		steps = append(steps,
+			`insert into main.userline (owner, time, tweet_id)
+			 select author, time, id from temp.load_tweets order by author, time, id`,
+			`insert into main.timeline (owner, time, tweet_id)
+			 select f.follower, t.time, t.id`+fanout)
+	case microblog.Async:
+		steps = append(steps,
+			`insert into main.timeline (owner, time, tweet_id, author, body)
+			 select f.follower, t.time, t.id, t.author, t.body`+fanout)
+	}
+	steps = append(steps, `drop table temp.load_follows`, `drop table temp.load_tweets`)
+	for _, q := range steps {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("sqlite %s: populate userline/timeline (%.50s...): %w", s.model, strings.Join(strings.Fields(q), " "), err)
+		}
+	}
+	return nil
+}
+
+// loader batches rows into multi-row INSERTs prepared inside a transaction.
+type loader struct {
+	tx     *sql.Tx
+	target string // "table (col, ...)"
+	cols   int
+	many   *sql.Stmt
+	buf    []any
+}
+
+func newLoader(tx *sql.Tx, target string, cols int) *loader {
+	return &loader{tx: tx, target: target, cols: cols, buf: make([]any, 0, cols*loadRows)}
+}
+
+func (l *loader) add(ctx context.Context, vals ...any) error {
+	l.buf = append(l.buf, vals...)
+	if len(l.buf) < l.cols*loadRows {
+		return nil
+	}
+	if l.many == nil {
+		st, err := l.tx.PrepareContext(ctx, "insert into "+l.target+" values "+values(l.cols, loadRows))
+		if err != nil {
+			return fmt.Errorf("sqlite: prepare load of %s: %w", l.target, err)
+		}
+		l.many = st
+	}
+	if _, err := l.many.ExecContext(ctx, l.buf...); err != nil {
+		return fmt.Errorf("sqlite: load %s: %w", l.target, err)
+	}
+	l.buf = l.buf[:0]
+	return nil
+}
+
+// close writes the remaining rows with one statement and releases the
+// prepared statement.
+func (l *loader) close(ctx context.Context) error {
+	defer func() {
+		if l.many != nil {
+			l.many.Close()
+		}
+	}()
+	if len(l.buf) == 0 {
+		return nil
+	}
+	if _, err := l.tx.ExecContext(ctx, "insert into "+l.target+" values "+values(l.cols, len(l.buf)/l.cols), l.buf...); err != nil {
+		return fmt.Errorf("sqlite: load %s: %w", l.target, err)
+	}
+	l.buf = l.buf[:0]
+	return nil
+}
