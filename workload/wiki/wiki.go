@@ -1,3 +1,69 @@
 // Package wiki is the elasticity study's workload (Dory et al. 2011):
-// articles of very different sizes read and appended to in request sets.
+// articles of very different sizes, identified by consecutive integer ids,
+// read and appended to in request sets whose completion time is the
+// measured figure.
+//
+// The data is either synthetic (Generator: a deterministic, heavy-tailed
+// size distribution shaped like Wikipedia's, any article producible from
+// (seed, id) alone) or a real MediaWiki XML dump streamed in (Dump). The
+// requests (Plan, Client) are reproducible from (seed, set, repetition,
+// thread), so the brute-force Oracle can replay exactly which articles a
+// run updated. Store is what an adapter implements; docs/wiki.md describes
+// the workload for users.
 package wiki
+
+import (
+	"context"
+	"errors"
+)
+
+// Article is one stored text. IDs are 1..n, consecutive, in load order.
+type Article struct {
+	ID    int64  `json:"id"`
+	Title string `json:"title"`
+	Body  string `json:"body"`
+}
+
+// ErrNotFound is wrapped by Store.Read and Store.Update for an id that is
+// not stored.
+var ErrNotFound = errors.New("article not found")
+
+// Source yields articles one at a time so that loading runs in constant
+// memory whatever the dataset's size. Next returns io.EOF after the last.
+type Source interface {
+	Next() (Article, error)
+}
+
+// Counts is what a Store holds.
+type Counts struct {
+	Articles int64 `json:"articles"`
+	// Bytes is the total size of all bodies.
+	Bytes int64 `json:"bytes"`
+	// MaxID is the largest id (0 when empty); a dataset loaded by fieldbench
+	// has MaxID == Articles.
+	MaxID int64 `json:"max_id"`
+}
+
+// Store is what an adapter implements for the wiki family. Implementations
+// must be safe for concurrent use by many client threads.
+type Store interface {
+	// Populate inserts every article src yields (ids must not exist yet),
+	// in large batches, and returns what it inserted.
+	Populate(ctx context.Context, src Source) (Counts, error)
+	// Read returns the article id; an error wrapping ErrNotFound when absent.
+	Read(ctx context.Context, id int64) (Article, error)
+	// Update replaces the body of article id (its title stays); an error
+	// wrapping ErrNotFound when absent.
+	Update(ctx context.Context, id int64, body string) error
+	// Counts reports how much is stored; Articles == 0 means empty.
+	Counts(ctx context.Context) (Counts, error)
+	// Reset removes every article, leaving an empty store.
+	Reset(ctx context.Context) error
+	Close() error
+}
+
+// Backend is implemented by an adapter.DB that supports the wiki family.
+type Backend interface {
+	// Wiki returns the family's Store, creating its schema when absent.
+	Wiki(ctx context.Context) (Store, error)
+}
