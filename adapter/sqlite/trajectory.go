@@ -1,0 +1,355 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+
+	"github.com/fieldbench/fieldbench/workload/trajectory"
+)
+
+var _ trajectory.Backend = (*DB)(nil)
+
+// The trajectory schema. Records keep all 18 attributes (the study imported
+// its CSV rows as they were) plus the 5-minute slot, as one plain rowid
+// table: appends are cheap in either write order. Cells are derived from
+// the records by a trigger, so whoever writes records also maintains the
+// cells and their R*Tree and a query always sees exactly the cells of the
+// stored records:
+//
+//   - traj_cells: one row per cell id with its position;
+//   - traj_cell_rtree: an R*Tree (rtree_i32: whole-metre coordinates are
+//     stored exactly, where the float rtree would round northings of
+//     6.2 million to float32 steps of 0.5 m) holding each cell as a point
+//     box, for the spatial candidate search;
+//   - traj_records_region: an index on (weekday, slot, site_id), so the
+//     region query counts one slot's records per cell by a covering index
+//     range scan already in cell order.
+var trajSchema = []string{
+	`create table if not exists traj_records (
+		user_id      integer not null,
+		site_id      integer not null,
+		weekday      integer not null, -- 1 = Monday .. 7 = Sunday
+		time         integer not null, -- seconds since midnight
+		slot         integer not null, -- time / 300
+		profile_id   integer not null,
+		segment_id   integer not null,
+		gsm          integer not null,
+		umts         integer not null,
+		lte          integer not null,
+		easting      integer not null,
+		northing     integer not null,
+		latitude     real    not null,
+		longitude    real    not null,
+		municipality text    not null,
+		county       text    not null,
+		city         text    not null,
+		postcode     text    not null,
+		address      text    not null
+	)`,
+	`create index if not exists traj_records_region on traj_records (weekday, slot, site_id)`,
+	`create table if not exists traj_cells (
+		id       integer primary key,
+		easting  integer not null,
+		northing integer not null
+	)`,
+	`create virtual table if not exists traj_cell_rtree using rtree_i32(id, minx, maxx, miny, maxy)`,
+	`create trigger if not exists traj_records_cell after insert on traj_records
+	when not exists (select 1 from traj_cells where id = new.site_id)
+	begin
+		insert into traj_cells (id, easting, northing) values (new.site_id, new.easting, new.northing);
+		insert into traj_cell_rtree (id, minx, maxx, miny, maxy)
+			values (new.site_id, new.easting, new.easting, new.northing, new.northing);
+	end`,
+}
+
+// trajDrop removes the schema (Reset drops and recreates: far faster than
+// deleting millions of rows one by one).
+var trajDrop = []string{
+	`drop trigger if exists traj_records_cell`,
+	`drop table if exists traj_records`,
+	`drop table if exists traj_cells`,
+	`drop table if exists traj_cell_rtree`,
+}
+
+const trajCols = 19
+
+// trajChunks are the row counts of the prepared multi-row INSERTs a write
+// request is cut into (19 parameters a row: 100 rows are 1,900 of SQLite's
+// 32,766).
+var trajChunks = []int{100, 10, 1}
+
+// Spatial queries: candidates from the R*Tree by bounding box, then the
+// exact test on the cells' integer coordinates (squared distances, cross
+// products), all in 64-bit integer arithmetic inside SQLite.
+const (
+	trajNearSQL = `select c.id, c.easting, c.northing,
+			(c.easting - ?1) * (c.easting - ?1) + (c.northing - ?2) * (c.northing - ?2) as d2
+		from traj_cell_rtree as r join traj_cells as c on c.id = r.id
+		where r.minx <= ?4 and r.maxx >= ?3 and r.miny <= ?6 and r.maxy >= ?5 and d2 <= ?7
+		order by d2, c.id`
+	trajRangeSQL = `select id, easting, northing from (
+			select c.id, c.easting, c.northing,
+				(?3 - ?1) * (c.northing - ?2) - (?4 - ?2) * (c.easting - ?1) as d1,
+				(?5 - ?3) * (c.northing - ?4) - (?6 - ?4) * (c.easting - ?3) as d2,
+				(?1 - ?5) * (c.northing - ?6) - (?2 - ?6) * (c.easting - ?5) as d3
+			from traj_cell_rtree as r join traj_cells as c on c.id = r.id
+			where r.minx <= ?8 and r.maxx >= ?7 and r.miny <= ?10 and r.maxy >= ?9)
+		where not ((d1 < 0 or d2 < 0 or d3 < 0) and (d1 > 0 or d2 > 0 or d3 > 0))
+		order by id`
+	trajRegionSQL = `select site_id, count(*) as n from traj_records
+		where weekday = ? and slot = ?
+		group by site_id order by n desc, site_id limit 1`
+)
+
+// knnStartRadius is the first search radius (m) of a k-NN query; it doubles
+// until k cells are found or the bound is reached.
+const knnStartRadius = 500
+
+// trajStore is the SQLite trajectory.Store.
+type trajStore struct {
+	db *DB
+
+	near, nearK, rng, region *sql.Stmt   // reader pool
+	ins                      []*sql.Stmt // writer pool, one per trajChunks entry
+	stmts                    []*sql.Stmt
+
+	args sync.Pool // *[]any of a write request's parameters
+}
+
+var _ trajectory.Store = (*trajStore)(nil)
+
+// Trajectory implements trajectory.Backend: it creates the schema when
+// missing and prepares the statements.
+func (db *DB) Trajectory(ctx context.Context) (trajectory.Store, error) {
+	if err := db.trajCreate(ctx); err != nil {
+		return nil, err
+	}
+	s := &trajStore{db: db}
+	s.args.New = func() any { a := make([]any, 0, trajChunks[0]*trajCols); return &a }
+	if err := s.prepare(ctx); err != nil {
+		return nil, errors.Join(err, s.Close())
+	}
+	return s, nil
+}
+
+func (db *DB) trajCreate(ctx context.Context) error {
+	for _, q := range trajSchema {
+		if _, err := db.w.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("sqlite trajectory: create schema: %w", err)
+		}
+	}
+	return nil
+}
+
+func (s *trajStore) prepare(ctx context.Context) error {
+	prep := func(pool *sql.DB, q string) (*sql.Stmt, error) {
+		st, err := pool.PrepareContext(ctx, q)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite trajectory: prepare %q: %w", strings.Join(strings.Fields(q), " "), err)
+		}
+		s.stmts = append(s.stmts, st)
+		return st, nil
+	}
+	var err error
+	if s.near, err = prep(s.db.r, trajNearSQL); err != nil {
+		return err
+	}
+	if s.nearK, err = prep(s.db.r, trajNearSQL+` limit ?8`); err != nil {
+		return err
+	}
+	if s.rng, err = prep(s.db.r, trajRangeSQL); err != nil {
+		return err
+	}
+	if s.region, err = prep(s.db.r, trajRegionSQL); err != nil {
+		return err
+	}
+	for _, n := range trajChunks {
+		st, err := prep(s.db.w, `insert into traj_records (user_id, site_id, weekday, time, slot,
+			profile_id, segment_id, gsm, umts, lte, easting, northing, latitude, longitude,
+			municipality, county, city, postcode, address) values `+values(trajCols, n))
+		if err != nil {
+			return err
+		}
+		s.ins = append(s.ins, st)
+	}
+	return nil
+}
+
+// Close releases the prepared statements; the DB stays open.
+func (s *trajStore) Close() error {
+	var errs []error
+	for _, st := range s.stmts {
+		errs = append(errs, st.Close())
+	}
+	s.stmts = nil
+	return errors.Join(errs...)
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Write implements trajectory.Writer: one transaction on the writer
+// connection, multi-row INSERTs of 100, 10 and 1 rows.
+func (s *trajStore) Write(ctx context.Context, recs []trajectory.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	ap := s.args.Get().(*[]any)
+	defer s.args.Put(ap)
+	tx, err := s.db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite trajectory: begin write: %w", err)
+	}
+	for ci := 0; len(recs) > 0; {
+		for trajChunks[ci] > len(recs) {
+			ci++
+		}
+		n := trajChunks[ci]
+		args := (*ap)[:0]
+		for i := range n {
+			r := &recs[i]
+			c := r.Cell
+			args = append(args, r.User, c.ID, int64(r.Weekday), int64(r.Time), int64(r.Slot()),
+				int64(r.Profile), int64(r.Segment), b2i(r.GSM()), b2i(r.UMTS()), b2i(r.LTE()),
+				c.Easting, c.Northing, c.Lat, c.Lon, c.Municipality, c.County, c.City, c.Postcode, c.Address)
+		}
+		*ap = args
+		if _, err := tx.StmtContext(ctx, s.ins[ci]).ExecContext(ctx, args...); err != nil {
+			_ = tx.Rollback()
+			return fmt.Errorf("sqlite trajectory: insert %d records: %w", n, err)
+		}
+		recs = recs[n:]
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite trajectory: commit write: %w", err)
+	}
+	return nil
+}
+
+// clamp32 keeps a bounding-box edge inside rtree_i32's range (queries may
+// reach beyond it; no stored cell can).
+func clamp32(v int64) int64 { return min(max(v, math.MinInt32), math.MaxInt32) }
+
+// hits runs a spatial statement whose rows are (id, easting, northing) and,
+// when withD2, the squared distance (read and dropped).
+func hits(ctx context.Context, what string, st *sql.Stmt, withD2 bool, args ...any) ([]trajectory.Hit, error) {
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite trajectory: %s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []trajectory.Hit
+	var h trajectory.Hit
+	var d2 int64
+	dst := []any{&h.Cell, &h.Easting, &h.Northing}
+	if withD2 {
+		dst = append(dst, &d2)
+	}
+	for rows.Next() {
+		if err := rows.Scan(dst...); err != nil {
+			return nil, fmt.Errorf("sqlite trajectory: %s: scan: %w", what, err)
+		}
+		out = append(out, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite trajectory: %s: %w", what, err)
+	}
+	return out, nil
+}
+
+func nearArgs(p trajectory.Point, r int64) []any {
+	return []any{p.X, p.Y, clamp32(p.X - r), clamp32(p.X + r), clamp32(p.Y - r), clamp32(p.Y + r), r * r}
+}
+
+// Distance implements trajectory.Querier.
+func (s *trajStore) Distance(ctx context.Context, p trajectory.Point, radius int64) ([]trajectory.Hit, error) {
+	if err := (trajectory.Query{Op: trajectory.OpDistance, At: p, Radius: radius}).Validate(); err != nil {
+		return nil, fmt.Errorf("sqlite trajectory: distance: %w", err)
+	}
+	return hits(ctx, "distance", s.near, true, nearArgs(p, radius)...)
+}
+
+// KNN implements trajectory.Querier. SQLite's R*Tree has no nearest-
+// neighbour search, so the search radius starts at 500 m and doubles up to
+// maxDist: once a round finds k cells within radius r, no cell outside r
+// can be nearer than the k-th, so those k (ordered by exact squared
+// distance, then id) are the answer.
+func (s *trajStore) KNN(ctx context.Context, p trajectory.Point, k int, maxDist int64) ([]trajectory.Hit, error) {
+	if err := (trajectory.Query{Op: trajectory.OpKNN, At: p, K: k, MaxDist: maxDist}).Validate(); err != nil {
+		return nil, fmt.Errorf("sqlite trajectory: knn: %w", err)
+	}
+	r := min(int64(knnStartRadius), maxDist)
+	for {
+		out, err := hits(ctx, "knn", s.nearK, true, append(nearArgs(p, r), k)...)
+		if err != nil || len(out) == k || r == maxDist {
+			return out, err
+		}
+		r = min(2*r, maxDist)
+	}
+}
+
+// Range implements trajectory.Querier: R*Tree candidates in the triangle's
+// bounding box, then the exact closed point-in-triangle test (the three
+// edge cross products may not have mixed signs).
+func (s *trajStore) Range(ctx context.Context, t trajectory.Triangle) ([]trajectory.Hit, error) {
+	if err := (trajectory.Query{Op: trajectory.OpRange, Tri: t}).Validate(); err != nil {
+		return nil, fmt.Errorf("sqlite trajectory: range: %w", err)
+	}
+	minX, minY, maxX, maxY := t.Bounds()
+	return hits(ctx, "range", s.rng, false, t[0].X, t[0].Y, t[1].X, t[1].Y, t[2].X, t[2].Y,
+		clamp32(minX), clamp32(maxX), clamp32(minY), clamp32(maxY))
+}
+
+// Region implements trajectory.Querier.
+func (s *trajStore) Region(ctx context.Context, day trajectory.Weekday, slot int) (trajectory.Busiest, bool, error) {
+	if err := (trajectory.Query{Op: trajectory.OpRegion, Day: day, Slot: slot}).Validate(); err != nil {
+		return trajectory.Busiest{}, false, fmt.Errorf("sqlite trajectory: region: %w", err)
+	}
+	var b trajectory.Busiest
+	err := s.region.QueryRowContext(ctx, int64(day), int64(slot)).Scan(&b.Cell, &b.Visits)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return b, false, nil
+	case err != nil:
+		return b, false, fmt.Errorf("sqlite trajectory: region: %w", err)
+	}
+	return b, true, nil
+}
+
+// Counts implements trajectory.Store.
+func (s *trajStore) Counts(ctx context.Context) (trajectory.Counts, error) {
+	var c trajectory.Counts
+	if err := s.db.r.QueryRowContext(ctx, `select (select count(*) from traj_records), (select count(*) from traj_cells)`).Scan(&c.Records, &c.Cells); err != nil {
+		return c, fmt.Errorf("sqlite trajectory: count: %w", err)
+	}
+	return c, nil
+}
+
+// Reset implements trajectory.Store: drop and recreate the schema in one
+// transaction on the writer connection. Prepared statements re-prepare
+// themselves against the new tables (SQLite does it on a schema change).
+func (s *trajStore) Reset(ctx context.Context) error {
+	tx, err := s.db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite trajectory: begin reset: %w", err)
+	}
+	for _, q := range append(append([]string(nil), trajDrop...), trajSchema...) {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			_ = tx.Rollback()
+			return fmt.Errorf("sqlite trajectory: reset: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite trajectory: commit reset: %w", err)
+	}
+	return nil
+}
