@@ -117,7 +117,7 @@ func TestRegistered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Name() != "sqlite" || !slices.Contains(a.Families(), "microblog") || !slices.Contains(a.Families(), "wiki") || a.Describe() == "" {
+	if a.Name() != "sqlite" || !slices.Equal(a.Families(), []string{"ingest", "microblog", "trajectory", "wiki"}) || a.Describe() == "" {
 		t.Errorf("adapter %q families %v describe %q", a.Name(), a.Families(), a.Describe())
 	}
 	db, err := a.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "r.db"))

@@ -1,0 +1,215 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// BatchRecorder receives the latency of each batch (operation OpBatch) and
+// each failed batch. A recorder.Handle is one; the interface keeps this
+// package free of the recorder.
+type BatchRecorder interface {
+	Record(op int, d time.Duration)
+	Error(op int, err error)
+}
+
+// ErrTimeout is the cause of a run that exceeded RunConfig.Timeout. It
+// matches context.DeadlineExceeded (errors.Is) so error counters classify it
+// as a timeout.
+var ErrTimeout error = timeoutError{}
+
+type timeoutError struct{}
+
+func (timeoutError) Error() string        { return "run timeout exceeded" }
+func (timeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// ErrLost is the cause of a run after which the store holds fewer (or more)
+// records than were acknowledged.
+var ErrLost = errors.New("stored records differ from acknowledged inserts")
+
+// RunConfig is one run: Sources sources insert Records records each, Batch
+// at a time.
+type RunConfig struct {
+	Sources int
+	Records int64 // per source
+	Batch   int
+	Seed    int64
+	// Timeout fails the run when exceeded (0 = no limit). It cancels the
+	// batches in flight: a run that has failed is not measured further.
+	Timeout time.Duration
+	// Verify counts the stored records after the run (untimed); a count
+	// other than Sources × Records fails the run with ErrLost.
+	Verify bool
+}
+
+// Validate reports the first bad setting in words a user understands.
+func (c RunConfig) Validate() error {
+	switch {
+	case c.Sources < 1:
+		return fmt.Errorf("--sources must be at least 1 (got %d)", c.Sources)
+	case c.Sources > 10_000:
+		return fmt.Errorf("--sources must be at most 10000 (got %d)", c.Sources)
+	case c.Batch < 1:
+		return fmt.Errorf("--batch must be at least 1 (got %d)", c.Batch)
+	case c.Records < 1:
+		return fmt.Errorf("--records must be at least 1 (got %d)", c.Records)
+	case c.Records > MaxRecords:
+		return fmt.Errorf("--records must be at most %d per source (a record's index is a 4-byte int; got %d)", MaxRecords, c.Records)
+	case c.Timeout < 0:
+		return fmt.Errorf("--timeout must not be negative (got %s)", c.Timeout)
+	}
+	return nil
+}
+
+// RunResult is what one run measured.
+type RunResult struct {
+	Records  int64 // per source: the load
+	Run      int   // position within its load in a sweep, from 1
+	Warmup   bool  // a sweep's warm-up run, left out of the statistics
+	Inserted int64 // records acknowledged by the store
+	Elapsed  time.Duration
+	// Throughput is Sources × Records / Elapsed in records per second; 0
+	// when the run failed.
+	Throughput float64
+	// Err is why the run failed (nil when it succeeded). A failure is a
+	// result: the database could not take this load.
+	Err error
+	// Interrupted: the caller's context was cancelled (Ctrl-C); the run
+	// measured nothing and is no result at all.
+	Interrupted bool
+}
+
+// Failed reports whether the run is a failure result.
+func (r RunResult) Failed() bool { return r.Err != nil && !r.Interrupted }
+
+// Cause is the failure's cause as recorded in the result file ("" when the
+// run succeeded).
+func (r RunResult) Cause() string {
+	if !r.Failed() {
+		return ""
+	}
+	return r.Err.Error()
+}
+
+// Run drives one run: every source starts at once and inserts its records
+// batch by batch, each batch generated (untimed for its latency) and then
+// stored by one InsertBatch (timed, recorded into recs[source]). Elapsed
+// runs from the common start until the last source's last batch returned,
+// so Throughput = Sources × Records / Elapsed is the study's "records over
+// total insertion time". The first failed batch or the timeout fails the
+// run and stops every source; there is no retry, because a database that
+// cannot take the load is what the sweep is looking for.
+//
+// Run does not reset the store; callers do (Sweep before every run).
+func Run(ctx context.Context, store Store, cfg RunConfig, recs []BatchRecorder) RunResult {
+	res := RunResult{Records: cfg.Records}
+	if err := cfg.Validate(); err != nil {
+		res.Err = err
+		return res
+	}
+	if len(recs) != cfg.Sources {
+		res.Err = fmt.Errorf("ingest: %d recorders for %d sources", len(recs), cfg.Sources)
+		return res
+	}
+	runCtx, fail := context.WithCancelCause(ctx)
+	defer fail(nil)
+	if cfg.Timeout > 0 {
+		var stop context.CancelFunc
+		runCtx, stop = context.WithTimeoutCause(runCtx, cfg.Timeout, ErrTimeout)
+		defer stop()
+	}
+
+	var inserted atomic.Int64
+	var wg sync.WaitGroup
+	ready := make(chan struct{})
+	for s := range cfg.Sources {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]Record, min(int64(cfg.Batch), cfg.Records))
+			<-ready
+			source(runCtx, fail, store, cfg, s, buf, recs[s], &inserted)
+		}()
+	}
+	start := time.Now()
+	close(ready)
+	wg.Wait()
+	res.Elapsed = time.Since(start)
+	res.Inserted = inserted.Load()
+
+	total := int64(cfg.Sources) * cfg.Records
+	switch {
+	case ctx.Err() != nil:
+		res.Interrupted = true
+		res.Err = ctx.Err()
+		return res
+	case runCtx.Err() != nil:
+		cause := context.Cause(runCtx)
+		if errors.Is(cause, ErrTimeout) {
+			res.Err = fmt.Errorf("%w after %s (%d of %d records inserted)", ErrTimeout, cfg.Timeout, res.Inserted, total)
+		} else {
+			res.Err = fmt.Errorf("%w (%d of %d records inserted)", cause, res.Inserted, total)
+		}
+		return res
+	}
+	if cfg.Verify {
+		// The count is untimed but bounded like the run, so a database
+		// that hangs on it cannot hang a sweep.
+		cctx, cancel := ctx, context.CancelFunc(func() {})
+		if cfg.Timeout > 0 {
+			cctx, cancel = context.WithTimeout(ctx, cfg.Timeout)
+		}
+		n, err := store.Count(cctx)
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			res.Interrupted = true
+			res.Err = ctx.Err()
+			return res
+		case err != nil:
+			res.Err = fmt.Errorf("count stored records after the run: %w", err)
+			return res
+		case n != total:
+			res.Err = fmt.Errorf("%w: %d records stored, %d acknowledged", ErrLost, n, total)
+			return res
+		}
+	}
+	res.Throughput = float64(total) / res.Elapsed.Seconds()
+	return res
+}
+
+// source inserts one source's records. On the first error it cancels the
+// run with that error as the cause; errors that follow from the
+// cancellation (other sources' batches cut short) are not counted as the
+// database's errors, but batches cut by the run's timeout are counted as
+// timeouts.
+func source(ctx context.Context, fail context.CancelCauseFunc, store Store, cfg RunConfig, src int, buf []Record, rec BatchRecorder, inserted *atomic.Int64) {
+	for first := int64(0); first < cfg.Records; first += int64(len(buf)) {
+		if ctx.Err() != nil {
+			return
+		}
+		b := buf[:min(int64(len(buf)), cfg.Records-first)]
+		Fill(b, cfg.Seed, src, first)
+		t0 := time.Now()
+		err := store.InsertBatch(ctx, b)
+		d := time.Since(t0)
+		if err == nil {
+			rec.Record(OpBatch, d)
+			inserted.Add(int64(len(b)))
+			continue
+		}
+		if ctx.Err() != nil {
+			if cause := context.Cause(ctx); errors.Is(cause, ErrTimeout) {
+				rec.Error(OpBatch, cause)
+			}
+			return
+		}
+		rec.Error(OpBatch, err)
+		fail(fmt.Errorf("source %d, batch of records %d..%d: %w", src, first, first+int64(len(b))-1, err))
+		return
+	}
+}

@@ -1,0 +1,236 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// memStore is an in-memory Store that checks every record it receives is
+// the one Generate gives for its position, and can be told to misbehave.
+type memStore struct {
+	seed int64
+	mu   sync.Mutex
+	seen map[[2]int32]bool
+	dup  int
+	bad  int
+
+	calls  atomic.Int64
+	resets atomic.Int64
+	// fail, when set, is asked before each batch (after Reset it sees the
+	// batch number within the current run, from 1).
+	fail func(records int64, batch int64) error
+	// block makes InsertBatch wait for its context.
+	block bool
+	// lose makes Count report one record fewer.
+	lose bool
+	// load is the records per source of the current run (set by tests).
+	load atomic.Int64
+}
+
+func newMemStore(seed int64) *memStore { return &memStore{seed: seed, seen: map[[2]int32]bool{}} }
+
+func (m *memStore) InsertBatch(ctx context.Context, recs []Record) error {
+	n := m.calls.Add(1)
+	if m.block {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	if m.fail != nil {
+		if err := m.fail(m.load.Load(), n); err != nil {
+			return err
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range recs {
+		k := [2]int32{r.Source, r.Seq}
+		if m.seen[k] {
+			m.dup++
+		}
+		m.seen[k] = true
+		if r != Generate(m.seed, int(r.Source), int64(r.Seq)) {
+			m.bad++
+		}
+	}
+	return nil
+}
+
+func (m *memStore) Count(context.Context) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := int64(len(m.seen))
+	if m.lose {
+		n--
+	}
+	return n, nil
+}
+
+func (m *memStore) Reset(context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.seen = map[[2]int32]bool{}
+	m.calls.Store(0)
+	m.resets.Add(1)
+	return nil
+}
+
+func (m *memStore) Close() error { return nil }
+
+// countRec counts what a source recorded.
+type countRec struct {
+	ok   atomic.Int64
+	errs sync.Map // kind -> *atomic.Int64
+	nerr atomic.Int64
+}
+
+func (c *countRec) Record(op int, d time.Duration) { c.ok.Add(1) }
+func (c *countRec) Error(op int, err error)        { c.nerr.Add(1) }
+
+func recorders(n int) ([]BatchRecorder, []*countRec) {
+	out := make([]BatchRecorder, n)
+	cs := make([]*countRec, n)
+	for i := range out {
+		cs[i] = &countRec{}
+		out[i] = cs[i]
+	}
+	return out, cs
+}
+
+func totals(cs []*countRec) (ok, errs int64) {
+	for _, c := range cs {
+		ok += c.ok.Load()
+		errs += c.nerr.Load()
+	}
+	return ok, errs
+}
+
+func TestRunInsertsEveryRecordOnce(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		sources int
+		records int64
+		batch   int
+	}{
+		{1, 1, 1},
+		{3, 1000, 64}, // last batch partial
+		{8, 500, 100}, // exact batches
+		{2, 10, 1000}, // batch larger than the load
+		{4, 257, 1},   // one record per batch
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%dx%d/%d", tc.sources, tc.records, tc.batch), func(t *testing.T) {
+			t.Parallel()
+			st := newMemStore(9)
+			recs, cs := recorders(tc.sources)
+			res := Run(t.Context(), st, RunConfig{Sources: tc.sources, Records: tc.records, Batch: tc.batch, Seed: 9, Verify: true}, recs)
+			total := int64(tc.sources) * tc.records
+			if res.Err != nil || res.Failed() || res.Interrupted {
+				t.Fatalf("run failed: %v", res.Err)
+			}
+			if res.Inserted != total || len(st.seen) != int(total) || st.dup != 0 || st.bad != 0 {
+				t.Fatalf("inserted %d, stored %d distinct (%d duplicates, %d not as generated), want %d", res.Inserted, len(st.seen), st.dup, st.bad, total)
+			}
+			if want := float64(total) / res.Elapsed.Seconds(); res.Throughput != want || res.Throughput <= 0 {
+				t.Fatalf("throughput %g, want records/elapsed = %g", res.Throughput, want)
+			}
+			batches := int64(tc.sources) * ((tc.records + int64(tc.batch) - 1) / int64(tc.batch))
+			if ok, errs := totals(cs); ok != batches || errs != 0 {
+				t.Fatalf("recorded %d batches and %d errors, want %d and 0", ok, errs, batches)
+			}
+		})
+	}
+}
+
+func TestRunFailures(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("disk full")
+	tests := []struct {
+		name      string
+		store     func() *memStore
+		timeout   time.Duration
+		wantIs    error
+		wantText  string
+		maxErrors int64
+	}{
+		{"insert error", func() *memStore {
+			s := newMemStore(1)
+			s.fail = func(_, batch int64) error {
+				if batch == 3 {
+					return boom
+				}
+				return nil
+			}
+			return s
+		}, 0, boom, "disk full", 4},
+		{"timeout", func() *memStore { s := newMemStore(1); s.block = true; return s }, 30 * time.Millisecond, ErrTimeout, "after 30ms", 4},
+		{"lost records", func() *memStore { s := newMemStore(1); s.lose = true; return s }, 0, ErrLost, "3999 records stored, 4000 acknowledged", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			st := tc.store()
+			recs, cs := recorders(4)
+			start := time.Now()
+			res := Run(t.Context(), st, RunConfig{Sources: 4, Records: 1000, Batch: 10, Seed: 1, Timeout: tc.timeout, Verify: true}, recs)
+			if !res.Failed() || !errors.Is(res.Err, tc.wantIs) || !strings.Contains(res.Cause(), tc.wantText) {
+				t.Fatalf("result %+v: want a failure wrapping %v saying %q", res, tc.wantIs, tc.wantText)
+			}
+			if res.Throughput != 0 {
+				t.Fatalf("a failed run has throughput %g", res.Throughput)
+			}
+			if _, errs := totals(cs); errs < 1 && tc.maxErrors > 0 || errs > tc.maxErrors {
+				t.Fatalf("%d batch errors recorded, want 1..%d", errs, tc.maxErrors)
+			}
+			if time.Since(start) > 5*time.Second {
+				t.Fatalf("failing run took %s", time.Since(start))
+			}
+		})
+	}
+}
+
+func TestRunInterrupted(t *testing.T) {
+	t.Parallel()
+	st := newMemStore(1)
+	st.block = true
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	recs, cs := recorders(2)
+	res := Run(ctx, st, RunConfig{Sources: 2, Records: 100, Batch: 10}, recs)
+	if !res.Interrupted || res.Failed() || res.Cause() != "" {
+		t.Fatalf("interrupted run: %+v", res)
+	}
+	if _, errs := totals(cs); errs != 0 {
+		t.Fatalf("an interrupt recorded %d database errors", errs)
+	}
+}
+
+func TestRunConfigValidate(t *testing.T) {
+	t.Parallel()
+	good := RunConfig{Sources: 8, Records: 10, Batch: 5}
+	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		mod  func(*RunConfig)
+		want string
+	}{
+		{"no sources", func(c *RunConfig) { c.Sources = 0 }, "--sources"},
+		{"no batch", func(c *RunConfig) { c.Batch = 0 }, "--batch"},
+		{"no records", func(c *RunConfig) { c.Records = 0 }, "--records"},
+		{"too many records", func(c *RunConfig) { c.Records = MaxRecords + 1 }, "at most"},
+		{"negative timeout", func(c *RunConfig) { c.Timeout = -time.Second }, "--timeout"},
+	} {
+		c := good
+		tc.mod(&c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one naming %s", tc.name, err, tc.want)
+		}
+	}
+}
