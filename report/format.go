@@ -82,13 +82,13 @@ func fmtRate(v float64) string {
 	}
 }
 
-// fmtNumber formats a plain figure: integers with separators, others with
-// four significant digits.
+// fmtNumber formats a plain figure: integers exactly with separators, others
+// as fmtFigure does.
 func fmtNumber(v float64) string {
 	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
 		return fmtCount(int64(v))
 	}
-	return strconv.FormatFloat(v, 'g', 4, 64)
+	return fmtFigure(v)
 }
 
 // fmtFigure formats a measured figure: from 1,000 up rounded with

@@ -372,6 +372,8 @@ func TestFormat(t *testing.T) {
 		{fmtSeconds(3725), "1h02m"},
 		{fmtExtra("lag_p99_us", 15300), "15.3ms"},
 		{fmtExtra("rows", 1e6), "1,000,000"},
+		{fmtExtra("requests_per_sec", 27204.6), "27,205"},
+		{fmtExtra("ratio", 0.12345), "0.1235"},
 		{fmtErrors(nil), "0"},
 		{fmtErrors(map[string]int64{"timeout": 2, "conflict": 1}), "3 (conflict 1, timeout 2)"},
 		{fmtValue(map[string]any{"b": 1, "a": "<x>"}), `{"a":"<x>","b":1}`},
