@@ -1,0 +1,178 @@
+// Package cluster starts real database servers on this machine — single
+// nodes and clusters bound to loopback, on ports checked free — and keeps a
+// description of each cluster in its directory (cluster.json) so another
+// fieldbench process can show its status, add or kill nodes, and tear it
+// down. One Engine per database knows how to install-check, configure,
+// start, grow and stop it.
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+)
+
+// ErrUnsupported is wrapped when an engine cannot do an operation.
+var ErrUnsupported = errors.New("not supported by this engine")
+
+// Node is one server process.
+type Node struct {
+	Name    string `json:"name"`              // e.g. "pg1"
+	Role    string `json:"role,omitempty"`    // primary, replica, master...
+	Host    string `json:"host"`              // a loopback address
+	Port    int    `json:"port"`              // client port
+	Ports   []int  `json:"ports,omitempty"`   // other ports it owns (cluster bus, replication)
+	DataDir string `json:"data_dir"`          // under the cluster directory
+	LogFile string `json:"log_file"`          // server log
+	PID     int    `json:"pid,omitempty"`     // 0 when stopped
+	Config  string `json:"config,omitempty"`  // config file written for it
+	Stopped bool   `json:"stopped,omitempty"` // killed or stopped on purpose
+}
+
+// Addr is host:port.
+func (n *Node) Addr() string { return fmt.Sprintf("%s:%d", n.Host, n.Port) }
+
+// Cluster is what an engine started, as saved in Dir/cluster.json.
+type Cluster struct {
+	Engine  string            `json:"engine"`
+	Dir     string            `json:"dir"`
+	Nodes   []*Node           `json:"nodes"`
+	DSN     string            `json:"dsn"`               // for fieldbench --db
+	Version string            `json:"version,omitempty"` // server version
+	Options map[string]string `json:"options,omitempty"` // engine options used
+	Started time.Time         `json:"started"`
+}
+
+// Node returns the node called name.
+func (c *Cluster) Node(name string) (*Node, error) {
+	for _, n := range c.Nodes {
+		if n.Name == name {
+			return n, nil
+		}
+	}
+	names := make([]string, len(c.Nodes))
+	for i, n := range c.Nodes {
+		names[i] = n.Name
+	}
+	return nil, fmt.Errorf("no node %q in the %s cluster (nodes: %v)", name, c.Engine, names)
+}
+
+// Options are what a user may set for `cluster up`.
+type Options struct {
+	Nodes int
+	// Extra holds engine options (e.g. "replicas": "1" for Redis,
+	// "galera": "true" for MariaDB), given as --opt key=value.
+	Extra map[string]string
+}
+
+// NodeStatus is one line of `cluster status`.
+type NodeStatus struct {
+	Name   string            `json:"name"`
+	Addr   string            `json:"addr"`
+	Role   string            `json:"role"`
+	State  string            `json:"state"` // up, down, joining...
+	PID    int               `json:"pid,omitempty"`
+	Detail map[string]string `json:"detail,omitempty"` // engine facts: lag, slots, load...
+}
+
+// Engine knows one database.
+type Engine interface {
+	Name() string
+	// Check reports what is missing on this machine (binaries), with the
+	// command that installs it.
+	Check() error
+	// Up starts opts.Nodes nodes in dir and returns the running cluster.
+	Up(ctx context.Context, dir string, opts Options) (*Cluster, error)
+	// Status asks every node.
+	Status(ctx context.Context, c *Cluster) ([]NodeStatus, error)
+	// Down stops every node (by PID) and leaves the data in place.
+	Down(ctx context.Context, c *Cluster) error
+}
+
+// Grower is an engine that can add a node to a running cluster.
+type Grower interface {
+	Add(ctx context.Context, c *Cluster) (*Node, error)
+}
+
+// Killer is an engine that can kill (SIGKILL) and restart a node.
+type Killer interface {
+	Kill(ctx context.Context, c *Cluster, node string) error
+	Restart(ctx context.Context, c *Cluster, node string) error
+}
+
+var (
+	mu      sync.RWMutex
+	engines = map[string]Engine{}
+)
+
+// Register adds an engine; it panics on a duplicate name.
+func Register(e Engine) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := engines[e.Name()]; dup {
+		panic("cluster: duplicate engine " + e.Name())
+	}
+	engines[e.Name()] = e
+}
+
+// Get returns the engine called name.
+func Get(name string) (Engine, error) {
+	mu.RLock()
+	defer mu.RUnlock()
+	e, ok := engines[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown engine %q (known: %v)", name, namesLocked())
+	}
+	return e, nil
+}
+
+// Engines lists the registered engine names, sorted.
+func Engines() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	return namesLocked()
+}
+
+func namesLocked() []string {
+	out := make([]string, 0, len(engines))
+	for n := range engines {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// StateFile is the cluster description's name inside its directory.
+const StateFile = "cluster.json"
+
+// Save writes c to c.Dir/cluster.json (atomically).
+func (c *Cluster) Save() error {
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(c.Dir, StateFile+".tmp")
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("save cluster state: %w", err)
+	}
+	return os.Rename(tmp, filepath.Join(c.Dir, StateFile))
+}
+
+// Load reads the cluster described in dir.
+func Load(dir string) (*Cluster, error) {
+	b, err := os.ReadFile(filepath.Join(dir, StateFile))
+	if err != nil {
+		return nil, fmt.Errorf("no cluster in %s: %w", dir, err)
+	}
+	var c Cluster
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("read %s: %w", filepath.Join(dir, StateFile), err)
+	}
+	return &c, nil
+}

@@ -1,0 +1,230 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Loopback is where every server binds: servers started by fieldbench are
+// never reachable from outside this machine.
+const Loopback = "127.0.0.1"
+
+// FreePort asks the kernel for a port that is free on host right now. The
+// port can still be lost to a race before the server binds it: engines
+// retry Start with a new port when the server fails to bind (see Retry).
+func FreePort(host string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return 0, fmt.Errorf("find a free port on %s: %w", host, err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// FreePorts returns n distinct free ports on host.
+func FreePorts(host string, n int) ([]int, error) {
+	seen := map[int]bool{}
+	var out []int
+	for len(out) < n {
+		p, err := FreePort(host)
+		if err != nil {
+			return nil, err
+		}
+		// Redis Cluster needs port+10000 for its bus: keep ports low enough.
+		if !seen[p] && p < 55000 {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// Retry runs start up to attempts times; start gets a fresh attempt number
+// and should pick new ports each time. It is for the race between FreePort
+// and the server's bind.
+func Retry(attempts int, start func(attempt int) error) error {
+	var errs []error
+	for i := 0; i < attempts; i++ {
+		err := start(i)
+		if err == nil {
+			return nil
+		}
+		errs = append(errs, err)
+	}
+	return fmt.Errorf("gave up after %d attempts: %w", attempts, errors.Join(errs...))
+}
+
+// Proc describes a server process to start.
+type Proc struct {
+	Path    string
+	Args    []string
+	Dir     string
+	LogFile string // stdout and stderr go here (appended)
+	// User runs the process as that user (postgres refuses to run as
+	// root); "" runs as the current user.
+	User string
+	Env  []string
+}
+
+// Start starts p in its own process group, detached from fieldbench's
+// terminal (Ctrl-C of a run must not kill the cluster), and returns its PID.
+func Start(p Proc) (int, error) {
+	logf, err := os.OpenFile(p.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return 0, fmt.Errorf("open log %s: %w", p.LogFile, err)
+	}
+	defer logf.Close()
+	cmd := exec.Command(p.Path, p.Args...)
+	cmd.Dir = p.Dir
+	cmd.Stdout = logf
+	cmd.Stderr = logf
+	cmd.Env = append(os.Environ(), p.Env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if p.User != "" {
+		cred, err := credential(p.User)
+		if err != nil {
+			return 0, err
+		}
+		cmd.SysProcAttr.Credential = cred
+	}
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("start %s: %w", p.Path, err)
+	}
+	pid := cmd.Process.Pid
+	go cmd.Wait() // reap it if it dies while we run; the PID stays ours
+	return pid, nil
+}
+
+// RunAs runs a short command (initdb, pg_basebackup...) to completion as
+// user ("" = current), returning its combined output in the error.
+func RunAs(ctx context.Context, usr, dir string, path string, args ...string) error {
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Dir = dir
+	if usr != "" {
+		cred, err := credential(usr)
+		if err != nil {
+			return err
+		}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s: %w\n%s", path, strings.Join(args, " "), err, tail(string(out), 2000))
+	}
+	return nil
+}
+
+// Chown gives path (recursively) to usr, so a server running as usr can
+// write its data directory.
+func Chown(path, usr string) error {
+	u, err := user.Lookup(usr)
+	if err != nil {
+		return fmt.Errorf("user %s: %w", usr, err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return filepathWalkChown(path, uid, gid)
+}
+
+func credential(usr string) (*syscall.Credential, error) {
+	u, err := user.Lookup(usr)
+	if err != nil {
+		return nil, fmt.Errorf("user %s (needed to run the server): %w", usr, err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+}
+
+// Alive reports whether pid is a running process (not a zombie).
+func Alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// state is the field after the ")" that closes the command name
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] != 'Z'
+	}
+	return true
+}
+
+// Stop sends SIGTERM to pid and waits up to grace for it to exit, then
+// sends SIGKILL. It only ever signals the PID fieldbench started.
+func Stop(pid int, grace time.Duration) error {
+	if !Alive(pid) {
+		return nil
+	}
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("stop pid %d: %w", pid, err)
+	}
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) {
+		if !Alive(pid) {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return Kill(pid)
+}
+
+// Kill sends SIGKILL to pid and waits for it to be gone.
+func Kill(pid int) error {
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("kill pid %d: %w", pid, err)
+	}
+	for i := 0; i < 100 && Alive(pid); i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nil
+}
+
+// WaitPort waits until host:port accepts TCP connections, the process pid
+// dies (then the log's tail explains why), or ctx ends.
+func WaitPort(ctx context.Context, host string, port, pid int, logFile string) error {
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	for {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if pid > 0 && !Alive(pid) {
+			return fmt.Errorf("server (pid %d) exited before listening on %s; log %s ends:\n%s", pid, addr, logFile, LogTail(logFile, 1500))
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("server did not listen on %s: %w; log %s ends:\n%s", addr, ctx.Err(), logFile, LogTail(logFile, 1500))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// LogTail is the last n bytes of a log file, for error messages.
+func LogTail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "(no log: " + err.Error() + ")"
+	}
+	return tail(string(b), n)
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
