@@ -96,11 +96,14 @@ machine.`,
 			subs := make([]*cobra.Command, len(mks))
 			for i, mk := range mks {
 				subs[i] = mk()
+				if v.name == "run" || v.name == "sweep" {
+					withCluster(subs[i])
+				}
 			}
 			root.AddCommand(parentCmd(v.name, v.short, subs...))
 		}
 	}
-	root.AddCommand(newReportCmd())
+	root.AddCommand(newClusterCmd(), newReportCmd())
 	return root
 }
 

@@ -1,0 +1,380 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/cluster"
+)
+
+// clustersDir is where `cluster up` creates clusters when --dir is not given.
+const clustersDir = "clusters"
+
+func newClusterCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "cluster",
+		Short: "Start, inspect, grow, break and stop real database servers on this machine",
+		Long: `cluster starts real database servers on this machine, bound to loopback
+(127.0.0.1) on ports checked free, with data, configuration and logs under one
+directory, and prints the DSN to pass to --db. The directory's cluster.json
+describes the cluster, so status, add, kill, restart and down work from any
+later fieldbench process.
+
+Install the servers first on a fresh machine: scripts/install-servers.sh.`,
+		Example: `  fieldbench cluster up postgres --nodes 2          # primary + 1 streaming replica
+  fieldbench cluster status --dir clusters/postgres
+  fieldbench cluster down --dir clusters/postgres`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usagef("cluster needs a subcommand: up, status, add, kill, restart or down")
+		},
+	}
+	c.AddCommand(newClusterUpCmd(), newClusterStatusCmd(), newClusterDownCmd(), newClusterAddCmd(),
+		newClusterNodeCmd("kill", "Kill a node with SIGKILL (it keeps its data)"),
+		newClusterNodeCmd("restart", "Restart a killed or stopped node on its data"))
+	return c
+}
+
+func newClusterUpCmd() *cobra.Command {
+	var nodes int
+	var dir string
+	var opts []string
+	c := &cobra.Command{
+		Use:   "up ENGINE",
+		Short: "Start a cluster of ENGINE (" + strings.Join(cluster.Engines(), ", ") + ")",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("cluster up needs one engine (one of: %s)", strings.Join(cluster.Engines(), ", "))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			extra, err := parseOpts(opts)
+			if err != nil {
+				return err
+			}
+			cl, err := clusterUp(cmd.Context(), args[0], nodes, dir, extra, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "%s cluster of %d node(s) is up in %s\n", cl.Engine, len(cl.Nodes), cl.Dir)
+			fmt.Fprintf(out, "DSN: %s\n", cl.DSN)
+			fmt.Fprintf(out, "stop it with: fieldbench cluster down --dir %s\n", cl.Dir)
+			return nil
+		},
+	}
+	c.Flags().IntVar(&nodes, "nodes", 1, "number of nodes")
+	c.Flags().StringVar(&dir, "dir", "", "directory for data, configuration and logs (default: clusters/ENGINE-TIME)")
+	c.Flags().StringArrayVar(&opts, "opt", nil, "engine option key=value (repeatable), e.g. --opt replicas=1 for redis")
+	return c
+}
+
+// clusterUp validates and starts a cluster, saving its description; on
+// failure it stops whatever it had started.
+func clusterUp(ctx context.Context, engine string, nodes int, dir string, extra map[string]string, progress interface{ Write([]byte) (int, error) }) (*cluster.Cluster, error) {
+	e, err := cluster.Get(engine)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if nodes < 1 {
+		return nil, usagef("--nodes must be at least 1 (got %d)", nodes)
+	}
+	if err := e.Check(); err != nil {
+		return nil, fmt.Errorf("%s is not installed here: %w (run scripts/install-servers.sh)", engine, err)
+	}
+	if dir == "" {
+		dir = filepath.Join(clustersDir, fmt.Sprintf("%s-%s", engine, time.Now().Format("20060102-150405")))
+	}
+	if _, err := os.Stat(filepath.Join(dir, cluster.StateFile)); err == nil {
+		return nil, usagef("%s already holds a cluster: use another --dir or 'fieldbench cluster down --dir %s' first", dir, dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, usagef("cluster directory %s is not writable: %v", dir, err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(progress, "starting %s with %d node(s) in %s...\n", engine, nodes, abs)
+	t0 := time.Now()
+	cl, err := e.Up(ctx, abs, cluster.Options{Nodes: nodes, Extra: extra})
+	if err != nil {
+		if cl != nil {
+			dctx, cancel := detached(ctx, time.Minute)
+			_ = e.Down(dctx, cl)
+			cancel()
+		}
+		return nil, fmt.Errorf("start %s: %w", engine, err)
+	}
+	if err := cl.Save(); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(progress, "%s up in %s\n", engine, time.Since(t0).Round(100*time.Millisecond))
+	return cl, nil
+}
+
+func parseOpts(opts []string) (map[string]string, error) {
+	m := map[string]string{}
+	for _, o := range opts {
+		k, v, ok := strings.Cut(o, "=")
+		if !ok || k == "" {
+			return nil, usagef("--opt %q is not key=value", o)
+		}
+		m[k] = v
+	}
+	return m, nil
+}
+
+// loadCluster finds the cluster of --dir, or the only one under clusters/.
+func loadCluster(dir string) (*cluster.Cluster, cluster.Engine, error) {
+	if dir == "" {
+		matches, _ := filepath.Glob(filepath.Join(clustersDir, "*", cluster.StateFile))
+		switch len(matches) {
+		case 0:
+			return nil, nil, usagef("no cluster found under %s/: pass --dir", clustersDir)
+		case 1:
+			dir = filepath.Dir(matches[0])
+		default:
+			sort.Strings(matches)
+			return nil, nil, usagef("several clusters under %s/ (%s): pass --dir", clustersDir, strings.Join(matches, ", "))
+		}
+	}
+	cl, err := cluster.Load(dir)
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	e, err := cluster.Get(cl.Engine)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cl, e, nil
+}
+
+func newClusterStatusCmd() *cobra.Command {
+	var dir string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "status",
+		Short: "Show every node's role, state and engine facts (replication, slots, state transfer)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cl, e, err := loadCluster(dir)
+			if err != nil {
+				return err
+			}
+			st, err := e.Status(cmd.Context(), cl)
+			if err != nil {
+				return fmt.Errorf("status of %s: %w", cl.Dir, err)
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				return json.NewEncoder(out).Encode(st)
+			}
+			fmt.Fprintf(out, "%s %s in %s\nDSN: %s\n\n", cl.Engine, cl.Version, cl.Dir, adapter.Redact(cl.DSN))
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NODE\tADDR\tROLE\tSTATE\tPID\tDETAIL")
+			for _, s := range st {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Addr, s.Role, s.State, pidString(s.PID), details(s.Detail))
+			}
+			return tw.Flush()
+		},
+	}
+	c.Flags().StringVar(&dir, "dir", "", "the cluster's directory (default: the only one under clusters/)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return c
+}
+
+func pidString(pid int) string {
+	if pid == 0 {
+		return "-"
+	}
+	return strconv.Itoa(pid)
+}
+
+func details(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + m[k]
+	}
+	return strings.Join(parts, " ")
+}
+
+func newClusterDownCmd() *cobra.Command {
+	var dir string
+	var purge bool
+	c := &cobra.Command{
+		Use:   "down",
+		Short: "Stop every node of a cluster (by the PIDs fieldbench started); data and logs stay unless --purge",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cl, e, err := loadCluster(dir)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := detached(cmd.Context(), 2*time.Minute)
+			defer cancel()
+			if err := e.Down(ctx, cl); err != nil {
+				return fmt.Errorf("stop %s: %w", cl.Dir, err)
+			}
+			if purge {
+				if err := os.RemoveAll(cl.Dir); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s cluster stopped and %s removed\n", cl.Engine, cl.Dir)
+				return nil
+			}
+			if err := os.Remove(filepath.Join(cl.Dir, cluster.StateFile)); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s cluster stopped; data and logs kept in %s\n", cl.Engine, cl.Dir)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&dir, "dir", "", "the cluster's directory (default: the only one under clusters/)")
+	c.Flags().BoolVar(&purge, "purge", false, "also delete the cluster's data and logs")
+	return c
+}
+
+func newClusterAddCmd() *cobra.Command {
+	var dir string
+	c := &cobra.Command{
+		Use:   "add",
+		Short: "Add a node to a running cluster (it joins and takes its share of the data)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cl, e, err := loadCluster(dir)
+			if err != nil {
+				return err
+			}
+			g, ok := e.(cluster.Grower)
+			if !ok {
+				return usagef("the %s engine cannot add nodes yet", cl.Engine)
+			}
+			n, err := g.Add(cmd.Context(), cl)
+			if err != nil {
+				return fmt.Errorf("add a node to %s: %w", cl.Dir, err)
+			}
+			if err := cl.Save(); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "added %s at %s\n", n.Name, n.Addr())
+			return nil
+		},
+	}
+	c.Flags().StringVar(&dir, "dir", "", "the cluster's directory (default: the only one under clusters/)")
+	return c
+}
+
+func newClusterNodeCmd(verb, short string) *cobra.Command {
+	var dir string
+	c := &cobra.Command{
+		Use:   verb + " NODE",
+		Short: short,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("cluster %s needs one node name (see cluster status)", verb)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cl, e, err := loadCluster(dir)
+			if err != nil {
+				return err
+			}
+			if _, err := cl.Node(args[0]); err != nil {
+				return usageError{err}
+			}
+			k, ok := e.(cluster.Killer)
+			if !ok {
+				return usagef("the %s engine cannot %s nodes yet", cl.Engine, verb)
+			}
+			if verb == "kill" {
+				err = k.Kill(cmd.Context(), cl, args[0])
+			} else {
+				err = k.Restart(cmd.Context(), cl, args[0])
+			}
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", verb, args[0], err)
+			}
+			if err := cl.Save(); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s done\n", args[0], verb)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&dir, "dir", "", "the cluster's directory (default: the only one under clusters/)")
+	return c
+}
+
+// withCluster adds --cluster ENGINE:N to a run or sweep subcommand: it
+// starts the cluster in the results directory (so server logs stay with the
+// results), points --db at it, runs, and stops it whatever happened.
+func withCluster(c *cobra.Command) *cobra.Command {
+	if c.Flags().Lookup("db") == nil || c.RunE == nil {
+		return c
+	}
+	var spec string
+	var opts []string
+	c.Flags().StringVar(&spec, "cluster", "", "start a cluster ENGINE:NODES for this run and stop it afterwards (e.g. postgres:2); overrides --db")
+	c.Flags().StringArrayVar(&opts, "cluster-opt", nil, "engine option key=value for --cluster (repeatable)")
+	inner := c.RunE
+	c.RunE = func(cmd *cobra.Command, args []string) (err error) {
+		if spec == "" {
+			return inner(cmd, args)
+		}
+		engine, n, ok := strings.Cut(spec, ":")
+		nodes, nerr := strconv.Atoi(n)
+		if !ok || nerr != nil {
+			return usagef("--cluster %q is not ENGINE:NODES (e.g. postgres:2)", spec)
+		}
+		if cmd.Flags().Changed("db") {
+			return usagef("give --db or --cluster, not both")
+		}
+		extra, err := parseOpts(opts)
+		if err != nil {
+			return err
+		}
+		results := "results"
+		if f := cmd.Flags().Lookup("results"); f != nil {
+			results = f.Value.String()
+		}
+		dir := filepath.Join(results, fmt.Sprintf("cluster-%s-%s", engine, time.Now().Format("20060102-150405")))
+		cl, err := clusterUp(cmd.Context(), engine, nodes, dir, extra, cmd.ErrOrStderr())
+		if err != nil {
+			return err
+		}
+		defer func() {
+			ctx, cancel := detached(cmd.Context(), 2*time.Minute)
+			defer cancel()
+			e, _ := cluster.Get(cl.Engine)
+			if derr := e.Down(ctx, cl); derr != nil {
+				err = errors.Join(err, fmt.Errorf("stop the cluster in %s: %w", cl.Dir, derr))
+			}
+			_ = os.Remove(filepath.Join(cl.Dir, cluster.StateFile))
+		}()
+		if err := cmd.Flags().Set("db", cl.DSN); err != nil {
+			return err
+		}
+		return inner(cmd, args)
+	}
+	return c
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the database servers fieldbench starts itself (Debian packages)
+# when they are missing. Debian's packages do not start services here:
+# fieldbench starts every server on loopback, on ports it checks are free.
+set -euo pipefail
+
+packages=(postgresql-15 postgresql-15-postgis-3 mariadb-server galera-4 rsync redis-server redis-tools)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install-servers: all present (${packages[*]})"
+  exit 0
+fi
+
+SUDO=""
+[[ $(id -u) -ne 0 ]] && SUDO="sudo"
+echo "install-servers: installing ${missing[*]}"
+# policy-rc.d keeps Debian's maintainer scripts from starting the services.
+if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+  printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+  $SUDO chmod +x /usr/sbin/policy-rc.d
+  trap '$SUDO rm -f /usr/sbin/policy-rc.d' EXIT
+fi
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "install-servers: done"
