@@ -1,0 +1,290 @@
+package adaptertest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/workload/microblog"
+)
+
+// Microblog check sizes: about 80 users give some 700 tweets and users with
+// more than Limit tweets in their timelines, so truncation is exercised.
+const (
+	microblogUsers   = 80
+	microblogSeed    = 7
+	microblogPosts   = 150
+	microblogWriters = 8
+	// microblogTiedPosts are posted one by one, in descending id order, in
+	// groups of three sharing author and microsecond, before the concurrent
+	// posts: a store that orders ties by insertion instead of by id fails.
+	microblogTiedPosts = 12
+	// maxMaterializePasses bounds catching up, so a materializer that never
+	// reports "caught up" fails instead of looping.
+	maxMaterializePasses = 10_000
+)
+
+// checkMicroblog loads a generated dataset into model m of db, compares
+// every user's userline and timeline with microblog.Oracle, posts
+// concurrently (with tied times) and compares again.
+func checkMicroblog(t testing.TB, db adapter.DB, m microblog.Model) {
+	ctx := checkContext(t)
+	b, ok := db.(microblog.Backend)
+	if !ok {
+		t.Fatalf("%T does not implement microblog.Backend", db)
+	}
+	s, err := b.Microblog(ctx, m)
+	if errors.Is(err, adapter.ErrUnsupported) {
+		t.Skipf("model %s not supported: %v", m, err)
+	}
+	if err != nil {
+		t.Fatalf("Microblog(%s) on a fresh database: %v", m, err)
+	}
+	closeOnCleanup(t, "microblog", s)
+	mat, isMat := s.(microblog.Materializer)
+	if m == microblog.Async && !isMat {
+		t.Fatalf("the async store %T does not implement microblog.Materializer", s)
+	}
+
+	// A fresh database is empty.
+	if c, err := s.Counts(ctx); err != nil || c != (microblog.Counts{}) {
+		t.Fatalf("Counts of a fresh database = %+v, %v; want all zero", c, err)
+	}
+	if id, err := s.MaxTweetID(ctx); err != nil || id != 0 {
+		t.Fatalf("MaxTweetID of a fresh database = %d, %v; want 0", id, err)
+	}
+	if got, err := b.MicroblogModel(ctx); err != nil || got != "" {
+		t.Errorf("MicroblogModel of a fresh database = %q, %v; want \"\"", got, err)
+	}
+
+	ds, err := microblog.Generate(microblog.GenOptions{Users: microblogUsers, Seed: microblogSeed})
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	start := time.Now()
+	if err := s.Populate(ctx, ds); err != nil {
+		t.Fatalf("Populate: %v", err)
+	}
+	t.Logf("populate %d users, %d follows, %d tweets: %v", ds.Users, len(ds.Follows), len(ds.Tweets), time.Since(start).Round(time.Millisecond))
+	if got, err := b.MicroblogModel(ctx); err != nil || got != m {
+		t.Errorf("MicroblogModel after Populate = %q, %v; want %q", got, err, m)
+	}
+	want := microblog.Counts{Users: int64(ds.Users), Follows: int64(len(ds.Follows)), Tweets: int64(len(ds.Tweets))}
+	if c, err := s.Counts(ctx); err != nil || c != want {
+		t.Errorf("Counts after Populate = %+v, %v; want %+v", c, err, want)
+	}
+	var maxID int64
+	for _, tw := range ds.Tweets {
+		maxID = max(maxID, tw.ID)
+	}
+	if id, err := s.MaxTweetID(ctx); err != nil || id != maxID {
+		t.Fatalf("MaxTweetID after Populate = %d, %v; want %d", id, err, maxID)
+	}
+	if isMat {
+		catchUp(t, mat, nil)
+	}
+	o := microblog.NewOracle(ds)
+	compareMicroblog(t, s, o, ds.Users, "after Populate")
+
+	// Posts above MaxTweetID, all newer than the dataset.
+	r := rand.New(rand.NewPCG(microblogSeed, 1))
+	base := time.Now().UTC().Truncate(time.Microsecond)
+	tweets := make([]microblog.Tweet, microblogPosts)
+	for i := range tweets {
+		tweets[i] = microblog.Tweet{
+			ID:     maxID + 1 + int64(i),
+			Author: 1 + r.Int64N(int64(ds.Users)),
+			// Three tweets share each microsecond; ids break the tie.
+			Time: base.Add(time.Duration(i/3) * time.Microsecond),
+			Body: microblog.RandomBody(r),
+		}
+		if i < microblogTiedPosts && i%3 != 0 {
+			tweets[i].Author = tweets[i-i%3].Author // same author, same time
+		}
+	}
+	var (
+		mu           sync.Mutex
+		errs         []error
+		materialized []microblog.Materialized
+	)
+	fail := func(err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+	}
+	for i := microblogTiedPosts - 1; i >= 0; i-- {
+		if err := s.Post(ctx, tweets[i]); err != nil {
+			t.Fatalf("Post(%d): %v", tweets[i].ID, err)
+		}
+	}
+	var wg sync.WaitGroup
+	for w := range microblogWriters {
+		wg.Go(func() {
+			for i := microblogTiedPosts + w; i < len(tweets); i += microblogWriters {
+				if err := s.Post(ctx, tweets[i]); err != nil {
+					fail(fmt.Errorf("Post(%d): %w", tweets[i].ID, err))
+				}
+			}
+		})
+	}
+	// Readers run alongside the writers: only their errors are checked.
+	for c := range 2 {
+		wg.Go(func() {
+			for i := range 40 {
+				u := int64(1 + (c*40+i)%ds.Users)
+				if _, err := s.Timeline(ctx, u, microblog.Limit); err != nil {
+					fail(fmt.Errorf("Timeline(%d) during posts: %w", u, err))
+				}
+				if _, err := s.Userline(ctx, u, microblog.Limit); err != nil {
+					fail(fmt.Errorf("Userline(%d) during posts: %w", u, err))
+				}
+			}
+		})
+	}
+	if isMat {
+		// So does the materializer.
+		wg.Go(func() {
+			for range 10 {
+				done, err := mat.MaterializeOnce(ctx)
+				if err != nil {
+					fail(fmt.Errorf("MaterializeOnce during posts: %w", err))
+					return
+				}
+				mu.Lock()
+				materialized = append(materialized, done...)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		t.Error(err)
+	}
+	if len(errs) > 0 {
+		t.FailNow()
+	}
+	for _, tw := range tweets {
+		o.Post(tw)
+	}
+	if isMat {
+		catchUp(t, mat, func(done []microblog.Materialized) { materialized = append(materialized, done...) })
+		checkMaterialized(t, tweets, materialized)
+	}
+	compareMicroblog(t, s, o, ds.Users, "after concurrent posts")
+	if id, err := s.MaxTweetID(ctx); err != nil || id != maxID+microblogPosts {
+		t.Errorf("MaxTweetID after posts = %d, %v; want %d", id, err, maxID+microblogPosts)
+	}
+	want.Tweets += microblogPosts
+	if c, err := s.Counts(ctx); err != nil || c != want {
+		t.Errorf("Counts after posts = %+v, %v; want %+v", c, err, want)
+	}
+}
+
+// boundedMaterializer fails once it has made its passes, so CatchUp cannot
+// loop forever on a materializer that always reports work; it hands each
+// pass's tweets to seen.
+type boundedMaterializer struct {
+	m      microblog.Materializer
+	passes int
+	seen   func([]microblog.Materialized)
+}
+
+func (b *boundedMaterializer) MaterializeOnce(ctx context.Context) ([]microblog.Materialized, error) {
+	if b.passes <= 0 {
+		return nil, fmt.Errorf("still not caught up after %d passes", maxMaterializePasses)
+	}
+	b.passes--
+	done, err := b.m.MaterializeOnce(ctx)
+	if err == nil && b.seen != nil {
+		b.seen(done)
+	}
+	return done, err
+}
+
+// catchUp runs materializer passes (through microblog.CatchUp, as a run's
+// end does) until nothing is pending.
+func catchUp(t testing.TB, m microblog.Materializer, seen func([]microblog.Materialized)) {
+	t.Helper()
+	b := &boundedMaterializer{m: m, passes: maxMaterializePasses, seen: seen}
+	if err := microblog.CatchUp(checkContext(t), b, nil); err != nil {
+		t.Fatalf("CatchUp: %v", err)
+	}
+}
+
+// checkMaterialized checks that the materializer reported every posted
+// tweet, with its post time, and nothing else.
+func checkMaterialized(t testing.TB, posted []microblog.Tweet, done []microblog.Materialized) {
+	t.Helper()
+	at := map[int64]int64{}
+	for _, tw := range posted {
+		at[tw.ID] = tw.Time.UnixMicro()
+	}
+	seen := map[int64]bool{}
+	bad := &mismatches{t: t}
+	for _, d := range done {
+		want, ok := at[d.TweetID]
+		switch {
+		case !ok:
+			bad.add("materializer reported tweet %d, which was not posted since it caught up", d.TweetID)
+		case d.PostedAt.UnixMicro() != want:
+			bad.add("materializer reported tweet %d posted at %d µs, want %d", d.TweetID, d.PostedAt.UnixMicro(), want)
+		}
+		seen[d.TweetID] = true
+	}
+	for _, tw := range posted {
+		if !seen[tw.ID] {
+			bad.add("materializer never reported posted tweet %d", tw.ID)
+		}
+	}
+}
+
+// compareMicroblog checks every user's userline and timeline against the
+// oracle: at Limit for all users, and at small limits for some.
+func compareMicroblog(t testing.TB, s microblog.Store, o *microblog.Oracle, users int, when string) {
+	t.Helper()
+	ctx := checkContext(t)
+	bad := &mismatches{t: t}
+	for u := int64(1); u <= int64(users); u++ {
+		limits := []int{microblog.Limit}
+		if u%10 == 1 {
+			limits = append(limits, 1, 3)
+		}
+		for _, limit := range limits {
+			ul, err := s.Userline(ctx, u, limit)
+			if err != nil {
+				t.Fatalf("Userline(%d, %d) %s: %v", u, limit, when, err)
+			}
+			if err := sameTweets(ul, o.Userline(u, limit)); err != nil {
+				bad.add("Userline(%d, %d) %s: %v", u, limit, when, err)
+			}
+			tl, err := s.Timeline(ctx, u, limit)
+			if err != nil {
+				t.Fatalf("Timeline(%d, %d) %s: %v", u, limit, when, err)
+			}
+			if err := sameTweets(tl, o.Timeline(u, limit)); err != nil {
+				bad.add("Timeline(%d, %d) %s: %v", u, limit, when, err)
+			}
+		}
+	}
+}
+
+// sameTweets compares what a store returned with the oracle's answer, field
+// by field, time at microsecond precision.
+func sameTweets(got, want []microblog.Tweet) error {
+	for i := range min(len(got), len(want)) {
+		g, w := got[i], want[i]
+		if g.ID != w.ID || g.Author != w.Author || g.Time.UnixMicro() != w.Time.UnixMicro() || g.Body != w.Body {
+			return fmt.Errorf("tweet %d of %d: got {id %d author %d time %d body %q}, want {id %d author %d time %d body %q}",
+				i, len(want), g.ID, g.Author, g.Time.UnixMicro(), g.Body, w.ID, w.Author, w.Time.UnixMicro(), w.Body)
+		}
+	}
+	if len(got) != len(want) {
+		return fmt.Errorf("got %d tweets, want %d", len(got), len(want))
+	}
+	return nil
+}
