@@ -1,0 +1,465 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/workload/microblog"
+)
+
+// ErrModelMismatch is wrapped by Microblog when the database already holds
+// microblog data of a different model.
+var ErrModelMismatch = errors.New("database holds another microblog model")
+
+// metaModelKey is the meta row recording the microblog model.
+const metaModelKey = "microblog_model"
+
+// materializeBatch is the most tweets one MaterializeOnce pass fans out.
+const materializeBatch = 512
+
+// schemaLock is the advisory lock key that serializes schema changes of
+// concurrent fieldbench processes.
+const schemaLock = 0x66626d62 // "fbmb"
+
+var microblogTables = []string{"users", "follows", "tweets", "userline", "timeline"}
+
+// Times are bigint microseconds since the Unix epoch (UTC), as in the SQLite
+// adapter: exact, and compared as integers. Userline and timeline are
+// clustered by their primary key (owner, time, tweet_id): "newest 50 of
+// owner" is one backwards index range scan.
+var commonSchema = []string{
+	`create table if not exists meta (key text primary key, value text not null)`,
+	`create table if not exists users (id bigint primary key, name text not null)`,
+	`create table if not exists follows (
+		follower bigint not null,
+		followee bigint not null,
+		primary key (followee, follower))`,
+}
+
+var modelSchema = map[microblog.Model][]string{
+	microblog.Denormalized: {
+		`create table if not exists tweets (id bigint primary key, author bigint not null, time bigint not null, body text not null)`,
+		`create table if not exists userline (owner bigint not null, time bigint not null, tweet_id bigint not null,
+			body text not null, primary key (owner, time, tweet_id))`,
+		`create table if not exists timeline (owner bigint not null, time bigint not null, tweet_id bigint not null,
+			author bigint not null, body text not null, primary key (owner, time, tweet_id))`,
+	},
+	microblog.Normalized: {
+		`create table if not exists tweets (id bigint primary key, author bigint not null, time bigint not null, body text not null)`,
+		`create table if not exists userline (owner bigint not null, time bigint not null, tweet_id bigint not null,
+			primary key (owner, time, tweet_id))`,
+		`create table if not exists timeline (owner bigint not null, time bigint not null, tweet_id bigint not null,
+			primary key (owner, time, tweet_id))`,
+	},
+	microblog.Async: {
+		// pending until the materializer has fanned the tweet out.
+		`create table if not exists tweets (id bigint primary key, author bigint not null, time bigint not null,
+			body text not null, pending boolean not null default false)`,
+		`create index if not exists tweets_author on tweets (author, time, id)`,
+		// Partial index: only the tweets still to materialize.
+		`create index if not exists tweets_pending on tweets (id) where pending`,
+		`create table if not exists timeline (owner bigint not null, time bigint not null, tweet_id bigint not null,
+			author bigint not null, body text not null, primary key (owner, time, tweet_id))`,
+	},
+}
+
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+func tableExists(ctx context.Context, q querier, name string) (bool, error) {
+	var ok bool
+	if err := q.QueryRow(ctx, `select to_regclass($1) is not null`, "public."+name).Scan(&ok); err != nil {
+		return false, fmt.Errorf("postgres: look up table %s: %w", name, err)
+	}
+	return ok, nil
+}
+
+func hasMicroblogData(ctx context.Context, q querier) (bool, error) {
+	for _, t := range []string{"users", "follows", "tweets"} {
+		ok, err := tableExists(ctx, q, t)
+		if err != nil {
+			return false, err
+		}
+		if !ok {
+			continue
+		}
+		var has bool
+		if err := q.QueryRow(ctx, "select exists (select 1 from "+t+")").Scan(&has); err != nil {
+			return false, fmt.Errorf("postgres: check %s for rows: %w", t, err)
+		}
+		if has {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func recordedModel(ctx context.Context, q querier) (microblog.Model, error) {
+	ok, err := tableExists(ctx, q, "meta")
+	if err != nil || !ok {
+		return "", err
+	}
+	var v string
+	err = q.QueryRow(ctx, `select value from meta where key = $1`, metaModelKey).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("postgres: read microblog model: %w", err)
+	}
+	return microblog.Model(v), nil
+}
+
+// MicroblogModel implements microblog.Backend (asks the primary).
+func (db *DB) MicroblogModel(ctx context.Context) (microblog.Model, error) {
+	m, err := recordedModel(ctx, db.w)
+	if err != nil || m == "" {
+		return "", err
+	}
+	has, err := hasMicroblogData(ctx, db.w)
+	if err != nil || !has {
+		return "", err
+	}
+	return m, nil
+}
+
+// ensureSchema creates model's tables in one transaction; a database whose
+// tables belong to another model is switched only while it holds no data.
+func (db *DB) ensureSchema(ctx context.Context, model microblog.Model) error {
+	return pgx.BeginFunc(ctx, db.w, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "select pg_advisory_xact_lock($1)", int64(schemaLock)); err != nil {
+			return fmt.Errorf("postgres: lock schema: %w", err)
+		}
+		if _, err := tx.Exec(ctx, commonSchema[0]); err != nil {
+			return fmt.Errorf("postgres: create meta table: %w", err)
+		}
+		have, err := recordedModel(ctx, tx)
+		if err != nil {
+			return err
+		}
+		has, err := hasMicroblogData(ctx, tx)
+		if err != nil {
+			return err
+		}
+		switch {
+		case have != "" && have != model && has:
+			return fmt.Errorf("postgres: %w: the database holds the %s model; use a fresh database (or the %s model) to run the %s model",
+				ErrModelMismatch, have, have, model)
+		case have == "" && has:
+			return fmt.Errorf("postgres: %w: microblog tables hold data but no model is recorded in meta; use a fresh database", ErrModelMismatch)
+		case have != "" && have != model:
+			for _, t := range microblogTables {
+				if _, err := tx.Exec(ctx, "drop table if exists "+t); err != nil {
+					return fmt.Errorf("postgres: drop empty %s table of the %s model: %w", t, have, err)
+				}
+			}
+		}
+		for _, s := range append(append([]string{}, commonSchema[1:]...), modelSchema[model]...) {
+			if _, err := tx.Exec(ctx, s); err != nil {
+				return fmt.Errorf("postgres: create %s schema: %w", model, err)
+			}
+		}
+		if _, err := tx.Exec(ctx, `insert into meta (key, value) values ($1, $2)
+			on conflict (key) do update set value = excluded.value`, metaModelKey, string(model)); err != nil {
+			return fmt.Errorf("postgres: record model in meta: %w", err)
+		}
+		return nil
+	})
+}
+
+// Microblog implements microblog.Backend. The Async store also implements
+// microblog.Materializer.
+func (db *DB) Microblog(ctx context.Context, model microblog.Model) (microblog.Store, error) {
+	if _, err := microblog.ParseModel(string(model)); err != nil {
+		return nil, fmt.Errorf("postgres: %w: %w", adapter.ErrUnsupported, err)
+	}
+	if err := db.ensureSchema(ctx, model); err != nil {
+		return nil, err
+	}
+	s := &store{db: db, model: model}
+	const withBodies = `select tweet_id, author, time, body from timeline
+		where owner = $1 order by time desc, tweet_id desc limit $2`
+	const byIDs = `select t.id, t.author, t.time, t.body
+		from (select tweet_id, time from %s where owner = $1
+		      order by time desc, tweet_id desc limit $2) as l
+		join tweets as t on t.id = l.tweet_id
+		order by l.time desc, l.tweet_id desc`
+	switch model {
+	case microblog.Denormalized:
+		s.userlineSQL = `select tweet_id, owner, time, body from userline
+			where owner = $1 order by time desc, tweet_id desc limit $2`
+		s.timelineSQL = withBodies
+	case microblog.Normalized:
+		s.userlineSQL = fmt.Sprintf(byIDs, "userline")
+		s.timelineSQL = fmt.Sprintf(byIDs, "timeline")
+	case microblog.Async:
+		s.userlineSQL = `select id, author, time, body from tweets
+			where author = $1 order by time desc, id desc limit $2`
+		s.timelineSQL = withBodies
+		return &asyncStore{s}, nil
+	}
+	return s, nil
+}
+
+// store is the Store of the denormalized and normalized models and the base
+// of the async one. pgx prepares and caches each statement per connection.
+type store struct {
+	db                       *DB
+	model                    microblog.Model
+	userlineSQL, timelineSQL string
+}
+
+// asyncStore adds the materializer.
+type asyncStore struct{ *store }
+
+var (
+	_ microblog.Backend      = (*DB)(nil)
+	_ microblog.Store        = (*store)(nil)
+	_ microblog.Materializer = (*asyncStore)(nil)
+)
+
+// Close implements microblog.Store; the DB stays open.
+func (s *store) Close() error { return nil }
+
+func (s *store) followersOf(ctx context.Context, author int64) ([]int64, error) {
+	rows, _ := s.db.w.Query(ctx, `select follower from follows where followee = $1`, author)
+	out, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("postgres %s: read followers of %d: %w", s.model, author, err)
+	}
+	return out, nil
+}
+
+// Post implements microblog.Store (denormalized and normalized): read the
+// author's followers on the primary, then send the tweet, the userline row
+// and the timeline rows — one multi-row INSERT over unnest of the follower
+// array — as one batch: one round trip, one implicit transaction (pgx ends
+// a batch with a single Sync, so the server runs it all or nothing).
+func (s *store) Post(ctx context.Context, t microblog.Tweet) error {
+	followers, err := s.followersOf(ctx, t.Author)
+	if err != nil {
+		return err
+	}
+	us := t.Time.UnixMicro()
+	b := &pgx.Batch{}
+	b.Queue(`insert into tweets (id, author, time, body) values ($1, $2, $3, $4)`, t.ID, t.Author, us, t.Body)
+	if s.model == microblog.Denormalized {
+		b.Queue(`insert into userline (owner, time, tweet_id, body) values ($1, $2, $3, $4)`, t.Author, us, t.ID, t.Body)
+		if len(followers) > 0 {
+			b.Queue(`insert into timeline (owner, time, tweet_id, author, body)
+				select f, $2, $3, $4, $5 from unnest($1::bigint[]) as f`, followers, us, t.ID, t.Author, t.Body)
+		}
+	} else {
+		b.Queue(`insert into userline (owner, time, tweet_id) values ($1, $2, $3)`, t.Author, us, t.ID)
+		if len(followers) > 0 {
+			b.Queue(`insert into timeline (owner, time, tweet_id)
+				select f, $2, $3 from unnest($1::bigint[]) as f`, followers, us, t.ID)
+		}
+	}
+	if err := s.db.w.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("postgres %s: post tweet %d: %w", s.model, t.ID, err)
+	}
+	return nil
+}
+
+// Post implements microblog.Store for the async model: one insert, flagged
+// pending for the materializer.
+func (s *asyncStore) Post(ctx context.Context, t microblog.Tweet) error {
+	if _, err := s.db.w.Exec(ctx, `insert into tweets (id, author, time, body, pending) values ($1, $2, $3, $4, true)`,
+		t.ID, t.Author, t.Time.UnixMicro(), t.Body); err != nil {
+		return fmt.Errorf("postgres async: insert tweet %d: %w", t.ID, err)
+	}
+	return nil
+}
+
+func (s *store) read(ctx context.Context, q, what string, user int64, limit int) ([]microblog.Tweet, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	rows, err := s.db.reader().Query(ctx, q, user, limit)
+	if err != nil {
+		return nil, fmt.Errorf("postgres %s: %s of %d: %w", s.model, what, user, err)
+	}
+	defer rows.Close()
+	out := make([]microblog.Tweet, 0, min(limit, microblog.Limit))
+	for rows.Next() {
+		var t microblog.Tweet
+		var us int64
+		if err := rows.Scan(&t.ID, &t.Author, &us, &t.Body); err != nil {
+			return nil, fmt.Errorf("postgres %s: scan %s row of %d: %w", s.model, what, user, err)
+		}
+		t.Time = time.UnixMicro(us).UTC()
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres %s: %s of %d: %w", s.model, what, user, err)
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// Userline implements microblog.Store.
+func (s *store) Userline(ctx context.Context, user int64, limit int) ([]microblog.Tweet, error) {
+	return s.read(ctx, s.userlineSQL, "userline", user, limit)
+}
+
+// Timeline implements microblog.Store.
+func (s *store) Timeline(ctx context.Context, user int64, limit int) ([]microblog.Tweet, error) {
+	return s.read(ctx, s.timelineSQL, "timeline", user, limit)
+}
+
+// MaxTweetID implements microblog.Store (on the primary: new ids must be
+// unique).
+func (s *store) MaxTweetID(ctx context.Context) (int64, error) {
+	var id int64
+	if err := s.db.w.QueryRow(ctx, `select coalesce(max(id), 0) from tweets`).Scan(&id); err != nil {
+		return 0, fmt.Errorf("postgres %s: max tweet id: %w", s.model, err)
+	}
+	return id, nil
+}
+
+// Counts implements microblog.Store.
+func (s *store) Counts(ctx context.Context) (microblog.Counts, error) {
+	var c microblog.Counts
+	err := s.db.w.QueryRow(ctx, `select (select count(*) from users), (select count(*) from follows),
+		(select count(*) from tweets)`).Scan(&c.Users, &c.Follows, &c.Tweets)
+	if err != nil {
+		return microblog.Counts{}, fmt.Errorf("postgres %s: counts: %w", s.model, err)
+	}
+	return c, nil
+}
+
+// MaterializeOnce implements microblog.Materializer: in one transaction it
+// locks up to materializeBatch pending tweets (lowest ids first; SKIP
+// LOCKED lets concurrent materializers share the work), copies each into
+// the timeline of every current follower of its author and clears their
+// flag.
+func (s *asyncStore) MaterializeOnce(ctx context.Context) ([]microblog.Materialized, error) {
+	var out []microblog.Materialized
+	err := pgx.BeginFunc(ctx, s.db.w, func(tx pgx.Tx) error {
+		out = out[:0]
+		rows, err := tx.Query(ctx, `select id, time from tweets where pending
+			order by id limit $1 for update skip locked`, materializeBatch)
+		if err != nil {
+			return fmt.Errorf("postgres async: find pending tweets: %w", err)
+		}
+		var ids []int64
+		for rows.Next() {
+			var m microblog.Materialized
+			var us int64
+			if err := rows.Scan(&m.TweetID, &us); err != nil {
+				rows.Close()
+				return fmt.Errorf("postgres async: scan pending tweet: %w", err)
+			}
+			m.PostedAt = time.UnixMicro(us).UTC()
+			out = append(out, m)
+			ids = append(ids, m.TweetID)
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("postgres async: find pending tweets: %w", err)
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `insert into timeline (owner, time, tweet_id, author, body)
+			select f.follower, t.time, t.id, t.author, t.body
+			from tweets as t join follows as f on f.followee = t.author
+			where t.id = any($1)`, ids); err != nil {
+			return fmt.Errorf("postgres async: fan out %d tweets: %w", len(ids), err)
+		}
+		if _, err := tx.Exec(ctx, `update tweets set pending = false where id = any($1)`, ids); err != nil {
+			return fmt.Errorf("postgres async: mark %d tweets materialized: %w", len(ids), err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Populate implements microblog.Store: COPY of users, follows and tweets in
+// one transaction, then userline and timeline derived in SQL (async: the
+// timeline fully materialized), then ANALYZE.
+func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
+	if ds == nil {
+		return fmt.Errorf("postgres %s: populate: nil dataset", s.model)
+	}
+	err := pgx.BeginFunc(ctx, s.db.w, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "select pg_advisory_xact_lock($1)", int64(schemaLock)); err != nil {
+			return fmt.Errorf("postgres: lock schema: %w", err)
+		}
+		if has, err := hasMicroblogData(ctx, tx); err != nil {
+			return err
+		} else if has {
+			return fmt.Errorf("postgres %s: populate: the database already holds microblog data; use a fresh database", s.model)
+		}
+		u := 0
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"users"}, []string{"id", "name"},
+			pgx.CopyFromFunc(func() ([]any, error) {
+				if u >= ds.Users {
+					return nil, nil
+				}
+				u++
+				return []any{int64(u), microblog.UserName(int64(u))}, nil
+			})); err != nil {
+			return fmt.Errorf("postgres %s: copy users: %w", s.model, err)
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"follows"}, []string{"follower", "followee"},
+			pgx.CopyFromSlice(len(ds.Follows), func(i int) ([]any, error) {
+				return []any{ds.Follows[i].Follower, ds.Follows[i].Followee}, nil
+			})); err != nil {
+			return fmt.Errorf("postgres %s: copy follows: %w", s.model, err)
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"tweets"}, []string{"id", "author", "time", "body"},
+			pgx.CopyFromSlice(len(ds.Tweets), func(i int) ([]any, error) {
+				t := &ds.Tweets[i]
+				return []any{t.ID, t.Author, t.Time.UnixMicro(), t.Body}, nil
+			})); err != nil {
+			return fmt.Errorf("postgres %s: copy tweets: %w", s.model, err)
+		}
+		var steps []string
+		const fanout = ` from follows as f join tweets as t on t.author = f.followee order by 1, 2, 3`
+		switch s.model {
+		case microblog.Denormalized:
+			steps = []string{
+				`insert into userline (owner, time, tweet_id, body) select author, time, id, body from tweets order by 1, 2, 3`,
+				`insert into timeline (owner, time, tweet_id, author, body) select f.follower, t.time, t.id, t.author, t.body` + fanout,
+			}
+		case microblog.Normalized:
+			steps = []string{
+				`insert into userline (owner, time, tweet_id) select author, time, id from tweets order by 1, 2, 3`,
+				`insert into timeline (owner, time, tweet_id) select f.follower, t.time, t.id` + fanout,
+			}
+		case microblog.Async:
+			steps = []string{
+				`insert into timeline (owner, time, tweet_id, author, body) select f.follower, t.time, t.id, t.author, t.body` + fanout,
+			}
+		}
+		for _, q := range steps {
+			if _, err := tx.Exec(ctx, q); err != nil {
+				return fmt.Errorf("postgres %s: derive userline/timeline: %w", s.model, err)
+			}
+		}
+		if _, err := tx.Exec(ctx, `insert into meta (key, value) values ($1, $2)
+			on conflict (key) do update set value = excluded.value`, metaModelKey, string(s.model)); err != nil {
+			return fmt.Errorf("postgres %s: record model: %w", s.model, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := s.db.w.Exec(ctx, "analyze"); err != nil {
+		return fmt.Errorf("postgres %s: analyze after populate: %w", s.model, err)
+	}
+	return nil
+}

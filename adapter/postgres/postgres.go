@@ -1,0 +1,249 @@
+// Package postgres is fieldbench's PostgreSQL adapter (pgx v5, pgxpool). It
+// implements every workload family: microblog (all three data models), wiki,
+// ingest (COPY) and trajectory (PostGIS).
+//
+// DSN: postgres://user[:password]@host:port/db?sslmode=disable (scheme
+// postgres or postgresql; every pgx/libpq parameter works, e.g.
+// pool_max_conns). Two parameters are fieldbench's own and are removed
+// before pgx sees the DSN:
+//
+//   - replicas=host:port,host:port lists streaming replicas of the primary
+//     the DSN names (the postgres cluster engine writes it);
+//   - read_from=replicas sends the read operations (userline, timeline,
+//     wiki read, trajectory queries) round robin to pools over those
+//     replicas. Replicas lag behind the primary: a read right after a write
+//     may not see it. Writes, and reads that a write depends on (a post's
+//     follower list), always go to the primary.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/fieldbench/fieldbench/adapter"
+)
+
+// Name is the adapter's name.
+const Name = "postgres"
+
+// defaultPoolConns is each pool's size when the DSN sets no pool_max_conns:
+// pgxpool's own default (max(4, CPUs)) would queue a 200-client run in Go
+// instead of letting the server see the study's concurrency.
+const defaultPoolConns = 64
+
+func init() { adapter.Register(Adapter{}) }
+
+// Adapter opens PostgreSQL databases. It is registered under the name
+// "postgres" and the schemes postgres and postgresql.
+type Adapter struct{}
+
+// Name implements adapter.Adapter.
+func (Adapter) Name() string { return Name }
+
+// Schemes implements adapter.Adapter.
+func (Adapter) Schemes() []string { return []string{"postgres", "postgresql"} }
+
+// Families implements adapter.Adapter.
+func (Adapter) Families() []string { return adapter.FamiliesOf((*DB)(nil)) }
+
+// Describe implements adapter.Adapter.
+func (Adapter) Describe() string {
+	return "PostgreSQL + PostGIS via pgx (COPY bulk loads; reads optionally from streaming replicas); DSN postgres://user@host:port/db?sslmode=disable[&replicas=h:p,...&read_from=replicas]"
+}
+
+// Open implements adapter.Adapter.
+func (Adapter) Open(ctx context.Context, dsn string) (adapter.DB, error) {
+	return Open(ctx, dsn)
+}
+
+// Options are what ParseDSN extracts from a DSN.
+type Options struct {
+	Primary  string   // the DSN pgx gets, without fieldbench's parameters
+	Replicas []string // one DSN per replica (the primary's with its host:port)
+	// ReadFromReplicas sends reads to the replicas.
+	ReadFromReplicas bool
+}
+
+// ParseDSN splits a DSN into the primary's and the replicas' connection
+// strings.
+func ParseDSN(dsn string) (Options, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return Options{}, fmt.Errorf("postgres: malformed DSN %s: %w", adapter.Redact(dsn), errors.Unwrap(err))
+	}
+	if u.Scheme != "postgres" && u.Scheme != "postgresql" {
+		return Options{}, fmt.Errorf("postgres: DSN %s must start with postgres:// or postgresql://", adapter.Redact(dsn))
+	}
+	if u.Host == "" {
+		return Options{}, fmt.Errorf("postgres: DSN %s names no host:port", adapter.Redact(dsn))
+	}
+	q := u.Query()
+	var o Options
+	reps := q.Get("replicas")
+	switch rf := q.Get("read_from"); rf {
+	case "", "primary":
+	case "replicas":
+		o.ReadFromReplicas = true
+	default:
+		return Options{}, fmt.Errorf("postgres: read_from=%q in the DSN: want primary or replicas", rf)
+	}
+	q.Del("replicas")
+	q.Del("read_from")
+	u.RawQuery = q.Encode()
+	o.Primary = u.String()
+	for _, h := range strings.Split(reps, ",") {
+		if h = strings.TrimSpace(h); h == "" {
+			continue
+		}
+		r := *u
+		r.Host = h
+		o.Replicas = append(o.Replicas, r.String())
+	}
+	if o.ReadFromReplicas && len(o.Replicas) == 0 {
+		return Options{}, fmt.Errorf("postgres: read_from=replicas but the DSN lists no replicas (add replicas=host:port,...)")
+	}
+	return o, nil
+}
+
+// DB is an open PostgreSQL database: a pool on the primary and, when reads
+// go to replicas, one pool per replica.
+type DB struct {
+	w     *pgxpool.Pool   // primary: every write
+	reads []*pgxpool.Pool // where reads go (the primary unless read_from=replicas)
+	next  atomic.Uint64   // round robin over reads
+}
+
+var (
+	_ adapter.DB    = (*DB)(nil)
+	_ adapter.Sizer = (*DB)(nil)
+)
+
+func newPool(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: parse DSN %s: %w", adapter.Redact(dsn), err)
+	}
+	if !strings.Contains(dsn, "pool_max_conns") {
+		cfg.MaxConns = defaultPoolConns
+	}
+	p, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: connect to %s: %w", cfg.ConnConfig.Host+":"+strconv.Itoa(int(cfg.ConnConfig.Port)), err)
+	}
+	if err := p.Ping(ctx); err != nil {
+		p.Close()
+		return nil, fmt.Errorf("postgres: connect to %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
+	}
+	return p, nil
+}
+
+// Open connects to the primary (and the replicas when read_from=replicas).
+func Open(ctx context.Context, dsn string) (*DB, error) {
+	o, err := ParseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	w, err := newPool(ctx, o.Primary)
+	if err != nil {
+		return nil, err
+	}
+	db := &DB{w: w, reads: []*pgxpool.Pool{w}}
+	if o.ReadFromReplicas {
+		db.reads = nil
+		for _, r := range o.Replicas {
+			p, err := newPool(ctx, r)
+			if err != nil {
+				db.Close()
+				return nil, fmt.Errorf("postgres: replica: %w", err)
+			}
+			db.reads = append(db.reads, p)
+		}
+	}
+	return db, nil
+}
+
+// reader is the pool the next read goes to.
+func (db *DB) reader() *pgxpool.Pool {
+	if len(db.reads) == 1 {
+		return db.reads[0]
+	}
+	return db.reads[db.next.Add(1)%uint64(len(db.reads))]
+}
+
+// ReadsFromReplicas reports whether reads go to replicas.
+func (db *DB) ReadsFromReplicas() bool { return len(db.reads) > 0 && db.reads[0] != db.w }
+
+// Close closes every pool.
+func (db *DB) Close() error {
+	for _, p := range db.reads {
+		if p != db.w {
+			p.Close()
+		}
+	}
+	db.w.Close()
+	return nil
+}
+
+// Info implements adapter.DB: the server version and the settings that
+// shape results.
+func (db *DB) Info(ctx context.Context) (adapter.Info, error) {
+	var version string
+	if err := db.w.QueryRow(ctx, "select current_setting('server_version')").Scan(&version); err != nil {
+		return adapter.Info{}, fmt.Errorf("postgres: read version: %w", err)
+	}
+	cfg := map[string]string{}
+	rows, err := db.w.Query(ctx, `select name, setting || coalesce(unit, '') from pg_settings
+		where name = any($1)`, []string{"shared_buffers", "synchronous_commit", "fsync", "wal_level",
+		"max_connections", "work_mem", "effective_cache_size", "full_page_writes", "wal_buffers",
+		"checkpoint_timeout", "max_wal_size", "synchronous_standby_names"})
+	if err != nil {
+		return adapter.Info{}, fmt.Errorf("postgres: read settings: %w", err)
+	}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			rows.Close()
+			return adapter.Info{}, fmt.Errorf("postgres: read settings: %w", err)
+		}
+		cfg[k] = v
+	}
+	if err := rows.Err(); err != nil {
+		return adapter.Info{}, fmt.Errorf("postgres: read settings: %w", err)
+	}
+	var postgis string
+	if err := db.w.QueryRow(ctx, `select coalesce((select extversion from pg_extension where extname = 'postgis'), '')`).Scan(&postgis); err == nil && postgis != "" {
+		cfg["postgis"] = postgis
+	}
+	var full string
+	if err := db.w.QueryRow(ctx, "select version()").Scan(&full); err == nil {
+		cfg["version"] = full
+	}
+	cfg["driver"] = "github.com/jackc/pgx/v5 (pgxpool)"
+	cfg["pool_max_conns"] = strconv.Itoa(int(db.w.Config().MaxConns))
+	cfg["read_from"] = "primary"
+	if db.ReadsFromReplicas() {
+		cfg["read_from"] = "replicas"
+		cfg["replicas"] = strconv.Itoa(len(db.reads))
+	}
+	if m, err := db.MicroblogModel(ctx); err == nil && m != "" {
+		cfg["microblog_model"] = string(m)
+	}
+	return adapter.Info{Name: Name, Version: version, Config: cfg}, nil
+}
+
+// SizeBytes implements adapter.Sizer: pg_database_size of the current
+// database on the primary (tables, indexes, TOAST; not the WAL).
+func (db *DB) SizeBytes(ctx context.Context) (int64, error) {
+	var n int64
+	if err := db.w.QueryRow(ctx, "select pg_database_size(current_database())").Scan(&n); err != nil {
+		return 0, fmt.Errorf("postgres: database size: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,248 @@
+package cluster
+
+import (
+	"context"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// pgTestEngine returns the postgres engine, failing (or, under -short,
+// skipping) when the server is not installed.
+func pgTestEngine(t *testing.T) pgEngine {
+	t.Helper()
+	e := pgEngine{}
+	if err := e.Check(); err != nil {
+		if testing.Short() {
+			t.Skipf("PostgreSQL not installed (scripts/install-servers.sh): %v", err)
+		}
+		t.Fatalf("PostgreSQL not installed; run scripts/install-servers.sh: %v", err)
+	}
+	return e
+}
+
+// pgTestUp starts a cluster of n nodes in a fresh world-searchable
+// directory and tears it down when the test ends.
+func pgTestUp(t *testing.T, n int, extra map[string]string) *Cluster {
+	t.Helper()
+	e := pgTestEngine(t)
+	dir, err := os.MkdirTemp("", "fieldbench-pg-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	c, err := e.Up(ctx, dir, Options{Nodes: n, Extra: extra})
+	t.Cleanup(func() {
+		if c != nil {
+			if err := e.Down(context.Background(), c); err != nil {
+				t.Errorf("Down: %v", err)
+			}
+		}
+		if !t.Failed() {
+			os.RemoveAll(dir)
+		} else {
+			t.Logf("cluster directory kept: %s", dir)
+		}
+	})
+	if err != nil {
+		t.Fatalf("Up: %v", err)
+	}
+	return c
+}
+
+func TestPostgresRegistered(t *testing.T) {
+	e, err := Get("postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := e.(Grower); !ok {
+		t.Error("postgres engine is not a Grower")
+	}
+	if _, ok := e.(Killer); !ok {
+		t.Error("postgres engine is not a Killer")
+	}
+}
+
+func TestPostgresSettingsFile(t *testing.T) {
+	s := pgSettings(map[string]string{"read_from": "replicas", "synchronous_commit": "off"})
+	if _, ok := s["read_from"]; ok {
+		t.Error("engine option read_from written as a server setting")
+	}
+	if s["synchronous_commit"] != "off" || s["fsync"] != "on" {
+		t.Errorf("settings = %v", s)
+	}
+	p := t.TempDir() + "/x.conf"
+	if err := writePGConf(p, map[string]string{"bad name": "1"}); err == nil {
+		t.Error("invalid setting name accepted")
+	}
+	if err := writePGConf(p, map[string]string{"search_path": "it's"}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(p)
+	if !strings.Contains(string(b), "search_path = 'it''s'") {
+		t.Errorf("settings file:\n%s", b)
+	}
+}
+
+func TestPostgresSingleNode(t *testing.T) {
+	t.Parallel()
+	c := pgTestUp(t, 1, nil)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if len(c.Nodes) != 1 || c.Nodes[0].Role != "primary" {
+		t.Fatalf("nodes = %+v", c.Nodes)
+	}
+	want := "postgres://postgres@" + c.Nodes[0].Addr() + "/fieldbench?sslmode=disable"
+	if c.DSN != want {
+		t.Errorf("DSN = %q, want %q", c.DSN, want)
+	}
+	if !strings.HasPrefix(c.Version, "PostgreSQL ") {
+		t.Errorf("Version = %q", c.Version)
+	}
+	for _, k := range []string{"shared_buffers", "synchronous_commit", "fsync", "wal_level", "max_connections", "postgis"} {
+		if c.Options[k] == "" {
+			t.Errorf("Options[%s] missing: %v", k, c.Options)
+		}
+	}
+	saved, err := Load(c.Dir)
+	if err != nil || saved.DSN != c.DSN || saved.Nodes[0].PID != c.Nodes[0].PID {
+		t.Fatalf("Load = %+v, %v", saved, err)
+	}
+	e := pgEngine{}
+	st, err := e.Status(ctx, saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st) != 1 || st[0].State != "up" || st[0].Role != "primary" || st[0].Detail["wal_lsn"] == "" {
+		t.Errorf("Status = %+v", st)
+	}
+	conn, err := pgConnect(ctx, c.Nodes[0], PGDatabase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v string
+	if err := conn.QueryRow(ctx, "select postgis_version()").Scan(&v); err != nil {
+		t.Errorf("PostGIS: %v", err)
+	}
+	conn.Close(ctx)
+	port, pid := c.Nodes[0].Port, c.Nodes[0].PID
+	if err := e.Down(ctx, saved); err != nil {
+		t.Fatal(err)
+	}
+	if Alive(pid) || !pgPortFree(port) {
+		t.Errorf("server still running after Down (pid %d alive %v)", pid, Alive(pid))
+	}
+	st, err = e.Status(ctx, saved)
+	if err != nil || st[0].State != "down" {
+		t.Errorf("Status after Down = %+v, %v", st, err)
+	}
+	// Restart brings the stopped node back with its data.
+	if err := e.Restart(ctx, saved, "pg1"); err != nil {
+		t.Fatal(err)
+	}
+	c.Nodes = saved.Nodes // the cleanup stops what is running now
+	st, err = e.Status(ctx, saved)
+	if err != nil || st[0].State != "up" {
+		t.Errorf("Status after Restart = %+v, %v", st, err)
+	}
+}
+
+func TestPostgresReplica(t *testing.T) {
+	t.Parallel()
+	c := pgTestUp(t, 2, map[string]string{"read_from": "replicas"})
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	e := pgEngine{}
+	if len(c.Nodes) != 2 || c.Nodes[1].Role != "replica" {
+		t.Fatalf("nodes = %+v", c.Nodes)
+	}
+	if !strings.Contains(c.DSN, "replicas="+c.Nodes[1].Addr()) || !strings.Contains(c.DSN, "read_from=replicas") {
+		t.Errorf("DSN = %q", c.DSN)
+	}
+	st, err := e.Status(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st[0].Detail["replicas_streaming"] != "1" || st[1].State != "streaming" || st[1].Detail["lag_bytes"] == "" {
+		t.Errorf("Status = %+v", st)
+	}
+
+	// A row written on the primary becomes visible on the replica.
+	p, err := pgConnect(ctx, c.Nodes[0], PGDatabase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	if _, err := p.Exec(ctx, "create table probe (id int primary key, v text); insert into probe values (1, 'hello')"); err != nil {
+		t.Fatal(err)
+	}
+	waitRow := func(n *Node, id int, want string) {
+		t.Helper()
+		r, err := pgConnect(ctx, n, PGDatabase)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close(context.Background())
+		start := time.Now()
+		for {
+			var v string
+			err := r.QueryRow(ctx, "select v from probe where id = $1", id).Scan(&v)
+			if err == nil && v == want {
+				t.Logf("row %d visible on %s after %v", id, n.Name, time.Since(start))
+				return
+			}
+			if time.Since(start) > 30*time.Second {
+				t.Fatalf("row %d not visible on %s after 30s: %v", id, n.Name, err)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitRow(c.Nodes[1], 1, "hello")
+
+	// Kill and restart the replica: it resumes streaming and catches up.
+	if err := e.Kill(ctx, c, "pg2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Exec(ctx, "insert into probe values (2, 'while down')"); err != nil {
+		t.Fatal(err)
+	}
+	st, _ = e.Status(ctx, c)
+	if st[1].State != "down" {
+		t.Errorf("killed replica state = %q", st[1].State)
+	}
+	if err := e.Restart(ctx, c, "pg2"); err != nil {
+		t.Fatal(err)
+	}
+	waitRow(c.Nodes[1], 2, "while down")
+
+	// Add a third node: a new replica with the data.
+	n, err := e.Add(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Name != "pg3" || !strings.Contains(c.DSN, n.Addr()) {
+		t.Errorf("added %s, DSN %q", n.Name, c.DSN)
+	}
+	waitRow(n, 2, "while down")
+	st, err = e.Status(ctx, c)
+	if err != nil || st[0].Detail["replicas_streaming"] != "2" {
+		t.Errorf("Status after Add = %+v, %v", st, err)
+	}
+}
+
+// pgPortFree reports whether port is free on the loopback (for tests).
+func pgPortFree(port int) bool {
+	l, err := net.Listen("tcp", net.JoinHostPort(Loopback, strconv.Itoa(port)))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
+}
