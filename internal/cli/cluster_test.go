@@ -44,3 +44,41 @@ func TestClusterBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestClusterLifecycle drives a real single-node PostgreSQL through the
+// commands a user types: up, status, a run against its DSN, down.
+func TestClusterLifecycle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL (install with scripts/install-servers.sh)")
+	}
+	t.Parallel()
+	base, err := os.MkdirTemp("", "fieldbench-cli-cluster-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(base, 0o755) // the server runs as the postgres user
+	t.Cleanup(func() { os.RemoveAll(base) })
+	dir := filepath.Join(base, "pg")
+	ctx := context.Background()
+	code, out, stderr := execute(ctx, "cluster", "up", "postgres", "--nodes", "1", "--dir", dir)
+	t.Cleanup(func() { execute(ctx, "cluster", "down", "--dir", dir) })
+	if code != 0 || !strings.Contains(out, "DSN: postgres://") {
+		t.Fatalf("up: exit %d\n%s\n%s", code, out, stderr)
+	}
+	dsn := strings.TrimSpace(strings.SplitN(strings.SplitN(out, "DSN: ", 2)[1], "\n", 2)[0])
+	if code, out, _ := execute(ctx, "cluster", "status", "--dir", dir); code != 0 || !strings.Contains(out, "primary") || !strings.Contains(out, " up ") {
+		t.Fatalf("status: exit %d\n%s", code, out)
+	}
+	if code, _, stderr := execute(ctx, "cluster", "up", "postgres", "--dir", dir); code != cli.ExitUsage || !strings.Contains(stderr, "already holds a cluster") {
+		t.Fatalf("second up in the same dir: exit %d %s", code, stderr)
+	}
+	if code, out, stderr := execute(ctx, "run", "ingest", "--db", dsn, "--sources", "2", "--records", "500", "--batch", "100", "--results", filepath.Join(base, "results")); code != 0 {
+		t.Fatalf("run against the cluster: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if code, out, _ := execute(ctx, "cluster", "down", "--dir", dir); code != 0 || !strings.Contains(out, "stopped") {
+		t.Fatalf("down: exit %d %s", code, out)
+	}
+	if code, _, _ := execute(ctx, "cluster", "status", "--dir", dir); code == 0 {
+		t.Fatal("status after down must fail: the cluster is gone")
+	}
+}
