@@ -1,0 +1,119 @@
+package mariadb
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/workload/ingest"
+	"github.com/fieldbench/fieldbench/workload/microblog"
+)
+
+// TestGalera runs the adapter against a 3-node Galera cluster: the DSN
+// lists every node, operations are spread over them, and with
+// wsrep_sync_wait=1 (causal reads) every userline and timeline read on any
+// node must equal the oracle after concurrent posts; an ingest run's
+// count must be exact.
+func TestGalera(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a Galera cluster takes ~15 s to start")
+	}
+	e, err := cluster.Get("mariadb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Check(); err != nil {
+		t.Fatalf("MariaDB is not installed (run scripts/install-servers.sh): %v", err)
+	}
+	t.Parallel()
+	dir, err := os.MkdirTemp("", "fb-mariadb-galera-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	t0 := time.Now()
+	c, err := e.Up(ctx, dir, cluster.Options{Nodes: 3})
+	t.Cleanup(func() {
+		if c != nil {
+			dctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			if err := e.Down(dctx, c); err != nil {
+				t.Errorf("Down: %v", err)
+			}
+		}
+		os.RemoveAll(dir)
+	})
+	if err != nil {
+		t.Fatalf("Up: %v", err)
+	}
+	t.Logf("3-node Galera up in %v", time.Since(t0).Round(time.Millisecond))
+	db, err := Open(ctx, c.DSN+"&wsrep_sync_wait=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if len(db.pools) != 3 {
+		t.Fatalf("%d pools, want one per node", len(db.pools))
+	}
+	info, err := db.Info(ctx)
+	if err != nil || info.Config["wsrep_on"] != "ON" || info.Config["wsrep_cluster_size"] != "3" {
+		t.Fatalf("info %v, %v", info.Config, err)
+	}
+
+	s, err := db.Microblog(ctx, microblog.Denormalized)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const users = 60
+	ds, _ := microblog.Generate(microblog.GenOptions{Users: users, Seed: 5})
+	if err := s.Populate(ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	o := microblog.NewOracle(ds)
+	maxID, _ := s.MaxTweetID(ctx)
+	r := rand.New(rand.NewPCG(1, 2))
+	base := time.Now().Truncate(time.Microsecond)
+	const posts = 120
+	tweets := make([]microblog.Tweet, posts)
+	for i := range tweets {
+		tweets[i] = microblog.Tweet{ID: maxID + 1 + int64(i), Author: 1 + r.Int64N(users), Time: base.Add(time.Duration(i) * time.Microsecond), Body: microblog.RandomBody(r)}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, posts)
+	for w := range 8 {
+		wg.Go(func() {
+			for i := w; i < posts; i += 8 {
+				if err := s.Post(ctx, tweets[i]); err != nil {
+					errs <- fmt.Errorf("Post: %w", err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for _, tw := range tweets {
+		o.Post(tw)
+	}
+	compareAll(t, s, o, users)
+
+	is, err := db.Ingest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := ingest.Run(ctx, is, ingest.RunConfig{Sources: 4, Records: 2000, Batch: 500, Seed: 1, Verify: true}, nopRecs(4))
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if n, err := is.Count(ctx); err != nil || n != 8000 {
+		t.Fatalf("ingest count %d, %v", n, err)
+	}
+}

@@ -1,0 +1,566 @@
+package mariadb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/workload/microblog"
+)
+
+// ErrModelMismatch is wrapped by Microblog when the database already holds
+// microblog data of another model.
+var ErrModelMismatch = errors.New("database holds another microblog model")
+
+// metaModelKey is the meta row naming the microblog model of the schema.
+const metaModelKey = "microblog_model"
+
+const createMeta = "create table if not exists meta (k varchar(64) not null primary key, v varchar(255) not null) engine=InnoDB"
+
+// microblogTables are every table any model creates.
+var microblogTables = []string{"users", "follows", "tweets", "userline", "timeline"}
+
+// Times are BIGINT microseconds since the Unix epoch (UTC), exact and
+// cheap to compare. Every table is InnoDB, clustered on its primary key:
+// userline and timeline on (owner, time, tweet_id), so "newest 50 of owner"
+// is one backward range scan of the clustered index; follows on (followee,
+// follower), so "followers of the author" is one range scan.
+var commonSchema = []string{
+	`create table if not exists users (
+		id   bigint not null primary key,
+		name varchar(64) not null
+	) engine=InnoDB`,
+	`create table if not exists follows (
+		followee bigint not null,
+		follower bigint not null,
+		primary key (followee, follower)
+	) engine=InnoDB`,
+}
+
+const tweetsTable = `create table if not exists tweets (
+	id     bigint not null primary key,
+	author bigint not null,
+	time   bigint not null,
+	body   varchar(560) not null
+) engine=InnoDB`
+
+var modelSchema = map[microblog.Model][]string{
+	microblog.Denormalized: {
+		tweetsTable,
+		`create table if not exists userline (
+			owner    bigint not null,
+			time     bigint not null,
+			tweet_id bigint not null,
+			body     varchar(560) not null,
+			primary key (owner, time, tweet_id)
+		) engine=InnoDB`,
+		`create table if not exists timeline (
+			owner    bigint not null,
+			time     bigint not null,
+			tweet_id bigint not null,
+			author   bigint not null,
+			body     varchar(560) not null,
+			primary key (owner, time, tweet_id)
+		) engine=InnoDB`,
+	},
+	microblog.Normalized: {
+		tweetsTable,
+		`create table if not exists userline (
+			owner    bigint not null,
+			time     bigint not null,
+			tweet_id bigint not null,
+			primary key (owner, time, tweet_id)
+		) engine=InnoDB`,
+		`create table if not exists timeline (
+			owner    bigint not null,
+			time     bigint not null,
+			tweet_id bigint not null,
+			primary key (owner, time, tweet_id)
+		) engine=InnoDB`,
+	},
+	// Async: a post writes the tweet once with pending = 1; the userline is
+	// read from tweets by the (author, time, id) index; the materializer
+	// finds pending tweets by the (pending, id) index.
+	microblog.Async: {
+		`create table if not exists tweets (
+			id      bigint not null primary key,
+			author  bigint not null,
+			time    bigint not null,
+			body    varchar(560) not null,
+			pending tinyint not null default 0,
+			key tweets_author (author, time, id),
+			key tweets_pending (pending, id)
+		) engine=InnoDB`,
+		`create table if not exists timeline (
+			owner    bigint not null,
+			time     bigint not null,
+			tweet_id bigint not null,
+			author   bigint not null,
+			body     varchar(560) not null,
+			primary key (owner, time, tweet_id)
+		) engine=InnoDB`,
+	},
+}
+
+// Batch sizes: timeline rows per INSERT of a post's fan-out, rows per
+// INSERT of Populate, tweets per materializer pass, users per INSERT ...
+// SELECT that derives timelines in Populate (it bounds a Galera write set).
+const (
+	fanoutRows       = 500
+	loadRows         = 1000
+	materializeBatch = 512
+	deriveUsers      = 200
+	loadTxRows       = 50_000
+)
+
+type queryer interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// hasMicroblogData reports whether users, follows or tweets holds a row.
+func hasMicroblogData(ctx context.Context, q queryer) (bool, error) {
+	for _, t := range []string{"users", "follows", "tweets"} {
+		ok, err := tableExists(ctx, q, t)
+		if err != nil {
+			return false, err
+		}
+		if !ok {
+			continue
+		}
+		var has bool
+		if err := q.QueryRowContext(ctx, "select exists (select 1 from "+t+")").Scan(&has); err != nil {
+			return false, fmt.Errorf("mariadb: check %s for rows: %w", t, err)
+		}
+		if has {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func recordedModel(ctx context.Context, q queryer) (microblog.Model, error) {
+	ok, err := tableExists(ctx, q, "meta")
+	if err != nil || !ok {
+		return "", err
+	}
+	var v string
+	err = q.QueryRowContext(ctx, "select v from meta where k = ?", metaModelKey).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("mariadb: read microblog model: %w", err)
+	}
+	return microblog.Model(v), nil
+}
+
+// MicroblogModel implements microblog.Backend.
+func (db *DB) MicroblogModel(ctx context.Context) (microblog.Model, error) {
+	m, err := recordedModel(ctx, db.first())
+	if err != nil || m == "" {
+		return "", err
+	}
+	has, err := hasMicroblogData(ctx, db.first())
+	if err != nil || !has {
+		return "", err
+	}
+	return m, nil
+}
+
+// ensureSchema creates model's tables. DDL commits implicitly in MariaDB,
+// so this is a sequence of statements, not a transaction: a database
+// holding another model's data is refused before anything changes.
+func (db *DB) ensureSchema(ctx context.Context, model microblog.Model) error {
+	p := db.first()
+	if _, err := p.ExecContext(ctx, createMeta); err != nil {
+		return fmt.Errorf("mariadb: create meta table: %w", err)
+	}
+	have, err := recordedModel(ctx, p)
+	if err != nil {
+		return err
+	}
+	has, err := hasMicroblogData(ctx, p)
+	if err != nil {
+		return err
+	}
+	switch {
+	case have != "" && have != model && has:
+		return fmt.Errorf("mariadb: %w: the database holds the %s model; use a fresh database (or the %s model) to run the %s model",
+			ErrModelMismatch, have, have, model)
+	case have == "" && has:
+		return fmt.Errorf("mariadb: %w: microblog tables hold data but no model is recorded in meta; use a fresh database", ErrModelMismatch)
+	case have != model:
+		for _, t := range microblogTables {
+			if _, err := p.ExecContext(ctx, "drop table if exists "+t); err != nil {
+				return fmt.Errorf("mariadb: drop empty %s table: %w", t, err)
+			}
+		}
+	}
+	for _, s := range append(append([]string{}, commonSchema...), modelSchema[model]...) {
+		if _, err := p.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("mariadb: create %s schema: %w", model, err)
+		}
+	}
+	if _, err := p.ExecContext(ctx, "insert into meta (k, v) values (?, ?) on duplicate key update v = values(v)",
+		metaModelKey, string(model)); err != nil {
+		return fmt.Errorf("mariadb: record model: %w", err)
+	}
+	return nil
+}
+
+// Microblog implements microblog.Backend: every model fits a relational
+// server. The async store also implements microblog.Materializer.
+func (db *DB) Microblog(ctx context.Context, model microblog.Model) (microblog.Store, error) {
+	if _, err := microblog.ParseModel(string(model)); err != nil {
+		return nil, fmt.Errorf("mariadb: %w: %w", adapter.ErrUnsupported, err)
+	}
+	if err := db.ensureSchema(ctx, model); err != nil {
+		return nil, err
+	}
+	s := &store{db: db, model: model}
+	switch model {
+	case microblog.Denormalized:
+		s.userlineQ = `select tweet_id, owner, time, body from userline
+			where owner = ? order by time desc, tweet_id desc limit ?`
+		s.timelineQ = timelineWithBodies
+	case microblog.Normalized:
+		// The derived table keeps its LIMIT: the top ids come from the
+		// clustered index, then at most limit bodies by primary key.
+		const byIDs = `select t.id, t.author, t.time, t.body
+			from (select tweet_id, time from %s where owner = ?
+			      order by time desc, tweet_id desc limit ?) as l
+			join tweets as t on t.id = l.tweet_id
+			order by l.time desc, l.tweet_id desc`
+		s.userlineQ = fmt.Sprintf(byIDs, "userline")
+		s.timelineQ = fmt.Sprintf(byIDs, "timeline")
+	case microblog.Async:
+		s.userlineQ = `select id, author, time, body from tweets
+			where author = ? order by time desc, id desc limit ?`
+		s.timelineQ = timelineWithBodies
+		return &asyncStore{s}, nil
+	}
+	return s, nil
+}
+
+const timelineWithBodies = `select tweet_id, author, time, body from timeline
+	where owner = ? order by time desc, tweet_id desc limit ?`
+
+// store is the Store of the denormalized and normalized models and the
+// base of the async one. It holds no server state: statements are sent
+// with interpolated parameters.
+type store struct {
+	db                   *DB
+	model                microblog.Model
+	userlineQ, timelineQ string
+}
+
+type asyncStore struct{ *store }
+
+var (
+	_ microblog.Store        = (*store)(nil)
+	_ microblog.Store        = (*asyncStore)(nil)
+	_ microblog.Materializer = (*asyncStore)(nil)
+)
+
+// Close implements microblog.Store; the DB stays open.
+func (s *store) Close() error { return nil }
+
+func (s *store) followersOf(ctx context.Context, pool *sql.DB, author int64) ([]int64, error) {
+	rows, err := pool.QueryContext(ctx, "select follower from follows where followee = ?", author)
+	if err != nil {
+		return nil, fmt.Errorf("mariadb %s: read followers of %d: %w", s.model, author, err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var f int64
+		if err := rows.Scan(&f); err != nil {
+			return nil, fmt.Errorf("mariadb %s: scan follower: %w", s.model, err)
+		}
+		out = append(out, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("mariadb %s: read followers of %d: %w", s.model, author, err)
+	}
+	return out, nil
+}
+
+// Post implements microblog.Store. Denormalized and normalized: read the
+// author's followers, then one transaction writes the tweet, the userline
+// row and the timeline rows with multi-row INSERTs.
+func (s *store) Post(ctx context.Context, t microblog.Tweet) error {
+	pool := s.db.pick()
+	followers, err := s.followersOf(ctx, pool, t.Author)
+	if err != nil {
+		return err
+	}
+	us := t.Time.UnixMicro()
+	denorm := s.model == microblog.Denormalized
+	cols := 3
+	if denorm {
+		cols = 5
+	}
+	return inTx(ctx, pool, "post", func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, "insert into tweets (id, author, time, body) values (?, ?, ?, ?)",
+			t.ID, t.Author, us, t.Body); err != nil {
+			return fmt.Errorf("mariadb %s: insert tweet %d: %w", s.model, t.ID, err)
+		}
+		var err error
+		if denorm {
+			_, err = tx.ExecContext(ctx, "insert into userline (owner, time, tweet_id, body) values (?, ?, ?, ?)", t.Author, us, t.ID, t.Body)
+		} else {
+			_, err = tx.ExecContext(ctx, "insert into userline (owner, time, tweet_id) values (?, ?, ?)", t.Author, us, t.ID)
+		}
+		if err != nil {
+			return fmt.Errorf("mariadb %s: insert userline row of tweet %d: %w", s.model, t.ID, err)
+		}
+		target := "timeline (owner, time, tweet_id)"
+		if denorm {
+			target = "timeline (owner, time, tweet_id, author, body)"
+		}
+		for lo := 0; lo < len(followers); lo += fanoutRows {
+			chunk := followers[lo:min(lo+fanoutRows, len(followers))]
+			args := make([]any, 0, len(chunk)*cols)
+			for _, f := range chunk {
+				if denorm {
+					args = append(args, f, us, t.ID, t.Author, t.Body)
+				} else {
+					args = append(args, f, us, t.ID)
+				}
+			}
+			if _, err := tx.ExecContext(ctx, "insert into "+target+" values "+values(cols, len(chunk)), args...); err != nil {
+				return fmt.Errorf("mariadb %s: insert timeline rows of tweet %d: %w", s.model, t.ID, err)
+			}
+		}
+		return nil
+	})
+}
+
+// Post implements microblog.Store for the async model: one insert, flagged
+// pending for the materializer.
+func (s *asyncStore) Post(ctx context.Context, t microblog.Tweet) error {
+	if _, err := s.db.pick().ExecContext(ctx, "insert into tweets (id, author, time, body, pending) values (?, ?, ?, ?, 1)",
+		t.ID, t.Author, t.Time.UnixMicro(), t.Body); err != nil {
+		return fmt.Errorf("mariadb %s: insert tweet %d: %w", s.model, t.ID, err)
+	}
+	return nil
+}
+
+func (s *store) read(ctx context.Context, q, what string, user int64, limit int) ([]microblog.Tweet, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	rows, err := s.db.pick().QueryContext(ctx, q, user, limit)
+	if err != nil {
+		return nil, fmt.Errorf("mariadb %s: %s of %d: %w", s.model, what, user, err)
+	}
+	defer rows.Close()
+	out := make([]microblog.Tweet, 0, min(limit, microblog.Limit))
+	for rows.Next() {
+		var t microblog.Tweet
+		var us int64
+		if err := rows.Scan(&t.ID, &t.Author, &us, &t.Body); err != nil {
+			return nil, fmt.Errorf("mariadb %s: scan %s row: %w", s.model, what, err)
+		}
+		t.Time = time.UnixMicro(us).UTC()
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("mariadb %s: %s of %d: %w", s.model, what, user, err)
+	}
+	return out, nil
+}
+
+// Userline implements microblog.Store.
+func (s *store) Userline(ctx context.Context, user int64, limit int) ([]microblog.Tweet, error) {
+	return s.read(ctx, s.userlineQ, "userline", user, limit)
+}
+
+// Timeline implements microblog.Store.
+func (s *store) Timeline(ctx context.Context, user int64, limit int) ([]microblog.Tweet, error) {
+	return s.read(ctx, s.timelineQ, "timeline", user, limit)
+}
+
+// MaxTweetID implements microblog.Store.
+func (s *store) MaxTweetID(ctx context.Context) (int64, error) {
+	var id int64
+	if err := s.db.first().QueryRowContext(ctx, "select coalesce(max(id), 0) from tweets").Scan(&id); err != nil {
+		return 0, fmt.Errorf("mariadb %s: max tweet id: %w", s.model, err)
+	}
+	return id, nil
+}
+
+// Counts implements microblog.Store.
+func (s *store) Counts(ctx context.Context) (microblog.Counts, error) {
+	var c microblog.Counts
+	if err := s.db.first().QueryRowContext(ctx,
+		"select (select count(*) from users), (select count(*) from follows), (select count(*) from tweets)").
+		Scan(&c.Users, &c.Follows, &c.Tweets); err != nil {
+		return c, fmt.Errorf("mariadb %s: counts: %w", s.model, err)
+	}
+	return c, nil
+}
+
+// MaterializeOnce implements microblog.Materializer: in one transaction it
+// locks up to materializeBatch pending tweets (lowest ids first, SELECT
+// ... FOR UPDATE, so two materializers never fan out the same tweet),
+// copies each into the timeline of every current follower of its author,
+// and clears their flag. The pending flag is set by the insert that stores
+// the tweet, so a tweet committed out of id order is found by a later pass.
+func (s *asyncStore) MaterializeOnce(ctx context.Context) ([]microblog.Materialized, error) {
+	var out []microblog.Materialized
+	err := inTx(ctx, s.db.first(), "materialize", func(tx *sql.Tx) error {
+		out = out[:0]
+		rows, err := tx.QueryContext(ctx,
+			"select id, time from tweets where pending = 1 order by pending, id limit ? for update", materializeBatch)
+		if err != nil {
+			return fmt.Errorf("mariadb async: find pending tweets: %w", err)
+		}
+		for rows.Next() {
+			var m microblog.Materialized
+			var us int64
+			if err := rows.Scan(&m.TweetID, &us); err != nil {
+				rows.Close()
+				return fmt.Errorf("mariadb async: scan pending tweet: %w", err)
+			}
+			m.PostedAt = time.UnixMicro(us).UTC()
+			out = append(out, m)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("mariadb async: find pending tweets: %w", err)
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		ids := make([]string, len(out))
+		for i, m := range out {
+			ids[i] = fmt.Sprint(m.TweetID)
+		}
+		in := "(" + strings.Join(ids, ",") + ")"
+		if _, err := tx.ExecContext(ctx,
+			`insert into timeline (owner, time, tweet_id, author, body)
+			 select f.follower, t.time, t.id, t.author, t.body
+			 from tweets as t join follows as f on f.followee = t.author
+			 where t.id in `+in); err != nil {
+			return fmt.Errorf("mariadb async: fan out %d tweets: %w", len(out), err)
+		}
+		if _, err := tx.ExecContext(ctx, "update tweets set pending = 0 where id in "+in); err != nil {
+			return fmt.Errorf("mariadb async: mark %d tweets materialized: %w", len(out), err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Populate implements microblog.Store: users, follows and tweets with
+// multi-row INSERTs (loadRows a statement, one transaction per table),
+// then userline and timeline derived in SQL with INSERT ... SELECT, by
+// ranges of deriveUsers owners so that no transaction (a Galera write set)
+// grows with the dataset.
+func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
+	if ds == nil {
+		return fmt.Errorf("mariadb %s: populate: nil dataset", s.model)
+	}
+	p := s.db.first()
+	if has, err := hasMicroblogData(ctx, p); err != nil {
+		return err
+	} else if has {
+		return fmt.Errorf("mariadb %s: populate: the database already holds microblog data; use a fresh database", s.model)
+	}
+	users := make([][]any, 0, ds.Users)
+	for u := 1; u <= ds.Users; u++ {
+		users = append(users, []any{int64(u), microblog.UserName(int64(u))})
+	}
+	if err := load(ctx, p, "users (id, name)", users); err != nil {
+		return err
+	}
+	follows := make([][]any, len(ds.Follows))
+	for i, f := range ds.Follows {
+		follows[i] = []any{f.Followee, f.Follower}
+	}
+	if err := load(ctx, p, "follows (followee, follower)", follows); err != nil {
+		return err
+	}
+	tweets := make([][]any, len(ds.Tweets))
+	for i, t := range ds.Tweets {
+		tweets[i] = []any{t.ID, t.Author, t.Time.UnixMicro(), t.Body}
+	}
+	if err := load(ctx, p, "tweets (id, author, time, body)", tweets); err != nil {
+		return err
+	}
+	var steps []string
+	switch s.model {
+	case microblog.Denormalized:
+		steps = []string{
+			`insert into userline (owner, time, tweet_id, body)
+			 select author, time, id, body from tweets where author between ? and ?`,
+			`insert into timeline (owner, time, tweet_id, author, body)
+			 select f.follower, t.time, t.id, t.author, t.body
+			 from follows as f join tweets as t on t.author = f.followee
+			 where f.follower between ? and ?`,
+		}
+	case microblog.Normalized:
+		steps = []string{
+			`insert into userline (owner, time, tweet_id)
+			 select author, time, id from tweets where author between ? and ?`,
+			`insert into timeline (owner, time, tweet_id)
+			 select f.follower, t.time, t.id
+			 from follows as f join tweets as t on t.author = f.followee
+			 where f.follower between ? and ?`,
+		}
+	case microblog.Async:
+		steps = []string{
+			`insert into timeline (owner, time, tweet_id, author, body)
+			 select f.follower, t.time, t.id, t.author, t.body
+			 from follows as f join tweets as t on t.author = f.followee
+			 where f.follower between ? and ?`,
+		}
+	}
+	for lo := int64(1); lo <= int64(ds.Users); lo += deriveUsers {
+		hi := lo + deriveUsers - 1
+		for _, q := range steps {
+			if _, err := p.ExecContext(ctx, q, lo, hi); err != nil {
+				return fmt.Errorf("mariadb %s: populate userline/timeline of users %d..%d: %w", s.model, lo, hi, err)
+			}
+		}
+	}
+	return nil
+}
+
+// load inserts rows into target ("table (cols)") with multi-row INSERTs
+// of loadRows rows, loadTxRows rows a transaction.
+func load(ctx context.Context, p *sql.DB, target string, rows [][]any) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	cols := len(rows[0])
+	args := make([]any, 0, cols*min(len(rows), loadRows))
+	for txLo := 0; txLo < len(rows); txLo += loadTxRows {
+		part := rows[txLo:min(txLo+loadTxRows, len(rows))]
+		err := inTx(ctx, p, "load "+target, func(tx *sql.Tx) error {
+			for lo := 0; lo < len(part); lo += loadRows {
+				chunk := part[lo:min(lo+loadRows, len(part))]
+				args = args[:0]
+				for _, r := range chunk {
+					args = append(args, r...)
+				}
+				if _, err := tx.ExecContext(ctx, "insert into "+target+" values "+values(cols, len(chunk)), args...); err != nil {
+					return fmt.Errorf("mariadb: load %s: %w", target, err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,196 @@
+package cluster
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// needMariaDB fails (skips under -short) when the servers are missing.
+func needMariaDB(t *testing.T, galera bool) mariaDB {
+	t.Helper()
+	m := mariaDB{}
+	err := m.Check()
+	if err == nil && galera {
+		err = checkGalera()
+	}
+	if err != nil {
+		if testing.Short() {
+			t.Skipf("MariaDB not installed (run scripts/install-servers.sh): %v", err)
+		}
+		t.Fatalf("MariaDB not installed (run scripts/install-servers.sh): %v", err)
+	}
+	return m
+}
+
+// upMariaDB starts a cluster in a temp dir and always tears it down.
+func upMariaDB(t *testing.T, m mariaDB, opts Options, timeout time.Duration) *Cluster {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "fb-mariadb-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	c, err := m.Up(ctx, dir, opts)
+	t.Cleanup(func() {
+		if c != nil {
+			dctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			if err := m.Down(dctx, c); err != nil {
+				t.Errorf("Down: %v", err)
+			}
+			for _, n := range c.Nodes {
+				if n.PID != 0 && Alive(n.PID) {
+					t.Errorf("%s (pid %d) still running after Down", n.Name, n.PID)
+				}
+			}
+		}
+		if !t.Failed() {
+			os.RemoveAll(dir)
+		} else {
+			t.Logf("cluster directory kept: %s", dir)
+		}
+	})
+	if err != nil {
+		t.Fatalf("Up: %v", err)
+	}
+	return c
+}
+
+func TestMariaDBRegistered(t *testing.T) {
+	e, err := Get("mariadb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := e.(Grower); !ok {
+		t.Error("mariadb engine is not a Grower")
+	}
+	if _, ok := e.(Killer); !ok {
+		t.Error("mariadb engine is not a Killer")
+	}
+}
+
+func TestMariaDBOptions(t *testing.T) {
+	m := mariaDB{}
+	for _, tc := range []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{"unknown option", Options{Nodes: 1, Extra: map[string]string{"replicas": "1"}}, "unknown option"},
+		{"bad bool", Options{Nodes: 1, Extra: map[string]string{"galera": "maybe"}}, "not true or false"},
+		{"galera off with 3 nodes", Options{Nodes: 3, Extra: map[string]string{"galera": "false"}}, "need galera"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := m.Up(t.Context(), t.TempDir(), tc.opts)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Up = %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestMariaDBSingleUpStatusDown(t *testing.T) {
+	m := needMariaDB(t, false)
+	t0 := time.Now()
+	c := upMariaDB(t, m, Options{Nodes: 1}, 2*time.Minute)
+	t.Logf("single server up in %v (version %s)", time.Since(t0).Round(time.Millisecond), c.Version)
+	if !strings.Contains(c.Version, "MariaDB") {
+		t.Errorf("version %q does not name MariaDB", c.Version)
+	}
+	u, err := url.Parse(c.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, _ := u.User.Password()
+	if u.Scheme != "mariadb" || u.User.Username() != "fieldbench" || len(pw) < 16 || u.Path != "/fieldbench" || u.Host != c.Nodes[0].Addr() {
+		t.Errorf("unexpected DSN shape (scheme %s user %s host %s path %s)", u.Scheme, u.User.Username(), u.Host, u.Path)
+	}
+	if b, _ := os.ReadFile(c.Nodes[0].LogFile); strings.Contains(string(b), pw) {
+		t.Error("server log contains the password")
+	}
+	st, err := m.Status(t.Context(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st) != 1 || st[0].State != "up" || st[0].PID == 0 {
+		t.Fatalf("status = %+v", st)
+	}
+	// The account works over TCP with the DSN's password.
+	out, err := mariadbQuery(t.Context(), c.Nodes[0], "select count(*) from mysql.global_priv where User = 'fieldbench'")
+	if err != nil || strings.TrimSpace(out) != "1" {
+		t.Errorf("fieldbench user: %q, %v", out, err)
+	}
+	loaded, err := Load(c.Dir)
+	if err != nil || loaded.DSN != c.DSN || loaded.Nodes[0].PID != c.Nodes[0].PID {
+		t.Errorf("cluster.json: %v", err)
+	}
+	if err := m.Down(t.Context(), c); err != nil {
+		t.Fatal(err)
+	}
+	st, err = m.Status(t.Context(), c)
+	if err != nil || st[0].State != "down" {
+		t.Errorf("status after Down = %+v, %v", st, err)
+	}
+	if _, err := m.Add(t.Context(), c); err == nil {
+		t.Error("Add on a single server succeeded")
+	}
+}
+
+// TestMariaDBGalera starts a 3-node Galera cluster, checks every node is
+// Synced in a cluster of 3, writes on node1 and reads on node3, then kills
+// node2 and restarts it (it rejoins).
+func TestMariaDBGalera(t *testing.T) {
+	if testing.Short() {
+		t.Skip("Galera cluster start takes ~30 s")
+	}
+	m := needMariaDB(t, true)
+	t0 := time.Now()
+	c := upMariaDB(t, m, Options{Nodes: 3}, 4*time.Minute)
+	t.Logf("3-node Galera up in %v", time.Since(t0).Round(time.Millisecond))
+	st, err := m.Status(t.Context(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range st {
+		if s.State != "up" || s.Detail["wsrep_cluster_size"] != "3" || s.Detail["wsrep_local_state_comment"] != "Synced" ||
+			s.Detail["wsrep_ready"] != "ON" || s.Detail["state_transfer"] != "none" {
+			t.Errorf("%s: state %s detail %v", s.Name, s.State, s.Detail)
+		}
+	}
+	u, _ := url.Parse(c.DSN)
+	if got := strings.Split(u.Query().Get("nodes"), ","); len(got) != 2 || got[0] != c.Nodes[1].Addr() || got[1] != c.Nodes[2].Addr() {
+		t.Errorf("DSN nodes = %v", got)
+	}
+	if _, err := mariadbQuery(t.Context(), c.Nodes[0],
+		"create table fieldbench.probe (id int primary key, v varchar(20)); insert into fieldbench.probe values (1, 'from node1');"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := mariadbQuery(t.Context(), c.Nodes[2], "set session wsrep_sync_wait = 1; select v from fieldbench.probe where id = 1")
+	if err != nil || strings.TrimSpace(out) != "from node1" {
+		t.Fatalf("read on node3: %q, %v", out, err)
+	}
+
+	// Crash node2, write meanwhile, restart it: it catches up.
+	if err := m.Kill(t.Context(), c, "node2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mariadbQuery(t.Context(), c.Nodes[0], "insert into fieldbench.probe values (2, 'while down')"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	t1 := time.Now()
+	if err := m.Restart(ctx, c, "node2"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("node2 rejoined in %v", time.Since(t1).Round(time.Millisecond))
+	out, err = mariadbQuery(t.Context(), c.Nodes[1], "set session wsrep_sync_wait = 1; select v from fieldbench.probe where id = 2")
+	if err != nil || strings.TrimSpace(out) != "while down" {
+		t.Fatalf("read on restarted node2: %q, %v", out, err)
+	}
+}
