@@ -494,14 +494,16 @@ func newIngestOpCmd() *cobra.Command {
 	var source int
 	var index int64
 	var seed int64
+	var count int64
 	c := &cobra.Command{
 		Use:   ingest.Name,
-		Short: "Insert one ingest record and print it, or count the stored records",
+		Short: "Insert one ingest record or one batch of them, or count the stored records",
 		Example: `  fieldbench op ingest insert --db sqlite:///tmp/in.db --source 3 --index 42
+  fieldbench op ingest batch --db sqlite:///tmp/in.db --source 3 --index 0 --count 1000
   fieldbench op ingest count --db sqlite:///tmp/in.db`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return usagef("op ingest needs an operation: insert or count")
+			return usagef("op ingest needs an operation: insert, batch or count")
 		},
 	}
 	open := func(cmd *cobra.Command) (adapter.DB, ingest.Store, error) {
@@ -551,7 +553,57 @@ func newIngestOpCmd() *cobra.Command {
 	insert.Flags().IntVar(&source, "source", 0, "source number, from 0")
 	insert.Flags().Int64Var(&index, "index", 0, "record index within the source, from 0")
 	insert.Flags().Int64Var(&seed, "seed", ingest.DefaultSeed, "seed of the records")
-	count := &cobra.Command{
+	batch := &cobra.Command{
+		Use:   "batch",
+		Short: `Insert records --index..--index+--count-1 of --source as one batch (as a run does) and print {"source","from","count","records_stored"}`,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fl := cmd.Flags()
+			if db == "" {
+				return usagef("op needs --db (the database to use), e.g. --db sqlite:///tmp/in.db")
+			}
+			if !fl.Changed("source") || !fl.Changed("index") || !fl.Changed("count") {
+				return usagef("op ingest batch needs --source, --index and --count (records --index..--index+--count-1 of source --source)")
+			}
+			switch {
+			case source < 0 || source > math.MaxInt32:
+				return usagef("--source must be from 0 to %d (got %d)", math.MaxInt32, source)
+			case index < 0 || index >= ingest.MaxRecords:
+				return usagef("--index must be from 0 to %d (got %d)", ingest.MaxRecords-1, index)
+			case count < 1:
+				return usagef("--count must be at least 1 (got %d)", count)
+			case count > ingest.MaxRecords-index:
+				return usagef("--index %d --count %d goes past the last record index %d of a source: --count must be at most %d",
+					index, count, ingest.MaxRecords-1, ingest.MaxRecords-index)
+			}
+			d, st, err := open(cmd)
+			if err != nil {
+				return err
+			}
+			defer d.Close()
+			defer st.Close()
+			recs := make([]ingest.Record, count)
+			ingest.Fill(recs, seed, source, index)
+			if err := st.InsertBatch(cmd.Context(), recs); err != nil {
+				return fmt.Errorf("insert batch of records %d..%d of source %d: %w", index, index+count-1, source, err)
+			}
+			n, err := st.Count(cmd.Context())
+			if err != nil {
+				return fmt.Errorf("count: %w", err)
+			}
+			return json.NewEncoder(cmd.OutOrStdout()).Encode(struct {
+				Source        int   `json:"source"`
+				From          int64 `json:"from"`
+				Count         int64 `json:"count"`
+				RecordsStored int64 `json:"records_stored"`
+			}{source, index, count, n})
+		},
+	}
+	batch.Flags().IntVar(&source, "source", 0, "source number, from 0 (required)")
+	batch.Flags().Int64Var(&index, "index", 0, "index of the first record within the source, from 0 (required)")
+	batch.Flags().Int64Var(&count, "count", 0, "records in the batch (required)")
+	batch.Flags().Int64Var(&seed, "seed", ingest.DefaultSeed, "seed of the records")
+	countCmd := &cobra.Command{
 		Use:   "count",
 		Short: `Print the number of stored records as JSON: {"records": N}`,
 		Args:  cobra.NoArgs,
@@ -569,9 +621,9 @@ func newIngestOpCmd() *cobra.Command {
 			return json.NewEncoder(cmd.OutOrStdout()).Encode(map[string]int64{"records": n})
 		},
 	}
-	for _, sub := range []*cobra.Command{insert, count} {
+	for _, sub := range []*cobra.Command{insert, batch, countCmd} {
 		sub.Flags().StringVar(&db, "db", "", "database DSN (required), e.g. sqlite:///tmp/in.db")
 	}
-	c.AddCommand(insert, count)
+	c.AddCommand(insert, batch, countCmd)
 	return c
 }

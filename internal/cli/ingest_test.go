@@ -2,7 +2,9 @@ package cli_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -43,11 +45,22 @@ func TestIngestBadInput(t *testing.T) {
 		{"run with too many records", []string{"run", "ingest", "--results", res, "--records", "3000000000"}, "--records must be at most"},
 		{"run without sources", []string{"run", "ingest", "--results", res, "--sources", "0"}, "--sources must be at least 1"},
 		{"run without batch", []string{"run", "ingest", "--results", res, "--batch", "-1"}, "--batch must be at least 1"},
-		{"op without operation", []string{"op", "ingest"}, "needs an operation: insert or count"},
+		{"op without operation", []string{"op", "ingest"}, "needs an operation: insert, batch or count"},
 		{"op insert without db", []string{"op", "ingest", "insert", "--source", "1"}, "needs --db"},
 		{"op count without db", []string{"op", "ingest", "count"}, "needs --db"},
 		{"op negative source", []string{"op", "ingest", "insert", "--db", db, "--source", "-1"}, "--source must be from 0"},
 		{"op negative index", []string{"op", "ingest", "insert", "--db", db, "--index", "-1"}, "--index must be from 0"},
+		{"op batch without db", []string{"op", "ingest", "batch", "--source", "1", "--index", "0", "--count", "10"}, "needs --db"},
+		{"op batch without count", []string{"op", "ingest", "batch", "--db", db, "--source", "1", "--index", "0"}, "needs --source, --index and --count"},
+		{"op batch without index", []string{"op", "ingest", "batch", "--db", db, "--source", "1", "--count", "10"}, "needs --source, --index and --count"},
+		{"op batch without source", []string{"op", "ingest", "batch", "--db", db, "--index", "0", "--count", "10"}, "needs --source, --index and --count"},
+		{"op batch count 0", []string{"op", "ingest", "batch", "--db", db, "--source", "1", "--index", "0", "--count", "0"}, "--count must be at least 1 (got 0)"},
+		{"op batch negative count", []string{"op", "ingest", "batch", "--db", db, "--source", "1", "--index", "0", "--count", "-5"}, "--count must be at least 1 (got -5)"},
+		{"op batch negative index", []string{"op", "ingest", "batch", "--db", db, "--source", "1", "--index", "-1", "--count", "1"}, "--index must be from 0 to 2147483646 (got -1)"},
+		{"op batch index too big", []string{"op", "ingest", "batch", "--db", db, "--source", "1", "--index", "2147483647", "--count", "1"}, "--index must be from 0 to 2147483646 (got 2147483647)"},
+		{"op batch past the last index", []string{"op", "ingest", "batch", "--db", db, "--source", "1", "--index", "2147483640", "--count", "10"}, "--count must be at most 7"},
+		{"op batch negative source", []string{"op", "ingest", "batch", "--db", db, "--source", "-2", "--index", "0", "--count", "1"}, "--source must be from 0 to 2147483647 (got -2)"},
+		{"op batch count not a number", []string{"op", "ingest", "batch", "--db", db, "--source", "1", "--index", "0", "--count", "ten"}, "invalid argument"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := execute(context.Background(), tc.args...)
@@ -61,6 +74,93 @@ func TestIngestBadInput(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(res); len(entries) > 0 {
 		t.Fatalf("refused commands left %d run directories", len(entries))
+	}
+	// Refused before the database was opened: nothing was written.
+	if _, err := os.Stat(strings.TrimPrefix(db, "sqlite://")); !os.IsNotExist(err) {
+		t.Fatalf("refused op commands created the database: %v", err)
+	}
+}
+
+// TestIngestOpBatch inserts batches with op batch and checks each one's
+// answer and that the stored count grew by exactly its size (count checked
+// both by the answer and by op count).
+func TestIngestOpBatch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	file := filepath.Join(t.TempDir(), "in.db")
+	dsn := "sqlite://" + file
+	var want []ingest.Record // every record inserted, in order
+	count := func() int64 {
+		t.Helper()
+		code, out, stderr := execute(ctx, "op", "ingest", "count", "--db", dsn)
+		var got struct{ Records int64 }
+		if code != 0 || json.Unmarshal([]byte(out), &got) != nil {
+			t.Fatalf("op count: exit %d %q %s", code, out, stderr)
+		}
+		return got.Records
+	}
+	stored := int64(0)
+	for _, tc := range []struct {
+		name                       string
+		source, index, count, seed int64
+	}{
+		{"one record", 0, 0, 1, ingest.DefaultSeed},
+		{"a run-sized batch", 3, 100, 1000, ingest.DefaultSeed},
+		{"the same batch again", 3, 100, 1000, ingest.DefaultSeed},
+		{"more rows than one statement, another seed", 7, 5, 1234, 9},
+		{"up to the last index of a source", 1, ingest.MaxRecords - 2, 2, ingest.DefaultSeed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"op", "ingest", "batch", "--db", dsn, "--source", strconv.FormatInt(tc.source, 10),
+				"--index", strconv.FormatInt(tc.index, 10), "--count", strconv.FormatInt(tc.count, 10)}
+			if tc.seed != ingest.DefaultSeed {
+				args = append(args, "--seed", strconv.FormatInt(tc.seed, 10))
+			}
+			code, out, stderr := execute(ctx, args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			stored += tc.count
+			for i := range tc.count {
+				want = append(want, ingest.Generate(tc.seed, int(tc.source), tc.index+i))
+			}
+			wantOut := fmt.Sprintf(`{"source":%d,"from":%d,"count":%d,"records_stored":%d}`, tc.source, tc.index, tc.count, stored)
+			if strings.TrimSpace(out) != wantOut {
+				t.Fatalf("printed %q, want %q", out, wantOut)
+			}
+			if got := count(); got != stored {
+				t.Fatalf("op count says %d records after the batch, want %d", got, stored)
+			}
+		})
+	}
+
+	// The rows are the generator's records, batch after batch.
+	db, err := sql.Open("sqlite", file+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, "select id, source, seq, tag from ingest_records order by rowid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for ; rows.Next(); n++ {
+		var got ingest.Record
+		if err := rows.Scan(&got.ID, &got.Source, &got.Seq, &got.Tag); err != nil {
+			t.Fatal(err)
+		}
+		if n >= len(want) {
+			t.Fatalf("more rows than the %d records inserted", len(want))
+		}
+		w := want[n]
+		if got.ID != w.ID || got.Source != w.Source || got.Seq != w.Seq || got.Tag != w.Tag {
+			t.Fatalf("row %d is %s/%d/%d/%s, want the generator's %s/%d/%d/%s", n, got.ID, got.Source, got.Seq, got.Tag, w.ID, w.Source, w.Seq, w.Tag)
+		}
+	}
+	if err := rows.Err(); err != nil || n != len(want) {
+		t.Fatalf("%d rows, want %d: %v", n, len(want), err)
 	}
 }
 

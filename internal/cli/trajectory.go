@@ -574,19 +574,25 @@ func newTrajectoryOpCmd() *cobra.Command {
 	var tri, weekday, slot string
 	c := &cobra.Command{
 		Use:   "trajectory",
-		Short: "Run one trajectory query against a loaded database and print the answer as JSON lines",
-		Long: `op runs one query on the cells of the records in --db (load them with 'load
+		Short: "Write records of the dataset, or run one trajectory query, and print the outcome as JSON lines",
+		Long: `op write inserts records --index .. --index+--count-1 of the dataset of --scale
+and --seed (the records a run writes at those indexes) as write requests of
+up to 1000 records, and prints each one.
+
+The queries run on the cells of the records in --db (load them with 'load
 trajectory' or keep the database of a run). Coordinates are whole metres on the
 city grid (easting, northing; cells.csv lists them); distances are planar.`,
-		Example: `  fieldbench op trajectory distance --db sqlite:///tmp/t.db --x 536000 --y 6224000 --radius 1000
+		Example: `  fieldbench op trajectory write --db sqlite:///tmp/t.db --index 0 --count 3
+  fieldbench op trajectory distance --db sqlite:///tmp/t.db --x 536000 --y 6224000 --radius 1000
   fieldbench op trajectory knn --db sqlite:///tmp/t.db --x 536000 --y 6224000 --k 5 --max-dist 2000
   fieldbench op trajectory range --db sqlite:///tmp/t.db --triangle 535000,6223000,537000,6223000,536000,6225000
   fieldbench op trajectory region --db sqlite:///tmp/t.db --weekday mon --slot 12:00`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return usagef("op trajectory needs a query: %s", strings.Join(trajectory.QueryOps, ", "))
+			return usagef("op trajectory needs an operation: %s", strings.Join(trajectory.Ops, ", "))
 		},
 	}
+	c.AddCommand(newTrajectoryWriteOpCmd())
 	mk := func(name, short string, flags func(*cobra.Command)) *cobra.Command {
 		sub := &cobra.Command{
 			Use:   name,
@@ -722,6 +728,134 @@ func printTrajectoryAnswer(w, stderr io.Writer, q trajectory.Query, a trajectory
 	}
 	if len(a.Hits) == 0 {
 		fmt.Fprintln(stderr, "no cell matches")
+	}
+	return nil
+}
+
+// trajOpWriteBatch is the most records op write sends in one write request.
+const trajOpWriteBatch = trajectory.DefaultBatch
+
+// trajOpWrite are the flags of op trajectory write.
+type trajOpWrite struct {
+	db    string
+	scale float64
+	seed  int64
+	index int64
+	count int64
+}
+
+func newTrajectoryWriteOpCmd() *cobra.Command {
+	var o trajOpWrite
+	c := &cobra.Command{
+		Use:   "write",
+		Short: "Insert records --index.. of the dataset (the ones a run writes there) and print each as a JSON line",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runTrajectoryWriteOp(cmd, o)
+		},
+	}
+	c.Flags().StringVar(&o.db, "db", "", "database DSN (required), e.g. sqlite:///tmp/traj.db")
+	c.Flags().Float64Var(&o.scale, "scale", trajectory.DefaultScale, "dataset size: round(scale x 6,483,397.5) records")
+	c.Flags().Int64Var(&o.seed, "seed", 1, "seed of the city and the users")
+	c.Flags().Int64Var(&o.index, "index", 0, "index of the first record, from 0 (required)")
+	c.Flags().Int64Var(&o.count, "count", 1, "how many consecutive records")
+	return c
+}
+
+// trajOpRecord is a record as op write prints it: its index in the dataset
+// and the study's 18 attributes, named like the columns of records.csv.
+type trajOpRecord struct {
+	Index        int64   `json:"index"`
+	UserID       int64   `json:"user_id"`
+	SiteID       int64   `json:"site_id"`
+	Weekday      string  `json:"weekday"`
+	Time         string  `json:"time"`
+	ProfileID    int16   `json:"profile_id"`
+	SegmentID    int16   `json:"segment_id"`
+	GSM          bool    `json:"gsm"`
+	UMTS         bool    `json:"umts"`
+	LTE          bool    `json:"lte"`
+	Easting      int64   `json:"easting"`
+	Northing     int64   `json:"northing"`
+	Latitude     float64 `json:"latitude"`
+	Longitude    float64 `json:"longitude"`
+	Municipality string  `json:"cell_municipality"`
+	County       string  `json:"cell_county"`
+	City         string  `json:"cell_city"`
+	Postcode     string  `json:"cell_postcode"`
+	Address      string  `json:"cell_address"`
+}
+
+func newTrajOpRecord(i int64, r *trajectory.Record) trajOpRecord {
+	c := r.Cell
+	return trajOpRecord{
+		Index: i, UserID: r.User, SiteID: c.ID, Weekday: r.Weekday.String(), Time: r.Clock(),
+		ProfileID: r.Profile, SegmentID: r.Segment, GSM: r.GSM(), UMTS: r.UMTS(), LTE: r.LTE(),
+		Easting: c.Easting, Northing: c.Northing, Latitude: c.Lat, Longitude: c.Lon,
+		Municipality: c.Municipality, County: c.County, City: c.City, Postcode: c.Postcode, Address: c.Address,
+	}
+}
+
+func runTrajectoryWriteOp(cmd *cobra.Command, o trajOpWrite) error {
+	if o.db == "" {
+		return usagef("op needs --db (the database to write to), e.g. --db sqlite:///tmp/traj.db")
+	}
+	n, err := trajectory.RecordsForScale(o.scale)
+	if err != nil {
+		return usagef("--scale: %v", err)
+	}
+	if !cmd.Flags().Changed("index") {
+		return usagef("op trajectory write needs --index (the first record, 0 to %d at --scale %g)", n-1, o.scale)
+	}
+	switch {
+	case o.count < 1:
+		return usagef("--count must be at least 1 (got %d)", o.count)
+	case o.index < 0 || o.index >= n:
+		return usagef("--index must be from 0 to %d at --scale %g (%d records; got %d)", n-1, o.scale, n, o.index)
+	case o.count > n-o.index:
+		return usagef("--index %d --count %d goes past the last record %d at --scale %g: --count must be at most %d",
+			o.index, o.count, n-1, o.scale, n-o.index)
+	}
+	ctx := cmd.Context()
+	_, db, err := openDB(ctx, o.db)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	b, ok := db.(trajectory.Backend)
+	if !ok {
+		return usagef("the adapter for %s does not support the trajectory workload", adapter.Redact(o.db))
+	}
+	st, err := b.Trajectory(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	g, err := trajectory.New(trajectory.Options{Scale: o.scale, Seed: o.seed})
+	if err != nil {
+		return usageError{err}
+	}
+	cur := g.NewCursor()
+	buf := make([]trajectory.Record, min(o.count, trajOpWriteBatch))
+	enc := json.NewEncoder(cmd.OutOrStdout())
+	end := o.index + o.count
+	for from := o.index; from < end; {
+		if ctx.Err() != nil {
+			return errInterrupted
+		}
+		k := cur.Fill(from, buf[:min(int64(len(buf)), end-from)])
+		if k == 0 { // cannot happen after the checks above; never loop forever
+			return fmt.Errorf("record %d is past the end of the dataset (%d records)", from, g.Len())
+		}
+		if err := st.Write(ctx, buf[:k]); err != nil {
+			return fmt.Errorf("write records %d-%d: %w", from, from+int64(k)-1, err)
+		}
+		for j := range k {
+			if err := enc.Encode(newTrajOpRecord(from+int64(j), &buf[j])); err != nil {
+				return err
+			}
+		}
+		from += int64(k)
 	}
 	return nil
 }

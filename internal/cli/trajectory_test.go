@@ -4,13 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/internal/cli"
 	"github.com/fieldbench/fieldbench/result"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
@@ -53,7 +56,16 @@ func TestTrajectoryBadInput(t *testing.T) {
 		{"generate without out", []string{"generate", "trajectory"}, "needs --out"},
 		{"load negative scale", []string{"load", "trajectory", "--db", empty, "--scale", "-0.5"}, "scale must be positive"},
 		{"load into loaded", []string{"load", "trajectory", "--db", loaded, "--scale", "0.0002"}, "already holds"},
-		{"op without query", []string{"op", "trajectory"}, "needs a query"},
+		{"op without operation", []string{"op", "trajectory"}, "needs an operation: write, distance, knn, range, region"},
+		{"op write without db", []string{"op", "trajectory", "write", "--index", "0"}, "needs --db"},
+		{"op write without index", []string{"op", "trajectory", "write", "--db", empty, "--scale", "0.0002"}, "needs --index (the first record, 0 to 1296"},
+		{"op write negative index", []string{"op", "trajectory", "write", "--db", empty, "--scale", "0.0002", "--index", "-1"}, "--index must be from 0 to 1296 at --scale 0.0002 (1297 records; got -1)"},
+		{"op write index past the end", []string{"op", "trajectory", "write", "--db", empty, "--scale", "0.0002", "--index", "1297"}, "--index must be from 0 to 1296"},
+		{"op write count 0", []string{"op", "trajectory", "write", "--db", empty, "--index", "0", "--count", "0"}, "--count must be at least 1 (got 0)"},
+		{"op write negative count", []string{"op", "trajectory", "write", "--db", empty, "--index", "0", "--count", "-3"}, "--count must be at least 1 (got -3)"},
+		{"op write count past the end", []string{"op", "trajectory", "write", "--db", empty, "--scale", "0.0002", "--index", "1290", "--count", "8"}, "goes past the last record 1296 at --scale 0.0002: --count must be at most 7"},
+		{"op write scale 0", []string{"op", "trajectory", "write", "--db", empty, "--scale", "0", "--index", "0"}, "scale must be positive"},
+		{"op write count not a number", []string{"op", "trajectory", "write", "--db", empty, "--index", "0", "--count", "many"}, "invalid argument"},
 		{"op without db", []string{"op", "trajectory", "distance", "--x", "1", "--y", "2"}, "needs --db"},
 		{"op distance without x", []string{"op", "trajectory", "distance", "--db", loaded, "--y", "2"}, "needs --x and --y"},
 		{"op knn k 0", []string{"op", "trajectory", "knn", "--db", loaded, "--x", "1", "--y", "2", "--k", "0"}, "k must be 1"},
@@ -237,6 +249,151 @@ func TestTrajectoryGenerateAndList(t *testing.T) {
 	for _, want := range []string{"trajectory", "write, distance, knn, range, region", "--max-dist", "(default 2000)", "--scale", "(default 0.01)", "--mode", "(default both)"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Fatalf("list lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestTrajectoryOpWrite writes slices of one dataset with op write into a
+// fresh database and checks after each that every printed line is the
+// generator's record at its index (field for field against its records.csv
+// line), that the store holds exactly the records written so far, and that
+// the region query of every slot written counts them.
+func TestTrajectoryOpWrite(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := "sqlite://" + filepath.Join(t.TempDir(), "w.db")
+	const scale, seed = 0.001, 6
+	g, err := trajectory.New(trajectory.Options{Scale: scale, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := int64(g.Users())
+	slot7, _ := g.SlotRange(7) // Monday 00:35: every user once
+	common := []string{"op", "trajectory", "write", "--db", dsn, "--scale", fmt.Sprint(scale), "--seed", fmt.Sprint(seed)}
+
+	a, err := adapter.ForDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := a.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st, err := db.(trajectory.Backend).Trajectory(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+
+	var written []int64 // indexes written so far, repeats included
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		index int64
+		count int64
+	}{
+		{"one record, --count defaults to 1", []string{"--index", "0"}, 0, 1},
+		{"a whole slot", []string{"--index", fmt.Sprint(slot7), "--count", fmt.Sprint(users)}, slot7, users},
+		{"more than one write request", []string{"--index", "2500", "--count", "1203"}, 2500, 1203},
+		{"the same slot again", []string{"--index", fmt.Sprint(slot7), "--count", fmt.Sprint(users)}, slot7, users},
+		{"the last record", []string{"--index", fmt.Sprint(g.Len() - 1), "--count", "1"}, g.Len() - 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, stderr := trajExec(append(append([]string{}, common...), tc.args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+			if int64(len(lines)) != tc.count {
+				t.Fatalf("%d lines printed, want %d:\n%s", len(lines), tc.count, out)
+			}
+			for j, line := range lines {
+				i := tc.index + int64(j)
+				r := g.Record(i)
+				checkTrajOpRecordLine(t, line, i, trajectory.AppendRecordCSV(nil, &r))
+				written = append(written, i)
+			}
+
+			// The store holds exactly what was written, cells included.
+			c, err := st.Counts(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cells := map[int64]bool{}
+			type daySlot struct {
+				day  trajectory.Weekday
+				slot int
+			}
+			visits := map[daySlot]map[int64]int64{}
+			for _, i := range written {
+				r := g.Record(i)
+				cells[r.Cell.ID] = true
+				k := daySlot{r.Weekday, r.Slot()}
+				if visits[k] == nil {
+					visits[k] = map[int64]int64{}
+				}
+				visits[k][r.Cell.ID]++
+			}
+			if c.Records != int64(len(written)) || c.Cells != int64(len(cells)) {
+				t.Fatalf("store holds %d records and %d cells, want %d and %d", c.Records, c.Cells, len(written), len(cells))
+			}
+			// The busiest cell of every slot written counts the records.
+			for k, m := range visits {
+				var want trajectory.Busiest
+				for cell, n := range m {
+					if n > want.Visits || (n == want.Visits && cell < want.Cell) {
+						want = trajectory.Busiest{Cell: cell, Visits: n}
+					}
+				}
+				got, ok, err := st.Region(ctx, k.day, k.slot)
+				if err != nil || !ok || got != want {
+					t.Fatalf("region %s %d: %+v %v %v, want %+v", k.day, k.slot, got, ok, err, want)
+				}
+			}
+		})
+	}
+}
+
+// checkTrajOpRecordLine compares one JSON line of op write with the
+// records.csv line of the same record: the index, then every column of
+// trajectory.RecordColumns under its own name and nothing else.
+func checkTrajOpRecordLine(t *testing.T, line string, index int64, csvLine []byte) {
+	t.Helper()
+	var m map[string]any
+	dec := json.NewDecoder(strings.NewReader(line))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		t.Fatalf("not a JSON line: %v\n%s", err, line)
+	}
+	fields, err := csv.NewReader(bytes.NewReader(csvLine)).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(m["index"]); got != fmt.Sprint(index) {
+		t.Fatalf("index %s, want %d: %s", got, index, line)
+	}
+	if len(m) != len(trajectory.RecordColumns)+1 {
+		t.Fatalf("%d keys, want index and the %d columns: %s", len(m), len(trajectory.RecordColumns), line)
+	}
+	for c, name := range trajectory.RecordColumns {
+		var got string
+		switch v := m[name].(type) {
+		case string:
+			got = v
+		case bool:
+			got = map[bool]string{false: "0", true: "1"}[v]
+		case json.Number:
+			got = v.String()
+			if name == "latitude" || name == "longitude" {
+				f, _ := v.Float64()
+				got = strconv.FormatFloat(f, 'f', 6, 64)
+			}
+		default:
+			t.Fatalf("column %s is %T %v: %s", name, v, v, line)
+		}
+		if got != fields[c] {
+			t.Fatalf("record %d, %s = %q, the generator says %q\n%s\n%s", index, name, got, fields[c], line, csvLine)
 		}
 	}
 }
