@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,6 +28,7 @@ const (
 )
 
 func init() {
+	registerWorkloadCmd("generate", newIngestGenerateCmd)
 	registerWorkloadCmd("run", newIngestRunCmd)
 	registerWorkloadCmd("sweep", newIngestSweepCmd)
 	registerWorkloadCmd("op", newIngestOpCmd)
@@ -625,5 +627,45 @@ func newIngestOpCmd() *cobra.Command {
 		sub.Flags().StringVar(&db, "db", "", "database DSN (required), e.g. sqlite:///tmp/in.db")
 	}
 	c.AddCommand(insert, batch, countCmd)
+	return c
+}
+
+// newIngestGenerateCmd writes the records a run inserts as CSV, so a native
+// bulk loader can load the very same rows (scripts/compare-native.sh).
+func newIngestGenerateCmd() *cobra.Command {
+	var sources int
+	var records, seed int64
+	var out string
+	c := &cobra.Command{
+		Use:     "ingest",
+		Short:   "Write the records a run inserts (sources x records) as records.csv",
+		Example: `  fieldbench generate ingest --sources 8 --records 10000 --out data/`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out == "" {
+				return usagef("generate ingest needs --out DIR")
+			}
+			if sources < 1 || records < 1 {
+				return usagef("--sources and --records must be at least 1")
+			}
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				return usagef("output directory %s is not writable: %v", out, err)
+			}
+			path := filepath.Join(out, "records.csv")
+			f, err := os.Create(path)
+			if err != nil {
+				return usagef("cannot write %s: %v", path, err)
+			}
+			if err := errors.Join(ingest.WriteCSV(f, seed, sources, records), f.Close()); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %d records (%d sources x %d) to %s\n", int64(sources)*records, sources, records, path)
+			return nil
+		},
+	}
+	c.Flags().IntVar(&sources, "sources", 8, "sources")
+	c.Flags().Int64Var(&records, "records", 10000, "records per source")
+	c.Flags().Int64Var(&seed, "seed", 1, "seed of the records")
+	c.Flags().StringVar(&out, "out", "", "directory to write records.csv to (required)")
 	return c
 }
