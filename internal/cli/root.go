@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -33,6 +34,9 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
+// profileFile is the open --cpuprofile file, closed when the command ends.
+var profileFile *os.File
+
 // errInterrupted is returned by commands stopped by a signal after they saved
 // what they had.
 var errInterrupted = errors.New("interrupted")
@@ -55,6 +59,11 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	if profileFile != nil {
+		pprof.StopCPUProfile()
+		profileFile.Close()
+		profileFile = nil
+	}
 	switch {
 	case err == nil:
 		return ExitOK
@@ -90,6 +99,19 @@ machine.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	var cpuProfile string
+	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of fieldbench itself to FILE (to see the client's own cost)")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if cpuProfile == "" {
+			return nil
+		}
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return usagef("--cpuprofile: %v", err)
+		}
+		profileFile = f
+		return pprof.StartCPUProfile(f)
+	}
 	root.AddCommand(newListCmd())
 	for _, v := range verbs {
 		if mks := workloadCmds[v.name]; len(mks) > 0 {
