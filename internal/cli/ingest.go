@@ -100,22 +100,11 @@ func (e *ingestEnv) close() {
 // the run directory without --db) and its ingest store.
 func openIngest(cmd *cobra.Command, f *ingestFlags, dirName string) (*ingestEnv, error) {
 	ctx := cmd.Context()
-	adapterName := "sqlite"
-	if f.db != "" {
-		a, err := adapter.ForDSN(f.db)
-		if err != nil {
-			return nil, usageError{err}
-		}
-		adapterName = a.Name()
-	}
-	dir, err := newRunDir(f.results, dirName, adapterName, time.Now())
+	dir, dsn, err := runDirFor(f.results, dirName, ingest.Name, f.db)
 	if err != nil {
 		return nil, err
 	}
-	e := &ingestEnv{dsn: f.db, dir: dir}
-	if e.dsn == "" {
-		e.dsn = defaultSQLite(dir, ingest.Name)
-	}
+	e := &ingestEnv{dsn: dsn, dir: dir}
 	if e.a, e.db, err = openDB(ctx, e.dsn); err != nil {
 		return nil, err
 	}

@@ -215,21 +215,9 @@ second) and report.html.`,
 func runMicroblog(cmd *cobra.Command, f mbData, cfg runner.Config, mix workload.Mix, matEvery time.Duration) error {
 	ctx := cmd.Context()
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	dsn := f.db
-	adapterName := "sqlite"
-	if dsn != "" {
-		a, err := adapter.ForDSN(dsn)
-		if err != nil {
-			return usageError{err}
-		}
-		adapterName = a.Name()
-	}
-	dir, err := newRunDir(f.results, microblog.Name, adapterName, time.Now())
+	dir, dsn, err := runDirFor(f.results, microblog.Name, microblog.Name, f.db)
 	if err != nil {
 		return err
-	}
-	if dsn == "" {
-		dsn = defaultSQLite(dir, microblog.Name)
 	}
 	a, db, err := openDB(ctx, dsn)
 	if err != nil {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/fieldbench/fieldbench/adapter"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -37,3 +38,24 @@ func newRunDir(results, workloadName, adapterName string, now time.Time) (string
 }
 
 func newRand(seed int64) *rand.Rand { return rand.New(rand.NewPCG(uint64(seed), 0)) }
+
+// runDirFor creates the run directory, named for the adapter of dsn, and
+// returns the DSN to use: dsn itself, or the embedded default — a SQLite file
+// named dbName inside the run directory — when dsn is empty.
+func runDirFor(results, dirName, dbName, dsn string) (dir, useDSN string, err error) {
+	adapterName := "sqlite"
+	if dsn != "" {
+		a, err := adapter.ForDSN(dsn)
+		if err != nil {
+			return "", "", usageError{err}
+		}
+		adapterName = a.Name()
+	}
+	if dir, err = newRunDir(results, dirName, adapterName, time.Now()); err != nil {
+		return "", "", err
+	}
+	if dsn == "" {
+		dsn = defaultSQLite(dir, dbName)
+	}
+	return dir, dsn, nil
+}

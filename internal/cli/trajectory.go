@@ -342,16 +342,7 @@ func trajPhase(ctx context.Context, ws []runner.Worker, counts []int64, handles 
 func runTrajectory(cmd *cobra.Command, f trajData, o trajRunOpts) (err error) {
 	ctx := cmd.Context()
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	dsn := f.db
-	adapterName := "sqlite"
-	if dsn != "" {
-		a, err := adapter.ForDSN(dsn)
-		if err != nil {
-			return usageError{err}
-		}
-		adapterName = a.Name()
-	}
-	dir, err := newRunDir(f.results, trajectory.Name, adapterName, time.Now())
+	dir, dsn, err := runDirFor(f.results, trajectory.Name, trajectory.Name, f.db)
 	if err != nil {
 		return err
 	}
@@ -361,9 +352,6 @@ func runTrajectory(cmd *cobra.Command, f trajData, o trajRunOpts) (err error) {
 			os.RemoveAll(dir)
 		}
 	}()
-	if dsn == "" {
-		dsn = defaultSQLite(dir, trajectory.Name)
-	}
 	a, db, err := openDB(ctx, dsn)
 	if err != nil {
 		return err

@@ -487,21 +487,9 @@ Results go to results/<time>-wiki-<adapter>/: result.jsonl and report.html.`,
 func runWiki(cmd *cobra.Command, f wikiData, p wiki.Plan, sets, repeat int) error {
 	ctx := cmd.Context()
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	dsn := f.db
-	adapterName := "sqlite"
-	if dsn != "" {
-		a, err := adapter.ForDSN(dsn)
-		if err != nil {
-			return usageError{err}
-		}
-		adapterName = a.Name()
-	}
-	dir, err := newRunDir(f.results, wiki.Name, adapterName, time.Now())
+	dir, dsn, err := runDirFor(f.results, wiki.Name, wiki.Name, f.db)
 	if err != nil {
 		return err
-	}
-	if dsn == "" {
-		dsn = defaultSQLite(dir, wiki.Name)
 	}
 	a, db, store, closeAll, err := openWikiStore(ctx, dsn)
 	if err != nil {
