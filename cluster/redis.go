@@ -1,0 +1,788 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// The redis engine starts Redis Cluster on loopback: N masters (option
+// replicas=R adds R replicas to each), every server with its own directory,
+// config file, append-only file and log under the cluster directory.
+//
+// A single node is a one-master cluster too (all 16384 slots on it), so that
+// it can grow with Add like any other; the option standalone=1 starts a
+// plain, non-cluster redis-server instead (N must be 1, no replicas), for
+// comparisons with tools that do not speak the cluster protocol. The
+// cluster is formed with `redis-cli --cluster create` when it has three
+// masters or more (the tool's minimum) and with CLUSTER ADDSLOTSRANGE /
+// MEET / REPLICATE below that.
+//
+// Options (cluster up --opt key=value):
+//
+//	replicas=R          replicas per master (default 0)
+//	standalone=1        one non-cluster server
+//	node-timeout=MS     cluster-node-timeout (default 3000): how soon a
+//	                    dead master is failed over
+//	appendfsync=POLICY  always | everysec (default) | no
+func init() { Register(redisEngine{}) }
+
+type redisEngine struct{}
+
+const (
+	redisServer = "redis-server"
+	redisCLI    = "redis-cli"
+	// redisBusOffset is where Redis Cluster puts a node's bus port.
+	redisBusOffset = 10000
+	redisSlots     = 16384
+)
+
+// Name implements Engine.
+func (redisEngine) Name() string { return "redis" }
+
+// Check implements Engine.
+func (redisEngine) Check() error {
+	var missing []string
+	for _, b := range []string{redisServer, redisCLI} {
+		if _, err := exec.LookPath(b); err != nil {
+			missing = append(missing, b)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s not found in PATH: install the Debian packages redis-server and redis-tools (scripts/install-servers.sh)", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+type redisOpts struct {
+	masters, replicas int
+	standalone        bool
+	nodeTimeout       int
+	appendfsync       string
+}
+
+func parseRedisOpts(o Options) (redisOpts, error) {
+	r := redisOpts{masters: max(o.Nodes, 1), nodeTimeout: 3000, appendfsync: "everysec"}
+	for k, v := range o.Extra {
+		var err error
+		switch k {
+		case "replicas":
+			r.replicas, err = strconv.Atoi(v)
+			if err == nil && (r.replicas < 0 || r.replicas > 5) {
+				err = errors.New("want 0..5")
+			}
+		case "standalone":
+			r.standalone, err = strconv.ParseBool(v)
+		case "node-timeout":
+			r.nodeTimeout, err = strconv.Atoi(v)
+			if err == nil && r.nodeTimeout < 100 {
+				err = errors.New("want at least 100 ms")
+			}
+		case "appendfsync":
+			if v != "always" && v != "everysec" && v != "no" {
+				err = errors.New("want always, everysec or no")
+			}
+			r.appendfsync = v
+		default:
+			return r, fmt.Errorf("redis: unknown option %q (known: replicas, standalone, node-timeout, appendfsync)", k)
+		}
+		if err != nil {
+			return r, fmt.Errorf("redis: option %s=%q: %w", k, v, err)
+		}
+	}
+	if r.standalone && (r.masters != 1 || r.replicas != 0) {
+		return r, fmt.Errorf("redis: standalone=1 is one server: use --nodes 1 and no replicas (got %d nodes, %d replicas)", r.masters, r.replicas)
+	}
+	return r, nil
+}
+
+// Up implements Engine.
+func (e redisEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster, error) {
+	if err := e.Check(); err != nil {
+		return nil, err
+	}
+	ro, err := parseRedisOpts(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("redis: cluster directory: %w", err)
+	}
+	c := &Cluster{Engine: e.Name(), Dir: dir, Started: time.Now().UTC(), Options: map[string]string{
+		"masters":      strconv.Itoa(ro.masters),
+		"replicas":     strconv.Itoa(ro.replicas),
+		"standalone":   strconv.FormatBool(ro.standalone),
+		"node-timeout": strconv.Itoa(ro.nodeTimeout),
+		"appendfsync":  ro.appendfsync,
+		"appendonly":   "yes",
+		"save":         `""`,
+	}}
+	total := ro.masters * (1 + ro.replicas)
+	for i := 1; i <= total; i++ {
+		if _, err := e.startNew(ctx, c, ro); err != nil {
+			return c, err
+		}
+	}
+	if v, err := redisVersion(ctx, c.Nodes[0]); err == nil {
+		c.Version = v
+	}
+	if ro.standalone {
+		c.Nodes[0].Role = "master"
+		c.DSN = "redis://" + c.Nodes[0].Addr()
+		return c, nil
+	}
+	if err := formCluster(ctx, c, ro); err != nil {
+		return c, err
+	}
+	if err := waitClusterOK(ctx, c, len(c.Nodes), 60*time.Second); err != nil {
+		return c, err
+	}
+	if err := refreshRoles(ctx, c); err != nil {
+		return c, err
+	}
+	if err := waitReplicasLinked(ctx, c, 60*time.Second); err != nil {
+		return c, err
+	}
+	c.DSN = redisDSN(c)
+	return c, nil
+}
+
+// waitReplicasLinked waits until every replica has completed its first
+// sync (master_link_status:up), so a load right after Up is replicated
+// from its first write.
+func waitReplicasLinked(ctx context.Context, c *Cluster, limit time.Duration) error {
+	wctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	for _, n := range c.Nodes {
+		if n.Role != "replica" || n.Stopped {
+			continue
+		}
+		cl := nodeClient(n)
+		for {
+			info, err := cl.Info(wctx, "replication").Result()
+			if err == nil && infoField(info, "master_link_status") == "up" {
+				break
+			}
+			if wctx.Err() != nil {
+				cl.Close()
+				return fmt.Errorf("redis: replica %s never linked to its master within %v: %w", n.Name, limit, errors.Join(err, wctx.Err()))
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		cl.Close()
+	}
+	return nil
+}
+
+// redisDSN is the adapter's DSN: the first node plus every other node as a
+// seed, so the client still finds the cluster when the first node is down.
+func redisDSN(c *Cluster) string {
+	var others []string
+	for _, n := range c.Nodes[1:] {
+		others = append(others, n.Addr())
+	}
+	dsn := "redis://" + c.Nodes[0].Addr() + "?cluster=1"
+	if len(others) > 0 {
+		dsn += "&addrs=" + strings.Join(others, ",")
+	}
+	return dsn
+}
+
+// portPairFree reports whether both the client port and its cluster bus
+// port can be bound on loopback right now.
+func portPairFree(p int) bool {
+	for _, q := range []int{p, p + redisBusOffset} {
+		l, err := net.Listen("tcp", net.JoinHostPort(Loopback, strconv.Itoa(q)))
+		if err != nil {
+			return false
+		}
+		l.Close()
+	}
+	return true
+}
+
+// startNew adds a node to c (not yet part of the Redis cluster) and starts
+// it, retrying with new ports when a bind is lost to a race.
+func (e redisEngine) startNew(ctx context.Context, c *Cluster, ro redisOpts) (*Node, error) {
+	name := fmt.Sprintf("redis%d", len(c.Nodes)+1)
+	for _, n := range c.Nodes {
+		if n.Name == name { // after removals; keep names unique
+			name = fmt.Sprintf("redis%d", time.Now().UnixNano()%100000)
+		}
+	}
+	ndir := filepath.Join(c.Dir, name)
+	if err := os.MkdirAll(ndir, 0o755); err != nil {
+		return nil, fmt.Errorf("redis: node directory: %w", err)
+	}
+	n := &Node{Name: name, Host: Loopback, DataDir: ndir, LogFile: filepath.Join(ndir, "redis.log"), Config: filepath.Join(ndir, "redis.conf")}
+	err := Retry(5, func(int) error {
+		var port int
+		for tries := 0; ; tries++ {
+			ps, err := FreePorts(Loopback, 1)
+			if err != nil {
+				return err
+			}
+			if portPairFree(ps[0]) {
+				port = ps[0]
+				break
+			}
+			if tries > 50 {
+				return errors.New("redis: no free port whose cluster bus port (+10000) is free too")
+			}
+		}
+		n.Port, n.Ports = port, nil
+		if !ro.standalone {
+			n.Ports = []int{port + redisBusOffset}
+		}
+		if err := os.WriteFile(n.Config, []byte(redisConfig(n, ro)), 0o644); err != nil {
+			return fmt.Errorf("redis: write %s: %w", n.Config, err)
+		}
+		return startRedisNode(ctx, n)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("redis: start %s: %w", name, err)
+	}
+	c.Nodes = append(c.Nodes, n)
+	return n, nil
+}
+
+func redisConfig(n *Node, ro redisOpts) string {
+	var b strings.Builder
+	w := func(k, v string) { fmt.Fprintf(&b, "%s %s\n", k, v) }
+	b.WriteString("# written by fieldbench; loopback only\n")
+	w("bind", Loopback)
+	w("port", strconv.Itoa(n.Port))
+	w("protected-mode", "no")
+	w("daemonize", "no")
+	w("dir", n.DataDir)
+	w("logfile", n.LogFile)
+	w("pidfile", `""`)
+	// Durability: every write goes to the append-only file (fsync per
+	// appendfsync), no RDB snapshots, so a killed node restarts with what
+	// it acknowledged (up to a second of it with everysec).
+	w("appendonly", "yes")
+	w("appendfsync", ro.appendfsync)
+	w("save", `""`)
+	if !ro.standalone {
+		w("cluster-enabled", "yes")
+		w("cluster-config-file", "nodes.conf")
+		w("cluster-node-timeout", strconv.Itoa(ro.nodeTimeout))
+		// A slot range whose master died with no replica must not stop the
+		// rest of the cluster: the crash experiment counts the errors of
+		// the lost range and measures the rest.
+		w("cluster-require-full-coverage", "no")
+		w("cluster-allow-reads-when-down", "no")
+	}
+	return b.String()
+}
+
+func startRedisNode(ctx context.Context, n *Node) error {
+	pid, err := Start(Proc{Path: redisServer, Args: []string{n.Config}, Dir: n.DataDir, LogFile: n.LogFile})
+	if err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := WaitPort(wctx, n.Host, n.Port, pid, n.LogFile); err != nil {
+		_ = Kill(pid)
+		return err
+	}
+	// Listening is not ready: the server answers LOADING while it
+	// replays its append-only file.
+	cl := nodeClient(n)
+	defer cl.Close()
+	for {
+		err := cl.Ping(wctx).Err()
+		if err == nil {
+			break
+		}
+		if wctx.Err() != nil || !Alive(pid) {
+			_ = Kill(pid)
+			return fmt.Errorf("redis %s not answering PING: %w; log ends:\n%s", n.Name, err, LogTail(n.LogFile, 1500))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	n.PID, n.Stopped = pid, false
+	return nil
+}
+
+// nodeClient is a plain connection to one node, for administration.
+func nodeClient(n *Node) *goredis.Client {
+	return goredis.NewClient(&goredis.Options{
+		Addr: n.Addr(), DialTimeout: 2 * time.Second, ReadTimeout: 10 * time.Second,
+		WriteTimeout: 5 * time.Second, PoolSize: 1, MaxRetries: -1, Protocol: 2,
+		DisableIdentity: true,
+	})
+}
+
+func redisVersion(ctx context.Context, n *Node) (string, error) {
+	cl := nodeClient(n)
+	defer cl.Close()
+	info, err := cl.Info(ctx, "server").Result()
+	if err != nil {
+		return "", err
+	}
+	return infoField(info, "redis_version"), nil
+}
+
+// infoField is one "key:value" line of an INFO or CLUSTER INFO answer.
+func infoField(info, key string) string {
+	sc := bufio.NewScanner(strings.NewReader(info))
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), ":"); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+func runCLI(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, redisCLI, args...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("%s %s: %w\n%s", redisCLI, strings.Join(args, " "), err, tail(string(out), 3000))
+	}
+	return string(out), nil
+}
+
+// formCluster makes the started nodes one Redis Cluster: masters are the
+// first ro.masters nodes.
+func formCluster(ctx context.Context, c *Cluster, ro redisOpts) error {
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if ro.masters >= 3 {
+		args := []string{"--cluster", "create"}
+		for _, n := range c.Nodes {
+			args = append(args, n.Addr())
+		}
+		args = append(args, "--cluster-replicas", strconv.Itoa(ro.replicas), "--cluster-yes")
+		_, err := runCLI(cctx, args...)
+		return err
+	}
+	// One or two masters: redis-cli refuses, so assign the slots by hand.
+	ids := make([]string, len(c.Nodes))
+	for i, n := range c.Nodes {
+		cl := nodeClient(n)
+		id, err := cl.Do(cctx, "CLUSTER", "MYID").Text()
+		if err == nil && i < ro.masters {
+			lo := i * redisSlots / ro.masters
+			hi := (i+1)*redisSlots/ro.masters - 1
+			err = cl.Do(cctx, "CLUSTER", "ADDSLOTSRANGE", lo, hi).Err()
+		}
+		if err == nil && i > 0 {
+			err = cl.Do(cctx, "CLUSTER", "MEET", c.Nodes[0].Host, c.Nodes[0].Port).Err()
+		}
+		cl.Close()
+		if err != nil {
+			return fmt.Errorf("redis: form cluster at %s: %w", n.Name, err)
+		}
+		ids[i] = id
+	}
+	if err := waitKnown(cctx, c, len(c.Nodes)); err != nil {
+		return err
+	}
+	for i := ro.masters; i < len(c.Nodes); i++ {
+		master := ids[(i-ro.masters)%ro.masters]
+		if err := replicate(cctx, c.Nodes[i], master); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// replicate makes n a replica of the master with id; the node must first
+// have learned about that master through the gossip.
+func replicate(ctx context.Context, n *Node, master string) error {
+	cl := nodeClient(n)
+	defer cl.Close()
+	for {
+		err := cl.Do(ctx, "CLUSTER", "REPLICATE", master).Err()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("redis: make %s a replica of %s: %w", n.Name, master, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitKnown waits until every node knows every other (cluster_known_nodes).
+func waitKnown(ctx context.Context, c *Cluster, want int) error {
+	for _, n := range c.Nodes {
+		if n.Stopped {
+			continue
+		}
+		cl := nodeClient(n)
+		for {
+			info, err := cl.ClusterInfo(ctx).Result()
+			if err == nil && infoField(info, "cluster_known_nodes") == strconv.Itoa(want) {
+				break
+			}
+			if ctx.Err() != nil {
+				cl.Close()
+				return fmt.Errorf("redis: %s does not know all %d nodes: %w", n.Name, want, errors.Join(err, ctx.Err()))
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		cl.Close()
+	}
+	return nil
+}
+
+// waitClusterOK waits until every running node says cluster_state:ok, knows
+// want nodes and sees all 16384 slots assigned.
+func waitClusterOK(ctx context.Context, c *Cluster, want int, limit time.Duration) error {
+	wctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	for _, n := range c.Nodes {
+		if n.Stopped {
+			continue
+		}
+		cl := nodeClient(n)
+		var last string
+		for {
+			info, err := cl.ClusterInfo(wctx).Result()
+			if err == nil {
+				last = info
+				if infoField(info, "cluster_state") == "ok" &&
+					infoField(info, "cluster_slots_assigned") == strconv.Itoa(redisSlots) &&
+					(want == 0 || infoField(info, "cluster_known_nodes") == strconv.Itoa(want)) {
+					break
+				}
+			}
+			if wctx.Err() != nil {
+				cl.Close()
+				return fmt.Errorf("redis: %s never reached cluster_state:ok with %d nodes within %v (last: %q): %w",
+					n.Name, want, limit, strings.Join(strings.Fields(last), " "), errors.Join(err, wctx.Err()))
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		cl.Close()
+	}
+	return nil
+}
+
+// clusterNode is one line of CLUSTER NODES.
+type clusterNode struct {
+	id, addr, flags, master, link string
+	slots                         int
+	migrating                     int // slots being moved out or in
+}
+
+func (cn clusterNode) myself() bool { return strings.Contains(cn.flags, "myself") }
+func (cn clusterNode) isMaster() bool {
+	return strings.Contains(cn.flags, "master")
+}
+func (cn clusterNode) failed() bool {
+	return strings.Contains(cn.flags, "fail") && !strings.Contains(cn.flags, "fail?")
+}
+
+// parseClusterNodes reads CLUSTER NODES: id addr flags master ping pong
+// epoch link slot...; a migrating slot shows as [slot->-id], an importing
+// one as [slot-<-id].
+func parseClusterNodes(s string) []clusterNode {
+	var out []clusterNode
+	for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 8 {
+			continue
+		}
+		addr, _, _ := strings.Cut(f[1], "@")
+		cn := clusterNode{id: f[0], addr: addr, flags: f[2], master: f[3], link: f[7]}
+		for _, sl := range f[8:] {
+			if strings.HasPrefix(sl, "[") {
+				cn.migrating++
+				continue
+			}
+			lo, hi, rng := strings.Cut(sl, "-")
+			a, _ := strconv.Atoi(lo)
+			b := a
+			if rng {
+				b, _ = strconv.Atoi(hi)
+			}
+			cn.slots += b - a + 1
+		}
+		out = append(out, cn)
+	}
+	return out
+}
+
+// clusterView asks any running node for CLUSTER NODES.
+func clusterView(ctx context.Context, c *Cluster) ([]clusterNode, error) {
+	var errs []error
+	for _, n := range c.Nodes {
+		if n.Stopped || !Alive(n.PID) {
+			continue
+		}
+		cl := nodeClient(n)
+		s, err := cl.ClusterNodes(ctx).Result()
+		cl.Close()
+		if err == nil {
+			return parseClusterNodes(s), nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, fmt.Errorf("redis: no node answered CLUSTER NODES: %w", errors.Join(errs...))
+}
+
+// refreshRoles sets every node's Role from the cluster's view.
+func refreshRoles(ctx context.Context, c *Cluster) error {
+	view, err := clusterView(ctx, c)
+	if err != nil {
+		return err
+	}
+	byAddr := map[string]clusterNode{}
+	for _, cn := range view {
+		byAddr[cn.addr] = cn
+	}
+	for _, n := range c.Nodes {
+		if cn, ok := byAddr[n.Addr()]; ok {
+			if cn.isMaster() {
+				n.Role = "master"
+			} else {
+				n.Role = "replica"
+			}
+		}
+	}
+	return nil
+}
+
+// Status implements Engine: role, cluster state, slots owned, keys (DBSIZE),
+// slots migrating or importing, and the node a replica follows.
+func (redisEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
+	standalone := c.Options["standalone"] == "true"
+	out := make([]NodeStatus, 0, len(c.Nodes))
+	byID := map[string]string{} // node id -> our name
+	for _, n := range c.Nodes {
+		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: "down", PID: n.PID, Detail: map[string]string{}}
+		if n.Stopped || !Alive(n.PID) {
+			if n.Stopped {
+				st.State = "stopped"
+			}
+			st.PID = 0
+			out = append(out, st)
+			continue
+		}
+		cl := nodeClient(n)
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		func() {
+			defer cancel()
+			defer cl.Close()
+			if err := cl.Ping(sctx).Err(); err != nil {
+				st.State = "unreachable"
+				st.Detail["error"] = err.Error()
+				return
+			}
+			st.State = "up"
+			if info, err := cl.Info(sctx, "replication", "memory").Result(); err == nil {
+				if r := infoField(info, "role"); r == "slave" {
+					st.Role = "replica"
+					st.Detail["link"] = infoField(info, "master_link_status")
+				} else if r != "" {
+					st.Role = r
+				}
+				st.Detail["used_memory"] = infoField(info, "used_memory")
+			}
+			if k, err := cl.DBSize(sctx).Result(); err == nil {
+				st.Detail["keys"] = strconv.FormatInt(k, 10)
+			}
+			if standalone {
+				return
+			}
+			if info, err := cl.ClusterInfo(sctx).Result(); err == nil {
+				st.Detail["cluster_state"] = infoField(info, "cluster_state")
+				st.Detail["known_nodes"] = infoField(info, "cluster_known_nodes")
+			}
+			if s, err := cl.ClusterNodes(sctx).Result(); err == nil {
+				for _, cn := range parseClusterNodes(s) {
+					for _, m := range c.Nodes {
+						if m.Addr() == cn.addr {
+							byID[cn.id] = m.Name
+						}
+					}
+					if cn.myself() {
+						st.Detail["slots"] = strconv.Itoa(cn.slots)
+						st.Detail["migrating"] = strconv.Itoa(cn.migrating)
+						st.Detail["node_id"] = cn.id
+						if cn.master != "-" {
+							st.Detail["master_id"] = cn.master
+						}
+					}
+				}
+			}
+		}()
+		out = append(out, st)
+	}
+	for i := range out {
+		if id := out[i].Detail["master_id"]; id != "" {
+			if name, ok := byID[id]; ok {
+				out[i].Detail["master"] = name
+			}
+			delete(out[i].Detail, "master_id")
+		}
+	}
+	return out, nil
+}
+
+// Down implements Engine: SIGTERM (Redis fsyncs its append-only file on a
+// clean shutdown), SIGKILL after 15 s.
+func (redisEngine) Down(ctx context.Context, c *Cluster) error {
+	var errs []error
+	for _, n := range c.Nodes {
+		if n.PID > 0 {
+			if err := Stop(n.PID, 15*time.Second); err != nil {
+				errs = append(errs, fmt.Errorf("redis: stop %s: %w", n.Name, err))
+				continue
+			}
+		}
+		n.PID, n.Stopped = 0, true
+	}
+	return errors.Join(errs...)
+}
+
+// Add implements Grower: a new empty master joins with `redis-cli --cluster
+// add-node`, then `--cluster rebalance --cluster-use-empty-masters` moves
+// its share of the slots (and their keys) to it. It returns when the
+// rebalance is done and every node says cluster_state:ok.
+func (e redisEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
+	if c.Options["standalone"] == "true" {
+		return nil, fmt.Errorf("redis: a standalone server cannot grow: %w", ErrUnsupported)
+	}
+	ro, err := parseRedisOpts(Options{Nodes: 1, Extra: map[string]string{
+		"node-timeout": c.Options["node-timeout"], "appendfsync": c.Options["appendfsync"]}})
+	if err != nil {
+		return nil, err
+	}
+	var seed *Node
+	for _, n := range c.Nodes {
+		if !n.Stopped && Alive(n.PID) && n.Role == "master" {
+			seed = n
+			break
+		}
+	}
+	if seed == nil {
+		return nil, errors.New("redis: no running master to join")
+	}
+	n, err := e.startNew(ctx, c, ro)
+	if err != nil {
+		return nil, err
+	}
+	n.Role = "master"
+	actx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	if _, err := runCLI(actx, "--cluster", "add-node", n.Addr(), seed.Addr()); err != nil {
+		return n, err
+	}
+	running := 0
+	for _, m := range c.Nodes {
+		if !m.Stopped && Alive(m.PID) {
+			running++
+		}
+	}
+	if err := waitKnown(actx, c, running); err != nil {
+		return n, err
+	}
+	// The new node must have learned the slot map (cluster_state:ok)
+	// before it can import slots, and the tool refuses to rebalance a
+	// cluster whose nodes disagree.
+	if err := waitClusterOK(actx, c, running, time.Minute); err != nil {
+		return n, err
+	}
+	if err := waitCheck(actx, seed); err != nil {
+		return n, err
+	}
+	if _, err := runCLI(actx, "--cluster", "rebalance", seed.Addr(), "--cluster-use-empty-masters"); err != nil {
+		return n, err
+	}
+	if err := waitClusterOK(actx, c, running, 2*time.Minute); err != nil {
+		return n, err
+	}
+	c.DSN = redisDSN(c)
+	return n, refreshRoles(actx, c)
+}
+
+// waitCheck waits until `redis-cli --cluster check` agrees on the
+// configuration (rebalance refuses to run before).
+func waitCheck(ctx context.Context, seed *Node) error {
+	for {
+		out, err := runCLI(ctx, "--cluster", "check", seed.Addr())
+		if err == nil && !strings.Contains(out, "[ERR]") && !strings.Contains(out, "[WARNING]") {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("redis: cluster check never passed: %w", errors.Join(err, ctx.Err()))
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// Kill implements Killer: SIGKILL, no chance to flush anything.
+func (redisEngine) Kill(_ context.Context, c *Cluster, name string) error {
+	n, err := c.Node(name)
+	if err != nil {
+		return err
+	}
+	if n.PID > 0 {
+		if err := Kill(n.PID); err != nil {
+			return err
+		}
+	}
+	n.PID, n.Stopped = 0, true
+	return nil
+}
+
+// Restart implements Killer: the node starts again on its data directory
+// and config (its nodes.conf keeps its cluster identity; it reloads its
+// append-only file). A master that was failed over meanwhile rejoins as a
+// replica of its successor. Restart waits until the node answers and, in
+// a cluster, says cluster_state:ok.
+func (redisEngine) Restart(ctx context.Context, c *Cluster, name string) error {
+	n, err := c.Node(name)
+	if err != nil {
+		return err
+	}
+	if n.PID > 0 && Alive(n.PID) {
+		return fmt.Errorf("redis: %s is running (pid %d): kill it first", name, n.PID)
+	}
+	if err := startRedisNode(ctx, n); err != nil {
+		return fmt.Errorf("redis: restart %s: %w", name, err)
+	}
+	if c.Options["standalone"] == "true" {
+		return nil
+	}
+	if err := waitClusterOK(ctx, &Cluster{Nodes: []*Node{n}}, 0, 60*time.Second); err != nil {
+		return err
+	}
+	return refreshRoles(ctx, c)
+}
+
+// Failover helpers for tests and experiments.
+
+// redisMasters lists the addresses of the masters the cluster sees as
+// healthy, sorted.
+func redisMasters(ctx context.Context, c *Cluster) ([]string, error) {
+	view, err := clusterView(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, cn := range view {
+		if cn.isMaster() && !cn.failed() && cn.slots > 0 {
+			out = append(out, cn.addr)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}

@@ -1,0 +1,292 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// redisUp starts a redis cluster for one test and tears it down whatever
+// happens. Without the binaries the test fails (skips under -short).
+func redisUp(t *testing.T, opts Options) (redisEngine, *Cluster) {
+	t.Helper()
+	e := redisEngine{}
+	if err := e.Check(); err != nil {
+		if testing.Short() {
+			t.Skipf("redis not installed (scripts/install-servers.sh): %v", err)
+		}
+		t.Fatalf("redis not installed: run scripts/install-servers.sh: %v", err)
+	}
+	dir, err := os.MkdirTemp("", "fb-redis-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	c, err := e.Up(ctx, dir, opts)
+	t.Cleanup(func() {
+		if c != nil {
+			dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := e.Down(dctx, c); err != nil {
+				t.Errorf("Down: %v", err)
+			}
+		}
+		if !t.Failed() {
+			os.RemoveAll(dir)
+		} else {
+			t.Logf("cluster directory kept: %s", dir)
+		}
+	})
+	if err != nil {
+		t.Fatalf("Up: %v", err)
+	}
+	return e, c
+}
+
+func statusOf(t *testing.T, e redisEngine, c *Cluster) []NodeStatus {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	st, err := e.Status(ctx, c)
+	if err != nil {
+		t.Fatalf("Status: %v", err)
+	}
+	return st
+}
+
+func clusterClient(c *Cluster) *goredis.ClusterClient {
+	var addrs []string
+	for _, n := range c.Nodes {
+		addrs = append(addrs, n.Addr())
+	}
+	return goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: addrs, DisableIdentity: true, Protocol: 2})
+}
+
+func TestRedisStandaloneUpStatusDown(t *testing.T) {
+	t.Parallel()
+	e, c := redisUp(t, Options{Nodes: 1, Extra: map[string]string{"standalone": "1"}})
+	if len(c.Nodes) != 1 || c.DSN != "redis://"+c.Nodes[0].Addr() || c.Version == "" {
+		t.Fatalf("cluster %+v dsn %q version %q", c.Nodes, c.DSN, c.Version)
+	}
+	st := statusOf(t, e, c)
+	if len(st) != 1 || st[0].State != "up" || st[0].Role != "master" || st[0].Detail["keys"] != "0" {
+		t.Fatalf("status %+v", st)
+	}
+	conf, err := os.ReadFile(c.Nodes[0].Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"bind 127.0.0.1\n", "appendonly yes\n", "save \"\"\n", "protected-mode no\n"} {
+		if !strings.Contains(string(conf), want) {
+			t.Errorf("config lacks %q:\n%s", want, conf)
+		}
+	}
+	pid := c.Nodes[0].PID
+	if err := e.Down(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	if Alive(pid) {
+		t.Fatal("server alive after Down")
+	}
+	if st := statusOf(t, e, c); st[0].State != "stopped" {
+		t.Fatalf("status after Down: %+v", st)
+	}
+}
+
+func sumSlots(t *testing.T, st []NodeStatus) (masters, slots int) {
+	t.Helper()
+	for _, s := range st {
+		if s.State != "up" {
+			continue
+		}
+		if s.Detail["cluster_state"] != "ok" {
+			t.Errorf("%s: cluster_state %q", s.Name, s.Detail["cluster_state"])
+		}
+		if s.Role == "master" {
+			masters++
+			n, _ := strconv.Atoi(s.Detail["slots"])
+			slots += n
+		}
+	}
+	return masters, slots
+}
+
+func TestRedisThreeMasters(t *testing.T) {
+	t.Parallel()
+	e, c := redisUp(t, Options{Nodes: 3})
+	st := statusOf(t, e, c)
+	if m, s := sumSlots(t, st); m != 3 || s != redisSlots {
+		t.Fatalf("%d masters owning %d slots, want 3 and %d: %+v", m, s, redisSlots, st)
+	}
+	for _, n := range c.Nodes {
+		if len(n.Ports) != 1 || n.Ports[0] != n.Port+redisBusOffset {
+			t.Errorf("%s: bus port %v", n.Name, n.Ports)
+		}
+	}
+	if !strings.Contains(c.DSN, "cluster=1") || !strings.Contains(c.DSN, "addrs=") {
+		t.Errorf("DSN %q", c.DSN)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	// Write through one node (following MOVED by hand would be the client's
+	// job: write the key on the node that owns its slot), read through the
+	// cluster client.
+	cc := clusterClient(c)
+	defer cc.Close()
+	for i := range 50 {
+		k := fmt.Sprintf("k%d", i)
+		owner, err := cc.MasterForKey(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := owner.Set(ctx, k, i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 50 {
+		v, err := cc.Get(ctx, fmt.Sprintf("k%d", i)).Int()
+		if err != nil || v != i {
+			t.Fatalf("k%d = %d, %v", i, v, err)
+		}
+	}
+	keys := 0
+	for _, s := range statusOf(t, e, c) {
+		n, _ := strconv.Atoi(s.Detail["keys"])
+		keys += n
+	}
+	if keys != 50 {
+		t.Fatalf("DBSIZE summed over nodes = %d, want 50", keys)
+	}
+}
+
+// TestRedisAddRebalance grows a two-master cluster holding keys by one
+// master: it gets slots, nothing is lost.
+func TestRedisAddRebalance(t *testing.T) {
+	t.Parallel()
+	e, c := redisUp(t, Options{Nodes: 2})
+	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Second)
+	defer cancel()
+	cc := clusterClient(c)
+	defer cc.Close()
+	const keys = 500
+	for i := range keys {
+		if err := cc.Set(ctx, fmt.Sprintf("key:%d", i), i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t0 := time.Now()
+	n, err := e.Add(ctx, c)
+	if err != nil {
+		t.Fatalf("Add: %v", err)
+	}
+	t.Logf("add-node + rebalance of %d keys: %v", keys, time.Since(t0))
+	st := statusOf(t, e, c)
+	m, s := sumSlots(t, st)
+	if m != 3 || s != redisSlots {
+		t.Fatalf("after Add: %d masters owning %d slots: %+v", m, s, st)
+	}
+	for _, x := range st {
+		if x.Name == n.Name {
+			if sl, _ := strconv.Atoi(x.Detail["slots"]); sl < redisSlots/4 || x.Detail["migrating"] != "0" {
+				t.Fatalf("new master %s: %+v", n.Name, x)
+			}
+			if k, _ := strconv.Atoi(x.Detail["keys"]); k == 0 {
+				t.Fatalf("new master %s holds no keys: %+v", n.Name, x)
+			}
+		}
+	}
+	cc2 := clusterClient(c)
+	defer cc2.Close()
+	for i := range keys {
+		v, err := cc2.Get(ctx, fmt.Sprintf("key:%d", i)).Int()
+		if err != nil || v != i {
+			t.Fatalf("key:%d after rebalance = %d, %v", i, v, err)
+		}
+	}
+}
+
+// TestRedisKillFailoverRestart kills a master of a cluster with one replica
+// per master: its replica takes over within a bounded time, the data stays
+// readable, and the restarted node rejoins (as a replica).
+func TestRedisKillFailoverRestart(t *testing.T) {
+	t.Parallel()
+	e, c := redisUp(t, Options{Nodes: 3, Extra: map[string]string{"replicas": "1", "node-timeout": "1000"}})
+	if len(c.Nodes) != 6 {
+		t.Fatalf("%d nodes, want 6", len(c.Nodes))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Second)
+	defer cancel()
+	cc := clusterClient(c)
+	defer cc.Close()
+	for i := range 200 {
+		if err := cc.Set(ctx, fmt.Sprintf("key:%d", i), i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// WAIT: the replicas have the writes before the kill.
+	if err := cc.ForEachMaster(ctx, func(ctx context.Context, m *goredis.Client) error {
+		return m.Do(ctx, "WAIT", 1, 5000).Err()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var victim *Node
+	for _, n := range c.Nodes {
+		if n.Role == "master" {
+			victim = n
+			break
+		}
+	}
+	if err := e.Kill(ctx, c, victim.Name); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	for {
+		ms, err := redisMasters(ctx, c)
+		if err == nil && len(ms) == 3 && !slices.Contains(ms, victim.Addr()) {
+			break
+		}
+		if time.Since(t0) > 30*time.Second {
+			t.Fatalf("no failover within 30 s: masters %v, %v", ms, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("failover took %v", time.Since(t0))
+	if err := waitClusterOK(ctx, c, 0, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if st := statusOf(t, e, c); st[0].State != "stopped" {
+		t.Errorf("killed node status %+v", st[0])
+	}
+	// A client learns the new topology on its next (lazy, asynchronous)
+	// refresh: reads may fail until then, for a bounded time.
+	cc.ReloadState(ctx)
+	deadline := time.Now().Add(15 * time.Second)
+	for i := 0; i < 200; {
+		v, err := cc.Get(ctx, fmt.Sprintf("key:%d", i)).Int()
+		if err == nil && v == i {
+			i++
+			continue
+		}
+		if err == nil || time.Now().After(deadline) {
+			t.Fatalf("key:%d after failover = %d, %v", i, v, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := e.Restart(ctx, c, victim.Name); err != nil {
+		t.Fatal(err)
+	}
+	if victim.Role != "replica" || !Alive(victim.PID) {
+		t.Fatalf("restarted %s: role %q pid %d", victim.Name, victim.Role, victim.PID)
+	}
+	if err := waitClusterOK(ctx, c, 6, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
