@@ -129,6 +129,8 @@ func runFields(d *runData) [][2]string {
 		{"database", db},
 		{"database config", fmtPairs(h.Database.Config)},
 		{"DSN", h.DSN},
+		{"cluster", clusterText(h.Cluster)},
+		{"cluster config", clusterConfig(h.Cluster)},
 		{"options", fmtPairs(h.Options)},
 		{"seed", strconv.FormatInt(h.Seed, 10)},
 		{"fieldbench", h.Version},
@@ -153,6 +155,25 @@ func runFields(d *runData) [][2]string {
 		}
 	}
 	return out
+}
+
+// clusterText is "engine version: name role addr, …" or "" without a cluster.
+func clusterText(c *result.ClusterInfo) string {
+	if c == nil {
+		return ""
+	}
+	nodes := make([]string, len(c.Nodes))
+	for i, n := range c.Nodes {
+		nodes[i] = strings.TrimSpace(n.Name + " " + n.Role + " " + n.Addr)
+	}
+	return strings.TrimSpace(c.Engine+" "+c.Version) + ", " + strconv.Itoa(len(c.Nodes)) + " node(s): " + strings.Join(nodes, ", ") + "; logs in " + c.Dir
+}
+
+func clusterConfig(c *result.ClusterInfo) string {
+	if c == nil {
+		return ""
+	}
+	return fmtPairs(c.Options)
 }
 
 // pointsText counts a run's points: "14 in 3 series (2 warm-up, 1 failed)",

@@ -423,3 +423,21 @@ func TestGroupLabelOrder(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+func TestRunBlockShowsCluster(t *testing.T) {
+	t.Parallel()
+	d := &runData{run: &result.Run{Header: result.Header{Cluster: &result.ClusterInfo{
+		Engine: "postgres", Version: "15.8", Dir: "/r/cluster-postgres",
+		Nodes:   []result.ClusterNode{{Name: "pg1", Role: "primary", Addr: "127.0.0.1:5000"}, {Name: "pg2", Role: "replica", Addr: "127.0.0.1:5001"}},
+		Options: map[string]string{"fsync": "off"},
+	}}}}
+	var got string
+	for _, f := range runFields(d) {
+		if f[0] == "cluster" || f[0] == "cluster config" {
+			got += f[1] + "|"
+		}
+	}
+	if !strings.Contains(got, "postgres 15.8, 2 node(s): pg1 primary 127.0.0.1:5000, pg2 replica 127.0.0.1:5001") || !strings.Contains(got, "fsync=off") {
+		t.Fatalf("cluster fields: %q", got)
+	}
+}

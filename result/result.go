@@ -33,8 +33,28 @@ type Header struct {
 	Groups map[string]string `json:"groups,omitempty"`
 	// Warmup is excluded from the summary and drawn shaded in reports.
 	WarmupSeconds float64 `json:"warmup_seconds"`
+	// Cluster describes the servers fieldbench started for this run
+	// (run --cluster), so the result says what it was measured on.
+	Cluster *ClusterInfo `json:"cluster,omitempty"`
 	// Series describes each Point series the run writes (see Point).
 	Series map[string]SeriesMeta `json:"series,omitempty"`
+}
+
+// ClusterInfo is the cluster a run was measured on.
+type ClusterInfo struct {
+	Engine  string            `json:"engine"`
+	Version string            `json:"version,omitempty"`
+	Dir     string            `json:"dir"` // data, configuration and server logs
+	Nodes   []ClusterNode     `json:"nodes"`
+	Options map[string]string `json:"options,omitempty"` // server settings recorded by the engine
+}
+
+// ClusterNode is one server of a ClusterInfo.
+type ClusterNode struct {
+	Name string `json:"name"`
+	Addr string `json:"addr"`
+	Role string `json:"role,omitempty"`
+	Log  string `json:"log,omitempty"`
 }
 
 // SeriesMeta says how to draw a Point series: one chart per series.

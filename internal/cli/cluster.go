@@ -374,6 +374,8 @@ func withCluster(c *cobra.Command) *cobra.Command {
 		if err := cmd.Flags().Set("db", cl.DSN); err != nil {
 			return err
 		}
+		activeCluster = cl
+		defer func() { activeCluster = nil }()
 		return inner(cmd, args)
 	}
 	return c

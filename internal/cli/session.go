@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/probe"
 	"github.com/fieldbench/fieldbench/recorder"
 	"github.com/fieldbench/fieldbench/report"
@@ -149,8 +150,23 @@ func newHeader(workloadName string, a adapter.Adapter, info adapter.Info, dsn st
 	return result.Header{
 		Version: Version, Workload: workloadName, Adapter: a.Name(), DSN: adapter.Redact(dsn),
 		Database: info, Seed: seed, Machine: probe.Machine(), Operations: ops,
-		Options: map[string]any{},
+		Options: map[string]any{}, Cluster: clusterInfo(activeCluster),
 	}
+}
+
+// activeCluster is the cluster withCluster started for the current command
+// (nil otherwise); newHeader records it in the result file.
+var activeCluster *cluster.Cluster
+
+func clusterInfo(c *cluster.Cluster) *result.ClusterInfo {
+	if c == nil {
+		return nil
+	}
+	ci := &result.ClusterInfo{Engine: c.Engine, Version: c.Version, Dir: c.Dir, Options: c.Options}
+	for _, n := range c.Nodes {
+		ci.Nodes = append(ci.Nodes, result.ClusterNode{Name: n.Name, Addr: n.Addr(), Role: n.Role, Log: n.LogFile})
+	}
+	return ci
 }
 
 // defaultSQLite is the DSN of the embedded default database in dir.
