@@ -85,13 +85,16 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "fieldbench",
 		Short: "Evaluate databases with realistic workloads on real servers",
 		Long: `fieldbench evaluates databases the way published studies did by hand:
-realistic application workloads (a Twitter-like microblog, ...), exact
-latency measurement with HDR histograms, one self-describing result file per
-run and an offline HTML report.
+realistic application workloads — microblog (Fonseca et al. 2013), wiki
+(Dory et al. 2011), ingest (Lourenço et al. 2015), trajectory
+(Niyizamwiyitira & Lundberg 2017) — with exact latency measurement (HDR
+histograms), one self-describing result file per run and an offline HTML
+report.
 
 Without --db everything runs on an embedded SQLite database inside the run
 directory, so 'fieldbench run microblog --duration 30s' works on a fresh
-machine.`,
+machine. 'fieldbench cluster up postgres|mariadb|redis' starts real servers
+on loopback; 'fieldbench list' shows every workload and adapter.`,
 		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
