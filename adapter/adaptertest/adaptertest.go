@@ -41,9 +41,9 @@ const checkTimeout = 5 * time.Minute
 // open must return a FRESH, EMPTY database each time it is called (a new
 // SQLite file; a new schema, database or key prefix, or a reset, on a
 // server) and register its Close with t.Cleanup. Run calls it once to find
-// which Backend interfaces the DB implements, then once per family (once
-// per data model for microblog), since a database loaded with one
-// microblog model refuses another.
+// which Backend interfaces the DB implements, then once per family (twice
+// per data model for microblog: a generated and a hand-built dataset),
+// since a database loaded with one microblog model refuses another.
 //
 // Families the DB does not implement, and microblog models whose Microblog
 // call wraps adapter.ErrUnsupported, are skipped with a log line.
@@ -77,6 +77,7 @@ func Run(t *testing.T, open func(t *testing.T) adapter.DB) {
 	family(microblog.Name, isMicroblog, func(t *testing.T) {
 		for _, m := range microblog.Models {
 			t.Run(string(m), func(t *testing.T) { checkMicroblog(t, open(t), m) })
+			t.Run(string(m)+"-tiny", func(t *testing.T) { checkMicroblogTiny(t, open(t), m) })
 		}
 	})
 	family(wiki.Name, isWiki, func(t *testing.T) { checkWiki(t, open(t)) })

@@ -305,12 +305,18 @@ func (s *memTrajectory) Write(_ context.Context, recs []trajectory.Record) error
 }
 
 func (s *memTrajectory) Distance(_ context.Context, p trajectory.Point, radius int64) ([]trajectory.Hit, error) {
+	if err := (trajectory.Query{Op: trajectory.OpDistance, At: p, Radius: radius}).Validate(); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.o.Distance(p, radius), nil
 }
 
 func (s *memTrajectory) KNN(_ context.Context, p trajectory.Point, k int, maxDist int64) ([]trajectory.Hit, error) {
+	if err := (trajectory.Query{Op: trajectory.OpKNN, At: p, K: k, MaxDist: maxDist}).Validate(); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := s.o.KNN(p, k, maxDist)
@@ -321,6 +327,9 @@ func (s *memTrajectory) KNN(_ context.Context, p trajectory.Point, k int, maxDis
 }
 
 func (s *memTrajectory) Range(_ context.Context, t trajectory.Triangle) ([]trajectory.Hit, error) {
+	if err := (trajectory.Query{Op: trajectory.OpRange, Tri: t}).Validate(); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := s.o.Range(t)
@@ -341,6 +350,9 @@ func (s *memTrajectory) Range(_ context.Context, t trajectory.Triangle) ([]traje
 }
 
 func (s *memTrajectory) Region(_ context.Context, day trajectory.Weekday, slot int) (trajectory.Busiest, bool, error) {
+	if err := (trajectory.Query{Op: trajectory.OpRegion, Day: day, Slot: slot}).Validate(); err != nil {
+		return trajectory.Busiest{}, false, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b, ok := s.o.Region(day, slot)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -50,6 +51,9 @@ func checkMicroblog(t testing.TB, db adapter.DB, m microblog.Model) {
 	if m == microblog.Async && !isMat {
 		t.Fatalf("the async store %T does not implement microblog.Materializer", s)
 	}
+	if m != microblog.Async && isMat {
+		t.Errorf("the %s store %T implements microblog.Materializer: only async may", m, s)
+	}
 
 	// A fresh database is empty.
 	if c, err := s.Counts(ctx); err != nil || c != (microblog.Counts{}) {
@@ -71,6 +75,11 @@ func checkMicroblog(t testing.TB, db adapter.DB, m microblog.Model) {
 		t.Fatalf("Populate: %v", err)
 	}
 	t.Logf("populate %d users, %d follows, %d tweets: %v", ds.Users, len(ds.Follows), len(ds.Tweets), time.Since(start).Round(time.Millisecond))
+	// A loaded database refuses a second load (the checks below see that
+	// the refused one changed nothing).
+	if err := s.Populate(ctx, ds); err == nil {
+		t.Errorf("second Populate on a loaded database succeeded")
+	}
 	if got, err := b.MicroblogModel(ctx); err != nil || got != m {
 		t.Errorf("MicroblogModel after Populate = %q, %v; want %q", got, err, m)
 	}
@@ -86,10 +95,13 @@ func checkMicroblog(t testing.TB, db adapter.DB, m microblog.Model) {
 		t.Fatalf("MaxTweetID after Populate = %d, %v; want %d", id, err, maxID)
 	}
 	if isMat {
-		catchUp(t, mat, nil)
+		// Populate materializes what it loads: nothing is pending.
+		if done, err := mat.MaterializeOnce(ctx); err != nil || len(done) != 0 {
+			t.Fatalf("MaterializeOnce after Populate = %d tweets, %v; want nothing pending", len(done), err)
+		}
 	}
 	o := microblog.NewOracle(ds)
-	compareMicroblog(t, s, o, ds.Users, "after Populate")
+	compareMicroblog(t, s, o, ds.Users, "after Populate", microblog.Limit, 1)
 
 	// Posts above MaxTweetID, all newer than the dataset.
 	r := rand.New(rand.NewPCG(microblogSeed, 1))
@@ -101,7 +113,8 @@ func checkMicroblog(t testing.TB, db adapter.DB, m microblog.Model) {
 			Author: 1 + r.Int64N(int64(ds.Users)),
 			// Three tweets share each microsecond; ids break the tie.
 			Time: base.Add(time.Duration(i/3) * time.Microsecond),
-			Body: microblog.RandomBody(r),
+			// A separator character some stores encode.
+			Body: microblog.RandomBody(r) + "|pipe",
 		}
 		if i < microblogTiedPosts && i%3 != 0 {
 			tweets[i].Author = tweets[i-i%3].Author // same author, same time
@@ -175,13 +188,66 @@ func checkMicroblog(t testing.TB, db adapter.DB, m microblog.Model) {
 		catchUp(t, mat, func(done []microblog.Materialized) { materialized = append(materialized, done...) })
 		checkMaterialized(t, tweets, materialized)
 	}
-	compareMicroblog(t, s, o, ds.Users, "after concurrent posts")
+	compareMicroblog(t, s, o, ds.Users, "after concurrent posts", microblog.Limit, 1)
 	if id, err := s.MaxTweetID(ctx); err != nil || id != maxID+microblogPosts {
 		t.Errorf("MaxTweetID after posts = %d, %v; want %d", id, err, maxID+microblogPosts)
 	}
 	want.Tweets += microblogPosts
 	if c, err := s.Counts(ctx); err != nil || c != want {
 		t.Errorf("Counts after posts = %+v, %v; want %+v", c, err, want)
+	}
+	// A duplicate tweet id is an error, not a silent overwrite.
+	if err := s.Post(ctx, tweets[0]); err == nil {
+		t.Errorf("Post of an existing tweet id (%d) succeeded", tweets[0].ID)
+	}
+}
+
+// tinyMicroblog is a hand-built dataset: ties of one microsecond across
+// authors and within one, a user who follows nobody and never tweets, one
+// who follows only a user who tweeted once.
+func tinyMicroblog() *microblog.Dataset {
+	at := func(us int64) time.Time { return time.UnixMicro(1_700_000_000_000_000 + us).UTC() }
+	ds := &microblog.Dataset{
+		Users: 5,
+		Follows: []microblog.Follow{
+			{Follower: 1, Followee: 2}, {Follower: 1, Followee: 3}, {Follower: 2, Followee: 3},
+			{Follower: 4, Followee: 1}, {Follower: 3, Followee: 2},
+		},
+	}
+	times := []int64{10, 10, 10, 20, 20, 5, 30, 30, 30, 30}
+	authors := []int64{2, 3, 2, 3, 3, 1, 2, 3, 1, 2}
+	for i := range times {
+		ds.Tweets = append(ds.Tweets, microblog.Tweet{
+			ID: int64(i + 1), Author: authors[i], Time: at(times[i]), Body: fmt.Sprintf("tweet %d", i+1),
+		})
+	}
+	ds.Index()
+	return ds
+}
+
+// checkMicroblogTiny loads tinyMicroblog into model m of db and compares
+// every user's userline and timeline at limits 0 to 3 and Limit.
+func checkMicroblogTiny(t testing.TB, db adapter.DB, m microblog.Model) {
+	ctx := checkContext(t)
+	b, ok := db.(microblog.Backend)
+	if !ok {
+		t.Fatalf("%T does not implement microblog.Backend", db)
+	}
+	s, err := b.Microblog(ctx, m)
+	if errors.Is(err, adapter.ErrUnsupported) {
+		t.Skipf("model %s not supported: %v", m, err)
+	}
+	if err != nil {
+		t.Fatalf("Microblog(%s) on a fresh database: %v", m, err)
+	}
+	closeOnCleanup(t, "microblog", s)
+	ds := tinyMicroblog()
+	if err := s.Populate(ctx, ds); err != nil {
+		t.Fatalf("Populate: %v", err)
+	}
+	compareMicroblog(t, s, microblog.NewOracle(ds), ds.Users, "after Populate", microblog.Limit, 0, 1, 2, 3)
+	if err := s.Post(ctx, ds.Tweets[0]); err == nil {
+		t.Errorf("Post of an existing tweet id succeeded")
 	}
 }
 
@@ -244,15 +310,16 @@ func checkMaterialized(t testing.TB, posted []microblog.Tweet, done []microblog.
 }
 
 // compareMicroblog checks every user's userline and timeline against the
-// oracle: at Limit for all users, and at small limits for some.
-func compareMicroblog(t testing.TB, s microblog.Store, o *microblog.Oracle, users int, when string) {
+// oracle: at each of limits for all users, and at limits 0, 2 and 3 too for
+// some.
+func compareMicroblog(t testing.TB, s microblog.Store, o *microblog.Oracle, users int, when string, limits ...int) {
 	t.Helper()
 	ctx := checkContext(t)
 	bad := &mismatches{t: t}
 	for u := int64(1); u <= int64(users); u++ {
-		limits := []int{microblog.Limit}
+		limits := limits
 		if u%10 == 1 {
-			limits = append(limits, 1, 3)
+			limits = append(slices.Clip(limits), 0, 2, 3)
 		}
 		for _, limit := range limits {
 			ul, err := s.Userline(ctx, u, limit)
@@ -285,6 +352,11 @@ func sameTweets(got, want []microblog.Tweet) error {
 	}
 	if len(got) != len(want) {
 		return fmt.Errorf("got %d tweets, want %d", len(got), len(want))
+	}
+	for i, g := range got {
+		if g.Time.Location() != time.UTC {
+			return fmt.Errorf("tweet %d: time %v is not UTC", i, g.Time)
+		}
 	}
 	return nil
 }

@@ -11,7 +11,7 @@ import (
 
 // Trajectory check sizes: scale 0.004 is 25,934 records of 13 users, which
 // visit some of the city's cells but not all (so unvisited cells must not
-// be answered), written by 4 concurrent clients in random order.
+// be answered), written in each mode (random: by 4 concurrent clients).
 const (
 	trajScale   = 0.004
 	trajSeed    = 3
@@ -47,38 +47,54 @@ func checkTrajectory(t testing.TB, db adapter.DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeTrajectory(t, s, g, trajectory.Random, trajBatch)
-	if c, err := s.Counts(ctx); err != nil || c != ref.Counts() {
-		t.Fatalf("Counts after writing = %+v, %v; want %+v", c, err, ref.Counts())
+	if ref.Counts().Cells >= int64(len(g.City().Cells)) {
+		t.Fatalf("every cell visited: the check no longer covers unvisited cells")
 	}
-
-	var empty, ties, found int
+	checkTrajectoryBadParameters(t, s)
 	bad := &mismatches{t: t}
-	for _, q := range trajQueryList(g.City()) {
-		got, err := q.Run(ctx, s)
-		if err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		want := ref.Answer(q)
-		if !got.Equal(want) {
-			bad.add("%s: got %s, want %s", q, got, want)
-		}
-		if len(want.Hits) == 0 && !want.Found {
-			empty++
-		}
-		for i := 1; i < len(want.Hits); i++ {
-			if q.Op != trajectory.OpRange && trajectory.Dist2(q.At, want.Hits[i].Pos()) == trajectory.Dist2(q.At, want.Hits[i-1].Pos()) {
-				ties++
+	qs := trajQueryList(g.City())
+	// Every write mode in turn, with a Reset between.
+	for i, mode := range trajectory.Modes {
+		if i > 0 {
+			if err := s.Reset(ctx); err != nil {
+				t.Fatalf("Reset: %v", err)
+			}
+			if c, err := s.Counts(ctx); err != nil || c != (trajectory.Counts{}) {
+				t.Fatalf("Counts after Reset = %+v, %v; want all zero", c, err)
 			}
 		}
-		if want.Found {
-			found++
+		writeTrajectory(t, s, g, mode, trajBatch)
+		if c, err := s.Counts(ctx); err != nil || c != ref.Counts() {
+			t.Fatalf("Counts after writing (%s) = %+v, %v; want %+v", mode, c, err, ref.Counts())
 		}
-	}
-	// The list is a function of the generator alone; this guards the suite
-	// against a generator change that would quietly drop the edge cases.
-	if empty < 10 || ties < 5 || found < 100 {
-		t.Errorf("edge cases not covered: %d empty answers, %d distance ties, %d regions found", empty, ties, found)
+		var empty, ties, found int
+		for _, q := range qs {
+			got, err := q.Run(ctx, s)
+			if err != nil {
+				t.Fatalf("%s (%s): %v", q, mode, err)
+			}
+			want := ref.Answer(q)
+			if !got.Equal(want) {
+				bad.add("%s (%s): got %s, want %s", q, mode, got, want)
+			}
+			if len(want.Hits) == 0 && !want.Found {
+				empty++
+			}
+			for i := 1; i < len(want.Hits); i++ {
+				if q.Op != trajectory.OpRange && trajectory.Dist2(q.At, want.Hits[i].Pos()) == trajectory.Dist2(q.At, want.Hits[i-1].Pos()) {
+					ties++
+				}
+			}
+			if want.Found {
+				found++
+			}
+		}
+		// The list is a function of the generator alone; this guards the
+		// suite against a generator change that would quietly drop the edge
+		// cases.
+		if empty < 10 || ties < 5 || found < 100 {
+			t.Errorf("edge cases not covered: %d empty answers, %d distance ties, %d regions found", empty, ties, found)
+		}
 	}
 
 	if err := s.Reset(ctx); err != nil {
@@ -91,8 +107,10 @@ func checkTrajectory(t testing.TB, db adapter.DB) {
 	if h, err := s.Distance(ctx, p, 100_000); err != nil || len(h) != 0 {
 		t.Errorf("Distance after Reset = %d cells, %v; want none", len(h), err)
 	}
-	if busy, ok, err := s.Region(ctx, trajectory.Monday, 100); err != nil || ok {
-		t.Errorf("Region after Reset = %+v, %v, %v; want nothing found", busy, ok, err)
+	for _, slot := range []int{0, 100} {
+		if busy, ok, err := s.Region(ctx, trajectory.Monday, slot); err != nil || ok {
+			t.Errorf("Region(Monday, %d) after Reset = %+v, %v, %v; want nothing found", slot, busy, ok, err)
+		}
 	}
 	// Writing again, sequentially this time, gives the same answers.
 	small, err := trajectory.New(trajectory.Options{Scale: 0.0005, Seed: trajSeed + 1})
@@ -118,6 +136,31 @@ func checkTrajectory(t testing.TB, db adapter.DB) {
 				bad.add("%s after Reset: got %s, want %s", q, got, want)
 			}
 		}
+	}
+}
+
+// checkTrajectoryBadParameters checks that invalid query parameters are
+// refused and that an empty write is accepted.
+func checkTrajectoryBadParameters(t testing.TB, s trajectory.Store) {
+	t.Helper()
+	ctx := checkContext(t)
+	p := trajectory.Point{X: 1, Y: 1}
+	for name, err := range map[string]error{
+		"negative radius": func() error { _, err := s.Distance(ctx, p, -1); return err }(),
+		"k 0":             func() error { _, err := s.KNN(ctx, p, 0, 10); return err }(),
+		"flat triangle": func() error {
+			_, err := s.Range(ctx, trajectory.Triangle{{X: 0, Y: 0}, {X: 1, Y: 1}, {X: 2, Y: 2}})
+			return err
+		}(),
+		"weekday 0": func() error { _, _, err := s.Region(ctx, 0, 1); return err }(),
+		"slot 288":  func() error { _, _, err := s.Region(ctx, 1, 288); return err }(),
+	} {
+		if err == nil {
+			t.Errorf("%s accepted", name)
+		}
+	}
+	if err := s.Write(ctx, nil); err != nil {
+		t.Errorf("empty write: %v", err)
 	}
 }
 
@@ -198,6 +241,7 @@ func trajQueryList(c *trajectory.City) []trajectory.Query {
 		trajectory.Query{Op: trajectory.OpKNN, At: far, K: 3, MaxDist: 10},
 		trajectory.Query{Op: trajectory.OpKNN, At: far, K: 3, MaxDist: big},
 		trajectory.Query{Op: trajectory.OpDistance, At: far, Radius: big},
+		trajectory.Query{Op: trajectory.OpDistance, At: trajectory.Point{X: -big, Y: big}, Radius: big},
 		trajectory.Query{Op: trajectory.OpRange, Tri: trajectory.Triangle{far, {X: far.X + 10, Y: far.Y}, {X: far.X, Y: far.Y + 10}}},
 		trajectory.Query{Op: trajectory.OpRange, Tri: trajectory.Triangle{{X: -big, Y: -big}, {X: big, Y: -big}, {X: 0, Y: big}}},
 	)

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/recorder"
+	"github.com/fieldbench/fieldbench/runner"
 	"github.com/fieldbench/fieldbench/workload/wiki"
 )
 
@@ -25,6 +28,15 @@ const (
 var wikiPlans = []wiki.Plan{
 	{Requests: 300, ReadPct: 50, Threads: 1, Dist: wiki.Uniform, Seed: 21},
 	{Requests: 200, ReadPct: 0, Threads: 1, Dist: wiki.Zipf, ZipfS: 1.2, Seed: 22},
+}
+
+// wikiConcurrentPlans run after wikiPlans, with several threads through
+// runner.Batch as the CLI runs them: concurrent read-modify-writes may lose
+// appends, within the oracle's bounds.
+var wikiConcurrentPlans = []wiki.Plan{
+	{Requests: 402, ReadPct: 50, Threads: 4, Dist: wiki.Uniform, Seed: 23},
+	{Requests: 300, ReadPct: 0, Threads: 3, Dist: wiki.Zipf, ZipfS: 1.2, Seed: 24},
+	{Requests: 200, ReadPct: 100, Threads: 2, Dist: wiki.Uniform, Seed: 25},
 }
 
 // checkWiki populates synthetic articles, reads each back, runs request
@@ -78,6 +90,13 @@ func checkWiki(t testing.TB, db adapter.DB) {
 		if !errors.Is(err, wiki.ErrNotFound) {
 			t.Errorf("%s of a missing article = %v; want an error wrapping wiki.ErrNotFound", name, err)
 		}
+	}
+	// Loading existing ids fails and keeps nothing of that load.
+	if _, err := s.Populate(ctx, g.Source(wikiArticles-1, wikiArticles+5)); err == nil {
+		t.Errorf("Populate of existing ids succeeded")
+	}
+	if c, err := s.Counts(ctx); err != nil || c != loaded {
+		t.Errorf("Counts after a refused Populate = %+v, %v; want %+v", c, err, loaded)
 	}
 	if t.Failed() {
 		t.FailNow()
@@ -142,6 +161,7 @@ func checkWiki(t testing.TB, db adapter.DB) {
 	if c, err := s.Counts(ctx); err != nil || c != after {
 		t.Errorf("Counts after %d updates = %+v, %v; want %+v", updates, c, err, after)
 	}
+	wikiConcurrent(t, s, o)
 
 	// Reset empties the store, which then loads again.
 	if err := s.Reset(ctx); err != nil {
@@ -165,6 +185,68 @@ func checkWiki(t testing.TB, db adapter.DB) {
 		if err := sameArticle(a, g.Article(id)); err != nil {
 			bad.add("after Reset and Populate: %v", err)
 		}
+	}
+}
+
+// wikiConcurrent runs wikiConcurrentPlans through runner.Batch with one
+// recorder handle per thread, checks the recorded requests and updates
+// against the plans and the oracle's replay, every article against the
+// oracle and Counts against what was read.
+func wikiConcurrent(t testing.TB, s wiki.Store, o *wiki.Oracle) {
+	ctx := checkContext(t)
+	const sets, repeat = 3, 2
+	for _, p := range wikiConcurrentPlans {
+		p.Articles = wikiArticles
+		rec := recorder.New(wiki.Ops, time.Now())
+		handles := make([]*recorder.Handle, p.Threads)
+		for i := range handles {
+			handles[i] = rec.Handle()
+		}
+		batch := func(ctx context.Context, clients []*wiki.Client, per int64) bool {
+			w := make([]runner.Worker, len(clients))
+			for i, c := range clients {
+				w[i] = c
+			}
+			return runner.Batch(ctx, w, handles, per)
+		}
+		points := 0
+		tot, err := wiki.RunSets(ctx, s, p, sets, repeat, batch, func(wiki.SetResult) error { points++; return nil })
+		if err != nil || tot.Interrupted || points != sets {
+			t.Fatalf("RunSets(%+v) = %+v, %v; %d sets reported", p, tot, err, points)
+		}
+		snap := rec.Tick(time.Now())
+		for op := range wiki.Ops {
+			if len(snap.Errors[op]) > 0 {
+				t.Fatalf("plan %+v: %s errors: %v", p, wiki.Ops[op], snap.Errors[op])
+			}
+		}
+		reads, updates := snap.Hists[wiki.OpRead].TotalCount(), snap.Hists[wiki.OpUpdate].TotalCount()
+		if want := int64(sets*repeat*p.Threads) * p.PerThread(); reads+updates != want {
+			t.Fatalf("plan %+v: recorded %d requests, want %d", p, reads+updates, want)
+		}
+		if replayed := o.Replay(p, sets, repeat); replayed != updates || tot.Updated != updates {
+			t.Fatalf("plan %+v: the oracle's replay made %d updates, the run recorded %d and counted %d", p, replayed, updates, tot.Updated)
+		}
+	}
+	bad := &mismatches{t: t}
+	var bytes int64
+	for id := int64(1); id <= wikiArticles; id++ {
+		a, err := s.Read(ctx, id)
+		if err != nil {
+			t.Fatalf("Read(%d) after the concurrent requests: %v", id, err)
+		}
+		if a.ID != id {
+			bad.add("Read(%d) after the concurrent requests returned article %d", id, a.ID)
+			continue
+		}
+		if err := o.Check(a); err != nil {
+			bad.add("after the concurrent requests: %v", err)
+		}
+		bytes += int64(len(a.Body))
+	}
+	want := wiki.Counts{Articles: wikiArticles, Bytes: bytes, MaxID: wikiArticles}
+	if c, err := s.Counts(ctx); err != nil || c != want {
+		t.Errorf("Counts after the concurrent requests = %+v, %v; want %+v", c, err, want)
 	}
 }
 

@@ -3,8 +3,6 @@ package mariadb
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"sync"
 	"testing"
 	"time"
 
@@ -35,6 +33,8 @@ func sameTweets(got, want []microblog.Tweet) error {
 	return nil
 }
 
+// compareAll checks every user's userline and timeline against the oracle
+// (for TestGalera; the oracle checks proper are adaptertest's).
 func compareAll(t *testing.T, s microblog.Store, o *microblog.Oracle, users int) {
 	t.Helper()
 	bad := 0
@@ -60,139 +60,6 @@ func compareAll(t *testing.T, s microblog.Store, o *microblog.Oracle, users int)
 		if bad > 10 {
 			t.Fatal("too many mismatches")
 		}
-	}
-}
-
-func catchUp(t *testing.T, s microblog.Store) {
-	t.Helper()
-	m, ok := s.(microblog.Materializer)
-	if !ok {
-		return
-	}
-	for range 1000 {
-		done, err := m.MaterializeOnce(t.Context())
-		if err != nil {
-			t.Fatalf("MaterializeOnce: %v", err)
-		}
-		if len(done) == 0 {
-			return
-		}
-	}
-	t.Fatal("materializer never caught up")
-}
-
-// TestMicroblogOracle loads a generated dataset in every model, compares
-// every userline and timeline with the brute-force oracle, posts
-// concurrently (tied times, readers and the materializer alongside) and
-// compares again.
-func TestMicroblogOracle(t *testing.T) {
-	t.Parallel()
-	const users = 120
-	for _, m := range microblog.Models {
-		t.Run(string(m), func(t *testing.T) {
-			t.Parallel()
-			ctx := t.Context()
-			ds, err := microblog.Generate(microblog.GenOptions{Users: users, Seed: 3})
-			if err != nil {
-				t.Fatal(err)
-			}
-			db := openFresh(t)
-			s := openStore(t, db, m)
-			if c, err := s.Counts(ctx); err != nil || c != (microblog.Counts{}) {
-				t.Fatalf("Counts of an empty database = %+v, %v", c, err)
-			}
-			if got, err := db.MicroblogModel(ctx); err != nil || got != "" {
-				t.Fatalf("MicroblogModel before Populate = %q, %v", got, err)
-			}
-			start := time.Now()
-			if err := s.Populate(ctx, ds); err != nil {
-				t.Fatalf("Populate: %v", err)
-			}
-			t.Logf("populate %d users, %d follows, %d tweets: %v", ds.Users, len(ds.Follows), len(ds.Tweets), time.Since(start))
-			if got, err := db.MicroblogModel(ctx); err != nil || got != m {
-				t.Fatalf("MicroblogModel after Populate = %q, %v", got, err)
-			}
-			want := microblog.Counts{Users: users, Follows: int64(len(ds.Follows)), Tweets: int64(len(ds.Tweets))}
-			if c, err := s.Counts(ctx); err != nil || c != want {
-				t.Fatalf("Counts = %+v, %v; want %+v", c, err, want)
-			}
-			if err := s.Populate(ctx, ds); err == nil {
-				t.Fatal("second Populate succeeded")
-			}
-			if m == microblog.Async {
-				if done, err := s.(microblog.Materializer).MaterializeOnce(ctx); err != nil || len(done) != 0 {
-					t.Fatalf("after Populate MaterializeOnce = %d tweets, %v; want caught up", len(done), err)
-				}
-			}
-			o := microblog.NewOracle(ds)
-			compareAll(t, s, o, users)
-
-			maxID, err := s.MaxTweetID(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			const posts = 300
-			r := rand.New(rand.NewPCG(3, 7))
-			base := time.Now().Truncate(time.Microsecond)
-			tweets := make([]microblog.Tweet, posts)
-			for i := range tweets {
-				tweets[i] = microblog.Tweet{
-					ID:     maxID + 1 + int64(i),
-					Author: 1 + r.Int64N(users),
-					Time:   base.Add(time.Duration(i/3) * time.Microsecond), // three share each microsecond
-					Body:   microblog.RandomBody(r),
-				}
-			}
-			for i := 0; i < 30; i += 3 {
-				tweets[i+1].Author = tweets[i].Author // same author, same time
-			}
-			var wg sync.WaitGroup
-			errs := make(chan error, posts+100)
-			const clients = 16
-			for c := range clients {
-				wg.Go(func() {
-					for i := c; i < posts; i += clients {
-						if err := s.Post(ctx, tweets[i]); err != nil {
-							errs <- fmt.Errorf("Post(%d): %w", tweets[i].ID, err)
-						}
-					}
-				})
-			}
-			for c := range 4 {
-				wg.Go(func() {
-					for i := range 50 {
-						if _, err := s.Timeline(ctx, int64(1+(c*50+i)%users), microblog.Limit); err != nil {
-							errs <- err
-						}
-					}
-				})
-			}
-			if m == microblog.Async {
-				wg.Go(func() {
-					for range 20 {
-						if _, err := s.(microblog.Materializer).MaterializeOnce(ctx); err != nil {
-							errs <- fmt.Errorf("MaterializeOnce during posts: %w", err)
-						}
-					}
-				})
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Fatal(err)
-			}
-			for _, tw := range tweets {
-				o.Post(tw)
-			}
-			catchUp(t, s)
-			compareAll(t, s, o, users)
-			if got, err := s.MaxTweetID(ctx); err != nil || got != maxID+posts {
-				t.Errorf("MaxTweetID after posts = %d, %v; want %d", got, err, maxID+posts)
-			}
-			if err := s.Post(ctx, tweets[0]); err == nil {
-				t.Error("Post of an existing tweet id succeeded")
-			}
-		})
 	}
 }
 

@@ -1,52 +1,13 @@
 package postgres
 
 import (
-	"context"
 	"errors"
 	"io"
 	"strconv"
 	"testing"
-	"time"
 
-	"github.com/fieldbench/fieldbench/recorder"
-	"github.com/fieldbench/fieldbench/runner"
 	"github.com/fieldbench/fieldbench/workload/wiki"
 )
-
-// TestWikiStore covers Read, Update, Counts and Reset.
-func TestWikiStore(t *testing.T) {
-	t.Parallel()
-	ctx := t.Context()
-	s := openWiki(t, openFresh(t))
-	if c, err := s.Counts(ctx); err != nil || c != (wiki.Counts{}) {
-		t.Fatalf("new database: counts %+v, %v; want empty", c, err)
-	}
-	c, err := s.Populate(ctx, &tinySource{n: 10})
-	if err != nil || c != (wiki.Counts{Articles: 10, Bytes: 11, MaxID: 10}) {
-		t.Fatalf("Populate = %+v, %v", c, err)
-	}
-	if got, err := s.Counts(ctx); err != nil || got != c {
-		t.Fatalf("Counts = %+v, %v; want %+v", got, err, c)
-	}
-	if err := s.Update(ctx, 3, "3+1"); err != nil {
-		t.Fatal(err)
-	}
-	if a, err := s.Read(ctx, 3); err != nil || a.Body != "3+1" || a.Title != "t" || a.ID != 3 {
-		t.Fatalf("Read after Update = %+v, %v", a, err)
-	}
-	if _, err := s.Read(ctx, 11); !errors.Is(err, wiki.ErrNotFound) {
-		t.Errorf("Read(missing) = %v; want ErrNotFound", err)
-	}
-	if err := s.Update(ctx, 11, "x"); !errors.Is(err, wiki.ErrNotFound) {
-		t.Errorf("Update(missing) = %v; want ErrNotFound", err)
-	}
-	if err := s.Reset(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if c, err := s.Counts(ctx); err != nil || c != (wiki.Counts{}) {
-		t.Fatalf("after Reset: counts %+v, %v; want empty", c, err)
-	}
-}
 
 func openWiki(t *testing.T, db *DB) wiki.Store {
 	t.Helper()
@@ -144,88 +105,5 @@ func TestWikiPopulateSourceError(t *testing.T) {
 	}
 	if c, _ := s.Counts(ctx); c.Articles != 0 {
 		t.Fatalf("the failed transaction left %d articles", c.Articles)
-	}
-}
-
-// TestWikiMatchesOracle runs request sets through runner.Batch, as the CLI
-// does, and then checks every article against the brute-force oracle's
-// replay of the same plan, and the recorded counts against the replay.
-func TestWikiMatchesOracle(t *testing.T) {
-	t.Parallel()
-	const n = 300
-	for _, tc := range []struct {
-		name string
-		plan wiki.Plan
-	}{
-		{"one thread uniform", wiki.Plan{Requests: 400, ReadPct: 80, Threads: 1, Dist: wiki.Uniform, Seed: 11}},
-		{"four threads uniform", wiki.Plan{Requests: 402, ReadPct: 50, Threads: 4, Dist: wiki.Uniform, Seed: 12}},
-		{"three threads zipf write-only", wiki.Plan{Requests: 300, ReadPct: 0, Threads: 3, Dist: wiki.Zipf, ZipfS: 1.2, Seed: 13}},
-		{"read-only", wiki.Plan{Requests: 200, ReadPct: 100, Threads: 2, Dist: wiki.Uniform, Seed: 14}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			s := openWiki(t, openFresh(t))
-			g, _ := wiki.NewGenerator(tc.plan.Seed, n)
-			if _, err := s.Populate(ctx, g.Source(1, n)); err != nil {
-				t.Fatal(err)
-			}
-			p := tc.plan
-			p.Articles = n
-			const sets, repeat = 3, 2
-			rec := recorder.New(wiki.Ops, time.Now())
-			handles := make([]*recorder.Handle, p.Threads)
-			for i := range handles {
-				handles[i] = rec.Handle()
-			}
-			batch := func(ctx context.Context, clients []*wiki.Client, per int64) bool {
-				w := make([]runner.Worker, len(clients))
-				for i, c := range clients {
-					w[i] = c
-				}
-				return runner.Batch(ctx, w, handles, per)
-			}
-			var points int
-			tot, err := wiki.RunSets(ctx, s, p, sets, repeat, batch, func(r wiki.SetResult) error {
-				points++
-				return nil
-			})
-			if err != nil || tot.Interrupted || points != sets {
-				t.Fatalf("RunSets: %v, %+v, %d sets reported", err, tot, points)
-			}
-			snap := rec.Tick(time.Now())
-			for op := range wiki.Ops {
-				if len(snap.Errors[op]) > 0 {
-					t.Fatalf("%s errors: %v", wiki.Ops[op], snap.Errors[op])
-				}
-			}
-			reads, updates := snap.Hists[wiki.OpRead].TotalCount(), snap.Hists[wiki.OpUpdate].TotalCount()
-			if reads+updates != int64(sets*repeat*p.Threads)*p.PerThread() {
-				t.Fatalf("recorded %d requests, want %d", reads+updates, sets*repeat*p.Threads*int(p.PerThread()))
-			}
-
-			o, err := wiki.NewOracle(g.Source(1, n))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if replayed := o.Replay(p, sets, repeat); replayed != updates || tot.Updated != updates {
-				t.Fatalf("replay made %d updates, the run recorded %d and counted %d", replayed, updates, tot.Updated)
-			}
-			var lost int64
-			for id := int64(1); id <= n; id++ {
-				a, err := s.Read(ctx, id)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := o.Check(a); err != nil {
-					t.Fatal(err)
-				}
-				lost += o.Expect(id).Max - int64(len(a.Body)-g.Size(id))
-			}
-			if p.Threads == 1 && lost != 0 {
-				t.Fatalf("one thread lost %d updates", lost)
-			}
-			t.Logf("%d reads, %d updates, %d lost to concurrent read-modify-write", reads, updates, lost)
-		})
 	}
 }
