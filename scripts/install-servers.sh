@@ -5,6 +5,10 @@
 set -euo pipefail
 
 packages=(postgresql-15 postgresql-15-postgis-3 mariadb-server galera-4 rsync redis-server redis-tools)
+# Cassandra and HBase run from Maven Central jars (fetched and cached by
+# fieldbench itself) on Java 17: a JRE and Maven are needed when missing.
+command -v java >/dev/null 2>&1 || packages+=(openjdk-17-jre-headless)
+command -v mvn >/dev/null 2>&1 || packages+=(maven)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -5,4 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-servers.sh
-go test ./... "$@"
+# -p 1: one test package at a time. The adapter and cluster packages start
+# real servers (JVMs among them); on a 2-core machine running them side by
+# side starves them and turns timeouts into noise.
+go test -p 1 ./... "$@"

@@ -1,0 +1,384 @@
+// Package cassandra is fieldbench's adapter for Apache Cassandra, through
+// the Apache Cassandra Go driver (github.com/apache/cassandra-gocql-driver,
+// "gocql"). Tables are designed query-first, one partition per read, as the
+// studies' Cassandra setups were; docs/cassandra.md describes every table.
+//
+// DSN:
+//
+//	cassandra://host:port[,host:port...]/keyspace[?options]
+//
+// Options: consistency=LEVEL (ONE, QUORUM, ALL, LOCAL_QUORUM...; default
+// ONE), rf=N (replication factor of the keyspace when the adapter creates
+// it; default 1), batch=logged|unlogged (the microblog fan-out batch;
+// default logged), conns=N (connections per host, default 2),
+// timeout=DURATION (per request, default 12s), concurrency=N (requests in
+// flight while loading, default 64).
+package cassandra
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/workload/ingest"
+	"github.com/fieldbench/fieldbench/workload/microblog"
+	"github.com/fieldbench/fieldbench/workload/trajectory"
+	"github.com/fieldbench/fieldbench/workload/wiki"
+)
+
+// Name is the adapter's name and DSN scheme.
+const Name = "cassandra"
+
+func init() { adapter.Register(Adapter{}) }
+
+// Adapter opens Cassandra DSNs.
+type Adapter struct{}
+
+// Name implements adapter.Adapter.
+func (Adapter) Name() string { return Name }
+
+// Schemes implements adapter.Adapter.
+func (Adapter) Schemes() []string { return []string{Name} }
+
+// Families implements adapter.Adapter.
+func (Adapter) Families() []string { return adapter.FamiliesOf((*DB)(nil)) }
+
+// Describe implements adapter.Adapter.
+func (Adapter) Describe() string {
+	return "Apache Cassandra (gocql); DSN cassandra://host:port[,host:port...]/keyspace[?consistency=ONE&rf=1]"
+}
+
+// Open implements adapter.Adapter.
+func (Adapter) Open(ctx context.Context, dsn string) (adapter.DB, error) { return Open(ctx, dsn) }
+
+// Config is a parsed DSN.
+type Config struct {
+	Hosts       []string
+	Keyspace    string
+	Consistency gocql.Consistency
+	RF          int
+	Logged      bool // microblog fan-out as a logged batch
+	Conns       int
+	Timeout     time.Duration
+	Concurrency int
+}
+
+var identRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,47}$`)
+
+// ParseDSN reads a cassandra:// DSN.
+func ParseDSN(dsn string) (Config, error) {
+	rest, ok := strings.CutPrefix(dsn, Name+"://")
+	if !ok {
+		return Config{}, fmt.Errorf("cassandra DSN must look like cassandra://host:port[,host:port...]/keyspace (got %q)", adapter.Redact(dsn))
+	}
+	rest, query, _ := strings.Cut(rest, "?")
+	hosts, ks, _ := strings.Cut(rest, "/")
+	c := Config{Keyspace: strings.ToLower(strings.Trim(ks, "/")), Consistency: gocql.One, RF: 1, Logged: true,
+		Conns: 2, Timeout: 12 * time.Second, Concurrency: 64}
+	for _, h := range strings.Split(hosts, ",") {
+		if h = strings.TrimSpace(h); h == "" {
+			continue
+		}
+		if _, _, err := net.SplitHostPort(h); err != nil {
+			return Config{}, fmt.Errorf("cassandra DSN: host %q: want host:port", h)
+		}
+		c.Hosts = append(c.Hosts, h)
+	}
+	if len(c.Hosts) == 0 {
+		return Config{}, fmt.Errorf("cassandra DSN %q has no host:port", adapter.Redact(dsn))
+	}
+	if c.Keyspace == "" {
+		c.Keyspace = "fieldbench"
+	}
+	if !identRE.MatchString(c.Keyspace) {
+		return Config{}, fmt.Errorf("cassandra DSN: keyspace %q: want letters, digits and _ (at most 48, starting with a letter)", c.Keyspace)
+	}
+	if query == "" {
+		return c, nil
+	}
+	for _, kv := range strings.Split(query, "&") {
+		k, v, _ := strings.Cut(kv, "=")
+		var err error
+		switch k {
+		case "consistency":
+			c.Consistency, err = gocql.ParseConsistencyWrapper(strings.ToUpper(v))
+		case "rf":
+			c.RF, err = strconv.Atoi(v)
+			if err == nil && c.RF < 1 {
+				err = errors.New("want at least 1")
+			}
+		case "batch":
+			switch v {
+			case "logged":
+				c.Logged = true
+			case "unlogged":
+				c.Logged = false
+			default:
+				err = errors.New("want logged or unlogged")
+			}
+		case "conns":
+			c.Conns, err = strconv.Atoi(v)
+			if err == nil && c.Conns < 1 {
+				err = errors.New("want at least 1")
+			}
+		case "timeout":
+			c.Timeout, err = time.ParseDuration(v)
+		case "concurrency":
+			c.Concurrency, err = strconv.Atoi(v)
+			if err == nil && c.Concurrency < 1 {
+				err = errors.New("want at least 1")
+			}
+		default:
+			return Config{}, fmt.Errorf("cassandra DSN: unknown option %q (known: consistency, rf, batch, conns, timeout, concurrency)", k)
+		}
+		if err != nil {
+			return Config{}, fmt.Errorf("cassandra DSN option %s=%q: %w", k, v, err)
+		}
+	}
+	return c, nil
+}
+
+// DB is an open Cassandra session on one keyspace. It implements
+// adapter.DB and the four families' Backends.
+type DB struct {
+	cfg Config
+	s   *gocql.Session
+	ks  string
+
+	mu     sync.Mutex
+	tables map[string]bool // created by this DB (skip the DDL next time)
+}
+
+var (
+	_ adapter.DB         = (*DB)(nil)
+	_ microblog.Backend  = (*DB)(nil)
+	_ wiki.Backend       = (*DB)(nil)
+	_ ingest.Backend     = (*DB)(nil)
+	_ trajectory.Backend = (*DB)(nil)
+)
+
+// Open connects and creates the keyspace when absent (SimpleStrategy with
+// the DSN's rf).
+func Open(ctx context.Context, dsn string) (*DB, error) {
+	cfg, err := ParseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	cc := gocql.NewCluster(cfg.Hosts...)
+	cc.Consistency = cfg.Consistency
+	cc.Timeout, cc.ConnectTimeout = cfg.Timeout, 10*time.Second
+	cc.NumConns = cfg.Conns
+	cc.ProtoVersion = 4
+	cc.Logger = gocql.NewLogger(gocql.LogLevelNone)
+	cc.MaxWaitSchemaAgreement = 2 * time.Minute
+	cc.ReconnectionPolicy = &gocql.ConstantReconnectionPolicy{MaxRetries: 3, Interval: time.Second}
+	// Token-aware routing: a single-partition request goes straight to a
+	// replica, as the study's clients did.
+	cc.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
+	s, err := cc.CreateSession()
+	if err != nil {
+		return nil, fmt.Errorf("cassandra: connect to %s: %w", strings.Join(cfg.Hosts, ","), err)
+	}
+	db := &DB{cfg: cfg, s: s, ks: cfg.Keyspace, tables: map[string]bool{}}
+	q := fmt.Sprintf("CREATE KEYSPACE IF NOT EXISTS %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': %d}", db.ks, cfg.RF)
+	if err := db.ddl(ctx, q); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// Session is the driver session (for tests and tools).
+func (db *DB) Session() *gocql.Session { return db.s }
+
+// Keyspace is the keyspace the DB works in.
+func (db *DB) Keyspace() string { return db.ks }
+
+// Close implements adapter.DB.
+func (db *DB) Close() error { db.s.Close(); return nil }
+
+// t is a table's qualified name.
+func (db *DB) t(table string) string { return db.ks + "." + table }
+
+// ddl runs a schema statement and waits until every node agrees on the
+// schema, so the next statement finds the table on whichever node it hits.
+func (db *DB) ddl(ctx context.Context, stmt string) error {
+	if err := db.s.Query(stmt).WithContext(ctx).Consistency(gocql.All).Exec(); err != nil {
+		return fmt.Errorf("cassandra: %s: %w", firstWords(stmt, 6), err)
+	}
+	if err := db.s.AwaitSchemaAgreement(ctx); err != nil {
+		return fmt.Errorf("cassandra: schema agreement after %s: %w", firstWords(stmt, 6), err)
+	}
+	return nil
+}
+
+// createTables runs CREATE TABLE IF NOT EXISTS statements once per DB.
+// Each statement is "name (columns...) [WITH ...]".
+func (db *DB) createTables(ctx context.Context, defs ...string) error {
+	for _, d := range defs {
+		name, _, _ := strings.Cut(d, " ")
+		db.mu.Lock()
+		done := db.tables[name]
+		db.mu.Unlock()
+		if done {
+			continue
+		}
+		if err := db.ddl(ctx, "CREATE TABLE IF NOT EXISTS "+db.t(name)+" "+strings.TrimPrefix(d, name+" ")); err != nil {
+			return err
+		}
+		db.mu.Lock()
+		db.tables[name] = true
+		db.mu.Unlock()
+	}
+	return nil
+}
+
+// truncate empties tables (TRUNCATE needs every replica up).
+func (db *DB) truncate(ctx context.Context, tables ...string) error {
+	for _, t := range tables {
+		if err := db.s.Query("TRUNCATE " + db.t(t)).WithContext(ctx).Exec(); err != nil {
+			return fmt.Errorf("cassandra: truncate %s: %w", t, err)
+		}
+	}
+	return nil
+}
+
+func firstWords(s string, n int) string {
+	f := strings.Fields(s)
+	if len(f) > n {
+		f = f[:n]
+	}
+	return strings.Join(f, " ")
+}
+
+// Info implements adapter.DB: the server version and what shapes the
+// figures (consistency, replication, node count).
+func (db *DB) Info(ctx context.Context) (adapter.Info, error) {
+	var version string
+	if err := db.s.Query("SELECT release_version FROM system.local").WithContext(ctx).Scan(&version); err != nil {
+		return adapter.Info{}, fmt.Errorf("cassandra: info: %w", err)
+	}
+	peers := 0
+	it := db.s.Query("SELECT peer FROM system.peers").WithContext(ctx).Iter()
+	var p net.IP
+	for it.Scan(&p) {
+		peers++
+	}
+	if err := it.Close(); err != nil {
+		return adapter.Info{}, fmt.Errorf("cassandra: info: %w", err)
+	}
+	cfg := map[string]string{
+		"driver":      "github.com/apache/cassandra-gocql-driver/v2",
+		"keyspace":    db.ks,
+		"consistency": db.cfg.Consistency.String(),
+		"rf":          strconv.Itoa(db.cfg.RF),
+		"nodes":       strconv.Itoa(peers + 1),
+		"batch":       map[bool]string{true: "logged", false: "unlogged"}[db.cfg.Logged],
+	}
+	if m, err := db.MicroblogModel(ctx); err == nil && m != "" {
+		cfg["microblog_model"] = string(m)
+	}
+	return adapter.Info{Name: Name, Version: version, Config: cfg}, nil
+}
+
+// parallel runs fn for every i in [0, n) with at most db.cfg.Concurrency
+// in flight; it returns the first error and stops starting new ones.
+func (db *DB) parallel(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sem := make(chan struct{}, db.cfg.Concurrency)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for i := 0; i < n; i++ {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := fn(ctx, i); err != nil {
+				once.Do(func() { first = err; cancel() })
+			}
+		}()
+	}
+	wg.Wait()
+	if first == nil && ctx.Err() != nil {
+		first = ctx.Err()
+	}
+	return first
+}
+
+// tokenSlices splits the Murmur3 token ring into n contiguous ranges
+// (lo, hi], for full scans that each stay within a read timeout.
+func tokenSlices(n int) [][2]int64 {
+	out := make([][2]int64, 0, n)
+	const minTok = -1 << 63
+	step := uint64(1<<63) / uint64(n) * 2
+	lo := int64(minTok)
+	for i := 0; i < n; i++ {
+		hi := int64(uint64(lo) + step)
+		if i == n-1 {
+			hi = 1<<63 - 1
+		}
+		out = append(out, [2]int64{lo, hi})
+		lo = hi
+	}
+	return out
+}
+
+// scanSlices is how many token ranges a full scan is split into.
+const scanSlices = 32
+
+// scan reads cols of every row of table, token range by token range in
+// parallel: each range's iterator goes to each (concurrently: each must
+// lock what it shares). pk is the partition key's column list, e.g. "id"
+// or "source, bucket". Murmur3 never assigns the token -2^63 to data, so
+// the (lo, hi] ranges cover every row.
+func (db *DB) scan(ctx context.Context, table, pk, cols string, each func(it *gocql.Iter)) error {
+	slices := tokenSlices(scanSlices)
+	q := fmt.Sprintf("SELECT %s FROM %s WHERE token(%s) > ? AND token(%s) <= ?", cols, db.t(table), pk, pk)
+	return db.parallel(ctx, len(slices), func(ctx context.Context, i int) error {
+		it := db.s.Query(q, slices[i][0], slices[i][1]).WithContext(ctx).PageSize(2000).Iter()
+		each(it)
+		if err := it.Close(); err != nil {
+			return fmt.Errorf("cassandra: scan %s: %w", table, err)
+		}
+		return nil
+	})
+}
+
+// count counts the rows of table with one COUNT(*) per token range, in
+// parallel: a single COUNT(*) over a large table would outlive the read
+// timeout.
+func (db *DB) count(ctx context.Context, table, pk string) (int64, error) {
+	slices := tokenSlices(scanSlices)
+	var mu sync.Mutex
+	var total int64
+	q := fmt.Sprintf("SELECT COUNT(*) FROM %s WHERE token(%s) > ? AND token(%s) <= ?", db.t(table), pk, pk)
+	err := db.parallel(ctx, len(slices), func(ctx context.Context, i int) error {
+		var n int64
+		if err := db.s.Query(q, slices[i][0], slices[i][1]).WithContext(ctx).Scan(&n); err != nil {
+			return fmt.Errorf("cassandra: count %s: %w", table, err)
+		}
+		mu.Lock()
+		total += n
+		mu.Unlock()
+		return nil
+	})
+	return total, err
+}

@@ -1,0 +1,207 @@
+package cassandra
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/adapter/adaptertest"
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/workload/microblog"
+	"github.com/fieldbench/fieldbench/workload/wiki"
+)
+
+// The package's tests share one single-node cluster, started on first use
+// and stopped by TestMain; every test works in keyspaces of its own.
+var server struct {
+	once   sync.Once
+	err    error
+	engine cluster.Engine
+	c      *cluster.Cluster
+	dir    string
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if server.c != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		_ = server.engine.Down(ctx, server.c)
+		cancel()
+	}
+	if server.dir != "" && code == 0 {
+		os.RemoveAll(server.dir)
+	}
+	os.Exit(code)
+}
+
+// hosts returns the shared node's host:port, failing the test when
+// Cassandra cannot run here (skipping under -short).
+func hosts(t testing.TB) string {
+	t.Helper()
+	server.once.Do(func() {
+		e, err := cluster.Get("cassandra")
+		if err != nil {
+			server.err = err
+			return
+		}
+		if err := e.Check(); err != nil {
+			server.err = fmt.Errorf("cassandra cannot run here (run scripts/install-servers.sh): %w", err)
+			return
+		}
+		server.engine = e
+		if server.dir, err = os.MkdirTemp("", "fb-cassandra-adapter-*"); err != nil {
+			server.err = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // a first jar fetch included
+		defer cancel()
+		server.c, server.err = e.Up(ctx, server.dir, cluster.Options{Nodes: 1})
+	})
+	if server.err != nil {
+		if testing.Short() {
+			t.Skipf("%v", server.err)
+		}
+		t.Fatalf("start cassandra: %v", server.err)
+	}
+	return server.c.Nodes[0].Addr()
+}
+
+var keyspaces atomic.Int64
+
+// openFresh opens a new keyspace, dropped when the test ends.
+func openFresh(t testing.TB, opts string) *DB {
+	t.Helper()
+	h := hosts(t)
+	ks := fmt.Sprintf("fbt_%d_%d", os.Getpid()%100000, keyspaces.Add(1))
+	db, err := Open(t.Context(), "cassandra://"+h+"/"+ks+"?"+opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = db.ddl(ctx, "DROP KEYSPACE IF EXISTS "+ks)
+		db.Close()
+	})
+	return db
+}
+
+// TestConformance runs the shared suite, each family in a fresh keyspace.
+func TestConformance(t *testing.T) {
+	adaptertest.Run(t, func(t *testing.T) adapter.DB { return openFresh(t, "consistency=ONE&rf=1") })
+}
+
+func TestParseDSN(t *testing.T) {
+	tests := []struct {
+		dsn     string
+		want    Config
+		wantErr string
+	}{
+		{"cassandra://127.0.0.1:9042/ks", Config{Hosts: []string{"127.0.0.1:9042"}, Keyspace: "ks", Consistency: gocql.One, RF: 1, Logged: true}, ""},
+		{"cassandra://127.0.0.1:1,127.0.0.2:1/ks?consistency=quorum&rf=3&batch=unlogged", Config{Hosts: []string{"127.0.0.1:1", "127.0.0.2:1"}, Keyspace: "ks", Consistency: gocql.Quorum, RF: 3}, ""},
+		{"cassandra://127.0.0.1:1", Config{Hosts: []string{"127.0.0.1:1"}, Keyspace: "fieldbench", Consistency: gocql.One, RF: 1, Logged: true}, ""},
+		{"cassandra://127.0.0.1/ks", Config{}, "want host:port"},
+		{"cassandra://h:1/bad-name", Config{}, "keyspace"},
+		{"cassandra://h:1/ks?rf=0", Config{}, "at least 1"},
+		{"cassandra://h:1/ks?consistency=MOST", Config{}, "consistency"},
+		{"cassandra://h:1/ks?nope=1", Config{}, "unknown option"},
+		{"redis://h:1", Config{}, "must look like"},
+	}
+	for _, tt := range tests {
+		got, err := ParseDSN(tt.dsn)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("ParseDSN(%q) error %v, want one containing %q", tt.dsn, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("ParseDSN(%q): %v", tt.dsn, err)
+			continue
+		}
+		if strings.Join(got.Hosts, ",") != strings.Join(tt.want.Hosts, ",") || got.Keyspace != tt.want.Keyspace ||
+			got.Consistency != tt.want.Consistency || got.RF != tt.want.RF || got.Logged != tt.want.Logged {
+			t.Errorf("ParseDSN(%q) = %+v, want %+v", tt.dsn, got, tt.want)
+		}
+	}
+}
+
+func TestTokenSlices(t *testing.T) {
+	for _, n := range []int{1, 2, 7, 32} {
+		s := tokenSlices(n)
+		if len(s) != n || s[0][0] != -1<<63 || s[n-1][1] != 1<<63-1 {
+			t.Fatalf("tokenSlices(%d) = %v", n, s)
+		}
+		for i := 1; i < n; i++ {
+			if s[i][0] != s[i-1][1] || s[i][0] >= s[i][1] {
+				t.Fatalf("tokenSlices(%d): gap or overlap at %d: %v", n, i, s)
+			}
+		}
+	}
+}
+
+func TestGridOf(t *testing.T) {
+	for _, tt := range []struct{ v, want int64 }{{0, 0}, {999, 0}, {1000, 1}, {-1, -1}, {-1000, -1}, {-1001, -2}} {
+		if got := gridOf(tt.v); got != tt.want {
+			t.Errorf("gridOf(%d) = %d, want %d", tt.v, got, tt.want)
+		}
+	}
+}
+
+// TestUnloggedBatchAndModelMismatch posts with unlogged batches and checks
+// that a keyspace loaded with one model refuses another.
+func TestUnloggedBatchAndModelMismatch(t *testing.T) {
+	db := openFresh(t, "batch=unlogged")
+	ctx := t.Context()
+	s, err := db.Microblog(ctx, microblog.Denormalized)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := &microblog.Dataset{Users: 3, Follows: []microblog.Follow{{Follower: 2, Followee: 1}, {Follower: 3, Followee: 1}}}
+	ds.Index()
+	if err := s.Populate(ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	tw := microblog.Tweet{ID: 7, Author: 1, Time: time.Now().UTC().Truncate(time.Microsecond), Body: "hi"}
+	if err := s.Post(ctx, tw); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []int64{2, 3} {
+		tl, err := s.Timeline(ctx, u, microblog.Limit)
+		if err != nil || len(tl) != 1 || tl[0] != tw {
+			t.Errorf("timeline of %d = %+v, %v", u, tl, err)
+		}
+	}
+	if _, err := db.Microblog(ctx, microblog.Normalized); err == nil {
+		t.Error("a denormalized keyspace accepted the normalized model")
+	}
+	info, err := db.Info(ctx)
+	if err != nil || info.Config["batch"] != "unlogged" || info.Config["microblog_model"] != "denormalized" || !strings.HasPrefix(info.Version, "5.") {
+		t.Errorf("Info = %+v, %v", info, err)
+	}
+}
+
+// TestWikiUpdateMissing: an update of a missing article is ErrNotFound and
+// creates nothing (Cassandra's UPDATE alone would upsert).
+func TestWikiUpdateMissing(t *testing.T) {
+	db := openFresh(t, "")
+	ctx := t.Context()
+	s, err := db.Wiki(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update(ctx, 5, "x"); err == nil || !strings.Contains(err.Error(), wiki.ErrNotFound.Error()) {
+		t.Fatalf("Update of a missing article: %v", err)
+	}
+	if c, err := s.Counts(ctx); err != nil || c.Articles != 0 {
+		t.Fatalf("Counts after a failed update = %+v, %v", c, err)
+	}
+}

@@ -1,0 +1,450 @@
+package cassandra
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/workload/microblog"
+)
+
+// Microblog tables. Userlines and timelines are one partition per user,
+// clustered newest first by (time in Unix µs, tweet id), so a read is one
+// partition slice with LIMIT. Denormalized and async rows carry author and
+// body; normalized rows only the id, and the bodies are fetched from
+// mb_tweets by id (one IN query).
+var mbTables = []string{
+	"mb_meta (k text PRIMARY KEY, v text)",
+	"mb_followers (user bigint, follower bigint, PRIMARY KEY (user, follower))",
+	"mb_tweets (id bigint PRIMARY KEY, author bigint, us bigint, body text)",
+	"mb_userline (user bigint, us bigint, id bigint, author bigint, body text, PRIMARY KEY (user, us, id)) WITH CLUSTERING ORDER BY (us DESC, id DESC)",
+	"mb_timeline (user bigint, us bigint, id bigint, author bigint, body text, PRIMARY KEY (user, us, id)) WITH CLUSTERING ORDER BY (us DESC, id DESC)",
+	// The async model's queue: one partition, by tweet id.
+	"mb_pending (bucket int, id bigint, author bigint, us bigint, body text, PRIMARY KEY (bucket, id))",
+}
+
+// ErrModelMismatch is wrapped by Microblog when the keyspace holds
+// microblog data of another model.
+var ErrModelMismatch = errors.New("keyspace holds another microblog model")
+
+const (
+	// batchRows is the most statements one batch carries: a post to many
+	// followers is split into batches of this size (Cassandra refuses
+	// batches over batch_size_fail_threshold, 50 KiB by default).
+	batchRows = 200
+	// loadRows is the rows of one single-partition batch while loading.
+	loadRows = 100
+	// materializeBatch is the most pending tweets one pass fans out.
+	materializeBatch = 512
+)
+
+type mbStore struct {
+	db    *DB
+	model microblog.Model
+	mu    sync.Mutex // one MaterializeOnce at a time (async)
+}
+
+type mbAsync struct{ *mbStore }
+
+var (
+	_ microblog.Store        = (*mbStore)(nil)
+	_ microblog.Materializer = (*mbAsync)(nil)
+)
+
+// tableExists asks the schema (so that Info on a fresh keyspace does not
+// create tables).
+func (db *DB) tableExists(ctx context.Context, table string) (bool, error) {
+	var name string
+	err := db.s.Query("SELECT table_name FROM system_schema.tables WHERE keyspace_name = ? AND table_name = ?", db.ks, table).WithContext(ctx).Scan(&name)
+	if errors.Is(err, gocql.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// MicroblogModel implements microblog.Backend: the model Populate
+// recorded, "" when none was loaded.
+func (db *DB) MicroblogModel(ctx context.Context) (microblog.Model, error) {
+	if ok, err := db.tableExists(ctx, "mb_meta"); err != nil || !ok {
+		return "", err
+	}
+	var m string
+	err := db.s.Query("SELECT v FROM " + db.t("mb_meta") + " WHERE k = 'model'").WithContext(ctx).Scan(&m)
+	if errors.Is(err, gocql.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("cassandra: read microblog model: %w", err)
+	}
+	return microblog.Model(m), nil
+}
+
+// Microblog implements microblog.Backend: it creates the tables when
+// absent; a keyspace loaded with another model is refused.
+func (db *DB) Microblog(ctx context.Context, model microblog.Model) (microblog.Store, error) {
+	if _, err := microblog.ParseModel(string(model)); err != nil {
+		return nil, fmt.Errorf("cassandra: %w: %w", adapter.ErrUnsupported, err)
+	}
+	if err := db.createTables(ctx, mbTables...); err != nil {
+		return nil, err
+	}
+	have, err := db.MicroblogModel(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if have != "" && have != model {
+		return nil, fmt.Errorf("cassandra: %w: the keyspace holds the %s model; use a fresh keyspace (or the %s model) to run the %s model",
+			ErrModelMismatch, have, have, model)
+	}
+	s := &mbStore{db: db, model: model}
+	if model == microblog.Async {
+		return &mbAsync{s}, nil
+	}
+	return s, nil
+}
+
+// Close implements microblog.Store; the DB stays open.
+func (s *mbStore) Close() error { return nil }
+
+func (s *mbStore) errf(format string, args ...any) error {
+	return fmt.Errorf("cassandra %s: "+format, append([]any{s.model}, args...)...)
+}
+
+// followers reads user's followers (one partition).
+func (s *mbStore) followers(ctx context.Context, user int64) ([]int64, error) {
+	it := s.db.s.Query("SELECT follower FROM "+s.db.t("mb_followers")+" WHERE user = ?", user).WithContext(ctx).PageSize(10000).Iter()
+	var out []int64
+	var f int64
+	for it.Scan(&f) {
+		out = append(out, f)
+	}
+	return out, it.Close()
+}
+
+// lineRow is the INSERT of a userline or timeline row.
+func (s *mbStore) lineInsert(table string) string {
+	if s.model == microblog.Normalized {
+		return "INSERT INTO " + s.db.t(table) + " (user, us, id) VALUES (?, ?, ?)"
+	}
+	return "INSERT INTO " + s.db.t(table) + " (user, us, id, author, body) VALUES (?, ?, ?, ?, ?)"
+}
+
+func (s *mbStore) lineArgs(user int64, t microblog.Tweet) []any {
+	if s.model == microblog.Normalized {
+		return []any{user, t.Time.UnixMicro(), t.ID}
+	}
+	return []any{user, t.Time.UnixMicro(), t.ID, t.Author, t.Body}
+}
+
+// stmt is one statement of a batch.
+type stmt struct {
+	q    string
+	args []any
+}
+
+// execBatches runs stmts as batches of at most batchRows, one after the
+// other (the first carries the tweet itself).
+func (s *mbStore) execBatches(ctx context.Context, typ gocql.BatchType, stmts []stmt) error {
+	for i := 0; i < len(stmts); i += batchRows {
+		b := s.db.s.Batch(typ).WithContext(ctx)
+		for _, st := range stmts[i:min(i+batchRows, len(stmts))] {
+			b.Query(st.q, st.args...)
+		}
+		if err := b.Exec(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Post implements microblog.Store. One round trip, two requests in
+// parallel: the author's followers (not for async) and whether the id
+// exists (a duplicate is an error; the check is a read before the write,
+// not a lightweight transaction, as the study's Cassandra used none). Then
+// one batch — logged unless the DSN says batch=unlogged — with the tweet,
+// the userline row and one timeline row per follower (denormalized,
+// normalized) or the pending row (async). A post to more than 200
+// followers is split into several batches.
+func (s *mbStore) Post(ctx context.Context, t microblog.Tweet) error {
+	var (
+		fr     []int64
+		frErr  error
+		exists bool
+		exErr  error
+		wg     sync.WaitGroup
+	)
+	if s.model != microblog.Async {
+		wg.Add(1)
+		go func() { defer wg.Done(); fr, frErr = s.followers(ctx, t.Author) }()
+	}
+	var id int64
+	exErr = s.db.s.Query("SELECT id FROM "+s.db.t("mb_tweets")+" WHERE id = ?", t.ID).WithContext(ctx).Scan(&id)
+	if exErr == nil {
+		exists = true
+	} else if errors.Is(exErr, gocql.ErrNotFound) {
+		exErr = nil
+	}
+	wg.Wait()
+	if err := errors.Join(frErr, exErr); err != nil {
+		return s.errf("post tweet %d: %w", t.ID, err)
+	}
+	if exists {
+		return s.errf("post: tweet %d already exists", t.ID)
+	}
+	us := t.Time.UnixMicro()
+	stmts := []stmt{
+		{"INSERT INTO " + s.db.t("mb_tweets") + " (id, author, us, body) VALUES (?, ?, ?, ?)", []any{t.ID, t.Author, us, t.Body}},
+		{s.lineInsert("mb_userline"), s.lineArgs(t.Author, t)},
+	}
+	if s.model == microblog.Async {
+		stmts = append(stmts, stmt{"INSERT INTO " + s.db.t("mb_pending") + " (bucket, id, author, us, body) VALUES (0, ?, ?, ?, ?)", []any{t.ID, t.Author, us, t.Body}})
+	}
+	for _, f := range fr {
+		stmts = append(stmts, stmt{s.lineInsert("mb_timeline"), s.lineArgs(f, t)})
+	}
+	typ := gocql.UnloggedBatch
+	if s.db.cfg.Logged {
+		typ = gocql.LoggedBatch
+	}
+	if err := s.execBatches(ctx, typ, stmts); err != nil {
+		return s.errf("post tweet %d: %w", t.ID, err)
+	}
+	return nil
+}
+
+// Userline implements microblog.Store.
+func (s *mbStore) Userline(ctx context.Context, user int64, limit int) ([]microblog.Tweet, error) {
+	return s.read(ctx, "mb_userline", user, limit)
+}
+
+// Timeline implements microblog.Store.
+func (s *mbStore) Timeline(ctx context.Context, user int64, limit int) ([]microblog.Tweet, error) {
+	return s.read(ctx, "mb_timeline", user, limit)
+}
+
+// read is one partition slice; normalized rows are ids whose authors and
+// bodies one IN query on mb_tweets fetches.
+func (s *mbStore) read(ctx context.Context, table string, user int64, limit int) ([]microblog.Tweet, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	it := s.db.s.Query("SELECT us, id, author, body FROM "+s.db.t(table)+" WHERE user = ? LIMIT ?", user, limit).WithContext(ctx).Iter()
+	var out []microblog.Tweet
+	var us, id int64
+	var author *int64
+	var body *string
+	for it.Scan(&us, &id, &author, &body) {
+		t := microblog.Tweet{ID: id, Time: time.UnixMicro(us).UTC()}
+		if author != nil {
+			t.Author = *author
+		}
+		if body != nil {
+			t.Body = *body
+		}
+		out = append(out, t)
+		author, body = nil, nil
+	}
+	if err := it.Close(); err != nil {
+		return nil, s.errf("%s: %w", table, err)
+	}
+	if s.model != microblog.Normalized || len(out) == 0 {
+		return out, nil
+	}
+	ids := make([]int64, len(out))
+	for i := range out {
+		ids[i] = out[i].ID
+	}
+	type ab struct {
+		author int64
+		body   string
+	}
+	got := make(map[int64]ab, len(ids))
+	it = s.db.s.Query("SELECT id, author, body FROM "+s.db.t("mb_tweets")+" WHERE id IN ?", ids).WithContext(ctx).Iter()
+	var a int64
+	var b string
+	for it.Scan(&id, &a, &b) {
+		got[id] = ab{a, b}
+	}
+	if err := it.Close(); err != nil {
+		return nil, s.errf("%s bodies: %w", table, err)
+	}
+	for i := range out {
+		v, ok := got[out[i].ID]
+		if !ok {
+			return nil, s.errf("%s: tweet %d is missing", table, out[i].ID)
+		}
+		out[i].Author, out[i].Body = v.author, v.body
+	}
+	return out, nil
+}
+
+// MaxTweetID implements microblog.Store by scanning the tweet ids (a run
+// calls it once; no counter to contend on).
+func (s *mbStore) MaxTweetID(ctx context.Context) (int64, error) {
+	var mu sync.Mutex
+	var best int64
+	err := s.db.scan(ctx, "mb_tweets", "id", "id", func(it *gocql.Iter) {
+		var id, m int64
+		for it.Scan(&id) {
+			m = max(m, id)
+		}
+		mu.Lock()
+		best = max(best, m)
+		mu.Unlock()
+	})
+	if err != nil {
+		return 0, s.errf("max tweet id: %w", err)
+	}
+	return best, nil
+}
+
+// Counts implements microblog.Store: users and follows as Populate
+// recorded them, tweets counted.
+func (s *mbStore) Counts(ctx context.Context) (microblog.Counts, error) {
+	var c microblog.Counts
+	it := s.db.s.Query("SELECT k, v FROM " + s.db.t("mb_meta")).WithContext(ctx).Iter()
+	var k, v string
+	for it.Scan(&k, &v) {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		switch k {
+		case "users":
+			c.Users = n
+		case "follows":
+			c.Follows = n
+		}
+	}
+	if err := it.Close(); err != nil {
+		return c, s.errf("counts: %w", err)
+	}
+	n, err := s.db.count(ctx, "mb_tweets", "id")
+	if err != nil {
+		return c, s.errf("counts: %w", err)
+	}
+	c.Tweets = n
+	return c, nil
+}
+
+// Populate implements microblog.Store: follower partitions, tweets,
+// userlines and fully materialized timelines (async: nothing pending),
+// as single-partition unlogged batches of up to 100 rows sent
+// concurrently (the DSN's concurrency= in flight).
+func (s *mbStore) Populate(ctx context.Context, ds *microblog.Dataset) error {
+	if ds == nil {
+		return s.errf("populate: nil dataset")
+	}
+	var one int64
+	err := s.db.s.Query("SELECT id FROM " + s.db.t("mb_tweets") + " LIMIT 1").WithContext(ctx).Scan(&one)
+	if err == nil {
+		return s.errf("populate: the keyspace already holds microblog data; use a fresh keyspace")
+	}
+	if !errors.Is(err, gocql.ErrNotFound) {
+		return s.errf("populate: %w", err)
+	}
+	meta := "INSERT INTO " + s.db.t("mb_meta") + " (k, v) VALUES (?, ?)"
+	for _, kv := range [][2]string{{"model", string(s.model)}, {"users", strconv.Itoa(ds.Users)}, {"follows", strconv.Itoa(len(ds.Follows))}} {
+		if err := s.db.s.Query(meta, kv[0], kv[1]).WithContext(ctx).Exec(); err != nil {
+			return s.errf("populate: %w", err)
+		}
+	}
+	followers := map[int64][]int64{}
+	for _, f := range ds.Follows {
+		followers[f.Followee] = append(followers[f.Followee], f.Follower)
+	}
+	// Group rows by partition: one job per (table, partition, chunk).
+	type job struct{ stmts []stmt }
+	var jobs []job
+	group := func(parts map[int64][]stmt) {
+		for _, st := range parts {
+			for i := 0; i < len(st); i += loadRows {
+				jobs = append(jobs, job{st[i:min(i+loadRows, len(st))]})
+			}
+		}
+	}
+	fol := map[int64][]stmt{}
+	q := "INSERT INTO " + s.db.t("mb_followers") + " (user, follower) VALUES (?, ?)"
+	for u, fs := range followers {
+		for _, f := range fs {
+			fol[u] = append(fol[u], stmt{q, []any{u, f}})
+		}
+	}
+	group(fol)
+	ul, tl := map[int64][]stmt{}, map[int64][]stmt{}
+	tq := "INSERT INTO " + s.db.t("mb_tweets") + " (id, author, us, body) VALUES (?, ?, ?, ?)"
+	for _, t := range ds.Tweets {
+		jobs = append(jobs, job{[]stmt{{tq, []any{t.ID, t.Author, t.Time.UnixMicro(), t.Body}}}})
+		ul[t.Author] = append(ul[t.Author], stmt{s.lineInsert("mb_userline"), s.lineArgs(t.Author, t)})
+		for _, f := range followers[t.Author] {
+			tl[f] = append(tl[f], stmt{s.lineInsert("mb_timeline"), s.lineArgs(f, t)})
+		}
+	}
+	group(ul)
+	group(tl)
+	err = s.db.parallel(ctx, len(jobs), func(ctx context.Context, i int) error {
+		j := jobs[i]
+		if len(j.stmts) == 1 {
+			return s.db.s.Query(j.stmts[0].q, j.stmts[0].args...).WithContext(ctx).Exec()
+		}
+		b := s.db.s.Batch(gocql.UnloggedBatch).WithContext(ctx)
+		for _, st := range j.stmts {
+			b.Query(st.q, st.args...)
+		}
+		return b.Exec()
+	})
+	if err != nil {
+		return s.errf("populate: %w", err)
+	}
+	return nil
+}
+
+// MaterializeOnce implements microblog.Materializer: it reads up to 512
+// pending tweets (oldest ids first), fans each out to its author's
+// followers' timelines (batches of up to 200 rows) and deletes the pending
+// rows. The queue is one partition whose deletions leave tombstones until
+// compaction: fine for a benchmark's run, not for a production queue.
+func (s *mbAsync) MaterializeOnce(ctx context.Context) ([]microblog.Materialized, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	it := s.db.s.Query("SELECT id, author, us, body FROM "+s.db.t("mb_pending")+" WHERE bucket = 0 LIMIT ?", materializeBatch).WithContext(ctx).Iter()
+	var pending []microblog.Tweet
+	var id, author, us int64
+	var body string
+	for it.Scan(&id, &author, &us, &body) {
+		pending = append(pending, microblog.Tweet{ID: id, Author: author, Time: time.UnixMicro(us).UTC(), Body: body})
+	}
+	if err := it.Close(); err != nil {
+		return nil, s.errf("read pending: %w", err)
+	}
+	if len(pending) == 0 {
+		return nil, nil
+	}
+	done := make([]microblog.Materialized, len(pending))
+	err := s.db.parallel(ctx, len(pending), func(ctx context.Context, i int) error {
+		t := pending[i]
+		fr, err := s.followers(ctx, t.Author)
+		if err != nil {
+			return err
+		}
+		stmts := make([]stmt, 0, len(fr))
+		for _, f := range fr {
+			stmts = append(stmts, stmt{s.lineInsert("mb_timeline"), s.lineArgs(f, t)})
+		}
+		if err := s.execBatches(ctx, gocql.UnloggedBatch, stmts); err != nil {
+			return err
+		}
+		if err := s.db.s.Query("DELETE FROM "+s.db.t("mb_pending")+" WHERE bucket = 0 AND id = ?", t.ID).WithContext(ctx).Exec(); err != nil {
+			return err
+		}
+		done[i] = microblog.Materialized{TweetID: t.ID, PostedAt: t.Time}
+		return nil
+	})
+	if err != nil {
+		return nil, s.errf("materialize: %w", err)
+	}
+	return done, nil
+}

@@ -1,0 +1,691 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+)
+
+// The cassandra engine runs Apache Cassandra 5.0 from its Maven Central jars
+// (cassandra-all and its runtime dependencies, fetched once by FetchJars) on
+// the machine's Java 17: Debian has no Cassandra package, and the 4.x line
+// needs Java 11, which bookworm lacks.
+//
+// Node i listens on 127.0.0.i (the whole 127.0.0.0/8 is loopback on Linux,
+// no alias needed), so every node uses the same storage (gossip) and CQL
+// ports, chosen free on every address the cluster may use; each node has
+// its own JMX port on 127.0.0.1. Every node has its own directory with
+// cassandra.yaml, logback.xml, data, commitlog, hints, saved_caches and
+// cdc_raw, and one log (cassandra.log). Node 1 is the seed. Nodes start one
+// at a time, each once the previous one answers CQL: Cassandra refuses
+// concurrent bootstraps.
+//
+// Options (cluster up --opt key=value):
+//
+//	version=V   cassandra-all version (default 5.0.9)
+//	heap=SIZE   -Xms/-Xmx of each node (default 512m: ~1 GB RSS per node)
+//	rf=N        replication factor in the DSN printed (default min(nodes,3))
+//	consistency=LEVEL  consistency in the DSN (default ONE for one node,
+//	            QUORUM otherwise)
+func init() { Register(cassandraEngine{}) }
+
+type cassandraEngine struct{}
+
+const (
+	cassandraDefaultVersion = "5.0.9"
+	cassandraMaxNodes       = 6
+	// cassandraMaxHosts is how many 127.0.0.x addresses the ports are
+	// checked free on: room for Add beyond the largest Up.
+	cassandraMaxHosts = 9
+	cassandraMain     = "org.apache.cassandra.service.CassandraDaemon"
+)
+
+// cassandraJPMS is Cassandra 5.0's conf/jvm17-server.options module flags:
+// without them it dies at once with an IllegalAccessException about
+// sun.nio.ch.DirectBuffer.
+var cassandraJPMS = []string{
+	"-Djdk.attach.allowAttachSelf=true",
+	"--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
+	"--add-exports", "java.management.rmi/com.sun.jmx.remote.internal.rmi=ALL-UNNAMED",
+	"--add-exports", "java.rmi/sun.rmi.registry=ALL-UNNAMED",
+	"--add-exports", "java.rmi/sun.rmi.server=ALL-UNNAMED",
+	"--add-exports", "java.sql/java.sql=ALL-UNNAMED",
+	"--add-exports", "java.base/java.lang.ref=ALL-UNNAMED",
+	"--add-exports", "jdk.unsupported/sun.misc=ALL-UNNAMED",
+	"--add-exports", "jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED",
+	"--add-exports", "jdk.attach/sun.tools.attach=ALL-UNNAMED",
+	"--add-opens", "java.base/java.lang.module=ALL-UNNAMED",
+	"--add-opens", "java.base/jdk.internal.loader=ALL-UNNAMED",
+	"--add-opens", "java.base/jdk.internal.ref=ALL-UNNAMED",
+	"--add-opens", "java.base/jdk.internal.reflect=ALL-UNNAMED",
+	"--add-opens", "java.base/jdk.internal.math=ALL-UNNAMED",
+	"--add-opens", "java.base/jdk.internal.module=ALL-UNNAMED",
+	"--add-opens", "java.base/jdk.internal.util.jar=ALL-UNNAMED",
+	"--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED",
+	"--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
+	"--add-opens", "java.base/java.io=ALL-UNNAMED",
+	"--add-opens", "java.base/java.lang.reflect=ALL-UNNAMED",
+	"--add-opens", "jdk.compiler/com.sun.tools.javac=ALL-UNNAMED",
+	"--add-opens", "java.base/java.lang=ALL-UNNAMED",
+	"--add-opens", "java.base/java.util=ALL-UNNAMED",
+	"-Dio.netty.tryReflectionSetAccessible=true",
+}
+
+// Name implements Engine.
+func (cassandraEngine) Name() string { return "cassandra" }
+
+// Check implements Engine: Java and Maven (the jars come from Maven
+// Central on first use).
+func (cassandraEngine) Check() error { return CheckMaven() }
+
+type cassOpts struct {
+	nodes       int
+	version     string
+	heap        string
+	rf          int
+	consistency string
+}
+
+func parseCassOpts(o Options) (cassOpts, error) {
+	r := cassOpts{nodes: max(o.Nodes, 1), version: cassandraDefaultVersion, heap: "512m"}
+	if r.nodes > cassandraMaxNodes {
+		return r, fmt.Errorf("cassandra: at most %d nodes on one machine (asked for %d; each takes ~1 GB)", cassandraMaxNodes, r.nodes)
+	}
+	for k, v := range o.Extra {
+		var err error
+		switch k {
+		case "version":
+			if !strings.HasPrefix(v, "5.") {
+				err = errors.New("only the 5.x line runs on Java 17")
+			}
+			r.version = v
+		case "heap":
+			if len(v) < 2 || !strings.ContainsAny(v[len(v)-1:], "mMgG") {
+				err = errors.New("want a size like 512m or 1g")
+			} else if _, perr := strconv.Atoi(v[:len(v)-1]); perr != nil {
+				err = errors.New("want a size like 512m or 1g")
+			}
+			r.heap = v
+		case "rf":
+			r.rf, err = strconv.Atoi(v)
+			if err == nil && r.rf < 1 {
+				err = errors.New("want at least 1")
+			}
+		case "consistency":
+			if _, perr := gocql.ParseConsistencyWrapper(strings.ToUpper(v)); perr != nil {
+				err = perr
+			}
+			r.consistency = strings.ToUpper(v)
+		default:
+			return r, fmt.Errorf("cassandra: unknown option %q (known: version, heap, rf, consistency)", k)
+		}
+		if err != nil {
+			return r, fmt.Errorf("cassandra: option %s=%q: %w", k, v, err)
+		}
+	}
+	if r.rf == 0 {
+		r.rf = min(r.nodes, 3)
+	}
+	if r.consistency == "" {
+		r.consistency = "ONE"
+		if r.nodes > 1 {
+			r.consistency = "QUORUM"
+		}
+	}
+	return r, nil
+}
+
+// CassandraJars fetches (once) and returns the jar directory of version.
+func CassandraJars(ctx context.Context, version string) (string, error) {
+	return FetchJars(ctx, []string{"org.apache.cassandra:cassandra-all:" + version}, "cassandra-all-"+version)
+}
+
+// Up implements Engine.
+func (e cassandraEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster, error) {
+	if err := e.Check(); err != nil {
+		return nil, err
+	}
+	co, err := parseCassOpts(opts)
+	if err != nil {
+		return nil, err
+	}
+	jars, err := CassandraJars(ctx, co.version)
+	if err != nil {
+		return nil, fmt.Errorf("cassandra: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("cassandra: cluster directory: %w", err)
+	}
+	c := &Cluster{Engine: e.Name(), Dir: dir, Version: co.version, Started: time.Now().UTC(), Options: map[string]string{
+		"version": co.version, "heap": co.heap, "jars": jars,
+		"rf": strconv.Itoa(co.rf), "consistency": co.consistency,
+		"cluster_name": "fieldbench-" + filepath.Base(dir),
+	}}
+	// The first node picks the cluster-wide ports (retrying on a lost
+	// race); later nodes use them.
+	err = Retry(4, func(int) error {
+		storage, native, err := cassandraPorts()
+		if err != nil {
+			return err
+		}
+		c.Options["storage_port"], c.Options["native_port"] = strconv.Itoa(storage), strconv.Itoa(native)
+		c.Nodes = nil
+		_, err = e.startNew(ctx, c, false)
+		return err
+	})
+	if err != nil {
+		return c, err
+	}
+	// The ring is empty: the other nodes join without bootstrapping (no
+	// data to stream, no wait for it), taking allocated tokens all the same.
+	for i := 2; i <= co.nodes; i++ {
+		if _, err := e.startNew(ctx, c, false); err != nil {
+			return c, err
+		}
+	}
+	c.DSN = cassandraDSN(c)
+	return c, nil
+}
+
+// cassandraDSN lists every node as a contact point.
+func cassandraDSN(c *Cluster) string {
+	var hosts []string
+	for _, n := range c.Nodes {
+		hosts = append(hosts, n.Addr())
+	}
+	return fmt.Sprintf("cassandra://%s/fieldbench?consistency=%s&rf=%s", strings.Join(hosts, ","), c.Options["consistency"], c.Options["rf"])
+}
+
+// cassandraHost is node i's address (1-based).
+func cassandraHost(i int) string { return fmt.Sprintf("127.0.0.%d", i) }
+
+// cassandraPorts returns a storage and a native port free on every address
+// a node of the cluster may use.
+func cassandraPorts() (storage, native int, err error) {
+	var got []int
+	for tries := 0; len(got) < 2; tries++ {
+		if tries > 100 {
+			return 0, 0, errors.New("cassandra: no port free on every 127.0.0.x address")
+		}
+		ps, err := FreePorts(Loopback, 1)
+		if err != nil {
+			return 0, 0, err
+		}
+		if len(got) == 1 && got[0] == ps[0] {
+			continue
+		}
+		free := true
+		for i := 1; i <= cassandraMaxHosts && free; i++ {
+			l, err := net.Listen("tcp", net.JoinHostPort(cassandraHost(i), strconv.Itoa(ps[0])))
+			if err != nil {
+				free = false
+				continue
+			}
+			l.Close()
+		}
+		if free {
+			got = append(got, ps[0])
+		}
+	}
+	return got[0], got[1], nil
+}
+
+// startNew writes the config of node len(c.Nodes)+1 and starts it;
+// bootstrap makes it stream its ranges from the others as it joins (for a
+// node added to a cluster holding data).
+func (e cassandraEngine) startNew(ctx context.Context, c *Cluster, bootstrap bool) (*Node, error) {
+	idx := len(c.Nodes) + 1
+	if idx > cassandraMaxHosts {
+		return nil, fmt.Errorf("cassandra: at most %d nodes", cassandraMaxHosts)
+	}
+	name := fmt.Sprintf("cass%d", idx)
+	ndir := filepath.Join(c.Dir, name)
+	for _, d := range []string{"data", "commitlog", "hints", "saved_caches", "cdc_raw", "logs"} {
+		if err := os.MkdirAll(filepath.Join(ndir, d), 0o755); err != nil {
+			return nil, fmt.Errorf("cassandra: node directory: %w", err)
+		}
+	}
+	native, _ := strconv.Atoi(c.Options["native_port"])
+	storage, _ := strconv.Atoi(c.Options["storage_port"])
+	n := &Node{Name: name, Role: "node", Host: cassandraHost(idx), Port: native, DataDir: ndir,
+		LogFile: filepath.Join(ndir, "cassandra.log"), Config: filepath.Join(ndir, "cassandra.yaml")}
+	if idx == 1 {
+		n.Role = "seed"
+	}
+	err := Retry(3, func(int) error {
+		jmx, err := FreePort(Loopback)
+		if err != nil {
+			return err
+		}
+		n.Ports = []int{storage, jmx}
+		if err := writeCassandraConfig(c, n, bootstrap); err != nil {
+			return err
+		}
+		return startCassandraNode(ctx, c, n)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cassandra: start %s: %w", name, err)
+	}
+	c.Nodes = append(c.Nodes, n)
+	return n, nil
+}
+
+func writeCassandraConfig(c *Cluster, n *Node, bootstrap bool) error {
+	seed := cassandraHost(1)
+	if len(c.Nodes) > 0 {
+		seed = c.Nodes[0].Host
+	}
+	d := func(s string) string { return strconv.Quote(filepath.Join(n.DataDir, s)) }
+	yaml := fmt.Sprintf(`# written by fieldbench; loopback only
+cluster_name: %q
+num_tokens: 16
+allocate_tokens_for_local_replication_factor: 3
+partitioner: org.apache.cassandra.dht.Murmur3Partitioner
+endpoint_snitch: SimpleSnitch
+data_file_directories:
+  - %s
+commitlog_directory: %s
+hints_directory: %s
+saved_caches_directory: %s
+cdc_raw_directory: %s
+commitlog_sync: periodic
+commitlog_sync_period: 10000ms
+seed_provider:
+  - class_name: org.apache.cassandra.locator.SimpleSeedProvider
+    parameters:
+      - seeds: "%s:%d"
+listen_address: %s
+rpc_address: %s
+storage_port: %d
+native_transport_port: %d
+start_native_transport: true
+# dropping a keyspace (a fresh one per test) need not snapshot it
+auto_snapshot: false
+auto_bootstrap: %t
+`, c.Options["cluster_name"], d("data"), d("commitlog"), d("hints"), d("saved_caches"), d("cdc_raw"),
+		seed, n.Ports[0], n.Host, n.Host, n.Ports[0], n.Port, bootstrap)
+	if err := os.WriteFile(n.Config, []byte(yaml), 0o644); err != nil {
+		return fmt.Errorf("cassandra: write %s: %w", n.Config, err)
+	}
+	// One log per node: the console appender goes to cassandra.log, where
+	// the JVM's own errors land too.
+	logback := `<configuration scan="false">
+  <appender name="STDOUT" class="ch.qos.logback.core.ConsoleAppender">
+    <encoder><pattern>%-5level [%thread] %date{ISO8601} %F:%L - %msg%n</pattern></encoder>
+  </appender>
+  <logger name="org.apache.cassandra" level="INFO"/>
+  <root level="INFO"><appender-ref ref="STDOUT"/></root>
+</configuration>
+`
+	if err := os.WriteFile(filepath.Join(n.DataDir, "logback.xml"), []byte(logback), 0o644); err != nil {
+		return fmt.Errorf("cassandra: write logback.xml: %w", err)
+	}
+	return nil
+}
+
+// cassandraArgs is the java command line of node n.
+func cassandraArgs(c *Cluster, n *Node) ([]string, error) {
+	jars := c.Options["jars"]
+	cp, err := Classpath(jars)
+	if err != nil {
+		return nil, err
+	}
+	jamm, _ := filepath.Glob(filepath.Join(jars, "jamm-*.jar"))
+	if len(jamm) == 0 {
+		return nil, fmt.Errorf("cassandra: no jamm jar in %s (needed as -javaagent)", jars)
+	}
+	heap := c.Options["heap"]
+	args := []string{"-Xms" + heap, "-Xmx" + heap, "-javaagent:" + jamm[0]}
+	args = append(args, cassandraJPMS...)
+	args = append(args,
+		"-Djava.net.preferIPv4Stack=true",
+		"-Dcassandra-foreground=yes",
+		"-Dcassandra.config=file://"+n.Config,
+		"-Dcassandra.storagedir="+n.DataDir,
+		"-Dcassandra.logdir="+filepath.Join(n.DataDir, "logs"),
+		"-Dlogback.configurationFile="+filepath.Join(n.DataDir, "logback.xml"),
+		"-Dcassandra.jmx.local.port="+strconv.Itoa(n.Ports[1]),
+		// A 3 s ring delay and no wait for gossip to settle: a node starts
+		// in ~8 s instead of ~40 s, a join takes ~20 s instead of ~80 s.
+		"-Dcassandra.ring_delay_ms=3000",
+		"-Dcassandra.skip_wait_for_gossip_to_settle=0",
+		"-Dcassandra.superuser_setup_delay_ms=0",
+		"-cp", cp, cassandraMain)
+	return args, nil
+}
+
+// startCassandraNode starts n and waits until it answers CQL.
+func startCassandraNode(ctx context.Context, c *Cluster, n *Node) error {
+	args, err := cassandraArgs(c, n)
+	if err != nil {
+		return err
+	}
+	pid, err := Start(Proc{Path: "java", Args: args, Dir: n.DataDir, LogFile: n.LogFile})
+	if err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	if err := WaitPort(wctx, n.Host, n.Port, pid, n.LogFile); err != nil {
+		_ = Kill(pid)
+		return err
+	}
+	for {
+		s, err := cassNodeSession(n, 5*time.Second)
+		if err == nil {
+			var v string
+			err = s.Query("SELECT release_version FROM system.local").WithContext(wctx).Scan(&v)
+			s.Close()
+			if err == nil {
+				break
+			}
+		}
+		if wctx.Err() != nil || !Alive(pid) {
+			_ = Kill(pid)
+			return fmt.Errorf("cassandra %s does not answer CQL: %w; log ends:\n%s", n.Name, err, LogTail(n.LogFile, 1500))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	n.PID, n.Stopped = pid, false
+	return nil
+}
+
+// cassNodeSession is a driver session to n alone (no peer discovery), for
+// administration and status.
+func cassNodeSession(n *Node, timeout time.Duration) (*gocql.Session, error) {
+	cfg := gocql.NewCluster(n.Host)
+	cfg.Port = n.Port
+	cfg.HostFilter = gocql.WhiteListHostFilter(n.Host)
+	cfg.Timeout, cfg.ConnectTimeout = timeout, timeout
+	cfg.NumConns = 1
+	cfg.Consistency = gocql.One
+	cfg.ProtoVersion = 4
+	cfg.Logger = gocql.NewLogger(gocql.LogLevelNone)
+	cfg.ReconnectionPolicy = &gocql.ConstantReconnectionPolicy{MaxRetries: 1, Interval: time.Second} // 0 would leave a nil connection in the pool
+	return cfg.CreateSession()
+}
+
+// ringMember is one endpoint as a node sees the ring.
+type ringMember struct {
+	addr   string
+	tokens []int64
+	status string // gossip STATUS: NORMAL, BOOT, LEAVING, LEFT, shutdown...
+	load   string // bytes on disk, as gossiped
+	hostID string
+}
+
+// ringView asks node n for the ring: its own tokens (system.local), its
+// peers' (system.peers_v2), and every endpoint's gossip state and load
+// (the node-local virtual table system_views.gossip_info).
+func ringView(ctx context.Context, n *Node) (map[string]*ringMember, error) {
+	s, err := cassNodeSession(n, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	view := map[string]*ringMember{}
+	member := func(addr string) *ringMember {
+		m := view[addr]
+		if m == nil {
+			m = &ringMember{addr: addr}
+			view[addr] = m
+		}
+		return m
+	}
+	var addr net.IP
+	var tokens []string
+	var hostID gocql.UUID
+	if err := s.Query("SELECT listen_address, tokens, host_id FROM system.local").WithContext(ctx).Scan(&addr, &tokens, &hostID); err != nil {
+		return nil, fmt.Errorf("read system.local: %w", err)
+	}
+	m := member(addr.String())
+	m.tokens, m.hostID = parseTokens(tokens), hostID.String()
+	it := s.Query("SELECT peer, tokens, host_id FROM system.peers_v2").WithContext(ctx).Iter()
+	for it.Scan(&addr, &tokens, &hostID) {
+		m := member(addr.String())
+		m.tokens, m.hostID = parseTokens(tokens), hostID.String()
+	}
+	if err := it.Close(); err != nil {
+		return nil, fmt.Errorf("read system.peers_v2: %w", err)
+	}
+	// Nodes of 4.0 and later gossip STATUS_WITH_PORT; STATUS may be absent.
+	var status, statusWithPort, load *string
+	it = s.Query("SELECT address, status, status_with_port, load FROM system_views.gossip_info").WithContext(ctx).Iter()
+	for it.Scan(&addr, &status, &statusWithPort, &load) {
+		m := member(addr.String())
+		if statusWithPort != nil {
+			status = statusWithPort
+		}
+		if status != nil {
+			m.status, _, _ = strings.Cut(*status, ",")
+		}
+		if load != nil {
+			m.load = *load
+		}
+	}
+	if err := it.Close(); err != nil {
+		return nil, fmt.Errorf("read system_views.gossip_info: %w", err)
+	}
+	return view, nil
+}
+
+func parseTokens(ts []string) []int64 {
+	out := make([]int64, 0, len(ts))
+	for _, t := range ts {
+		if v, err := strconv.ParseInt(t, 10, 64); err == nil {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Ownership is each endpoint's share of the Murmur3 token ring, without
+// replication (what `nodetool status` shows with no keyspace): a token owns
+// the range from the previous token (exclusive) to itself. The shares add
+// up to 1.
+func Ownership(tokens map[string][]int64) map[string]float64 {
+	type tok struct {
+		t    int64
+		addr string
+	}
+	var all []tok
+	for a, ts := range tokens {
+		for _, t := range ts {
+			all = append(all, tok{t, a})
+		}
+	}
+	out := map[string]float64{}
+	for a := range tokens {
+		out[a] = 0
+	}
+	if len(all) == 0 {
+		return out
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].t < all[j].t })
+	if len(all) == 1 {
+		out[all[0].addr] = 1
+		return out
+	}
+	const ring = 18446744073709551616.0 // 2^64 tokens
+	for i, t := range all {
+		prev := all[(i+len(all)-1)%len(all)].t
+		// uint64 subtraction wraps around the ring exactly.
+		out[t.addr] += float64(uint64(t.t)-uint64(prev)) / ring
+	}
+	return out
+}
+
+// Status implements Engine: each node's gossip state as the first
+// answering node sees it (NORMAL, BOOT while joining, LEAVING...), whether
+// it answers CQL itself, its share of the token ring ("owns", in %), its
+// token count and its load (bytes on disk, gossiped about once a minute).
+func (cassandraEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
+	var view map[string]*ringMember
+	var viewErr error
+	for _, n := range c.Nodes {
+		if n.Stopped || !Alive(n.PID) {
+			continue
+		}
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		view, viewErr = ringView(sctx, n)
+		cancel()
+		if viewErr == nil {
+			break
+		}
+	}
+	var owns map[string]float64
+	if view != nil {
+		tokens := map[string][]int64{}
+		for a, m := range view {
+			if len(m.tokens) > 0 {
+				tokens[a] = m.tokens
+			}
+		}
+		owns = Ownership(tokens)
+	}
+	out := make([]NodeStatus, len(c.Nodes))
+	var wg sync.WaitGroup
+	for i, n := range c.Nodes {
+		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: "down", PID: n.PID, Detail: map[string]string{}}
+		if m := view[n.Host]; m != nil {
+			st.Detail["gossip"] = m.status
+			st.Detail["tokens"] = strconv.Itoa(len(m.tokens))
+			st.Detail["owns"] = strconv.FormatFloat(100*owns[n.Host], 'f', 1, 64) + "%"
+			if m.load != "" {
+				st.Detail["load"] = m.load
+			}
+			st.Detail["host_id"] = m.hostID
+		} else if viewErr != nil {
+			st.Detail["error"] = viewErr.Error()
+		}
+		if n.Stopped || !Alive(n.PID) {
+			if n.Stopped {
+				st.State = "stopped"
+			}
+			st.PID = 0
+			out[i] = st
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := cassNodeSession(n, 5*time.Second)
+			if err == nil {
+				var v string
+				err = s.Query("SELECT release_version FROM system.local").WithContext(ctx).Scan(&v)
+				s.Close()
+				st.Detail["version"] = v
+			}
+			switch {
+			case err != nil:
+				st.State = "unreachable"
+				st.Detail["error"] = err.Error()
+			case st.Detail["gossip"] == "BOOT":
+				st.State = "joining"
+			case strings.HasPrefix(st.Detail["gossip"], "LEAVING"):
+				st.State = "leaving"
+			default:
+				st.State = "up"
+			}
+			out[i] = st
+		}()
+	}
+	wg.Wait()
+	return out, nil
+}
+
+// Down implements Engine: SIGTERM to every node at once (each drains and
+// exits in ~7 s), SIGKILL after 60 s.
+func (cassandraEngine) Down(ctx context.Context, c *Cluster) error {
+	errs := make([]error, len(c.Nodes))
+	var wg sync.WaitGroup
+	for i, n := range c.Nodes {
+		if n.PID <= 0 {
+			n.Stopped = true
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := Stop(n.PID, 60*time.Second); err != nil {
+				errs[i] = fmt.Errorf("cassandra: stop %s: %w", n.Name, err)
+				return
+			}
+			n.PID, n.Stopped = 0, true
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Add implements Grower: a new node on the next 127.0.0.x address
+// bootstraps into the ring (streaming its ranges from the others) and is
+// returned once it answers CQL, i.e. once it has joined.
+func (e cassandraEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
+	running := 0
+	for _, n := range c.Nodes {
+		if !n.Stopped && Alive(n.PID) {
+			running++
+		}
+	}
+	if running == 0 {
+		return nil, errors.New("cassandra: no running node to join")
+	}
+	n, err := e.startNew(ctx, c, true)
+	if err != nil {
+		return nil, err
+	}
+	c.DSN = cassandraDSN(c)
+	return n, nil
+}
+
+// Kill implements Killer: SIGKILL; the commit log replays on restart.
+func (cassandraEngine) Kill(_ context.Context, c *Cluster, name string) error {
+	n, err := c.Node(name)
+	if err != nil {
+		return err
+	}
+	if n.PID > 0 {
+		if err := Kill(n.PID); err != nil {
+			return err
+		}
+	}
+	n.PID, n.Stopped = 0, true
+	return nil
+}
+
+// Restart implements Killer: the node starts again on its data and config
+// and is back once it answers CQL (~15 s after a kill).
+func (cassandraEngine) Restart(ctx context.Context, c *Cluster, name string) error {
+	n, err := c.Node(name)
+	if err != nil {
+		return err
+	}
+	if n.PID > 0 && Alive(n.PID) {
+		return fmt.Errorf("cassandra: %s is running (pid %d): kill it first", name, n.PID)
+	}
+	if err := startCassandraNode(ctx, c, n); err != nil {
+		return fmt.Errorf("cassandra: restart %s: %w", name, err)
+	}
+	return nil
+}
+
+// ownsPercent parses a Status "owns" detail ("33.3%").
+func ownsPercent(s string) float64 {
+	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return v
+}
