@@ -114,7 +114,11 @@ func TestPomFor(t *testing.T) {
 			t.Errorf("pom lacks %q:\n%s", want, pom)
 		}
 	}
-	for _, bad := range []string{"a:b", "a:b:c:d", "a::1", "a:b:<x>"} {
+	pom, err = pomFor([]string{"org.apache.hbase:hbase-rest:2.6.1;exclude=org.apache.hbase:*,org.apache.hadoop:*"})
+	if err != nil || !strings.Contains(pom, "<exclusion><groupId>org.apache.hbase</groupId><artifactId>*</artifactId></exclusion><exclusion><groupId>org.apache.hadoop</groupId>") {
+		t.Errorf("exclusions: %v\n%s", err, pom)
+	}
+	for _, bad := range []string{"a:b", "a:b:c:d", "a::1", "a:b:<x>", "a:b:1;exclude=nocolon", "a:b:1;exclude=:x"} {
 		if _, err := pomFor([]string{bad}); err == nil {
 			t.Errorf("pomFor(%q) accepted", bad)
 		}

@@ -114,7 +114,10 @@ func FetchJars(ctx context.Context, gav []string, cacheName string) (string, err
 	return dir, nil
 }
 
-// pomFor is a pom whose dependencies are gav.
+// pomFor is a pom whose dependencies are gav. An artifact may name
+// exclusions: "g:a:v;exclude=g1:a1,g2:*" (HBase's REST gateway is published
+// only against another HBase build, so its HBase and Hadoop dependencies are
+// excluded in favour of the ones the server jars bring).
 func pomFor(gav []string) (string, error) {
 	var b strings.Builder
 	b.WriteString(`<project xmlns="http://maven.apache.org/POM/4.0.0">
@@ -124,11 +127,27 @@ func pomFor(gav []string) (string, error) {
   <dependencies>
 `)
 	for _, a := range gav {
-		p := strings.Split(a, ":")
-		if len(p) != 3 || p[0] == "" || p[1] == "" || p[2] == "" || strings.ContainsAny(a, "<>&\"' ") {
-			return "", fmt.Errorf("fetch jars: artifact %q: want group:artifact:version", a)
+		if strings.ContainsAny(a, "<>&\"' ") {
+			return "", fmt.Errorf("fetch jars: artifact %q: want group:artifact:version[;exclude=group:artifact,...]", a)
 		}
-		fmt.Fprintf(&b, "    <dependency><groupId>%s</groupId><artifactId>%s</artifactId><version>%s</version></dependency>\n", p[0], p[1], p[2])
+		coord, excl, _ := strings.Cut(a, ";exclude=")
+		p := strings.Split(coord, ":")
+		if len(p) != 3 || p[0] == "" || p[1] == "" || p[2] == "" {
+			return "", fmt.Errorf("fetch jars: artifact %q: want group:artifact:version[;exclude=group:artifact,...]", a)
+		}
+		fmt.Fprintf(&b, "    <dependency><groupId>%s</groupId><artifactId>%s</artifactId><version>%s</version>", p[0], p[1], p[2])
+		if excl != "" {
+			b.WriteString("<exclusions>")
+			for _, x := range strings.Split(excl, ",") {
+				g, art, ok := strings.Cut(x, ":")
+				if !ok || g == "" || art == "" {
+					return "", fmt.Errorf("fetch jars: exclusion %q of %q: want group:artifact", x, coord)
+				}
+				fmt.Fprintf(&b, "<exclusion><groupId>%s</groupId><artifactId>%s</artifactId></exclusion>", g, art)
+			}
+			b.WriteString("</exclusions>")
+		}
+		b.WriteString("</dependency>\n")
 	}
 	b.WriteString("  </dependencies>\n</project>\n")
 	return b.String(), nil

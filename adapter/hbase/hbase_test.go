@@ -1,0 +1,192 @@
+package hbase
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/adapter/adaptertest"
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/workload/ingest"
+	"github.com/fieldbench/fieldbench/workload/wiki"
+)
+
+// The package's tests share one HBase (master with one in-process region
+// server, and the REST gateway) started once; TestMain stops it.
+var server struct {
+	once   sync.Once
+	err    error
+	engine cluster.Engine
+	cl     *cluster.Cluster
+	dir    string
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if server.cl != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		_ = server.engine.Down(ctx, server.cl)
+		cancel()
+		if code == 0 {
+			os.RemoveAll(server.dir)
+		}
+	}
+	os.Exit(code)
+}
+
+func startServer() error {
+	e, err := cluster.Get("hbase")
+	if err != nil {
+		return err
+	}
+	if err := e.Check(); err != nil {
+		return fmt.Errorf("hbase cannot run here (run scripts/install-servers.sh): %w", err)
+	}
+	server.engine = e
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	server.dir, err = os.MkdirTemp("", "fb-hbase-adapter-*")
+	if err != nil {
+		return err
+	}
+	server.cl, err = e.Up(ctx, server.dir, cluster.Options{Nodes: 1})
+	return err
+}
+
+// dsn returns the shared server's DSN in namespace ns ("" = default),
+// failing the test when HBase cannot run here (skipping under -short).
+func dsn(t testing.TB, ns string) string {
+	t.Helper()
+	server.once.Do(func() { server.err = startServer() })
+	if server.err != nil {
+		if testing.Short() && strings.Contains(server.err.Error(), "install-servers.sh") {
+			t.Skip(server.err)
+		}
+		t.Fatal(server.err)
+	}
+	if ns == "" {
+		return server.cl.DSN
+	}
+	return server.cl.DSN + "/" + ns
+}
+
+// openFresh opens the shared server with the family tables dropped.
+func openFresh(t testing.TB, ns string) *DB {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	db, err := Open(ctx, dsn(t, ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	for _, tb := range []string{wikiTable, ingestTable, mbMeta, mbTweets, mbFollows, mbLines} {
+		if err := db.dropTable(ctx, tb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
+}
+
+// TestConformance runs the shared suite; a fresh database is the shared
+// server in namespace "conf" with the family tables dropped.
+func TestConformance(t *testing.T) {
+	adaptertest.Run(t, func(t *testing.T) adapter.DB { return openFresh(t, "conf") })
+}
+
+func TestParseDSN(t *testing.T) {
+	for _, tc := range []struct {
+		dsn, addr, ns, err string
+	}{
+		{dsn: "hbase://127.0.0.1:8080", addr: "127.0.0.1:8080", ns: "default"},
+		{dsn: "hbase://127.0.0.1:8080/bench", addr: "127.0.0.1:8080", ns: "bench"},
+		{dsn: "hbase://127.0.0.1:8080/bench?timeout=5s&conns=4", addr: "127.0.0.1:8080", ns: "bench"},
+		{dsn: "hbase://127.0.0.1", err: "host:port"},
+		{dsn: "hbase://h:1/a-b", err: "namespace"},
+		{dsn: "hbase://h:1?bogus=1", err: "unknown option"},
+		{dsn: "hbase://h:1?conns=0", err: "conns"},
+		{dsn: "redis://h:1", err: "hbase://"},
+	} {
+		c, err := ParseDSN(tc.dsn)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ParseDSN(%q) = %+v, %v; want an error about %q", tc.dsn, c, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || c.Addr != tc.addr || c.Namespace != tc.ns {
+			t.Errorf("ParseDSN(%q) = %+v, %v", tc.dsn, c, err)
+		}
+	}
+}
+
+func TestRegisteredFamilies(t *testing.T) {
+	a, err := adapter.ForDSN("hbase://127.0.0.1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := a.Families(); !slices.Equal(got, []string{"ingest", "microblog", "wiki"}) {
+		t.Fatalf("families %v", got)
+	}
+}
+
+// TestScanMergesPages checks scan across pages smaller than a row (a row
+// with 4 cells read 2 cells a page) and the refused Populate of an
+// existing id, against the real server.
+func TestScanMergesPages(t *testing.T) {
+	db := openFresh(t, "")
+	ctx := t.Context()
+	s, err := db.Wiki(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	arts := []wiki.Article{{ID: 1, Title: "a", Body: "xx"}, {ID: 2, Title: "b", Body: "yyy"}, {ID: 3, Title: "c", Body: ""}}
+	if _, err := s.Populate(ctx, &sliceSource{a: arts}); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	cells := 0
+	err = db.scan(ctx, wikiTable, scanSpec{Batch: 2}, func(r row) error {
+		keys = append(keys, string(r.Key))
+		cells += len(r.Cells)
+		return nil
+	})
+	if err != nil || len(keys) != 3 || cells != 12 || keys[0] != wikiKey(1) || keys[2] != wikiKey(3) {
+		t.Fatalf("scan = %v (%d cells), %v; want 3 rows of 4 cells", keys, cells, err)
+	}
+	if _, err := s.Populate(ctx, &sliceSource{a: arts[1:2]}); err == nil || !strings.Contains(err.Error(), "exists") {
+		t.Errorf("Populate of an existing id = %v; want refused", err)
+	}
+	c, err := s.Counts(ctx)
+	if err != nil || c != (wiki.Counts{Articles: 3, Bytes: 5, MaxID: 3}) {
+		t.Errorf("Counts = %+v, %v", c, err)
+	}
+	ist, err := db.Ingest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := ist.Count(ctx); err != nil || n != 0 {
+		t.Errorf("ingest Count of a fresh table = %d, %v", n, err)
+	}
+	var _ ingest.Store = ist
+}
+
+type sliceSource struct {
+	a []wiki.Article
+	i int
+}
+
+func (s *sliceSource) Next() (wiki.Article, error) {
+	if s.i >= len(s.a) {
+		return wiki.Article{}, io.EOF
+	}
+	s.i++
+	return s.a[s.i-1], nil
+}

@@ -1,0 +1,225 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestHBaseUpStatusAddDown starts HBase with two in-process region
+// servers, writes through the REST gateway, checks that Status shows the
+// regions and the requests per region server, adds a region server process,
+// kills and restarts it, and stops everything by PID.
+func TestHBaseUpStatusAddDown(t *testing.T) {
+	e := hbaseEngine{}
+	if err := e.Check(); err != nil {
+		if testing.Short() {
+			t.Skipf("hbase cannot run here (scripts/install-servers.sh): %v", err)
+		}
+		t.Fatalf("hbase cannot run here: run scripts/install-servers.sh: %v", err)
+	}
+	dir, err := os.MkdirTemp("", "fb-hbase-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	start := time.Now()
+	c, err := e.Up(ctx, dir, Options{Nodes: 2, Extra: map[string]string{"balancer-period": "2000"}})
+	t.Cleanup(func() {
+		if c != nil {
+			dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := e.Down(dctx, c); err != nil {
+				t.Errorf("Down: %v", err)
+			}
+		}
+		if !t.Failed() {
+			os.RemoveAll(dir)
+		} else {
+			t.Logf("cluster directory kept: %s", dir)
+		}
+	})
+	if err != nil {
+		t.Fatalf("Up: %v", err)
+	}
+	t.Logf("up in %v (jars cached in %s)", time.Since(start).Round(time.Millisecond), c.Options["jars"])
+	if !strings.HasPrefix(c.DSN, "hbase://127.0.0.1:") {
+		t.Errorf("DSN = %q, want hbase://127.0.0.1:PORT", c.DSN)
+	}
+	if l, err := Load(dir); err != nil || len(l.Nodes) != 2 {
+		t.Fatalf("Load(cluster.json) = %v, %v; want master and rest", l, err)
+	}
+
+	// Write rows through the gateway: the region server holding the table
+	// must show the writes.
+	rest, err := c.Node("rest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rows = 50
+	hbaseTestPut(t, ctx, rest, rows)
+
+	regionServers := func(st []NodeStatus) []NodeStatus {
+		var out []NodeStatus
+		for _, s := range st {
+			if strings.HasPrefix(s.Role, "regionserver") && s.State == "up" {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	var st []NodeStatus
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, err = e.Status(ctx, c)
+		if err != nil {
+			t.Fatalf("Status: %v", err)
+		}
+		var writes, regions int64
+		for _, s := range regionServers(st) {
+			w, _ := strconv.ParseInt(s.Detail["write_requests"], 10, 64)
+			r, _ := strconv.ParseInt(s.Detail["regions"], 10, 64)
+			writes += w
+			regions += r
+		}
+		// hbase:meta plus the test table (hbase:namespace too on 2.x).
+		if len(regionServers(st)) == 2 && writes >= rows && regions >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Status never showed 2 region servers with %d writes over >= 2 regions: %+v", rows, st)
+		}
+		time.Sleep(time.Second) // region servers report every 3 s
+	}
+	for _, s := range st {
+		t.Logf("%s %s %s %s pid=%d %v", s.Name, s.Role, s.Addr, s.State, s.PID, s.Detail)
+	}
+	master, _ := c.Node("master")
+	if rss := hbaseTestRSS(master.PID); rss > 0 {
+		t.Logf("master JVM RSS: %d MB", rss>>20)
+	}
+
+	// Grow by one region server process.
+	t0 := time.Now()
+	n, err := e.Add(ctx, c)
+	if err != nil {
+		t.Fatalf("Add: %v", err)
+	}
+	t.Logf("added %s (%s, pid %d) in %v", n.Name, n.Addr(), n.PID, time.Since(t0).Round(time.Millisecond))
+	st, err = e.Status(ctx, c)
+	if err != nil {
+		t.Fatalf("Status after Add: %v", err)
+	}
+	if got := len(regionServers(st)); got != 3 {
+		t.Errorf("after Add: %d region servers up, want 3: %+v", got, st)
+	}
+	found := false
+	for _, s := range st {
+		found = found || (s.Name == n.Name && s.State == "up" && s.PID == n.PID)
+	}
+	if !found {
+		t.Errorf("Status does not list %s as up with its PID: %+v", n.Name, st)
+	}
+
+	// With balancer-period=2000 the balancer moves regions to it.
+	moved := time.Now().Add(20 * time.Second)
+	for time.Now().Before(moved) {
+		st, err = e.Status(ctx, c)
+		if err != nil {
+			t.Fatalf("Status: %v", err)
+		}
+		if s := hbaseTestFind(st, n.Name); s != nil && s.Detail["regions"] != "0" {
+			t.Logf("balancer moved %s region(s) to %s after %v", s.Detail["regions"], n.Name, time.Since(t0).Round(time.Millisecond))
+			break
+		}
+		time.Sleep(time.Second)
+	}
+
+	// Kill the added region server and start it again on its port.
+	t0 = time.Now()
+	if err := e.Kill(ctx, c, n.Name); err != nil {
+		t.Fatalf("Kill %s: %v", n.Name, err)
+	}
+	if err := e.Restart(ctx, c, n.Name); err != nil {
+		t.Fatalf("Restart %s: %v", n.Name, err)
+	}
+	t.Logf("killed and restarted %s in %v", n.Name, time.Since(t0).Round(time.Millisecond))
+	if !Alive(n.PID) {
+		t.Errorf("%s not running after Restart", n.Name)
+	}
+
+	pids := []int{}
+	for _, n := range c.Nodes {
+		pids = append(pids, n.PID)
+	}
+	t0 = time.Now()
+	if err := e.Down(ctx, c); err != nil {
+		t.Fatalf("Down: %v", err)
+	}
+	t.Logf("down in %v", time.Since(t0).Round(time.Millisecond))
+	for _, p := range pids {
+		if Alive(p) {
+			t.Errorf("pid %d still alive after Down", p)
+		}
+	}
+	c = nil
+}
+
+func hbaseTestPut(t *testing.T, ctx context.Context, rest *Node, rows int) {
+	t.Helper()
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	do := func(method, path, body string) {
+		req, err := http.NewRequestWithContext(ctx, method, "http://"+rest.Addr()+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			var b bytes.Buffer
+			b.ReadFrom(resp.Body)
+			t.Fatalf("%s %s: %s %s", method, path, resp.Status, b.String())
+		}
+	}
+	do(http.MethodPut, "/fbtest/schema", `{"name":"fbtest","ColumnSchema":[{"name":"f"}]}`)
+	for i := 0; i < rows; i++ { // one request each, so each is a write
+		k := fmt.Sprintf("row%03d", i)
+		do(http.MethodPut, "/fbtest/"+k, fmt.Sprintf(`{"Row":[{"key":%q,"Cell":[{"column":%q,"$":%q}]}]}`, b64(k), b64("f:v"), b64("x")))
+	}
+}
+
+// hbaseTestRSS is the resident set size of pid in bytes (0 if unknown).
+func hbaseTestRSS(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/statm", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize())
+}
+
+func hbaseTestFind(st []NodeStatus, name string) *NodeStatus {
+	for i := range st {
+		if st[i].Name == name {
+			return &st[i]
+		}
+	}
+	return nil
+}
