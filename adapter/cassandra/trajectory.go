@@ -170,36 +170,6 @@ func (s *trajStore) candidates(ctx context.Context, minX, minY, maxX, maxY int64
 	return out, nil
 }
 
-// near keeps the candidates within radius r of p, nearest first, ties by
-// cell id.
-func near(cands []trajectory.Hit, p trajectory.Point, r int64) []trajectory.Hit {
-	r2 := r * r
-	type hd struct {
-		h  trajectory.Hit
-		d2 int64
-	}
-	in := make([]hd, 0, len(cands))
-	for _, h := range cands {
-		if d := trajectory.Dist2(p, h.Pos()); d <= r2 {
-			in = append(in, hd{h, d})
-		}
-	}
-	if len(in) == 0 {
-		return nil
-	}
-	slices.SortFunc(in, func(a, b hd) int {
-		if c := cmp.Compare(a.d2, b.d2); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.h.Cell, b.h.Cell)
-	})
-	out := make([]trajectory.Hit, len(in))
-	for i, x := range in {
-		out[i] = x.h
-	}
-	return out
-}
-
 // Distance implements trajectory.Querier.
 func (s *trajStore) Distance(ctx context.Context, p trajectory.Point, radius int64) ([]trajectory.Hit, error) {
 	if err := (trajectory.Query{Op: trajectory.OpDistance, At: p, Radius: radius}).Validate(); err != nil {
@@ -209,7 +179,7 @@ func (s *trajStore) Distance(ctx context.Context, p trajectory.Point, radius int
 	if err != nil {
 		return nil, fmt.Errorf("cassandra trajectory: distance: %w", err)
 	}
-	return near(c, p, radius), nil
+	return trajectory.Near(c, p, radius), nil
 }
 
 // knnStartRadius is the first search radius (m) of a k-NN query.
@@ -228,7 +198,7 @@ func (s *trajStore) KNN(ctx context.Context, p trajectory.Point, k int, maxDist 
 		if err != nil {
 			return nil, fmt.Errorf("cassandra trajectory: knn: %w", err)
 		}
-		out := near(c, p, r)
+		out := trajectory.Near(c, p, r)
 		if len(out) >= k || r == maxDist {
 			if len(out) > k {
 				out = out[:k:k]

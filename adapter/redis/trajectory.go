@@ -207,35 +207,6 @@ func geoOK(x, y int64, r, lon, lat float64) bool {
 		!math.IsNaN(lon) && !math.IsNaN(lat) && lon > -179 && lon < 179 && lat > -84 && lat < 84
 }
 
-// near filters candidates exactly: Dist2 <= r², nearest first, ties by id.
-func near(cands []trajectory.Hit, p trajectory.Point, r int64) []trajectory.Hit {
-	r2 := r * r
-	type hd struct {
-		h  trajectory.Hit
-		d2 int64
-	}
-	in := make([]hd, 0, len(cands))
-	for _, h := range cands {
-		if d := trajectory.Dist2(p, h.Pos()); d <= r2 {
-			in = append(in, hd{h, d})
-		}
-	}
-	slices.SortFunc(in, func(a, b hd) int {
-		if c := cmp.Compare(a.d2, b.d2); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.h.Cell, b.h.Cell)
-	})
-	if len(in) == 0 {
-		return nil
-	}
-	out := make([]trajectory.Hit, len(in))
-	for i, x := range in {
-		out[i] = x.h
-	}
-	return out
-}
-
 // Distance implements trajectory.Querier: GEOSEARCH BYRADIUS candidates,
 // exact planar filter and order.
 func (s *trajStore) Distance(ctx context.Context, p trajectory.Point, radius int64) ([]trajectory.Hit, error) {
@@ -246,7 +217,7 @@ func (s *trajStore) Distance(ctx context.Context, p trajectory.Point, radius int
 	if err != nil {
 		return nil, fmt.Errorf("redis trajectory: distance: %w", err)
 	}
-	return near(c, p, radius), nil
+	return trajectory.Near(c, p, radius), nil
 }
 
 // knnStartRadius is the first search radius (m) of a k-NN query.
@@ -267,7 +238,7 @@ func (s *trajStore) KNN(ctx context.Context, p trajectory.Point, k int, maxDist 
 		if err != nil {
 			return nil, fmt.Errorf("redis trajectory: knn: %w", err)
 		}
-		out := near(c, p, r)
+		out := trajectory.Near(c, p, r)
 		if len(out) >= k || r == maxDist {
 			if len(out) > k {
 				out = out[:k:k]

@@ -69,29 +69,11 @@ func (o *Oracle) Cells() []Hit {
 	return out
 }
 
-// near returns the cells within radius of p (Dist2 <= radius²), nearest
-// first, ties by id.
+// near returns the cells within radius of p, nearest first, ties by id.
 func (o *Oracle) near(p Point, radius int64) []Hit {
-	type hd struct {
-		h  Hit
-		d2 int64
-	}
-	var in []hd
-	r2 := radius * radius
-	for _, h := range o.cells {
-		if d := Dist2(p, h.Pos()); d <= r2 {
-			in = append(in, hd{h, d})
-		}
-	}
-	slices.SortFunc(in, func(a, b hd) int {
-		if c := cmp.Compare(a.d2, b.d2); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.h.Cell, b.h.Cell)
-	})
-	out := make([]Hit, len(in))
-	for i, x := range in {
-		out[i] = x.h
+	out := Near(o.cells, p, radius)
+	if out == nil {
+		out = []Hit{}
 	}
 	return out
 }

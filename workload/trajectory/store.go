@@ -1,6 +1,10 @@
 package trajectory
 
-import "context"
+import (
+	"cmp"
+	"context"
+	"slices"
+)
 
 // Point is a position on the city grid: X = easting, Y = northing, in whole
 // metres.
@@ -120,4 +124,37 @@ type Store interface {
 type Backend interface {
 	// Trajectory creates the family's schema if needed and returns a Store.
 	Trajectory(ctx context.Context) (Store, error)
+}
+
+// Near keeps the cells of cands within radius r of p (Dist2 <= r², the
+// circle closed), nearest first, ties by cell id: the exact semantics of the
+// distance and k-NN queries. The oracle uses it on every cell; adapters
+// whose database only narrows candidates (a grid, GEO with a margin) use it
+// to decide exactly. It returns nil when none is in range.
+func Near(cands []Hit, p Point, r int64) []Hit {
+	type hd struct {
+		h  Hit
+		d2 int64
+	}
+	r2 := r * r
+	var in []hd
+	for _, h := range cands {
+		if d := Dist2(p, h.Pos()); d <= r2 {
+			in = append(in, hd{h, d})
+		}
+	}
+	if len(in) == 0 {
+		return nil
+	}
+	slices.SortFunc(in, func(a, b hd) int {
+		if c := cmp.Compare(a.d2, b.d2); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.h.Cell, b.h.Cell)
+	})
+	out := make([]Hit, len(in))
+	for i, x := range in {
+		out[i] = x.h
+	}
+	return out
 }
