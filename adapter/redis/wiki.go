@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -121,36 +120,9 @@ func (s *wikiStore) Reset(ctx context.Context) error {
 // pipeline that were created are removed again, so a failed batch leaves
 // nothing (earlier batches stay, as committed transactions would).
 func (s *wikiStore) Populate(ctx context.Context, src wiki.Source) (wiki.Counts, error) {
-	var total wiki.Counts
-	batch := make([]wiki.Article, 0, wikiBatchRows)
-	for done := false; !done; {
-		batch = batch[:0]
-		var bytes int64
-		for len(batch) < wikiBatchRows && bytes < wikiBatchBytes {
-			a, err := src.Next()
-			if errors.Is(err, io.EOF) {
-				done = true
-				break
-			}
-			if err != nil {
-				return total, err
-			}
-			batch = append(batch, a)
-			bytes += int64(len(a.Body))
-		}
-		if len(batch) == 0 {
-			break
-		}
-		if err := s.insert(ctx, batch); err != nil {
-			return total, err
-		}
-		for _, a := range batch {
-			total.Articles++
-			total.Bytes += int64(len(a.Body))
-			total.MaxID = max(total.MaxID, a.ID)
-		}
-	}
-	return total, nil
+	return wiki.PopulateBatches(src, wikiBatchRows, wikiBatchBytes, func(batch []wiki.Article) error {
+		return s.insert(ctx, batch)
+	})
 }
 
 func (s *wikiStore) insert(ctx context.Context, batch []wiki.Article) error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -406,4 +407,33 @@ func (l *listSource) Next() (Article, error) {
 	a := (*l)[0]
 	*l = (*l)[1:]
 	return a, nil
+}
+
+func TestPopulateBatchesSplitsByRowsAndBytes(t *testing.T) {
+	t.Parallel()
+	var arts []Article
+	for i := int64(1); i <= 7; i++ {
+		arts = append(arts, Article{ID: i, Body: strings.Repeat("x", int(10*i))})
+	}
+	var sizes []int
+	src := listSource(arts)
+	got, err := PopulateBatches(&src, 3, 60, func(b []Article) error {
+		sizes = append(sizes, len(b))
+		return nil
+	})
+	// rows cap 3: [1 2 3] (60 bytes), bytes cap: [4 5] (90), [6] (60), [7]
+	if err != nil || !slices.Equal(sizes, []int{3, 2, 1, 1}) || got.Articles != 7 || got.Bytes != 280 || got.MaxID != 7 {
+		t.Fatalf("batches %v, counts %+v, err %v", sizes, got, err)
+	}
+	boom := errors.New("boom")
+	src = listSource(arts)
+	got, err = PopulateBatches(&src, 3, 1000, func(b []Article) error {
+		if b[0].ID > 3 {
+			return boom
+		}
+		return nil
+	})
+	if !errors.Is(err, boom) || got.Articles != 3 {
+		t.Fatalf("a failed insert must stop with the earlier batches counted: %+v %v", got, err)
+	}
 }

@@ -15,6 +15,7 @@ package wiki
 import (
 	"context"
 	"errors"
+	"io"
 )
 
 // Article is one stored text. IDs are 1..n, consecutive, in load order.
@@ -66,4 +67,42 @@ type Store interface {
 type Backend interface {
 	// Wiki returns the family's Store, creating its schema when absent.
 	Wiki(ctx context.Context) (Store, error)
+}
+
+// PopulateBatches reads src to its end and hands the articles to insert in
+// batches of at most maxRows articles or about maxBytes of text (a batch
+// stops once it reaches maxBytes), returning what was inserted. It is the
+// loop of every adapter whose bulk path takes a batch at a time; a failed
+// insert stops it with the counts of the batches before.
+func PopulateBatches(src Source, maxRows int, maxBytes int64, insert func([]Article) error) (Counts, error) {
+	var total Counts
+	batch := make([]Article, 0, maxRows)
+	for done := false; !done; {
+		batch = batch[:0]
+		var bytes int64
+		for len(batch) < maxRows && bytes < maxBytes {
+			a, err := src.Next()
+			if errors.Is(err, io.EOF) {
+				done = true
+				break
+			}
+			if err != nil {
+				return total, err
+			}
+			batch = append(batch, a)
+			bytes += int64(len(a.Body))
+		}
+		if len(batch) == 0 {
+			break
+		}
+		if err := insert(batch); err != nil {
+			return total, err
+		}
+		for _, a := range batch {
+			total.Articles++
+			total.Bytes += int64(len(a.Body))
+			total.MaxID = max(total.MaxID, a.ID)
+		}
+	}
+	return total, nil
 }
