@@ -106,6 +106,21 @@ type Killer interface {
 	Restart(ctx context.Context, c *Cluster, node string) error
 }
 
+// Remover is an engine that can take a node out of a running cluster
+// gracefully, handing its data to the others first (Cassandra decommission).
+type Remover interface {
+	Remove(ctx context.Context, c *Cluster, node string) error
+}
+
+// Mover is an engine that can say whether data is still moving between its
+// nodes: Cassandra streaming or nodes still joining, HBase regions in
+// transition, Redis slot migration, Galera state transfer, a replica still
+// catching up. The join experiment waits for it (the study watched the
+// databases' own tools by hand). detail says what is moving, for the record.
+type Mover interface {
+	Moving(ctx context.Context, c *Cluster) (moving bool, detail string, err error)
+}
+
 var (
 	mu      sync.RWMutex
 	engines = map[string]Engine{}

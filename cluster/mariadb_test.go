@@ -189,6 +189,7 @@ func TestMariaDBGalera(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("node2 rejoined in %v", time.Since(t1).Round(time.Millisecond))
+	waitSettled(t, m, c, time.Minute)
 	out, err = mariadbQuery(t.Context(), c.Nodes[1], "set session wsrep_sync_wait = 1; select v from fieldbench.probe where id = 2")
 	if err != nil || strings.TrimSpace(out) != "while down" {
 		t.Fatalf("read on restarted node2: %q, %v", out, err)

@@ -232,6 +232,7 @@ func TestPostgresReplica(t *testing.T) {
 	}
 	waitRow(n, 2, "while down")
 	st, err = e.Status(ctx, c)
+	waitSettled(t, e, c, 30*time.Second)
 	if err != nil || st[0].Detail["replicas_streaming"] != "2" {
 		t.Errorf("Status after Add = %+v, %v", st, err)
 	}

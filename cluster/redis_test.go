@@ -188,6 +188,7 @@ func TestRedisAddRebalance(t *testing.T) {
 		t.Fatalf("Add: %v", err)
 	}
 	t.Logf("add-node + rebalance of %d keys: %v", keys, time.Since(t0))
+	waitSettled(t, e, c, 30*time.Second)
 	st := statusOf(t, e, c)
 	m, s := sumSlots(t, st)
 	if m != 3 || s != redisSlots {
