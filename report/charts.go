@@ -27,7 +27,7 @@ func timeAxis(data []*runData, end float64) axis {
 }
 
 // timeChart is a chart over time (to at least end seconds) with the warm-up
-// shaded and every event drawn as a labelled marker.
+// shaded and every event drawn as a numbered marker (see events).
 func timeChart(title string, y axis, data []*runData, end float64) *chart {
 	c := newChart(title, timeAxis(data, end), y)
 	shaded := map[float64]bool{}
@@ -37,19 +37,7 @@ func timeChart(title string, y axis, data []*runData, end float64) *chart {
 			c.shade(0, w, "warm-up")
 		}
 	}
-	for _, d := range data {
-		color := neutral
-		if len(data) > 1 {
-			color = d.color
-		}
-		for _, e := range d.run.Events {
-			tip := d.name + " at " + strconv.FormatFloat(e.At, 'f', 1, 64) + " s: " + e.Name
-			if e.Detail != "" {
-				tip += " — " + e.Detail
-			}
-			c.marker(e.At, color, e.Name, tip)
-		}
-	}
+	c.events(data)
 	return c
 }
 

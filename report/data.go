@@ -28,6 +28,7 @@ type runData struct {
 	samples    map[string][]sample                           // op -> one per interval
 	merged     map[string]*hdrhistogram.Histogram            // op -> post-warm-up
 	groups     map[string]map[string]*hdrhistogram.Histogram // op -> label -> post-warm-up
+	events     []numberedEvent                               // by time, numbered across the page
 }
 
 // sample is one operation's figures for one interval.
@@ -48,6 +49,7 @@ func loadRuns(runs []*result.Run) ([]*runData, error) {
 		}
 		out[i] = d
 	}
+	numberEvents(out)
 	return out, nil
 }
 

@@ -22,18 +22,26 @@ const (
 	categoryLabel = "category"
 )
 
-// seriesRun is one run's points of one series, in file order.
+// seriesRun is one run's points of one series, in file order: all of
+// them, or those of one node for a per-node series.
 type seriesRun struct {
-	d   *runData
-	pts []result.Point
+	d    *runData
+	node string // "" unless the points carry a node label
+	pts  []result.Point
+	// How the line is drawn and named in the legend.
+	color, dash, label string
 }
 
 // series is one Point series prepared for drawing.
 type series struct {
 	name string
 	meta result.SeriesMeta
-	runs []seriesRun // only runs with points in it
+	runs []seriesRun // only runs with points in it, one per node when per-node
 	cats []string    // categories in order of first appearance, when drawn as bars
+	// nodes lists the node labels in natural order, when drawn per node.
+	nodes []string
+	// byteUnit is "B" or "B/s" when the y label says the figures are bytes.
+	byteUnit string
 }
 
 // seriesNames lists the Point series of every run, sorted.
@@ -52,6 +60,9 @@ func seriesNames(data []*runData) []string {
 // figure are dropped.
 func seriesOf(data []*runData, name string) *series {
 	s := &series{name: name, meta: result.SeriesMeta{Title: name}}
+	if m, ok := probeSeries[name]; ok {
+		s.meta = m
+	}
 	for _, d := range data {
 		if m, ok := d.run.Header.Series[name]; ok {
 			s.meta = m
@@ -61,7 +72,10 @@ func seriesOf(data []*runData, name string) *series {
 	if s.meta.Title == "" {
 		s.meta.Title = name
 	}
-	bars, seen := true, map[string]bool{}
+	if m := byteUnitRE.FindStringSubmatch(s.meta.YLabel); m != nil {
+		s.byteUnit = "B" + m[2]
+	}
+	bars, seen, nodes := true, map[string]bool{}, map[string]bool{}
 	for _, d := range data {
 		sr := seriesRun{d: d}
 		for _, p := range d.run.Points {
@@ -69,11 +83,14 @@ func seriesOf(data []*runData, name string) *series {
 				continue
 			}
 			sr.pts = append(sr.pts, p)
-			cat := p.Labels[categoryLabel]
+			cat := s.category(p)
 			bars = bars && cat != ""
 			if cat != "" && !seen[cat] {
 				seen[cat] = true
 				s.cats = append(s.cats, cat)
+			}
+			if n := p.Labels[nodeLabel]; n != "" {
+				nodes[n] = true
 			}
 		}
 		if len(sr.pts) > 0 {
@@ -82,8 +99,74 @@ func seriesOf(data []*runData, name string) *series {
 	}
 	if !bars {
 		s.cats = nil
+	} else if len(nodes) > 0 {
+		sortNatural(s.cats) // bars per node, in node order
+	}
+	if !bars && len(nodes) > 0 {
+		s.nodes = sortedKeys(nodes)
+		sortNatural(s.nodes)
+		s.splitNodes()
+	}
+	for i := range s.runs {
+		s.style(&s.runs[i])
 	}
 	return s
+}
+
+// splitNodes replaces each run's points by one group per node, in natural
+// node order; points without a node label stay in a group of their own.
+func (s *series) splitNodes() {
+	var out []seriesRun
+	for _, sr := range s.runs {
+		byNode := map[string][]result.Point{}
+		for _, p := range sr.pts {
+			byNode[p.Labels[nodeLabel]] = append(byNode[p.Labels[nodeLabel]], p)
+		}
+		for _, n := range append([]string{""}, s.nodes...) {
+			if len(byNode[n]) > 0 {
+				out = append(out, seriesRun{d: sr.d, node: n, pts: byNode[n]})
+			}
+		}
+	}
+	s.runs = out
+}
+
+// style sets how a group is drawn: in its run's colour, or for a node in
+// the node's colour, with a dash per run when several runs share the chart.
+func (s *series) style(sr *seriesRun) {
+	sr.color, sr.label = sr.d.color, sr.d.name
+	if s.nodes == nil {
+		return
+	}
+	runs := s.runData()
+	if sr.node != "" {
+		for i, n := range s.nodes { // natural order is not sort order
+			if n == sr.node {
+				sr.color = palette[i%len(palette)]
+			}
+		}
+		sr.label = sr.node
+	} else {
+		sr.color, sr.label = neutral, "(no node)"
+	}
+	if len(runs) > 1 {
+		for i, d := range runs {
+			if d == sr.d {
+				sr.dash = runDashes[i%len(runDashes)]
+			}
+		}
+		sr.label = sr.d.name + " · " + sr.label
+	}
+}
+
+// category is the bar a point belongs to: its "category" label or, in a
+// series that is not over time, its node (one bar per node, such as the
+// share of data each node owns).
+func (s *series) category(p result.Point) string {
+	if c := p.Labels[categoryLabel]; c != "" || s.meta.XIsTime {
+		return c
+	}
+	return p.Labels[nodeLabel]
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
@@ -144,16 +227,28 @@ func (s *series) yAxis() axis {
 			}
 		}
 	}
+	// Bytes are drawn in the binary unit that suits the largest figure,
+	// named in the axis title: "RSS (MiB)" with ticks 0, 50, 100...
+	factor, title := 1.0, s.yLabel()
+	if s.byteUnit != "" && hi > 0 {
+		var unit string
+		factor, unit = byteScale(hi)
+		if s.byteUnit == "B/s" {
+			unit += "/s"
+		}
+		title = byteUnitRE.ReplaceAllLiteralString(title, "("+unit+")")
+		lo, hi, pos = lo/factor, hi/factor, pos/factor
+	}
 	if s.meta.LogY {
 		if s.bars() {
 			pos /= 2 // room below the smallest bar
 		}
-		return logAxisFloor(s.yLabel(), pos, hi, 1e-9, fmtNumber)
+		return scaleAxis(logAxisFloor(title, pos, hi, 1e-9/factor, fmtNumber), factor)
 	}
 	if lo > hi {
 		lo, hi = 0, 1
 	}
-	return linearAxis(s.yLabel(), math.Min(lo, 0), hi, 5, fmtNumber)
+	return scaleAxis(linearAxis(title, math.Min(lo, 0), hi, 5, fmtNumber), factor)
 }
 
 // xRange is the smallest and largest X of the series.
@@ -167,19 +262,40 @@ func (s *series) xRange() (float64, float64) {
 	return lo, hi
 }
 
+// runData lists the runs with points in the series, each once.
 func (s *series) runData() []*runData {
-	out := make([]*runData, len(s.runs))
+	var out []*runData
 	for i, sr := range s.runs {
-		out[i] = sr.d
+		if i == 0 || s.runs[i-1].d != sr.d {
+			out = append(out, sr.d)
+		}
 	}
 	return out
+}
+
+// legend names each line (run, node, or run · node) or, for bars, each run.
+func (s *series) legend(c *chart) {
+	for _, sr := range s.runs {
+		c.legend = append(c.legend, legendEntry{label: sr.label, color: sr.color, dash: sr.dash, box: s.bars(), opacity: 1})
+	}
+}
+
+// fmtY formats a figure of the series for a tooltip or table.
+func (s *series) fmtY(v float64) string {
+	switch s.byteUnit {
+	case "B":
+		return fmtBytes(v)
+	case "B/s":
+		return fmtBytes(v) + "/s"
+	}
+	return fmtFigure(v)
 }
 
 // xText describes where p is on the x axis.
 func (s *series) xText(p result.Point) string {
 	switch {
 	case s.bars():
-		return p.Labels[categoryLabel]
+		return s.category(p)
 	case s.meta.XIsTime:
 		return fmtSeconds(p.X)
 	}
@@ -187,19 +303,23 @@ func (s *series) xText(p result.Point) string {
 }
 
 // tip is a point's tooltip.
-func (s *series) tip(d *runData, p result.Point) string {
-	t := d.name + ", " + s.xLabel() + " " + s.xText(p) + ": "
+func (s *series) tip(sr seriesRun, p result.Point) string {
+	t := sr.d.name + ", "
+	if sr.node != "" {
+		t += sr.node + ", "
+	}
+	t += s.xLabel() + " " + s.xText(p) + ": "
 	switch {
 	case p.Failed != "":
 		return t + "failed: " + p.Failed
 	case p.Warmup:
 		t = "warm-up, " + t
 	}
-	t += fmtFigure(p.Y)
+	t += s.fmtY(p.Y)
 	if s.meta.Band == "ci" && p.Hi > p.Lo {
 		t += " (95% CI " + ciText(p) + ")"
 	} else if p.SD > 0 {
-		t += " ± " + fmtFigure(p.SD)
+		t += " ± " + s.fmtY(p.SD)
 	}
 	if p.N > 0 {
 		t += " (n=" + strconv.Itoa(p.N) + ")"
@@ -218,7 +338,7 @@ func pointChart(s *series) string {
 	} else {
 		c = s.lineChart()
 	}
-	c.runLegend(s.runData(), s.bars())
+	s.legend(c)
 	var warm, failed, errs, band bool
 	for _, sr := range s.runs {
 		for _, p := range sr.pts {
@@ -272,23 +392,45 @@ func (s *series) lineChart() *chart {
 			}
 		}
 		sort.SliceStable(ok, func(i, j int) bool { return ok[i].X < ok[j].X })
-		s.drawSpread(c, sr.d.color, ok)
-		// Repeated x values (several runs per sweep point) are not a line.
-		if joined(ok) {
-			pts := make([]pt, len(ok))
+		// A time series is broken where samples are missing (a node down).
+		var segs [][]result.Point
+		if s.meta.XIsTime {
+			xs := make([]float64, len(ok))
 			for i, p := range ok {
-				pts[i] = pt{x: p.X, y: p.Y}
+				xs[i] = p.X
 			}
-			c.line(pts, sr.d.color, "")
+			from := 0
+			for _, b := range gapBreaks(xs) {
+				segs, from = append(segs, ok[from:b]), b
+			}
+			segs = append(segs, ok[from:])
+		} else {
+			segs = [][]result.Point{ok}
+		}
+		for _, seg := range segs {
+			s.drawSpread(c, sr.color, seg)
+			// Repeated x values (several runs per sweep point) are not a line.
+			if joined(seg) {
+				pts := make([]pt, len(seg))
+				for i, p := range seg {
+					pts[i] = pt{x: p.X, y: p.Y}
+				}
+				c.line(pts, sr.color, sr.dash)
+			}
+		}
+		// Dense per-node lines get small dots, so the lines stay visible.
+		r := 3.5
+		if sr.node != "" && len(ok) > 30 {
+			r = 2
 		}
 		for _, p := range sr.pts {
 			switch {
 			case p.Failed != "":
-				c.cross(c.px(p.X), c.failY(), failColor, s.tip(sr.d, p))
+				c.cross(c.px(p.X), c.failY(), failColor, s.tip(sr, p))
 			case p.Warmup:
-				c.dot(c.px(p.X), c.py(p.Y), warmColor, true, s.tip(sr.d, p))
+				c.dotR(c.px(p.X), c.py(p.Y), r, warmColor, true, s.tip(sr, p))
 			default:
-				c.dot(c.px(p.X), c.py(p.Y), sr.d.color, false, s.tip(sr.d, p))
+				c.dotR(c.px(p.X), c.py(p.Y), r, sr.color, false, s.tip(sr, p))
 			}
 		}
 	}
@@ -341,20 +483,20 @@ func (s *series) barChart() *chart {
 			mid := bx + (w-1)/2
 			drawn := false
 			for _, p := range sr.pts {
-				if p.Labels[categoryLabel] != cat {
+				if s.category(p) != cat {
 					continue
 				}
-				tip := s.tip(sr.d, p)
+				tip := s.tip(sr, p)
 				switch {
 				case p.Failed != "":
 					c.cross(mid, c.failY(), failColor, tip)
 				case p.Warmup:
 					c.dot(mid, c.py(p.Y), warmColor, true, tip)
 				case drawn: // a further measurement of the same category
-					c.dot(mid, c.py(p.Y), sr.d.color, false, tip)
+					c.dot(mid, c.py(p.Y), sr.color, false, tip)
 				default:
 					drawn = true
-					c.bar(bx, bx+w-1, p.Y, sr.d.color, 0.85, tip)
+					c.bar(bx, bx+w-1, p.Y, sr.color, 0.85, tip)
 					if l, h, ok := s.errRange(p); ok {
 						c.errBar(mid, l, h, neutral)
 					}
@@ -394,7 +536,7 @@ func (p *page) failureTable(s *series) {
 	for _, sr := range s.runs {
 		for _, pt := range sr.pts {
 			if pt.Failed != "" {
-				rows = append(rows, "<tr><td>"+swatch(sr.d.color)+esc(sr.d.name)+"</td><td class=\"n\">"+esc(s.xText(pt))+"</td><td>"+esc(pt.Failed)+"</td></tr>\n")
+				rows = append(rows, "<tr><td>"+swatch(sr.color)+esc(sr.label)+"</td><td class=\"n\">"+esc(s.xText(pt))+"</td><td>"+esc(pt.Failed)+"</td></tr>\n")
 			}
 		}
 	}
@@ -421,7 +563,7 @@ func (p *page) ciTable(s *series) {
 				n = strconv.Itoa(pt.N)
 			}
 			p.printf("<tr><td>%s%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td></tr>\n",
-				swatch(sr.d.color), esc(sr.d.name), esc(s.xText(pt)), fmtFigure(pt.Y), fmtFigure(pt.SD), ci, n)
+				swatch(sr.color), esc(sr.label), esc(s.xText(pt)), s.fmtY(pt.Y), s.fmtY(pt.SD), ci, n)
 		}
 	}
 	p.printf("</table>\n")

@@ -143,11 +143,16 @@ func errBarPath(x, y0, y1 float64, color string) string {
 
 // dot draws a point marker at pixel (x,y), filled or hollow, with a tooltip.
 func (c *chart) dot(x, y float64, color string, hollow bool, tip string) {
+	c.dotR(x, y, 3.5, color, hollow, tip)
+}
+
+// dotR is dot with radius r.
+func (c *chart) dotR(x, y, r float64, color string, hollow bool, tip string) {
 	paint := `fill="` + color + `"`
 	if hollow {
 		paint = `fill="#fff" stroke="` + color + `" stroke-width="1.5"`
 	}
-	c.printf(`<circle cx="%s" cy="%s" r="3.5" %s><title>%s</title></circle>`+"\n", num(x), num(y), paint, esc(tip))
+	c.printf(`<circle cx="%s" cy="%s" r="%s" %s><title>%s</title></circle>`+"\n", num(x), num(y), strconv.FormatFloat(r, 'f', -1, 64), paint, esc(tip))
 }
 
 // cross draws a × marker centred at pixel (x,y) with a tooltip.
@@ -180,16 +185,6 @@ func (c *chart) shade(x0, x1 float64, label string) {
 		num(p0), num(c.top()), num(p1-p0), num(c.bottom()-c.top()))
 	c.printf(`<text x="%s" y="%s" text-anchor="middle" font-size="10" fill="#666">%s</text>`+"\n",
 		num((p0+p1)/2), num(c.bottom()-6), esc(label))
-}
-
-// marker draws a labelled vertical line at x; the label runs down the plot
-// beside the line, and tip becomes a hover tooltip.
-func (c *chart) marker(x float64, color, label, tip string) {
-	p := c.px(x)
-	c.printf(`<g><title>%s</title><line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1.2" stroke-dasharray="4 3"/>`,
-		esc(tip), num(p), num(c.top()), num(p), num(c.bottom()), color)
-	c.printf(`<text transform="translate(%s,%s) rotate(90)" font-size="10" fill="%s" stroke="#fff" stroke-width="3" paint-order="stroke">%s</text></g>`+"\n",
-		num(p+3), num(c.top()+4), color, esc(label))
 }
 
 // xTickRotated reports whether the x tick labels are too wide to sit

@@ -81,7 +81,10 @@ func seriesList(w io.Writer, d *runData) error {
 		if len(s.runs) == 0 {
 			continue
 		}
-		pts := s.runs[0].pts
+		var pts []result.Point // every node's, for a per-node series
+		for _, sr := range s.runs {
+			pts = append(pts, sr.pts...)
+		}
 		fmt.Fprintf(tw, "%s\t%s points%s\n", s.meta.Title, strconv.Itoa(len(pts)), warmFailed(pts))
 		for _, p := range pts {
 			if p.Failed != "" {

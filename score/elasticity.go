@@ -1,0 +1,283 @@
+package score
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// ErrNeverStable is returned (wrapped) when no window of request sets after
+// the join has every delta time below the baseline.
+var ErrNeverStable = errors.New("the cluster never became stable again")
+
+// Phases of a request set in an elasticity experiment.
+const (
+	PhaseBefore   = "before"   // ended at or before the join
+	PhaseTransfer = "transfer" // ended after the join, before the database reported no data moving
+	PhaseSettling = "settling" // ended after data settled (or after the join if that is unknown), before the stable window
+	PhaseStable   = "stable"   // in the stable window or after it
+)
+
+// Integration settings for A and B: the tolerance is relative to the size of
+// the areas involved, the depth bound keeps a pathological curve cheap.
+const (
+	relTolerance = 1e-10
+	maxDepth     = 50
+)
+
+// Set is one request set: X = the moment it ended (s since the run
+// started), Y = its mean time (s), SD = the standard deviation of its
+// executions' times (s).
+type Set struct {
+	X, Y, SD float64
+}
+
+// ElasticityInput is one join experiment.
+type ElasticityInput struct {
+	// Sets are the experiment's request sets in time order, warm-up and
+	// failed sets left out: those of the stable phase before the join and
+	// all those after it, until the experiment ended.
+	Sets []Set
+	// Join is the bootstrap moment: when the new nodes were added (s).
+	Join float64
+	// Settled is when the database reported no data moving any more (s);
+	// NaN when unknown (the engine cannot tell), then stability rests on the
+	// delta times alone.
+	Settled float64
+	// Rt1, Rt2: the mean time of one request (s) before the join and once
+	// stable; NaN leaves the score NaN.
+	Rt1, Rt2 float64
+	// Window is the number of request sets whose delta times must all be
+	// below the baseline; 0 means DefaultWindow.
+	Window int
+}
+
+// SetPoint is a request set with what the computation made of it.
+type SetPoint struct {
+	Set
+	// Delta is |Y − Y of the previous set| (NaN for the first set).
+	Delta float64
+	// Below says Delta < Baseline.
+	Below bool
+	Phase string
+}
+
+// Point2 is a point of the chart.
+type Point2 struct{ X, Y float64 }
+
+// Elasticity is the result with every intermediate value, so a report can
+// show how the score came about and a chart can shade A and B.
+type Elasticity struct {
+	Join         float64
+	Settled      float64 // NaN when unknown
+	SettledKnown bool
+	Window       int
+
+	// Baseline is the median delta time of the sets before the join (s).
+	Baseline   float64
+	BeforeSets int // sets before the join (Av1 and the baseline)
+
+	// Stable says a stable window was found.
+	Stable bool
+	// StableIndex is the index in Sets of the window's last set (−1 if none).
+	StableIndex int
+	// StableAt is the stable moment: the end of the window's last set (s).
+	StableAt float64
+	// WindowStart is the end of the set just before the window (s): the
+	// moment the window's first set started when sets run back to back.
+	WindowStart float64
+
+	Av1, Av2  float64 // mean request-set time before / from the stable window on (s)
+	AfterSets int     // sets behind Av2
+	Rt1, Rt2  float64 // mean time of one request before / once stable (s)
+
+	// From and To bound the integration: [Join, StableAt].
+	From, To float64
+	// RampFrom = (Join, Av1), RampTo = (StableAt, Av2): the straight ramp
+	// a perfectly elastic cluster would follow.
+	RampFrom, RampTo Point2
+	// A = ∫ |curve − ramp| dt over [From, To] (s²), split into the parts
+	// where the curve is above and below the ramp.
+	A, AAbove, ABelow float64
+	// B = ∫ max(0, SD spline) dt over [From, To] (s²): the area between the
+	// curve and the upper edge of its deviation band.
+	B float64
+	// Score = (A + B) / ((Rt1 + Rt2)(Av1 + Av2)), dimensionless, lower is better.
+	Score float64
+
+	// DataTransfer = Settled − Join, Additional = max(0, StableAt − Settled),
+	// Total = StableAt − Join (s): the study's Table 1. NaN when unknown.
+	DataTransfer, Additional, Total float64
+
+	Sets  []SetPoint
+	Notes []string
+}
+
+// ComputeElasticity computes the elasticity of one join experiment (see
+// docs/elasticity.md). It returns the result filled as far as it goes
+// together with an error wrapping ErrNeverStable when no stable window was
+// found, or another error when the input cannot be scored at all.
+func ComputeElasticity(in ElasticityInput) (Elasticity, error) {
+	nan := math.NaN()
+	e := Elasticity{
+		Join: in.Join, Settled: in.Settled, SettledKnown: finite(in.Settled), Window: in.Window,
+		Baseline: nan, StableIndex: -1, StableAt: nan, WindowStart: nan,
+		Av1: nan, Av2: nan, Rt1: in.Rt1, Rt2: in.Rt2, From: in.Join, To: nan,
+		A: nan, AAbove: nan, ABelow: nan, B: nan, Score: nan,
+		DataTransfer: nan, Additional: nan, Total: nan,
+	}
+	if e.Window == 0 {
+		e.Window = DefaultWindow
+	}
+	if e.Window < 1 {
+		return e, fmt.Errorf("elasticity: window %d must be at least 1", e.Window)
+	}
+	if !finite(in.Join) {
+		return e, errors.New("elasticity: the join moment is not a number")
+	}
+	if e.SettledKnown && in.Settled < in.Join {
+		return e, fmt.Errorf("elasticity: data settled at %gs, before the join at %gs", in.Settled, in.Join)
+	}
+	if !e.SettledKnown {
+		e.Settled = nan
+		e.notef("the database did not report when data stopped moving: stability rests on the delta times alone; data-transfer and additional times are unknown")
+	} else {
+		e.DataTransfer = in.Settled - in.Join
+	}
+
+	n := len(in.Sets)
+	xs, ys, sds := make([]float64, n), make([]float64, n), make([]float64, n)
+	before := 0 // sets 0..before-1 ended at or before the join
+	for i, s := range in.Sets {
+		if !finite(s.X) || !finite(s.Y) || !finite(s.SD) || s.SD < 0 {
+			return e, fmt.Errorf("elasticity: request set %d (%g, %g ± %g) is not a measurement", i, s.X, s.Y, s.SD)
+		}
+		if i > 0 && !(s.X > in.Sets[i-1].X) {
+			return e, fmt.Errorf("elasticity: request sets must be in time order (set %d ends at %gs, after %gs)", i, s.X, in.Sets[i-1].X)
+		}
+		xs[i], ys[i], sds[i] = s.X, s.Y, s.SD
+		if s.X <= in.Join {
+			before = i + 1
+		}
+	}
+	e.BeforeSets = before
+	e.Sets = make([]SetPoint, n)
+	for i, s := range in.Sets {
+		e.Sets[i] = SetPoint{Set: s, Delta: nan, Phase: PhaseBefore}
+		if i > 0 {
+			e.Sets[i].Delta = math.Abs(ys[i] - ys[i-1])
+		}
+	}
+	if before < 2 {
+		return e, fmt.Errorf("elasticity: %d request set(s) before the join at %gs; the baseline needs at least 2", before, in.Join)
+	}
+	if before == n {
+		return e, fmt.Errorf("elasticity: no request set ended after the join at %gs", in.Join)
+	}
+	e.Baseline = Baseline(ys[:before])
+	e.Av1 = mean(ys[:before])
+	for i := range e.Sets {
+		e.Sets[i].Below = e.Sets[i].Delta < e.Baseline
+		switch {
+		case i < before:
+			e.Sets[i].Phase = PhaseBefore
+		case e.SettledKnown && xs[i] < in.Settled:
+			e.Sets[i].Phase = PhaseTransfer
+		default:
+			e.Sets[i].Phase = PhaseSettling
+		}
+	}
+	if e.Baseline == 0 {
+		e.notef("the baseline is 0 (every set before the join took the same time): no delta time can be below it")
+	}
+
+	// The window holds sets after the join only (reference: the last set
+	// before it) and must end at or after data settled.
+	from := before - 1
+	if e.SettledKnown {
+		first := n // first set ending at or after Settled
+		for i := before; i < n; i++ {
+			if xs[i] >= in.Settled {
+				first = i
+				break
+			}
+		}
+		from = max(from, first-e.Window)
+	}
+	idx := StableIndex(ys, from, e.Baseline, e.Window)
+	if idx < 0 {
+		return e, fmt.Errorf("elasticity: %w: no %d consecutive request sets after the join at %gs%s with delta times below the baseline %gs",
+			ErrNeverStable, e.Window, in.Join, settledClause(e), e.Baseline)
+	}
+	e.Stable = true
+	e.StableIndex = idx
+	e.StableAt = xs[idx]
+	ws := idx - e.Window + 1 // first set of the window
+	e.WindowStart = xs[ws-1]
+	for i := ws; i < n; i++ {
+		e.Sets[i].Phase = PhaseStable
+	}
+	e.Av2 = mean(ys[ws:])
+	e.AfterSets = n - ws
+	e.Total = e.StableAt - in.Join
+	if e.SettledKnown {
+		e.Additional = math.Max(0, e.StableAt-in.Settled)
+	}
+
+	// Areas over [Join, StableAt] on splines through every set.
+	e.To = e.StableAt
+	e.RampFrom = Point2{in.Join, e.Av1}
+	e.RampTo = Point2{e.StableAt, e.Av2}
+	curve, err := NewSpline(xs, ys)
+	if err != nil {
+		return e, fmt.Errorf("elasticity: %w", err)
+	}
+	band, err := NewSpline(xs, sds)
+	if err != nil {
+		return e, fmt.Errorf("elasticity: %w", err)
+	}
+	span := e.To - e.From
+	ramp := func(t float64) float64 { return e.Av1 + (e.Av2-e.Av1)*(t-e.From)/span }
+	scale := math.Max(math.Max(math.Abs(e.Av1), math.Abs(e.Av2)), 1e-300) * span
+	eps := relTolerance * scale
+	e.AAbove = integrateKnots(func(t float64) float64 { return math.Max(0, curve.At(t)-ramp(t)) }, xs, e.From, e.To, eps, maxDepth)
+	e.ABelow = integrateKnots(func(t float64) float64 { return math.Max(0, ramp(t)-curve.At(t)) }, xs, e.From, e.To, eps, maxDepth)
+	e.A = e.AAbove + e.ABelow
+	e.B = integrateKnots(func(t float64) float64 { return math.Max(0, band.At(t)) }, xs, e.From, e.To, eps, maxDepth)
+	e.Score = elasticityScore(e.A, e.B, e.Rt1, e.Rt2, e.Av1, e.Av2)
+	if !finite(e.Rt1) || !finite(e.Rt2) {
+		e.notef("the time of one request before (Rt1) or after (Rt2) is unknown: no score")
+	}
+	return e, nil
+}
+
+// elasticityScore is (A + B) / ((Rt1 + Rt2)(Av1 + Av2)).
+func elasticityScore(a, b, rt1, rt2, av1, av2 float64) float64 {
+	d := (rt1 + rt2) * (av1 + av2)
+	if !finite(d) || d <= 0 {
+		return math.NaN()
+	}
+	return (a + b) / d
+}
+
+func settledClause(e Elasticity) string {
+	if !e.SettledKnown {
+		return ""
+	}
+	return fmt.Sprintf(", the last of them ending at or after data settled at %gs,", e.Settled)
+}
+
+func (e *Elasticity) notef(format string, args ...any) {
+	e.Notes = append(e.Notes, fmt.Sprintf(format, args...))
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
