@@ -41,6 +41,9 @@ type Driver struct {
 	// OnPost, when set, sees every tweet a client posted successfully
 	// (tests feed it to the oracle).
 	OnPost func(Tweet)
+	// OnPostFailed, when set, sees every post that returned an error: its
+	// outcome is unknown (the durability audit checks whether it landed).
+	OnPostFailed func(Tweet, error)
 }
 
 // NewDriver prepares clients for store, which holds ds.
@@ -96,6 +99,9 @@ func (c *Client) Do(ctx context.Context, op int) (int, error) {
 			Body:   RandomBody(c.rng),
 		}
 		if err := c.d.store.Post(ctx, t); err != nil {
+			if c.d.OnPostFailed != nil {
+				c.d.OnPostFailed(t, err)
+			}
 			return -1, err
 		}
 		if c.d.OnPost != nil {

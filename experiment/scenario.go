@@ -1,0 +1,357 @@
+// Package experiment scripts a measured run over time: a scenario names the
+// cluster to start, the workload to drive and a timeline of actions (add,
+// remove, kill or restart nodes; stop the load) fired at given times or when
+// a condition holds (baseline reached, data settled, cluster stable again).
+// It also holds what the experiments check afterwards: the durability audit
+// of acknowledged writes. Running the workloads themselves is the CLI's
+// work; this package stays free of drivers and flags.
+package experiment
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Scenario is one experiment, as written in a YAML file.
+type Scenario struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// Study names the seed study the scenario reproduces (for the report).
+	Study string `yaml:"study"`
+	// Cluster is started before the load and torn down after; nil runs
+	// against DSN, or the workload's embedded default (SQLite).
+	Cluster *ClusterSpec `yaml:"cluster"`
+	// DSN is an existing database to use instead of a started cluster.
+	DSN      string       `yaml:"dsn"`
+	Workload WorkloadSpec `yaml:"workload"`
+	// Steps, when given, run the workload once per step on a growing
+	// cluster (the scalability experiment): each step's node count and its
+	// workload options override the scenario's.
+	Steps []Step `yaml:"steps"`
+	// Stability says how request-set workloads detect a stable cluster.
+	Stability Stability `yaml:"stability"`
+	Timeline  []Action  `yaml:"timeline"`
+	// ProbeEvery is the per-node resource probe interval (0: 5 s; "off"
+	// is written as a negative duration, -1s).
+	ProbeEvery Duration `yaml:"probe_every"`
+	// Audit reads back every acknowledged write after the load (microblog).
+	Audit bool `yaml:"audit"`
+	// Convergence measures time-to-visible on every node after the load.
+	Convergence *Convergence `yaml:"convergence"`
+	// Path is the file the scenario came from (not in the YAML).
+	Path string `yaml:"-"`
+}
+
+// ClusterSpec is the cluster to start.
+type ClusterSpec struct {
+	Engine  string            `yaml:"engine"`
+	Nodes   int               `yaml:"nodes"`
+	Options map[string]string `yaml:"options"`
+}
+
+// WorkloadSpec is the workload and its options: the flags of
+// `fieldbench run NAME` without dashes (e.g. clients: 50, duration: 200s).
+type WorkloadSpec struct {
+	Name    string         `yaml:"name"`
+	Options map[string]any `yaml:"options"`
+}
+
+// Step is one step of a scalability experiment.
+type Step struct {
+	Nodes   int            `yaml:"nodes"`
+	Options map[string]any `yaml:"options"`
+}
+
+// Stability configures stable-phase detection over request sets (seed 002).
+type Stability struct {
+	// WarmupSets are the first request sets, excluded from every figure.
+	WarmupSets int `yaml:"warmup_sets"`
+	// BaselineSets are the request sets after warm-up that form the stable
+	// phase before any node joins; the "baseline" condition fires after them.
+	BaselineSets int `yaml:"baseline_sets"`
+	// Window is how many consecutive delta times must be below the baseline
+	// variability for the cluster to count as stable again (the study's 5).
+	Window int `yaml:"window"`
+	// MaxSets bounds the run: it stops after this many request sets even if
+	// the cluster never stabilizes (recorded as such).
+	MaxSets int `yaml:"max_sets"`
+	// AfterStable is how many request sets run after stability is detected,
+	// so Av2 rests on more than the detection window.
+	AfterStable int `yaml:"after_stable"`
+}
+
+// Convergence configures the time-to-visible measurement.
+type Convergence struct {
+	Rounds  int               `yaml:"rounds"`
+	Poll    Duration          `yaml:"poll"`
+	Timeout Duration          `yaml:"timeout"`
+	Options map[string]string `yaml:"options"`
+}
+
+// Action is one timeline entry: what to do, and when.
+type Action struct {
+	// At fires the action this long after the load started.
+	At Duration `yaml:"at"`
+	// When fires it once a condition has happened (see Conditions), After
+	// later and after Sets more request sets.
+	When  string   `yaml:"when"`
+	After Duration `yaml:"after"`
+	Sets  int      `yaml:"sets"`
+	// Do is the action (see Actions).
+	Do string `yaml:"do"`
+	// Nodes names the nodes to kill, restart or remove; Count picks that
+	// many instead (for add: how many to add; for kill: the last running
+	// nodes, never the first, which clients were given as contact point).
+	Nodes []string `yaml:"nodes"`
+	Count int      `yaml:"count"`
+	Note  string   `yaml:"note"`
+}
+
+// Actions a timeline can fire.
+var Actions = []string{"add", "remove", "kill", "restart", "stop", "mark"}
+
+// Conditions a timeline can wait for.
+var Conditions = []string{"start", "baseline", "joined", "settled", "stable"}
+
+// Duration is a time.Duration written as "100s" or "1m30s" in YAML.
+type Duration time.Duration
+
+// UnmarshalYAML reads a Go duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	var s string
+	if err := n.Decode(&s); err != nil {
+		return fmt.Errorf("line %d: a duration like 100s or 2m: %w", n.Line, err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration like 100s or 2m", n.Line, s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// D is the time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// Load reads and validates a scenario file.
+func Load(path string) (*Scenario, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read scenario: %w", err)
+	}
+	sc, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	sc.Path = path
+	return sc, nil
+}
+
+// Parse decodes a scenario strictly (an unknown key is an error: a typo must
+// not silently change an experiment) and validates it.
+func Parse(b []byte) (*Scenario, error) {
+	var sc Scenario
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&sc); err != nil {
+		return nil, fmt.Errorf("not a valid scenario: %w", err)
+	}
+	sc.defaults()
+	if err := sc.Validate(); err != nil {
+		return nil, err
+	}
+	return &sc, nil
+}
+
+func (sc *Scenario) defaults() {
+	if sc.ProbeEvery == 0 {
+		sc.ProbeEvery = Duration(5 * time.Second)
+	}
+	st := &sc.Stability
+	if st.Window == 0 {
+		st.Window = 5
+	}
+	if st.BaselineSets == 0 {
+		st.BaselineSets = 10
+	}
+	if st.MaxSets == 0 {
+		st.MaxSets = 200
+	}
+	if st.AfterStable == 0 {
+		st.AfterStable = 5
+	}
+	if c := sc.Convergence; c != nil {
+		if c.Rounds == 0 {
+			c.Rounds = 100
+		}
+		if c.Poll == 0 {
+			c.Poll = Duration(time.Millisecond)
+		}
+		if c.Timeout == 0 {
+			c.Timeout = Duration(10 * time.Second)
+		}
+	}
+	for i := range sc.Timeline {
+		if sc.Timeline[i].Do == "add" && sc.Timeline[i].Count == 0 {
+			sc.Timeline[i].Count = 1
+		}
+	}
+}
+
+// Workloads an experiment can drive.
+var Workloads = []string{"microblog", "wiki", "ingest", "trajectory", "none"}
+
+// Validate reports every problem of the scenario at once.
+func (sc *Scenario) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if strings.TrimSpace(sc.Name) == "" {
+		bad("name: required (it names the run directory)")
+	}
+	if !contains(Workloads, sc.Workload.Name) {
+		bad("workload.name: %q is not one of %s", sc.Workload.Name, strings.Join(Workloads, ", "))
+	}
+	if sc.Cluster != nil && sc.DSN != "" {
+		bad("cluster and dsn exclude each other: start a cluster, or use an existing database")
+	}
+	if c := sc.Cluster; c != nil {
+		if c.Engine == "" {
+			bad("cluster.engine: required")
+		}
+		if c.Nodes < 1 {
+			bad("cluster.nodes: at least 1 (got %d)", c.Nodes)
+		}
+	}
+	grows := false
+	for i, a := range sc.Timeline {
+		where := fmt.Sprintf("timeline[%d]", i)
+		if !contains(Actions, a.Do) {
+			bad("%s.do: %q is not one of %s", where, a.Do, strings.Join(Actions, ", "))
+		}
+		switch {
+		case a.When == "" && a.At <= 0 && a.Do != "mark":
+			bad("%s: needs at (a time after the load starts) or when (a condition)", where)
+		case a.When != "" && a.At > 0:
+			bad("%s: at and when exclude each other", where)
+		case a.When != "" && !contains(Conditions, a.When):
+			bad("%s.when: %q is not one of %s", where, a.When, strings.Join(Conditions, ", "))
+		}
+		if a.Sets < 0 || a.Count < 0 || a.After < 0 {
+			bad("%s: sets, count and after cannot be negative", where)
+		}
+		if a.Sets > 0 && sc.Workload.Name != "wiki" {
+			bad("%s.sets: request sets exist only in the wiki workload", where)
+		}
+		if a.Do == "stop" && sc.Workload.Name != "wiki" {
+			bad("%s: stop ends request sets (wiki); other workloads end with their duration option", where)
+		}
+		switch a.Do {
+		case "add", "remove", "kill", "restart":
+			if sc.Cluster == nil {
+				bad("%s: %s needs a cluster started by the scenario", where, a.Do)
+			}
+		}
+		switch a.Do {
+		case "kill", "restart", "remove":
+			if len(a.Nodes) == 0 && a.Count == 0 {
+				bad("%s: %s needs nodes (names) or count", where, a.Do)
+			}
+			if len(a.Nodes) > 0 && a.Count > 0 {
+				bad("%s: nodes and count exclude each other", where)
+			}
+		case "add":
+			grows = true
+			if len(a.Nodes) > 0 {
+				bad("%s: add takes count, not nodes (new nodes are named by the engine)", where)
+			}
+		}
+		if (a.When == "baseline" || a.When == "stable") && sc.Workload.Name != "wiki" {
+			bad("%s.when: %s is detected from request sets: only the wiki workload has them", where, a.When)
+		}
+		if (a.When == "joined" || a.When == "settled") && !grows {
+			bad("%s.when: %s needs an earlier add action", where, a.When)
+		}
+	}
+	if len(sc.Steps) > 0 {
+		if sc.Cluster == nil {
+			bad("steps: a scalability experiment needs a cluster")
+		}
+		if sc.Workload.Name != "wiki" {
+			bad("steps: only the wiki workload (request sets) has a scalability score")
+		}
+		if len(sc.Timeline) > 0 {
+			bad("steps and timeline exclude each other")
+		}
+		prev := 0
+		if sc.Cluster != nil {
+			prev = sc.Cluster.Nodes
+		}
+		for i, s := range sc.Steps {
+			if s.Nodes < prev || s.Nodes < 1 {
+				bad("steps[%d].nodes: %d: node counts must not shrink (start at cluster.nodes %d)", i, s.Nodes, prev)
+			}
+			prev = s.Nodes
+		}
+	}
+	if st := sc.Stability; st.WarmupSets < 0 || st.BaselineSets < 2 || st.Window < 1 || st.MaxSets < st.WarmupSets+st.BaselineSets || st.AfterStable < 0 {
+		bad("stability: warmup_sets >= 0, baseline_sets >= 2, window >= 1, max_sets >= warmup_sets + baseline_sets (got %+v)", st)
+	}
+	if sc.Audit && sc.Workload.Name != "microblog" {
+		bad("audit: the durability audit reads back microblog posts; workload is %s", sc.Workload.Name)
+	}
+	if c := sc.Convergence; c != nil {
+		if sc.Cluster == nil {
+			bad("convergence: needs a cluster started by the scenario (nodes are read directly)")
+		}
+		if c.Rounds < 1 || c.Poll <= 0 || c.Timeout <= c.Poll {
+			bad("convergence: rounds >= 1, poll > 0, timeout > poll")
+		}
+	}
+	if sc.Workload.Name == "none" && sc.Convergence == nil {
+		bad("workload none: only a convergence measurement runs without a workload; add convergence")
+	}
+	return errors.Join(errs...)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Args turns workload options into `fieldbench run NAME` flags, sorted so a
+// scenario always gives the same command line.
+func Args(opts map[string]any) []string {
+	keys := make([]string, 0, len(opts))
+	for k := range opts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []string
+	for _, k := range keys {
+		out = append(out, fmt.Sprintf("--%s=%v", k, opts[k]))
+	}
+	return out
+}
+
+// Merge returns base with over's keys replacing base's.
+func Merge(base, over map[string]any) map[string]any {
+	out := make(map[string]any, len(base)+len(over))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range over {
+		out[k] = v
+	}
+	return out
+}
