@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/fieldbench/fieldbench/stats"
 )
 
 // ErrNeverStable is returned (wrapped) when no window of request sets after
@@ -271,13 +273,5 @@ func (e *Elasticity) notef(format string, args ...any) {
 	e.Notes = append(e.Notes, fmt.Sprintf(format, args...))
 }
 
-func mean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
-}
+// mean is stats.Mean (NaN when xs is empty).
+func mean(xs []float64) float64 { return stats.Mean(xs) }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/fieldbench/fieldbench/result"
+	"github.com/fieldbench/fieldbench/stats"
 )
 
 // Names shared with the experiment runner: the series of request-set
@@ -328,17 +329,8 @@ func previousX(pts []rsPoint, x, lower float64) float64 {
 	return prev
 }
 
-func sampleSD(xs []float64) float64 {
-	if len(xs) < 2 {
-		return math.NaN()
-	}
-	m := mean(xs)
-	var ss float64
-	for _, x := range xs {
-		ss += (x - m) * (x - m)
-	}
-	return math.Sqrt(ss / float64(len(xs)-1))
-}
+// sampleSD is stats.SD (divisor n-1; NaN below two values).
+func sampleSD(xs []float64) float64 { return stats.SD(xs) }
 
 func last[T any](xs []*T) *T {
 	if len(xs) == 0 {
