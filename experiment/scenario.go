@@ -32,8 +32,11 @@ type Scenario struct {
 	DSN      string       `yaml:"dsn"`
 	Workload WorkloadSpec `yaml:"workload"`
 	// Steps, when given, run the workload once per step on a growing
-	// cluster (the scalability experiment): each step's node count and its
-	// workload options override the scenario's.
+	// cluster: each step's node count and its workload options override the
+	// scenario's. With wiki this is the scalability experiment (each step
+	// reloads the articles it asks for and gets a score); with the other
+	// workloads it is a series of runs (e.g. the trajectory study's 1-4
+	// nodes and three dataset sizes).
 	Steps []Step `yaml:"steps"`
 	// Stability says how request-set workloads detect a stable cluster.
 	Stability Stability `yaml:"stability"`
@@ -59,7 +62,9 @@ type ClusterSpec struct {
 // WorkloadSpec is the workload and its options: the flags of
 // `fieldbench run NAME` without dashes (e.g. clients: 50, duration: 200s).
 type WorkloadSpec struct {
-	Name    string         `yaml:"name"`
+	Name string `yaml:"name"`
+	// Command is run (default) or sweep (ingest's load sweep).
+	Command string         `yaml:"command"`
 	Options map[string]any `yaml:"options"`
 }
 
@@ -171,6 +176,9 @@ func Parse(b []byte) (*Scenario, error) {
 }
 
 func (sc *Scenario) defaults() {
+	if sc.Workload.Command == "" {
+		sc.Workload.Command = "run"
+	}
 	if sc.ProbeEvery == 0 {
 		sc.ProbeEvery = Duration(5 * time.Second)
 	}
@@ -217,6 +225,15 @@ func (sc *Scenario) Validate() error {
 	}
 	if !contains(Workloads, sc.Workload.Name) {
 		bad("workload.name: %q is not one of %s", sc.Workload.Name, strings.Join(Workloads, ", "))
+	}
+	switch sc.Workload.Command {
+	case "", "run":
+	case "sweep":
+		if sc.Workload.Name != "ingest" {
+			bad("workload.command: sweep exists for ingest only")
+		}
+	default:
+		bad("workload.command: %q is not run or sweep", sc.Workload.Command)
 	}
 	if sc.Cluster != nil && sc.DSN != "" {
 		bad("cluster and dsn exclude each other: start a cluster, or use an existing database")
@@ -283,8 +300,8 @@ func (sc *Scenario) Validate() error {
 		if sc.Cluster == nil {
 			bad("steps: a scalability experiment needs a cluster")
 		}
-		if sc.Workload.Name != "wiki" {
-			bad("steps: only the wiki workload (request sets) has a scalability score")
+		if sc.Workload.Name == "none" {
+			bad("steps: need a workload")
 		}
 		if len(sc.Timeline) > 0 {
 			bad("steps and timeline exclude each other")

@@ -221,7 +221,7 @@ func runIngest(cmd *cobra.Command, f *ingestFlags, rc ingest.RunConfig) error {
 		"timeout": rc.Timeout.String(), "verify": rc.Verify, "record_bytes": ingest.RecordBytes,
 	}
 	h.Series = ingestSeries(false)
-	s, err := startSession(e.dir, h, stdout, stderr)
+	s, es, err := startRun(ctx, e.dir, h, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -238,6 +238,7 @@ func runIngest(cmd *cobra.Command, f *ingestFlags, rc ingest.RunConfig) error {
 		res.Run = 1
 		err = stopClock(clock, p)
 	}
+	err = errors.Join(err, es.end())
 	if res.Interrupted {
 		_ = s.event("interrupted", fmt.Sprintf("after %.1fs", res.Elapsed.Seconds()))
 		return errors.Join(err, s.finish(true), errInterrupted)
@@ -335,7 +336,7 @@ func runIngestSweep(cmd *cobra.Command, f *ingestFlags, cfg ingest.SweepConfig) 
 	if _, ok := stderr.(*os.File); !ok {
 		stderr = &ingestLockedWriter{w: stderr}
 	}
-	s, err := startSession(e.dir, h, stdout, stderr)
+	s, es, err := startRun(ctx, e.dir, h, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -372,7 +373,7 @@ func runIngestSweep(cmd *cobra.Command, f *ingestFlags, cfg ingest.SweepConfig) 
 			return s.point(ingestStatsPoint(ps))
 		},
 	})
-	err = errors.Join(sweepErr, stopClock(clock, p))
+	err = errors.Join(sweepErr, stopClock(clock, p), es.end())
 
 	s.extra["loads"] = float64(len(points))
 	s.extra["runs"] = float64(out.Runs)

@@ -248,10 +248,11 @@ func runMicroblog(cmd *cobra.Command, f mbData, cfg runner.Config, mix workload.
 	if model == microblog.Async {
 		h.Options["materialize_every"] = matEvery.String()
 	}
-	s, err := startSession(dir, h, stdout, stderr)
+	s, es, err := startRun(ctx, dir, h, stdout, stderr)
 	if err != nil {
 		return err
 	}
+	es.trackPosts(drv)
 	for k, v := range ld.extra() {
 		s.extra[k] = v
 	}
@@ -293,6 +294,12 @@ func runMicroblog(cmd *cobra.Command, f mbData, cfg runner.Config, mix workload.
 		matErr = microblog.CatchUp(dctx, m, func(d time.Duration) { hd.Record(microblog.OpAsyncLag, d) })
 		cancel()
 		runErr = errors.Join(runErr, s.drain())
+	}
+	runErr = errors.Join(runErr, es.end())
+	if es != nil {
+		dctx, cancel := detached(ctx, 5*time.Minute)
+		es.audit(dctx, store, ds)
+		cancel()
 	}
 	if matErr != nil {
 		s.extra["materializer_failed"] = 1

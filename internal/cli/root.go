@@ -129,8 +129,25 @@ adapter.`,
 			root.AddCommand(parentCmd(v.name, v.short, subs...))
 		}
 	}
-	root.AddCommand(newClusterCmd(), newReportCmd())
+	root.AddCommand(newClusterCmd(), newReportCmd(), newExperimentCmd(), newScoresCmd())
+	usageArgs(root)
 	return root
+}
+
+// usageArgs makes a wrong number of arguments a usage error (exit 2) in
+// every command, like a bad flag.
+func usageArgs(c *cobra.Command) {
+	if v := c.Args; v != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := v(cmd, args); err != nil {
+				return usageError{err}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+	}
 }
 
 // verbs are the commands whose subcommands are workloads, in help order.

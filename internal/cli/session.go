@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
@@ -27,10 +28,14 @@ type session struct {
 	rec       *recorder.Recorder
 	header    result.Header
 	intervals []result.Interval
-	points    []result.Point
-	extra     map[string]float64
-	stdout    io.Writer
-	stderr    io.Writer
+	// mu guards points and events: experiments write them from the
+	// timeline and probe goroutines while the load runs.
+	mu     sync.Mutex
+	points []result.Point
+	events []result.Event
+	extra  map[string]float64
+	stdout io.Writer
+	stderr io.Writer
 }
 
 func startSession(dir string, h result.Header, stdout, stderr io.Writer) (*session, error) {
@@ -49,7 +54,11 @@ func startSession(dir string, h result.Header, stdout, stderr io.Writer) (*sessi
 
 // event records something that happened now.
 func (s *session) event(name, detail string) error {
-	return s.w.Event(result.Event{At: s.since(), Name: name, Detail: detail})
+	e := result.Event{At: s.since(), Name: name, Detail: detail}
+	s.mu.Lock()
+	s.events = append(s.events, e)
+	s.mu.Unlock()
+	return s.w.Event(e)
 }
 
 // drive runs the workers, writing every interval as it completes.
@@ -84,7 +93,9 @@ func stopClock(c *runner.Clock, p *progress) error {
 // point writes one measurement of a Point series (declare the series in
 // Header.Series).
 func (s *session) point(p result.Point) error {
+	s.mu.Lock()
 	s.points = append(s.points, p)
+	s.mu.Unlock()
 	return s.w.Point(p)
 }
 
@@ -111,7 +122,9 @@ func (s *session) writeInterval(snap recorder.Snapshot, warm, drain bool) error 
 // prints the terminal table. It runs after an interrupt too: nothing
 // measured is lost.
 func (s *session) finish(interrupted bool) error {
-	run := &result.Run{Dir: s.dir, Header: s.header, Intervals: s.intervals, Points: s.points}
+	s.mu.Lock()
+	run := &result.Run{Dir: s.dir, Header: s.header, Intervals: s.intervals, Points: s.points, Events: s.events}
+	s.mu.Unlock()
 	sum, err := run.Summarize()
 	if err != nil {
 		return errors.Join(err, s.w.Close())

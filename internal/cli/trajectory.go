@@ -410,7 +410,7 @@ func runTrajectory(cmd *cobra.Command, f trajData, o trajRunOpts) (err error) {
 		trajSeriesRecords:    {Title: "Write throughput in records", XLabel: "mode", YLabel: "throughput (records/s)"},
 		trajSeriesLatency:    {Title: "Latency per request (mean ± SD)", XLabel: "mode and request type", YLabel: "latency (ms)", Band: "sd"},
 	}
-	s, err := startSession(dir, h, stdout, stderr)
+	s, es, err := startRun(ctx, dir, h, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -524,7 +524,7 @@ phases:
 			}
 		}
 	}
-	runErr = errors.Join(runErr, stopClock(clock, prog))
+	runErr = errors.Join(runErr, stopClock(clock, prog), es.end())
 	dctx, cancel := detached(ctx, 30*time.Second)
 	defer cancel()
 	if c, err := store.Counts(dctx); err == nil {

@@ -528,7 +528,7 @@ func runWiki(cmd *cobra.Command, f wikiData, p wiki.Plan, sets, repeat int) erro
 	if f.keepRedirects {
 		h.Options["keep_redirects"] = true
 	}
-	s, err := startSession(dir, h, stdout, stderr)
+	s, es, err := startRun(ctx, dir, h, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -569,9 +569,13 @@ func runWiki(cmd *cobra.Command, f wikiData, p wiki.Plan, sets, repeat int) erro
 			fmt.Fprint(stderr, "\r\033[K")
 		}
 		fmt.Fprintf(stderr, "request set %d/%d: %.3fs ± %.3fs (%s)\n", r.Set, sets, mean, sd, wikiPlural(len(r.Seconds), "execution"))
-		return s.point(pt)
+		stop := es.wikiSet(&pt)
+		return errors.Join(s.point(pt), stop)
 	})
-	runErr = errors.Join(runErr, stopClock(clock, prog))
+	if errors.Is(runErr, errStopSets) {
+		runErr = nil
+	}
+	runErr = errors.Join(runErr, stopClock(clock, prog), es.end())
 	interrupted := tot.Interrupted
 
 	s.extra["request_sets"] = float64(len(means))

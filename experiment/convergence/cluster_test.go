@@ -1,0 +1,246 @@
+package convergence
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fieldbench/fieldbench/cluster"
+)
+
+// These tests start real clusters through the engines, one per engine,
+// in parallel, and tear them down whatever happens.
+
+var (
+	rounds  = flag.Int("rounds", 30, "rounds per convergence measurement against a real cluster")
+	jsonOut = flag.String("convergence.json", "", "append every measured Result as a JSON line to this file")
+)
+
+// timeout is generous: a write not seen within it is a failure of the
+// database or of this machine, not a slow convergence.
+const timeout = 10 * time.Second
+
+// up starts a cluster of engine with nodes and extra options in a fresh
+// directory; it fails (skips under -short) when the servers are missing.
+func up(t *testing.T, engine string, nodes int, extra map[string]string, limit time.Duration) *cluster.Cluster {
+	t.Helper()
+	e, err := cluster.Get(engine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Check(); err != nil {
+		if testing.Short() {
+			t.Skipf("%s cannot run here (scripts/install-servers.sh): %v", engine, err)
+		}
+		t.Fatalf("%s cannot run here: run scripts/install-servers.sh: %v", engine, err)
+	}
+	dir, err := os.MkdirTemp("", "fb-conv-"+engine+"-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil { // postgres and mysql users must reach it
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	start := time.Now()
+	c, err := e.Up(ctx, dir, cluster.Options{Nodes: nodes, Extra: extra})
+	t.Logf("%s: Up of %d node(s) took %v", engine, nodes, time.Since(start).Round(time.Millisecond))
+	t.Cleanup(func() {
+		if c != nil {
+			dctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			if err := e.Down(dctx, c); err != nil {
+				t.Errorf("Down: %v", err)
+			}
+		}
+		if !t.Failed() {
+			os.RemoveAll(dir)
+		} else {
+			t.Logf("cluster directory kept: %s", dir)
+		}
+	})
+	if err != nil {
+		t.Fatalf("Up: %v", err)
+	}
+	return c
+}
+
+// measure opens a prober on c, runs the rounds and checks the result:
+// every round visible on every polled node, times plausible, node names
+// the cluster's.
+func measure(t *testing.T, c *cluster.Cluster, opts Options, label string) Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	p, err := Open(ctx, c, opts)
+	if err != nil {
+		t.Fatalf("%s: Open: %v", label, err)
+	}
+	defer p.Close()
+	res, err := Measure(ctx, p, *rounds, time.Millisecond, timeout)
+	if err != nil {
+		t.Fatalf("%s: Measure: %v", label, err)
+	}
+	names := map[string]bool{}
+	for _, n := range c.Nodes {
+		names[n.Name] = true
+	}
+	for _, n := range p.Nodes() {
+		if !names[n] {
+			t.Errorf("%s: prober node %q is not in the cluster %v", label, n, c.Nodes)
+		}
+	}
+	if res.WriteErrors != 0 {
+		t.Errorf("%s: %d write errors, last: %s", label, res.WriteErrors, res.LastWriteError)
+	}
+	var writers []string
+	for w := range res.Writers {
+		if !names[w] {
+			t.Errorf("%s: writer %q is not in the cluster", label, w)
+		}
+		writers = append(writers, w)
+	}
+	if len(res.PerNode) != len(p.Nodes())-1 {
+		t.Errorf("%s: %d polled nodes, want %d (all but the writer %v)", label, len(res.PerNode), len(p.Nodes())-1, writers)
+	}
+	for _, nr := range res.PerNode {
+		if slices.Contains(writers, nr.Node) {
+			t.Errorf("%s: the writer %s was polled", label, nr.Node)
+		}
+		if nr.FromAck.Timeouts != 0 || nr.FromAck.Count != *rounds {
+			t.Errorf("%s: %s saw %d of %d rounds (%d timeouts; read errors %d, last %q)",
+				label, nr.Node, nr.FromAck.Count, *rounds, nr.FromAck.Timeouts, nr.ReadErrors, nr.LastError)
+		}
+		for i, d := range nr.Samples {
+			if d < 0 || d >= timeout {
+				t.Errorf("%s: %s round %d: time to visible %v outside [0, %v)", label, nr.Node, i, d, timeout)
+			}
+		}
+		if nr.FromStart.Min < nr.FromAck.Min {
+			t.Errorf("%s: %s: from the write's start (%v) shorter than from its acknowledgement (%v)", label, nr.Node, nr.FromStart.Min, nr.FromAck.Min)
+		}
+		t.Logf("%s: %s: %s (first read already saw it in %d of %d rounds; %d reads)", label, nr.Node, nr.FromAck, nr.FirstRead, nr.FromAck.Count, nr.Reads)
+	}
+	if res.Overall.Timeouts != 0 || res.AllVisible.Count != *rounds {
+		t.Errorf("%s: overall %s, all visible %s", label, res.Overall, res.AllVisible)
+	}
+	keys := make([]string, 0, len(res.Settings))
+	for k := range res.Settings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var set []string
+	for _, k := range keys {
+		set = append(set, k+"="+res.Settings[k])
+	}
+	t.Logf("%s: settings: %s", label, strings.Join(set, "; "))
+	t.Logf("%s: write %s", label, res.Write)
+	t.Logf("%s: overall %s", label, res.Overall)
+	t.Logf("%s: from start %s", label, res.OverallFromStart)
+	t.Logf("%s: all visible %s", label, res.AllVisible)
+	if *jsonOut != "" {
+		b, _ := json.Marshal(struct {
+			Label  string `json:"label"`
+			Result Result `json:"result"`
+		}{label, res})
+		f, err := os.OpenFile(*jsonOut, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			f.Write(append(b, '\n'))
+			f.Close()
+		}
+	}
+	return res
+}
+
+func TestPostgresReplica(t *testing.T) {
+	t.Parallel()
+	c := up(t, "postgres", 2, nil, 3*time.Minute)
+	res := measure(t, c, Options{}, "postgres primary+1 replica")
+	if res.Settings["synchronous_commit"] == "" {
+		t.Errorf("settings lack synchronous_commit: %v", res.Settings)
+	}
+}
+
+func TestRedisReplica(t *testing.T) {
+	t.Parallel()
+	c := up(t, "redis", 1, map[string]string{"replicas": "1"}, 2*time.Minute)
+	res := measure(t, c, Options{}, "redis 1 master+1 replica")
+	if len(res.Nodes) != 2 || res.Settings["replicas"] == "" {
+		t.Errorf("nodes %v, settings %v", res.Nodes, res.Settings)
+	}
+}
+
+func TestGalera(t *testing.T) {
+	t.Parallel()
+	c := up(t, "mariadb", 2, map[string]string{"galera": "true"}, 5*time.Minute)
+	res := measure(t, c, Options{}, "galera 2 nodes, server wsrep_sync_wait")
+	if _, ok := res.Settings["wsrep_sync_wait"]; !ok {
+		t.Errorf("settings lack wsrep_sync_wait: %v", res.Settings)
+	}
+	one := 1
+	res = measure(t, c, Options{MariaDBSyncWait: &one}, "galera 2 nodes, wsrep_sync_wait=1 on reads")
+	// Reads that wait for the node to catch up see every write at once.
+	for _, nr := range res.PerNode {
+		if nr.FirstRead != nr.FromAck.Count {
+			t.Errorf("wsrep_sync_wait=1: %s needed more than one read in %d of %d rounds", nr.Node, nr.FromAck.Count-nr.FirstRead, nr.FromAck.Count)
+		}
+	}
+}
+
+func TestCassandra(t *testing.T) {
+	t.Parallel()
+	c := up(t, "cassandra", 2, nil, 6*time.Minute)
+	res := measure(t, c, Options{CassandraWrite: "ONE", CassandraRead: "ONE", CassandraRF: 2}, "cassandra 2 nodes RF2 write ONE read ONE")
+	if res.Settings["replication_factor"] != "2" || res.Settings["write_consistency"] != "ONE" {
+		t.Errorf("settings %v", res.Settings)
+	}
+	res = measure(t, c, Options{CassandraWrite: "ALL", CassandraRead: "ONE", CassandraRF: 2}, "cassandra 2 nodes RF2 write ALL read ONE")
+	// Acknowledged at ALL means on both replicas: any read at ONE sees it.
+	for _, nr := range res.PerNode {
+		if nr.FirstRead != nr.FromAck.Count {
+			t.Errorf("write ALL: %s needed more than one read in %d of %d rounds", nr.Node, nr.FromAck.Count-nr.FirstRead, nr.FromAck.Count)
+		}
+	}
+
+	// Which replica does a read "on cass2" consult? Tracing tells.
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	p, err := Open(ctx, c, Options{CassandraRF: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	cp := p.(*cassProber)
+	hosts := map[string]string{}
+	for _, n := range c.Nodes {
+		hosts[n.Host] = n.Name
+	}
+	reader := p.Nodes()[1]
+	served := map[string]int{}
+	const traced = 20
+	for i := range traced {
+		key := "trace-" + string(rune('a'+i))
+		if _, err := p.Write(ctx, key, "x"); err != nil {
+			t.Fatal(err)
+		}
+		srcs, err := cp.readSources(ctx, reader, key)
+		if err != nil {
+			t.Fatalf("trace of a read through %s: %v", reader, err)
+		}
+		for _, s := range srcs {
+			name, ok := hosts[s]
+			if !ok {
+				t.Errorf("read served by %q, not a node of the cluster", s)
+			}
+			served[name]++
+		}
+	}
+	t.Logf("cassandra: %d traced reads through %s (CL ONE) read the data on: %v", traced, reader, served)
+}

@@ -1,0 +1,95 @@
+package experiment
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseValid(t *testing.T) {
+	sc, err := Parse([]byte(`
+name: join
+cluster: {engine: redis, nodes: 2}
+workload: {name: wiki, options: {requests: 1000, threads: 2}}
+stability: {warmup_sets: 1, baseline_sets: 4}
+timeline:
+  - when: baseline
+    after: 2s
+    do: add
+  - when: stable
+    sets: 3
+    do: mark
+    note: done
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Timeline[0].Count != 1 || sc.Timeline[0].After.D() != 2*time.Second {
+		t.Errorf("add defaults: %+v", sc.Timeline[0])
+	}
+	if sc.Stability.Window != 5 || sc.Stability.MaxSets != 200 || sc.ProbeEvery.D() != 5*time.Second || sc.Workload.Command != "run" {
+		t.Errorf("defaults: %+v probe %v", sc.Stability, sc.ProbeEvery.D())
+	}
+	if got := strings.Join(Args(sc.Workload.Options), " "); got != "--requests=1000 --threads=2" {
+		t.Errorf("Args = %q", got)
+	}
+}
+
+// TestParseErrors: every mistake gets a message naming the key at fault.
+func TestParseErrors(t *testing.T) {
+	base := "name: x\nworkload: {name: microblog}\n"
+	cases := []struct{ name, yaml, want string }{
+		{"unknown key", base + "timelime: []\n", "field timelime not found"},
+		{"no name", "workload: {name: wiki}\n", "name: required"},
+		{"bad workload", "name: x\nworkload: {name: tpcc}\n", `workload.name: "tpcc"`},
+		{"bad duration", base + "cluster: {engine: redis, nodes: 1}\ntimeline: [{at: soon, do: kill, count: 1}]\n", "not a duration"},
+		{"no trigger", base + "cluster: {engine: redis, nodes: 1}\ntimeline: [{do: kill, count: 1}]\n", "needs at"},
+		{"bad action", base + "timeline: [{at: 1s, do: explode}]\n", `do: "explode"`},
+		{"kill without cluster", base + "timeline: [{at: 1s, do: kill, count: 1}]\n", "needs a cluster"},
+		{"kill without nodes", base + "cluster: {engine: redis, nodes: 3}\ntimeline: [{at: 1s, do: kill}]\n", "needs nodes"},
+		{"stable is wiki only", base + "cluster: {engine: redis, nodes: 3}\ntimeline: [{when: stable, do: mark}]\n", "only the wiki workload"},
+		{"settled needs add", "name: x\nworkload: {name: wiki}\ncluster: {engine: redis, nodes: 3}\ntimeline: [{when: settled, do: mark}]\n", "needs an earlier add"},
+		{"stop is wiki only", base + "timeline: [{at: 5s, do: stop}]\n", "stop ends request sets"},
+		{"audit is microblog only", "name: x\nworkload: {name: wiki}\naudit: true\n", "audit:"},
+		{"shrinking steps", "name: x\nworkload: {name: wiki}\ncluster: {engine: redis, nodes: 3}\nsteps: [{nodes: 2}]\n", "must not shrink"},
+		{"cluster and dsn", base + "cluster: {engine: redis, nodes: 1}\ndsn: redis://x\n", "exclude each other"},
+		{"sweep is ingest only", "name: x\nworkload: {name: wiki, command: sweep}\n", "sweep exists for ingest only"},
+		{"convergence needs cluster", "name: x\nworkload: {name: none}\nconvergence: {rounds: 3}\n", "convergence: needs a cluster"},
+		{"none needs convergence", "name: x\nworkload: {name: none}\n", "workload none"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.yaml))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Parse error = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestScenarioFiles loads every scenario shipped in scenarios/: a scenario
+// that does not validate would only fail when a user runs it.
+func TestScenarioFiles(t *testing.T) {
+	files, err := filepath.Glob("../scenarios/*/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no scenarios found under scenarios/")
+	}
+	for _, f := range files {
+		sc, err := Load(f)
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		if sc.Study == "" || sc.Description == "" {
+			t.Errorf("%s: say which study it reproduces and what it does (study, description)", f)
+		}
+	}
+	if _, err := os.Stat("../scenarios/README.md"); err != nil {
+		t.Errorf("scenarios/README.md: %v", err)
+	}
+}

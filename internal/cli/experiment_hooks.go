@@ -1,0 +1,415 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/experiment"
+	"github.com/fieldbench/fieldbench/result"
+	"github.com/fieldbench/fieldbench/workload/microblog"
+)
+
+// errStopSets ends a wiki run's request sets early without it being an
+// error: the experiment decided it has what it needs (stable again).
+var errStopSets = errors.New("experiment: enough request sets")
+
+type hooksKey struct{}
+
+// withHooks puts the experiment into ctx: the workload run commands look
+// for it (hooksFrom) to hand their session to the timeline and probes.
+func withHooks(ctx context.Context, x *expRun) context.Context {
+	return context.WithValue(ctx, hooksKey{}, x)
+}
+
+// hooksFrom returns the experiment running the command, or nil.
+func hooksFrom(ctx context.Context) *expRun {
+	x, _ := ctx.Value(hooksKey{}).(*expRun)
+	return x
+}
+
+// expSession is the experiment's side of one workload run: the timeline and
+// probes writing into the run's session, request-set stability tracking
+// (wiki) and the ledger of posts (microblog audit).
+type expSession struct {
+	x      *expRun
+	s      *session
+	tl     *experiment.Timeline
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	tlErr  error
+
+	stop atomic.Bool // a stop action fired
+
+	mu        sync.Mutex
+	means     []float64 // request-set times, in order
+	ends      []float64 // their end, seconds since the run started
+	baseline  float64
+	haveBase  bool
+	joinAt    float64 // -1 until a join starts
+	settledAt float64 // -1 until data stopped moving after the join
+	stableIdx int     // -1 until stable again
+
+	ledger *experiment.Ledger
+}
+
+// begin starts the timeline and probes of a run whose session just started.
+// The caller must call end when the load has stopped.
+func (x *expRun) begin(ctx context.Context, s *session) *expSession {
+	es := &expSession{x: x, s: s, joinAt: -1, settledAt: -1, stableIdx: -1}
+	x.runDirs = append(x.runDirs, s.dir)
+	if x.formation > 0 {
+		s.extra["cluster_formation_seconds"] = x.formation.Seconds()
+	}
+	if x.sc.Audit {
+		es.ledger = experiment.NewLedger()
+	}
+	ctx, es.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	_ = s.event("experiment", x.sc.Name)
+	if x.cl != nil && x.sc.ProbeEvery > 0 {
+		es.wg.Add(1)
+		go func() {
+			defer es.wg.Done()
+			es.probe(ctx)
+		}()
+	}
+	if len(x.sc.Timeline) > 0 {
+		es.tl = experiment.NewTimeline(x.sc.Timeline, es.do)
+		es.tl.Signal("start")
+		es.wg.Add(1)
+		go func() {
+			defer es.wg.Done()
+			err := es.tl.Run(ctx, s.header.Started)
+			switch {
+			case err != nil && ctx.Err() != nil:
+				// The load ended while an action was under way.
+				_ = s.event("timeline-unfinished", err.Error())
+			case err != nil:
+				es.tlErr = err
+				fmt.Fprintf(x.stderr, "\nfieldbench: %v\n", err)
+				_ = s.event("timeline-failed", err.Error())
+			}
+		}()
+	}
+	return es
+}
+
+// end stops the timeline and probes and reports a failed action. Actions
+// that never fired (the load ended first) are recorded as such.
+func (es *expSession) end() error {
+	if es == nil {
+		return nil
+	}
+	if es.tl != nil && es.tl.Pending() {
+		_ = es.s.event("timeline-unfinished", "the load ended before every action fired")
+	}
+	es.mu.Lock()
+	neverStable := es.joinAt >= 0 && es.stableIdx < 0 && es.x.sc.Workload.Name == "wiki"
+	es.mu.Unlock()
+	if neverStable {
+		_ = es.s.event("never-stable", fmt.Sprintf("no %d request sets in a row below the baseline after the join, in %d request sets", es.x.sc.Stability.Window, len(es.means)))
+	}
+	es.cancel()
+	es.wg.Wait()
+	if es.x.cl != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		es.ownership(ctx)
+		cancel()
+	}
+	return es.tlErr
+}
+
+// do performs one timeline action.
+func (es *expSession) do(ctx context.Context, a experiment.Action) error {
+	switch a.Do {
+	case "mark":
+		return es.s.event("mark", a.Note)
+	case "stop":
+		es.stop.Store(true)
+		return es.s.event("stop-load", a.Note)
+	case "add":
+		return es.join(ctx, a)
+	case "kill", "restart", "remove":
+		names, err := es.pick(a)
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			if err := es.nodeAction(ctx, a.Do, n); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown action %q", a.Do)
+}
+
+// nodeAction kills, restarts or removes one node, with events around it.
+func (es *expSession) nodeAction(ctx context.Context, do, node string) error {
+	x := es.x
+	fmt.Fprintf(x.stderr, "\n%s %s at %.1fs\n", do, node, es.s.since())
+	if err := es.s.event(do, node); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	x.mu.Lock()
+	var err error
+	switch do {
+	case "kill", "restart":
+		k, ok := x.eng.(cluster.Killer)
+		if !ok {
+			err = fmt.Errorf("%s cannot kill or restart nodes: %w", x.cl.Engine, cluster.ErrUnsupported)
+		} else if do == "kill" {
+			err = k.Kill(ctx, x.cl, node)
+		} else {
+			err = k.Restart(ctx, x.cl, node)
+		}
+	case "remove":
+		r, ok := x.eng.(cluster.Remover)
+		if !ok {
+			err = fmt.Errorf("%s cannot remove nodes: %w", x.cl.Engine, cluster.ErrUnsupported)
+		} else {
+			err = r.Remove(ctx, x.cl, node)
+		}
+	}
+	if err == nil {
+		err = x.cl.Save()
+	}
+	x.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if do != "kill" {
+		return es.s.event(do+"-done", fmt.Sprintf("%s in %.1fs", node, time.Since(t0).Seconds()))
+	}
+	return nil
+}
+
+// pick resolves an action's nodes: the names given, or Count nodes. Kill
+// and remove take the last running nodes (never the first: it is the
+// clients' contact point); restart takes the most recently stopped ones.
+func (es *expSession) pick(a experiment.Action) ([]string, error) {
+	x := es.x
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if len(a.Nodes) > 0 {
+		for _, n := range a.Nodes {
+			if _, err := x.cl.Node(n); err != nil {
+				return nil, err
+			}
+		}
+		return a.Nodes, nil
+	}
+	var cands []string
+	nodes := x.cl.Nodes
+	for i := len(nodes) - 1; i >= 0; i-- {
+		n := nodes[i]
+		running := !n.Stopped && n.PID != 0 && cluster.Alive(n.PID)
+		switch {
+		case a.Do == "restart" && !running:
+			cands = append(cands, n.Name)
+		case a.Do != "restart" && running && i > 0:
+			cands = append(cands, n.Name)
+		}
+	}
+	if len(cands) < a.Count {
+		return nil, fmt.Errorf("%s %d node(s): only %d candidate(s) (%s)", a.Do, a.Count, len(cands), strings.Join(cands, ", "))
+	}
+	return cands[:a.Count], nil
+}
+
+// join adds a.Count nodes one after the other under load, then watches the
+// database until it reports no data moving (the "settled" condition).
+func (es *expSession) join(ctx context.Context, a experiment.Action) error {
+	x := es.x
+	g, ok := x.eng.(cluster.Grower)
+	if !ok {
+		return fmt.Errorf("%s cannot add nodes: %w", x.cl.Engine, cluster.ErrUnsupported)
+	}
+	es.mu.Lock()
+	es.joinAt = es.s.since()
+	es.mu.Unlock()
+	fmt.Fprintf(x.stderr, "\njoin: adding %d node(s) at %.1fs\n", a.Count, es.s.since())
+	if err := es.s.event("join", fmt.Sprintf("+%d node(s)", a.Count)); err != nil {
+		return err
+	}
+	for i := 0; i < a.Count; i++ {
+		t0 := time.Now()
+		x.mu.Lock()
+		n, err := g.Add(ctx, x.cl)
+		if err == nil {
+			err = x.cl.Save()
+		}
+		x.mu.Unlock()
+		if err != nil {
+			return fmt.Errorf("add node %d of %d: %w", i+1, a.Count, err)
+		}
+		_ = es.s.event("node-added", fmt.Sprintf("%s in %.1fs", n.Name, time.Since(t0).Seconds()))
+	}
+	_ = es.s.event("joined", fmt.Sprintf("%d nodes", running(es.x.cl)))
+	es.tl.Signal("joined")
+	es.wg.Add(1)
+	go func() {
+		defer es.wg.Done()
+		es.watchSettle(ctx)
+	}()
+	return nil
+}
+
+// watchSettle polls the engine every second until no data moves, then
+// records the "data-settled" moment. An engine that cannot tell is taken as
+// settled when its nodes joined, and the event says so.
+func (es *expSession) watchSettle(ctx context.Context) {
+	x := es.x
+	m, ok := x.eng.(cluster.Mover)
+	detail := ""
+	if !ok {
+		detail = x.cl.Engine + " cannot report data movement: taken as settled when the nodes joined"
+	}
+	for ok {
+		x.mu.Lock()
+		moving, what, err := m.Moving(ctx, x.cl)
+		x.mu.Unlock()
+		if ctx.Err() != nil {
+			return
+		}
+		if err == nil && !moving {
+			break
+		}
+		_ = what
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
+	es.mu.Lock()
+	es.settledAt = es.s.since()
+	es.mu.Unlock()
+	fmt.Fprintf(x.stderr, "\ndata settled at %.1fs\n", es.s.since())
+	_ = es.s.event("data-settled", detail)
+	es.tl.Signal("settled")
+}
+
+
+// wikiSet labels one request-set point and tracks stability: the baseline
+// after the warm-up and baseline sets, and after a join the first window of
+// request sets whose delta times are all below the baseline once data has
+// settled. It returns errStopSets when the experiment has what it needs.
+func (es *expSession) wikiSet(pt *result.Point) error {
+	if es == nil {
+		return nil
+	}
+	x := es.x
+	st := x.sc.Stability
+	es.mu.Lock()
+	i := len(es.means)
+	es.means = append(es.means, pt.Y)
+	es.ends = append(es.ends, pt.X)
+	if i < st.WarmupSets {
+		pt.Warmup = true
+	}
+	if x.cl != nil {
+		pt.Labels["nodes"] = strconv.Itoa(running(es.x.cl))
+	}
+	if x.step > 0 {
+		pt.Labels["step"] = strconv.Itoa(x.step)
+	}
+	var events [][2]string
+	var signals []string
+	if !es.haveBase && i+1 == st.WarmupSets+st.BaselineSets {
+		es.baseline = baselineOf(es.means[st.WarmupSets:])
+		es.haveBase = true
+		events = append(events, [2]string{"baseline", fmt.Sprintf("variability %.4fs over %d request sets", es.baseline, st.BaselineSets)})
+		signals = append(signals, "baseline")
+	}
+	stop := false
+	if es.haveBase && es.settledAt >= 0 && es.stableIdx < 0 {
+		if k := stableAfter(es.means, es.ends, st.WarmupSets, es.joinAt, es.settledAt, st.Window); k >= 0 {
+			es.stableIdx = k
+			events = append(events, [2]string{"stable", fmt.Sprintf("at request set %d: %d delta times below %.4fs", k+1, st.Window, es.baseline)})
+			signals = append(signals, "stable")
+		}
+	}
+	if es.stableIdx >= 0 && i >= es.stableIdx+st.AfterStable {
+		stop = true
+	}
+	es.mu.Unlock()
+	for _, e := range events {
+		_ = es.s.event(e[0], e[1])
+	}
+	if es.tl != nil {
+		es.tl.SetDone()
+		for _, c := range signals {
+			es.tl.Signal(c)
+		}
+	}
+	if stop || es.stop.Load() {
+		return errStopSets
+	}
+	return nil
+}
+
+// trackPosts makes drv report every post to the audit ledger.
+func (es *expSession) trackPosts(drv *microblog.Driver) {
+	if es == nil || es.ledger == nil {
+		return
+	}
+	drv.OnPost = es.ledger.Acked
+	drv.OnPostFailed = es.ledger.Failed
+}
+
+// audit reads back every post of the run and adds the audit_* figures.
+func (es *expSession) audit(ctx context.Context, store microblog.Store, ds *microblog.Dataset) {
+	if es == nil || es.ledger == nil {
+		return
+	}
+	x := es.x
+	fmt.Fprintln(x.stderr, "durability audit: reading back every post of the run...")
+	a, err := experiment.AuditMicroblog(ctx, store, ds, es.ledger)
+	if err != nil {
+		fmt.Fprintf(x.stderr, "fieldbench: %v\n", err)
+		es.s.extra["audit_failed"] = 1
+		_ = es.s.event("audit-failed", err.Error())
+		return
+	}
+	for k, v := range a.Extra() {
+		es.s.extra[k] = v
+	}
+	detail := fmt.Sprintf("%d acknowledged: %d ok, %d lost, %d stale; %d failed posts present, %d absent",
+		a.Acknowledged, a.OK, a.Lost, a.Stale, a.NeverAckPresent, a.NeverAckAbsent)
+	if len(a.LostIDs) > 0 {
+		detail += fmt.Sprintf("; lost ids %v", a.LostIDs)
+	}
+	if len(a.StaleIDs) > 0 {
+		detail += fmt.Sprintf("; stale ids %v", a.StaleIDs)
+	}
+	_ = es.s.event("audit", detail)
+	fmt.Fprintf(x.stderr, "durability audit: %s\n", detail)
+}
+
+// startRun starts a run's session; inside an experiment it also declares
+// the probe series and starts the experiment's side (the returned
+// expSession is nil outside experiments, and its methods then do nothing).
+func startRun(ctx context.Context, dir string, h result.Header, stdout, stderr io.Writer) (*session, *expSession, error) {
+	x := hooksFrom(ctx)
+	if x != nil && x.cl != nil {
+		probeSeries(&h)
+		h.Options["experiment"] = x.sc.Name
+		if x.step > 0 {
+			h.Options["step"] = x.step
+		}
+	}
+	s, err := startSession(dir, h, stdout, stderr)
+	if err != nil || x == nil {
+		return s, nil, err
+	}
+	return s, x.begin(ctx, s), nil
+}

@@ -1,0 +1,258 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/experiment"
+	"github.com/fieldbench/fieldbench/experiment/convergence"
+	"github.com/fieldbench/fieldbench/probe"
+	"github.com/fieldbench/fieldbench/result"
+	"github.com/fieldbench/fieldbench/score"
+)
+
+// baselineOf is the variability of a stable phase (score.Baseline).
+func baselineOf(ys []float64) float64 { return score.Baseline(ys) }
+
+// stableAfter finds, with the same computation 'fieldbench scores' makes
+// from the result file, the request set at which the cluster is stable
+// again after a join: -1 while it is not. ys and ends are every set so far
+// (warm-up sets first).
+func stableAfter(ys, ends []float64, warmup int, joinAt, settledAt float64, window int) int {
+	if len(ys) <= warmup {
+		return -1
+	}
+	sets := make([]score.Set, 0, len(ys)-warmup)
+	for i := warmup; i < len(ys); i++ {
+		sets = append(sets, score.Set{X: ends[i], Y: ys[i]})
+	}
+	e, err := score.ComputeElasticity(score.ElasticityInput{Sets: sets, Join: joinAt, Settled: settledAt, Rt1: math.NaN(), Rt2: math.NaN(), Window: window})
+	if err != nil || !e.Stable {
+		return -1
+	}
+	return e.StableIndex + warmup
+}
+
+// runSteps runs the workload once per step: grow the cluster to the step's
+// node count (waiting until data stops moving), and for wiki (the
+// scalability experiment) reload the articles the step asks for first.
+func (x *expRun) runSteps(ctx context.Context, dsn string) error {
+	for i, st := range x.sc.Steps {
+		x.step = i + 1
+		if err := x.growTo(ctx, st.Nodes); err != nil {
+			return fmt.Errorf("step %d: %w", x.step, err)
+		}
+		opts := experiment.Merge(x.sc.Workload.Options, st.Options)
+		fmt.Fprintf(x.stderr, "\nstep %d of %d: %d node(s)\n", x.step, len(x.sc.Steps), st.Nodes)
+		if x.sc.Workload.Name == "wiki" {
+			// Each step has its own dataset (the study doubled it).
+			load := []string{"load", "wiki", "--reset", "--db", dsn}
+			for _, k := range []string{"articles", "seed", "from"} {
+				if v, ok := opts[k]; ok {
+					load = append(load, fmt.Sprintf("--%s=%v", k, v))
+				}
+			}
+			fmt.Fprintf(x.stderr, "fieldbench %s\n", strings.Join(redactArgs(load), " "))
+			if err := x.execute(ctx, load); err != nil {
+				return fmt.Errorf("step %d: load: %w", x.step, err)
+			}
+		}
+		if err := x.runWorkload(ctx, dsn, opts); err != nil {
+			return fmt.Errorf("step %d: %w", x.step, err)
+		}
+	}
+	return nil
+}
+
+// growTo adds nodes until n run, then waits until data stops moving.
+func (x *expRun) growTo(ctx context.Context, n int) error {
+	g, ok := x.eng.(cluster.Grower)
+	for running(x.cl) < n {
+		if !ok {
+			return fmt.Errorf("%s cannot add nodes: %w", x.cl.Engine, cluster.ErrUnsupported)
+		}
+		t0 := time.Now()
+		nd, err := g.Add(ctx, x.cl)
+		if err == nil {
+			err = x.cl.Save()
+		}
+		if err != nil {
+			return fmt.Errorf("add a node: %w", err)
+		}
+		fmt.Fprintf(x.stderr, "added %s in %.1fs\n", nd.Name, time.Since(t0).Seconds())
+	}
+	return x.waitSettled(ctx, 15*time.Minute)
+}
+
+// waitSettled waits until the engine reports no data moving (engines that
+// cannot tell are taken as settled).
+func (x *expRun) waitSettled(ctx context.Context, limit time.Duration) error {
+	m, ok := x.eng.(cluster.Mover)
+	if !ok {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	for {
+		moving, what, err := m.Moving(wctx, x.cl)
+		if err == nil && !moving {
+			return nil
+		}
+		if wctx.Err() != nil {
+			return fmt.Errorf("data still moving after %s (%s)", limit, what)
+		}
+		select {
+		case <-wctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// running counts the nodes of c that run now.
+func running(c *cluster.Cluster) int {
+	n := 0
+	for _, nd := range c.Nodes {
+		if !nd.Stopped && nd.PID != 0 && cluster.Alive(nd.PID) {
+			n++
+		}
+	}
+	return n
+}
+
+// convergenceOptions reads the scenario's convergence options.
+func convergenceOptions(m map[string]string) (convergence.Options, error) {
+	var o convergence.Options
+	for k, v := range m {
+		switch k {
+		case "cassandra_write":
+			o.CassandraWrite = v
+		case "cassandra_read":
+			o.CassandraRead = v
+		case "cassandra_rf":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return o, fmt.Errorf("convergence option cassandra_rf=%q is not a number", v)
+			}
+			o.CassandraRF = n
+		case "redis_master":
+			o.RedisMaster = v
+		case "mariadb_sync_wait":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return o, fmt.Errorf("convergence option mariadb_sync_wait=%q is not a number", v)
+			}
+			o.MariaDBSyncWait = &n
+		default:
+			return o, fmt.Errorf("unknown convergence option %q (known: cassandra_write, cassandra_read, cassandra_rf, redis_master, mariadb_sync_wait)", k)
+		}
+	}
+	return o, nil
+}
+
+// seriesConvergence is the per-node time-to-visible chart.
+const seriesConvergence = "convergence"
+
+// runConvergence measures how long a write takes to become visible on
+// every node and writes it as its own run (result file and report).
+func (x *expRun) runConvergence(ctx context.Context) error {
+	cv := x.sc.Convergence
+	opts, err := convergenceOptions(cv.Options)
+	if err != nil {
+		return usageError{err}
+	}
+	// Replicas of a cluster that just started may not be linked yet: wait
+	// until it settles, and give the prober a few tries.
+	if err := x.waitSettled(ctx, 2*time.Minute); err != nil {
+		return fmt.Errorf("convergence: %w", err)
+	}
+	var p convergence.Prober
+	for try := 0; ; try++ {
+		p, err = convergence.Open(ctx, x.cl, opts)
+		if err == nil || try == 10 || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(2 * time.Second)
+	}
+	if err != nil {
+		return fmt.Errorf("convergence: %w", err)
+	}
+	defer p.Close()
+	dir, err := newRunDir(x.dir, "convergence", x.cl.Engine, time.Now())
+	if err != nil {
+		return err
+	}
+	h := result.Header{
+		Version: Version, Workload: "convergence", Adapter: x.cl.Engine, DSN: adapter.Redact(x.cl.DSN),
+		Database: adapter.Info{Name: x.cl.Engine, Version: x.cl.Version}, Machine: probe.Machine(),
+		Cluster: clusterInfo(x.cl), Options: map[string]any{"rounds": cv.Rounds, "poll": cv.Poll.D().String(), "timeout": cv.Timeout.D().String(), "experiment": x.sc.Name},
+		Series: map[string]result.SeriesMeta{seriesConvergence: {Title: "Time until a write is visible on each node (mean ± SD)", XLabel: "node", YLabel: "time to visible (ms)", Band: "sd"}},
+	}
+	for k, v := range p.Settings() {
+		h.Options[k] = v
+	}
+	s, err := startSession(dir, h, x.stdout, x.stderr)
+	if err != nil {
+		return err
+	}
+	x.runDirs = append(x.runDirs, dir)
+	fmt.Fprintf(x.stderr, "convergence: %d rounds on %s (%s)\n", cv.Rounds, x.cl.Engine, strings.Join(p.Nodes(), ", "))
+	res, merr := convergence.Measure(ctx, p, cv.Rounds, cv.Poll.D(), cv.Timeout.D())
+	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	for _, nr := range res.PerNode {
+		_ = s.point(result.Point{Series: seriesConvergence, Y: ms(nr.FromAck.Mean), SD: ms(nr.FromAck.SD), N: nr.FromAck.Count,
+			Labels: map[string]string{"category": nr.Node}})
+		s.extra["convergence_"+nr.Node+"_mean_ms"] = ms(nr.FromAck.Mean)
+		s.extra["convergence_"+nr.Node+"_timeouts"] = float64(nr.FromAck.Timeouts)
+	}
+	all := res.AllVisible
+	s.extra["convergence_mean_ms"] = ms(all.Mean)
+	s.extra["convergence_sd_ms"] = ms(all.SD)
+	s.extra["convergence_p99_ms"] = ms(all.P99)
+	s.extra["convergence_max_ms"] = ms(all.Max)
+	s.extra["convergence_timeouts"] = float64(all.Timeouts)
+	s.extra["convergence_write_errors"] = float64(res.WriteErrors)
+	_ = s.event("convergence", fmt.Sprintf("every node: %s (%s)", all, res.Reported))
+	interrupted := ctx.Err() != nil
+	if err := errors.Join(merr, s.finish(interrupted)); err != nil {
+		return err
+	}
+	if interrupted {
+		return errInterrupted
+	}
+	return nil
+}
+
+// conclude prints the scores of the experiment's runs and writes one report
+// of them all in the experiment directory.
+func (x *expRun) conclude() error {
+	var runs []*result.Run
+	for _, d := range x.runDirs {
+		r, err := result.Read(d)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, r)
+	}
+	if len(runs) == 0 {
+		return nil
+	}
+	if x.sc.Workload.Name == "wiki" && (x.joins() || len(x.sc.Steps) > 0) {
+		if err := printScores(x.stdout, mergeRuns(runs...)); err != nil {
+			return err
+		}
+	}
+	out := filepath.Join(x.dir, "report.html")
+	if err := writeHTML(out, runs); err != nil {
+		return err
+	}
+	fmt.Fprintf(x.stdout, "\nexperiment %s: %s\n", x.sc.Name, out)
+	return nil
+}

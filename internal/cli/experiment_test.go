@@ -1,0 +1,205 @@
+package cli_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fieldbench/fieldbench/internal/cli"
+	"github.com/fieldbench/fieldbench/result"
+)
+
+func TestExperimentBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("name: x\nworkload: {name: wiki}\ntimeline: [{at: 5s, do: kill, count: 1}]\n"), 0o644)
+	typo := filepath.Join(dir, "typo.yaml")
+	os.WriteFile(typo, []byte("name: x\nworkload: {name: wiki}\nclustr: {engine: redis, nodes: 1}\n"), 0o644)
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing file", []string{"experiment", filepath.Join(dir, "nope.yaml")}, "read scenario"},
+		{"no file", []string{"experiment"}, "accepts 1 arg"},
+		{"invalid", []string{"experiment", bad}, "needs a cluster started by the scenario"},
+		{"unknown key", []string{"experiment", typo}, "field clustr not found"},
+		{"scores without files", []string{"scores"}, "requires at least 1 arg"},
+		{"scores of nothing", []string{"scores", dir}, "result"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := execute(context.Background(), tc.args...)
+			if code != cli.ExitUsage || !strings.Contains(stderr, tc.want) {
+				t.Fatalf("exit %d, stderr %q; want %d and %q", code, stderr, cli.ExitUsage, tc.want)
+			}
+		})
+	}
+	code, out, _ := execute(context.Background(), "experiment", "--dry-run", "../../scenarios/microblog/crash.yaml")
+	if code != 0 || !strings.Contains(out, "kill 2 node(s) at 1m40s") || !strings.Contains(out, "durability audit") {
+		t.Fatalf("dry run: exit %d\n%s", code, out)
+	}
+}
+
+// experimentRun runs a scenario written in the test and returns the run
+// directories it made (sorted) and its output.
+func experimentRun(t *testing.T, scenario string, limit time.Duration) ([]*result.Run, string) {
+	t.Helper()
+	base := t.TempDir()
+	path := filepath.Join(base, "scenario.yaml")
+	if err := os.WriteFile(path, []byte(scenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	code, out, stderr := execute(ctx, "experiment", path, "--results", base)
+	if code != 0 {
+		t.Fatalf("experiment: exit %d\n%s\n%s", code, out, stderr)
+	}
+	exps, _ := filepath.Glob(filepath.Join(base, "*-experiment-*"))
+	if len(exps) != 1 {
+		t.Fatalf("experiment directories: %v", exps)
+	}
+	if _, err := os.Stat(filepath.Join(exps[0], "report.html")); err != nil {
+		t.Errorf("experiment report: %v", err)
+	}
+	results, _ := filepath.Glob(filepath.Join(exps[0], "*", result.FileName))
+	var runs []*result.Run
+	for _, r := range results {
+		run, err := result.Read(filepath.Dir(r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, run)
+	}
+	if len(runs) == 0 {
+		t.Fatal("no result file in the experiment directory")
+	}
+	return runs, out
+}
+
+func eventsNamed(run *result.Run, name string) []result.Event {
+	var out []result.Event
+	for _, e := range run.Events {
+		if e.Name == name {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// TestExperimentJoinRedis is the elasticity experiment end to end on a
+// small real Redis Cluster: request sets until a baseline, two masters join
+// under load, slots migrate, the database reports when they stopped moving,
+// and the run ends once stable again (or at max_sets, recorded as such).
+func TestExperimentJoinRedis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Redis (install with scripts/install-servers.sh)")
+	}
+	runs, out := experimentRun(t, `
+name: join-test
+study: test
+description: test
+cluster: {engine: redis, nodes: 2}
+workload: {name: wiki, options: {articles: 1000, requests: 6000, threads: 2, repeat: 2}}
+stability: {warmup_sets: 1, baseline_sets: 5, window: 3, max_sets: 70, after_stable: 2}
+probe_every: 1s
+timeline:
+  - {when: baseline, do: add, count: 2}
+`, 6*time.Minute)
+	run := runs[0]
+	for _, ev := range []string{"baseline", "join", "joined", "data-settled"} {
+		if len(eventsNamed(run, ev)) != 1 {
+			t.Errorf("want one %q event; events: %+v", ev, run.Events)
+		}
+	}
+	if n := len(eventsNamed(run, "node-added")); n != 2 {
+		t.Errorf("node-added events: %d, want 2", n)
+	}
+	stable, never := len(eventsNamed(run, "stable")), len(eventsNamed(run, "never-stable"))
+	if stable+never != 1 {
+		t.Fatalf("want exactly one of stable / never-stable; events %+v", run.Events)
+	}
+	nodes := map[string]bool{}
+	var first, last string
+	probed := map[string]bool{}
+	owned := 0
+	for _, p := range run.Points {
+		switch p.Series {
+		case "request-set":
+			nodes[p.Labels["nodes"]] = true
+			if first == "" {
+				first = p.Labels["nodes"]
+			}
+			last = p.Labels["nodes"]
+		case "node-cpu":
+			probed[p.Labels["node"]] = true
+		case "ownership":
+			owned++
+		}
+	}
+	if first != "2" || last != "4" {
+		t.Errorf("request sets ran on %s then %s nodes, want 2 then 4 (%v)", first, last, nodes)
+	}
+	if len(probed) != 4 {
+		t.Errorf("probed nodes %v, want all 4", probed)
+	}
+	if owned != 4 || run.Summary.Extra["ownership_mean_pct"] != 25 {
+		t.Errorf("ownership: %d points, mean %v %%", owned, run.Summary.Extra["ownership_mean_pct"])
+	}
+	if stable == 1 && !strings.Contains(out, "elasticity score") {
+		t.Errorf("a stable join must print its score:\n%s", out)
+	}
+	// The scores command recomputes the same figures from the file alone.
+	code, sout, serr := execute(context.Background(), "scores", run.Dir)
+	if code != 0 || !strings.Contains(sout, "Join 1 (+2 node(s), nodes 2 -> 4)") || !strings.Contains(sout, "data-transfer time") {
+		t.Fatalf("scores: exit %d\n%s\n%s", code, sout, serr)
+	}
+	code, jout, _ := execute(context.Background(), "scores", "--json", run.Dir)
+	if code != 0 || !strings.Contains(jout, `"DataTransfer"`) {
+		t.Fatalf("scores --json: exit %d\n%s", code, jout)
+	}
+}
+
+// TestExperimentCrashRedis is the crash experiment end to end: microblog
+// load on a Redis Cluster with one replica per master, a master killed
+// (its replica takes over) and restarted under load, every error counted,
+// then the durability audit of every acknowledged post.
+func TestExperimentCrashRedis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Redis (install with scripts/install-servers.sh)")
+	}
+	runs, _ := experimentRun(t, `
+name: crash-test
+study: test
+description: test
+cluster: {engine: redis, nodes: 3, options: {replicas: "1", node-timeout: "2000"}}
+workload: {name: microblog, options: {users: 100, clients: 8, duration: 24s}}
+probe_every: 2s
+timeline:
+  - {at: 6s, do: kill, nodes: [redis2]}
+  - {at: 14s, do: restart, nodes: [redis2]}
+audit: true
+`, 5*time.Minute)
+	run := runs[0]
+	for _, ev := range []string{"kill", "restart", "restart-done", "audit"} {
+		if len(eventsNamed(run, ev)) != 1 {
+			t.Errorf("want one %q event; events: %+v", ev, run.Events)
+		}
+	}
+	if k := eventsNamed(run, "kill"); len(k) == 1 && (k[0].At < 6 || k[0].At > 9) {
+		t.Errorf("kill at %.1fs, want about 6s", k[0].At)
+	}
+	x := run.Summary.Extra
+	acked := x["audit_acknowledged"]
+	if acked == 0 || acked != x["audit_ok"]+x["audit_lost"]+x["audit_stale"] {
+		t.Errorf("audit figures do not add up: %v", x)
+	}
+	if run.Summary.Ops["post"].Count != int64(acked) {
+		t.Errorf("posts counted %d, audited as acknowledged %v", run.Summary.Ops["post"].Count, acked)
+	}
+	t.Logf("audit: %v; post errors %v", x, run.Summary.Ops["post"].Errors)
+}
