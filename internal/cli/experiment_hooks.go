@@ -298,7 +298,6 @@ func (es *expSession) watchSettle(ctx context.Context) {
 	es.tl.Signal("settled")
 }
 
-
 // wikiSet labels one request-set point and tracks stability: the baseline
 // after the warm-up and baseline sets, and after a join the first window of
 // request sets whose delta times are all below the baseline once data has
