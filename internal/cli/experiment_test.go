@@ -203,3 +203,29 @@ audit: true
 	}
 	t.Logf("audit: %v; post errors %v", x, run.Summary.Ops["post"].Errors)
 }
+
+// TestExperimentSQLiteAudit runs a scenario on the embedded default (no
+// server): a timeline mark, and the audit, which on a single SQLite file
+// must find every acknowledged post intact.
+func TestExperimentSQLiteAudit(t *testing.T) {
+	runs, _ := experimentRun(t, `
+name: sqlite-audit
+study: test
+description: test
+workload: {name: microblog, options: {users: 60, clients: 6, duration: 3s}}
+timeline:
+  - {at: 1s, do: mark, note: half-time}
+audit: true
+`, 2*time.Minute)
+	run := runs[0]
+	if m := eventsNamed(run, "mark"); len(m) != 1 || m[0].Detail != "half-time" || m[0].At < 1 || m[0].At > 2.5 {
+		t.Errorf("mark events: %+v", m)
+	}
+	x := run.Summary.Extra
+	if x["audit_acknowledged"] == 0 || x["audit_ok"] != x["audit_acknowledged"] || x["audit_lost"] != 0 || x["audit_stale"] != 0 {
+		t.Errorf("audit on SQLite: %v", x)
+	}
+	if float64(run.Summary.Ops["post"].Count) != x["audit_acknowledged"] {
+		t.Errorf("posts %d, acknowledged in the audit %v", run.Summary.Ops["post"].Count, x["audit_acknowledged"])
+	}
+}
