@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -36,17 +37,27 @@ import (
 //
 // Region server RPC ports of the in-process servers and the master's RPC
 // port are chosen by the kernel (port 0, what FreePort does too), since
-// LocalHBaseCluster gives every in-process server the same configuration;
-// every web UI is disabled (info port -1). Status reads the master's view
-// of every live region server — regions and request counts, per server —
-// through the gateway's /status/cluster.
+// LocalHBaseCluster gives every in-process server the same configuration.
+// The master's info server listens on a free loopback port (the master
+// node's Ports[0]) for its JMX servlet only: Moving reads the assignment
+// manager's regions-in-transition count there. Every other web UI is
+// disabled (info port -1). Status reads the master's view of every live
+// region server — regions and request counts, per server — through the
+// gateway's /status/cluster.
+//
+// The balancer is HBase's SimpleLoadBalancer (region counts, slop 0.2),
+// not 2.x's default StochasticLoadBalancer: the study's HBase 0.90
+// balanced region counts like it, and its "balanced" criterion is simple
+// enough for Moving to apply itself, so Moving ends exactly when the
+// balancer has nothing more to do.
 //
 // Options (cluster up --opt key=value):
 //
 //	heap=MB              master JVM heap (default 768; region servers
 //	                     share it); added region servers get heap/2
-//	balancer-period=MS   hbase.balancer.period (HBase's default 300000):
-//	                     how soon regions move to an added region server
+//	balancer-period=MS   hbase.balancer.period (default here 10000; HBase's
+//	                     own default is 300000): how soon regions move to
+//	                     an added region server
 func init() { Register(hbaseEngine{}) }
 
 type hbaseEngine struct{}
@@ -58,6 +69,17 @@ const (
 	// hbaseMaxRegionServers bounds --nodes: every in-process region server
 	// shares the master's heap and two cores.
 	hbaseMaxRegionServers = 8
+	// hbaseBalancerPeriodMS is how often the balancer runs unless the
+	// balancer-period option says otherwise. HBase's default, 5 minutes,
+	// would make an elasticity run's stabilization time mostly waiting for
+	// the first balancer run after a region server joins; 10 s keeps that
+	// wait small next to the request-set times while costing nothing on a
+	// balanced cluster (the balancer returns at once).
+	hbaseBalancerPeriodMS = 10000
+	// hbaseSlop is hbase.regions.slop: a cluster is balanced when every
+	// server holds between floor(avg*(1-slop)) and ceil(avg*(1+slop))
+	// regions (SimpleLoadBalancer's rule, which Moving applies too).
+	hbaseSlop = 0.2
 )
 
 // hbaseArtifacts are the jars of the server and the REST gateway. No
@@ -109,7 +131,7 @@ type hbaseOpts struct {
 }
 
 func parseHBaseOpts(o Options) (hbaseOpts, error) {
-	h := hbaseOpts{regionServers: max(o.Nodes, 1), heapMB: 768, balancerMS: 300000}
+	h := hbaseOpts{regionServers: max(o.Nodes, 1), heapMB: 768, balancerMS: hbaseBalancerPeriodMS}
 	if h.regionServers > hbaseMaxRegionServers {
 		return h, fmt.Errorf("hbase: --nodes %d: at most %d region servers in the master process (add more with cluster add)", o.Nodes, hbaseMaxRegionServers)
 	}
@@ -165,12 +187,12 @@ func (e hbaseEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 	}}
 	master := &Node{Name: "master", Role: "master", Host: Loopback, DataDir: filepath.Join(dir, "data")}
 	err = Retry(3, func(int) error {
-		p, err := FreePort(Loopback)
+		p, err := FreePorts(Loopback, 2)
 		if err != nil {
 			return err
 		}
-		master.Port = p
-		return e.startNode(ctx, c, master, 90*time.Second)
+		master.Port, master.Ports = p[0], p[1:]
+		return e.startNode(ctx, c, master, 180*time.Second)
 	})
 	if err != nil {
 		return c, fmt.Errorf("hbase: start master: %w", err)
@@ -186,7 +208,7 @@ func (e hbaseEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 			return err
 		}
 		rest.Port = p
-		return e.startNode(ctx, c, rest, 60*time.Second)
+		return e.startNode(ctx, c, rest, 180*time.Second)
 	})
 	if err != nil {
 		return c, fmt.Errorf("hbase: start REST gateway: %w", err)
@@ -228,17 +250,30 @@ func (e hbaseEngine) siteConfig(c *Cluster, n *Node) (map[string]string, error) 
 		"hbase.regionserver.hostname":            Loopback,
 		"hbase.master.ipc.address":               Loopback,
 		"hbase.regionserver.ipc.address":         Loopback,
-		"hbase.localcluster.assign.random.ports": "true",
+		// Ports are set here: 0 (kernel-chosen) for RPC, -1 (off) or a
+		// free port for info servers; "random ports" would override them.
+		"hbase.localcluster.assign.random.ports": "false",
 		"hbase.master.port":                      "0",
 		"hbase.regionserver.port":                "0",
 		"hbase.master.info.port":                 "-1",
+		"hbase.master.info.bindAddress":          Loopback,
 		"hbase.regionserver.info.port":           "-1",
 		"hbase.balancer.period":                  c.Options["balancer-period"],
+		"hbase.master.loadbalancer.class":        "org.apache.hadoop.hbase.master.balancer.SimpleLoadBalancer",
+		"hbase.regions.slop":                     strconv.FormatFloat(hbaseSlop, 'f', -1, 64),
+		// The master refreshes its regions-in-transition metric (what
+		// Moving reads) in this chore, every 60 s by default: a move that
+		// finished would show as in transition for up to a minute.
+		"hbase.assignment.rit.chore.interval.msec": "1000",
 		// A single machine: do not wait 4.5 s for more region servers.
 		"hbase.master.wait.on.regionservers.mintostart": "1",
 		"hbase.master.wait.on.regionservers.timeout":    "1000",
 	}
 	switch n.Role {
+	case "master":
+		if len(n.Ports) > 0 {
+			p["hbase.master.info.port"] = strconv.Itoa(n.Ports[0])
+		}
 	case "regionserver":
 		p["hbase.cluster.distributed"] = "true"
 		p["hbase.regionserver.port"] = strconv.Itoa(n.Port)
@@ -252,7 +287,9 @@ func (e hbaseEngine) siteConfig(c *Cluster, n *Node) (map[string]string, error) 
 }
 
 // startNode writes n's configuration and starts its JVM, waiting until its
-// port listens (ZooKeeper's for the master).
+// port listens (ZooKeeper's for the master). Limits are generous: on a
+// loaded 2-core machine (load average 25-30, seen here) a JVM took over a
+// minute to listen; a process that dies (a port taken) fails at once.
 func (e hbaseEngine) startNode(ctx context.Context, c *Cluster, n *Node, limit time.Duration) error {
 	confDir := filepath.Join(c.Dir, "conf", n.Name)
 	logDir := filepath.Join(c.Dir, "logs")
@@ -500,6 +537,9 @@ func (e hbaseEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, erro
 		ns := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: state, PID: n.PID}
 		if n.Role == "master" {
 			ns.Detail = map[string]string{"zookeeper": n.Addr(), "local_regionservers": c.Options["regionservers"]}
+			if rit, err := hbaseRIT(ctx, c); err == nil {
+				ns.Detail["regions_in_transition"] = strconv.FormatInt(rit, 10)
+			}
 		}
 		out = append(out, ns)
 	}
@@ -610,7 +650,7 @@ func (e hbaseEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
 			return err
 		}
 		n.Port = p
-		return e.startNode(ctx, c, n, 90*time.Second)
+		return e.startNode(ctx, c, n, 180*time.Second)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("hbase: add region server: %w", err)
@@ -619,7 +659,7 @@ func (e hbaseEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
 	if err := c.Save(); err != nil {
 		return n, err
 	}
-	return n, hbaseWaitReady(ctx, c, 1, []string{n.Addr()}, since, 60*time.Second)
+	return n, hbaseWaitReady(ctx, c, 1, []string{n.Addr()}, since, 120*time.Second)
 }
 
 // Kill implements Killer: SIGKILL of one process. Killing "master" takes
@@ -650,7 +690,7 @@ func (e hbaseEngine) Restart(ctx context.Context, c *Cluster, node string) error
 		return fmt.Errorf("hbase: %s (pid %d) is running", n.Name, n.PID)
 	}
 	since := time.Now()
-	if err := e.startNode(ctx, c, n, 90*time.Second); err != nil {
+	if err := e.startNode(ctx, c, n, 180*time.Second); err != nil {
 		return err
 	}
 	if err := c.Save(); err != nil {
@@ -664,4 +704,107 @@ func (e hbaseEngine) Restart(ctx context.Context, c *Cluster, node string) error
 		return hbaseWaitReady(ctx, c, rs, nil, since, 120*time.Second)
 	}
 	return nil
+}
+
+// hbaseRIT reads the master's regions-in-transition count from its JMX
+// servlet (the AssignmentManager bean's ritCount): one small HTTP GET,
+// cheap enough to poll every second.
+func hbaseRIT(ctx context.Context, c *Cluster) (int64, error) {
+	m, err := c.Node("master")
+	if err != nil {
+		return 0, err
+	}
+	if len(m.Ports) == 0 {
+		return 0, errors.New("hbase: the master has no info port (cluster started by an older fieldbench): start it again")
+	}
+	if m.Stopped || !Alive(m.PID) {
+		return 0, fmt.Errorf("hbase: the master (pid %d) is not running", m.PID)
+	}
+	info := &Node{Host: m.Host, Port: m.Ports[0]}
+	var out struct {
+		Beans []struct {
+			RIT *int64 `json:"ritCount"`
+		} `json:"beans"`
+	}
+	if err := hbaseGet(ctx, info, "/jmx?qry=Hadoop:service=HBase,name=Master,sub=AssignmentManager", &out); err != nil {
+		return 0, fmt.Errorf("hbase: master JMX: %w", err)
+	}
+	if len(out.Beans) == 0 || out.Beans[0].RIT == nil {
+		// The bean appears once the master has initialized.
+		return 0, errors.New("hbase: master JMX has no AssignmentManager ritCount yet")
+	}
+	return *out.Beans[0].RIT, nil
+}
+
+// hbaseUneven applies SimpleLoadBalancer's rule to region counts per live
+// server: the
+// cluster needs balancing when a server is idle while another holds more
+// than one region, or when a count lies outside [floor(avg*(1-slop)),
+// ceil(avg*(1+slop))]. With fewer than two servers nothing can move.
+func hbaseUneven(counts []int) bool {
+	if len(counts) < 2 {
+		return false
+	}
+	sum, lo, hi := 0, counts[0], counts[0]
+	for _, n := range counts {
+		sum += n
+		lo, hi = min(lo, n), max(hi, n)
+	}
+	if lo == 0 && hi > 1 {
+		return true
+	}
+	avg := float64(sum) / float64(len(counts))
+	floor := int(math.Floor(avg * (1 - hbaseSlop)))
+	ceil := int(math.Ceil(avg * (1 + hbaseSlop)))
+	return hi > ceil || lo < floor
+}
+
+// Moving implements Mover: data moves while the master has regions in
+// transition (assignments, moves, splits, a crashed server's regions being
+// reassigned), while an added region server process runs but the master
+// does not list it yet, and while region counts per server are uneven by
+// the balancer's own rule (after a region server joins, until the balancer
+// — every balancer-period — has moved regions to it). Region counts come
+// from the region servers' reports (every 3 s), so a finished move shows
+// up to 3 s late; the transition count is the master's, live.
+func (e hbaseEngine) Moving(ctx context.Context, c *Cluster) (bool, string, error) {
+	rit, err := hbaseRIT(ctx, c)
+	if err != nil {
+		return false, "", err
+	}
+	st, err := hbaseStatus(ctx, c)
+	if err != nil {
+		return false, "", err
+	}
+	var why []string
+	if rit > 0 {
+		why = append(why, fmt.Sprintf("%d region(s) in transition", rit))
+	}
+	live := map[string]bool{}
+	var counts, withMeta []int
+	var per []string
+	for _, rs := range st.LiveNodes {
+		live[rs.Name] = true
+		n := 0
+		for _, r := range rs.RegionsList {
+			if !strings.HasPrefix(r.Name, "hbase:meta,") {
+				n++
+			}
+		}
+		counts = append(counts, n)
+		withMeta = append(withMeta, len(rs.RegionsList))
+		per = append(per, fmt.Sprintf("%s=%d", rs.Name, len(rs.RegionsList)))
+	}
+	for _, n := range c.Nodes {
+		if n.Role == "regionserver" && !n.Stopped && Alive(n.PID) && !live[n.Addr()] {
+			why = append(why, n.Name+" starting")
+		}
+	}
+	// Uneven both with and without hbase:meta: whichever way the balancer
+	// counts it, Moving never waits for a move the balancer will not make.
+	if hbaseUneven(counts) && hbaseUneven(withMeta) {
+		sort.Strings(per)
+		why = append(why, "regions per server uneven ("+strings.Join(per, " ")+"), balancer every "+c.Options["balancer-period"]+" ms")
+	}
+	return len(why) > 0, strings.Join(why, "; "), nil
 }

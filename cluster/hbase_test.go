@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,7 +31,7 @@ func TestHBaseUpStatusAddDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	start := time.Now()
 	c, err := e.Up(ctx, dir, Options{Nodes: 2, Extra: map[string]string{"balancer-period": "2000"}})
@@ -107,8 +109,16 @@ func TestHBaseUpStatusAddDown(t *testing.T) {
 		t.Logf("master JVM RSS: %d MB", rss>>20)
 	}
 
-	// Grow by one region server process.
+	// A table pre-split into hbaseTestSplits regions (RegionSplitter, a
+	// client JVM: the REST gateway cannot create split tables), so an added
+	// region server has regions to take.
 	t0 := time.Now()
+	hbaseTestSplitTable(t, ctx, c, "fbsplit", hbaseTestSplits)
+	t.Logf("created fbsplit with %d regions in %v", hbaseTestSplits, time.Since(t0).Round(time.Millisecond))
+	hbaseTestSettled(t, ctx, e, c, 120*time.Second)
+
+	// Grow by one region server process.
+	t0 = time.Now()
 	n, err := e.Add(ctx, c)
 	if err != nil {
 		t.Fatalf("Add: %v", err)
@@ -129,18 +139,26 @@ func TestHBaseUpStatusAddDown(t *testing.T) {
 		t.Errorf("Status does not list %s as up with its PID: %+v", n.Name, st)
 	}
 
-	// With balancer-period=2000 the balancer moves regions to it.
-	moved := time.Now().Add(20 * time.Second)
-	for time.Now().Before(moved) {
-		st, err = e.Status(ctx, c)
-		if err != nil {
-			t.Fatalf("Status: %v", err)
-		}
-		if s := hbaseTestFind(st, n.Name); s != nil && s.Detail["regions"] != "0" {
-			t.Logf("balancer moved %s region(s) to %s after %v", s.Detail["regions"], n.Name, time.Since(t0).Round(time.Millisecond))
-			break
-		}
-		time.Sleep(time.Second)
+	// With balancer-period=2000 the balancer moves regions to it: Moving
+	// says so until the counts are even, and then the new server holds
+	// some of the pre-split table's regions.
+	m, d, err := e.Moving(ctx, c)
+	if err != nil {
+		t.Fatalf("Moving right after Add: %v", err)
+	}
+	t.Logf("Moving right after Add: %v %q", m, d)
+	hbaseTestSettled(t, ctx, e, c, 120*time.Second)
+	st, err = e.Status(ctx, c)
+	if err != nil {
+		t.Fatalf("Status: %v", err)
+	}
+	if s := hbaseTestFind(st, n.Name); s == nil || s.Detail["regions"] == "0" || s.Detail["regions"] == "" {
+		t.Errorf("settled %v after Add, but %s holds no regions: %+v", time.Since(t0).Round(time.Millisecond), n.Name, st)
+	} else {
+		t.Logf("balanced %v after Add: %s holds %s region(s)", time.Since(t0).Round(time.Millisecond), n.Name, s.Detail["regions"])
+	}
+	for _, s := range regionServers(st) {
+		t.Logf("  %s %s regions=%s", s.Name, s.Addr, s.Detail["regions"])
 	}
 
 	// Kill the added region server and start it again on its port.
@@ -222,4 +240,73 @@ func hbaseTestFind(st []NodeStatus, name string) *NodeStatus {
 		}
 	}
 	return nil
+}
+
+// hbaseTestSplits is how many regions the test's pre-split table has: more
+// than the region servers, so an added one must get some.
+const hbaseTestSplits = 6
+
+// hbaseTestSplitTable creates table with family f split into n regions
+// (HexStringSplit) with HBase's own RegionSplitter tool, run on the
+// cluster's jars and the master's configuration (ZooKeeper address).
+func hbaseTestSplitTable(t *testing.T, ctx context.Context, c *Cluster, table string, n int) {
+	t.Helper()
+	m, err := c.Node("master")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"-Xmx256m"}, hbaseJVMFlags...)
+	args = append(args, "-Dlog4j.configuration=file:"+filepath.Join(filepath.Dir(m.Config), "log4j.properties"),
+		"-cp", filepath.Dir(m.Config)+string(os.PathListSeparator)+filepath.Join(c.Options["jars"], "*"),
+		"org.apache.hadoop.hbase.util.RegionSplitter", table, "HexStringSplit", "-c", strconv.Itoa(n), "-f", "f")
+	cctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(cctx, "java", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("RegionSplitter %s: %v\n%s\nmaster log ends:\n%s", table, err, tail(string(out), 2000), LogTail(m.LogFile, 1500))
+	}
+}
+
+// hbaseTestSettled polls Moving every second until it reports nothing
+// moving, failing after limit.
+func hbaseTestSettled(t *testing.T, ctx context.Context, e hbaseEngine, c *Cluster, limit time.Duration) {
+	t.Helper()
+	start := time.Now()
+	var last string
+	for {
+		m, d, err := e.Moving(ctx, c)
+		if err != nil {
+			last = "error: " + err.Error()
+		} else if !m {
+			t.Logf("settled after %v", time.Since(start).Round(time.Millisecond))
+			return
+		} else {
+			last = d
+		}
+		if time.Since(start) > limit {
+			t.Fatalf("still moving after %v: %s", limit, last)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+func TestHBaseUneven(t *testing.T) {
+	for _, tc := range []struct {
+		counts []int
+		want   bool
+	}{
+		{nil, false},
+		{[]int{7}, false},
+		{[]int{4, 4}, false},
+		{[]int{4, 4, 0}, true},  // a new server, idle
+		{[]int{1, 1, 0}, false}, // idle, but no server has more than one
+		{[]int{3, 3, 2}, false},
+		{[]int{5, 2, 1}, true}, // avg 2.67: ceil(3.2) = 4 < 5
+		{[]int{3, 3, 3, 1}, true},
+		{[]int{10, 10, 9, 8}, false},
+	} {
+		if got := hbaseUneven(tc.counts); got != tc.want {
+			t.Errorf("hbaseUneven(%v) = %v, want %v", tc.counts, got, tc.want)
+		}
+	}
 }

@@ -29,11 +29,13 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/microblog"
+	"github.com/fieldbench/fieldbench/workload/trajectory"
 	"github.com/fieldbench/fieldbench/workload/wiki"
 )
 
@@ -120,6 +122,8 @@ var (
 	_ wiki.Backend      = (*DB)(nil)
 	_ ingest.Backend    = (*DB)(nil)
 	_ microblog.Backend = (*DB)(nil)
+
+	_ trajectory.Backend = (*DB)(nil)
 )
 
 // Open connects to the gateway and creates the namespace when absent.
@@ -422,6 +426,9 @@ type scanSpec struct {
 // gateway's stateful scanner are cut by cell count, so a row may straddle
 // two pages: scan merges them before calling fn.
 func (db *DB) scan(ctx context.Context, name string, s scanSpec, fn func(row) error) error {
+	if s.Filter == "" && s.Limit > 0 && s.Limit <= statelessMaxRows {
+		return db.scanStateless(ctx, name, s, fn)
+	}
 	t := db.table(name)
 	spec := map[string]any{"batch": 1000}
 	if s.Batch > 0 {
@@ -509,3 +516,118 @@ func (db *DB) scan(ctx context.Context, name string, s scanSpec, fn func(row) er
 
 // errStop ends a scan early (limit reached).
 var errStop = errors.New("stop scan")
+
+// getRows reads rows by key with one request (the gateway's multiget);
+// the answer maps key to row and leaves out rows that do not exist.
+func (db *DB) getRows(ctx context.Context, name string, keys []string) (map[string]row, error) {
+	out := make(map[string]row, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	t := db.table(name)
+	q := url.Values{}
+	for _, k := range keys {
+		q.Add("row", k)
+	}
+	p := "/" + url.PathEscape(t) + "/multiget"
+	code, body, err := db.do(ctx, http.MethodGet, p+"?"+q.Encode(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("hbase: multiget %d rows of %s: %w", len(keys), t, err)
+	}
+	switch code {
+	case http.StatusOK:
+	case http.StatusNotFound:
+		return out, nil
+	default:
+		return nil, fmt.Errorf("hbase: multiget %d rows of %s: %d %s", len(keys), t, code, short(body))
+	}
+	var cs cellSet
+	if err := json.Unmarshal(body, &cs); err != nil {
+		return nil, fmt.Errorf("hbase: multiget %d rows of %s: %w", len(keys), t, err)
+	}
+	for _, r := range cs.Rows {
+		k := string(r.Key)
+		if prev, ok := out[k]; ok {
+			r.Cells = append(prev.Cells, r.Cells...)
+		}
+		out[k] = r
+	}
+	return out, nil
+}
+
+// deleteRows deletes whole rows, one DELETE each (the gateway has no
+// multi-row delete), at most par at a time; absent rows are fine.
+func (db *DB) deleteRows(ctx context.Context, name string, keys []string, par int) error {
+	t := db.table(name)
+	sem := make(chan struct{}, max(par, 1))
+	errs := make([]error, len(keys))
+	var wg sync.WaitGroup
+	for i, k := range keys {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			code, body, err := db.do(ctx, http.MethodDelete, "/"+url.PathEscape(t)+"/"+url.PathEscape(k), nil)
+			if err == nil && code/100 != 2 && code != http.StatusNotFound {
+				err = fmt.Errorf("%d %s", code, short(body))
+			}
+			if err != nil {
+				errs[i] = fmt.Errorf("delete %s/%s: %w", t, k, err)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// statelessMaxRows is the largest bounded scan sent as one stateless
+// request; longer ones use a stateful scanner (pages of Batch cells).
+const statelessMaxRows = 1000
+
+// scanStateless reads a bounded range with one request (the gateway's
+// stateless scan, GET /TABLE/*?startrow=&endrow=&limit=) instead of the
+// three a stateful scanner takes (open, read, delete): what a userline or
+// timeline read is.
+func (db *DB) scanStateless(ctx context.Context, name string, s scanSpec, fn func(row) error) error {
+	t := db.table(name)
+	q := url.Values{}
+	if s.Start != "" {
+		q.Set("startrow", s.Start)
+	}
+	if s.End != "" {
+		q.Set("endrow", s.End)
+	}
+	for _, c := range s.Columns {
+		q.Add("column", c)
+	}
+	q.Set("limit", strconv.Itoa(s.Limit))
+	code, body, err := db.do(ctx, http.MethodGet, "/"+url.PathEscape(t)+"/*?"+q.Encode(), nil)
+	if err != nil {
+		return fmt.Errorf("hbase: scan %s: %w", t, err)
+	}
+	switch code {
+	case http.StatusOK:
+	case http.StatusNoContent, http.StatusNotFound:
+		return nil
+	default:
+		return fmt.Errorf("hbase: scan %s: %d %s", t, code, short(body))
+	}
+	var cs cellSet
+	if err := json.Unmarshal(body, &cs); err != nil {
+		return fmt.Errorf("hbase: scan %s: %w", t, err)
+	}
+	rows := 0
+	for i := 0; i < len(cs.Rows); i++ {
+		r := cs.Rows[i]
+		for i+1 < len(cs.Rows) && bytes.Equal(cs.Rows[i+1].Key, r.Key) {
+			i++
+			r.Cells = append(r.Cells, cs.Rows[i].Cells...)
+		}
+		if rows++; rows > s.Limit {
+			break
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
