@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -131,6 +132,7 @@ type expRun struct {
 	formation time.Duration
 
 	mu sync.Mutex // guards cl's nodes while the timeline changes them
+	up atomic.Int64 // running nodes when last counted (see nodesUp)
 }
 
 func runExperiment(ctx context.Context, sc *experiment.Scenario, results string, stdout, stderr io.Writer) (err error) {
@@ -150,6 +152,7 @@ func runExperiment(ctx context.Context, sc *experiment.Scenario, results string,
 		formed := time.Since(t0)
 		x.cl = cl
 		x.eng, _ = cluster.Get(cl.Engine)
+		x.up.Store(int64(running(cl)))
 		defer func() {
 			dctx, cancel := detached(ctx, 3*time.Minute)
 			defer cancel()

@@ -253,7 +253,7 @@ func (es *expSession) join(ctx context.Context, a experiment.Action) error {
 		}
 		_ = es.s.event("node-added", fmt.Sprintf("%s in %.1fs", n.Name, time.Since(t0).Seconds()))
 	}
-	_ = es.s.event("joined", fmt.Sprintf("%d nodes", running(es.x.cl)))
+	_ = es.s.event("joined", fmt.Sprintf("%d nodes", x.nodesUp()))
 	es.tl.Signal("joined")
 	es.wg.Add(1)
 	go func() {
@@ -316,7 +316,7 @@ func (es *expSession) wikiSet(pt *result.Point) error {
 		pt.Warmup = true
 	}
 	if x.cl != nil {
-		pt.Labels["nodes"] = strconv.Itoa(running(es.x.cl))
+		pt.Labels["nodes"] = strconv.Itoa(x.nodesUp())
 	}
 	if x.step > 0 {
 		pt.Labels["step"] = strconv.Itoa(x.step)
@@ -411,4 +411,15 @@ func startRun(ctx context.Context, dir string, h result.Header, stdout, stderr i
 		return s, nil, err
 	}
 	return s, x.begin(ctx, s), nil
+}
+
+// nodesUp is how many nodes ran after the last cluster change. The
+// timeline holds x.mu for a whole join; this reads a count kept beside it
+// instead of the nodes the engine is changing.
+func (x *expRun) nodesUp() int {
+	if x.mu.TryLock() {
+		x.up.Store(int64(running(x.cl)))
+		x.mu.Unlock()
+	}
+	return int(x.up.Load())
 }
