@@ -5,7 +5,9 @@
 # stopped at the end.
 #
 #   scripts/compare-native.sh            # all comparisons
-#   CLIENTS=4 SECONDS_=20 scripts/compare-native.sh pg-read
+#   CLIENTS=4 SECONDS_=10 ROUNDS=5 scripts/compare-native.sh pg-read
+#   CLIENT_THREADS=2 scripts/compare-native.sh redis-get
+#   FIELDBENCH_BIN=/tmp/fieldbench-old scripts/compare-native.sh   # another build
 #
 # Comparisons:
 #   pg-read     fieldbench wiki point reads vs pgbench -M prepared running
@@ -13,20 +15,58 @@
 #   pg-ingest   fieldbench ingest (COPY per batch) vs psql \copy of the same
 #               rows from a CSV file
 #   redis-get   fieldbench wiki point reads on Redis vs redis-benchmark -t get
-#               with the same key count and value size
+#               with as many keys, every one present, of the mean article size
+#   redis-mget  the same fieldbench reads vs redis-benchmark sending what a
+#               wiki read sends: MGET of a title-sized and a body-sized key
+#
+# How it stays like-for-like (see docs/postgres.md and docs/redis.md,
+# "Client efficiency"):
+#   - one server per comparison, loaded once; a warm-up run of each side is
+#     discarded, then ROUNDS rounds alternate the sides (fieldbench, native,
+#     fieldbench, native, ...) so that load from other jobs on the machine
+#     hits both; the ratio printed is the median of the per-round ratios;
+#   - same connections: CLIENTS fieldbench threads, each using one
+#     connection at a time (CLIENTS in use), against CLIENTS
+#     pgbench/redis-benchmark connections;
+#   - same client OS threads for the reads: CLIENT_THREADS (default 1, what
+#     pgbench -j and redis-benchmark --threads default to) is pgbench -j,
+#     redis-benchmark --threads and fieldbench's GOMAXPROCS (Go's documented
+#     setting for how many threads run Go code at once); the ingest runs
+#     both sides with their defaults (psql is one thread; fieldbench
+#     generates its records while it sends them, psql reads a CSV made
+#     beforehand);
+#   - same keys: ids uniform over all ARTICLES, every key present;
+#   - same measured phase, about SECONDS_ long on both sides: operations
+#     completed / wall time of the phase, connection set-up excluded on both
+#     sides (fieldbench: sum of its request-set times; pgbench: its tps
+#     "without initial connection time"; redis-benchmark: its requests per
+#     second; psql: \timing of the \copy);
+#   - one asymmetry left, in fieldbench's favour: pgbench reads results in
+#     text format, so the server hex-encodes the bytea body (twice the
+#     bytes); fieldbench reads binary. pgbench has no binary mode;
+#   - client CPU per operation (user+sys of the whole client process /
+#     operations; fieldbench's includes its start and the article counts
+#     before and after, so it is a little high) is printed too: on a small machine the client competes with the server
+#     for the cores, so it is what decides the ratio.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 CLIENTS=${CLIENTS:-4}
-SECONDS_=${SECONDS_:-15}
+SECONDS_=${SECONDS_:-10}
 ARTICLES=${ARTICLES:-20000}
 RECORDS=${RECORDS:-200000}
-which=("${@:-pg-read pg-ingest redis-get}")
+ROUNDS=${ROUNDS:-3}
+CLIENT_THREADS=${CLIENT_THREADS:-1}
+which=("${@:-pg-read pg-ingest redis-get redis-mget}")
 
 work=$(mktemp -d /tmp/fieldbench-compare-XXXXXX)
 chmod 755 "$work"
 fb="$work/fieldbench"
-go build -o "$fb" ./cmd/fieldbench
+if [[ -n ${FIELDBENCH_BIN:-} ]]; then # a build to compare, e.g. of another commit
+  cp "$FIELDBENCH_BIN" "$fb"
+else
+  go build -o "$fb" ./cmd/fieldbench
+fi
 clusters=()
 cleanup() {
   for d in "${clusters[@]}"; do "$fb" cluster down --dir "$d" >/dev/null 2>&1 || true; done
@@ -34,27 +74,86 @@ cleanup() {
 }
 trap cleanup EXIT
 
+echo "machine: $(nproc) cores; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "CLIENTS=$CLIENTS CLIENT_THREADS=$CLIENT_THREADS SECONDS_=$SECONDS_ ARTICLES=$ARTICLES RECORDS=$RECORDS ROUNDS=$ROUNDS"
+
 up() { # engine dir -> prints DSN
   "$fb" cluster up "$1" --nodes 1 --dir "$2" 2>/dev/null | sed -n 's/^DSN: //p'
 }
 
-figure() { # result-dir-glob op -> ops/s of op in the newest run's summary
+py() { python3 -c "$1"; }
+
+# timed CMD... : runs CMD, leaves its stdout in $work/out and its client CPU
+# seconds (user+sys, children included) in $work/cpu.
+timed() {
+  /usr/bin/time -f '%U %S' -o "$work/time" "$@" >"$work/out" 2>"$work/err" || {
+    cat "$work/err" >&2
+    return 1
+  }
+  py "u, s = open('$work/time').read().split()[-2:]; print(float(u) + float(s))" >"$work/cpu"
+}
+
+extra() { # result-dir key -> a summary extra figure of the newest run
   python3 - "$1" "$2" <<'PY'
 import glob, json, sys
 path = sorted(glob.glob(sys.argv[1] + "/*/result.jsonl"))[-1]
 for line in open(path):
     l = json.loads(line)
     if l["kind"] == "summary":
-        s = l["summary"]
-        op = sys.argv[2]
-        print(s["ops"][op]["ops_per_sec"] if op in s.get("ops", {}) else s["extra"][op])
+        print(l["summary"]["extra"][sys.argv[2]])
 PY
 }
 
-ratio() { python3 -c "print(f'{float($1)/float($2):.3f}')"; }
+# fb_reads result-dir -> "ops/s ops" of the newest wiki run: completed reads
+# over the summed request-set times (the measured phase; the gaps between
+# repetitions and the counts before and after are not in it).
+fb_reads() {
+  python3 - "$1" <<'PY'
+import glob, json, sys
+path = sorted(glob.glob(sys.argv[1] + "/*/result.jsonl"))[-1]
+wall, reads = 0.0, None
+for line in open(path):
+    l = json.loads(line)
+    if l["kind"] == "point":
+        wall += l["point"]["y"] * l["point"]["n"]
+    elif l["kind"] == "summary":
+        op = l["summary"]["ops"]["read"]
+        if op.get("errors"):
+            sys.exit(f"fieldbench read errors: {op['errors']}")
+        reads = op["count"]
+print(reads / wall, reads)
+PY
+}
 
-report() { # name fieldbench native
-  printf '%-10s fieldbench %12.0f   native %12.0f   ratio %s\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"
+# fb_wiki dsn requests-per-set -> runs fieldbench's read-only request sets
+# (CLIENTS threads, 5 repetitions of one set); sets FB_RATE, FB_OPS.
+fb_wiki() {
+  rm -rf "$work/r-wiki"
+  timed env GOMAXPROCS="$CLIENT_THREADS" "$fb" run wiki --db "$1" --reads 100 --threads "$CLIENTS" --requests "$2" \
+    --sets 1 --repeat 5 --results "$work/r-wiki"
+  read -r FB_RATE FB_OPS < <(fb_reads "$work/r-wiki")
+}
+
+# requests_for rate -> requests per set so that 5 repetitions last ~SECONDS_
+requests_for() { py "print(max($CLIENTS, int($1 * $SECONDS_ / 5) // $CLIENTS * $CLIENTS))"; }
+
+us_per_op() { py "print(f'{1e6 * float($1) / float($2):.1f}')"; }
+
+results=()
+# round name i fieldbench native fb-cpu-us native-cpu-us
+round() {
+  local r
+  r=$(py "print(f'{float($3)/float($4):.3f}')")
+  printf '%-10s round %d: fieldbench %10.0f/s  native %10.0f/s  ratio %s   client CPU µs/op: fieldbench %s native %s\n' \
+    "$1" "$2" "$3" "$4" "$r" "$5" "$6"
+  eval "ratios_$(tr - _ <<<"$1")+=($r)"
+}
+summary() { # name target
+  local -n rs="ratios_$(tr - _ <<<"$1")"
+  local m
+  m=$(py "import statistics; print(f'{statistics.median([${rs[*]/%/,}]):.3f}')")
+  results+=("$(printf '%-10s median ratio %s over %d rounds (%s)   target >= %s' "$1" "$m" "${#rs[@]}" "${rs[*]}" "$2")")
+  echo "${results[-1]}"
 }
 
 pg_port() { sed -E 's#.*@127\.0\.0\.1:([0-9]+)/.*#\1#' <<<"$1"; }
@@ -62,44 +161,107 @@ pg_port() { sed -E 's#.*@127\.0\.0\.1:([0-9]+)/.*#\1#' <<<"$1"; }
 for c in ${which[*]}; do
   case $c in
   pg-read)
+    ratios_pg_read=()
     clusters+=("$work/pg"); dsn=$(up postgres "$work/pg")
-    "$fb" load wiki --db "$dsn" --articles "$ARTICLES" >/dev/null
-    # fieldbench: read-only request sets, CLIENTS threads, ~SECONDS_ long
-    "$fb" run wiki --db "$dsn" --reads 100 --threads "$CLIENTS" --requests $((CLIENTS * 4000)) \
-      --sets 1 --repeat 6 --results "$work/r-pg-read" >/dev/null 2>&1
-    f=$(figure "$work/r-pg-read" read)
+    port=$(pg_port "$dsn")
+    "$fb" load wiki --db "$dsn" --articles "$ARTICLES" >/dev/null 2>&1
     printf '\\set id random(1, %d)\nselect title, body from articles where id = :id;\n' "$ARTICLES" >"$work/read.sql"
-    n=$(pgbench -n -M prepared -c "$CLIENTS" -j "$CLIENTS" -T "$SECONDS_" -f "$work/read.sql" \
-      -h 127.0.0.1 -p "$(pg_port "$dsn")" -U postgres fieldbench 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
-    report pg-read "$f" "$n"
+    pgb() { # seconds -> sets NA_RATE, NA_OPS
+      timed pgbench -n -M prepared -c "$CLIENTS" -j "$CLIENT_THREADS" -T "$1" -f "$work/read.sql" \
+        -h 127.0.0.1 -p "$port" -U postgres fieldbench
+      NA_RATE=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$work/out")
+      NA_OPS=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$work/out")
+    }
+    # warm-up (discarded): both sides read every page they will read, and
+    # fieldbench's rate sizes its request sets to ~SECONDS_.
+    pgb 3
+    fb_wiki "$dsn" $((CLIENTS * 2000))
+    req=$(requests_for "$FB_RATE")
+    for i in $(seq "$ROUNDS"); do
+      fb_wiki "$dsn" "$req"; f=$FB_RATE; fc=$(us_per_op "$(cat "$work/cpu")" "$FB_OPS")
+      pgb "$SECONDS_"; n=$NA_RATE; nc=$(us_per_op "$(cat "$work/cpu")" "$NA_OPS")
+      round pg-read "$i" "$f" "$n" "$fc" "$nc"
+    done
+    summary pg-read 0.95
     ;;
   pg-ingest)
+    ratios_pg_ingest=()
     clusters+=("$work/pgi"); dsn=$(up postgres "$work/pgi")
-    "$fb" run ingest --db "$dsn" --sources 1 --records "$RECORDS" --batch "$RECORDS" --results "$work/r-pg-ingest" >/dev/null 2>&1
-    f=$(figure "$work/r-pg-ingest" throughput_records_per_s)
-    "$fb" generate ingest --sources 1 --records "$RECORDS" --out "$work/ingest" >/dev/null
     port=$(pg_port "$dsn")
-    psql -q -h 127.0.0.1 -p "$port" -U postgres fieldbench -c "truncate ingest_records" >/dev/null
-    t0=$(date +%s.%N)
-    psql -q -h 127.0.0.1 -p "$port" -U postgres fieldbench -c "\\copy ingest_records from '$work/ingest/records.csv' csv header" >/dev/null
-    t1=$(date +%s.%N)
-    n=$(python3 -c "print($RECORDS/($t1-$t0))")
-    report pg-ingest "$f" "$n"
+    "$fb" generate ingest --sources 1 --records "$RECORDS" --out "$work/ingest" >/dev/null
+    fbi() {
+      rm -rf "$work/r-ingest"
+      "$fb" run ingest --db "$dsn" --sources 1 --records "$RECORDS" --batch "$RECORDS" --results "$work/r-ingest" >/dev/null 2>&1
+      extra "$work/r-ingest" throughput_records_per_s
+    }
+    psqlc() { # the \copy alone, timed by psql (connection set-up excluded)
+      psql -q -h 127.0.0.1 -p "$port" -U postgres fieldbench -c "truncate ingest_records" >/dev/null
+      ms=$(printf '\\timing on\n\\copy ingest_records from %s csv header\n' "'$work/ingest/records.csv'" |
+        psql -q -h 127.0.0.1 -p "$port" -U postgres fieldbench | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p')
+      py "print($RECORDS / ($ms / 1e3))"
+    }
+    fbi >/dev/null; psqlc >/dev/null # warm-up (discarded)
+    for i in $(seq "$ROUNDS"); do
+      f=$(fbi); n=$(psqlc)
+      round pg-ingest "$i" "$f" "$n" - -
+    done
+    summary pg-ingest 0.9
     ;;
-  redis-get)
-    clusters+=("$work/redis"); dsn=$(up redis "$work/redis")
-    "$fb" load wiki --db "$dsn" --articles "$ARTICLES" >/dev/null
-    "$fb" run wiki --db "$dsn" --reads 100 --threads "$CLIENTS" --requests $((CLIENTS * 10000)) \
-      --sets 1 --repeat 6 --results "$work/r-redis" >/dev/null 2>&1
-    f=$(figure "$work/r-redis" read)
-    port=$(sed -E 's#redis://127\.0\.0\.1:([0-9]+).*#\1#' <<<"$dsn")
-    size=$(figure "$work/r-redis" total_bytes)
-    d=$(python3 -c "print(int($size/$ARTICLES))")
-    redis-benchmark -h 127.0.0.1 -p "$port" -t set -n "$ARTICLES" -r "$ARTICLES" -d "$d" -c "$CLIENTS" -q >/dev/null
-    n=$(redis-benchmark -h 127.0.0.1 -p "$port" -t get -n $((CLIENTS * 60000)) -r "$ARTICLES" -d "$d" -c "$CLIENTS" -P 1 -q --csv |
-      tail -1 | cut -d, -f2 | tr -d '"')
-    report redis-get "$f" "$n"
+  redis-get | redis-mget)
+    if [[ -z ${rdsn:-} ]]; then
+      clusters+=("$work/redis"); rdsn=$(up redis "$work/redis")
+      rport=$(sed -E 's#redis://127\.0\.0\.1:([0-9]+).*#\1#' <<<"$rdsn")
+      "$fb" load wiki --db "$rdsn" --articles "$ARTICLES" >/dev/null 2>&1
+      # redis-benchmark's keys (key:%012d, ids 0..ARTICLES-1 as -r draws
+      # them), EVERY one present: a missing key would answer nil, a cheaper
+      # read than fieldbench's. Values: the mean body size, and for the MGET
+      # comparison {x}t:/{x}b: keys of the mean title and body sizes (one
+      # hash tag: redis-benchmark draws the two ids independently, and a
+      # cluster node refuses an MGET across slots).
+      rm -rf "$work/r-wiki"
+      "$fb" run wiki --db "$rdsn" --reads 100 --threads 1 --requests 1 --sets 1 --repeat 1 --results "$work/r-wiki" >/dev/null 2>&1
+      body=$(py "print(int($(extra "$work/r-wiki" total_bytes) / $ARTICLES))")
+      title=$(redis-cli -h 127.0.0.1 -p "$rport" --no-raw eval \
+        "local s=0 for i=1,1000 do s=s+redis.call('strlen','wiki:{'..i..'}:t') end return math.floor(s/1000)" 0 | tr -dc 0-9)
+      python3 - "$ARTICLES" "$body" "$title" <<'PY' | redis-cli -h 127.0.0.1 -p "$rport" --pipe >/dev/null
+import sys
+n, body, title = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+out = sys.stdout.buffer
+def cmd(*args):
+    out.write(b"*%d\r\n" % len(args))
+    for a in args:
+        out.write(b"$%d\r\n%s\r\n" % (len(a), a))
+bv, tv = b"x" * body, b"t" * title
+for i in range(n):
+    k = b"%012d" % i
+    cmd(b"SET", b"key:" + k, bv)
+    cmd(b"SET", b"{x}b:" + k, bv)
+    cmd(b"SET", b"{x}t:" + k, tv)
+PY
+      # warm-up (discarded) of fieldbench, also sizing its request sets
+      fb_wiki "$rdsn" $((CLIENTS * 5000))
+      rreq=$(requests_for "$FB_RATE")
+      rn=$(py "print(int($FB_RATE * $SECONDS_))")
+    fi
+    rb() { # command... -> sets NA_RATE (redis-benchmark's own figure)
+      local threads=()
+      ((CLIENT_THREADS > 1)) && threads=(--threads "$CLIENT_THREADS")
+      timed redis-benchmark "${threads[@]}" -h 127.0.0.1 -p "$rport" -c "$CLIENTS" -P 1 -n "$rn" -r "$ARTICLES" -d "$body" -q --csv "$@"
+      NA_RATE=$(tail -1 "$work/out" | cut -d, -f2 | tr -d '"')
+    }
+    if [[ $c == redis-get ]]; then native=(-t get); else native=(MGET '{x}t:__rand_int__' '{x}b:__rand_int__'); fi
+    rb "${native[@]}" # warm-up (discarded)
+    declare -a "ratios_${c/-/_}=()"
+    for i in $(seq "$ROUNDS"); do
+      fb_wiki "$rdsn" "$rreq"; f=$FB_RATE; fc=$(us_per_op "$(cat "$work/cpu")" "$FB_OPS")
+      rb "${native[@]}"; n=$NA_RATE; nc=$(us_per_op "$(cat "$work/cpu")" "$rn")
+      round "$c" "$i" "$f" "$n" "$fc" "$nc"
+    done
+    summary "$c" 0.95
     ;;
   *) echo "unknown comparison $c" >&2; exit 2 ;;
   esac
 done
+echo
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%s\n' "${results[@]}"

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -43,18 +44,58 @@ func (db *DB) Wiki(ctx context.Context) (wiki.Store, error) {
 // Close implements wiki.Store.
 func (s *wikiStore) Close() error { return nil }
 
-// Read implements wiki.Store.
+// The read's statement, prepared once per connection under its own name
+// (pgx keeps the description per connection, so later reads only look it
+// up). Parameters and results travel in binary: the id as an int8, the
+// title and body as their raw bytes.
+const (
+	wikiReadStmt = "fieldbench_wiki_read"
+	wikiReadSQL  = `select title, body from articles where id = $1`
+)
+
+var (
+	wikiReadParamFormats  = []int16{pgx.BinaryFormatCode}
+	wikiReadResultFormats = []int16{pgx.BinaryFormatCode, pgx.BinaryFormatCode}
+)
+
+// Read implements wiki.Store: one execution of the prepared SELECT on a
+// pooled connection (no pipelining, no caching). It works at the pgconn
+// level because the read is the wiki workload's hot path and pgx's generic
+// QueryRow/Scan costs client CPU the comparison with pgbench showed: it
+// builds a Rows, plans the scan, and scans the body into a []byte that had
+// to be copied again into the Article's string. Here each column is copied
+// once, from the connection's read buffer into the returned strings (see
+// docs/postgres.md, "Client efficiency").
 func (s *wikiStore) Read(ctx context.Context, id int64) (wiki.Article, error) {
-	a := wiki.Article{ID: id}
-	var body []byte
-	err := s.db.reader().QueryRow(ctx, `select title, body from articles where id = $1`, id).Scan(&a.Title, &body)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return wiki.Article{}, fmt.Errorf("postgres: read: %w", wiki.ErrNotFound)
-	}
+	c, err := s.db.reader().Acquire(ctx)
 	if err != nil {
 		return wiki.Article{}, fmt.Errorf("postgres: read article: %w", err)
 	}
-	a.Body = string(body)
+	defer c.Release()
+	sd, err := c.Conn().Prepare(ctx, wikiReadStmt, wikiReadSQL)
+	if err != nil {
+		return wiki.Article{}, fmt.Errorf("postgres: read article: prepare: %w", err)
+	}
+	param := binary.BigEndian.AppendUint64(make([]byte, 0, 8), uint64(id))
+	rr := c.Conn().PgConn().ExecPrepared(ctx, sd.Name, [][]byte{param}, wikiReadParamFormats, wikiReadResultFormats)
+	a, found, bad := wiki.Article{ID: id}, false, false
+	for rr.NextRow() {
+		v := rr.Values()
+		if len(v) != 2 || v[0] == nil || v[1] == nil {
+			bad = true
+			continue
+		}
+		a.Title, a.Body, found = string(v[0]), string(v[1]), true
+	}
+	if _, err := rr.Close(); err != nil {
+		return wiki.Article{}, fmt.Errorf("postgres: read article: %w", err)
+	}
+	switch {
+	case bad:
+		return wiki.Article{}, fmt.Errorf("postgres: read article %d: unexpected row shape (want non-null title and body)", id)
+	case !found:
+		return wiki.Article{}, fmt.Errorf("postgres: read: %w", wiki.ErrNotFound)
+	}
 	return a, nil
 }
 

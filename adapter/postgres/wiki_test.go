@@ -2,8 +2,10 @@ package postgres
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/fieldbench/fieldbench/workload/wiki"
@@ -105,5 +107,46 @@ func TestWikiPopulateSourceError(t *testing.T) {
 	}
 	if c, _ := s.Counts(ctx); c.Articles != 0 {
 		t.Fatalf("the failed transaction left %d articles", c.Articles)
+	}
+}
+
+// TestWikiReadPrepared reads through the prepared statement on every
+// pooled connection at once, before and after the table is emptied and
+// loaded again (TRUNCATE keeps the statement valid), and for a missing id.
+func TestWikiReadPrepared(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := openWiki(t, openFresh(t))
+	const n = 40
+	for round := range 2 {
+		if err := s.Reset(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Populate(ctx, &tinySource{n: n}); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for id := int64(1); id <= n; id++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				a, err := s.Read(ctx, id)
+				if err == nil && (a.ID != id || a.Title != "t" || a.Body != strconv.FormatInt(id, 10)) {
+					err = fmt.Errorf("got %+v", a)
+				}
+				if err != nil {
+					errs <- fmt.Errorf("round %d, article %d: %w", round, id, err)
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		if _, err := s.Read(ctx, n+1); !errors.Is(err, wiki.ErrNotFound) {
+			t.Fatalf("Read(%d) = %v, want ErrNotFound", n+1, err)
+		}
 	}
 }

@@ -35,28 +35,47 @@ const (
 	wikiBatchBytes = 16 << 20
 )
 
-type wikiStore struct{ db *DB }
+type wikiStore struct {
+	db *DB
+	rd *wikiReader // the reads' own connections (wikiread.go)
+}
 
 var _ wiki.Store = (*wikiStore)(nil)
 
 // Wiki implements wiki.Backend (nothing to create).
-func (db *DB) Wiki(context.Context) (wiki.Store, error) { return &wikiStore{db: db}, nil }
+func (db *DB) Wiki(context.Context) (wiki.Store, error) {
+	return &wikiStore{db: db, rd: newWikiReader(db)}, nil
+}
 
-// Close implements wiki.Store.
-func (s *wikiStore) Close() error { return nil }
+// Close implements wiki.Store: closes the reads' connections.
+func (s *wikiStore) Close() error {
+	s.rd.close()
+	return nil
+}
 
-// Read implements wiki.Store: one MGET of title and body.
+// Read implements wiki.Store: one MGET of title and body, sent by
+// wikiReader (go-redis when a read is redirected or a connection fails).
 func (s *wikiStore) Read(ctx context.Context, id int64) (wiki.Article, error) {
-	v, err := s.db.rdb.MGet(ctx, wikiTitle(id), wikiBody(id)).Result()
+	title, body, ok, err := s.rd.read(ctx, id)
 	if err != nil {
 		return wiki.Article{}, fmt.Errorf("redis: read article: %w", err)
 	}
-	title, ok1 := v[0].(string)
-	body, ok2 := v[1].(string)
-	if !ok1 || !ok2 {
+	if !ok {
 		return wiki.Article{}, fmt.Errorf("redis: read: %w", wiki.ErrNotFound)
 	}
 	return wiki.Article{ID: id, Title: title, Body: body}, nil
+}
+
+// mgetArticle is the read through go-redis: MGET of title and body, with
+// its redirections and retries.
+func (db *DB) mgetArticle(ctx context.Context, id int64) (title, body string, ok bool, err error) {
+	v, err := db.rdb.MGet(ctx, wikiTitle(id), wikiBody(id)).Result()
+	if err != nil {
+		return "", "", false, err
+	}
+	title, ok1 := v[0].(string)
+	body, ok2 := v[1].(string)
+	return title, body, ok1 && ok2, nil
 }
 
 // Update implements wiki.Store: SET ... XX.

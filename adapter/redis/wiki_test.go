@@ -2,7 +2,11 @@ package redis
 
 import (
 	"context"
+	"errors"
+	"slices"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/fieldbench/fieldbench/workload/wiki"
 )
@@ -43,5 +47,101 @@ func TestWikiStore(t *testing.T) {
 		if a, err := s.Read(ctx, id); err != nil || a != g.Article(id) {
 			t.Fatalf("Read(%d): %v", id, err)
 		}
+	}
+}
+
+// TestWikiReadFallback checks that a read the direct path cannot complete
+// is done by go-redis: a connection that fails (a killed node, a closed
+// connection) and an answer from a master that does not own the slot
+// (MOVED while slots move). Each case plants such a connection where the
+// next read to article id's master will pick it up.
+func TestWikiReadFallback(t *testing.T) {
+	ctx := t.Context()
+	db := open(t, false)
+	st, err := db.Wiki(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := st.(*wikiStore)
+	if err := s.Reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Reset(context.Background()); s.Close() })
+	const n = 50
+	g, _ := wiki.NewGenerator(5, n)
+	if _, err := s.Populate(ctx, g.Source(1, n)); err != nil {
+		t.Fatal(err)
+	}
+	const id = 7
+	ids := []byte(strconv.Itoa(id))
+	owner, err := s.rd.addrFor(ctx, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var other string
+	for _, a := range servers.cl.Nodes {
+		if addr := a.Addr(); addr != owner {
+			other = addr
+			break
+		}
+	}
+	if other == "" {
+		t.Fatalf("no master other than %s in %+v", owner, servers.cl.Nodes)
+	}
+	tests := []struct {
+		name  string
+		plant func(t *testing.T) *respConn
+		// reused: the planted connection goes back to the idle list
+		// (a whole answer was read) rather than being closed.
+		reused bool
+	}{
+		{"closed connection", func(t *testing.T) *respConn {
+			c, err := s.rd.dial(ctx, owner)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.nc.Close()
+			return c
+		}, false},
+		{"MOVED from another master", func(t *testing.T) *respConn {
+			c, err := s.rd.dial(ctx, other)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, _, err := c.mget(ctx, ids, time.Second); !errors.Is(err, errRedirect) {
+				t.Fatalf("read of article %d from %s (not its master): %v, want a redirection", id, other, err)
+			}
+			return c
+		}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s.rd.close()
+			s.rd = newWikiReader(db)
+			c := tc.plant(t)
+			s.rd.idle[owner] = []*respConn{c}
+			a, err := s.Read(ctx, id)
+			if err != nil || a != g.Article(id) {
+				t.Fatalf("Read(%d) = %q, %v; want the article", id, a.Title, err)
+			}
+			idle := s.rd.idle[owner]
+			if got := slices.Contains(idle, c); got != tc.reused {
+				t.Fatalf("planted connection back in the idle list: %v, want %v", got, tc.reused)
+			}
+			// The next read goes the direct way again and finds its article.
+			if a, err := s.Read(ctx, id+1); err != nil || a != g.Article(id+1) {
+				t.Fatalf("Read(%d) after the fallback = %q, %v", id+1, a.Title, err)
+			}
+		})
+	}
+	if _, err := s.Read(ctx, n+1); !errors.Is(err, wiki.ErrNotFound) {
+		t.Fatalf("Read(%d) = %v, want ErrNotFound", n+1, err)
+	}
+	idle := 0
+	for _, cs := range s.rd.idle {
+		idle += len(cs)
+	}
+	if idle == 0 {
+		t.Fatal("no idle direct connection after the reads: they all went through go-redis")
 	}
 }

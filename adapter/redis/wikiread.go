@@ -1,0 +1,305 @@
+package redis
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+// wikiReader sends the wiki read — the workload's hot path, one MGET of an
+// article's title and body — over plain connections of its own, speaking
+// RESP2 directly, and falls back to go-redis for anything it does not
+// handle itself.
+//
+// Why: against redis-benchmark on the same server, go-redis's generic path
+// cost about twice the client CPU per read (measured, see docs/redis.md,
+// "Client efficiency"): a pool Get that makes a recvfrom health check on
+// every call, hooks, cluster routing per command, arguments and replies as
+// []any. Here a read is one write and the reads of its reply; the reply's
+// two values are the only allocations of any size, and nothing is
+// pipelined, batched or cached: every Read is one request and one reply.
+//
+// What it leaves to go-redis: which master holds the article's slot (its
+// cluster state, refreshed as go-redis refreshes it), and every read that
+// does not succeed here: a MOVED/ASK/TRYAGAIN/CLUSTERDOWN answer (a slot
+// moving while nodes join) or a connection that fails (a killed node, a
+// connection the server closed). Such a read is done again by go-redis,
+// which follows redirections, reloads the slots and retries as it does for
+// every other command; its error, if it fails too, is the read's error.
+type wikiReader struct {
+	db      *DB
+	timeout time.Duration
+
+	mu     sync.Mutex
+	idle   map[string][]*respConn // node address -> idle connections
+	closed bool
+}
+
+// respConn is one connection of wikiReader; a goroutine holds it for one
+// read at a time.
+type respConn struct {
+	nc  net.Conn
+	br  *bufio.Reader
+	buf []byte // the request being written, reused
+}
+
+func newWikiReader(db *DB) *wikiReader {
+	return &wikiReader{db: db, timeout: db.cfg.Timeout, idle: map[string][]*respConn{}}
+}
+
+// errRedirect marks an answer go-redis must handle (a cluster redirection
+// or a transient cluster state).
+var errRedirect = errors.New("redis: redirected")
+
+// read returns the title and body of article id; ok is false when either
+// key is missing.
+func (r *wikiReader) read(ctx context.Context, id int64) (title, body string, ok bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return "", "", false, err
+	}
+	var idb [20]byte
+	ids := strconv.AppendInt(idb[:0], id, 10)
+	addr, err := r.addrFor(ctx, ids)
+	if err == nil {
+		var c *respConn
+		if c, err = r.get(ctx, addr); err == nil {
+			title, body, ok, err = c.mget(ctx, ids, r.timeout)
+			switch {
+			case err == nil:
+				r.put(addr, c)
+				return title, body, ok, nil
+			case errors.Is(err, errRedirect):
+				r.put(addr, c) // the answer was read whole: the connection is fine
+			default:
+				c.nc.Close()
+			}
+		}
+	}
+	// Not done here: go-redis does it (redirections, slot reload, retries).
+	return r.db.mgetArticle(ctx, id)
+}
+
+// addrFor is the address of the master holding the article's hash slot.
+func (r *wikiReader) addrFor(ctx context.Context, ids []byte) (string, error) {
+	if r.db.cc == nil {
+		return r.db.cfg.Addrs[0], nil
+	}
+	// The key's hash tag is the id, so any key of the article names its slot.
+	n, err := r.db.cc.MasterForKey(ctx, "{"+string(ids)+"}")
+	if err != nil {
+		return "", err
+	}
+	return n.Options().Addr, nil
+}
+
+func (r *wikiReader) get(ctx context.Context, addr string) (*respConn, error) {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil, errors.New("redis: wiki store closed")
+	}
+	if cs := r.idle[addr]; len(cs) > 0 {
+		c := cs[len(cs)-1]
+		r.idle[addr] = cs[:len(cs)-1]
+		r.mu.Unlock()
+		return c, nil
+	}
+	r.mu.Unlock()
+	return r.dial(ctx, addr)
+}
+
+func (r *wikiReader) put(addr string, c *respConn) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		c.nc.Close()
+		return
+	}
+	r.idle[addr] = append(r.idle[addr], c)
+}
+
+// dial opens a connection and authenticates as go-redis would (RESP2, so
+// no HELLO).
+func (r *wikiReader) dial(ctx context.Context, addr string) (*respConn, error) {
+	d := net.Dialer{Timeout: r.timeout}
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	c := &respConn{nc: nc, br: bufio.NewReaderSize(nc, 16<<10), buf: make([]byte, 0, 128)}
+	if pw := r.db.cfg.Password; pw != "" {
+		args := []string{"AUTH", pw}
+		if u := r.db.cfg.Username; u != "" {
+			args = []string{"AUTH", u, pw}
+		}
+		if err := c.auth(ctx, r.timeout, args); err != nil {
+			nc.Close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func (c *respConn) auth(ctx context.Context, timeout time.Duration, args []string) error {
+	stop := c.deadline(ctx, timeout)
+	defer stop()
+	c.buf = append(c.buf[:0], '*')
+	c.buf = strconv.AppendInt(c.buf, int64(len(args)), 10)
+	c.buf = append(c.buf, "\r\n"...)
+	for _, a := range args {
+		c.buf = appendBulk(c.buf, []byte(a))
+	}
+	if _, err := c.nc.Write(c.buf); err != nil {
+		return err
+	}
+	line, err := c.line()
+	if err != nil {
+		return err
+	}
+	if string(line) != "+OK" {
+		return fmt.Errorf("redis: AUTH: %s", line)
+	}
+	return nil
+}
+
+// deadline bounds the exchange by timeout and by ctx's deadline, and makes
+// a cancellation of ctx end it; stop releases what it set up.
+func (c *respConn) deadline(ctx context.Context, timeout time.Duration) (stop func() bool) {
+	var dl time.Time
+	if timeout > 0 {
+		dl = time.Now().Add(timeout)
+	}
+	if d, ok := ctx.Deadline(); ok && (dl.IsZero() || d.Before(dl)) {
+		dl = d
+	}
+	c.nc.SetDeadline(dl)
+	if ctx.Done() == nil {
+		return func() bool { return true }
+	}
+	return context.AfterFunc(ctx, func() { c.nc.SetDeadline(time.Unix(1, 0)) })
+}
+
+// mget sends MGET wiki:{id}:t wiki:{id}:b and reads the two values.
+func (c *respConn) mget(ctx context.Context, ids []byte, timeout time.Duration) (title, body string, ok bool, err error) {
+	stop := c.deadline(ctx, timeout)
+	defer stop()
+	b := append(c.buf[:0], "*3\r\n$4\r\nMGET\r\n$"...)
+	b = strconv.AppendInt(b, int64(len(ids)+9), 10) // len("wiki:{" + id + "}:t")
+	b = append(b, "\r\nwiki:{"...)
+	b = append(b, ids...)
+	b = append(b, "}:t\r\n$"...)
+	b = strconv.AppendInt(b, int64(len(ids)+9), 10)
+	b = append(b, "\r\nwiki:{"...)
+	b = append(b, ids...)
+	b = append(b, "}:b\r\n"...)
+	c.buf = b
+	if _, err := c.nc.Write(b); err != nil {
+		return "", "", false, err
+	}
+	line, err := c.line()
+	if err != nil {
+		return "", "", false, err
+	}
+	if len(line) > 0 && line[0] == '-' {
+		return "", "", false, replyError(line[1:])
+	}
+	if string(line) != "*2" {
+		return "", "", false, fmt.Errorf("redis: MGET: unexpected reply %q", line)
+	}
+	t, okT, err := c.bulk()
+	if err != nil {
+		return "", "", false, err
+	}
+	bd, okB, err := c.bulk()
+	if err != nil {
+		return "", "", false, err
+	}
+	return t, bd, okT && okB, nil
+}
+
+// replyError is a RESP error; the answers go-redis must handle wrap
+// errRedirect.
+func replyError(msg []byte) error {
+	for _, p := range []string{"MOVED ", "ASK ", "TRYAGAIN ", "CLUSTERDOWN ", "LOADING ", "READONLY "} {
+		if bytes.HasPrefix(msg, []byte(p)) {
+			return fmt.Errorf("%w: %s", errRedirect, msg)
+		}
+	}
+	return fmt.Errorf("redis: MGET: %s", msg)
+}
+
+// line reads one CRLF-terminated line (without the CRLF); it is valid until
+// the next read.
+func (c *respConn) line() ([]byte, error) {
+	l, err := c.br.ReadSlice('\n')
+	if err != nil {
+		return nil, err
+	}
+	if len(l) < 2 || l[len(l)-2] != '\r' {
+		return nil, fmt.Errorf("redis: malformed reply line %q", l)
+	}
+	return l[:len(l)-2], nil
+}
+
+// bulk reads one bulk string: its value, or ok false for a nil. The value
+// is read into its own allocation, which the returned string then shares
+// (nothing writes to it again), so it is copied once, from the socket.
+func (c *respConn) bulk() (string, bool, error) {
+	l, err := c.line()
+	if err != nil {
+		return "", false, err
+	}
+	if len(l) < 2 || l[0] != '$' {
+		return "", false, fmt.Errorf("redis: MGET: unexpected value %q", l)
+	}
+	n, err := strconv.Atoi(string(l[1:]))
+	switch {
+	case err != nil:
+		return "", false, fmt.Errorf("redis: MGET: bad length %q", l)
+	case n == -1:
+		return "", false, nil
+	case n < 0:
+		return "", false, fmt.Errorf("redis: MGET: bad length %q", l)
+	}
+	v := make([]byte, n+2)
+	if _, err := io.ReadFull(c.br, v); err != nil {
+		return "", false, err
+	}
+	if v[n] != '\r' || v[n+1] != '\n' {
+		return "", false, errors.New("redis: MGET: value not followed by CRLF")
+	}
+	if n == 0 {
+		return "", true, nil
+	}
+	return unsafe.String(&v[0], n), true, nil
+}
+
+func appendBulk(b, v []byte) []byte {
+	b = append(b, '$')
+	b = strconv.AppendInt(b, int64(len(v)), 10)
+	b = append(b, "\r\n"...)
+	b = append(b, v...)
+	return append(b, "\r\n"...)
+}
+
+// close closes every idle connection; connections in use are closed when
+// they are given back.
+func (r *wikiReader) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed = true
+	for _, cs := range r.idle {
+		for _, c := range cs {
+			c.nc.Close()
+		}
+	}
+	r.idle = nil
+}
