@@ -7,7 +7,9 @@ import (
 	"math"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,9 +40,20 @@ import (
 //	rf=N        replication factor in the DSN printed (default min(nodes,3))
 //	consistency=LEVEL  consistency in the DSN (default ONE for one node,
 //	            QUORUM otherwise)
+//	request_timeout=DURATION  the server's read, write, range, counter
+//	            and request timeouts (default: Cassandra's own, 2 s for a
+//	            write); tests on a loaded 2-core machine raise it so that a
+//	            starved JVM is not taken for a wrong answer
 func init() { Register(cassandraEngine{}) }
 
 type cassandraEngine struct{}
+
+var (
+	_ Grower  = cassandraEngine{}
+	_ Killer  = cassandraEngine{}
+	_ Remover = cassandraEngine{}
+	_ Mover   = cassandraEngine{}
+)
 
 const (
 	cassandraDefaultVersion = "5.0.9"
@@ -95,6 +108,7 @@ type cassOpts struct {
 	heap        string
 	rf          int
 	consistency string
+	timeoutMS   int64 // request_timeout; 0 = Cassandra's defaults
 }
 
 func parseCassOpts(o Options) (cassOpts, error) {
@@ -127,8 +141,14 @@ func parseCassOpts(o Options) (cassOpts, error) {
 				err = perr
 			}
 			r.consistency = strings.ToUpper(v)
+		case "request_timeout":
+			d, perr := time.ParseDuration(v)
+			if perr != nil || d < time.Millisecond {
+				err = errors.New("want a duration like 10s")
+			}
+			r.timeoutMS = d.Milliseconds()
 		default:
-			return r, fmt.Errorf("cassandra: unknown option %q (known: version, heap, rf, consistency)", k)
+			return r, fmt.Errorf("cassandra: unknown option %q (known: version, heap, rf, consistency, request_timeout)", k)
 		}
 		if err != nil {
 			return r, fmt.Errorf("cassandra: option %s=%q: %w", k, v, err)
@@ -172,6 +192,9 @@ func (e cassandraEngine) Up(ctx context.Context, dir string, opts Options) (*Clu
 		"rf": strconv.Itoa(co.rf), "consistency": co.consistency,
 		"cluster_name": "fieldbench-" + filepath.Base(dir),
 	}}
+	if co.timeoutMS > 0 {
+		c.Options["request_timeout_ms"] = strconv.FormatInt(co.timeoutMS, 10)
+	}
 	// The first node picks the cluster-wide ports (retrying on a lost
 	// race); later nodes use them.
 	err = Retry(4, func(int) error {
@@ -202,7 +225,9 @@ func (e cassandraEngine) Up(ctx context.Context, dir string, opts Options) (*Clu
 func cassandraDSN(c *Cluster) string {
 	var hosts []string
 	for _, n := range c.Nodes {
-		hosts = append(hosts, n.Addr())
+		if !cassRemoved(n) {
+			hosts = append(hosts, n.Addr())
+		}
 	}
 	return fmt.Sprintf("cassandra://%s/fieldbench?consistency=%s&rf=%s", strings.Join(hosts, ","), c.Options["consistency"], c.Options["rf"])
 }
@@ -282,10 +307,7 @@ func (e cassandraEngine) startNew(ctx context.Context, c *Cluster, bootstrap boo
 }
 
 func writeCassandraConfig(c *Cluster, n *Node, bootstrap bool) error {
-	seed := cassandraHost(1)
-	if len(c.Nodes) > 0 {
-		seed = c.Nodes[0].Host
-	}
+	seed := cassandraSeed(c, n)
 	d := func(s string) string { return strconv.Quote(filepath.Join(n.DataDir, s)) }
 	yaml := fmt.Sprintf(`# written by fieldbench; loopback only
 cluster_name: %q
@@ -315,6 +337,12 @@ auto_snapshot: false
 auto_bootstrap: %t
 `, c.Options["cluster_name"], d("data"), d("commitlog"), d("hints"), d("saved_caches"), d("cdc_raw"),
 		seed, n.Ports[0], n.Host, n.Host, n.Ports[0], n.Port, bootstrap)
+	if ms := c.Options["request_timeout_ms"]; ms != "" {
+		for _, k := range []string{"read_request_timeout", "range_request_timeout", "write_request_timeout",
+			"counter_write_request_timeout", "request_timeout"} {
+			yaml += k + ": " + ms + "ms\n"
+		}
+	}
 	if err := os.WriteFile(n.Config, []byte(yaml), 0o644); err != nil {
 		return fmt.Errorf("cassandra: write %s: %w", n.Config, err)
 	}
@@ -570,7 +598,10 @@ func (cassandraEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, er
 			st.Detail["error"] = viewErr.Error()
 		}
 		if n.Stopped || !Alive(n.PID) {
-			if n.Stopped {
+			switch {
+			case cassRemoved(n):
+				st.State = "removed"
+			case n.Stopped:
 				st.State = "stopped"
 			}
 			st.PID = 0
@@ -672,6 +703,9 @@ func (cassandraEngine) Restart(ctx context.Context, c *Cluster, name string) err
 	if err != nil {
 		return err
 	}
+	if cassRemoved(n) {
+		return fmt.Errorf("cassandra: %s was decommissioned: it left the ring for good (add a new node instead)", name)
+	}
 	if n.PID > 0 && Alive(n.PID) {
 		return fmt.Errorf("cassandra: %s is running (pid %d): kill it first", name, n.PID)
 	}
@@ -688,4 +722,233 @@ func ownsPercent(s string) float64 {
 		return math.NaN()
 	}
 	return v
+}
+
+// roleDecommissioned marks a node that left the ring through Remove: its
+// process is gone for good (its tokens belong to others now), so Restart
+// refuses it, Status shows it "removed" rather than down, and the DSN no
+// longer lists it.
+const roleDecommissioned = "decommissioned"
+
+func cassRemoved(n *Node) bool { return n.Role == roleDecommissioned }
+
+// Remove implements Remover: `nodetool decommission` on the node, run from
+// the cached jars (cassandra-all holds org.apache.cassandra.tools.NodeTool,
+// so the user installs nothing), through the node's JMX port on
+// 127.0.0.1. Decommission streams the node's ranges to the nodes that take
+// them over and returns once the node has LEFT; the process, which stays
+// up in the DECOMMISSIONED state, is then stopped. Cassandra refuses when
+// the cluster would keep fewer nodes than a keyspace's replication factor
+// (system_distributed has RF 3): that error is returned as is.
+func (cassandraEngine) Remove(ctx context.Context, c *Cluster, name string) error {
+	n, err := c.Node(name)
+	if err != nil {
+		return err
+	}
+	if cassRemoved(n) {
+		return fmt.Errorf("cassandra: %s was already decommissioned", name)
+	}
+	if n.Stopped || !Alive(n.PID) {
+		return fmt.Errorf("cassandra: %s is not running: decommission needs the node up (restart it first)", name)
+	}
+	others := 0
+	for _, o := range c.Nodes {
+		if o != n && !o.Stopped && Alive(o.PID) {
+			others++
+		}
+	}
+	if others == 0 {
+		return fmt.Errorf("cassandra: %s is the only running node: nowhere to hand its data", name)
+	}
+	if len(n.Ports) < 2 {
+		return fmt.Errorf("cassandra: %s has no JMX port in cluster.json", name)
+	}
+	if _, err := nodetool(ctx, c, n, "decommission"); err != nil {
+		return fmt.Errorf("cassandra: decommission %s: %w", name, err)
+	}
+	if err := Stop(n.PID, 60*time.Second); err != nil {
+		return fmt.Errorf("cassandra: stop %s after its decommission: %w", name, err)
+	}
+	n.PID, n.Stopped, n.Role = 0, true, roleDecommissioned
+	// A node restarted later reads its seed from its yaml: when the seed
+	// itself left, point the others at a node still in the ring.
+	if err := reseed(c); err != nil {
+		return err
+	}
+	c.DSN = cassandraDSN(c)
+	return nil
+}
+
+// nodetool runs Cassandra's NodeTool from the cached jars against n's JMX
+// port and returns its output. The JMX server binds 127.0.0.1 only
+// (-Dcassandra.jmx.local.port).
+func nodetool(ctx context.Context, c *Cluster, n *Node, args ...string) (string, error) {
+	cp, err := Classpath(c.Options["jars"])
+	if err != nil {
+		return "", err
+	}
+	// NodeTool loads Cassandra's FileUtils, which needs the same module
+	// flags as the server; it keeps its history in user.home/.cassandra:
+	// the cluster directory rather than the user's home.
+	jargs := append([]string{"-Xmx128m"}, cassandraJPMS...)
+	jargs = append(jargs, "-Djava.net.preferIPv4Stack=true",
+		"-Duser.home="+c.Dir,
+		"-Dlogback.configurationFile="+filepath.Join(n.DataDir, "logback.xml"),
+		"-cp", cp, "org.apache.cassandra.tools.NodeTool",
+		"-h", Loopback, "-p", strconv.Itoa(n.Ports[1]))
+	cmd := exec.CommandContext(ctx, "java", append(jargs, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("nodetool %s: %w: %s", strings.Join(args, " "), err, tail(string(out), 1500))
+	}
+	return string(out), nil
+}
+
+// reseed rewrites the seed of every node whose seed was decommissioned, so
+// that a restart finds the ring.
+func reseed(c *Cluster) error {
+	removed := map[string]bool{}
+	for _, n := range c.Nodes {
+		if cassRemoved(n) {
+			removed[n.Host] = true
+		}
+	}
+	for _, n := range c.Nodes {
+		if cassRemoved(n) {
+			continue
+		}
+		b, err := os.ReadFile(n.Config)
+		if err != nil {
+			return fmt.Errorf("cassandra: read %s: %w", n.Config, err)
+		}
+		m := seedRE.FindSubmatch(b)
+		if m == nil || !removed[string(m[2])] {
+			continue
+		}
+		nb := seedRE.ReplaceAll(b, []byte("${1}"+cassandraSeed(c, n)+"${3}"))
+		if err := os.WriteFile(n.Config, nb, 0o644); err != nil {
+			return fmt.Errorf("cassandra: write %s: %w", n.Config, err)
+		}
+	}
+	return nil
+}
+
+// seedRE finds the seed's host in a node's yaml.
+var seedRE = regexp.MustCompile(`(?m)^(\s*- seeds: ")([0-9.]+)(:[0-9]+")`)
+
+// cassandraSeed is the seed node n should contact: the first node of the
+// cluster still in the ring other than n itself (n's own address when there
+// is none: the first node of a new cluster is its own seed). A node that
+// is its own seed does not bootstrap, so a joining node must never be.
+func cassandraSeed(c *Cluster, n *Node) string {
+	for _, o := range c.Nodes {
+		if o != n && o.Host != n.Host && !cassRemoved(o) {
+			return o.Host
+		}
+	}
+	return n.Host
+}
+
+// Moving implements Mover, with CQL only (cheap enough to poll every
+// second): every running node's gossip view (system_views.gossip_info) is
+// searched for an endpoint joining (BOOT), leaving (LEAVING) or moving its
+// tokens (MOVING), and every running node's node-local
+// system_views.streaming for a stream session not yet finished. detail
+// lists what was found, e.g. "127.0.0.4 BOOT; 127.0.0.1 streaming
+// BOOTSTRAP 42%".
+func (cassandraEngine) Moving(ctx context.Context, c *Cluster) (bool, string, error) {
+	type nodeMoves struct {
+		found []string
+		err   error
+	}
+	var running []*Node
+	for _, n := range c.Nodes {
+		if !n.Stopped && Alive(n.PID) {
+			running = append(running, n)
+		}
+	}
+	if len(running) == 0 {
+		return false, "", errors.New("cassandra: no running node to ask")
+	}
+	res := make([]nodeMoves, len(running))
+	var wg sync.WaitGroup
+	for i, n := range running {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res[i].found, res[i].err = cassMoves(ctx, n)
+		}()
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	var found []string
+	var errs []error
+	answered := 0
+	for i, r := range res {
+		if r.err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", running[i].Name, r.err))
+			continue
+		}
+		answered++
+		for _, f := range r.found {
+			if !seen[f] {
+				seen[f] = true
+				found = append(found, f)
+			}
+		}
+	}
+	sort.Strings(found)
+	if answered == 0 {
+		return false, "", fmt.Errorf("cassandra: no node answered: %w", errors.Join(errs...))
+	}
+	// A node that does not answer (a JVM busy or just killed) is not an
+	// error as long as another one answered: gossip tells every node about
+	// every endpoint.
+	return len(found) > 0, strings.Join(found, "; "), nil
+}
+
+// cassMoves asks node n which endpoints are joining, leaving or moving and
+// which of its own stream sessions are still running.
+func cassMoves(ctx context.Context, n *Node) ([]string, error) {
+	s, err := cassNodeSession(n, 3*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	var found []string
+	var addr net.IP
+	var status, statusWithPort *string
+	it := s.Query("SELECT address, status, status_with_port FROM system_views.gossip_info").WithContext(ctx).Iter()
+	for it.Scan(&addr, &status, &statusWithPort) {
+		if statusWithPort != nil {
+			status = statusWithPort
+		}
+		if status == nil {
+			continue
+		}
+		st, _, _ := strings.Cut(*status, ",")
+		switch st {
+		case "BOOT", "BOOT_REPLACE", "LEAVING", "MOVING", "removing":
+			found = append(found, addr.String()+" "+st)
+		}
+	}
+	if err := it.Close(); err != nil {
+		return nil, fmt.Errorf("read system_views.gossip_info: %w", err)
+	}
+	// Finished sessions stay listed (SUCCESS or FAILURE) for days: only
+	// INIT and START are data still moving.
+	var op, st string
+	var progress float32 // CQL float
+	var peers []string
+	it = s.Query("SELECT operation, status, progress_percentage, peers FROM system_views.streaming").WithContext(ctx).Iter()
+	for it.Scan(&op, &st, &progress, &peers) {
+		if st == "success" || st == "failure" || strings.EqualFold(st, "SUCCESS") || strings.EqualFold(st, "FAILURE") {
+			continue
+		}
+		found = append(found, fmt.Sprintf("%s streaming %s %s %.0f%% with %s", n.Host, op, st, progress, strings.Join(peers, ",")))
+	}
+	if err := it.Close(); err != nil {
+		return nil, fmt.Errorf("read system_views.streaming: %w", err)
+	}
+	return found, nil
 }

@@ -2,9 +2,12 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -140,6 +143,8 @@ func TestParseCassOpts(t *testing.T) {
 		{1, map[string]string{"heap": "lots"}, 0, "", true},
 		{1, map[string]string{"version": "4.1.5"}, 0, "", true},
 		{1, map[string]string{"nope": "1"}, 0, "", true},
+		{1, map[string]string{"request_timeout": "10s"}, 1, "ONE", false},
+		{1, map[string]string{"request_timeout": "soon"}, 0, "", true},
 	}
 	for _, tt := range tests {
 		got, err := parseCassOpts(Options{Nodes: tt.nodes, Extra: tt.extra})
@@ -166,6 +171,19 @@ func TestCassandraOneNode(t *testing.T) {
 		!strings.HasPrefix(st[0].Detail["version"], "5.0") {
 		t.Fatalf("status %+v", st)
 	}
+	// NodeTool from the cached jars through the node's JMX port (what
+	// Remove runs), Moving on a settled node, and Remove of the only node.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if out, err := nodetool(ctx, c, c.Nodes[0], "status"); err != nil || !strings.Contains(out, "UN  127.0.0.1") {
+		t.Errorf("nodetool status: %v\n%s", err, out)
+	}
+	if moving, detail, err := e.Moving(ctx, c); err != nil || moving {
+		t.Errorf("Moving on one settled node = %v %q %v", moving, detail, err)
+	}
+	if err := e.Remove(ctx, c, "cass1"); err == nil || !strings.Contains(err.Error(), "only running node") {
+		t.Errorf("Remove of the only node: %v", err)
+	}
 	conf, err := os.ReadFile(c.Nodes[0].Config)
 	if err != nil {
 		t.Fatal(err)
@@ -189,15 +207,26 @@ func TestCassandraOneNode(t *testing.T) {
 	}
 }
 
-// TestCassandraThreeNodes starts three nodes on 127.0.0.1-3: all up and
-// NORMAL, ownership adds up to 100 %, a QUORUM write with RF 3 is read back
-// at QUORUM, and still with one node killed; the killed node restarts.
+// TestCassandraThreeNodes starts three nodes on 127.0.0.1-3 and shares
+// them between two steps run in order (one cluster: each JVM takes ~10 s
+// to start and ~1 GB): the QUORUM kill/restart step, then the join and
+// decommission step. About 2-3 minutes on the 2-core machine.
 func TestCassandraThreeNodes(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
-		t.Skip("3 JVMs: not under -short")
+		t.Skip("3-4 JVMs: not under -short")
 	}
 	e, c := cassandraUp(t, Options{Nodes: 3})
+	if !t.Run("quorum kill restart", func(t *testing.T) { cassQuorumKillRestart(t, e, c) }) {
+		return
+	}
+	t.Run("join and decommission", func(t *testing.T) { cassJoinDecommission(t, e, c) })
+}
+
+// cassQuorumKillRestart: all three up and NORMAL, ownership adds up to
+// 100 %, a QUORUM write with RF 3 is read back at QUORUM, and still with
+// one node killed; the killed node restarts.
+func cassQuorumKillRestart(t *testing.T, e cassandraEngine, c *Cluster) {
 	for i, n := range c.Nodes {
 		if n.Host != cassandraHost(i+1) {
 			t.Errorf("node %d on %s", i, n.Host)
@@ -218,7 +247,7 @@ func TestCassandraThreeNodes(t *testing.T) {
 	cfg := gocql.NewCluster(c.Nodes[0].Host, c.Nodes[1].Host, c.Nodes[2].Host)
 	cfg.Port = c.Nodes[0].Port
 	cfg.Consistency = gocql.Quorum
-	cfg.Timeout = 10 * time.Second
+	cfg.Timeout = 30 * time.Second // DDL on a loaded 2-core machine
 	cfg.Logger = gocql.NewLogger(gocql.LogLevelNone)
 	// A request sent to the node just killed fails on its connection:
 	// retry it on another node, as a client of a cluster would.
@@ -262,5 +291,237 @@ func TestCassandraThreeNodes(t *testing.T) {
 	t.Logf("restart after kill took %v", time.Since(start).Round(time.Millisecond))
 	if st := cassStatus(t, e, c); st[2].State != "up" {
 		t.Errorf("cass3 after restart: %+v", st[2])
+	}
+}
+
+// cassJoinDecommission writes rows at RF 2, adds a fourth node while
+// polling Moving every 500 ms (the node must be seen joining or end up
+// joined), waits for the data to stop moving, decommissions cass2 (seen
+// leaving), and reads every row back at ONE from the three nodes left;
+// status shows three nodes up and cass2 removed, and Restart refuses it.
+func cassJoinDecommission(t *testing.T, e cassandraEngine, c *Cluster) {
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	if moving, detail, err := e.Moving(ctx, c); err != nil || moving {
+		t.Fatalf("Moving on a settled cluster = %v %q %v", moving, detail, err)
+	}
+	const rows = 2000
+	s := cassSession(t, c, gocql.Quorum)
+	for _, q := range []string{
+		"CREATE KEYSPACE k2 WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 2}",
+		"CREATE TABLE k2.t (id int PRIMARY KEY, v text)",
+	} {
+		if err := s.Query(q).WithContext(ctx).Exec(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	for i := 0; i < rows; i++ {
+		if err := s.Query("INSERT INTO k2.t (id, v) VALUES (?, ?)", i, strings.Repeat("x", 100)).WithContext(ctx).Exec(); err != nil {
+			t.Fatalf("insert %d: %v", i, err)
+		}
+	}
+	s.Close()
+
+	// watch polls Moving until stop is closed and says what it saw. It
+	// asks a copy of c: Add and Remove change c while it runs.
+	watch := func(stop <-chan struct{}) <-chan []string {
+		snap := *c
+		snap.Nodes = nil
+		for _, n := range c.Nodes {
+			cp := *n
+			snap.Nodes = append(snap.Nodes, &cp)
+		}
+		out := make(chan []string, 1)
+		go func() {
+			var seen []string
+			tick := time.NewTicker(500 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				moving, detail, err := e.Moving(ctx, &snap)
+				switch {
+				case err != nil:
+					seen = append(seen, "error: "+err.Error())
+				case moving:
+					seen = append(seen, detail)
+				}
+				select {
+				case <-stop:
+					out <- seen
+					return
+				case <-tick.C:
+				}
+			}
+		}()
+		return out
+	}
+	stop := make(chan struct{})
+	seenCh := watch(stop)
+	start := time.Now()
+	n4, err := e.Add(ctx, c)
+	close(stop)
+	seen := <-seenCh
+	if err != nil {
+		t.Fatalf("Add: %v", err)
+	}
+	t.Logf("join of %s took %v; Moving said: %s", n4.Name, time.Since(start).Round(time.Millisecond), firstLast(seen))
+	st := cassStatus(t, e, c)
+	if len(st) != 4 || st[3].State != "up" || st[3].Detail["gossip"] != "NORMAL" {
+		t.Fatalf("after the join: %+v", st)
+	}
+	checkNoMovingErrors(t, seen)
+	if len(movesOnly(seen)) == 0 {
+		t.Logf("Moving never saw the join (it was quicker than a poll); the node ended joined")
+	} else if moves := strings.Join(movesOnly(seen), "\n"); !strings.Contains(moves, n4.Host+" BOOT") && !strings.Contains(moves, " streaming ") {
+		t.Errorf("Moving during the join said %q: want %s BOOT or a stream", seen, n4.Host)
+	}
+	settled := time.Now()
+	for {
+		moving, detail, err := e.Moving(ctx, c)
+		if err == nil && !moving {
+			break
+		}
+		if ctx.Err() != nil || time.Since(settled) > time.Minute {
+			t.Fatalf("still moving a minute after the join: %q %v", detail, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+
+	stop = make(chan struct{})
+	leaving := watch(stop)
+	start = time.Now()
+	err = e.Remove(ctx, c, "cass2")
+	close(stop)
+	seen = <-leaving
+	if err != nil {
+		t.Fatalf("Remove: %v", err)
+	}
+	t.Logf("decommission of cass2 took %v; Moving said: %s", time.Since(start).Round(time.Millisecond), firstLast(seen))
+	checkNoMovingErrors(t, seen)
+	if moves := strings.Join(movesOnly(seen), "\n"); moves != "" && !strings.Contains(moves, "127.0.0.2 LEAVING") && !strings.Contains(moves, " streaming ") {
+		t.Errorf("Moving during the decommission said %q: want 127.0.0.2 LEAVING or a stream", seen)
+	}
+	if strings.Contains(c.DSN, "127.0.0.2:") {
+		t.Errorf("DSN still lists the removed node: %s", c.DSN)
+	}
+	st = cassStatus(t, e, c)
+	up := 0
+	for _, s := range st {
+		switch {
+		case s.Name == "cass2" && s.State != "removed":
+			t.Errorf("cass2 after Remove: %+v", s)
+		case s.Name != "cass2" && s.State == "up":
+			up++
+		}
+	}
+	if up != 3 {
+		t.Errorf("%d nodes up after the decommission, want 3: %+v", up, st)
+	}
+	s = cassSession(t, c, gocql.One)
+	defer s.Close()
+	var n int
+	it := s.Query("SELECT id FROM k2.t").WithContext(ctx).PageSize(500).Iter()
+	for it.Scan(new(int)) {
+		n++
+	}
+	if err := it.Close(); err != nil || n != rows {
+		t.Fatalf("read %d of %d rows at ONE after the decommission: %v", n, rows, err)
+	}
+	for _, id := range []int{0, rows / 2, rows - 1} {
+		var v string
+		if err := s.Query("SELECT v FROM k2.t WHERE id = ?", id).WithContext(ctx).Scan(&v); err != nil || len(v) != 100 {
+			t.Errorf("row %d at ONE: %q %v", id, v, err)
+		}
+	}
+	if err := e.Restart(ctx, c, "cass2"); err == nil || !strings.Contains(err.Error(), "decommissioned") {
+		t.Errorf("Restart of a decommissioned node: %v", err)
+	}
+	if err := e.Remove(ctx, c, "cass2"); err == nil {
+		t.Error("a second Remove of cass2 succeeded")
+	}
+}
+
+// cassSession connects to the nodes of the cluster's DSN.
+func cassSession(t *testing.T, c *Cluster, cl gocql.Consistency) *gocql.Session {
+	t.Helper()
+	var hosts []string
+	for _, n := range c.Nodes {
+		if !cassRemoved(n) && !n.Stopped {
+			hosts = append(hosts, n.Host)
+		}
+	}
+	cfg := gocql.NewCluster(hosts...)
+	cfg.Port = c.Nodes[0].Port
+	cfg.Consistency = cl
+	cfg.Timeout = 30 * time.Second // DDL on a loaded 2-core machine
+	cfg.Logger = gocql.NewLogger(gocql.LogLevelNone)
+	cfg.RetryPolicy = &gocql.SimpleRetryPolicy{NumRetries: 3}
+	s, err := cfg.CreateSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// checkNoMovingErrors fails when every poll of Moving failed: a node may
+// not answer for a moment (a JVM busy streaming), but gossip and streaming
+// must be readable from some node.
+func checkNoMovingErrors(t *testing.T, seen []string) {
+	t.Helper()
+	errs := 0
+	for _, s := range seen {
+		if strings.HasPrefix(s, "error: ") {
+			errs++
+		}
+	}
+	if errs > 0 {
+		t.Logf("%d polls of Moving failed, e.g. %s", errs, seen[slices.IndexFunc(seen, func(s string) bool { return strings.HasPrefix(s, "error: ") })])
+	}
+	if errs > 0 && errs == len(seen) {
+		t.Errorf("every poll of Moving failed")
+	}
+}
+
+// movesOnly drops the failed polls.
+func movesOnly(seen []string) []string {
+	return slices.DeleteFunc(slices.Clone(seen), func(s string) bool { return strings.HasPrefix(s, "error: ") })
+}
+
+// firstLast shortens a list of Moving details for the log.
+func firstLast(seen []string) string {
+	switch len(seen) {
+	case 0:
+		return "nothing moving at any poll"
+	case 1:
+		return "1 poll moving: " + seen[0]
+	}
+	return fmt.Sprintf("%d polls moving, first %q, last %q", len(seen), seen[0], seen[len(seen)-1])
+}
+
+func TestReseed(t *testing.T) {
+	dir := t.TempDir()
+	c := &Cluster{Options: map[string]string{"storage_port": "7000"}}
+	for i := 1; i <= 3; i++ {
+		n := &Node{Name: fmt.Sprintf("cass%d", i), Host: cassandraHost(i), Config: filepath.Join(dir, fmt.Sprintf("c%d.yaml", i))}
+		seed := cassandraSeed(c, n)
+		if err := os.WriteFile(n.Config, []byte("seed_provider:\n  - class_name: x\n    parameters:\n      - seeds: \""+seed+":7000\"\nlisten_address: "+n.Host+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c.Nodes = append(c.Nodes, n)
+	}
+	c.Nodes[0].Role = roleDecommissioned
+	if err := reseed(c); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ node, seed string }{{"c2", "127.0.0.3"}, {"c3", "127.0.0.2"}} {
+		b, err := os.ReadFile(filepath.Join(dir, tt.node+".yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), `- seeds: "`+tt.seed+`:7000"`) {
+			t.Errorf("%s after reseed:\n%s", tt.node, b)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "c1.yaml")); !strings.Contains(string(b), `- seeds: "127.0.0.1:7000"`) {
+		t.Errorf("the removed node's own config was rewritten:\n%s", b)
 	}
 }

@@ -12,7 +12,10 @@
 // it; default 1), batch=logged|unlogged (the microblog fan-out batch;
 // default logged), conns=N (connections per host, default 2),
 // timeout=DURATION (per request, default 12s), concurrency=N (requests in
-// flight while loading, default 64).
+// flight while loading, default 64), insert=batch|single (ingest: one
+// unlogged batch per partition, the study's way, or every record as its
+// own INSERT — plain single-row inserts, as latte and cassandra-stress
+// send; default batch).
 package cassandra
 
 import (
@@ -70,6 +73,9 @@ type Config struct {
 	Conns       int
 	Timeout     time.Duration
 	Concurrency int
+	// SingleInserts makes ingest send one INSERT per record instead of
+	// one batch per partition.
+	SingleInserts bool
 }
 
 var identRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,47}$`)
@@ -137,8 +143,17 @@ func ParseDSN(dsn string) (Config, error) {
 			if err == nil && c.Concurrency < 1 {
 				err = errors.New("want at least 1")
 			}
+		case "insert":
+			switch v {
+			case "batch":
+				c.SingleInserts = false
+			case "single":
+				c.SingleInserts = true
+			default:
+				err = errors.New("want batch or single")
+			}
 		default:
-			return Config{}, fmt.Errorf("cassandra DSN: unknown option %q (known: consistency, rf, batch, conns, timeout, concurrency)", k)
+			return Config{}, fmt.Errorf("cassandra DSN: unknown option %q (known: consistency, rf, batch, conns, timeout, concurrency, insert)", k)
 		}
 		if err != nil {
 			return Config{}, fmt.Errorf("cassandra DSN option %s=%q: %w", k, v, err)
@@ -283,6 +298,7 @@ func (db *DB) Info(ctx context.Context) (adapter.Info, error) {
 		"rf":          strconv.Itoa(db.cfg.RF),
 		"nodes":       strconv.Itoa(peers + 1),
 		"batch":       map[bool]string{true: "logged", false: "unlogged"}[db.cfg.Logged],
+		"insert":      map[bool]string{true: "single", false: "batch"}[db.cfg.SingleInserts],
 	}
 	if m, err := db.MicroblogModel(ctx); err == nil && m != "" {
 		cfg["microblog_model"] = string(m)

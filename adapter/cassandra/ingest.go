@@ -3,6 +3,8 @@ package cassandra
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
@@ -45,12 +47,22 @@ type partKey struct{ source, bucket int32 }
 // partitions are not one atomic unit: Cassandra has no multi-partition
 // transaction short of a logged batch, which only promises eventual
 // completion and costs a batchlog write.
+//
+// With the DSN option insert=single every record is its own prepared
+// INSERT instead (up to concurrency in flight): plain single-row inserts,
+// for comparing the client's cost per insert with other tools.
 func (s *ingestStore) InsertBatch(ctx context.Context, recs []ingest.Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
 	q := "INSERT INTO " + s.db.t("ingest_records") +
 		" (source, bucket, seq, id, channel, measured_us, tag, quality, value, recorded_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	if s.db.cfg.SingleInserts {
+		if err := s.insertEach(ctx, q, recs); err != nil {
+			return fmt.Errorf("cassandra ingest: insert %d records one by one: %w", len(recs), err)
+		}
+		return nil
+	}
 	var parts [][]int
 	index := map[partKey]int{}
 	for i := range recs {
@@ -74,6 +86,40 @@ func (s *ingestStore) InsertBatch(ctx context.Context, recs []ingest.Record) err
 	})
 	if err != nil {
 		return fmt.Errorf("cassandra ingest: insert %d records: %w", len(recs), err)
+	}
+	return nil
+}
+
+// insertEach sends every record as its own INSERT from at most
+// concurrency workers (a fixed pool: no goroutine per record, whose cost
+// would count against the client) and returns the first error.
+func (s *ingestStore) insertEach(ctx context.Context, q string, recs []ingest.Record) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(s.db.cfg.Concurrency, len(recs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				i := next.Add(1) - 1
+				if i >= int64(len(recs)) {
+					return
+				}
+				r := &recs[i]
+				err := s.db.s.Query(q, r.Source, r.Seq>>ingestBucketBits, r.Seq, r.ID, r.Channel, r.MeasuredAt.UnixMicro(),
+					r.Tag, r.Quality, r.Value, r.RecordedAt.UnixMicro()).WithContext(ctx).Exec()
+				if err != nil {
+					cancel(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return err
 	}
 	return nil
 }

@@ -38,10 +38,10 @@ Install the servers first on a fresh machine: scripts/install-servers.sh.`,
   fieldbench cluster down --dir clusters/postgres`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usagef("cluster needs a subcommand: up, status, add, kill, restart or down")
+			return usagef("cluster needs a subcommand: up, status, add, remove, kill, restart or down")
 		},
 	}
-	c.AddCommand(newClusterUpCmd(), newClusterStatusCmd(), newClusterDownCmd(), newClusterAddCmd(),
+	c.AddCommand(newClusterUpCmd(), newClusterStatusCmd(), newClusterDownCmd(), newClusterAddCmd(), newClusterRemoveCmd(),
 		newClusterNodeCmd("kill", "Kill a node with SIGKILL (it keeps its data)"),
 		newClusterNodeCmd("restart", "Restart a killed or stopped node on its data"))
 	return c
@@ -276,6 +276,54 @@ func newClusterAddCmd() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "added %s at %s\n", n.Name, n.Addr())
+			return nil
+		},
+	}
+	c.Flags().StringVar(&dir, "dir", "", "the cluster's directory (default: the only one under clusters/)")
+	return c
+}
+
+func newClusterRemoveCmd() *cobra.Command {
+	var dir string
+	c := &cobra.Command{
+		Use:   "remove NODE",
+		Short: "Take a node out of a running cluster gracefully: it hands its data to the others, then stops",
+		Long: `remove decommissions NODE: the node streams the data it holds to the nodes
+that take over its share, leaves the cluster, and its process is stopped.
+Its data directory stays; the node is marked removed in cluster.json and
+cannot be restarted (add a new node instead). This is the graceful
+opposite of 'cluster add'; 'cluster kill' is the crash.
+
+Engines: cassandra (nodetool decommission, run from the cached jars: no
+nodetool to install). Other engines say that they cannot.`,
+		Example: `  fieldbench cluster remove cass2 --dir clusters/cassandra`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("cluster remove needs one node name (see cluster status)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cl, e, err := loadCluster(dir)
+			if err != nil {
+				return err
+			}
+			if _, err := cl.Node(args[0]); err != nil {
+				return usageError{err}
+			}
+			r, ok := e.(cluster.Remover)
+			if !ok {
+				return usagef("the %s engine cannot remove (decommission) nodes: use 'cluster kill' to stop one abruptly", cl.Engine)
+			}
+			t0 := time.Now()
+			fmt.Fprintf(cmd.ErrOrStderr(), "decommissioning %s (its data moves to the other nodes)...\n", args[0])
+			if err := r.Remove(cmd.Context(), cl, args[0]); err != nil {
+				return fmt.Errorf("remove %s: %w", args[0], err)
+			}
+			if err := cl.Save(); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: removed in %s\nDSN: %s\n", args[0], time.Since(t0).Round(100*time.Millisecond), adapter.Redact(cl.DSN))
 			return nil
 		},
 	}

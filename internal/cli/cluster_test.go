@@ -45,6 +45,34 @@ func TestClusterBadInput(t *testing.T) {
 	}
 }
 
+// TestClusterRemoveUnsupported: an engine that cannot decommission says so
+// with the usage exit code, before touching any server (none runs here:
+// the cluster.json names a postgres node that was never started).
+func TestClusterRemoveUnsupported(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "cluster.json"), []byte(`{"engine":"postgres","nodes":[{"name":"pg1","host":"127.0.0.1","port":1}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unsupported engine", []string{"cluster", "remove", "pg1", "--dir", dir}, "the postgres engine cannot remove (decommission) nodes"},
+		{"no node", []string{"cluster", "remove", "--dir", dir}, "cluster remove needs one node name"},
+		{"unknown node", []string{"cluster", "remove", "pg9", "--dir", dir}, `no node "pg9"`},
+		{"no cluster", []string{"cluster", "remove", "pg1", "--dir", filepath.Join(dir, "none")}, "no cluster in"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, stderr := execute(context.Background(), tc.args...)
+			if code != cli.ExitUsage || !strings.Contains(stderr, tc.want) {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d saying %q", code, out, stderr, cli.ExitUsage, tc.want)
+			}
+		})
+	}
+}
+
 // TestClusterLifecycle drives a real single-node PostgreSQL through the
 // commands a user types: up, status, a run against its DSN, down.
 func TestClusterLifecycle(t *testing.T) {
