@@ -8,4 +8,6 @@ bash scripts/install-servers.sh
 # -p 1: one test package at a time. The adapter and cluster packages start
 # real servers (JVMs among them); on a 2-core machine running them side by
 # side starves them and turns timeouts into noise.
-go test -p 1 ./... "$@"
+# -timeout 30m: the Cassandra adapter package (1- and 3-node conformance)
+# takes over 10 minutes, go test's default limit, on a loaded machine.
+go test -p 1 -timeout 30m ./... "$@"
