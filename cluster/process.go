@@ -228,3 +228,34 @@ func tail(s string, n int) string {
 	}
 	return s
 }
+
+// StopNode stops one node gracefully and marks it stopped, so that the
+// engine's Restart brings it back on its data: SIGTERM (SIGINT for
+// PostgreSQL, whose SIGTERM "smart" shutdown would wait for every client to
+// disconnect), then SIGKILL if it has not exited after grace.
+func StopNode(c *Cluster, name string, grace time.Duration) error {
+	n, err := c.Node(name)
+	if err != nil {
+		return err
+	}
+	if n.PID > 0 && Alive(n.PID) {
+		sig := syscall.SIGTERM
+		if c.Engine == "postgres" {
+			sig = syscall.SIGINT
+		}
+		if err := syscall.Kill(n.PID, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("stop %s (pid %d): %w", name, n.PID, err)
+		}
+		deadline := time.Now().Add(grace)
+		for Alive(n.PID) && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if Alive(n.PID) {
+			if err := Kill(n.PID); err != nil {
+				return err
+			}
+		}
+	}
+	n.PID, n.Stopped = 0, true
+	return nil
+}

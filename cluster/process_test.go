@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -65,5 +66,40 @@ func TestFreePortsDistinct(t *testing.T) {
 			t.Fatalf("bad or repeated port %d in %v", p, ps)
 		}
 		seen[p] = true
+	}
+}
+
+func TestStopNode(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name   string
+		script string
+	}{
+		{"exits on SIGTERM", "exec sleep 60"},
+		{"ignores SIGTERM: killed after grace", "trap '' TERM; sleep 60 & wait"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pid, err := Start(Proc{Path: "/bin/sh", Args: []string{"-c", tc.script}, Dir: dir, LogFile: filepath.Join(dir, "log")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = syscall.Kill(-pid, syscall.SIGKILL) }) // the shell's group, sleep included
+			time.Sleep(100 * time.Millisecond) // let the shell set its trap
+			c := &Cluster{Engine: "test", Nodes: []*Node{{Name: "n1", PID: pid}}}
+			t0 := time.Now()
+			if err := StopNode(c, "n1", 500*time.Millisecond); err != nil {
+				t.Fatal(err)
+			}
+			if Alive(pid) || c.Nodes[0].PID != 0 || !c.Nodes[0].Stopped {
+				t.Fatalf("after StopNode: alive %v, node %+v", Alive(pid), c.Nodes[0])
+			}
+			if time.Since(t0) > 5*time.Second {
+				t.Errorf("StopNode took %v", time.Since(t0))
+			}
+			if err := StopNode(c, "nope", time.Second); err == nil {
+				t.Error("StopNode of an unknown node must fail")
+			}
+		})
 	}
 }

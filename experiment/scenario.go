@@ -120,7 +120,7 @@ type Action struct {
 }
 
 // Actions a timeline can fire.
-var Actions = []string{"add", "remove", "kill", "restart", "stop", "mark"}
+var Actions = []string{"add", "remove", "kill", "stop-node", "restart", "stop", "mark"}
 
 // Conditions a timeline can wait for.
 var Conditions = []string{"start", "baseline", "joined", "settled", "stable"}
@@ -270,13 +270,13 @@ func (sc *Scenario) Validate() error {
 			bad("%s: stop ends request sets (wiki); other workloads end with their duration option", where)
 		}
 		switch a.Do {
-		case "add", "remove", "kill", "restart":
+		case "add", "remove", "kill", "stop-node", "restart":
 			if sc.Cluster == nil {
 				bad("%s: %s needs a cluster started by the scenario", where, a.Do)
 			}
 		}
 		switch a.Do {
-		case "kill", "restart", "remove":
+		case "kill", "stop-node", "restart", "remove":
 			if len(a.Nodes) == 0 && a.Count == 0 {
 				bad("%s: %s needs nodes (names) or count", where, a.Do)
 			}

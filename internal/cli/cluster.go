@@ -43,6 +43,7 @@ Install the servers first on a fresh machine: scripts/install-servers.sh.`,
 	}
 	c.AddCommand(newClusterUpCmd(), newClusterStatusCmd(), newClusterDownCmd(), newClusterAddCmd(), newClusterRemoveCmd(),
 		newClusterNodeCmd("kill", "Kill a node with SIGKILL (it keeps its data)"),
+		newClusterNodeCmd("stop", "Stop a node gracefully (SIGTERM, SIGKILL after a minute; it keeps its data, restart brings it back)"),
 		newClusterNodeCmd("restart", "Restart a killed or stopped node on its data"))
 	return c
 }
@@ -351,12 +352,14 @@ func newClusterNodeCmd(verb, short string) *cobra.Command {
 				return usageError{err}
 			}
 			k, ok := e.(cluster.Killer)
-			if !ok {
+			switch {
+			case verb == "stop":
+				err = cluster.StopNode(cl, args[0], time.Minute)
+			case !ok:
 				return usagef("the %s engine cannot %s nodes yet", cl.Engine, verb)
-			}
-			if verb == "kill" {
+			case verb == "kill":
 				err = k.Kill(cmd.Context(), cl, args[0])
-			} else {
+			default:
 				err = k.Restart(cmd.Context(), cl, args[0])
 			}
 			if err != nil {

@@ -103,6 +103,19 @@ func TestClusterLifecycle(t *testing.T) {
 	if code, out, stderr := execute(ctx, "run", "ingest", "--db", dsn, "--sources", "2", "--records", "500", "--batch", "100", "--results", filepath.Join(base, "results")); code != 0 {
 		t.Fatalf("run against the cluster: exit %d\n%s\n%s", code, out, stderr)
 	}
+	// A graceful stop, seen by status, and a restart on the same data.
+	if code, out, stderr := execute(ctx, "cluster", "stop", "pg1", "--dir", dir); code != 0 || !strings.Contains(out, "pg1: stop done") {
+		t.Fatalf("stop: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if code, out, _ := execute(ctx, "cluster", "status", "--dir", dir); code != 0 || strings.Contains(out, " up ") {
+		t.Fatalf("status after stop: exit %d\n%s", code, out)
+	}
+	if code, out, stderr := execute(ctx, "cluster", "restart", "pg1", "--dir", dir); code != 0 {
+		t.Fatalf("restart: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if code, out, _ := execute(ctx, "cluster", "status", "--dir", dir); code != 0 || !strings.Contains(out, " up ") {
+		t.Fatalf("status after restart: exit %d\n%s", code, out)
+	}
 	if code, out, _ := execute(ctx, "cluster", "down", "--dir", dir); code != 0 || !strings.Contains(out, "stopped") {
 		t.Fatalf("down: exit %d %s", code, out)
 	}

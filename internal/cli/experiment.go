@@ -35,7 +35,8 @@ func newExperimentCmd() *cobra.Command {
   dsn                          or an existing database instead
   workload: {name, options}    microblog, wiki, ingest, trajectory or none;
                                options are the flags of 'fieldbench run NAME'
-  timeline: [...]              actions: do add|remove|kill|restart|stop|mark,
+  timeline: [...]              actions: do add|remove|kill|stop-node|restart|stop|mark
+                               (stop-node: SIGTERM one node; stop: end the load),
                                fired at a time after the load starts (at: 100s)
                                or when a condition holds (when: start|baseline|
                                joined|settled|stable, optionally after: 10s and

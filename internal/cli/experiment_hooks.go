@@ -136,7 +136,7 @@ func (es *expSession) do(ctx context.Context, a experiment.Action) error {
 		return es.s.event("stop-load", a.Note)
 	case "add":
 		return es.join(ctx, a)
-	case "kill", "restart", "remove":
+	case "kill", "stop-node", "restart", "remove":
 		names, err := es.pick(a)
 		if err != nil {
 			return err
@@ -171,6 +171,8 @@ func (es *expSession) nodeAction(ctx context.Context, do, node string) error {
 		} else {
 			err = k.Restart(ctx, x.cl, node)
 		}
+	case "stop-node":
+		err = cluster.StopNode(x.cl, node, time.Minute)
 	case "remove":
 		r, ok := x.eng.(cluster.Remover)
 		if !ok {
@@ -212,6 +214,9 @@ func (es *expSession) pick(a experiment.Action) ([]string, error) {
 	for i := len(nodes) - 1; i >= 0; i-- {
 		n := nodes[i]
 		running := !n.Stopped && n.PID != 0 && cluster.Alive(n.PID)
+		if n.Role == "decommissioned" {
+			continue // removed from the cluster for good
+		}
 		switch {
 		case a.Do == "restart" && !running:
 			cands = append(cands, n.Name)
