@@ -85,7 +85,7 @@ func TestStopNode(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = syscall.Kill(-pid, syscall.SIGKILL) }) // the shell's group, sleep included
-			time.Sleep(100 * time.Millisecond) // let the shell set its trap
+			time.Sleep(100 * time.Millisecond)                            // let the shell set its trap
 			c := &Cluster{Engine: "test", Nodes: []*Node{{Name: "n1", PID: pid}}}
 			t0 := time.Now()
 			if err := StopNode(c, "n1", 500*time.Millisecond); err != nil {

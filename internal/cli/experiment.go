@@ -132,7 +132,7 @@ type expRun struct {
 	// formation is how long the cluster took to form.
 	formation time.Duration
 
-	mu sync.Mutex // guards cl's nodes while the timeline changes them
+	mu sync.Mutex   // guards cl's nodes while the timeline changes them
 	up atomic.Int64 // running nodes when last counted (see nodesUp)
 }
 
