@@ -1,10 +1,8 @@
 package cassandra
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
@@ -182,9 +180,6 @@ func (s *trajStore) Distance(ctx context.Context, p trajectory.Point, radius int
 	return trajectory.Near(c, p, radius), nil
 }
 
-// knnStartRadius is the first search radius (m) of a k-NN query.
-const knnStartRadius = 500
-
 // KNN implements trajectory.Querier: searches of growing radius (500 m,
 // doubling up to maxDist) until k cells lie within the radius; no cell
 // outside it can then be nearer than the k-th.
@@ -192,21 +187,13 @@ func (s *trajStore) KNN(ctx context.Context, p trajectory.Point, k int, maxDist 
 	if err := (trajectory.Query{Op: trajectory.OpKNN, At: p, K: k, MaxDist: maxDist}).Validate(); err != nil {
 		return nil, fmt.Errorf("cassandra trajectory: knn: %w", err)
 	}
-	r := min(int64(knnStartRadius), maxDist)
-	for {
-		c, err := s.candidates(ctx, p.X-r, p.Y-r, p.X+r, p.Y+r)
-		if err != nil {
-			return nil, fmt.Errorf("cassandra trajectory: knn: %w", err)
-		}
-		out := trajectory.Near(c, p, r)
-		if len(out) >= k || r == maxDist {
-			if len(out) > k {
-				out = out[:k:k]
-			}
-			return out, nil
-		}
-		r = min(2*r, maxDist)
+	out, err := trajectory.WidenKNN(ctx, p, k, maxDist, func(ctx context.Context, r int64) ([]trajectory.Hit, error) {
+		return s.candidates(ctx, p.X-r, p.Y-r, p.X+r, p.Y+r)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cassandra trajectory: knn: %w", err)
 	}
+	return out, nil
 }
 
 // Range implements trajectory.Querier: the squares under the triangle's
@@ -220,14 +207,7 @@ func (s *trajStore) Range(ctx context.Context, t trajectory.Triangle) ([]traject
 	if err != nil {
 		return nil, fmt.Errorf("cassandra trajectory: range: %w", err)
 	}
-	var out []trajectory.Hit
-	for _, h := range c {
-		if t.Contains(h.Pos()) {
-			out = append(out, h)
-		}
-	}
-	slices.SortFunc(out, func(a, b trajectory.Hit) int { return cmp.Compare(a.Cell, b.Cell) })
-	return out, nil
+	return trajectory.InTriangle(c, t), nil
 }
 
 // Region implements trajectory.Querier: the (weekday, slot) partition of

@@ -2,12 +2,10 @@ package hbase
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"sync"
 
@@ -50,8 +48,6 @@ const (
 	trajCellFamily   = "c"
 	trajGrid         = 1000 // metres
 	trajMaxSquares   = 400
-	// trajKNNStart is the first search radius (m) of a k-NN query.
-	trajKNNStart = 500
 )
 
 func trajGridOf(v int64) int64 {
@@ -202,21 +198,13 @@ func (s *trajStore) KNN(ctx context.Context, p trajectory.Point, k int, maxDist 
 	if err := (trajectory.Query{Op: trajectory.OpKNN, At: p, K: k, MaxDist: maxDist}).Validate(); err != nil {
 		return nil, fmt.Errorf("hbase trajectory: knn: %w", err)
 	}
-	r := min(int64(trajKNNStart), maxDist)
-	for {
-		c, err := s.candidates(ctx, p.X-r, p.Y-r, p.X+r, p.Y+r)
-		if err != nil {
-			return nil, fmt.Errorf("hbase trajectory: knn: %w", err)
-		}
-		out := trajectory.Near(c, p, r)
-		if len(out) >= k || r == maxDist {
-			if len(out) > k {
-				out = out[:k:k]
-			}
-			return out, nil
-		}
-		r = min(2*r, maxDist)
+	out, err := trajectory.WidenKNN(ctx, p, k, maxDist, func(ctx context.Context, r int64) ([]trajectory.Hit, error) {
+		return s.candidates(ctx, p.X-r, p.Y-r, p.X+r, p.Y+r)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("hbase trajectory: knn: %w", err)
 	}
+	return out, nil
 }
 
 // Range implements trajectory.Querier: the squares under the triangle's
@@ -230,14 +218,7 @@ func (s *trajStore) Range(ctx context.Context, t trajectory.Triangle) ([]traject
 	if err != nil {
 		return nil, fmt.Errorf("hbase trajectory: range: %w", err)
 	}
-	var out []trajectory.Hit
-	for _, h := range c {
-		if t.Contains(h.Pos()) {
-			out = append(out, h)
-		}
-	}
-	slices.SortFunc(out, func(a, b trajectory.Hit) int { return cmp.Compare(a.Cell, b.Cell) })
-	return out, nil
+	return trajectory.InTriangle(c, t), nil
 }
 
 // Region implements trajectory.Querier: a key-only prefix scan of the

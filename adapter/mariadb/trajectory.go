@@ -55,9 +55,6 @@ var trajSchema = []string{
 // trajChunk is how many records one multi-row INSERT carries.
 const trajChunk = 500
 
-// knnStartRadius is the first search radius (m) of a k-NN query.
-const knnStartRadius = 500
-
 // Spatial queries: candidates from the SPATIAL index by MBRContains of a
 // bounding box widened by one metre on every side (so whether the native
 // function counts its own boundary does not matter), then the exact test
@@ -212,7 +209,7 @@ func (s *trajStore) KNN(ctx context.Context, p trajectory.Point, k int, maxDist 
 	if err := (trajectory.Query{Op: trajectory.OpKNN, At: p, K: k, MaxDist: maxDist}).Validate(); err != nil {
 		return nil, fmt.Errorf("mariadb trajectory: knn: %w", err)
 	}
-	r := min(int64(knnStartRadius), maxDist)
+	r := min(int64(trajectory.KNNStartRadius), maxDist)
 	for {
 		out, err := s.hits(ctx, "knn", trajNearSQL+" limit ?", true, append(nearArgs(p, r), k)...)
 		if err != nil || len(out) == k || r == maxDist {

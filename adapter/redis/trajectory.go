@@ -1,12 +1,10 @@
 package redis
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -220,9 +218,6 @@ func (s *trajStore) Distance(ctx context.Context, p trajectory.Point, radius int
 	return trajectory.Near(c, p, radius), nil
 }
 
-// knnStartRadius is the first search radius (m) of a k-NN query.
-const knnStartRadius = 500
-
 // KNN implements trajectory.Querier. GEOSEARCH ... COUNT k ASC orders by
 // haversine distance, which can differ from the planar order near ties, so
 // the adapter searches by radius instead: starting at 500 m and doubling up
@@ -232,21 +227,13 @@ func (s *trajStore) KNN(ctx context.Context, p trajectory.Point, k int, maxDist 
 	if err := (trajectory.Query{Op: trajectory.OpKNN, At: p, K: k, MaxDist: maxDist}).Validate(); err != nil {
 		return nil, fmt.Errorf("redis trajectory: knn: %w", err)
 	}
-	r := min(int64(knnStartRadius), maxDist)
-	for {
-		c, err := s.candidates(ctx, p, float64(r))
-		if err != nil {
-			return nil, fmt.Errorf("redis trajectory: knn: %w", err)
-		}
-		out := trajectory.Near(c, p, r)
-		if len(out) >= k || r == maxDist {
-			if len(out) > k {
-				out = out[:k:k]
-			}
-			return out, nil
-		}
-		r = min(2*r, maxDist)
+	out, err := trajectory.WidenKNN(ctx, p, k, maxDist, func(ctx context.Context, r int64) ([]trajectory.Hit, error) {
+		return s.candidates(ctx, p, float64(r))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("redis trajectory: knn: %w", err)
 	}
+	return out, nil
 }
 
 // Range implements trajectory.Querier: GEOSEARCH BYBOX around the
@@ -274,18 +261,15 @@ func (s *trajStore) Range(ctx context.Context, t trajectory.Triangle) ([]traject
 	if err != nil {
 		return nil, fmt.Errorf("redis trajectory: range: %w", err)
 	}
-	var out []trajectory.Hit
+	cands := make([]trajectory.Hit, 0, len(members))
 	for _, m := range members {
 		h, err := parseCell(m)
 		if err != nil {
 			return nil, fmt.Errorf("redis trajectory: range: %w", err)
 		}
-		if t.Contains(h.Pos()) {
-			out = append(out, h)
-		}
+		cands = append(cands, h)
 	}
-	slices.SortFunc(out, func(a, b trajectory.Hit) int { return cmp.Compare(a.Cell, b.Cell) })
-	return out, nil
+	return trajectory.InTriangle(cands, t), nil
 }
 
 // Region implements trajectory.Querier: one script on the slot's sorted

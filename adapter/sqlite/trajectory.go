@@ -106,10 +106,6 @@ const (
 		group by site_id order by n desc, site_id limit 1`
 )
 
-// knnStartRadius is the first search radius (m) of a k-NN query; it doubles
-// until k cells are found or the bound is reached.
-const knnStartRadius = 500
-
 // trajStore is the SQLite trajectory.Store.
 type trajStore struct {
 	db *DB
@@ -287,7 +283,7 @@ func (s *trajStore) KNN(ctx context.Context, p trajectory.Point, k int, maxDist 
 	if err := (trajectory.Query{Op: trajectory.OpKNN, At: p, K: k, MaxDist: maxDist}).Validate(); err != nil {
 		return nil, fmt.Errorf("sqlite trajectory: knn: %w", err)
 	}
-	r := min(int64(knnStartRadius), maxDist)
+	r := min(int64(trajectory.KNNStartRadius), maxDist)
 	for {
 		out, err := hits(ctx, "knn", s.nearK, true, append(nearArgs(p, r), k)...)
 		if err != nil || len(out) == k || r == maxDist {

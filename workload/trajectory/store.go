@@ -158,3 +158,41 @@ func Near(cands []Hit, p Point, r int64) []Hit {
 	}
 	return out
 }
+
+// KNNStartRadius is the first search radius (m) of WidenKNN.
+const KNNStartRadius = 500
+
+// WidenKNN answers a k-NN query for a database that can only list candidate
+// cells around a point (a superset of those within r): searches of growing
+// radius, from KNNStartRadius doubling up to maxDist, until k cells lie
+// within the radius exactly; no cell outside it can then be nearer than the
+// k-th. The Cassandra, HBase and Redis adapters share it.
+func WidenKNN(ctx context.Context, p Point, k int, maxDist int64, within func(ctx context.Context, r int64) ([]Hit, error)) ([]Hit, error) {
+	r := min(int64(KNNStartRadius), maxDist)
+	for {
+		c, err := within(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		out := Near(c, p, r)
+		if len(out) >= k || r == maxDist {
+			if len(out) > k {
+				out = out[:k:k]
+			}
+			return out, nil
+		}
+		r = min(2*r, maxDist)
+	}
+}
+
+// InTriangle keeps the candidates inside t (closed test), by cell id.
+func InTriangle(cands []Hit, t Triangle) []Hit {
+	var out []Hit
+	for _, h := range cands {
+		if t.Contains(h.Pos()) {
+			out = append(out, h)
+		}
+	}
+	slices.SortFunc(out, func(a, b Hit) int { return cmp.Compare(a.Cell, b.Cell) })
+	return out
+}
