@@ -12,6 +12,7 @@ import (
 	"math/bits"
 	"net"
 	"strconv"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -244,7 +245,7 @@ type KindError interface{ Kind() string }
 
 // Kind classifies an error for counting: timeouts, refused or reset
 // connections and cancellations are named; anything else is the first line
-// of its message, cut to 80 characters.
+// of its message with every number replaced by N, cut to 80 characters.
 func Kind(err error) string {
 	var ke KindError
 	var ne net.Error
@@ -267,8 +268,13 @@ func Kind(err error) string {
 		return "timeout"
 	}
 	msg, _, _ := strings.Cut(err.Error(), "\n")
+	msg = digits.ReplaceAllString(msg, "N")
 	if len(msg) > 80 {
 		msg = msg[:80]
 	}
 	return msg
 }
+
+// digits are replaced by N in error kinds: "post tweet 3606: timed out" and
+// "post tweet 3608: timed out" are one kind, not one kind per row or port.
+var digits = regexp.MustCompile(`[0-9]+`)

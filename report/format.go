@@ -196,3 +196,27 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// fmtErrorsShort is fmtErrors for a terminal line: the total and the three
+// most frequent kinds (each cut to 40 characters); the report lists all.
+func fmtErrorsShort(errs map[string]int64) string {
+	if len(errs) <= 3 {
+		return fmtErrors(errs)
+	}
+	var total int64
+	kinds := sortedKeys(errs)
+	for _, k := range kinds {
+		total += errs[k]
+	}
+	sort.SliceStable(kinds, func(i, j int) bool { return errs[kinds[i]] > errs[kinds[j]] })
+	parts := make([]string, 0, 4)
+	for _, k := range kinds[:3] {
+		name := k
+		if len(name) > 40 {
+			name = name[:40] + "…"
+		}
+		parts = append(parts, name+" "+fmtCount(errs[k]))
+	}
+	parts = append(parts, fmt.Sprintf("%d more kinds", len(kinds)-3))
+	return fmtCount(total) + " (" + strings.Join(parts, ", ") + ")"
+}

@@ -376,6 +376,8 @@ func TestFormat(t *testing.T) {
 		{fmtExtra("ratio", 0.12345), "0.1235"},
 		{fmtErrors(nil), "0"},
 		{fmtErrors(map[string]int64{"timeout": 2, "conflict": 1}), "3 (conflict 1, timeout 2)"},
+		{fmtErrorsShort(map[string]int64{"timeout": 2, "conflict": 1}), "3 (conflict 1, timeout 2)"},
+		{fmtErrorsShort(map[string]int64{"a": 1, "b": 5, "c": 2, strings.Repeat("x", 50): 3}), "11 (b 5, " + strings.Repeat("x", 40) + "… 3, c 2, 1 more kinds)"},
 		{fmtValue(map[string]any{"b": 1, "a": "<x>"}), `{"a":"<x>","b":1}`},
 	}
 	for i, c := range cases {

@@ -61,7 +61,7 @@ func opTable(w io.Writer, d *runData, ops []string) error {
 			continue
 		}
 		fmt.Fprintf(tw, "%-*s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", width, op,
-			fmtCount(s.Count), fmtRate(s.OpsPerSec), fmtErrors(s.Errors), fmtUS(s.MeanUS),
+			fmtCount(s.Count), fmtRate(s.OpsPerSec), fmtErrorsShort(s.Errors), fmtUS(s.MeanUS),
 			fmtUS(float64(s.P50US)), fmtUS(float64(s.P99US)), fmtUS(float64(s.P999US)), fmtUS(float64(s.MaxUS)))
 	}
 	return tw.Flush()
