@@ -42,7 +42,12 @@ func gridOf(v int64) int64 {
 	return v / trajGrid
 }
 
-type trajStore struct{ db *DB }
+// trajStore answers distance, k-NN and range through trajectory.BoxSearch
+// over its grid buckets (candidates).
+type trajStore struct {
+	trajectory.BoxSearch
+	db *DB
+}
 
 var _ trajectory.Store = (*trajStore)(nil)
 
@@ -51,7 +56,9 @@ func (db *DB) Trajectory(ctx context.Context) (trajectory.Store, error) {
 	if err := db.createTables(ctx, trajTables...); err != nil {
 		return nil, err
 	}
-	return &trajStore{db: db}, nil
+	s := &trajStore{db: db}
+	s.BoxSearch = trajectory.BoxSearch{Name: "cassandra trajectory", Cells: s.candidates}
+	return s, nil
 }
 
 // Close implements trajectory.Store.
@@ -166,48 +173,6 @@ func (s *trajStore) candidates(ctx context.Context, minX, minY, maxX, maxY int64
 		return nil, err
 	}
 	return out, nil
-}
-
-// Distance implements trajectory.Querier.
-func (s *trajStore) Distance(ctx context.Context, p trajectory.Point, radius int64) ([]trajectory.Hit, error) {
-	if err := (trajectory.Query{Op: trajectory.OpDistance, At: p, Radius: radius}).Validate(); err != nil {
-		return nil, fmt.Errorf("cassandra trajectory: distance: %w", err)
-	}
-	c, err := s.candidates(ctx, p.X-radius, p.Y-radius, p.X+radius, p.Y+radius)
-	if err != nil {
-		return nil, fmt.Errorf("cassandra trajectory: distance: %w", err)
-	}
-	return trajectory.Near(c, p, radius), nil
-}
-
-// KNN implements trajectory.Querier: searches of growing radius (500 m,
-// doubling up to maxDist) until k cells lie within the radius; no cell
-// outside it can then be nearer than the k-th.
-func (s *trajStore) KNN(ctx context.Context, p trajectory.Point, k int, maxDist int64) ([]trajectory.Hit, error) {
-	if err := (trajectory.Query{Op: trajectory.OpKNN, At: p, K: k, MaxDist: maxDist}).Validate(); err != nil {
-		return nil, fmt.Errorf("cassandra trajectory: knn: %w", err)
-	}
-	out, err := trajectory.WidenKNN(ctx, p, k, maxDist, func(ctx context.Context, r int64) ([]trajectory.Hit, error) {
-		return s.candidates(ctx, p.X-r, p.Y-r, p.X+r, p.Y+r)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cassandra trajectory: knn: %w", err)
-	}
-	return out, nil
-}
-
-// Range implements trajectory.Querier: the squares under the triangle's
-// bounding box, then the exact closed point-in-triangle test, by cell id.
-func (s *trajStore) Range(ctx context.Context, t trajectory.Triangle) ([]trajectory.Hit, error) {
-	if err := (trajectory.Query{Op: trajectory.OpRange, Tri: t}).Validate(); err != nil {
-		return nil, fmt.Errorf("cassandra trajectory: range: %w", err)
-	}
-	minX, minY, maxX, maxY := t.Bounds()
-	c, err := s.candidates(ctx, minX, minY, maxX, maxY)
-	if err != nil {
-		return nil, fmt.Errorf("cassandra trajectory: range: %w", err)
-	}
-	return trajectory.InTriangle(c, t), nil
 }
 
 // Region implements trajectory.Querier: the (weekday, slot) partition of

@@ -3,6 +3,7 @@ package trajectory
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 )
 
@@ -195,4 +196,55 @@ func InTriangle(cands []Hit, t Triangle) []Hit {
 	}
 	slices.SortFunc(out, func(a, b Hit) int { return cmp.Compare(a.Cell, b.Cell) })
 	return out
+}
+
+// BoxSearch answers the distance, k-NN and range queries for a database
+// without a spatial index that can list the cells in a bounding box (a
+// superset is fine: every answer is decided exactly here). The Cassandra and
+// HBase adapters embed it with their grid-bucket scans.
+type BoxSearch struct {
+	// Name prefixes errors, e.g. "cassandra trajectory".
+	Name string
+	// Cells returns at least every cell in [minX, maxX] × [minY, maxY].
+	Cells func(ctx context.Context, minX, minY, maxX, maxY int64) ([]Hit, error)
+}
+
+// Distance implements Querier.Distance.
+func (b BoxSearch) Distance(ctx context.Context, p Point, radius int64) ([]Hit, error) {
+	if err := (Query{Op: OpDistance, At: p, Radius: radius}).Validate(); err != nil {
+		return nil, fmt.Errorf("%s: distance: %w", b.Name, err)
+	}
+	c, err := b.Cells(ctx, p.X-radius, p.Y-radius, p.X+radius, p.Y+radius)
+	if err != nil {
+		return nil, fmt.Errorf("%s: distance: %w", b.Name, err)
+	}
+	return Near(c, p, radius), nil
+}
+
+// KNN implements Querier.KNN with WidenKNN over squares around p.
+func (b BoxSearch) KNN(ctx context.Context, p Point, k int, maxDist int64) ([]Hit, error) {
+	if err := (Query{Op: OpKNN, At: p, K: k, MaxDist: maxDist}).Validate(); err != nil {
+		return nil, fmt.Errorf("%s: knn: %w", b.Name, err)
+	}
+	out, err := WidenKNN(ctx, p, k, maxDist, func(ctx context.Context, r int64) ([]Hit, error) {
+		return b.Cells(ctx, p.X-r, p.Y-r, p.X+r, p.Y+r)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: knn: %w", b.Name, err)
+	}
+	return out, nil
+}
+
+// Range implements Querier.Range: the cells of the triangle's bounding box,
+// then the exact closed point-in-triangle test, by cell id.
+func (b BoxSearch) Range(ctx context.Context, t Triangle) ([]Hit, error) {
+	if err := (Query{Op: OpRange, Tri: t}).Validate(); err != nil {
+		return nil, fmt.Errorf("%s: range: %w", b.Name, err)
+	}
+	minX, minY, maxX, maxY := t.Bounds()
+	c, err := b.Cells(ctx, minX, minY, maxX, maxY)
+	if err != nil {
+		return nil, fmt.Errorf("%s: range: %w", b.Name, err)
+	}
+	return InTriangle(c, t), nil
 }
