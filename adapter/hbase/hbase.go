@@ -175,7 +175,17 @@ func (db *DB) version(ctx context.Context) (string, error) {
 	if code != http.StatusOK {
 		return "", fmt.Errorf("hbase: REST gateway %s: version: %d %s", db.cfg.Addr, code, short(body))
 	}
-	return strings.Trim(strings.TrimSpace(string(body)), `"`), nil
+	return parseVersion(body), nil
+}
+
+// parseVersion reads /version/cluster: a JSON object {"Version": "..."}
+// when JSON is asked for (as every request here does), or a bare string.
+func parseVersion(body []byte) string {
+	var v struct{ Version string }
+	if json.Unmarshal(body, &v) == nil && v.Version != "" {
+		return v.Version
+	}
+	return strings.Trim(strings.TrimSpace(string(body)), `"`)
 }
 
 // Info implements adapter.DB.
