@@ -90,6 +90,7 @@ func (x *expRun) begin(ctx context.Context, s *session) *expSession {
 			switch {
 			case err != nil && ctx.Err() != nil:
 				// The load ended while an action was under way.
+				fmt.Fprintf(x.stderr, "\nfieldbench: warning: the load ended before the timeline finished: %v\n", firstLine(err.Error()))
 				_ = s.event("timeline-unfinished", err.Error())
 			case err != nil:
 				es.tlErr = err
@@ -108,6 +109,7 @@ func (es *expSession) end() error {
 		return nil
 	}
 	if es.tl != nil && es.tl.Pending() {
+		fmt.Fprintln(es.x.stderr, "\nfieldbench: warning: the load ended before every timeline action fired (make the load longer)")
 		_ = es.s.event("timeline-unfinished", "the load ended before every action fired")
 	}
 	es.mu.Lock()
@@ -427,4 +429,10 @@ func (x *expRun) nodesUp() int {
 		x.mu.Unlock()
 	}
 	return int(x.up.Load())
+}
+
+// firstLine is s up to its first newline (server log tails follow it).
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
