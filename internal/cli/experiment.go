@@ -176,6 +176,12 @@ func runExperiment(ctx context.Context, sc *experiment.Scenario, results string,
 	if err == nil && sc.Convergence != nil {
 		err = x.runConvergence(ctx)
 	}
+	if err != nil && ctx.Err() != nil && !errors.Is(err, errInterrupted) {
+		// Ctrl-C in the middle of an action (a node joining): say what was
+		// cut short, and exit as interrupted; what was measured is saved.
+		fmt.Fprintf(stderr, "fieldbench: %s\n", firstLine(err.Error()))
+		err = errInterrupted
+	}
 	if err != nil {
 		return err
 	}
