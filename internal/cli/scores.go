@@ -31,7 +31,7 @@ step labels), each step's mean request-set time and the score
 (Avg_2N - Avg_N) / Avg_N per transition. The method and every interpretation
 are in docs/elasticity.md. Several files are taken as the steps of one
 experiment, in the order given.`,
-		Example: `  fieldbench scores results/20261121-101500-experiment-wiki-join/*/
+		Example: `  fieldbench scores results/20261121-101500-experiment-wiki-join/*/result.jsonl
   fieldbench scores --json step1/result.jsonl step2/result.jsonl`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
