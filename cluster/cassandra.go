@@ -297,7 +297,11 @@ func (e cassandraEngine) startNew(ctx context.Context, c *Cluster, bootstrap boo
 		if err := writeCassandraConfig(c, n, bootstrap); err != nil {
 			return err
 		}
-		return startCassandraNode(ctx, c, n)
+		wait := cassandraStartWait
+		if bootstrap {
+			wait = cassandraJoinWait
+		}
+		return startCassandraNode(ctx, c, n, wait)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cassandra: start %s: %w", name, err)
@@ -393,8 +397,18 @@ func cassandraArgs(c *Cluster, n *Node) ([]string, error) {
 	return args, nil
 }
 
-// startCassandraNode starts n and waits until it answers CQL.
-func startCassandraNode(ctx context.Context, c *Cluster, n *Node) error {
+// How long a node may take to answer CQL. A node joining a cluster that
+// holds data opens its CQL port only once it has streamed its ranges (the
+// microblog study saw about 5 minutes per node), and a restarted node first
+// replays its commit log; on a small machine under load both take longer
+// than a fresh start. The wait ends earlier if the process dies.
+const (
+	cassandraStartWait = 3 * time.Minute
+	cassandraJoinWait  = 15 * time.Minute
+)
+
+// startCassandraNode starts n and waits up to wait until it answers CQL.
+func startCassandraNode(ctx context.Context, c *Cluster, n *Node, wait time.Duration) error {
 	args, err := cassandraArgs(c, n)
 	if err != nil {
 		return err
@@ -403,7 +417,7 @@ func startCassandraNode(ctx context.Context, c *Cluster, n *Node) error {
 	if err != nil {
 		return err
 	}
-	wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	if err := WaitPort(wctx, n.Host, n.Port, pid, n.LogFile); err != nil {
 		_ = Kill(pid)
@@ -709,7 +723,7 @@ func (cassandraEngine) Restart(ctx context.Context, c *Cluster, name string) err
 	if n.PID > 0 && Alive(n.PID) {
 		return fmt.Errorf("cassandra: %s is running (pid %d): kill it first", name, n.PID)
 	}
-	if err := startCassandraNode(ctx, c, n); err != nil {
+	if err := startCassandraNode(ctx, c, n, cassandraJoinWait); err != nil {
 		return fmt.Errorf("cassandra: restart %s: %w", name, err)
 	}
 	return nil

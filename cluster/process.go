@@ -50,7 +50,10 @@ func FreePorts(host string, n int) ([]int, error) {
 
 // Retry runs start up to attempts times; start gets a fresh attempt number
 // and should pick new ports each time. It is for the race between FreePort
-// and the server's bind.
+// and the server's bind, which shows as a server exiting at once: a start
+// that ran out of time (an error wrapping context.DeadlineExceeded or
+// Canceled) is not retried, since a slow server is not made faster by
+// starting it again, and a retried bootstrap would stream its data anew.
 func Retry(attempts int, start func(attempt int) error) error {
 	var errs []error
 	for i := 0; i < attempts; i++ {
@@ -59,6 +62,9 @@ func Retry(attempts int, start func(attempt int) error) error {
 			return nil
 		}
 		errs = append(errs, err)
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			return fmt.Errorf("gave up after %d attempt(s): %w", i+1, errors.Join(errs...))
+		}
 	}
 	return fmt.Errorf("gave up after %d attempts: %w", attempts, errors.Join(errs...))
 }

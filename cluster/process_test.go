@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -99,6 +101,41 @@ func TestStopNode(t *testing.T) {
 			}
 			if err := StopNode(c, "nope", time.Second); err == nil {
 				t.Error("StopNode of an unknown node must fail")
+			}
+		})
+	}
+}
+
+// TestRetry: a start that failed fast (a port lost to a race) is tried
+// again; one that ran out of time is not (starting a slow server again does
+// not make it faster, and a joining node would stream its data anew).
+func TestRetry(t *testing.T) {
+	raced := errors.New("server exited before listening: Address already in use")
+	slow := fmt.Errorf("server did not listen on 127.0.0.1:1: %w", context.DeadlineExceeded)
+	cases := []struct {
+		name      string
+		errs      []error // what each attempt returns; nil ends the list
+		wantCalls int
+		wantErr   bool
+	}{
+		{"first attempt works", []error{nil}, 1, false},
+		{"race then success", []error{raced, nil}, 2, false},
+		{"every attempt races", []error{raced, raced, raced}, 3, true},
+		{"deadline stops at once", []error{slow, nil}, 1, true},
+		{"race then deadline", []error{raced, slow, nil}, 2, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			calls := 0
+			err := Retry(3, func(int) error {
+				calls++
+				return c.errs[calls-1]
+			})
+			if calls != c.wantCalls || (err != nil) != c.wantErr {
+				t.Fatalf("calls %d, err %v; want %d calls, error %v", calls, err, c.wantCalls, c.wantErr)
+			}
+			if err != nil && !strings.Contains(err.Error(), "gave up after") {
+				t.Errorf("error %q does not say it gave up", err)
 			}
 		})
 	}

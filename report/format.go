@@ -197,26 +197,33 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// fmtErrorsShort is fmtErrors for a terminal line: the total and the three
-// most frequent kinds (each cut to 40 characters); the report lists all.
-func fmtErrorsShort(errs map[string]int64) string {
-	if len(errs) <= 3 {
-		return fmtErrors(errs)
-	}
-	var total int64
+// errorKindLines lists an operation's errors for a terminal, under the
+// table (a kind's text in the table's column would push every column after
+// it out of line): the three most frequent kinds, each cut to 100
+// characters, and how many kinds are left to the report.
+func errorKindLines(op string, errs map[string]int64) []string {
 	kinds := sortedKeys(errs)
-	for _, k := range kinds {
-		total += errs[k]
-	}
 	sort.SliceStable(kinds, func(i, j int) bool { return errs[kinds[i]] > errs[kinds[j]] })
-	parts := make([]string, 0, 4)
-	for _, k := range kinds[:3] {
-		name := k
-		if len(name) > 40 {
-			name = name[:40] + "…"
+	var out []string
+	for i, k := range kinds {
+		if i == 3 {
+			out = append(out, fmt.Sprintf("  %s: %d more kinds of error in the report", op, len(kinds)-3))
+			break
 		}
-		parts = append(parts, name+" "+fmtCount(errs[k]))
+		name := k
+		if len(name) > 100 {
+			name = name[:100] + "…"
+		}
+		out = append(out, fmt.Sprintf("  %s: %s × %s", op, fmtCount(errs[k]), name))
 	}
-	parts = append(parts, fmt.Sprintf("%d more kinds", len(kinds)-3))
-	return fmtCount(total) + " (" + strings.Join(parts, ", ") + ")"
+	return out
+}
+
+// errorTotal is the number of errors of all kinds.
+func errorTotal(errs map[string]int64) int64 {
+	var n int64
+	for _, c := range errs {
+		n += c
+	}
+	return n
 }

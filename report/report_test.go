@@ -297,7 +297,7 @@ func TestTerminal(t *testing.T) {
 		wants []string
 		not   []string
 	}{
-		{"finished", runA(), []string{"populate_seconds", "12.5 s", "db_size_bytes", "50.0 MiB", "4 (conflict 3, timeout 1)"}, []string{"note:"}},
+		{"finished", runA(), []string{"populate_seconds", "12.5 s", "db_size_bytes", "50.0 MiB", "post: 3 × conflict", "post: 1 × timeout"}, []string{"note:"}},
 		{"killed", killed, []string{"note: Killed before summary"}, []string{"populate_seconds"}},
 	}
 	for _, tc := range cases {
@@ -376,8 +376,11 @@ func TestFormat(t *testing.T) {
 		{fmtExtra("ratio", 0.12345), "0.1235"},
 		{fmtErrors(nil), "0"},
 		{fmtErrors(map[string]int64{"timeout": 2, "conflict": 1}), "3 (conflict 1, timeout 2)"},
-		{fmtErrorsShort(map[string]int64{"timeout": 2, "conflict": 1}), "3 (conflict 1, timeout 2)"},
-		{fmtErrorsShort(map[string]int64{"a": 1, "b": 5, "c": 2, strings.Repeat("x", 50): 3}), "11 (b 5, " + strings.Repeat("x", 40) + "… 3, c 2, 1 more kinds)"},
+		{strings.Join(errorKindLines("post", map[string]int64{"timeout": 2, "conflict": 1}), "|"), "  post: 2 × timeout|  post: 1 × conflict"},
+		{strings.Join(errorKindLines("get", map[string]int64{"a": 1, "b": 5, "c": 2, strings.Repeat("x", 120): 3}), "|"),
+			"  get: 5 × b|  get: 3 × " + strings.Repeat("x", 100) + "…|  get: 2 × c|  get: 1 more kinds of error in the report"},
+		{strings.Join(errorKindLines("get", nil), "|"), ""},
+		{fmtCount(errorTotal(map[string]int64{"a": 1200, "b": 5})), "1,205"},
 		{fmtValue(map[string]any{"b": 1, "a": "<x>"}), `{"a":"<x>","b":1}`},
 	}
 	for i, c := range cases {

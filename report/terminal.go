@@ -54,6 +54,7 @@ func opTable(w io.Writer, d *runData, ops []string) error {
 	// Right alignment suits the numbers; padding the first column by hand
 	// keeps the names left-aligned.
 	fmt.Fprintf(tw, "%-*s\tcount\tops/s\terrors\tmean\tp50\tp99\tp99.9\tmax\t\n", width, "operation")
+	var kinds []string
 	for _, op := range ops {
 		s, ok := d.summary.Ops[op]
 		if !ok {
@@ -61,10 +62,20 @@ func opTable(w io.Writer, d *runData, ops []string) error {
 			continue
 		}
 		fmt.Fprintf(tw, "%-*s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", width, op,
-			fmtCount(s.Count), fmtRate(s.OpsPerSec), fmtErrorsShort(s.Errors), fmtUS(s.MeanUS),
+			fmtCount(s.Count), fmtRate(s.OpsPerSec), fmtCount(errorTotal(s.Errors)), fmtUS(s.MeanUS),
 			fmtUS(float64(s.P50US)), fmtUS(float64(s.P99US)), fmtUS(float64(s.P999US)), fmtUS(float64(s.MaxUS)))
+		kinds = append(kinds, errorKindLines(op, s.Errors)...)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(kinds) > 0 {
+		fmt.Fprintln(w, "\nerrors by kind:")
+		for _, l := range kinds {
+			fmt.Fprintln(w, l)
+		}
+	}
+	return nil
 }
 
 // seriesList writes one line per Point series (its title and point count),
