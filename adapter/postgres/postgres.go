@@ -17,14 +17,17 @@
 package postgres
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
 
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fieldbench/fieldbench/adapter"
@@ -133,6 +136,7 @@ func newPool(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 	if !strings.Contains(dsn, "pool_max_conns") {
 		cfg.MaxConns = defaultPoolConns
 	}
+	cfg.ConnConfig.BuildFrontend = bufferedFrontend
 	p, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect to %s: %w", cfg.ConnConfig.Host+":"+strconv.Itoa(int(cfg.ConnConfig.Port)), err)
@@ -142,6 +146,21 @@ func newPool(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 		return nil, fmt.Errorf("postgres: connect to %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
 	}
 	return p, nil
+}
+
+// readBufferSize is how much of the server's replies one read system call
+// may take. pgx's reader takes 8 KiB at a time and reads the rest of a
+// larger message, and the message after it, with more calls: a 30 KB
+// article cost three reads. 64 KiB holds a typical reply whole (see
+// docs/postgres.md, "Client efficiency").
+const readBufferSize = 64 << 10
+
+// bufferedFrontend is pgx's default frontend reading through a larger
+// buffer. pgx's own buffer sits above it unchanged; the one thing that looks
+// below pgx's buffer, SyncConn (for Hijack and direct use of the net.Conn),
+// is never called by fieldbench.
+func bufferedFrontend(r io.Reader, w io.Writer) *pgproto3.Frontend {
+	return pgproto3.NewFrontend(bufio.NewReaderSize(r, readBufferSize), w)
 }
 
 // Open connects to the primary (and the replicas when read_from=replicas).
