@@ -19,6 +19,13 @@
 //
 // The suite's subtests run one after the other (never in parallel), so a
 // server adapter may implement open by resetting one shared database.
+//
+// What a fresh database per check cannot show (a database reopened with
+// another microblog model, loads that span transactions, records read back
+// with the adapter's own query), adapters check in their own tests with the
+// exported helpers (ModelMismatch, SwitchesModelWhenEmpty, WikiDump,
+// IngestStoresExactly...), passing in what differs between them, so the
+// adapters do not each keep a copy of the same check.
 package adaptertest
 
 import (

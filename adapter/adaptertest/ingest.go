@@ -36,11 +36,7 @@ func checkIngest(t testing.TB, db adapter.DB) {
 	}
 	run := func(when string, cfg ingest.RunConfig) {
 		t.Helper()
-		recs := make([]ingest.BatchRecorder, cfg.Sources)
-		for i := range recs {
-			recs[i] = nopRecorder{}
-		}
-		res := ingest.Run(ctx, s, cfg, recs)
+		res := ingest.Run(ctx, s, cfg, NopRecorders(cfg.Sources))
 		total := int64(cfg.Sources) * cfg.Records
 		if res.Err != nil {
 			t.Fatalf("%s: %d sources × %d records, batch %d: %v", when, cfg.Sources, cfg.Records, cfg.Batch, res.Err)

@@ -30,16 +30,16 @@ const (
 	maxMaterializePasses = 10_000
 )
 
-// checkMicroblog loads a generated dataset into model m of db, compares
-// every user's userline and timeline with microblog.Oracle, posts
-// concurrently (with tied times) and compares again.
-func checkMicroblog(t testing.TB, db adapter.DB, m microblog.Model) {
-	ctx := checkContext(t)
+// openModel opens model m of db, a fresh database, for a check: it skips
+// the check when the adapter reports the model unsupported (not every
+// database fits every model) and closes the store when the check ends.
+func openModel(t testing.TB, db adapter.DB, m microblog.Model) (microblog.Backend, microblog.Store) {
+	t.Helper()
 	b, ok := db.(microblog.Backend)
 	if !ok {
 		t.Fatalf("%T does not implement microblog.Backend", db)
 	}
-	s, err := b.Microblog(ctx, m)
+	s, err := b.Microblog(checkContext(t), m)
 	if errors.Is(err, adapter.ErrUnsupported) {
 		t.Skipf("model %s not supported: %v", m, err)
 	}
@@ -47,6 +47,15 @@ func checkMicroblog(t testing.TB, db adapter.DB, m microblog.Model) {
 		t.Fatalf("Microblog(%s) on a fresh database: %v", m, err)
 	}
 	closeOnCleanup(t, "microblog", s)
+	return b, s
+}
+
+// checkMicroblog loads a generated dataset into model m of db, compares
+// every user's userline and timeline with microblog.Oracle, posts
+// concurrently (with tied times) and compares again.
+func checkMicroblog(t testing.TB, db adapter.DB, m microblog.Model) {
+	ctx := checkContext(t)
+	b, s := openModel(t, db, m)
 	mat, isMat := s.(microblog.Materializer)
 	if m == microblog.Async && !isMat {
 		t.Fatalf("the async store %T does not implement microblog.Materializer", s)
@@ -101,7 +110,7 @@ func checkMicroblog(t testing.TB, db adapter.DB, m microblog.Model) {
 		}
 	}
 	o := microblog.NewOracle(ds)
-	compareMicroblog(t, s, o, ds.Users, "after Populate", microblog.Limit, 1)
+	CompareMicroblog(t, s, o, ds.Users, "after Populate", microblog.Limit, 1)
 
 	// Posts above MaxTweetID, all newer than the dataset.
 	r := rand.New(rand.NewPCG(microblogSeed, 1))
@@ -188,7 +197,7 @@ func checkMicroblog(t testing.TB, db adapter.DB, m microblog.Model) {
 		catchUp(t, mat, func(done []microblog.Materialized) { materialized = append(materialized, done...) })
 		checkMaterialized(t, tweets, materialized)
 	}
-	compareMicroblog(t, s, o, ds.Users, "after concurrent posts", microblog.Limit, 1)
+	CompareMicroblog(t, s, o, ds.Users, "after concurrent posts", microblog.Limit, 1)
 	if id, err := s.MaxTweetID(ctx); err != nil || id != maxID+microblogPosts {
 		t.Errorf("MaxTweetID after posts = %d, %v; want %d", id, err, maxID+microblogPosts)
 	}
@@ -202,10 +211,11 @@ func checkMicroblog(t testing.TB, db adapter.DB, m microblog.Model) {
 	}
 }
 
-// tinyMicroblog is a hand-built dataset: ties of one microsecond across
+// TinyMicroblog is a hand-built dataset: ties of one microsecond across
 // authors and within one, a user who follows nobody and never tweets, one
-// who follows only a user who tweeted once.
-func tinyMicroblog() *microblog.Dataset {
+// who follows only a user who tweeted once. It is exported for adapters'
+// own tests that need a small loaded database, so they do not keep copies.
+func TinyMicroblog() *microblog.Dataset {
 	at := func(us int64) time.Time { return time.UnixMicro(1_700_000_000_000_000 + us).UTC() }
 	ds := &microblog.Dataset{
 		Users: 5,
@@ -225,27 +235,16 @@ func tinyMicroblog() *microblog.Dataset {
 	return ds
 }
 
-// checkMicroblogTiny loads tinyMicroblog into model m of db and compares
+// checkMicroblogTiny loads TinyMicroblog into model m of db and compares
 // every user's userline and timeline at limits 0 to 3 and Limit.
 func checkMicroblogTiny(t testing.TB, db adapter.DB, m microblog.Model) {
 	ctx := checkContext(t)
-	b, ok := db.(microblog.Backend)
-	if !ok {
-		t.Fatalf("%T does not implement microblog.Backend", db)
-	}
-	s, err := b.Microblog(ctx, m)
-	if errors.Is(err, adapter.ErrUnsupported) {
-		t.Skipf("model %s not supported: %v", m, err)
-	}
-	if err != nil {
-		t.Fatalf("Microblog(%s) on a fresh database: %v", m, err)
-	}
-	closeOnCleanup(t, "microblog", s)
-	ds := tinyMicroblog()
+	_, s := openModel(t, db, m)
+	ds := TinyMicroblog()
 	if err := s.Populate(ctx, ds); err != nil {
 		t.Fatalf("Populate: %v", err)
 	}
-	compareMicroblog(t, s, microblog.NewOracle(ds), ds.Users, "after Populate", microblog.Limit, 0, 1, 2, 3)
+	CompareMicroblog(t, s, microblog.NewOracle(ds), ds.Users, "after Populate", microblog.Limit, 0, 1, 2, 3)
 	if err := s.Post(ctx, ds.Tweets[0]); err == nil {
 		t.Errorf("Post of an existing tweet id succeeded")
 	}
@@ -309,10 +308,12 @@ func checkMaterialized(t testing.TB, posted []microblog.Tweet, done []microblog.
 	}
 }
 
-// compareMicroblog checks every user's userline and timeline against the
+// CompareMicroblog checks every user's userline and timeline against the
 // oracle: at each of limits for all users, and at limits 0, 2 and 3 too for
-// some.
-func compareMicroblog(t testing.TB, s microblog.Store, o *microblog.Oracle, users int, when string, limits ...int) {
+// some. when says at which point of the test, for the messages. It is
+// exported for adapters' own tests (replicas, clusters) that compare with
+// the oracle where the suite cannot reach.
+func CompareMicroblog(t testing.TB, s microblog.Store, o *microblog.Oracle, users int, when string, limits ...int) {
 	t.Helper()
 	ctx := checkContext(t)
 	bad := &mismatches{t: t}

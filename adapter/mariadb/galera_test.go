@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/microblog"
@@ -103,13 +104,13 @@ func TestGalera(t *testing.T) {
 	for _, tw := range tweets {
 		o.Post(tw)
 	}
-	compareAll(t, s, o, users)
+	adaptertest.CompareMicroblog(t, s, o, users, "after concurrent posts", microblog.Limit, 1)
 
 	is, err := db.Ingest(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := ingest.Run(ctx, is, ingest.RunConfig{Sources: 4, Records: 2000, Batch: 500, Seed: 1, Verify: true}, nopRecs(4))
+	res := ingest.Run(ctx, is, ingest.RunConfig{Sources: 4, Records: 2000, Batch: 500, Seed: 1, Verify: true}, adaptertest.NopRecorders(4))
 	if res.Err != nil {
 		t.Fatal(res.Err)
 	}

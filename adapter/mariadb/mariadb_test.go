@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
@@ -106,14 +107,10 @@ func freshDSN(t *testing.T) string {
 	return u.String()
 }
 
+// openFresh opens a new, empty database, closed when the test ends.
 func openFresh(t *testing.T) *DB {
 	t.Helper()
-	db, err := Open(t.Context(), freshDSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return adaptertest.Open(t, Open, freshDSN(t))
 }
 
 func TestParseDSN(t *testing.T) {

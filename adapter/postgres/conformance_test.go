@@ -84,7 +84,7 @@ func TestReadFromReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds := tiny()
+	ds := adaptertest.TinyMicroblog()
 	if err := s.Populate(ctx, ds); err != nil {
 		t.Fatal(err)
 	}
@@ -96,13 +96,13 @@ func TestReadFromReplicas(t *testing.T) {
 	o.Post(tw)
 	caughtUp()
 	for range 2 { // both replicas (round robin)
-		compareAll(t, s, o, ds.Users)
+		adaptertest.CompareMicroblog(t, s, o, ds.Users, "on the replicas", microblog.Limit)
 	}
 	ws, err := db.Wiki(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ws.Populate(ctx, &tinySource{n: 5}); err != nil {
+	if _, err := ws.Populate(ctx, adaptertest.TinyArticles(5)); err != nil {
 		t.Fatal(err)
 	}
 	if err := ws.Update(ctx, 2, "21"); err != nil {

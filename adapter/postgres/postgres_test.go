@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
 )
 
@@ -141,14 +142,10 @@ func freshDSNOn(t *testing.T, c *cluster.Cluster) string {
 	return strings.Replace(c.DSN, "/fieldbench?", "/"+name+"?", 1)
 }
 
+// openFresh opens a new, empty database, closed when the test ends.
 func openFresh(t *testing.T) *DB {
 	t.Helper()
-	db, err := Open(t.Context(), freshDSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return adaptertest.Open(t, Open, freshDSN(t))
 }
 
 func TestRegistered(t *testing.T) {

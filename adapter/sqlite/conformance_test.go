@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -14,15 +15,12 @@ import (
 // the CLI opens it.
 func TestConformance(t *testing.T) {
 	adaptertest.Run(t, func(t *testing.T) adapter.DB {
-		_, db, err := adapter.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "x.db"))
-		if err != nil {
-			t.Fatalf("open: %v", err)
-		}
-		t.Cleanup(func() {
-			if err := db.Close(); err != nil {
-				t.Errorf("close: %v", err)
-			}
-		})
-		return db
+		return adaptertest.Open(t, openRegistered, "sqlite://"+filepath.Join(t.TempDir(), "x.db"))
 	})
+}
+
+// openRegistered opens dsn through the adapter registry, as the CLI does.
+func openRegistered(ctx context.Context, dsn string) (adapter.DB, error) {
+	_, db, err := adapter.Open(ctx, dsn)
+	return db, err
 }

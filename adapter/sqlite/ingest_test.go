@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 )
 
@@ -38,18 +39,27 @@ func openIngestChunk(t testing.TB, mode ingestInsertMode, chunk int) (*DB, *inge
 	return db, s
 }
 
-// ingestNopRec discards batch latencies.
-type ingestNopRec struct{}
-
-func (ingestNopRec) Record(int, time.Duration) {}
-func (ingestNopRec) Error(int, error)          {}
-
-func ingestNopRecs(n int) []ingest.BatchRecorder {
-	out := make([]ingest.BatchRecorder, n)
-	for i := range out {
-		out[i] = ingestNopRec{}
+// storedRecords reads db's ingest table back, times from the stored
+// microseconds in UTC, for adaptertest.IngestStoresExactly.
+func storedRecords(db *DB) func(context.Context) ([]ingest.Record, error) {
+	return func(ctx context.Context) ([]ingest.Record, error) {
+		rows, err := db.r.QueryContext(ctx, adaptertest.SelectIngestRecords(ingestTable))
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		recs, err := adaptertest.CollectRecords(rows, func() (ingest.Record, error) {
+			var r ingest.Record
+			var m, rec int64
+			err := rows.Scan(&r.ID, &r.Source, &r.Seq, &r.Channel, &m, &r.Tag, &r.Quality, &r.Value, &rec)
+			r.MeasuredAt, r.RecordedAt = time.UnixMicro(m).UTC(), time.UnixMicro(rec).UTC()
+			return r, err
+		})
+		if err != nil {
+			return nil, err
+		}
+		return recs, rows.Close()
 	}
-	return out
 }
 
 func TestIngestSchemaHasTheNineTypedColumns(t *testing.T) {
@@ -108,39 +118,8 @@ func TestIngestRunStoresExactlyAndResetEmpties(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
 			db, s := openIngestChunk(t, tc.mode, tc.chunk)
-			const seed = 11
-			res := ingest.Run(ctx, s, ingest.RunConfig{Sources: tc.sources, Records: tc.records, Batch: tc.batch, Seed: seed, Verify: true}, ingestNopRecs(tc.sources))
-			if res.Err != nil {
-				t.Fatal(res.Err)
-			}
-			want := int64(tc.sources) * tc.records
-			if n, err := s.Count(ctx); err != nil || n != want {
-				t.Fatalf("count %d (%v), want %d", n, err, want)
-			}
-			rows, err := db.r.QueryContext(ctx, "select id, source, seq, channel, measured_at, tag, quality, value, recorded_at from "+ingestTable)
-			if err != nil {
-				t.Fatal(err)
-			}
-			seen := map[[2]int32]bool{}
-			for rows.Next() {
-				var r ingest.Record
-				var m, rec int64
-				if err := rows.Scan(&r.ID, &r.Source, &r.Seq, &r.Channel, &m, &r.Tag, &r.Quality, &r.Value, &rec); err != nil {
-					t.Fatal(err)
-				}
-				r.MeasuredAt, r.RecordedAt = time.UnixMicro(m).UTC(), time.UnixMicro(rec).UTC()
-				if g := ingest.Generate(seed, int(r.Source), int64(r.Seq)); r != g {
-					t.Fatalf("stored %+v\nwant     %+v", r, g)
-				}
-				k := [2]int32{r.Source, r.Seq}
-				if seen[k] {
-					t.Fatalf("record %v stored twice", k)
-				}
-				seen[k] = true
-			}
-			if err := rows.Close(); err != nil {
-				t.Fatal(err)
-			}
+			cfg := ingest.RunConfig{Sources: tc.sources, Records: tc.records, Batch: tc.batch, Seed: 11}
+			adaptertest.IngestStoresExactly(t, s, cfg, storedRecords(db))
 			full, _ := db.SizeBytes(ctx)
 			if err := s.Reset(ctx); err != nil {
 				t.Fatal(err)
@@ -163,19 +142,12 @@ func TestIngestRunStoresExactlyAndResetEmpties(t *testing.T) {
 	}
 }
 
+// TestIngestCancelledBatchStoresNothing checks that a cancelled batch
+// stores nothing: a batch is all or nothing.
 func TestIngestCancelledBatchStoresNothing(t *testing.T) {
 	t.Parallel()
 	_, s := openIngest(t, ingestMultiRow)
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	recs := make([]ingest.Record, 1000)
-	ingest.Fill(recs, 1, 0, 0)
-	if err := s.InsertBatch(ctx, recs); err == nil {
-		t.Fatal("a batch with a cancelled context succeeded")
-	}
-	if n, err := s.Count(t.Context()); err != nil || n != 0 {
-		t.Fatalf("count %d (%v) after a cancelled batch, want 0: a batch is all or nothing", n, err)
-	}
+	adaptertest.IngestCancelledBatch(t, s)
 }
 
 func TestIngestBackendOpensOnExistingTable(t *testing.T) {
@@ -248,7 +220,7 @@ func TestIngestMeasure(t *testing.T) {
 						t.Fatal(err)
 					}
 					reset = time.Since(t0)
-					res := ingest.Run(t.Context(), s, ingest.RunConfig{Sources: 8, Records: n, Batch: batch, Seed: 1, Verify: true}, ingestNopRecs(8))
+					res := ingest.Run(t.Context(), s, ingest.RunConfig{Sources: 8, Records: n, Batch: batch, Seed: 1, Verify: true}, adaptertest.NopRecorders(8))
 					if res.Err != nil {
 						t.Fatal(res.Err)
 					}

@@ -8,34 +8,21 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
 
+// openTemp opens a new database file, closed when the test ends.
 func openTemp(t *testing.T) *DB {
 	t.Helper()
-	db, err := Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "fb.db"))
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := db.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return db
+	return adaptertest.Open(t, Open, tempDSN(t))
 }
 
-func openStore(t *testing.T, db *DB, m microblog.Model) microblog.Store {
-	t.Helper()
-	s, err := db.Microblog(t.Context(), m)
-	if err != nil {
-		t.Fatalf("Microblog(%s): %v", m, err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+// tempDSN names a new database file in the test's directory.
+func tempDSN(t *testing.T) string {
+	return "sqlite://" + filepath.Join(t.TempDir(), "fb.db")
 }
 
 func TestRegistered(t *testing.T) {
@@ -59,126 +46,25 @@ func TestRegistered(t *testing.T) {
 	}
 }
 
-// tiny is a hand-built dataset exercising ties and users without tweets or
-// follows.
-func tiny() *microblog.Dataset {
-	at := func(us int64) time.Time { return time.UnixMicro(1_700_000_000_000_000 + us).UTC() }
-	ds := &microblog.Dataset{
-		Users: 5,
-		Follows: []microblog.Follow{
-			{Follower: 1, Followee: 2}, {Follower: 1, Followee: 3}, {Follower: 2, Followee: 3},
-			{Follower: 4, Followee: 1}, {Follower: 3, Followee: 2},
-		},
-	}
-	times := []int64{10, 10, 10, 20, 20, 5, 30, 30, 30, 30}
-	authors := []int64{2, 3, 2, 3, 3, 1, 2, 3, 1, 2}
-	for i := range times {
-		ds.Tweets = append(ds.Tweets, microblog.Tweet{
-			ID: int64(i + 1), Author: authors[i], Time: at(times[i]), Body: fmt.Sprintf("tweet %d", i+1),
-		})
-	}
-	ds.Index()
-	return ds
-}
-
 // TestSizeBytes checks that every model's loaded database has a size
 // (counts, model and the oracle are adaptertest's).
 func TestSizeBytes(t *testing.T) {
 	t.Parallel()
-	ds, err := microblog.Generate(microblog.GenOptions{Users: 120, Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range microblog.Models {
-		t.Run(string(m), func(t *testing.T) {
-			t.Parallel()
-			db := openTemp(t)
-			if err := openStore(t, db, m).Populate(t.Context(), ds); err != nil {
-				t.Fatal(err)
-			}
-			size, err := db.SizeBytes(t.Context())
-			if err != nil || size <= 0 {
-				t.Errorf("SizeBytes = %d, %v", size, err)
-			}
-			t.Logf("%s: %d bytes", m, size)
-		})
-	}
+	adaptertest.MicroblogSizes(t, openTemp)
 }
 
+// TestModelMismatch reopens a loaded file, as a later run does: it keeps
+// its model and refuses the others with ErrModelMismatch.
 func TestModelMismatch(t *testing.T) {
 	t.Parallel()
-	ds := tiny()
-	for _, loaded := range microblog.Models {
-		t.Run(string(loaded), func(t *testing.T) {
-			t.Parallel()
-			ctx := t.Context()
-			dsn := "sqlite://" + filepath.Join(t.TempDir(), "fb.db")
-			db, err := Open(ctx, dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := db.Microblog(ctx, loaded)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Populate(ctx, ds); err != nil {
-				t.Fatal(err)
-			}
-			s.Close()
-			db.Close()
-
-			db, err = Open(ctx, dsn) // a later run against the same file
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			if got, err := db.MicroblogModel(ctx); err != nil || got != loaded {
-				t.Fatalf("MicroblogModel after reopen = %q, %v; want %q", got, err, loaded)
-			}
-			for _, other := range microblog.Models {
-				s, err := db.Microblog(ctx, other)
-				if other == loaded {
-					if err != nil {
-						t.Fatalf("Microblog(%s) on its own data: %v", other, err)
-					}
-					c, err := s.Counts(ctx)
-					if err != nil || c.Tweets != int64(len(ds.Tweets)) {
-						t.Errorf("Counts after reopen = %+v, %v", c, err)
-					}
-					s.Close()
-					continue
-				}
-				if err == nil {
-					s.Close()
-					t.Fatalf("Microblog(%s) on a database loaded with %s succeeded", other, loaded)
-				}
-				if !errors.Is(err, ErrModelMismatch) || !strings.Contains(err.Error(), "holds the "+string(loaded)+" model") ||
-					!strings.Contains(err.Error(), "fresh database") {
-					t.Errorf("Microblog(%s) error = %v", other, err)
-				}
-			}
-		})
-	}
+	adaptertest.ModelMismatch(t, tempDSN, Open, ErrModelMismatch)
 }
 
+// TestEmptyDatabaseSwitchesModel checks that only data pins the model: an
+// empty file opens any.
 func TestEmptyDatabaseSwitchesModel(t *testing.T) {
 	t.Parallel()
-	ctx := t.Context()
-	db := openTemp(t)
-	for _, m := range []microblog.Model{microblog.Normalized, microblog.Async, microblog.Denormalized} {
-		s, err := db.Microblog(ctx, m)
-		if err != nil {
-			t.Fatalf("Microblog(%s) on an empty database: %v", m, err)
-		}
-		s.Close()
-	}
-	s := openStore(t, db, microblog.Denormalized)
-	if err := s.Populate(ctx, tiny()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Microblog(ctx, "bogus"); !errors.Is(err, adapter.ErrUnsupported) {
-		t.Errorf("Microblog(bogus) = %v; want ErrUnsupported", err)
-	}
+	adaptertest.SwitchesModelWhenEmpty(t, openTemp(t), ErrModelMismatch)
 }
 
 func TestBadDSN(t *testing.T) {
@@ -250,8 +136,8 @@ func TestInfo(t *testing.T) {
 	if _, ok := info.Config["microblog_model"]; ok {
 		t.Error("empty database reports a microblog model")
 	}
-	s := openStore(t, db, microblog.Normalized)
-	if err := s.Populate(ctx, tiny()); err != nil {
+	s := adaptertest.OpenMicroblog(t, db, microblog.Normalized)
+	if err := s.Populate(ctx, adaptertest.TinyMicroblog()); err != nil {
 		t.Fatal(err)
 	}
 	info, err = db.Info(ctx)
