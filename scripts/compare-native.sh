@@ -8,6 +8,7 @@
 #   CLIENTS=4 SECONDS_=10 ROUNDS=5 scripts/compare-native.sh pg-read
 #   CLIENT_THREADS=2 scripts/compare-native.sh redis-get
 #   FIELDBENCH_BIN=/tmp/fieldbench-old scripts/compare-native.sh   # another build
+#   CORES=split scripts/compare-native.sh pg-read   # one core placement only
 #
 # Comparisons:
 #   pg-read     fieldbench wiki point reads vs pgbench -M prepared running
@@ -41,9 +42,22 @@
 #     sides (fieldbench: sum of its request-set times; pgbench: its tps
 #     "without initial connection time"; redis-benchmark: its requests per
 #     second; psql: \timing of the \copy);
-#   - one asymmetry left, in fieldbench's favour: pgbench reads results in
-#     text format, so the server hex-encodes the bytea body (twice the
-#     bytes); fieldbench reads binary. pgbench has no binary mode;
+#   - same bytes: pgbench has no binary mode, and in text format a bytea
+#     body comes back hex-encoded (twice the bytes, and the server's work
+#     to encode them); so pgbench reads articles_text, a copy of the table
+#     whose body is text, which goes over the wire as it is, while
+#     fieldbench reads its bytea table in binary;
+#   - core placement (CORES, default "shared split": both, one after the
+#     other, each with its own warm-up and rounds):
+#       shared  client and server processes may run on every core, as
+#               they do when both are started on one machine;
+#       split   the server (every process of it, and the backends it forks
+#               later) is pinned to core 0 and the client, either side, to
+#               the other cores (taskset): the client competes only with
+#               itself, as on a client machine of its own. Needs 2 cores.
+#     Both figures are printed; they answer different questions (what a
+#     co-located run measures; what the database answers a client that
+#     does not take its cores);
 #   - client CPU per operation (user+sys of the whole client process /
 #     operations; fieldbench's includes its start and the article counts
 #     before and after, so it is a little high) is printed too: on a small machine the client competes with the server
@@ -57,6 +71,7 @@ ARTICLES=${ARTICLES:-20000}
 RECORDS=${RECORDS:-200000}
 ROUNDS=${ROUNDS:-3}
 CLIENT_THREADS=${CLIENT_THREADS:-1}
+CORES=${CORES:-shared split}
 which=("${@:-pg-read pg-ingest redis-get redis-mget}")
 
 work=$(mktemp -d /tmp/fieldbench-compare-XXXXXX)
@@ -75,7 +90,15 @@ cleanup() {
 trap cleanup EXIT
 
 echo "machine: $(nproc) cores; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "CLIENTS=$CLIENTS CLIENT_THREADS=$CLIENT_THREADS SECONDS_=$SECONDS_ ARTICLES=$ARTICLES RECORDS=$RECORDS ROUNDS=$ROUNDS"
+echo "CLIENTS=$CLIENTS CLIENT_THREADS=$CLIENT_THREADS SECONDS_=$SECONDS_ ARTICLES=$ARTICLES RECORDS=$RECORDS ROUNDS=$ROUNDS CORES=$CORES"
+ncpu=$(nproc)
+for m in $CORES; do
+  case $m in
+  shared) ;;
+  split) ((ncpu >= 2)) || { echo "CORES=split needs 2 cores; this machine has $ncpu" >&2; exit 2; } ;;
+  *) echo "unknown core placement $m (shared or split)" >&2; exit 2 ;;
+  esac
+done
 
 up() { # engine dir -> prints DSN
   "$fb" cluster up "$1" --nodes 1 --dir "$2" 2>/dev/null | sed -n 's/^DSN: //p'
@@ -83,10 +106,28 @@ up() { # engine dir -> prints DSN
 
 py() { python3 -c "$1"; }
 
+# place mode cluster-dir: puts the cluster's server processes (and their
+# children; a postmaster's later backends inherit it) on core 0 (split) or
+# every core (shared), and sets where the clients run.
+place() {
+  local cpus=0-$((ncpu - 1)) pids pid
+  client_cpus=
+  if [[ $1 == split ]]; then cpus=0; client_cpus=1-$((ncpu - 1)); fi
+  pids=$(python3 -c "import json,sys; print(' '.join(str(n['pid']) for n in json.load(open(sys.argv[1]))['nodes'] if n.get('pid')))" "$2/cluster.json")
+  for pid in $pids $(for p in $pids; do pgrep -P "$p" || true; done); do
+    taskset -a -p -c "$cpus" "$pid" >/dev/null
+  done
+}
+
 # timed CMD... : runs CMD, leaves its stdout in $work/out and its client CPU
 # seconds (user+sys, children included) in $work/cpu.
+# In split placement the client runs on cores 1.. (client_cpus).
+client_cpus=
+pinned() {
+  if [[ -n $client_cpus ]]; then taskset -c "$client_cpus" "$@"; else "$@"; fi
+}
 timed() {
-  /usr/bin/time -f '%U %S' -o "$work/time" "$@" >"$work/out" 2>"$work/err" || {
+  /usr/bin/time -f '%U %S' -o "$work/time" taskset -c "${client_cpus:-0-$((ncpu - 1))}" "$@" >"$work/out" 2>"$work/err" || {
     cat "$work/err" >&2
     return 1
   }
@@ -144,15 +185,16 @@ results=()
 round() {
   local r
   r=$(py "print(f'{float($3)/float($4):.3f}')")
-  printf '%-10s round %d: fieldbench %10.0f/s  native %10.0f/s  ratio %s   client CPU µs/op: fieldbench %s native %s\n' \
+  printf '%-17s round %d: fieldbench %10.0f/s  native %10.0f/s  ratio %s   client CPU µs/op: fieldbench %s native %s\n' \
     "$1" "$2" "$3" "$4" "$r" "$5" "$6"
   eval "ratios_$(tr - _ <<<"$1")+=($r)"
 }
 summary() { # name target
   local -n rs="ratios_$(tr - _ <<<"$1")"
+  ((${#rs[@]} > 0)) || return 0
   local m
   m=$(py "import statistics; print(f'{statistics.median([${rs[*]/%/,}]):.3f}')")
-  results+=("$(printf '%-10s median ratio %s over %d rounds (%s)   target >= %s' "$1" "$m" "${#rs[@]}" "${rs[*]}" "$2")")
+  results+=("$(printf '%-17s median ratio %s over %d rounds (%s)   target >= %s' "$1" "$m" "${#rs[@]}" "${rs[*]}" "$2")")
   echo "${results[-1]}"
 }
 
@@ -161,51 +203,67 @@ pg_port() { sed -E 's#.*@127\.0\.0\.1:([0-9]+)/.*#\1#' <<<"$1"; }
 for c in ${which[*]}; do
   case $c in
   pg-read)
-    ratios_pg_read=()
     clusters+=("$work/pg"); dsn=$(up postgres "$work/pg")
     port=$(pg_port "$dsn")
     "$fb" load wiki --db "$dsn" --articles "$ARTICLES" >/dev/null 2>&1
-    printf '\\set id random(1, %d)\nselect title, body from articles where id = :id;\n' "$ARTICLES" >"$work/read.sql"
+    # pgbench can only ask for text results, in which a bytea body comes
+    # back hex-encoded: twice the bytes, and the server's encoding work. So
+    # it reads a copy of the table whose body is text (the same bytes sent
+    # as they are), and both sides move the same bytes through the same
+    # primary-key lookup; fieldbench reads its own bytea table in binary.
+    psql -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$port" -U postgres fieldbench >/dev/null <<'SQL'
+create table articles_text as select id, title, convert_from(body, 'UTF8') as body from articles;
+alter table articles_text add primary key (id);
+vacuum analyze articles_text;
+SQL
+    printf '\\set id random(1, %d)\nselect title, body from articles_text where id = :id;\n' "$ARTICLES" >"$work/read.sql"
     pgb() { # seconds -> sets NA_RATE, NA_OPS
       timed pgbench -n -M prepared -c "$CLIENTS" -j "$CLIENT_THREADS" -T "$1" -f "$work/read.sql" \
         -h 127.0.0.1 -p "$port" -U postgres fieldbench
       NA_RATE=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$work/out")
       NA_OPS=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$work/out")
     }
-    # warm-up (discarded): both sides read every page they will read, and
-    # fieldbench's rate sizes its request sets to ~SECONDS_.
-    pgb 3
-    fb_wiki "$dsn" $((CLIENTS * 2000))
-    req=$(requests_for "$FB_RATE")
-    for i in $(seq "$ROUNDS"); do
-      fb_wiki "$dsn" "$req"; f=$FB_RATE; fc=$(us_per_op "$(cat "$work/cpu")" "$FB_OPS")
-      pgb "$SECONDS_"; n=$NA_RATE; nc=$(us_per_op "$(cat "$work/cpu")" "$NA_OPS")
-      round pg-read "$i" "$f" "$n" "$fc" "$nc"
+    for mode in $CORES; do
+      place "$mode" "$work/pg"
+      # warm-up (discarded): both sides read every page they will read, and
+      # fieldbench's rate sizes its request sets to ~SECONDS_.
+      pgb 3
+      fb_wiki "$dsn" $((CLIENTS * 2000))
+      req=$(requests_for "$FB_RATE")
+      eval "ratios_pg_read_$mode=()"
+      for i in $(seq "$ROUNDS"); do
+        fb_wiki "$dsn" "$req"; f=$FB_RATE; fc=$(us_per_op "$(cat "$work/cpu")" "$FB_OPS")
+        pgb "$SECONDS_"; n=$NA_RATE; nc=$(us_per_op "$(cat "$work/cpu")" "$NA_OPS")
+        round "pg-read-$mode" "$i" "$f" "$n" "$fc" "$nc"
+      done
+      summary "pg-read-$mode" 0.95
     done
-    summary pg-read 0.95
     ;;
   pg-ingest)
-    ratios_pg_ingest=()
     clusters+=("$work/pgi"); dsn=$(up postgres "$work/pgi")
     port=$(pg_port "$dsn")
     "$fb" generate ingest --sources 1 --records "$RECORDS" --out "$work/ingest" >/dev/null
     fbi() {
       rm -rf "$work/r-ingest"
-      "$fb" run ingest --db "$dsn" --sources 1 --records "$RECORDS" --batch "$RECORDS" --results "$work/r-ingest" >/dev/null 2>&1
+      pinned "$fb" run ingest --db "$dsn" --sources 1 --records "$RECORDS" --batch "$RECORDS" --results "$work/r-ingest" >/dev/null 2>&1
       extra "$work/r-ingest" throughput_records_per_s
     }
     psqlc() { # the \copy alone, timed by psql (connection set-up excluded)
       psql -q -h 127.0.0.1 -p "$port" -U postgres fieldbench -c "truncate ingest_records" >/dev/null
       ms=$(printf '\\timing on\n\\copy ingest_records from %s csv header\n' "'$work/ingest/records.csv'" |
-        psql -q -h 127.0.0.1 -p "$port" -U postgres fieldbench | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p')
+        pinned psql -q -h 127.0.0.1 -p "$port" -U postgres fieldbench | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p')
       py "print($RECORDS / ($ms / 1e3))"
     }
-    fbi >/dev/null; psqlc >/dev/null # warm-up (discarded)
-    for i in $(seq "$ROUNDS"); do
-      f=$(fbi); n=$(psqlc)
-      round pg-ingest "$i" "$f" "$n" - -
+    for mode in $CORES; do
+      place "$mode" "$work/pgi"
+      fbi >/dev/null; psqlc >/dev/null # warm-up (discarded)
+      eval "ratios_pg_ingest_$mode=()"
+      for i in $(seq "$ROUNDS"); do
+        f=$(fbi); n=$(psqlc)
+        round "pg-ingest-$mode" "$i" "$f" "$n" - -
+      done
+      summary "pg-ingest-$mode" 0.9
     done
-    summary pg-ingest 0.9
     ;;
   redis-get | redis-mget)
     if [[ -z ${rdsn:-} ]]; then
@@ -238,10 +296,6 @@ for i in range(n):
     cmd(b"SET", b"{x}b:" + k, bv)
     cmd(b"SET", b"{x}t:" + k, tv)
 PY
-      # warm-up (discarded) of fieldbench, also sizing its request sets
-      fb_wiki "$rdsn" $((CLIENTS * 5000))
-      rreq=$(requests_for "$FB_RATE")
-      rn=$(py "print(int($FB_RATE * $SECONDS_))")
     fi
     rb() { # command... -> sets NA_RATE (redis-benchmark's own figure)
       local threads=()
@@ -250,14 +304,21 @@ PY
       NA_RATE=$(tail -1 "$work/out" | cut -d, -f2 | tr -d '"')
     }
     if [[ $c == redis-get ]]; then native=(-t get); else native=(MGET '{x}t:__rand_int__' '{x}b:__rand_int__'); fi
-    rb "${native[@]}" # warm-up (discarded)
-    declare -a "ratios_${c/-/_}=()"
-    for i in $(seq "$ROUNDS"); do
-      fb_wiki "$rdsn" "$rreq"; f=$FB_RATE; fc=$(us_per_op "$(cat "$work/cpu")" "$FB_OPS")
-      rb "${native[@]}"; n=$NA_RATE; nc=$(us_per_op "$(cat "$work/cpu")" "$rn")
-      round "$c" "$i" "$f" "$n" "$fc" "$nc"
+    for mode in $CORES; do
+      place "$mode" "$work/redis"
+      # warm-up (discarded) of both sides, also sizing the request sets
+      fb_wiki "$rdsn" $((CLIENTS * 5000))
+      rreq=$(requests_for "$FB_RATE")
+      rn=$(py "print(int($FB_RATE * $SECONDS_))")
+      rb "${native[@]}"
+      eval "ratios_${c/-/_}_$mode=()"
+      for i in $(seq "$ROUNDS"); do
+        fb_wiki "$rdsn" "$rreq"; f=$FB_RATE; fc=$(us_per_op "$(cat "$work/cpu")" "$FB_OPS")
+        rb "${native[@]}"; n=$NA_RATE; nc=$(us_per_op "$(cat "$work/cpu")" "$rn")
+        round "$c-$mode" "$i" "$f" "$n" "$fc" "$nc"
+      done
+      summary "$c-$mode" 0.95
     done
-    summary "$c" 0.95
     ;;
   *) echo "unknown comparison $c" >&2; exit 2 ;;
   esac
