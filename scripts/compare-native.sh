@@ -198,6 +198,21 @@ summary() { # name target
   echo "${results[-1]}"
 }
 
+# read_rounds name dsn requests native-command...: ROUNDS rounds, each
+# fieldbench's read sets then the native command (which sets NA_RATE and
+# NA_OPS), and their median ratio.
+read_rounds() {
+  local name=$1 dsn=$2 req=$3 i f fc n nc
+  shift 3
+  eval "ratios_$(tr - _ <<<"$name")=()"
+  for i in $(seq "$ROUNDS"); do
+    fb_wiki "$dsn" "$req"; f=$FB_RATE; fc=$(us_per_op "$(cat "$work/cpu")" "$FB_OPS")
+    "$@"; n=$NA_RATE; nc=$(us_per_op "$(cat "$work/cpu")" "$NA_OPS")
+    round "$name" "$i" "$f" "$n" "$fc" "$nc"
+  done
+  summary "$name" 0.95
+}
+
 pg_port() { sed -E 's#.*@127\.0\.0\.1:([0-9]+)/.*#\1#' <<<"$1"; }
 
 for c in ${which[*]}; do
@@ -230,13 +245,7 @@ SQL
       pgb 3
       fb_wiki "$dsn" $((CLIENTS * 2000))
       req=$(requests_for "$FB_RATE")
-      eval "ratios_pg_read_$mode=()"
-      for i in $(seq "$ROUNDS"); do
-        fb_wiki "$dsn" "$req"; f=$FB_RATE; fc=$(us_per_op "$(cat "$work/cpu")" "$FB_OPS")
-        pgb "$SECONDS_"; n=$NA_RATE; nc=$(us_per_op "$(cat "$work/cpu")" "$NA_OPS")
-        round "pg-read-$mode" "$i" "$f" "$n" "$fc" "$nc"
-      done
-      summary "pg-read-$mode" 0.95
+      read_rounds "pg-read-$mode" "$dsn" "$req" pgb "$SECONDS_"
     done
     ;;
   pg-ingest)
@@ -297,11 +306,12 @@ for i in range(n):
     cmd(b"SET", b"{x}t:" + k, tv)
 PY
     fi
-    rb() { # command... -> sets NA_RATE (redis-benchmark's own figure)
+    rb() { # command... -> sets NA_RATE (redis-benchmark's own figure) and NA_OPS
       local threads=()
       ((CLIENT_THREADS > 1)) && threads=(--threads "$CLIENT_THREADS")
       timed redis-benchmark "${threads[@]}" -h 127.0.0.1 -p "$rport" -c "$CLIENTS" -P 1 -n "$rn" -r "$ARTICLES" -d "$body" -q --csv "$@"
       NA_RATE=$(tail -1 "$work/out" | cut -d, -f2 | tr -d '"')
+      NA_OPS=$rn
     }
     if [[ $c == redis-get ]]; then native=(-t get); else native=(MGET '{x}t:__rand_int__' '{x}b:__rand_int__'); fi
     for mode in $CORES; do
@@ -311,13 +321,7 @@ PY
       rreq=$(requests_for "$FB_RATE")
       rn=$(py "print(int($FB_RATE * $SECONDS_))")
       rb "${native[@]}"
-      eval "ratios_${c/-/_}_$mode=()"
-      for i in $(seq "$ROUNDS"); do
-        fb_wiki "$rdsn" "$rreq"; f=$FB_RATE; fc=$(us_per_op "$(cat "$work/cpu")" "$FB_OPS")
-        rb "${native[@]}"; n=$NA_RATE; nc=$(us_per_op "$(cat "$work/cpu")" "$rn")
-        round "$c-$mode" "$i" "$f" "$n" "$fc" "$nc"
-      done
-      summary "$c-$mode" 0.95
+      read_rounds "$c-$mode" "$rdsn" "$rreq" rb "${native[@]}"
     done
     ;;
   *) echo "unknown comparison $c" >&2; exit 2 ;;
