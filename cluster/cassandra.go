@@ -435,6 +435,9 @@ func startCassandraNode(ctx context.Context, c *Cluster, n *Node, wait time.Dura
 		}
 		if wctx.Err() != nil || !Alive(pid) {
 			_ = Kill(pid)
+			if wctx.Err() != nil { // out of time: say so, so that Retry does not start it again
+				err = fmt.Errorf("%w (last answer: %v)", wctx.Err(), err)
+			}
 			return fmt.Errorf("cassandra %s does not answer CQL: %w; log ends:\n%s", n.Name, err, LogTail(n.LogFile, 1500))
 		}
 		time.Sleep(200 * time.Millisecond)

@@ -150,7 +150,7 @@ func newPool(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 
 // readBufferSize is how much of the server's replies one read system call
 // may take. pgx's reader takes 8 KiB at a time and reads the rest of a
-// larger message, and the message after it, with more calls: a 30 KB
+// larger message, and the message after it, with more calls: a 40 KB
 // article cost three reads. 64 KiB holds a typical reply whole (see
 // docs/postgres.md, "Client efficiency").
 const readBufferSize = 64 << 10
