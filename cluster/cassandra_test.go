@@ -244,18 +244,7 @@ func cassQuorumKillRestart(t *testing.T, e cassandraEngine, c *Cluster) {
 	if math.Abs(total-100) > 0.3 {
 		t.Errorf("ownership sums to %.2f%%: %+v", total, st)
 	}
-	cfg := gocql.NewCluster(c.Nodes[0].Host, c.Nodes[1].Host, c.Nodes[2].Host)
-	cfg.Port = c.Nodes[0].Port
-	cfg.Consistency = gocql.Quorum
-	cfg.Timeout = 30 * time.Second // DDL on a loaded 2-core machine
-	cfg.Logger = gocql.NewLogger(gocql.LogLevelNone)
-	// A request sent to the node just killed fails on its connection:
-	// retry it on another node, as a client of a cluster would.
-	cfg.RetryPolicy = &gocql.SimpleRetryPolicy{NumRetries: 3}
-	s, err := cfg.CreateSession()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := cassSession(t, c, gocql.Quorum)
 	defer s.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -440,7 +429,10 @@ func cassJoinDecommission(t *testing.T, e cassandraEngine, c *Cluster) {
 	}
 }
 
-// cassSession connects to the nodes of the cluster's DSN.
+// cassSession connects to the nodes of the cluster's DSN (those running and
+// not decommissioned). A request sent to a node just killed fails on its
+// connection: the session retries it on another node, as a client of a
+// cluster would.
 func cassSession(t *testing.T, c *Cluster, cl gocql.Consistency) *gocql.Session {
 	t.Helper()
 	var hosts []string

@@ -139,6 +139,19 @@ func parseOpts(opts []string) (map[string]string, error) {
 	return m, nil
 }
 
+// loadClusterNode is loadCluster for a command on one node: a name the
+// cluster does not have is a usage error (see cluster status).
+func loadClusterNode(dir, node string) (*cluster.Cluster, cluster.Engine, error) {
+	cl, e, err := loadCluster(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := cl.Node(node); err != nil {
+		return nil, nil, usageError{err}
+	}
+	return cl, e, nil
+}
+
 // loadCluster finds the cluster of --dir, or the only one under clusters/.
 func loadCluster(dir string) (*cluster.Cluster, cluster.Engine, error) {
 	if dir == "" {
@@ -305,12 +318,9 @@ nodetool to install). Other engines say that they cannot.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cl, e, err := loadCluster(dir)
+			cl, e, err := loadClusterNode(dir, args[0])
 			if err != nil {
 				return err
-			}
-			if _, err := cl.Node(args[0]); err != nil {
-				return usageError{err}
 			}
 			r, ok := e.(cluster.Remover)
 			if !ok {
@@ -344,12 +354,9 @@ func newClusterNodeCmd(verb, short string) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cl, e, err := loadCluster(dir)
+			cl, e, err := loadClusterNode(dir, args[0])
 			if err != nil {
 				return err
-			}
-			if _, err := cl.Node(args[0]); err != nil {
-				return usageError{err}
 			}
 			k, ok := e.(cluster.Killer)
 			switch {
