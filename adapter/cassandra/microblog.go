@@ -168,9 +168,10 @@ func (s *mbStore) execBatches(ctx context.Context, typ gocql.BatchType, stmts []
 // exists (a duplicate is an error; the check is a read before the write,
 // not a lightweight transaction, as the study's Cassandra used none). Then
 // one batch — logged unless the DSN says batch=unlogged — with the tweet,
-// the userline row and one timeline row per follower (denormalized,
-// normalized) or the pending row (async). A post to more than 200
-// followers is split into several batches.
+// the userline row and one timeline row per follower (denormalized) or the
+// pending row (async). Normalized writes the tweet first and then the
+// batch of line rows, since those hold only the id. A post to more than
+// 200 followers is split into several batches.
 func (s *mbStore) Post(ctx context.Context, t microblog.Tweet) error {
 	var (
 		fr     []int64
@@ -211,6 +212,16 @@ func (s *mbStore) Post(ctx context.Context, t microblog.Tweet) error {
 	typ := gocql.UnloggedBatch
 	if s.db.cfg.Logged {
 		typ = gocql.LoggedBatch
+	}
+	if s.model == microblog.Normalized {
+		// A batch is atomic but not isolated: a reader can see its rows of
+		// one partition before those of another. A normalized line row
+		// holds only an id, so the tweet goes first, on its own; a line
+		// row seen is then a tweet that can be fetched, as in Twissandra.
+		if err := s.db.s.Query(stmts[0].q, stmts[0].args...).WithContext(ctx).Exec(); err != nil {
+			return s.errf("post tweet %d: %w", t.ID, err)
+		}
+		stmts = stmts[1:]
 	}
 	if err := s.execBatches(ctx, typ, stmts); err != nil {
 		return s.errf("post tweet %d: %w", t.ID, err)
