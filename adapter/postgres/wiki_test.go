@@ -31,6 +31,13 @@ func TestWikiPopulateSourceError(t *testing.T) {
 	adaptertest.WikiPopulateSourceError(t, adaptertest.OpenWiki(t, openFresh(t)))
 }
 
+// TestWikiLoopReads reads through runner/loop: the connections pgconn set
+// up and gave away, with the statement prepared on each.
+func TestWikiLoopReads(t *testing.T) {
+	t.Parallel()
+	adaptertest.WikiLoopReads(t, adaptertest.OpenWiki(t, openFresh(t)))
+}
+
 // TestWikiReadPrepared reads through the prepared statement on every
 // pooled connection at once, before and after the table is emptied and
 // loaded again (TRUNCATE keeps the statement valid), and for a missing id.

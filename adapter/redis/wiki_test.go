@@ -5,15 +5,21 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/workload/wiki"
 )
 
-func openWikiStore(t *testing.T) wiki.Store {
+func openWikiStore(t *testing.T) wiki.Store { return openWikiStoreOn(t, false) }
+
+// openWikiStoreOn is the wiki store of the shared cluster, or of the
+// standalone server, emptied.
+func openWikiStoreOn(t *testing.T, standalone bool) wiki.Store {
 	t.Helper()
-	s, err := open(t, false).Wiki(t.Context())
+	s, err := open(t, standalone).Wiki(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,6 +28,20 @@ func openWikiStore(t *testing.T) wiki.Store {
 	}
 	t.Cleanup(func() { s.Reset(context.Background()); s.Close() })
 	return s
+}
+
+// TestWikiLoopReads reads through runner/loop from the standalone server.
+func TestWikiLoopReads(t *testing.T) {
+	adaptertest.WikiLoopReads(t, openWikiStoreOn(t, true))
+}
+
+// TestWikiLoopRefusesCluster: with three masters, which one to ask depends
+// on the key, so the event loop is refused in words.
+func TestWikiLoopRefusesCluster(t *testing.T) {
+	_, err := openWikiStore(t).(wiki.LoopReader).LoopConns(t.Context(), 2)
+	if err == nil || !strings.Contains(err.Error(), "this cluster has 3 masters") {
+		t.Fatalf("LoopConns on the 3-master cluster: %v; want a refusal naming 3 masters", err)
+	}
 }
 
 // TestWikiStore populates the 3-master cluster with more articles than

@@ -191,15 +191,7 @@ func (c *respConn) deadline(ctx context.Context, timeout time.Duration) (stop fu
 func (c *respConn) mget(ctx context.Context, ids []byte, timeout time.Duration) (title, body string, ok bool, err error) {
 	stop := c.deadline(ctx, timeout)
 	defer stop()
-	b := append(c.buf[:0], "*3\r\n$4\r\nMGET\r\n$"...)
-	b = strconv.AppendInt(b, int64(len(ids)+9), 10) // len("wiki:{" + id + "}:t")
-	b = append(b, "\r\nwiki:{"...)
-	b = append(b, ids...)
-	b = append(b, "}:t\r\n$"...)
-	b = strconv.AppendInt(b, int64(len(ids)+9), 10)
-	b = append(b, "\r\nwiki:{"...)
-	b = append(b, ids...)
-	b = append(b, "}:b\r\n"...)
+	b := appendMGET(c.buf[:0], ids)
 	c.buf = b
 	if _, err := c.nc.Write(b); err != nil {
 		return "", "", false, err
@@ -223,6 +215,20 @@ func (c *respConn) mget(ctx context.Context, ids []byte, timeout time.Duration) 
 		return "", "", false, err
 	}
 	return t, bd, okT && okB, nil
+}
+
+// appendMGET appends MGET wiki:{id}:t wiki:{id}:b, ids being the id in
+// decimal.
+func appendMGET(b, ids []byte) []byte {
+	b = append(b, "*3\r\n$4\r\nMGET\r\n$"...)
+	b = strconv.AppendInt(b, int64(len(ids)+9), 10) // len("wiki:{" + id + "}:t")
+	b = append(b, "\r\nwiki:{"...)
+	b = append(b, ids...)
+	b = append(b, "}:t\r\n$"...)
+	b = strconv.AppendInt(b, int64(len(ids)+9), 10)
+	b = append(b, "\r\nwiki:{"...)
+	b = append(b, ids...)
+	return append(b, "}:b\r\n"...)
 }
 
 // replyError is a RESP error; the answers go-redis must handle wrap

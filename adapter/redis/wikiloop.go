@@ -1,0 +1,139 @@
+package redis
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fieldbench/fieldbench/runner/loop"
+	"github.com/fieldbench/fieldbench/workload/wiki"
+)
+
+var _ wiki.LoopReader = (*wikiStore)(nil)
+
+// LoopConns implements wiki.LoopReader: n connections to the server, opened
+// and authenticated as wikiReader's, then handed to runner/loop, which
+// sends the same MGET as Read on them.
+//
+// A cluster of more than one master is refused: each article's slot names
+// the master to ask, and a redirection during a run would need go-redis;
+// wikiReader does both, so such a run goes without --loop. A cluster of one
+// master (what cluster up --nodes 1 starts) is one server.
+func (s *wikiStore) LoopConns(ctx context.Context, n int) ([]loop.Conn, error) {
+	addr, err := s.soleServer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]loop.Conn, 0, n)
+	for range n {
+		rc, err := s.rd.dial(ctx, addr)
+		var fd int
+		if err == nil {
+			fd, err = loop.Detach(rc.nc)
+		}
+		if err != nil {
+			for _, c := range out {
+				c.Close()
+			}
+			return nil, fmt.Errorf("redis: event-loop connection: %w", err)
+		}
+		out = append(out, &mgetConn{fd: fd})
+	}
+	return out, nil
+}
+
+// soleServer is the address of the one server holding every article: the
+// DSN's, or a cluster's only master.
+func (s *wikiStore) soleServer(ctx context.Context) (string, error) {
+	if s.db.cc == nil {
+		return s.db.cfg.Addrs[0], nil
+	}
+	slots, err := s.db.cc.ClusterSlots(ctx).Result()
+	if err != nil {
+		return "", fmt.Errorf("redis: event loop: cluster slots: %w", err)
+	}
+	masters := map[string]bool{}
+	var addr string
+	for _, sl := range slots {
+		if len(sl.Nodes) > 0 {
+			addr = sl.Nodes[0].Addr
+			masters[addr] = true
+		}
+	}
+	if len(masters) != 1 {
+		return "", fmt.Errorf("redis: the event loop drives one server, and this cluster has %d masters (each key's slot names its master); run without --loop", len(masters))
+	}
+	return addr, nil
+}
+
+// mgetConn is one event-loop connection sending the wiki read.
+type mgetConn struct {
+	fd  int
+	ids [20]byte
+}
+
+func (c *mgetConn) FD() int { return c.fd }
+
+func (c *mgetConn) AppendRequest(dst []byte, id int64) []byte {
+	return appendMGET(dst, strconv.AppendInt(c.ids[:0], id, 10))
+}
+
+// Reply checks a whole MGET reply as wikiReader does: two values, both
+// present (else not found), or an error reply.
+func (c *mgetConn) Reply(buf []byte) (int, error, error) {
+	line, n, err := respLine(buf, 0)
+	if n == 0 || err != nil {
+		return 0, nil, err
+	}
+	if line[0] == '-' {
+		return n, fmt.Errorf("redis: read article: %w", replyError(line[1:])), nil
+	}
+	if string(line) != "*2" {
+		return 0, nil, fmt.Errorf("redis: MGET: unexpected reply %q", line)
+	}
+	found := true
+	for range 2 {
+		l, m, err := respLine(buf, n)
+		if m == 0 || err != nil {
+			return 0, nil, err
+		}
+		size, err := strconv.Atoi(string(l[1:]))
+		switch {
+		case l[0] != '$' || err != nil || size < -1:
+			return 0, nil, fmt.Errorf("redis: MGET: unexpected value %q", l)
+		case size == -1:
+			found = false
+			n = m
+			continue
+		case len(buf) < m+size+2:
+			return 0, nil, nil
+		case buf[m+size] != '\r' || buf[m+size+1] != '\n':
+			return 0, nil, errors.New("redis: MGET: value not followed by CRLF")
+		}
+		n = m + size + 2
+	}
+	if !found {
+		return n, fmt.Errorf("redis: read: %w", wiki.ErrNotFound), nil
+	}
+	return n, nil, nil
+}
+
+// respLine finds the CRLF-terminated line starting at off: the line without
+// CRLF and the offset after it; 0 while it is incomplete.
+func respLine(buf []byte, off int) ([]byte, int, error) {
+	i := bytes.IndexByte(buf[off:], '\n')
+	if i < 0 {
+		return nil, 0, nil
+	}
+	l := buf[off : off+i+1]
+	if len(l) < 3 || l[len(l)-2] != '\r' {
+		return nil, 0, fmt.Errorf("redis: malformed reply line %q", l)
+	}
+	return l[:len(l)-2], off + i + 1, nil
+}
+
+func (c *mgetConn) Close() error { return unix.Close(c.fd) }
