@@ -9,6 +9,7 @@
 #   CLIENT_THREADS=2 scripts/compare-native.sh redis-get
 #   FIELDBENCH_BIN=/tmp/fieldbench-old scripts/compare-native.sh   # another build
 #   CORES=split scripts/compare-native.sh pg-read   # one core placement only
+#   LOOP=0 scripts/compare-native.sh pg-read        # fieldbench's goroutine-per-thread reads
 #
 # Comparisons:
 #   pg-read     fieldbench wiki point reads vs pgbench -M prepared running
@@ -29,6 +30,10 @@
 #   - same connections: CLIENTS fieldbench threads, each using one
 #     connection at a time (CLIENTS in use), against CLIENTS
 #     pgbench/redis-benchmark connections;
+#   - same client design for the reads (LOOP, default 1): fieldbench run
+#     wiki --loop sends every connection's requests from one event loop,
+#     as pgbench and redis-benchmark do; LOOP=0 measures its default
+#     driver, a goroutine per thread, which costs more client CPU;
 #   - same client OS threads for the reads: CLIENT_THREADS (default 1, what
 #     pgbench -j and redis-benchmark --threads default to) is pgbench -j,
 #     redis-benchmark --threads and fieldbench's GOMAXPROCS (Go's documented
@@ -71,6 +76,7 @@ ARTICLES=${ARTICLES:-20000}
 RECORDS=${RECORDS:-200000}
 ROUNDS=${ROUNDS:-3}
 CLIENT_THREADS=${CLIENT_THREADS:-1}
+LOOP=${LOOP:-1}
 CORES=${CORES:-shared split}
 which=("${@:-pg-read pg-ingest redis-get redis-mget}")
 
@@ -90,7 +96,7 @@ cleanup() {
 trap cleanup EXIT
 
 echo "machine: $(nproc) cores; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "CLIENTS=$CLIENTS CLIENT_THREADS=$CLIENT_THREADS SECONDS_=$SECONDS_ ARTICLES=$ARTICLES RECORDS=$RECORDS ROUNDS=$ROUNDS CORES=$CORES"
+echo "CLIENTS=$CLIENTS CLIENT_THREADS=$CLIENT_THREADS LOOP=$LOOP SECONDS_=$SECONDS_ ARTICLES=$ARTICLES RECORDS=$RECORDS ROUNDS=$ROUNDS CORES=$CORES"
 ncpu=$(nproc)
 for m in $CORES; do
   case $m in
@@ -171,7 +177,7 @@ PY
 fb_wiki() {
   rm -rf "$work/r-wiki"
   timed env GOMAXPROCS="$CLIENT_THREADS" "$fb" run wiki --db "$1" --reads 100 --threads "$CLIENTS" --requests "$2" \
-    --sets 1 --repeat 5 --results "$work/r-wiki"
+    --sets 1 --repeat 5 --results "$work/r-wiki" $( ((LOOP)) && echo --loop)
   read -r FB_RATE FB_OPS < <(fb_reads "$work/r-wiki")
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/fieldbench/fieldbench/recorder"
 	"github.com/fieldbench/fieldbench/result"
 	"github.com/fieldbench/fieldbench/runner"
+	"github.com/fieldbench/fieldbench/runner/loop"
 	"github.com/fieldbench/fieldbench/workload/wiki"
 )
 
@@ -420,6 +421,7 @@ type wikiRunFlags struct {
 	sets, repeat             int
 	dist                     string
 	zipfS                    float64
+	loop                     bool
 }
 
 func (r wikiRunFlags) plan(seed int64) (wiki.Plan, error) {
@@ -433,6 +435,8 @@ func (r wikiRunFlags) plan(seed int64) (wiki.Plan, error) {
 		return p, usagef("--sets must be at least 1 (got %d)", r.sets)
 	case r.repeat < 1:
 		return p, usagef("--repeat must be at least 1 (got %d)", r.repeat)
+	case r.loop && r.reads != 100:
+		return p, usagef("--loop sends read requests only: give --reads 100 (got %d)", r.reads)
 	}
 	if err := p.Validate(); err != nil {
 		return p, usageError{err}
@@ -469,7 +473,7 @@ Results go to results/<time>-wiki-<adapter>/: result.jsonl and report.html.`,
 			if err != nil {
 				return err
 			}
-			return runWiki(cmd, f, p, r.sets, r.repeat)
+			return runWiki(cmd, f, p, r.sets, r.repeat, r.loop)
 		},
 	}
 	f.bind(c, true)
@@ -481,12 +485,16 @@ Results go to results/<time>-wiki-<adapter>/: result.jsonl and report.html.`,
 	c.Flags().StringVar(&r.dist, "dist", string(wiki.Uniform), "how request ids are drawn: uniform (the study) or zipf")
 	c.Flags().Float64Var(&r.zipfS, "zipf-s", wiki.DefaultZipfS, "skew s of --dist zipf (> 1; rank k has weight 1/k^s)")
 	c.Flags().StringVar(&f.results, "results", "results", "directory under which the run directory is created")
+	c.Flags().BoolVar(&r.loop, "loop", false, "send every thread's requests from one event loop over raw connections, as pgbench and redis-benchmark do, instead of a goroutine per thread (read-only: --reads 100; postgres and single-server redis; see docs/wiki.md)")
 	return c
 }
 
-func runWiki(cmd *cobra.Command, f wikiData, p wiki.Plan, sets, repeat int) error {
+func runWiki(cmd *cobra.Command, f wikiData, p wiki.Plan, sets, repeat int, useLoop bool) error {
 	ctx := cmd.Context()
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if useLoop && f.db == "" {
+		return usagef("--loop needs --db: a postgres or redis DSN (the default SQLite file has no event-loop reads)")
+	}
 	dir, dsn, err := runDirFor(f.results, wiki.Name, wiki.Name, f.db)
 	if err != nil {
 		return err
@@ -496,6 +504,20 @@ func runWiki(cmd *cobra.Command, f wikiData, p wiki.Plan, sets, repeat int) erro
 		return err
 	}
 	defer closeAll()
+	// The event loop's connections are opened before a load, so that a
+	// store without them is refused at once.
+	var loopConns []loop.Conn
+	if useLoop {
+		if loopConns, err = openLoopConns(ctx, a, store, p.Threads); err != nil {
+			os.Remove(dir) // still empty: the run did not start
+			return err
+		}
+		defer func() {
+			for _, c := range loopConns {
+				c.Close()
+			}
+		}()
+	}
 	ld, err := f.prepare(ctx, db, store, stderr)
 	if err != nil {
 		return err
@@ -528,6 +550,9 @@ func runWiki(cmd *cobra.Command, f wikiData, p wiki.Plan, sets, repeat int) erro
 	if f.keepRedirects {
 		h.Options["keep_redirects"] = true
 	}
+	if useLoop {
+		h.Options["client"] = "event loop (runner/loop: one goroutine, epoll)"
+	}
 	s, es, err := startRun(ctx, dir, h, stdout, stderr)
 	if err != nil {
 		return err
@@ -547,7 +572,20 @@ func runWiki(cmd *cobra.Command, f wikiData, p wiki.Plan, sets, repeat int) erro
 		handles[i] = s.rec.Handle()
 	}
 	workers := make([]runner.Worker, p.Threads)
+	loopClients := make([]loop.Client, p.Threads)
+	var loopErr error
 	batch := func(ctx context.Context, clients []*wiki.Client, per int64) bool {
+		if useLoop {
+			for i, c := range clients {
+				loopClients[i] = c
+			}
+			stopped, err := loop.Run(ctx, loopConns, loopClients, handles, per, loop.DefaultTimeout)
+			if err != nil {
+				loopErr = err // the connections are unusable: no further set
+				return true
+			}
+			return stopped
+		}
 		for i, c := range clients {
 			workers[i] = c
 		}
@@ -575,6 +613,7 @@ func runWiki(cmd *cobra.Command, f wikiData, p wiki.Plan, sets, repeat int) erro
 	if errors.Is(runErr, errStopSets) {
 		runErr = nil
 	}
+	runErr = errors.Join(runErr, loopErr)
 	runErr = errors.Join(runErr, stopClock(clock, prog), es.end())
 	interrupted := tot.Interrupted
 
@@ -606,6 +645,18 @@ func runWiki(cmd *cobra.Command, f wikiData, p wiki.Plan, sets, repeat int) erro
 		return errInterrupted
 	}
 	return nil
+}
+
+// openLoopConns opens the connections of run wiki --loop, one per thread.
+func openLoopConns(ctx context.Context, a adapter.Adapter, store wiki.Store, n int) ([]loop.Conn, error) {
+	lr, ok := store.(wiki.LoopReader)
+	switch {
+	case !loop.Supported:
+		return nil, usagef("--loop needs Linux (epoll)")
+	case !ok:
+		return nil, usagef("--loop: the %s adapter has no event-loop reads (postgres and redis have)", a.Name())
+	}
+	return lr.LoopConns(ctx, n)
 }
 
 // wikiPlural is "1 thread" or "4 threads".

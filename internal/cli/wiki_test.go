@@ -45,6 +45,9 @@ func TestWikiBadInput(t *testing.T) {
 		{"missing dump", []string{"run", "wiki", "--results", res, "--from", filepath.Join(dir, "nope.xml.bz2")}, "no such file"},
 		{"dump is a directory", []string{"load", "wiki", "--results", res, "--from", dir}, "is a directory"},
 		{"articles and dump", []string{"load", "wiki", "--results", res, "--from", wikiDump, "--articles", "5"}, "--articles and --from exclude each other"},
+		{"loop on the default database", run("--loop", "--reads", "100"), "--loop needs --db"},
+		{"loop with updates", run("--loop"), "--loop sends read requests only: give --reads 100 (got 80)"},
+		{"loop on sqlite", run("--loop", "--reads", "100", "--db", "sqlite://"+filepath.Join(dir, "loop.db")), "--loop: the sqlite adapter has no event-loop reads (postgres and redis have)"},
 		{"unknown adapter", run("--db", "nosuchdb://x"), `no adapter for DSN scheme "nosuchdb"`},
 		{"bad flag", run("--request", "5"), "unknown flag"},
 		{"generate without out", []string{"generate", "wiki"}, "needs --out"},
@@ -324,7 +327,7 @@ func TestWikiList(t *testing.T) {
 	if code != 0 || i < 0 {
 		t.Fatalf("list (exit %d) lacks the wiki workload:\n%s", code, out)
 	}
-	for _, want := range []string{"read, update", "--articles", "--requests", "(default 10000)", "--reads", "(default 80)", "--threads", "--sets", "--repeat", "--dist", "(default uniform)", "--zipf-s", "--from", "--seed", "--db", "--results"} {
+	for _, want := range []string{"read, update", "--articles", "--requests", "(default 10000)", "--reads", "(default 80)", "--threads", "--sets", "--repeat", "--dist", "(default uniform)", "--zipf-s", "--from", "--seed", "--db", "--results", "--loop"} {
 		if !strings.Contains(out[i:], want) {
 			t.Errorf("wiki's list entry lacks %q", want)
 		}
