@@ -20,16 +20,16 @@ func (c *idList) Next() int { c.n++; return wiki.OpRead }
 func (c *idList) ID() int64 { return c.ids[c.n-1] }
 
 // WikiLoopReads loads 50 TinyArticles into s, an empty store that
-// implements wiki.LoopReader, and reads them through runner/loop on three
+// implements loop.Opener, and reads them through runner/loop on three
 // connections, with ten missing ids: every present article must be
 // answered and every missing one be an error saying so; then the same
 // connections serve a second run, and s still reads as before.
 func WikiLoopReads(t testing.TB, s wiki.Store) {
 	t.Helper()
 	ctx := t.Context()
-	lr, ok := s.(wiki.LoopReader)
+	lr, ok := s.(loop.Opener)
 	if !ok {
-		t.Fatalf("%T does not implement wiki.LoopReader", s)
+		t.Fatalf("%T does not implement loop.Opener", s)
 	}
 	if _, err := s.Populate(ctx, TinyArticles(50)); err != nil {
 		t.Fatal(err)

@@ -15,9 +15,9 @@ import (
 	"github.com/fieldbench/fieldbench/workload/wiki"
 )
 
-var _ wiki.LoopReader = (*wikiStore)(nil)
+var _ loop.Opener = (*wikiStore)(nil)
 
-// LoopConns implements wiki.LoopReader: n connections to the primary, each
+// LoopConns implements loop.Opener: n connections to the primary, each
 // set up by pgconn (authentication, the read's statement prepared under
 // wikiReadStmt) and then taken from it, so that runner/loop sends the
 // extended-protocol messages of one execution itself: Bind (the id in

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
+	"github.com/fieldbench/fieldbench/runner/loop"
 	"github.com/fieldbench/fieldbench/workload/wiki"
 )
 
@@ -38,7 +39,7 @@ func TestWikiLoopReads(t *testing.T) {
 // TestWikiLoopRefusesCluster: with three masters, which one to ask depends
 // on the key, so the event loop is refused in words.
 func TestWikiLoopRefusesCluster(t *testing.T) {
-	_, err := openWikiStore(t).(wiki.LoopReader).LoopConns(t.Context(), 2)
+	_, err := openWikiStore(t).(loop.Opener).LoopConns(t.Context(), 2)
 	if err == nil || !strings.Contains(err.Error(), "this cluster has 3 masters") {
 		t.Fatalf("LoopConns on the 3-master cluster: %v; want a refusal naming 3 masters", err)
 	}

@@ -13,9 +13,9 @@ import (
 	"github.com/fieldbench/fieldbench/workload/wiki"
 )
 
-var _ wiki.LoopReader = (*wikiStore)(nil)
+var _ loop.Opener = (*wikiStore)(nil)
 
-// LoopConns implements wiki.LoopReader: n connections to the server, opened
+// LoopConns implements loop.Opener: n connections to the server, opened
 // and authenticated as wikiReader's, then handed to runner/loop, which
 // sends the same MGET as Read on them.
 //

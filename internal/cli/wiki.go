@@ -649,7 +649,7 @@ func runWiki(cmd *cobra.Command, f wikiData, p wiki.Plan, sets, repeat int, useL
 
 // openLoopConns opens the connections of run wiki --loop, one per thread.
 func openLoopConns(ctx context.Context, a adapter.Adapter, store wiki.Store, n int) ([]loop.Conn, error) {
-	lr, ok := store.(wiki.LoopReader)
+	lr, ok := store.(loop.Opener)
 	switch {
 	case !loop.Supported:
 		return nil, usagef("--loop needs Linux (epoll)")

@@ -18,6 +18,7 @@
 package loop
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -38,6 +39,16 @@ type Conn interface {
 	Reply(buf []byte) (n int, opErr, err error)
 	// Close ends the session politely where the protocol has a way to.
 	Close() error
+}
+
+// Opener is a store that offers event-loop connections for its hot read
+// (a wiki store's Read: fieldbench run wiki --loop). LoopConns opens n,
+// each sending the same request as the store's own operation, one request
+// and one reply, the reply checked as the store checks it. The caller
+// closes them. It lives here, not in the workload, so that workloads keep
+// depending on no database or runner package.
+type Opener interface {
+	LoopConns(ctx context.Context, n int) ([]Conn, error)
 }
 
 // Client draws one closed-loop client's requests: Next the operation (the

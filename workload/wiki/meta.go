@@ -54,6 +54,7 @@ func (meta) Meta() workload.Meta {
 			{Name: "zipf-s", Default: strconv.FormatFloat(DefaultZipfS, 'g', -1, 64), Help: "skew of --dist zipf (> 1)"},
 			{Name: "db", Default: `""`, Help: "database DSN (default: a new SQLite file in the run directory)"},
 			{Name: "results", Default: "results", Help: "directory under which the run directory is created"},
+			{Name: "loop", Default: "false", Help: "send every thread's requests from one event loop, as pgbench does (--reads 100; postgres, single-server redis)"},
 		},
 	}
 }

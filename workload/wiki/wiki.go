@@ -16,8 +16,6 @@ import (
 	"context"
 	"errors"
 	"io"
-
-	"github.com/fieldbench/fieldbench/runner/loop"
 )
 
 // Article is one stored text. IDs are 1..n, consecutive, in load order.
@@ -63,14 +61,6 @@ type Store interface {
 	// Reset removes every article, leaving an empty store.
 	Reset(ctx context.Context) error
 	Close() error
-}
-
-// LoopReader is a Store whose read requests runner/loop can send from one
-// event loop (fieldbench run wiki --loop): LoopConns opens n connections,
-// each sending the same read as Read — one request and one reply, the
-// reply checked as Read checks it. The caller closes them.
-type LoopReader interface {
-	LoopConns(ctx context.Context, n int) ([]loop.Conn, error)
 }
 
 // Backend is implemented by an adapter.DB that supports the wiki family.
