@@ -17,6 +17,7 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/job"
 )
 
 // clustersDir is where `cluster up` creates clusters when --dir is not given.
@@ -88,7 +89,7 @@ func newClusterUpCmd() *cobra.Command {
 func clusterUp(ctx context.Context, engine string, nodes int, dir string, extra map[string]string, progress interface{ Write([]byte) (int, error) }) (*cluster.Cluster, error) {
 	e, err := cluster.Get(engine)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, job.Usage(err)
 	}
 	if nodes < 1 {
 		return nil, usagef("--nodes must be at least 1 (got %d)", nodes)
@@ -147,7 +148,7 @@ func loadClusterNode(dir, node string) (*cluster.Cluster, cluster.Engine, error)
 		return nil, nil, err
 	}
 	if _, err := cl.Node(node); err != nil {
-		return nil, nil, usageError{err}
+		return nil, nil, job.Usage(err)
 	}
 	return cl, e, nil
 }
@@ -168,7 +169,7 @@ func loadCluster(dir string) (*cluster.Cluster, cluster.Engine, error) {
 	}
 	cl, err := cluster.Load(dir)
 	if err != nil {
-		return nil, nil, usageError{err}
+		return nil, nil, job.Usage(err)
 	}
 	e, err := cluster.Get(cl.Engine)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/experiment"
+	"github.com/fieldbench/fieldbench/job"
 )
 
 func newExperimentCmd() *cobra.Command {
@@ -63,7 +64,7 @@ the result files alone. Results go to results/<time>-experiment-<name>/.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sc, err := experiment.Load(args[0])
 			if err != nil {
-				return usageError{err}
+				return job.Usage(err)
 			}
 			if dryRun {
 				return printPlan(cmd.OutOrStdout(), sc)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/experiment"
+	"github.com/fieldbench/fieldbench/job"
 	"github.com/fieldbench/fieldbench/result"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
@@ -40,7 +41,7 @@ func hooksFrom(ctx context.Context) *expRun {
 // (wiki) and the ledger of posts (microblog audit).
 type expSession struct {
 	x      *expRun
-	s      *session
+	s      runSession
 	tl     *experiment.Timeline
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -62,17 +63,17 @@ type expSession struct {
 
 // begin starts the timeline and probes of a run whose session just started.
 // The caller must call end when the load has stopped.
-func (x *expRun) begin(ctx context.Context, s *session) *expSession {
+func (x *expRun) begin(ctx context.Context, s runSession) *expSession {
 	es := &expSession{x: x, s: s, joinAt: -1, settledAt: -1, stableIdx: -1}
-	x.runDirs = append(x.runDirs, s.dir)
+	x.runDirs = append(x.runDirs, s.Dir())
 	if x.formation > 0 {
-		s.extra["cluster_formation_seconds"] = x.formation.Seconds()
+		s.SetExtra("cluster_formation_seconds", x.formation.Seconds())
 	}
 	if x.sc.Audit {
 		es.ledger = experiment.NewLedger()
 	}
 	ctx, es.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	_ = s.event("experiment", x.sc.Name)
+	_ = s.Event("experiment", x.sc.Name)
 	if x.cl != nil && x.sc.ProbeEvery > 0 {
 		es.wg.Add(1)
 		go func() {
@@ -86,16 +87,16 @@ func (x *expRun) begin(ctx context.Context, s *session) *expSession {
 		es.wg.Add(1)
 		go func() {
 			defer es.wg.Done()
-			err := es.tl.Run(ctx, s.header.Started)
+			err := es.tl.Run(ctx, s.Started())
 			switch {
 			case err != nil && ctx.Err() != nil:
 				// The load ended while an action was under way.
 				fmt.Fprintf(x.stderr, "\nfieldbench: warning: the load ended before the timeline finished: %v\n", firstLine(err.Error()))
-				_ = s.event("timeline-unfinished", err.Error())
+				_ = s.Event("timeline-unfinished", err.Error())
 			case err != nil:
 				es.tlErr = err
 				fmt.Fprintf(x.stderr, "\nfieldbench: %v\n", err)
-				_ = s.event("timeline-failed", err.Error())
+				_ = s.Event("timeline-failed", err.Error())
 			}
 		}()
 	}
@@ -110,13 +111,13 @@ func (es *expSession) end() error {
 	}
 	if es.tl != nil && es.tl.Pending() {
 		fmt.Fprintln(es.x.stderr, "\nfieldbench: warning: the load ended before every timeline action fired (make the load longer)")
-		_ = es.s.event("timeline-unfinished", "the load ended before every action fired")
+		_ = es.s.Event("timeline-unfinished", "the load ended before every action fired")
 	}
 	es.mu.Lock()
 	neverStable := es.joinAt >= 0 && es.stableIdx < 0 && es.x.sc.Workload.Name == "wiki"
 	es.mu.Unlock()
 	if neverStable {
-		_ = es.s.event("never-stable", fmt.Sprintf("no %d request sets in a row below the baseline after the join, in %d request sets", es.x.sc.Stability.Window, len(es.means)))
+		_ = es.s.Event("never-stable", fmt.Sprintf("no %d request sets in a row below the baseline after the join, in %d request sets", es.x.sc.Stability.Window, len(es.means)))
 	}
 	es.cancel()
 	es.wg.Wait()
@@ -132,10 +133,10 @@ func (es *expSession) end() error {
 func (es *expSession) do(ctx context.Context, a experiment.Action) error {
 	switch a.Do {
 	case "mark":
-		return es.s.event("mark", a.Note)
+		return es.s.Event("mark", a.Note)
 	case "stop":
 		es.stop.Store(true)
-		return es.s.event("stop-load", a.Note)
+		return es.s.Event("stop-load", a.Note)
 	case "add":
 		return es.join(ctx, a)
 	case "kill", "stop-node", "restart", "remove":
@@ -156,8 +157,8 @@ func (es *expSession) do(ctx context.Context, a experiment.Action) error {
 // nodeAction kills, restarts or removes one node, with events around it.
 func (es *expSession) nodeAction(ctx context.Context, do, node string) error {
 	x := es.x
-	fmt.Fprintf(x.stderr, "\n%s %s at %.1fs\n", do, node, es.s.since())
-	if err := es.s.event(do, node); err != nil {
+	fmt.Fprintf(x.stderr, "\n%s %s at %.1fs\n", do, node, es.s.Since())
+	if err := es.s.Event(do, node); err != nil {
 		return err
 	}
 	t0 := time.Now()
@@ -191,7 +192,7 @@ func (es *expSession) nodeAction(ctx context.Context, do, node string) error {
 		return err
 	}
 	if do != "kill" {
-		return es.s.event(do+"-done", fmt.Sprintf("%s in %.1fs", node, time.Since(t0).Seconds()))
+		return es.s.Event(do+"-done", fmt.Sprintf("%s in %.1fs", node, time.Since(t0).Seconds()))
 	}
 	return nil
 }
@@ -241,10 +242,10 @@ func (es *expSession) join(ctx context.Context, a experiment.Action) error {
 		return fmt.Errorf("%s cannot add nodes: %w", x.cl.Engine, cluster.ErrUnsupported)
 	}
 	es.mu.Lock()
-	es.joinAt = es.s.since()
+	es.joinAt = es.s.Since()
 	es.mu.Unlock()
-	fmt.Fprintf(x.stderr, "\njoin: adding %d node(s) at %.1fs\n", a.Count, es.s.since())
-	if err := es.s.event("join", fmt.Sprintf("+%d node(s)", a.Count)); err != nil {
+	fmt.Fprintf(x.stderr, "\njoin: adding %d node(s) at %.1fs\n", a.Count, es.s.Since())
+	if err := es.s.Event("join", fmt.Sprintf("+%d node(s)", a.Count)); err != nil {
 		return err
 	}
 	for i := 0; i < a.Count; i++ {
@@ -258,9 +259,9 @@ func (es *expSession) join(ctx context.Context, a experiment.Action) error {
 		if err != nil {
 			return fmt.Errorf("add node %d of %d: %w", i+1, a.Count, err)
 		}
-		_ = es.s.event("node-added", fmt.Sprintf("%s in %.1fs", n.Name, time.Since(t0).Seconds()))
+		_ = es.s.Event("node-added", fmt.Sprintf("%s in %.1fs", n.Name, time.Since(t0).Seconds()))
 	}
-	_ = es.s.event("joined", fmt.Sprintf("%d nodes", x.nodesUp()))
+	_ = es.s.Event("joined", fmt.Sprintf("%d nodes", x.nodesUp()))
 	es.tl.Signal("joined")
 	es.wg.Add(1)
 	go func() {
@@ -298,10 +299,10 @@ func (es *expSession) watchSettle(ctx context.Context) {
 		}
 	}
 	es.mu.Lock()
-	es.settledAt = es.s.since()
+	es.settledAt = es.s.Since()
 	es.mu.Unlock()
-	fmt.Fprintf(x.stderr, "\ndata settled at %.1fs\n", es.s.since())
-	_ = es.s.event("data-settled", detail)
+	fmt.Fprintf(x.stderr, "\ndata settled at %.1fs\n", es.s.Since())
+	_ = es.s.Event("data-settled", detail)
 	es.tl.Signal("settled")
 }
 
@@ -349,7 +350,7 @@ func (es *expSession) wikiSet(pt *result.Point) error {
 	}
 	es.mu.Unlock()
 	for _, e := range events {
-		_ = es.s.event(e[0], e[1])
+		_ = es.s.Event(e[0], e[1])
 	}
 	if es.tl != nil {
 		es.tl.SetDone()
@@ -382,12 +383,12 @@ func (es *expSession) audit(ctx context.Context, store microblog.Store, ds *micr
 	a, err := experiment.AuditMicroblog(ctx, store, ds, es.ledger)
 	if err != nil {
 		fmt.Fprintf(x.stderr, "fieldbench: %v\n", err)
-		es.s.extra["audit_failed"] = 1
-		_ = es.s.event("audit-failed", err.Error())
+		es.s.SetExtra("audit_failed", 1)
+		_ = es.s.Event("audit-failed", err.Error())
 		return
 	}
 	for k, v := range a.Extra() {
-		es.s.extra[k] = v
+		es.s.SetExtra(k, v)
 	}
 	detail := fmt.Sprintf("%d acknowledged: %d ok, %d lost, %d stale; %d failed posts present, %d absent",
 		a.Acknowledged, a.OK, a.Lost, a.Stale, a.NeverAckPresent, a.NeverAckAbsent)
@@ -397,7 +398,7 @@ func (es *expSession) audit(ctx context.Context, store microblog.Store, ds *micr
 	if len(a.StaleIDs) > 0 {
 		detail += fmt.Sprintf("; stale ids %v", a.StaleIDs)
 	}
-	_ = es.s.event("audit", detail)
+	_ = es.s.Event("audit", detail)
 	fmt.Fprintf(x.stderr, "durability audit: %s\n", detail)
 }
 
@@ -435,4 +436,46 @@ func (x *expRun) nodesUp() int {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// expObserver is the experiment seen by a job: the same hooks as startRun
+// gives the workload commands still written in this package.
+type expObserver struct {
+	x  *expRun
+	es *expSession
+}
+
+func (o *expObserver) Header(h *result.Header) {
+	x := o.x
+	if x.cl != nil {
+		probeSeries(h)
+		h.Options["experiment"] = x.sc.Name
+		if x.step > 0 {
+			h.Options["step"] = x.step
+		}
+	}
+}
+
+func (o *expObserver) Started(ctx context.Context, s *job.Session) { o.es = o.x.begin(ctx, s) }
+
+func (o *expObserver) RequestSet(pt *result.Point) bool {
+	return o.es.wikiSet(pt) != nil
+}
+
+func (o *expObserver) PostAcked(t microblog.Tweet) {
+	if o.es != nil && o.es.ledger != nil {
+		o.es.ledger.Acked(t)
+	}
+}
+
+func (o *expObserver) PostFailed(t microblog.Tweet, err error) {
+	if o.es != nil && o.es.ledger != nil {
+		o.es.ledger.Failed(t, err)
+	}
+}
+
+func (o *expObserver) Ended() error { return o.es.end() }
+
+func (o *expObserver) AfterLoad(ctx context.Context, _ *job.Session, store microblog.Store, ds *microblog.Dataset) {
+	o.es.audit(ctx, store, ds)
 }

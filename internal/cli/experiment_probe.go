@@ -62,7 +62,7 @@ func (es *expSession) probe(ctx context.Context) {
 		}
 		return last
 	}
-	start := es.s.header.Started
+	start := es.s.Started()
 	s := probe.Sampler{Interval: x.sc.ProbeEvery.D(), Targets: targets, Sink: func(smp probe.Sample) {
 		at := smp.Time.Sub(start).Seconds()
 		put := func(series, node string, v float64) {
@@ -73,7 +73,7 @@ func (es *expSession) probe(ctx context.Context) {
 			if node != "" {
 				p.Labels = map[string]string{"node": node}
 			}
-			_ = es.s.point(p)
+			_ = es.s.Point(p)
 		}
 		for _, n := range smp.Nodes {
 			put(seriesNodeCPU, n.Name, n.CPUPercent)
@@ -106,12 +106,12 @@ func (es *expSession) ownership(ctx context.Context) {
 	}
 	for _, st := range sts {
 		if v, ok := owned[nodeKey(st)]; ok {
-			_ = es.s.point(result.Point{Series: seriesOwnership, X: 0, Y: 100 * v, Labels: map[string]string{"category": nodeKey(st)}})
+			_ = es.s.Point(result.Point{Series: seriesOwnership, X: 0, Y: 100 * v, Labels: map[string]string{"category": nodeKey(st)}})
 		}
 	}
 	mean, sd := probe.OwnershipStats(owned)
-	es.s.extra["ownership_mean_pct"] = 100 * mean
-	es.s.extra["ownership_sd_pct"] = 100 * sd
+	es.s.SetExtra("ownership_mean_pct", 100*mean)
+	es.s.SetExtra("ownership_sd_pct", 100*sd)
 }
 
 // ownedShares reads each node's share of the data from its status facts.

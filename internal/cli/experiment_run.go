@@ -14,6 +14,7 @@ import (
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/experiment"
 	"github.com/fieldbench/fieldbench/experiment/convergence"
+	"github.com/fieldbench/fieldbench/job"
 	"github.com/fieldbench/fieldbench/probe"
 	"github.com/fieldbench/fieldbench/result"
 	"github.com/fieldbench/fieldbench/score"
@@ -166,7 +167,7 @@ func (x *expRun) runConvergence(ctx context.Context) error {
 	cv := x.sc.Convergence
 	opts, err := convergenceOptions(cv.Options)
 	if err != nil {
-		return usageError{err}
+		return job.Usage(err)
 	}
 	// Replicas of a cluster that just started may not be linked yet: wait
 	// until it settles, and give the prober a few tries.

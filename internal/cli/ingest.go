@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/job"
 	"github.com/fieldbench/fieldbench/result"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 )
@@ -197,7 +198,7 @@ Results go to results/<time>-ingest-<adapter>/: result.jsonl and report.html.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rc := f.runConfig(records)
 			if err := rc.Validate(); err != nil {
-				return usageError{err}
+				return job.Usage(err)
 			}
 			return runIngest(cmd, &f, rc)
 		},
@@ -297,7 +298,7 @@ to 'fieldbench report' to compare databases on one chart.`,
 			cfg.Run = f.runConfig(cfg.From)
 			cfg.OnError = ingest.OnError(onError)
 			if err := cfg.Validate(); err != nil {
-				return usageError{err}
+				return job.Usage(err)
 			}
 			return runIngestSweep(cmd, &f, cfg)
 		},

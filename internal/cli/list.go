@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/job"
 	"github.com/fieldbench/fieldbench/workload"
 )
 
@@ -28,8 +29,14 @@ func newListCmd() *cobra.Command {
 				}
 				fmt.Fprintln(w, "    options:")
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				for _, o := range m.Options {
-					fmt.Fprintf(tw, "      --%s\t(default %s)\t%s\n", o.Name, o.Default, o.Help)
+				if j, err := job.New(m.Name); err == nil {
+					for _, o := range j.Opts().List() {
+						fmt.Fprintf(tw, "      --%s\t(default %s)\t%s\t%s\n", o.Name, showDefault(o.Default), strings.Join(o.Verbs, ", "), o.Help)
+					}
+				} else {
+					for _, o := range m.Options {
+						fmt.Fprintf(tw, "      --%s\t(default %s)\t%s\n", o.Name, o.Default, o.Help)
+					}
 				}
 				tw.Flush()
 			}
@@ -46,4 +53,12 @@ func newListCmd() *cobra.Command {
 			return tw.Flush()
 		},
 	}
+}
+
+// showDefault writes an empty default visibly.
+func showDefault(d string) string {
+	if d == "" {
+		return "none"
+	}
+	return d
 }

@@ -2,11 +2,11 @@ package cli
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fieldbench/fieldbench/job"
 	"github.com/fieldbench/fieldbench/report"
 	"github.com/fieldbench/fieldbench/result"
 )
@@ -32,7 +32,7 @@ directories are put side by side, e.g. the three microblog data models.`,
 			for _, dir := range args {
 				r, err := result.Read(dir)
 				if err != nil {
-					return usageError{err}
+					return job.Usage(err)
 				}
 				runs = append(runs, r)
 			}
@@ -53,24 +53,5 @@ directories are put side by side, e.g. the three microblog data models.`,
 	return c
 }
 
-// writeHTML renders runs to path via a temporary file, so a failure never
-// leaves half a report behind.
-func writeHTML(path string, runs []*result.Run) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*.html")
-	if err != nil {
-		return fmt.Errorf("write report %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	_ = tmp.Chmod(0o644) // CreateTemp makes 0600; a report is for sharing
-	if err := report.HTML(tmp, runs); err != nil {
-		tmp.Close()
-		return fmt.Errorf("render report: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write report %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write report %s: %w", path, err)
-	}
-	return nil
-}
+// writeHTML renders runs to path (see report.WriteFile).
+func writeHTML(path string, runs []*result.Run) error { return report.WriteFile(path, runs) }

@@ -10,9 +10,12 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"sort"
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fieldbench/fieldbench/job"
 )
 
 // Version is fieldbench's version; release builds set it with -ldflags.
@@ -27,19 +30,16 @@ const (
 )
 
 // usageError marks bad input so Main exits with ExitUsage.
-type usageError struct{ err error }
+type usageError = job.UsageError
 
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+func usagef(format string, a ...any) error { return job.Usagef(format, a...) }
 
 // profileFile is the open --cpuprofile file, closed when the command ends.
 var profileFile *os.File
 
 // errInterrupted is returned by commands stopped by a signal after they saved
 // what they had.
-var errInterrupted = errors.New("interrupted")
+var errInterrupted = job.ErrInterrupted
 
 // Main runs fieldbench with args and returns the exit code. The first
 // SIGINT/SIGTERM cancels the command's context (it stops cleanly and saves
@@ -102,7 +102,7 @@ adapter.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return job.Usage(err) })
 	var cpuProfile string
 	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of fieldbench itself to FILE (to see the client's own cost)")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
@@ -118,14 +118,16 @@ adapter.`,
 	}
 	root.AddCommand(newListCmd())
 	for _, v := range verbs {
-		if mks := workloadCmds[v.name]; len(mks) > 0 {
-			subs := make([]*cobra.Command, len(mks))
-			for i, mk := range mks {
-				subs[i] = mk()
-				if v.name == "run" || v.name == "sweep" {
-					withCluster(subs[i])
-				}
+		subs := jobCmds(v.name)
+		for _, mk := range workloadCmds[v.name] {
+			sub := mk()
+			if v.name == "run" || v.name == "sweep" {
+				withCluster(sub)
 			}
+			subs = append(subs, sub)
+		}
+		if len(subs) > 0 {
+			sort.Slice(subs, func(i, k int) bool { return subs[i].Name() < subs[k].Name() })
 			root.AddCommand(parentCmd(v.name, v.short, subs...))
 		}
 	}
@@ -140,7 +142,7 @@ func usageArgs(c *cobra.Command) {
 	if v := c.Args; v != nil {
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			if err := v(cmd, args); err != nil {
-				return usageError{err}
+				return job.Usage(err)
 			}
 			return nil
 		}

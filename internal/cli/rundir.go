@@ -2,11 +2,13 @@ package cli
 
 import (
 	"fmt"
-	"github.com/fieldbench/fieldbench/adapter"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/job"
 )
 
 // newRunDir creates results/<time>-<workload>-<adapter>[-N]/ and proves it
@@ -47,7 +49,7 @@ func runDirFor(results, dirName, dbName, dsn string) (dir, useDSN string, err er
 	if dsn != "" {
 		a, err := adapter.ForDSN(dsn)
 		if err != nil {
-			return "", "", usageError{err}
+			return "", "", job.Usage(err)
 		}
 		adapterName = a.Name()
 	}

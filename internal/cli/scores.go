@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fieldbench/fieldbench/job"
 	"github.com/fieldbench/fieldbench/result"
 	"github.com/fieldbench/fieldbench/score"
 )
@@ -43,7 +44,7 @@ experiment, in the order given.`,
 				}
 				r, err := result.Read(dir)
 				if err != nil {
-					return usageError{err}
+					return job.Usage(err)
 				}
 				runs = append(runs, r)
 			}

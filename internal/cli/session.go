@@ -11,6 +11,7 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/job"
 	"github.com/fieldbench/fieldbench/probe"
 	"github.com/fieldbench/fieldbench/recorder"
 	"github.com/fieldbench/fieldbench/report"
@@ -50,6 +51,28 @@ func startSession(dir string, h result.Header, stdout, stderr io.Writer) (*sessi
 		extra:  map[string]float64{},
 		stdout: stdout, stderr: stderr,
 	}, nil
+}
+
+// runSession is what an experiment writes into a run while it goes on;
+// both this legacy session and job.Session have it.
+type runSession interface {
+	Event(name, detail string) error
+	Point(p result.Point) error
+	SetExtra(name string, v float64)
+	Since() float64
+	Dir() string
+	Started() time.Time
+}
+
+func (s *session) Event(name, detail string) error { return s.event(name, detail) }
+func (s *session) Point(p result.Point) error      { return s.point(p) }
+func (s *session) Since() float64                  { return s.since() }
+func (s *session) Dir() string                     { return s.dir }
+func (s *session) Started() time.Time              { return s.header.Started }
+func (s *session) SetExtra(name string, v float64) {
+	s.mu.Lock()
+	s.extra[name] = v
+	s.mu.Unlock()
 }
 
 // event records something that happened now.
@@ -185,4 +208,16 @@ func clusterInfo(c *cluster.Cluster) *result.ClusterInfo {
 // defaultSQLite is the DSN of the embedded default database in dir.
 func defaultSQLite(dir, workloadName string) string {
 	return "sqlite://" + filepath.Join(dir, workloadName+".db")
+}
+
+// openDB opens dsn (see job.OpenDB).
+func openDB(ctx context.Context, dsn string) (adapter.Adapter, adapter.DB, error) {
+	return job.OpenDB(ctx, dsn)
+}
+
+func loopName(rate float64) string {
+	if rate > 0 {
+		return "open"
+	}
+	return "closed"
 }

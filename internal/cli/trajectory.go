@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/job"
 	"github.com/fieldbench/fieldbench/recorder"
 	"github.com/fieldbench/fieldbench/result"
 	"github.com/fieldbench/fieldbench/runner"
@@ -80,7 +81,7 @@ func (f *trajData) validateWrite() error {
 func (f *trajData) generator() (*trajectory.Generator, error) {
 	g, err := trajectory.New(trajectory.Options{Scale: f.scale, Seed: f.seed})
 	if err != nil {
-		return nil, usageError{err}
+		return nil, job.Usage(err)
 	}
 	return g, nil
 }
@@ -244,7 +245,7 @@ type trajRunOpts struct {
 func (o *trajRunOpts) validate() error {
 	modes, err := trajectory.ParseModes(o.mode)
 	if err != nil {
-		return usageError{err}
+		return job.Usage(err)
 	}
 	o.modes = modes
 	switch {
@@ -821,7 +822,7 @@ func runTrajectoryWriteOp(cmd *cobra.Command, o trajOpWrite) error {
 	defer st.Close()
 	g, err := trajectory.New(trajectory.Options{Scale: o.scale, Seed: o.seed})
 	if err != nil {
-		return usageError{err}
+		return job.Usage(err)
 	}
 	cur := g.NewCursor()
 	buf := make([]trajectory.Record, min(o.count, trajOpWriteBatch))

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/job"
 	"github.com/fieldbench/fieldbench/recorder"
 	"github.com/fieldbench/fieldbench/result"
 	"github.com/fieldbench/fieldbench/runner"
@@ -100,7 +101,7 @@ func newWikiGenerateCmd() *cobra.Command {
 			}
 			g, err := wiki.NewGenerator(f.seed, f.articles)
 			if err != nil {
-				return usageError{err}
+				return job.Usage(err)
 			}
 			if err := os.MkdirAll(out, 0o755); err != nil {
 				return usagef("--out %s is not writable: %v", out, err)
@@ -259,7 +260,7 @@ func (f *wikiData) load(ctx context.Context, store wiki.Store, progress io.Write
 	if f.from != "" {
 		d, err := wiki.OpenDump(f.from, wiki.DumpOptions{KeepRedirects: f.keepRedirects})
 		if err != nil {
-			return ld, usageError{err}
+			return ld, job.Usage(err)
 		}
 		defer d.Close()
 		dump, src = d, d
@@ -268,7 +269,7 @@ func (f *wikiData) load(ctx context.Context, store wiki.Store, progress io.Write
 	} else {
 		g, err := wiki.NewGenerator(f.seed, f.articles)
 		if err != nil {
-			return ld, usageError{err}
+			return ld, job.Usage(err)
 		}
 		src = g.Source(1, g.Articles)
 		ld.source = fmt.Sprintf("synthetic (seed %d)", f.seed)
@@ -292,7 +293,7 @@ func (f *wikiData) load(ctx context.Context, store wiki.Store, progress io.Write
 		case ctx.Err() != nil:
 			return ld, errInterrupted
 		case errors.As(err, &de):
-			return ld, usageError{fmt.Errorf("%w (nothing was loaded)", err)}
+			return ld, job.Usage(fmt.Errorf("%w (nothing was loaded)", err))
 		}
 		return ld, fmt.Errorf("populate: %w (the partial load was removed)", err)
 	}
@@ -427,7 +428,7 @@ type wikiRunFlags struct {
 func (r wikiRunFlags) plan(seed int64) (wiki.Plan, error) {
 	d, err := wiki.ParseDist(r.dist)
 	if err != nil {
-		return wiki.Plan{}, usageError{err}
+		return wiki.Plan{}, job.Usage(err)
 	}
 	p := wiki.Plan{Requests: r.requests, ReadPct: r.reads, Threads: r.threads, Dist: d, ZipfS: r.zipfS, Seed: seed, Articles: 1}
 	switch {
@@ -439,7 +440,7 @@ func (r wikiRunFlags) plan(seed int64) (wiki.Plan, error) {
 		return p, usagef("--loop sends read requests only: give --reads 100 (got %d)", r.reads)
 	}
 	if err := p.Validate(); err != nil {
-		return p, usageError{err}
+		return p, job.Usage(err)
 	}
 	return p, nil
 }

@@ -1,0 +1,152 @@
+// Package job runs workloads: one Job per workload, with its options
+// declared once (Opts), its commands (generate, load, run, sweep, op) and
+// the pipeline every measured run shares (Session: run directory, result
+// file, recorder, progress, summary, report). The CLI builds its workload
+// commands from this registry, and experiments call jobs directly with an
+// Observer; neither re-enters the other. Workloads stay below this package:
+// they know their data and operations, not runners, recorders or files.
+package job
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+
+	"github.com/fieldbench/fieldbench/result"
+	"github.com/fieldbench/fieldbench/workload"
+	"github.com/fieldbench/fieldbench/workload/microblog"
+)
+
+// Job is one workload's commands over its options. New returns a fresh job
+// for every command line or scenario step: its options are its own fields.
+type Job interface {
+	// Workload is the workload the job drives (name, operations, models).
+	Workload() workload.Meta
+	// Opts declares every option of every command of the job, once.
+	Opts() *Opts
+	// Commands are what the job offers, in help order.
+	Commands() []Command
+}
+
+// Command is one thing a job does (a verb of the CLI: generate, load, run,
+// sweep, op) with its help text. Subs are op's operations.
+type Command struct {
+	Verb                 string
+	Short, Long, Example string
+	Subs                 []Command
+	// Run does it. The job's options are set before it is called.
+	Run func(ctx context.Context, env *Env) error
+	// Measured commands write a result file and may run inside an
+	// experiment or on a started cluster (--cluster).
+	Measured bool
+}
+
+// Env is what a command gets from whoever runs it (the CLI or an
+// experiment): where to talk, and who watches.
+type Env struct {
+	Stdout, Stderr io.Writer
+	// Version is fieldbench's version, written into result files.
+	Version string
+	// Observer watches a measured run (an experiment's timeline, probes,
+	// stability tracking and audit). Never nil: NopObserver by default.
+	Observer Observer
+	// Cluster describes the cluster fieldbench started for the run, nil
+	// otherwise; it is recorded in the result file.
+	Cluster *result.ClusterInfo
+}
+
+func (e *Env) observer() Observer {
+	if e.Observer == nil {
+		return NopObserver{}
+	}
+	return e.Observer
+}
+
+// Observer watches one measured run. It is how experiments hook into a run
+// without the run knowing about experiments.
+type Observer interface {
+	// Header adds the observer's own fields and series before the result
+	// file is created.
+	Header(h *result.Header)
+	// Started is called once the session exists: the observer may write
+	// events and points into it while the load runs.
+	Started(ctx context.Context, s *Session)
+	// RequestSet sees a request-set point before it is written (it may
+	// label it) and says whether the run should end after it.
+	RequestSet(pt *result.Point) (stop bool)
+	// PostAcked and PostFailed see every post of a microblog run.
+	PostAcked(t microblog.Tweet)
+	PostFailed(t microblog.Tweet, err error)
+	// Ended is called when the load stopped; it stops the observer's own
+	// goroutines and returns a failed action's error.
+	Ended() error
+	// AfterLoad runs the checks made once the load stopped (the durability
+	// audit of a microblog run).
+	AfterLoad(ctx context.Context, s *Session, store microblog.Store, ds *microblog.Dataset)
+}
+
+// NopObserver watches nothing: the observer of a plain run.
+type NopObserver struct{}
+
+func (NopObserver) Header(*result.Header)                                                    {}
+func (NopObserver) Started(context.Context, *Session)                                        {}
+func (NopObserver) RequestSet(*result.Point) bool                                            { return false }
+func (NopObserver) PostAcked(microblog.Tweet)                                                {}
+func (NopObserver) PostFailed(microblog.Tweet, error)                                        {}
+func (NopObserver) Ended() error                                                             { return nil }
+func (NopObserver) AfterLoad(context.Context, *Session, microblog.Store, *microblog.Dataset) {}
+
+var (
+	mu       sync.RWMutex
+	registry = map[string]func() Job{}
+)
+
+// Register adds a workload's job constructor. It panics on a duplicate name:
+// a programming error found at start-up.
+func Register(name string, newJob func() Job) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := registry[name]; dup {
+		panic("job: duplicate registration of " + name)
+	}
+	registry[name] = newJob
+}
+
+// New returns a fresh job for the workload called name.
+func New(name string) (Job, error) {
+	mu.RLock()
+	defer mu.RUnlock()
+	mk, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown workload %q (known: %v)", name, namesLocked())
+	}
+	return mk(), nil
+}
+
+// Names lists the registered jobs, sorted.
+func Names() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	return namesLocked()
+}
+
+func namesLocked() []string {
+	out := make([]string, 0, len(registry))
+	for n := range registry {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Find returns the command of j for verb ("run", or "op post").
+func Find(j Job, verb string) (Command, bool) {
+	for _, c := range j.Commands() {
+		if c.Verb == verb {
+			return c, true
+		}
+	}
+	return Command{}, false
+}

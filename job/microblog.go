@@ -1,0 +1,507 @@
+package job
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/result"
+	"github.com/fieldbench/fieldbench/runner"
+	"github.com/fieldbench/fieldbench/workload"
+	"github.com/fieldbench/fieldbench/workload/microblog"
+)
+
+func init() { Register(microblog.Name, func() Job { return newMicroblogJob() }) }
+
+// microblogJob is the microblog workload (seed 000): its options are its
+// fields.
+type microblogJob struct {
+	opts     *Opts
+	db       string
+	results  string
+	out      string
+	users    int
+	seed     int64
+	model    string
+	clients  int
+	duration time.Duration
+	warmup   time.Duration
+	rate     float64
+	mix      string
+	matEvery time.Duration
+	user     int64
+	body     string
+}
+
+func newMicroblogJob() *microblogJob {
+	j := &microblogJob{opts: NewOpts()}
+	o := j.opts
+	o.String(&j.db, "db", "", "database DSN, e.g. sqlite:///tmp/fb.db (default: a new SQLite file in the run directory; required by op)", "load", "run", "op")
+	o.Int(&j.users, "users", microblog.DefaultUsers, "users in the dataset (400 gives ~10,080 follows, ~3,540 tweets)", "generate", "load", "run")
+	o.Int64(&j.seed, "seed", 1, "seed of the dataset and of the clients' choices", "generate", "load", "run")
+	o.String(&j.model, "model", string(microblog.Denormalized), "data model: denormalized, normalized or async", "load", "run")
+	o.Int(&j.clients, "clients", microblog.DefaultClients, "concurrent clients, each simulating one user", "run")
+	o.Duration(&j.duration, "duration", 4*time.Minute, "run time, warm-up included", "run")
+	o.Duration(&j.warmup, "warmup", 0, "time at the start excluded from the summary (shaded in the report)", "run")
+	o.Float64(&j.rate, "rate", 0, "open loop: target operations per second over all clients (0 = closed loop)", "run")
+	o.String(&j.mix, "mix", microblog.DefaultMix, "operation weights, e.g. post=1,userline=2,timeline=2", "run")
+	o.Duration(&j.matEvery, "materialize-every", 100*time.Millisecond, "async model: pause of the background materializer when it has caught up", "run")
+	o.String(&j.results, "results", "results", "directory under which the run directory is created (load: only without --db)", "load", "run")
+	o.String(&j.out, "out", "", "directory to write the CSV files to (required)", "generate")
+	o.Int64(&j.user, "user", 0, "user id (1..users)", "op")
+	o.String(&j.body, "body", "", "text of the tweet (at most 140 characters; default: a generated one)", "op post")
+	return j
+}
+
+func (j *microblogJob) Workload() workload.Meta { return workloadMeta(microblog.Name) }
+func (j *microblogJob) Opts() *Opts             { return j.opts }
+
+func (j *microblogJob) Commands() []Command {
+	op := func(name, short string) Command {
+		return Command{Verb: "op " + name, Short: short, Run: func(ctx context.Context, env *Env) error { return j.runOp(ctx, env, name) }}
+	}
+	return []Command{
+		{
+			Verb:    "generate",
+			Short:   "Write the microblog dataset as CSV and print its statistics",
+			Example: `  fieldbench generate microblog --users 400 --seed 1 --out data/`,
+			Run:     j.generate,
+		},
+		{
+			Verb:  "load",
+			Short: "Populate a database with the microblog dataset",
+			Long: `load generates the dataset for --users and --seed and writes it into the
+database in the chosen data model, reporting the populate time and the
+database's size on disk. Without --db it creates a SQLite file in a new run
+directory and prints the DSN to pass to 'run' and 'op'.`,
+			Example: `  fieldbench load microblog --db sqlite:///tmp/mb.db --model normalized`,
+			Run:     j.load,
+		},
+		{
+			Verb:  "run",
+			Short: "Run the microblog workload (the study's defaults: 200 clients, 4 minutes, uniform mix)",
+			Long: `run loads the dataset when the database is empty, then runs --clients
+simulated users for --duration. Closed loop by default (each client issues its
+next operation when the previous one returns); --rate runs open loop with
+latency measured from each operation's intended start. Each client is one
+user: post writes a tweet as that user, timeline reads that user's timeline,
+userline reads a user that client follows.
+
+Results go to results/<time>-microblog-<adapter>/: result.jsonl (written every
+second) and report.html.`,
+			Example: `  fieldbench run microblog --duration 30s
+  fieldbench run microblog --model async --clients 50 --duration 1m --warmup 10s
+  fieldbench run microblog --db sqlite:///tmp/mb.db --rate 500 --mix post=1,timeline=4`,
+			Run:      j.run,
+			Measured: true,
+		},
+		{
+			Verb:  "op",
+			Short: "Run one microblog operation and print the answer as JSON lines, newest first",
+			Example: `  fieldbench op microblog timeline --db sqlite:///tmp/mb.db --user 7
+  fieldbench op microblog post --db sqlite:///tmp/mb.db --user 7 --body "hello"`,
+			Subs: []Command{
+				op("timeline", "The 50 newest tweets by the users --user follows"),
+				op("userline", "The 50 newest tweets by --user"),
+				op("post", "Post a tweet as --user and print it"),
+			},
+		},
+	}
+}
+
+func (j *microblogJob) validate() error {
+	if j.users < 2 {
+		return Usagef("--users must be at least 2 (got %d)", j.users)
+	}
+	if _, err := microblog.ParseModel(j.model); err != nil {
+		return Usage(err)
+	}
+	return nil
+}
+
+func (j *microblogJob) generate(ctx context.Context, env *Env) error {
+	if err := j.validate(); err != nil {
+		return err
+	}
+	if j.out == "" {
+		return Usagef("generate microblog needs --out DIR")
+	}
+	ds, err := microblog.Generate(microblog.GenOptions{Users: j.users, Seed: j.seed})
+	if err != nil {
+		return Usage(err)
+	}
+	if err := ds.WriteCSV(j.out); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "wrote users.csv, follows.csv, tweets.csv to %s\n\n", j.out)
+	return ds.Stats().Write(env.Stdout)
+}
+
+func (j *microblogJob) load(ctx context.Context, env *Env) error {
+	if err := j.validate(); err != nil {
+		return err
+	}
+	dsn, dir := j.db, ""
+	if dsn == "" {
+		var err error
+		if dir, err = NewRunDir(j.results, microblog.Name+"-load", "sqlite", time.Now()); err != nil {
+			return err
+		}
+		dsn = DefaultSQLite(dir, microblog.Name)
+	}
+	a, db, err := OpenDB(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	store, model, ds, ld, err := j.prepare(ctx, db, dsn, env.Stderr)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	out := env.Stdout
+	if !ld.loaded {
+		fmt.Fprintf(out, "database already holds this dataset (%s model); nothing to load\n", model)
+		return nil
+	}
+	fmt.Fprintf(out, "loaded %d users, %d follows, %d tweets (%s model) into %s in %.2fs",
+		ds.Users, len(ds.Follows), len(ds.Tweets), model, adapter.Redact(dsn), ld.seconds)
+	if ld.sizeBytes > 0 {
+		fmt.Fprintf(out, "; %.2f MB on disk", float64(ld.sizeBytes)/1e6)
+	}
+	fmt.Fprintln(out)
+	if dir != "" {
+		info, _ := db.Info(ctx)
+		h := newHeader(env, microblog.Name, a, info, dsn, j.seed, nil)
+		h.Options = map[string]any{"users": j.users, "seed": j.seed, "model": string(model), "command": "load"}
+		if err := writeLoadResult(dir, h, ld.seconds, ld.extra()); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "run it with: fieldbench run microblog --db %s\n", dsn)
+	}
+	return nil
+}
+
+// writeLoadResult leaves a self-describing record of a load done into a new
+// run directory (populate time and size are figures of the study).
+func writeLoadResult(dir string, h result.Header, seconds float64, extra map[string]float64) error {
+	h.Started = time.Now().UTC()
+	w, err := result.Create(dir, h)
+	if err != nil {
+		return err
+	}
+	err = errors.Join(
+		w.Event(result.Event{At: 0, Name: "populate", Detail: fmt.Sprintf("%.2fs", seconds)}),
+		w.Summary(result.Summary{Ops: map[string]result.OpSummary{}, Extra: extra}),
+	)
+	return errors.Join(err, w.Close())
+}
+
+func (j *microblogJob) run(ctx context.Context, env *Env) error {
+	if err := j.validate(); err != nil {
+		return err
+	}
+	cfg := runner.Config{Workers: j.clients, Duration: j.duration, Warmup: j.warmup, Rate: j.rate}
+	if err := cfg.Validate(); err != nil {
+		return Usage(err)
+	}
+	mix, err := workload.ParseMix(j.mix, microblog.ClientOps)
+	if err != nil {
+		return Usage(err)
+	}
+	stderr := env.Stderr
+	obs := env.observer()
+	dir, dsn, err := runDirFor(j.results, microblog.Name, microblog.Name, j.db)
+	if err != nil {
+		return err
+	}
+	a, db, err := OpenDB(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	store, model, ds, ld, err := j.prepare(ctx, db, dsn, stderr)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	info, err := db.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("read database version: %w", err)
+	}
+	drv, err := microblog.NewDriver(ctx, store, ds, mix, j.seed)
+	if err != nil {
+		return err
+	}
+	h := newHeader(env, microblog.Name, a, info, dsn, j.seed, microblog.Ops(model))
+	h.Groups = map[string]string{"post": "author followers"}
+	h.Options = map[string]any{
+		"users": ds.Users, "seed": j.seed, "model": string(model), "clients": cfg.Workers,
+		"duration": cfg.Duration.String(), "warmup": cfg.Warmup.String(), "rate": cfg.Rate,
+		"mix": mix.String(), "loop": loopName(cfg.Rate),
+	}
+	h.WarmupSeconds = cfg.Warmup.Seconds()
+	if model == microblog.Async {
+		h.Options["materialize_every"] = j.matEvery.String()
+	}
+	s, err := startRun(ctx, env, dir, h)
+	if err != nil {
+		return err
+	}
+	drv.OnPost = obs.PostAcked
+	drv.OnPostFailed = obs.PostFailed
+	s.AddExtra(ld.extra())
+	fmt.Fprintf(stderr, "running microblog (%s model) on %s %s: %d clients, %s, %s loop\n",
+		model, info.Name, info.Version, cfg.Workers, cfg.Duration, loopName(cfg.Rate))
+
+	clients := drv.Clients(cfg.Workers)
+	workers := make([]runner.Worker, len(clients))
+	for i, c := range clients {
+		workers[i] = c
+	}
+
+	// The async model's materializer runs beside the clients; its lag is
+	// recorded as the pseudo-operation async-lag.
+	var matErr error
+	var matWG sync.WaitGroup
+	matCtx, stopMat := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopMat()
+	m, isAsync := store.(microblog.Materializer)
+	if model == microblog.Async {
+		if !isAsync {
+			return fmt.Errorf("adapter %s: async store has no materializer", a.Name())
+		}
+		hd := s.rec.Handle()
+		matWG.Add(1)
+		go func() {
+			defer matWG.Done()
+			matErr = microblog.Materialize(matCtx, m, j.matEvery, func(d time.Duration) { hd.Record(microblog.OpAsyncLag, d) })
+		}()
+	}
+
+	out, runErr := s.drive(ctx, cfg, workers)
+	stopMat()
+	matWG.Wait()
+	if model == microblog.Async && matErr == nil {
+		// Let the materializer catch up so the last posts' lag is measured too.
+		dctx, cancel := Detached(ctx, 30*time.Second)
+		hd := s.rec.Handle()
+		matErr = microblog.CatchUp(dctx, m, func(d time.Duration) { hd.Record(microblog.OpAsyncLag, d) })
+		cancel()
+		runErr = errors.Join(runErr, s.drain())
+	}
+	runErr = errors.Join(runErr, obs.Ended())
+	dctx, cancel := Detached(ctx, 5*time.Minute)
+	obs.AfterLoad(dctx, s, store, ds)
+	cancel()
+	if matErr != nil {
+		s.SetExtra("materializer_failed", 1)
+		fmt.Fprintf(stderr, "fieldbench: %v\n", matErr)
+	}
+	if out.NotStarted > 0 {
+		s.SetExtra("open_loop_not_started", float64(out.NotStarted))
+	}
+	if out.Interrupted {
+		_ = s.Event("interrupted", fmt.Sprintf("after %.1fs", out.Elapsed.Seconds()))
+	}
+	if err := errors.Join(runErr, s.Finish(out.Interrupted)); err != nil {
+		return err
+	}
+	if matErr != nil {
+		return matErr
+	}
+	if out.Interrupted {
+		return ErrInterrupted
+	}
+	return nil
+}
+
+// mbLoad is what prepare did to the database.
+type mbLoad struct {
+	loaded    bool
+	seconds   float64
+	sizeBytes int64
+	counts    microblog.Counts
+}
+
+func (l mbLoad) extra() map[string]float64 {
+	m := map[string]float64{
+		"users":   float64(l.counts.Users),
+		"follows": float64(l.counts.Follows),
+		"tweets":  float64(l.counts.Tweets),
+	}
+	if l.loaded {
+		m["populate_seconds"] = l.seconds
+	}
+	if l.sizeBytes > 0 {
+		m["db_size_bytes"] = float64(l.sizeBytes)
+	}
+	return m
+}
+
+func microblogBackend(db adapter.DB, dsn string) (microblog.Backend, error) {
+	b, ok := db.(microblog.Backend)
+	if !ok {
+		return nil, Usagef("the adapter for %s does not support the microblog workload", adapter.Redact(dsn))
+	}
+	return b, nil
+}
+
+// prepare opens the store for the model and makes sure it holds the dataset
+// of --users/--seed, loading it when the database is empty. A database loaded
+// with another model or dataset is an error, never silently mixed.
+func (j *microblogJob) prepare(ctx context.Context, db adapter.DB, dsn string, progress io.Writer) (microblog.Store, microblog.Model, *microblog.Dataset, mbLoad, error) {
+	var ld mbLoad
+	b, err := microblogBackend(db, dsn)
+	if err != nil {
+		return nil, "", nil, ld, err
+	}
+	model, _ := microblog.ParseModel(j.model)
+	have, err := b.MicroblogModel(ctx)
+	if err != nil {
+		return nil, "", nil, ld, fmt.Errorf("read the database's microblog model: %w", err)
+	}
+	if have != "" && have != model {
+		if j.opts.Changed("model") {
+			return nil, "", nil, ld, Usagef("the database holds the %s model, not %s: use a fresh database for another model", have, model)
+		}
+		model = have
+	}
+	store, err := b.Microblog(ctx, model)
+	if err != nil {
+		return nil, "", nil, ld, err
+	}
+	fail := func(err error) (microblog.Store, microblog.Model, *microblog.Dataset, mbLoad, error) {
+		store.Close()
+		return nil, "", nil, ld, err
+	}
+	t0 := time.Now()
+	ds, err := microblog.Generate(microblog.GenOptions{Users: j.users, Seed: j.seed})
+	if err != nil {
+		return fail(Usage(err))
+	}
+	if d := time.Since(t0); d > 2*time.Second {
+		fmt.Fprintf(progress, "generated %d users in %s\n", j.users, d.Round(time.Millisecond))
+	}
+	counts, err := store.Counts(ctx)
+	if err != nil {
+		return fail(fmt.Errorf("count stored data: %w", err))
+	}
+	if counts.Users == 0 {
+		fmt.Fprintf(progress, "loading %d users, %d follows, %d tweets (%s model)...\n", ds.Users, len(ds.Follows), len(ds.Tweets), model)
+		t0 := time.Now()
+		if err := store.Populate(ctx, ds); err != nil {
+			return fail(fmt.Errorf("populate: %w", err))
+		}
+		ld.loaded = true
+		ld.seconds = time.Since(t0).Seconds()
+		if counts, err = store.Counts(ctx); err != nil {
+			return fail(fmt.Errorf("count stored data: %w", err))
+		}
+	} else if counts.Users != int64(ds.Users) || counts.Follows != int64(len(ds.Follows)) || counts.Tweets < int64(len(ds.Tweets)) {
+		return fail(Usagef("the database holds another dataset (%d users, %d follows) than --users %d --seed %d (%d users, %d follows): pass the options it was loaded with, or use a fresh database",
+			counts.Users, counts.Follows, j.users, j.seed, ds.Users, len(ds.Follows)))
+	}
+	ld.counts = counts
+	if sz, ok := db.(adapter.Sizer); ok {
+		if n, err := sz.SizeBytes(ctx); err == nil {
+			ld.sizeBytes = n
+		}
+	}
+	return store, model, ds, ld, nil
+}
+
+func (j *microblogJob) runOp(ctx context.Context, env *Env, op string) error {
+	if j.db == "" {
+		return Usagef("op needs --db (the database to query), e.g. --db sqlite:///tmp/mb.db")
+	}
+	if j.user < 1 {
+		return Usagef("op %s needs --user (a user id from 1)", op)
+	}
+	if len([]rune(j.body)) > 140 {
+		return Usagef("--body has %d characters; a tweet has at most 140", len([]rune(j.body)))
+	}
+	_, db, err := OpenDB(ctx, j.db)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	b, err := microblogBackend(db, j.db)
+	if err != nil {
+		return err
+	}
+	model, err := b.MicroblogModel(ctx)
+	if err != nil {
+		return err
+	}
+	if model == "" {
+		return Usagef("%s holds no microblog data: load it first with 'fieldbench load microblog --db %s'", adapter.Redact(j.db), adapter.Redact(j.db))
+	}
+	store, err := b.Microblog(ctx, model)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	counts, err := store.Counts(ctx)
+	if err != nil {
+		return err
+	}
+	if j.user > counts.Users {
+		return Usagef("--user %d does not exist (the database has users 1..%d)", j.user, counts.Users)
+	}
+	var tweets []microblog.Tweet
+	switch op {
+	case "timeline":
+		tweets, err = store.Timeline(ctx, j.user, microblog.Limit)
+	case "userline":
+		tweets, err = store.Userline(ctx, j.user, microblog.Limit)
+	case "post":
+		var t microblog.Tweet
+		t, err = postOne(ctx, store, j.user, j.body)
+		tweets = []microblog.Tweet{t}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	enc := json.NewEncoder(env.Stdout)
+	for _, t := range tweets {
+		if err := enc.Encode(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func postOne(ctx context.Context, store microblog.Store, user int64, body string) (microblog.Tweet, error) {
+	maxID, err := store.MaxTweetID(ctx)
+	if err != nil {
+		return microblog.Tweet{}, err
+	}
+	if body == "" {
+		body = microblog.RandomBody(newRand(time.Now().UnixNano()))
+	}
+	t := microblog.Tweet{ID: maxID + 1, Author: user, Time: time.Now().UTC().Truncate(time.Microsecond), Body: body}
+	if err := store.Post(ctx, t); err != nil {
+		return t, err
+	}
+	if m, ok := store.(microblog.Materializer); ok {
+		if err := microblog.CatchUp(ctx, m, nil); err != nil {
+			return t, err
+		}
+	}
+	return t, nil
+}
+
+// workloadMeta is the registered workload's self-description.
+func workloadMeta(name string) workload.Meta {
+	w, err := workload.Get(name)
+	if err != nil {
+		return workload.Meta{Name: name}
+	}
+	return w.Meta()
+}

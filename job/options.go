@@ -1,0 +1,202 @@
+package job
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Opts holds a job's options, each declared once with its type, default,
+// help and the commands it belongs to. The same declaration binds the
+// command-line flags, decodes a scenario's options (every problem reported
+// at once), and prints in `fieldbench list` and `--help`, so the three
+// cannot drift apart.
+//
+// Values live in the job's own typed fields (the pointers given to Int,
+// Duration...); pflag does the parsing, so a flag and a scenario value of
+// the same option are read by the same code.
+type Opts struct {
+	fs    *pflag.FlagSet
+	verbs map[string][]string
+	order []string
+}
+
+// NewOpts returns an empty declaration.
+func NewOpts() *Opts {
+	fs := pflag.NewFlagSet("options", pflag.ContinueOnError)
+	fs.SortFlags = false
+	return &Opts{fs: fs, verbs: map[string][]string{}}
+}
+
+func (o *Opts) declared(name string, verbs []string) {
+	o.verbs[name] = verbs
+	o.order = append(o.order, name)
+}
+
+// Int declares an int option of the commands verbs ("run", "load", "op post"…;
+// an option of "op" belongs to every operation).
+func (o *Opts) Int(p *int, name string, def int, help string, verbs ...string) {
+	o.fs.IntVar(p, name, def, help)
+	o.declared(name, verbs)
+}
+
+// Int64 declares an int64 option.
+func (o *Opts) Int64(p *int64, name string, def int64, help string, verbs ...string) {
+	o.fs.Int64Var(p, name, def, help)
+	o.declared(name, verbs)
+}
+
+// Float64 declares a float64 option.
+func (o *Opts) Float64(p *float64, name string, def float64, help string, verbs ...string) {
+	o.fs.Float64Var(p, name, def, help)
+	o.declared(name, verbs)
+}
+
+// String declares a string option.
+func (o *Opts) String(p *string, name string, def string, help string, verbs ...string) {
+	o.fs.StringVar(p, name, def, help)
+	o.declared(name, verbs)
+}
+
+// Bool declares a bool option.
+func (o *Opts) Bool(p *bool, name string, def bool, help string, verbs ...string) {
+	o.fs.BoolVar(p, name, def, help)
+	o.declared(name, verbs)
+}
+
+// Duration declares a time.Duration option (written 30s, 4m, 1h30m).
+func (o *Opts) Duration(p *time.Duration, name string, def time.Duration, help string, verbs ...string) {
+	o.fs.DurationVar(p, name, def, help)
+	o.declared(name, verbs)
+}
+
+// inVerb reports whether an option declared for verbs belongs to command v.
+func inVerb(verbs []string, v string) bool {
+	for _, d := range verbs {
+		if d == v || strings.HasPrefix(v, d+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// For returns the flags of command verb, in declaration order, to add to
+// its flag set. The flags are shared: parsing them sets the job's fields.
+func (o *Opts) For(verb string) []*pflag.Flag {
+	var out []*pflag.Flag
+	for _, n := range o.order {
+		if inVerb(o.verbs[n], verb) {
+			out = append(out, o.fs.Lookup(n))
+		}
+	}
+	return out
+}
+
+// Has reports whether command verb has option name.
+func (o *Opts) Has(verb, name string) bool {
+	v, ok := o.verbs[name]
+	return ok && inVerb(v, verb)
+}
+
+// Changed reports whether option name was given (flag or scenario) rather
+// than left at its default.
+func (o *Opts) Changed(name string) bool {
+	f := o.fs.Lookup(name)
+	return f != nil && f.Changed
+}
+
+// Set gives option name a value written as on the command line.
+func (o *Opts) Set(name, value string) error {
+	f := o.fs.Lookup(name)
+	if f == nil {
+		return fmt.Errorf("unknown option %q", name)
+	}
+	if err := f.Value.Set(value); err != nil {
+		return fmt.Errorf("%q is not %s", value, typeWord(f.Value.Type()))
+	}
+	f.Changed = true
+	return nil
+}
+
+// Apply sets the options of command verb from a scenario's values and
+// reports every problem at once: unknown names (with the known ones), values
+// of the wrong type, and options that belong to another command. where names
+// a key for the message (its YAML path and line).
+func (o *Opts) Apply(verb string, values map[string]any, where func(key string) string) error {
+	keys := make([]string, 0, len(values))
+	for k := range values {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var errs []error
+	for _, k := range keys {
+		v := values[k]
+		switch {
+		case o.fs.Lookup(k) == nil:
+			errs = append(errs, fmt.Errorf("%s: unknown option %q (known: %s)", where(k), k, strings.Join(o.Names(verb), ", ")))
+		case !o.Has(verb, k):
+			errs = append(errs, fmt.Errorf("%s: option %q does not apply to %s (it belongs to: %s)", where(k), k, verb, strings.Join(o.verbs[k], ", ")))
+		default:
+			if err := o.Set(k, scalar(v)); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", where(k), err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// scalar writes a decoded YAML value as a command-line value would be.
+func scalar(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case []any, map[string]any:
+		return fmt.Sprintf("%v (a list or map)", x)
+	}
+	return fmt.Sprint(v)
+}
+
+func typeWord(t string) string {
+	switch t {
+	case "int", "int64":
+		return "a whole number"
+	case "float64":
+		return "a number"
+	case "bool":
+		return "true or false"
+	case "duration":
+		return "a duration like 30s or 4m"
+	}
+	return "a " + t
+}
+
+// Names lists the options of command verb.
+func (o *Opts) Names(verb string) []string {
+	var out []string
+	for _, f := range o.For(verb) {
+		out = append(out, f.Name)
+	}
+	return out
+}
+
+// Info is one option as `fieldbench list` shows it.
+type Info struct {
+	Name, Default, Help string
+	Verbs               []string
+}
+
+// List describes every option, in declaration order.
+func (o *Opts) List() []Info {
+	out := make([]Info, 0, len(o.order))
+	for _, n := range o.order {
+		f := o.fs.Lookup(n)
+		out = append(out, Info{Name: n, Default: f.DefValue, Help: f.Usage, Verbs: o.verbs[n]})
+	}
+	return out
+}

@@ -1,0 +1,88 @@
+package job
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/fieldbench/fieldbench/recorder"
+)
+
+// progress prints one live line while a run goes on. On a terminal the line
+// is rewritten in place every second; otherwise (CI logs, files) a line is
+// printed every 10 seconds so logs stay short.
+type progress struct {
+	w         io.Writer
+	tty       bool
+	total     time.Duration
+	ops       []string
+	lastPrint time.Time
+	errors    int64
+	printed   bool
+}
+
+func newProgress(w io.Writer, total time.Duration, ops []string) *progress {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		tty = term.IsTerminal(int(f.Fd()))
+	}
+	return &progress{w: w, tty: tty, total: total, ops: ops}
+}
+
+// update shows snapshot s.
+func (p *progress) update(s recorder.Snapshot) {
+	var n int64
+	for i := range p.ops {
+		n += s.Hists[i].TotalCount()
+		for _, e := range s.Errors[i] {
+			p.errors += e
+		}
+	}
+	secs := (s.End - s.Start).Seconds()
+	if secs <= 0 {
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s", s.End.Round(time.Second))
+	if p.total > 0 {
+		fmt.Fprintf(&b, "/%s", p.total)
+	}
+	fmt.Fprintf(&b, "  %.0f ops/s  errors %d", float64(n)/secs, p.errors)
+	for i, op := range p.ops {
+		h := s.Hists[i]
+		if h.TotalCount() == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, " | %s p50 %s p99 %s", op, fmtUS(h.ValueAtQuantile(50)), fmtUS(h.ValueAtQuantile(99)))
+	}
+	now := time.Now()
+	switch {
+	case p.tty:
+		fmt.Fprintf(p.w, "\r\033[K%s", b.String())
+		p.printed = true
+	case now.Sub(p.lastPrint) >= 10*time.Second:
+		fmt.Fprintln(p.w, b.String())
+		p.lastPrint = now
+	}
+}
+
+// done ends the live line.
+func (p *progress) done() {
+	if p.tty && p.printed {
+		fmt.Fprintln(p.w)
+	}
+}
+
+func fmtUS(us int64) string {
+	switch {
+	case us >= 1_000_000:
+		return fmt.Sprintf("%.2fs", float64(us)/1e6)
+	case us >= 1000:
+		return fmt.Sprintf("%.1fms", float64(us)/1000)
+	}
+	return fmt.Sprintf("%dµs", us)
+}

@@ -1,0 +1,97 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fieldbench/fieldbench/adapter"
+)
+
+// NewRunDir creates results/<time>-<name>-<adapter>[-N]/ and proves it
+// writable before any work starts, so a bad --results fails at once.
+func NewRunDir(results, name, adapterName string, now time.Time) (string, error) {
+	if err := os.MkdirAll(results, 0o755); err != nil {
+		return "", Usagef("results directory %s is not writable: %v", results, err)
+	}
+	base := fmt.Sprintf("%s-%s-%s", now.Format("20060102-150405"), name, adapterName)
+	for i := 1; i < 1000; i++ {
+		name := base
+		if i > 1 {
+			name = fmt.Sprintf("%s-%d", base, i)
+		}
+		dir := filepath.Join(results, name)
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			abs, aerr := filepath.Abs(dir)
+			if aerr != nil {
+				return dir, nil
+			}
+			return abs, nil
+		}
+		if !os.IsExist(err) {
+			return "", Usagef("results directory %s is not writable: %v", results, err)
+		}
+	}
+	return "", fmt.Errorf("could not find a free run directory name under %s", results)
+}
+
+func newRand(seed int64) *rand.Rand { return rand.New(rand.NewPCG(uint64(seed), 0)) }
+
+// runDirFor creates the run directory, named for the adapter of dsn, and
+// returns the DSN to use: dsn itself, or the embedded default — a SQLite file
+// named dbName inside the run directory — when dsn is empty.
+func runDirFor(results, dirName, dbName, dsn string) (dir, useDSN string, err error) {
+	adapterName := "sqlite"
+	if dsn != "" {
+		a, err := adapter.ForDSN(dsn)
+		if err != nil {
+			return "", "", Usage(err)
+		}
+		adapterName = a.Name()
+	}
+	if dir, err = NewRunDir(results, dirName, adapterName, time.Now()); err != nil {
+		return "", "", err
+	}
+	if dsn == "" {
+		dsn = DefaultSQLite(dir, dbName)
+	}
+	return dir, dsn, nil
+}
+
+// DefaultSQLite is the DSN of the embedded default database in dir.
+func DefaultSQLite(dir, workloadName string) string {
+	return "sqlite://" + filepath.Join(dir, workloadName+".db")
+}
+
+// OpenDB opens the database of dsn with its adapter.
+func OpenDB(ctx context.Context, dsn string) (adapter.Adapter, adapter.DB, error) {
+	a, err := adapter.ForDSN(dsn)
+	if err != nil {
+		return nil, nil, Usage(err)
+	}
+	db, err := a.Open(ctx, dsn)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot open %s: %w", adapter.Redact(dsn), err)
+	}
+	return a, db, nil
+}
+
+// loopName is how a result names the run's loop.
+func loopName(rate float64) string {
+	if rate > 0 {
+		return "open"
+	}
+	return "closed"
+}
+
+// plural is "1 thread" or "4 threads".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

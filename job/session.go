@@ -1,0 +1,205 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/probe"
+	"github.com/fieldbench/fieldbench/recorder"
+	"github.com/fieldbench/fieldbench/report"
+	"github.com/fieldbench/fieldbench/result"
+	"github.com/fieldbench/fieldbench/runner"
+)
+
+// Session is one measured run: it owns the result file and the recorder and
+// turns every tick into a result line and the progress line. Jobs prepare
+// the database and the workers; the session does the rest the same way for
+// every workload.
+type Session struct {
+	dir       string
+	w         *result.Writer
+	rec       *recorder.Recorder
+	header    result.Header
+	intervals []result.Interval
+	// mu guards points, events and extra: observers write them from their
+	// own goroutines while the load runs.
+	mu     sync.Mutex
+	points []result.Point
+	events []result.Event
+	extra  map[string]float64
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// StartSession creates the result file in dir and starts the clock of the
+// run (h.Started is now).
+func StartSession(dir string, h result.Header, stdout, stderr io.Writer) (*Session, error) {
+	h.Started = time.Now().UTC()
+	w, err := result.Create(dir, h)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{
+		dir: dir, w: w, header: h,
+		rec:    recorder.New(h.Operations, h.Started),
+		extra:  map[string]float64{},
+		stdout: stdout, stderr: stderr,
+	}, nil
+}
+
+// startRun lets the observer add to the header, starts the session and
+// tells the observer.
+func startRun(ctx context.Context, env *Env, dir string, h result.Header) (*Session, error) {
+	env.observer().Header(&h)
+	s, err := StartSession(dir, h, env.Stdout, env.Stderr)
+	if err != nil {
+		return nil, err
+	}
+	env.observer().Started(ctx, s)
+	return s, nil
+}
+
+// Dir is the run directory.
+func (s *Session) Dir() string { return s.dir }
+
+// Started is when the run started.
+func (s *Session) Started() time.Time { return s.header.Started }
+
+// Event records something that happened now.
+func (s *Session) Event(name, detail string) error {
+	e := result.Event{At: s.Since(), Name: name, Detail: detail}
+	s.mu.Lock()
+	s.events = append(s.events, e)
+	s.mu.Unlock()
+	return s.w.Event(e)
+}
+
+// SetExtra sets one figure of the summary.
+func (s *Session) SetExtra(name string, v float64) {
+	s.mu.Lock()
+	s.extra[name] = v
+	s.mu.Unlock()
+}
+
+// AddExtra sets every figure of m.
+func (s *Session) AddExtra(m map[string]float64) {
+	for k, v := range m {
+		s.SetExtra(k, v)
+	}
+}
+
+// Point writes one measurement of a Point series (declare the series in
+// Header.Series).
+func (s *Session) Point(p result.Point) error {
+	s.mu.Lock()
+	s.points = append(s.points, p)
+	s.mu.Unlock()
+	return s.w.Point(p)
+}
+
+// Since is seconds from the run's start, for event and point times.
+func (s *Session) Since() float64 { return time.Since(s.header.Started).Seconds() }
+
+// drive runs the workers, writing every interval as it completes.
+func (s *Session) drive(ctx context.Context, cfg runner.Config, workers []runner.Worker) (runner.Outcome, error) {
+	p := newProgress(s.stderr, cfg.Duration, s.rec.Ops())
+	defer p.done()
+	return runner.Run(ctx, cfg, s.rec, workers, func(snap recorder.Snapshot, warm bool) error {
+		p.update(snap)
+		return s.writeInterval(snap, warm, false)
+	})
+}
+
+// startClock ticks the recorder every second for work driven in counted
+// steps (runner.Batch): each interval is written and shown like in drive.
+// Stop the clock with stopClock.
+func (s *Session) startClock(warmup time.Duration) (*runner.Clock, *progress) {
+	p := newProgress(s.stderr, 0, s.rec.Ops())
+	c := runner.StartClock(s.rec, time.Second, warmup, func(snap recorder.Snapshot, warm bool) error {
+		p.update(snap)
+		return s.writeInterval(snap, warm, false)
+	})
+	return c, p
+}
+
+// stopClock writes the last partial interval and ends the progress line.
+func stopClock(c *runner.Clock, p *progress) error {
+	err := c.Stop()
+	p.done()
+	return err
+}
+
+// drain records one more interval after the clients stopped (see
+// result.Interval.Drain).
+func (s *Session) drain() error {
+	return s.writeInterval(s.rec.Tick(time.Now()), false, true)
+}
+
+func (s *Session) writeInterval(snap recorder.Snapshot, warm, drain bool) error {
+	iv, err := s.rec.Interval(snap, warm)
+	if err != nil {
+		return err
+	}
+	iv.Drain = drain
+	s.intervals = append(s.intervals, iv)
+	return s.w.Interval(iv)
+}
+
+// Finish writes the summary, closes the file, writes the HTML report and
+// prints the terminal table. It runs after an interrupt too: nothing
+// measured is lost.
+func (s *Session) Finish(interrupted bool) error {
+	s.mu.Lock()
+	run := &result.Run{Dir: s.dir, Header: s.header, Intervals: s.intervals, Points: s.points, Events: s.events}
+	extra := make(map[string]float64, len(s.extra))
+	for k, v := range s.extra {
+		extra[k] = v
+	}
+	s.mu.Unlock()
+	sum, err := run.Summarize()
+	if err != nil {
+		return errors.Join(err, s.w.Close())
+	}
+	sum.Interrupted = interrupted
+	sum.Extra = extra
+	run.Summary = &sum
+	werr := s.w.Summary(sum)
+	if cerr := s.w.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return werr
+	}
+	fmt.Fprintln(s.stdout)
+	if err := report.Terminal(s.stdout, run); err != nil {
+		return err
+	}
+	out := filepath.Join(s.dir, "report.html")
+	if err := report.WriteFile(out, []*result.Run{run}); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.stdout, "\nresult: %s\nreport: %s\n", s.w.Path(), out)
+	return nil
+}
+
+// Detached gives post-run work (summary queries, catch-up) a context that
+// an interrupt does not cancel, bounded so it cannot hang.
+func Detached(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), d)
+}
+
+// newHeader fills what every run's header has; the caller adds options,
+// operations, groups and series.
+func newHeader(env *Env, workloadName string, a adapter.Adapter, info adapter.Info, dsn string, seed int64, ops []string) result.Header {
+	return result.Header{
+		Version: env.Version, Workload: workloadName, Adapter: a.Name(), DSN: adapter.Redact(dsn),
+		Database: info, Seed: seed, Machine: probe.Machine(), Operations: ops,
+		Options: map[string]any{}, Cluster: env.Cluster,
+	}
+}
