@@ -346,9 +346,10 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// Args turns workload options into `fieldbench run NAME` flags, sorted so a
-// scenario always gives the same command line.
-func Args(opts map[string]any) []string {
+// CommandLine writes workload options as the flags of the equivalent
+// `fieldbench run NAME` command, sorted so a scenario always shows the same
+// line. It is for people to read: experiments run jobs directly.
+func CommandLine(opts map[string]any) []string {
 	keys := make([]string, 0, len(opts))
 	for k := range opts {
 		keys = append(keys, k)

@@ -32,7 +32,7 @@ timeline:
 	if sc.Stability.Window != 5 || sc.Stability.MaxSets != 200 || sc.ProbeEvery.D() != 5*time.Second || sc.Workload.Command != "run" {
 		t.Errorf("defaults: %+v probe %v", sc.Stability, sc.ProbeEvery.D())
 	}
-	if got := strings.Join(Args(sc.Workload.Options), " "); got != "--requests=1000 --threads=2" {
+	if got := strings.Join(CommandLine(sc.Workload.Options), " "); got != "--requests=1000 --threads=2" {
 		t.Errorf("Args = %q", got)
 	}
 }

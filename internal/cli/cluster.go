@@ -386,8 +386,9 @@ func newClusterNodeCmd(verb, short string) *cobra.Command {
 
 // withCluster adds --cluster ENGINE:N to a run or sweep subcommand: it
 // starts the cluster in the results directory (so server logs stay with the
-// results), points --db at it, runs, and stops it whatever happened.
-func withCluster(c *cobra.Command) *cobra.Command {
+// results), points --db at it, tells started (the run records it), runs,
+// and stops it whatever happened.
+func withCluster(c *cobra.Command, started func(*cluster.Cluster)) *cobra.Command {
 	if c.Flags().Lookup("db") == nil || c.RunE == nil {
 		return c
 	}
@@ -433,8 +434,8 @@ func withCluster(c *cobra.Command) *cobra.Command {
 		if err := cmd.Flags().Set("db", cl.DSN); err != nil {
 			return err
 		}
-		activeCluster = cl
-		defer func() { activeCluster = nil }()
+		started(cl)
+		defer started(nil)
 		return inner(cmd, args)
 	}
 	return c

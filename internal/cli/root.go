@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/job"
 )
 
@@ -122,7 +123,7 @@ adapter.`,
 		for _, mk := range workloadCmds[v.name] {
 			sub := mk()
 			if v.name == "run" || v.name == "sweep" {
-				withCluster(sub)
+				withCluster(sub, func(cl *cluster.Cluster) { activeCluster = cl })
 			}
 			subs = append(subs, sub)
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/job"
 )
 
@@ -42,15 +43,13 @@ func jobCmd(j job.Job, use string, c job.Command) *cobra.Command {
 		}
 		return cmd
 	}
+	var cl *cluster.Cluster // started by --cluster
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		env := &job.Env{Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Version: Version, Cluster: clusterInfo(activeCluster)}
-		if x := hooksFrom(cmd.Context()); x != nil {
-			env.Observer = &expObserver{x: x}
-		}
+		env := &job.Env{Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Version: Version, Cluster: job.ClusterInfo(cl)}
 		return c.Run(cmd.Context(), env)
 	}
 	if c.Measured {
-		withCluster(cmd)
+		withCluster(cmd, func(started *cluster.Cluster) { cl = started })
 	}
 	return cmd
 }

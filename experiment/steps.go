@@ -1,4 +1,4 @@
-package cli
+package experiment
 
 import (
 	"context"
@@ -12,10 +12,10 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/cluster"
-	"github.com/fieldbench/fieldbench/experiment"
 	"github.com/fieldbench/fieldbench/experiment/convergence"
 	"github.com/fieldbench/fieldbench/job"
 	"github.com/fieldbench/fieldbench/probe"
+	"github.com/fieldbench/fieldbench/report"
 	"github.com/fieldbench/fieldbench/result"
 	"github.com/fieldbench/fieldbench/score"
 )
@@ -51,18 +51,17 @@ func (x *expRun) runSteps(ctx context.Context, dsn string) error {
 		if err := x.growTo(ctx, st.Nodes); err != nil {
 			return fmt.Errorf("step %d: %w", x.step, err)
 		}
-		opts := experiment.Merge(x.sc.Workload.Options, st.Options)
+		opts := Merge(x.sc.Workload.Options, st.Options)
 		fmt.Fprintf(x.stderr, "\nstep %d of %d: %d node(s)\n", x.step, len(x.sc.Steps), st.Nodes)
 		if x.sc.Workload.Name == "wiki" {
 			// Each step has its own dataset (the study doubled it).
-			load := []string{"load", "wiki", "--reset", "--db", dsn}
+			load := map[string]any{"reset": true}
 			for _, k := range []string{"articles", "seed", "from"} {
 				if v, ok := opts[k]; ok {
-					load = append(load, fmt.Sprintf("--%s=%v", k, v))
+					load[k] = v
 				}
 			}
-			fmt.Fprintf(x.stderr, "fieldbench %s\n", strings.Join(redactArgs(load), " "))
-			if err := x.execute(ctx, load); err != nil {
+			if err := x.runJob(ctx, "load", dsn, load); err != nil {
 				return fmt.Errorf("step %d: load: %w", x.step, err)
 			}
 		}
@@ -186,20 +185,20 @@ func (x *expRun) runConvergence(ctx context.Context) error {
 		return fmt.Errorf("convergence: %w", err)
 	}
 	defer p.Close()
-	dir, err := newRunDir(x.dir, "convergence", x.cl.Engine, time.Now())
+	dir, err := job.NewRunDir(x.dir, "convergence", x.cl.Engine, time.Now())
 	if err != nil {
 		return err
 	}
 	h := result.Header{
-		Version: Version, Workload: "convergence", Adapter: x.cl.Engine, DSN: adapter.Redact(x.cl.DSN),
+		Version: x.cfg.Version, Workload: "convergence", Adapter: x.cl.Engine, DSN: adapter.Redact(x.cl.DSN),
 		Database: adapter.Info{Name: x.cl.Engine, Version: x.cl.Version}, Machine: probe.Machine(),
-		Cluster: clusterInfo(x.cl), Options: map[string]any{"rounds": cv.Rounds, "poll": cv.Poll.D().String(), "timeout": cv.Timeout.D().String(), "experiment": x.sc.Name},
+		Cluster: job.ClusterInfo(x.cl), Options: map[string]any{"rounds": cv.Rounds, "poll": cv.Poll.D().String(), "timeout": cv.Timeout.D().String(), "experiment": x.sc.Name},
 		Series: map[string]result.SeriesMeta{seriesConvergence: {Title: "Time until a write is visible on each node (mean ± SD)", XLabel: "node", YLabel: "time to visible (ms)", Band: "sd"}},
 	}
 	for k, v := range p.Settings() {
 		h.Options[k] = v
 	}
-	s, err := startSession(dir, h, x.stdout, x.stderr)
+	s, err := job.StartSession(dir, h, x.stdout, x.stderr)
 	if err != nil {
 		return err
 	}
@@ -208,25 +207,25 @@ func (x *expRun) runConvergence(ctx context.Context) error {
 	res, merr := convergence.Measure(ctx, p, cv.Rounds, cv.Poll.D(), cv.Timeout.D())
 	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
 	for _, nr := range res.PerNode {
-		_ = s.point(result.Point{Series: seriesConvergence, Y: ms(nr.FromAck.Mean), SD: ms(nr.FromAck.SD), N: nr.FromAck.Count,
+		_ = s.Point(result.Point{Series: seriesConvergence, Y: ms(nr.FromAck.Mean), SD: ms(nr.FromAck.SD), N: nr.FromAck.Count,
 			Labels: map[string]string{"category": nr.Node}})
-		s.extra["convergence_"+nr.Node+"_mean_ms"] = ms(nr.FromAck.Mean)
-		s.extra["convergence_"+nr.Node+"_timeouts"] = float64(nr.FromAck.Timeouts)
+		s.SetExtra("convergence_"+nr.Node+"_mean_ms", ms(nr.FromAck.Mean))
+		s.SetExtra("convergence_"+nr.Node+"_timeouts", float64(nr.FromAck.Timeouts))
 	}
 	all := res.AllVisible
-	s.extra["convergence_mean_ms"] = ms(all.Mean)
-	s.extra["convergence_sd_ms"] = ms(all.SD)
-	s.extra["convergence_p99_ms"] = ms(all.P99)
-	s.extra["convergence_max_ms"] = ms(all.Max)
-	s.extra["convergence_timeouts"] = float64(all.Timeouts)
-	s.extra["convergence_write_errors"] = float64(res.WriteErrors)
-	_ = s.event("convergence", fmt.Sprintf("every node: %s (%s)", all, res.Reported))
+	s.SetExtra("convergence_mean_ms", ms(all.Mean))
+	s.SetExtra("convergence_sd_ms", ms(all.SD))
+	s.SetExtra("convergence_p99_ms", ms(all.P99))
+	s.SetExtra("convergence_max_ms", ms(all.Max))
+	s.SetExtra("convergence_timeouts", float64(all.Timeouts))
+	s.SetExtra("convergence_write_errors", float64(res.WriteErrors))
+	_ = s.Event("convergence", fmt.Sprintf("every node: %s (%s)", all, res.Reported))
 	interrupted := ctx.Err() != nil
-	if err := errors.Join(merr, s.finish(interrupted)); err != nil {
+	if err := errors.Join(merr, s.Finish(interrupted)); err != nil {
 		return err
 	}
 	if interrupted {
-		return errInterrupted
+		return job.ErrInterrupted
 	}
 	return nil
 }
@@ -246,12 +245,12 @@ func (x *expRun) conclude() error {
 		return nil
 	}
 	if x.sc.Workload.Name == "wiki" && (x.joins() || len(x.sc.Steps) > 0) {
-		if err := printScores(x.stdout, mergeRuns(runs...)); err != nil {
+		if err := report.Scores(x.stdout, report.MergeRuns(runs...)); err != nil {
 			return err
 		}
 	}
 	out := filepath.Join(x.dir, "report.html")
-	if err := writeHTML(out, runs); err != nil {
+	if err := report.WriteFile(out, runs); err != nil {
 		return err
 	}
 	fmt.Fprintf(x.stdout, "\nexperiment %s: %s\n", x.sc.Name, out)

@@ -1,10 +1,8 @@
-package cli
+package experiment
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,37 +10,18 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/cluster"
-	"github.com/fieldbench/fieldbench/experiment"
 	"github.com/fieldbench/fieldbench/job"
 	"github.com/fieldbench/fieldbench/result"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
-
-// errStopSets ends a wiki run's request sets early without it being an
-// error: the experiment decided it has what it needs (stable again).
-var errStopSets = errors.New("experiment: enough request sets")
-
-type hooksKey struct{}
-
-// withHooks puts the experiment into ctx: the workload run commands look
-// for it (hooksFrom) to hand their session to the timeline and probes.
-func withHooks(ctx context.Context, x *expRun) context.Context {
-	return context.WithValue(ctx, hooksKey{}, x)
-}
-
-// hooksFrom returns the experiment running the command, or nil.
-func hooksFrom(ctx context.Context) *expRun {
-	x, _ := ctx.Value(hooksKey{}).(*expRun)
-	return x
-}
 
 // expSession is the experiment's side of one workload run: the timeline and
 // probes writing into the run's session, request-set stability tracking
 // (wiki) and the ledger of posts (microblog audit).
 type expSession struct {
 	x      *expRun
-	s      runSession
-	tl     *experiment.Timeline
+	s      *job.Session
+	tl     *Timeline
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	tlErr  error
@@ -58,19 +37,19 @@ type expSession struct {
 	settledAt float64 // -1 until data stopped moving after the join
 	stableIdx int     // -1 until stable again
 
-	ledger *experiment.Ledger
+	ledger *Ledger
 }
 
 // begin starts the timeline and probes of a run whose session just started.
 // The caller must call end when the load has stopped.
-func (x *expRun) begin(ctx context.Context, s runSession) *expSession {
+func (x *expRun) begin(ctx context.Context, s *job.Session) *expSession {
 	es := &expSession{x: x, s: s, joinAt: -1, settledAt: -1, stableIdx: -1}
 	x.runDirs = append(x.runDirs, s.Dir())
 	if x.formation > 0 {
 		s.SetExtra("cluster_formation_seconds", x.formation.Seconds())
 	}
 	if x.sc.Audit {
-		es.ledger = experiment.NewLedger()
+		es.ledger = NewLedger()
 	}
 	ctx, es.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	_ = s.Event("experiment", x.sc.Name)
@@ -82,7 +61,7 @@ func (x *expRun) begin(ctx context.Context, s runSession) *expSession {
 		}()
 	}
 	if len(x.sc.Timeline) > 0 {
-		es.tl = experiment.NewTimeline(x.sc.Timeline, es.do)
+		es.tl = NewTimeline(x.sc.Timeline, es.do)
 		es.tl.Signal("start")
 		es.wg.Add(1)
 		go func() {
@@ -130,7 +109,7 @@ func (es *expSession) end() error {
 }
 
 // do performs one timeline action.
-func (es *expSession) do(ctx context.Context, a experiment.Action) error {
+func (es *expSession) do(ctx context.Context, a Action) error {
 	switch a.Do {
 	case "mark":
 		return es.s.Event("mark", a.Note)
@@ -200,7 +179,7 @@ func (es *expSession) nodeAction(ctx context.Context, do, node string) error {
 // pick resolves an action's nodes: the names given, or Count nodes. Kill
 // and remove take the last running nodes (never the first: it is the
 // clients' contact point); restart takes the most recently stopped ones.
-func (es *expSession) pick(a experiment.Action) ([]string, error) {
+func (es *expSession) pick(a Action) ([]string, error) {
 	x := es.x
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -235,7 +214,7 @@ func (es *expSession) pick(a experiment.Action) ([]string, error) {
 
 // join adds a.Count nodes one after the other under load, then watches the
 // database until it reports no data moving (the "settled" condition).
-func (es *expSession) join(ctx context.Context, a experiment.Action) error {
+func (es *expSession) join(ctx context.Context, a Action) error {
 	x := es.x
 	g, ok := x.eng.(cluster.Grower)
 	if !ok {
@@ -309,10 +288,10 @@ func (es *expSession) watchSettle(ctx context.Context) {
 // wikiSet labels one request-set point and tracks stability: the baseline
 // after the warm-up and baseline sets, and after a join the first window of
 // request sets whose delta times are all below the baseline once data has
-// settled. It returns errStopSets when the experiment has what it needs.
-func (es *expSession) wikiSet(pt *result.Point) error {
+// settled. It returns true when the experiment has what it needs.
+func (es *expSession) wikiSet(pt *result.Point) bool {
 	if es == nil {
-		return nil
+		return false
 	}
 	x := es.x
 	st := x.sc.Stability
@@ -358,19 +337,7 @@ func (es *expSession) wikiSet(pt *result.Point) error {
 			es.tl.Signal(c)
 		}
 	}
-	if stop || es.stop.Load() {
-		return errStopSets
-	}
-	return nil
-}
-
-// trackPosts makes drv report every post to the audit ledger.
-func (es *expSession) trackPosts(drv *microblog.Driver) {
-	if es == nil || es.ledger == nil {
-		return
-	}
-	drv.OnPost = es.ledger.Acked
-	drv.OnPostFailed = es.ledger.Failed
+	return stop || es.stop.Load()
 }
 
 // audit reads back every post of the run and adds the audit_* figures.
@@ -380,7 +347,7 @@ func (es *expSession) audit(ctx context.Context, store microblog.Store, ds *micr
 	}
 	x := es.x
 	fmt.Fprintln(x.stderr, "durability audit: reading back every post of the run...")
-	a, err := experiment.AuditMicroblog(ctx, store, ds, es.ledger)
+	a, err := AuditMicroblog(ctx, store, ds, es.ledger)
 	if err != nil {
 		fmt.Fprintf(x.stderr, "fieldbench: %v\n", err)
 		es.s.SetExtra("audit_failed", 1)
@@ -402,25 +369,6 @@ func (es *expSession) audit(ctx context.Context, store microblog.Store, ds *micr
 	fmt.Fprintf(x.stderr, "durability audit: %s\n", detail)
 }
 
-// startRun starts a run's session; inside an experiment it also declares
-// the probe series and starts the experiment's side (the returned
-// expSession is nil outside experiments, and its methods then do nothing).
-func startRun(ctx context.Context, dir string, h result.Header, stdout, stderr io.Writer) (*session, *expSession, error) {
-	x := hooksFrom(ctx)
-	if x != nil && x.cl != nil {
-		probeSeries(&h)
-		h.Options["experiment"] = x.sc.Name
-		if x.step > 0 {
-			h.Options["step"] = x.step
-		}
-	}
-	s, err := startSession(dir, h, stdout, stderr)
-	if err != nil || x == nil {
-		return s, nil, err
-	}
-	return s, x.begin(ctx, s), nil
-}
-
 // nodesUp is how many nodes ran after the last cluster change. The
 // timeline holds x.mu for a whole join; this reads a count kept beside it
 // instead of the nodes the engine is changing.
@@ -438,14 +386,13 @@ func firstLine(s string) string {
 	return line
 }
 
-// expObserver is the experiment seen by a job: the same hooks as startRun
-// gives the workload commands still written in this package.
-type expObserver struct {
+// observer is the experiment as a job sees it (job.Observer).
+type observer struct {
 	x  *expRun
 	es *expSession
 }
 
-func (o *expObserver) Header(h *result.Header) {
+func (o *observer) Header(h *result.Header) {
 	x := o.x
 	if x.cl != nil {
 		probeSeries(h)
@@ -456,26 +403,26 @@ func (o *expObserver) Header(h *result.Header) {
 	}
 }
 
-func (o *expObserver) Started(ctx context.Context, s *job.Session) { o.es = o.x.begin(ctx, s) }
+func (o *observer) Started(ctx context.Context, s *job.Session) { o.es = o.x.begin(ctx, s) }
 
-func (o *expObserver) RequestSet(pt *result.Point) bool {
-	return o.es.wikiSet(pt) != nil
+func (o *observer) RequestSet(pt *result.Point) bool {
+	return o.es.wikiSet(pt)
 }
 
-func (o *expObserver) PostAcked(t microblog.Tweet) {
+func (o *observer) PostAcked(t microblog.Tweet) {
 	if o.es != nil && o.es.ledger != nil {
 		o.es.ledger.Acked(t)
 	}
 }
 
-func (o *expObserver) PostFailed(t microblog.Tweet, err error) {
+func (o *observer) PostFailed(t microblog.Tweet, err error) {
 	if o.es != nil && o.es.ledger != nil {
 		o.es.ledger.Failed(t, err)
 	}
 }
 
-func (o *expObserver) Ended() error { return o.es.end() }
+func (o *observer) Ended() error { return o.es.end() }
 
-func (o *expObserver) AfterLoad(ctx context.Context, _ *job.Session, store microblog.Store, ds *microblog.Dataset) {
+func (o *observer) AfterLoad(ctx context.Context, _ *job.Session, store microblog.Store, ds *microblog.Dataset) {
 	o.es.audit(ctx, store, ds)
 }

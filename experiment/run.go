@@ -1,0 +1,207 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/job"
+)
+
+// WritePlan says what the scenario will do (experiment --dry-run).
+func (sc *Scenario) WritePlan(w io.Writer) error {
+	fmt.Fprintf(w, "scenario %s", sc.Name)
+	if sc.Study != "" {
+		fmt.Fprintf(w, " (%s)", sc.Study)
+	}
+	fmt.Fprintln(w)
+	switch {
+	case sc.Cluster != nil:
+		fmt.Fprintf(w, "  cluster: %s, %d node(s)", sc.Cluster.Engine, sc.Cluster.Nodes)
+		for _, k := range sortedOptKeys(sc.Cluster.Options) {
+			fmt.Fprintf(w, " %s=%s", k, sc.Cluster.Options[k])
+		}
+		fmt.Fprintln(w)
+	case sc.DSN != "":
+		fmt.Fprintf(w, "  database: %s\n", adapter.Redact(sc.DSN))
+	default:
+		fmt.Fprintln(w, "  database: embedded SQLite in the run directory")
+	}
+	if sc.Workload.Name != "none" {
+		fmt.Fprintf(w, "  workload: fieldbench %s %s %s\n", sc.Workload.Command, sc.Workload.Name, strings.Join(CommandLine(sc.Workload.Options), " "))
+	}
+	for i, s := range sc.Steps {
+		fmt.Fprintf(w, "  step %d: %d node(s) %s\n", i+1, s.Nodes, strings.Join(CommandLine(s.Options), " "))
+	}
+	for _, a := range sc.Timeline {
+		fmt.Fprintf(w, "  timeline: %s\n", Describe(a))
+	}
+	if sc.Audit {
+		fmt.Fprintln(w, "  afterwards: durability audit of every acknowledged post")
+	}
+	if c := sc.Convergence; c != nil {
+		fmt.Fprintf(w, "  afterwards: convergence, %d rounds (poll %s, timeout %s)\n", c.Rounds, c.Poll.D(), c.Timeout.D())
+	}
+	if sc.ProbeEvery > 0 {
+		fmt.Fprintf(w, "  probes: every node every %s\n", sc.ProbeEvery.D())
+	}
+	return nil
+}
+
+// Config is how the caller (the CLI) runs a scenario.
+type Config struct {
+	// Results is the directory under which the experiment's directory is
+	// created.
+	Results        string
+	Stdout, Stderr io.Writer
+	// Version is fieldbench's version, written into result files.
+	Version string
+	// StartCluster starts the scenario's cluster in dir (the CLI's `cluster
+	// up`, so both start clusters the same way).
+	StartCluster func(ctx context.Context, engine string, nodes int, dir string, opts map[string]string, progress io.Writer) (*cluster.Cluster, error)
+}
+
+// expRun is one experiment in progress: its directory, its cluster, and
+// the observer side of the runs it drives (observer.go).
+type expRun struct {
+	cfg    Config
+	sc     *Scenario
+	dir    string
+	stdout io.Writer
+	stderr io.Writer
+	cl     *cluster.Cluster
+	eng    cluster.Engine
+	// step is the scalability step running (1-based; 0 outside steps).
+	step int
+	// runDirs are the run directories the workload commands created.
+	runDirs []string
+	// formation is how long the cluster took to form.
+	formation time.Duration
+
+	mu sync.Mutex   // guards cl's nodes while the timeline changes them
+	up atomic.Int64 // running nodes when last counted (see nodesUp)
+}
+
+// Run runs the scenario: it starts the cluster, drives the workload with
+// the timeline, probes, audit and convergence, tears the cluster down and
+// writes the experiment's report. An interrupt returns job.ErrInterrupted
+// once what was measured is saved.
+func Run(ctx context.Context, sc *Scenario, cfg Config) (err error) {
+	stdout, stderr := cfg.Stdout, cfg.Stderr
+	dir, err := job.NewRunDir(cfg.Results, "experiment", sc.Name, time.Now())
+	if err != nil {
+		return err
+	}
+	x := &expRun{cfg: cfg, sc: sc, dir: dir, stdout: stdout, stderr: stderr}
+	fmt.Fprintf(stderr, "experiment %s in %s\n", sc.Name, dir)
+	dsn := sc.DSN
+	if c := sc.Cluster; c != nil {
+		t0 := time.Now()
+		cl, err := cfg.StartCluster(ctx, c.Engine, c.Nodes, filepath.Join(dir, "cluster"), c.Options, stderr)
+		if err != nil {
+			return err
+		}
+		formed := time.Since(t0)
+		x.cl = cl
+		x.eng, _ = cluster.Get(cl.Engine)
+		x.up.Store(int64(running(cl)))
+		defer func() {
+			dctx, cancel := job.Detached(ctx, 3*time.Minute)
+			defer cancel()
+			if derr := x.eng.Down(dctx, cl); derr != nil {
+				err = errors.Join(err, fmt.Errorf("stop the cluster in %s: %w", cl.Dir, derr))
+			}
+			_ = os.Remove(filepath.Join(cl.Dir, cluster.StateFile))
+		}()
+		dsn = cl.DSN
+		fmt.Fprintf(stderr, "cluster formed in %.1fs\n", formed.Seconds())
+		x.formation = formed
+	}
+	if len(sc.Steps) > 0 {
+		err = x.runSteps(ctx, dsn)
+	} else if sc.Workload.Name != "none" {
+		err = x.runWorkload(ctx, dsn, sc.Workload.Options)
+	}
+	if err == nil && sc.Convergence != nil {
+		err = x.runConvergence(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	return x.conclude()
+}
+
+// runWorkload runs the scenario's workload command with opts on dsn, the
+// experiment observing it.
+func (x *expRun) runWorkload(ctx context.Context, dsn string, opts map[string]any) error {
+	if x.joins() && x.sc.Workload.Name == "wiki" {
+		// The join experiment ends on stability, not on a set count.
+		opts = Merge(opts, map[string]any{"sets": x.sc.Stability.MaxSets})
+	}
+	return x.runJob(ctx, x.sc.Workload.Command, dsn, opts)
+}
+
+// runJob runs one command of the scenario's workload job.
+func (x *expRun) runJob(ctx context.Context, verb, dsn string, opts map[string]any) error {
+	j, c, err := prepareJob(x.sc.Workload.Name, verb, opts)
+	if err != nil {
+		return err
+	}
+	o := j.Opts()
+	if err := o.Set("results", x.dir); err != nil {
+		return err
+	}
+	if dsn != "" {
+		if err := o.Set("db", dsn); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(x.stderr, "fieldbench %s %s %s\n", verb, x.sc.Workload.Name, strings.Join(CommandLine(opts), " "))
+	env := &job.Env{Stdout: x.stdout, Stderr: x.stderr, Version: x.cfg.Version, Cluster: job.ClusterInfo(x.cl), Observer: &observer{x: x}}
+	return c.Run(ctx, env)
+}
+
+// prepareJob makes the job of a workload command with opts applied.
+func prepareJob(workload, verb string, opts map[string]any) (job.Job, job.Command, error) {
+	j, err := job.New(workload)
+	if err != nil {
+		return nil, job.Command{}, job.Usage(err)
+	}
+	c, ok := job.Find(j, verb)
+	if !ok {
+		return nil, job.Command{}, job.Usagef("workload %s has no %s command", workload, verb)
+	}
+	if err := j.Opts().Apply(verb, opts, func(k string) string { return "workload.options." + k }); err != nil {
+		return nil, job.Command{}, job.Usage(err)
+	}
+	return j, c, nil
+}
+
+// joins reports whether the timeline adds nodes.
+func (x *expRun) joins() bool {
+	for _, a := range x.sc.Timeline {
+		if a.Do == "add" {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedOptKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

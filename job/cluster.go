@@ -1,0 +1,19 @@
+package job
+
+import (
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/result"
+)
+
+// ClusterInfo describes a cluster fieldbench started, as a result file
+// records it (nil for none).
+func ClusterInfo(c *cluster.Cluster) *result.ClusterInfo {
+	if c == nil {
+		return nil
+	}
+	ci := &result.ClusterInfo{Engine: c.Engine, Version: c.Version, Dir: c.Dir, Options: c.Options}
+	for _, n := range c.Nodes {
+		ci.Nodes = append(ci.Nodes, result.ClusterNode{Name: n.Name, Addr: n.Addr(), Role: n.Role, Log: n.LogFile})
+	}
+	return ci
+}
