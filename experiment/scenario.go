@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fieldbench/fieldbench/job"
 	"gopkg.in/yaml.v3"
 )
 
@@ -50,6 +51,8 @@ type Scenario struct {
 	Convergence *Convergence `yaml:"convergence"`
 	// Path is the file the scenario came from (not in the YAML).
 	Path string `yaml:"-"`
+	// doc is the parsed YAML, to name the line of each problem.
+	doc *yaml.Node
 }
 
 // ClusterSpec is the cluster to start.
@@ -168,6 +171,10 @@ func Parse(b []byte) (*Scenario, error) {
 	if err := dec.Decode(&sc); err != nil {
 		return nil, fmt.Errorf("not a valid scenario: %w", err)
 	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err == nil {
+		sc.doc = &doc
+	}
 	sc.defaults()
 	if err := sc.Validate(); err != nil {
 		return nil, err
@@ -213,18 +220,36 @@ func (sc *Scenario) defaults() {
 	}
 }
 
-// Workloads an experiment can drive.
-var Workloads = []string{"microblog", "wiki", "ingest", "trajectory", "none"}
+// Workloads an experiment can drive: every registered job, or none.
+func Workloads() []string { return append(job.Names(), "none") }
 
-// Validate reports every problem of the scenario at once.
+// Validate reports every problem of the scenario at once, each with the
+// line of the scenario file it is on: the scenario's own keys, the workload
+// options (checked by the workload's job, as its flags would be), the
+// engine, the nodes the timeline names and its times. Nothing starts before
+// all of it holds.
 func (sc *Scenario) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	sc.checkKeys(bad)
+	sc.checkCluster(bad)
+	sc.checkJob(bad)
+	// Prefix each problem with its line (from the path it starts with).
+	for i, e := range errs {
+		if line := sc.lineOf(e.Error()); line > 0 {
+			errs[i] = fmt.Errorf("line %d: %w", line, e)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkKeys checks the scenario's own keys.
+func (sc *Scenario) checkKeys(bad func(string, ...any)) {
 	if strings.TrimSpace(sc.Name) == "" {
 		bad("name: required (it names the run directory)")
 	}
-	if !contains(Workloads, sc.Workload.Name) {
-		bad("workload.name: %q is not one of %s", sc.Workload.Name, strings.Join(Workloads, ", "))
+	if !contains(Workloads(), sc.Workload.Name) {
+		bad("workload.name: %q is not one of %s", sc.Workload.Name, strings.Join(Workloads(), ", "))
 	}
 	switch sc.Workload.Command {
 	case "", "run":
@@ -334,7 +359,6 @@ func (sc *Scenario) Validate() error {
 	if sc.Workload.Name == "none" && sc.Convergence == nil {
 		bad("workload none: only a convergence measurement runs without a workload; add convergence")
 	}
-	return errors.Join(errs...)
 }
 
 func contains(list []string, s string) bool {

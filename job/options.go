@@ -109,6 +109,16 @@ func (o *Opts) Changed(name string) bool {
 	return f != nil && f.Changed
 }
 
+// Get returns option name's value as the command line writes it ("" for
+// an unknown option).
+func (o *Opts) Get(name string) string {
+	f := o.fs.Lookup(name)
+	if f == nil {
+		return ""
+	}
+	return f.Value.String()
+}
+
 // Set gives option name a value written as on the command line.
 func (o *Opts) Set(name, value string) error {
 	f := o.fs.Lookup(name)

@@ -1,0 +1,172 @@
+package experiment
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/job"
+
+	"gopkg.in/yaml.v3"
+)
+
+// reserved workload options are the experiment's to set.
+var reserved = map[string]string{
+	"db":      "the experiment sets it: use dsn or cluster",
+	"results": "the experiment sets it: use experiment --results",
+}
+
+// checkJob checks the workload options of the scenario and of every step
+// with the workload's job, as its flags would be checked, and the timeline's
+// times against the load's duration.
+func (sc *Scenario) checkJob(bad func(string, ...any)) {
+	name := sc.Workload.Name
+	if name == "none" || !contains(Workloads(), name) {
+		return
+	}
+	verb := sc.Workload.Command
+	check := func(path string, opts map[string]any, only map[string]any) job.Job {
+		clean := map[string]any{}
+		for k, v := range opts {
+			if why, ok := reserved[k]; ok {
+				if _, mine := only[k]; mine {
+					bad("%s.%s: %s", path, k, why)
+				}
+				continue
+			}
+			clean[k] = v
+		}
+		j, _, err := prepareJob(name, verb, clean)
+		if err == nil {
+			return j
+		}
+		for _, e := range unjoin(err) {
+			msg := e.Error()
+			// Report each key once: where it was written.
+			key := strings.TrimPrefix(strings.SplitN(msg, ":", 2)[0], "workload.options.")
+			if _, mine := only[key]; mine || only == nil {
+				bad("%s", strings.Replace(msg, "workload.options", path, 1))
+			}
+		}
+		return nil
+	}
+	j := check("workload.options", sc.Workload.Options, sc.Workload.Options)
+	for i, st := range sc.Steps {
+		check(fmt.Sprintf("steps[%d].options", i), Merge(sc.Workload.Options, st.Options), st.Options)
+	}
+	if j == nil || !j.Opts().Has(verb, "duration") {
+		return
+	}
+	d, err := time.ParseDuration(j.Opts().Get("duration"))
+	if err != nil || d <= 0 {
+		return
+	}
+	for i, a := range sc.Timeline {
+		if a.At.D() >= d {
+			bad("timeline[%d].at: %s is not before the end of the load (duration %s): it would never fire", i, a.At.D(), d)
+		}
+	}
+}
+
+// checkCluster checks the engine and the nodes the timeline names.
+func (sc *Scenario) checkCluster(bad func(string, ...any)) {
+	c := sc.Cluster
+	if c == nil || c.Engine == "" {
+		return
+	}
+	e, err := cluster.Get(c.Engine)
+	if err != nil {
+		bad("cluster.engine: %v", err)
+		return
+	}
+	adds := 0
+	for _, a := range sc.Timeline {
+		if a.Do == "add" {
+			adds += a.Count
+		}
+	}
+	for _, st := range sc.Steps {
+		adds = max(adds, st.Nodes-c.Nodes)
+	}
+	for i, a := range sc.Timeline {
+		for k, n := range a.Nodes {
+			if err := cluster.KnownNode(e, c.Nodes, c.Options, adds, n); err != nil {
+				bad("timeline[%d].nodes[%d]: %v", i, k, err)
+			}
+		}
+	}
+}
+
+// unjoin splits an errors.Join into its errors.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	var ue job.UsageError
+	if errors.As(err, &ue) {
+		return unjoin(ue.Err)
+	}
+	return []error{err}
+}
+
+// pathRE reads the path a problem starts with: timeline[2].nodes[0],
+// workload.options.clients, cluster.engine.
+var pathRE = regexp.MustCompile(`^([a-z_]+(?:\[\d+\])?(?:\.[a-z_\-]+(?:\[\d+\])?)*)`)
+
+// lineOf is the line of the deepest part of msg's leading path that the
+// scenario file has (0 when unknown).
+func (sc *Scenario) lineOf(msg string) int {
+	if sc.doc == nil || len(sc.doc.Content) == 0 {
+		return 0
+	}
+	m := pathRE.FindString(msg)
+	if m == "" {
+		return 0
+	}
+	var segs []string
+	for _, part := range strings.Split(m, ".") {
+		name, idx, ok := strings.Cut(part, "[")
+		segs = append(segs, name)
+		if ok {
+			segs = append(segs, strings.TrimSuffix(idx, "]"))
+		}
+	}
+	n := sc.doc.Content[0]
+	line := 0
+	for _, s := range segs {
+		next := child(n, s)
+		if next == nil {
+			break
+		}
+		n, line = next, next.Line
+	}
+	return line
+}
+
+// child is the value of key s in a mapping, or item s of a sequence.
+func child(n *yaml.Node, s string) *yaml.Node {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == s {
+				v := n.Content[i+1]
+				if v.Kind == yaml.ScalarNode {
+					return v
+				}
+				// A key whose value spans lines: the key's line.
+				c := *v
+				c.Line = n.Content[i].Line
+				return &c
+			}
+		}
+	case yaml.SequenceNode:
+		if i, err := strconv.Atoi(s); err == nil && i >= 0 && i < len(n.Content) {
+			return n.Content[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,57 @@
+package experiment
+
+import (
+	"strings"
+	"testing"
+)
+
+// A scenario with a problem in every part fails at parse time, naming
+// every problem and its line, before anything could start.
+func TestParseReportsEveryProblemWithItsLine(t *testing.T) {
+	src := `name: typos
+cluster:
+  engine: cassandra
+  nodes: 2
+workload:
+  name: microblog
+  options:
+    clientz: 5
+    duration: five
+    users: 1.5
+    db: sqlite:///tmp/x.db
+timeline:
+  - {at: 10s, do: kill, nodes: [cass9]}
+`
+	_, err := Parse([]byte(src))
+	if err == nil {
+		t.Fatal("a scenario full of typos parsed")
+	}
+	for _, want := range []string{
+		`line 8: workload.options.clientz: unknown option "clientz"`,
+		`line 9: workload.options.duration: "five" is not a duration`,
+		`line 10: workload.options.users: "1.5" is not a whole number`,
+		`line 11: workload.options.db: the experiment sets it`,
+		`line 13: timeline[0].nodes[0]: no node "cass9"`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
+
+func TestParseChecksEngineAndTimes(t *testing.T) {
+	tests := []struct{ name, src, want string }{
+		{"unknown engine", "name: x\ncluster: {engine: mongodbx, nodes: 1}\nworkload: {name: microblog}\n", `line 2: cluster.engine: unknown engine "mongodbx"`},
+		{"action after the load", "name: x\nworkload:\n  name: microblog\n  options: {duration: 60s}\ntimeline:\n  - {at: 90s, do: mark}\n", "line 6: timeline[0].at: 1m30s is not before the end of the load (duration 1m0s)"},
+		{"option of another command", "name: x\nworkload:\n  name: microblog\n  options: {out: data}\n", `line 4: workload.options.out: option "out" does not apply to run`},
+		{"step option", "name: x\ncluster: {engine: redis, nodes: 1}\nworkload: {name: microblog}\nsteps:\n  - {nodes: 2, options: {clients: many}}\n", `line 5: steps[0].options.clients: "many" is not a whole number`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.src))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("got %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
