@@ -30,14 +30,12 @@ package adaptertest
 
 import (
 	"context"
+	"sort"
 	"testing"
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
-	"github.com/fieldbench/fieldbench/workload/ingest"
-	"github.com/fieldbench/fieldbench/workload/microblog"
-	"github.com/fieldbench/fieldbench/workload/trajectory"
-	"github.com/fieldbench/fieldbench/workload/wiki"
+	"github.com/fieldbench/fieldbench/workload"
 )
 
 // checkTimeout bounds one family check, so that a server that hangs fails
@@ -66,30 +64,42 @@ func Run(t *testing.T, open func(t *testing.T) adapter.DB) {
 			t.Errorf("Info = %+v: name and version go into every result file", info)
 		}
 	})
-	_, isMicroblog := probe.(microblog.Backend)
-	_, isWiki := probe.(wiki.Backend)
-	_, isIngest := probe.(ingest.Backend)
-	_, isTrajectory := probe.(trajectory.Backend)
-	if !isMicroblog && !isWiki && !isIngest && !isTrajectory {
-		t.Errorf("%T implements no workload family's Backend: nothing to check", probe)
-	}
-	family := func(name string, ok bool, check func(t *testing.T)) {
-		t.Run(name, func(t *testing.T) {
+	supported := false
+	for _, f := range registeredFamilies() {
+		w, err := workload.Get(f.name)
+		ok := err == nil && w.Supports(probe)
+		supported = supported || ok
+		t.Run(f.name, func(t *testing.T) {
 			if !ok {
-				t.Skipf("%T does not implement %s.Backend", probe, name)
+				t.Skipf("%T does not implement %s.Backend", probe, f.name)
 			}
-			check(t)
+			f.check(t, open)
 		})
 	}
-	family(microblog.Name, isMicroblog, func(t *testing.T) {
-		for _, m := range microblog.Models {
-			t.Run(string(m), func(t *testing.T) { checkMicroblog(t, open(t), m) })
-			t.Run(string(m)+"-tiny", func(t *testing.T) { checkMicroblogTiny(t, open(t), m) })
-		}
-	})
-	family(wiki.Name, isWiki, func(t *testing.T) { checkWiki(t, open(t)) })
-	family(ingest.Name, isIngest, func(t *testing.T) { checkIngest(t, open(t)) })
-	family(trajectory.Name, isTrajectory, func(t *testing.T) { checkTrajectory(t, open(t)) })
+	if !supported {
+		t.Errorf("%T implements no workload family's Backend: nothing to check", probe)
+	}
+}
+
+// family is one workload family's conformance check; each family's file
+// registers its own (so adding a workload adds a file here, and nothing
+// else in this package changes).
+type family struct {
+	name  string
+	check func(t *testing.T, open func(t *testing.T) adapter.DB)
+}
+
+var families []family
+
+func registerFamily(name string, check func(t *testing.T, open func(t *testing.T) adapter.DB)) {
+	families = append(families, family{name, check})
+}
+
+// registeredFamilies are the families in name order.
+func registeredFamilies() []family {
+	out := append([]family(nil), families...)
+	sort.Slice(out, func(i, k int) bool { return out[i].name < out[k].name })
+	return out
 }
 
 // checkContext is t's context bounded by checkTimeout.

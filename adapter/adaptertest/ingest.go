@@ -8,6 +8,10 @@ import (
 	"github.com/fieldbench/fieldbench/workload/ingest"
 )
 
+func init() {
+	registerFamily(ingest.Name, func(t *testing.T, open func(t *testing.T) adapter.DB) { checkIngest(t, open(t)) })
+}
+
 // Ingest check sizes: 4 concurrent sources of 700 records in batches of 128
 // (the last one partial), then a run after Reset with other sizes.
 const (

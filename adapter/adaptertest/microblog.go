@@ -14,6 +14,15 @@ import (
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
 
+func init() {
+	registerFamily(microblog.Name, func(t *testing.T, open func(t *testing.T) adapter.DB) {
+		for _, m := range microblog.Models {
+			t.Run(string(m), func(t *testing.T) { checkMicroblog(t, open(t), m) })
+			t.Run(string(m)+"-tiny", func(t *testing.T) { checkMicroblogTiny(t, open(t), m) })
+		}
+	})
+}
+
 // Microblog check sizes: about 80 users give some 700 tweets and users with
 // more than Limit tweets in their timelines, so truncation is exercised.
 const (

@@ -9,6 +9,10 @@ import (
 	"github.com/fieldbench/fieldbench/workload/trajectory"
 )
 
+func init() {
+	registerFamily(trajectory.Name, func(t *testing.T, open func(t *testing.T) adapter.DB) { checkTrajectory(t, open(t)) })
+}
+
 // Trajectory check sizes: scale 0.004 is 25,934 records of 13 users, which
 // visit some of the city's cells but not all (so unvisited cells must not
 // be answered), written in each mode (random: by 4 concurrent clients).

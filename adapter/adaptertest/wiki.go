@@ -13,6 +13,10 @@ import (
 	"github.com/fieldbench/fieldbench/workload/wiki"
 )
 
+func init() {
+	registerFamily(wiki.Name, func(t *testing.T, open func(t *testing.T) adapter.DB) { checkWiki(t, open(t)) })
+}
+
 // Wiki check sizes: 150 synthetic articles (a few tens of kB each at most)
 // and two request plans of one thread, so every article's expected body is
 // exact.

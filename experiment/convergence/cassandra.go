@@ -16,6 +16,8 @@ import (
 	"github.com/fieldbench/fieldbench/cluster"
 )
 
+func init() { register("cassandra", openCassandra) }
+
 // cassProber writes through the first running node and reads each other
 // node through a driver session that knows that node alone (a host
 // whitelist, no token awareness, no peer hosts): the node is the read's

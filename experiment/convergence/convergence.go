@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -80,18 +81,32 @@ func Open(ctx context.Context, c *cluster.Cluster, opts Options) (Prober, error)
 	if c == nil {
 		return nil, errors.New("convergence: no cluster")
 	}
-	switch c.Engine {
-	case "postgres":
-		return openPostgres(ctx, c)
-	case "mariadb":
-		return openMariaDB(ctx, c, opts)
-	case "redis":
-		return openRedis(ctx, c, opts)
-	case "cassandra":
-		return openCassandra(ctx, c, opts)
-	default:
-		return nil, fmt.Errorf("convergence: engine %q: %w (convergence is measured on postgres replicas, a mariadb Galera cluster, redis replicas and cassandra)", c.Engine, cluster.ErrUnsupported)
+	open, ok := openers[c.Engine]
+	if !ok {
+		return nil, fmt.Errorf("convergence: engine %q: %w (convergence is measured on: %s)", c.Engine, cluster.ErrUnsupported, strings.Join(Engines(), ", "))
 	}
+	return open(ctx, c, opts)
+}
+
+// openers are the engines a Prober can be opened on; each engine's file
+// registers its own.
+var openers = map[string]func(context.Context, *cluster.Cluster, Options) (Prober, error){}
+
+func register(engine string, open func(context.Context, *cluster.Cluster, Options) (Prober, error)) {
+	if _, dup := openers[engine]; dup {
+		panic("convergence: duplicate registration of " + engine)
+	}
+	openers[engine] = open
+}
+
+// Engines lists the engines convergence can be measured on, sorted.
+func Engines() []string {
+	out := make([]string, 0, len(openers))
+	for e := range openers {
+		out = append(out, e)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // running are the nodes of c that are not stopped, with at least two

@@ -15,6 +15,8 @@ import (
 	"github.com/fieldbench/fieldbench/cluster"
 )
 
+func init() { register("mariadb", openMariaDB) }
+
 // mariadbProber writes on the first running Galera node and reads every
 // other node over its own connection pool. Galera certifies a write set on
 // every node before the commit returns (virtually synchronous), but each

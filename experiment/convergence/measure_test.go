@@ -90,15 +90,20 @@ func TestOpenUnsupported(t *testing.T) {
 	}
 }
 
-// lagProber is an in-process store whose "replicas" show a write a fixed
-// delay after it was acknowledged, or never: it checks Measure's timing
-// and timeout accounting against known answers, which no real database
-// can give.
+// lagProber is an in-process store whose "replicas" show a write from
+// their lag-th read of it on, or never: it checks Measure's accounting
+// against known answers, which no real database can give. Lag counts reads,
+// not time, so no verdict depends on the machine's speed: a write seen on
+// the 5th read was polled at least 4 times, whatever the scheduler did.
 type lagProber struct {
 	mu    sync.Mutex
-	acked map[string]time.Time
 	vals  map[string]string
-	lag   map[string]time.Duration // < 0: never visible
+	reads map[string]int // node + key -> reads so far
+	lag   map[string]int // reads before visible; < 0: never visible
+}
+
+func newLagProber(lag map[string]int) *lagProber {
+	return &lagProber{vals: map[string]string{}, reads: map[string]int{}, lag: lag}
 }
 
 func (p *lagProber) Nodes() []string             { return []string{"w", "fast", "slow", "dead"} }
@@ -107,15 +112,16 @@ func (p *lagProber) Close() error                { return nil }
 func (p *lagProber) Write(_ context.Context, k, v string) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.acked[k], p.vals[k] = time.Now(), v
+	p.vals[k] = v
 	return "w", nil
 }
 
 func (p *lagProber) Read(ctx context.Context, node, k string) (string, bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.reads[node+"/"+k]++
 	lag := p.lag[node]
-	if lag < 0 || time.Since(p.acked[k]) < lag {
+	if lag < 0 || p.reads[node+"/"+k] <= lag {
 		return "", false, nil
 	}
 	return p.vals[k], true, nil
@@ -123,10 +129,12 @@ func (p *lagProber) Read(ctx context.Context, node, k string) (string, bool, err
 
 func TestMeasureTiming(t *testing.T) {
 	t.Parallel()
-	p := &lagProber{acked: map[string]time.Time{}, vals: map[string]string{},
-		lag: map[string]time.Duration{"fast": 0, "slow": 20 * time.Millisecond, "dead": -1}}
-	const rounds, timeout = 5, 100 * time.Millisecond
-	res, err := Measure(t.Context(), p, rounds, time.Millisecond, timeout)
+	const slowReads = 4
+	p := newLagProber(map[string]int{"fast": 0, "slow": slowReads, "dead": -1})
+	// A timeout far beyond what 5 polls take on any machine; only the
+	// dead node waits for it.
+	const rounds, poll, timeout = 3, 2 * time.Millisecond, 2 * time.Second
+	res, err := Measure(t.Context(), p, rounds, poll, timeout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,11 +148,12 @@ func TestMeasureTiming(t *testing.T) {
 	if len(by) != 3 || by["w"].Node != "" {
 		t.Fatalf("per node %v: want fast, slow, dead and not the writer", res.PerNode)
 	}
-	if f := by["fast"]; f.FromAck.Count != rounds || f.FirstRead != rounds || f.FromAck.Max > 20*time.Millisecond {
+	if f := by["fast"]; f.FromAck.Count != rounds || f.FirstRead != rounds || f.Reads != rounds {
 		t.Errorf("fast: %+v", f)
 	}
-	if s := by["slow"]; s.FromAck.Count != rounds || s.FromAck.Min < 20*time.Millisecond || s.FromAck.Max >= timeout || s.FirstRead != 0 {
-		t.Errorf("slow: %s (first read %d)", s.FromAck, s.FirstRead)
+	// Seen on read slowReads+1: at least slowReads polls after the ack.
+	if s := by["slow"]; s.FromAck.Count != rounds || s.FromAck.Min < slowReads*poll || s.FirstRead != 0 || s.Reads != rounds*(slowReads+1) {
+		t.Errorf("slow: %s (first read %d, reads %d)", s.FromAck, s.FirstRead, s.Reads)
 	}
 	for _, nr := range by {
 		for i, d := range nr.Samples {
@@ -156,7 +165,7 @@ func TestMeasureTiming(t *testing.T) {
 			t.Errorf("%s: from start %v < from ack %v", nr.Node, nr.FromStart.Min, nr.FromAck.Min)
 		}
 	}
-	if d := by["dead"]; d.FromAck.Count != 0 || d.FromAck.Timeouts != rounds || d.Reads < rounds*10 {
+	if d := by["dead"]; d.FromAck.Count != 0 || d.FromAck.Timeouts != rounds || d.Reads < rounds*2 {
 		t.Errorf("dead: %s, %d reads", d.FromAck, d.Reads)
 	}
 	if res.Overall.Count != 2*rounds || res.Overall.Timeouts != rounds {
@@ -169,7 +178,7 @@ func TestMeasureTiming(t *testing.T) {
 
 func TestMeasureArguments(t *testing.T) {
 	t.Parallel()
-	p := &lagProber{acked: map[string]time.Time{}, vals: map[string]string{}, lag: map[string]time.Duration{}}
+	p := newLagProber(map[string]int{})
 	for _, tc := range []struct {
 		rounds        int
 		poll, timeout time.Duration

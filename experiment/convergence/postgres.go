@@ -13,6 +13,10 @@ import (
 	"github.com/fieldbench/fieldbench/cluster"
 )
 
+func init() {
+	register("postgres", func(ctx context.Context, c *cluster.Cluster, _ Options) (Prober, error) { return openPostgres(ctx, c) })
+}
+
 // pgProber writes on the primary and reads each streaming replica over its
 // own connection: "directly" is literal, a replica answers from what it
 // has replayed (hot standby). The server's synchronous_commit and

@@ -13,6 +13,8 @@ import (
 	"github.com/fieldbench/fieldbench/cluster"
 )
 
+func init() { register("redis", openRedis) }
+
 // redisProber writes to one master of a Redis Cluster and reads its
 // replicas directly, each over a connection in READONLY mode (without it a
 // replica answers MOVED to the master). Every key carries a hash tag chosen
