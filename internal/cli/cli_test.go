@@ -345,3 +345,23 @@ func decodeLines(t *testing.T, out string) []microblog.Tweet {
 	}
 	return ts
 }
+
+// Bad input exits 2 wherever it is found: an unknown command, a help topic
+// that does not exist, a workload command's options.
+func TestBadInputExitsUsage(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"frobnicate"},
+		{"help", "nosuch"},
+		{"run", "nosuch"},
+		{"run", "microblog", "--clientz", "3"},
+		{"generate", "microblog", "--users", "1", "--out", t.TempDir()},
+	} {
+		if code, _, stderr := execute(context.Background(), args...); code != cli.ExitUsage {
+			t.Errorf("%v: exit %d, want %d (%s)", args, code, cli.ExitUsage, stderr)
+		}
+	}
+	if code, out, _ := execute(context.Background(), "help", "run", "microblog"); code != cli.ExitOK || !strings.Contains(out, "--clients") {
+		t.Errorf("help run microblog: exit %d, %q", code, out)
+	}
+}

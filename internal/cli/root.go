@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"sort"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -71,6 +72,11 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, errInterrupted):
 		fmt.Fprintln(stderr, "fieldbench: interrupted; results measured so far were saved")
 		return ExitInterrupted
+	case ctx.Err() != nil:
+		// A signal cut work short that has nothing to save (a load, a
+		// cluster start): still an interrupt, with what it cut short.
+		fmt.Fprintf(stderr, "fieldbench: interrupted: %v\n", err)
+		return ExitInterrupted
 	}
 	fmt.Fprintf(stderr, "fieldbench: error: %v\n", err)
 	var ue usageError
@@ -103,6 +109,26 @@ adapter.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	// An unknown command is bad input (exit 2), not a failure; without
+	// arguments fieldbench shows its help.
+	root.Args = cobra.ArbitraryArgs
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		return usagef("unknown command %q (see 'fieldbench help')", args[0])
+	}
+	root.SetHelpCommand(&cobra.Command{
+		Use:   "help [COMMAND]",
+		Short: "Help about any command",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, rest, err := cmd.Root().Find(args)
+			if err != nil || len(rest) > 0 {
+				return usagef("no help topic %q (commands: see 'fieldbench help')", strings.Join(args, " "))
+			}
+			return c.Help()
+		},
+	})
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return job.Usage(err) })
 	var cpuProfile string
 	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of fieldbench itself to FILE (to see the client's own cost)")
