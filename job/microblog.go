@@ -396,7 +396,7 @@ func (j *microblogJob) prepare(ctx context.Context, db adapter.DB, dsn string, p
 		fmt.Fprintf(progress, "loading %d users, %d follows, %d tweets (%s model)...\n", ds.Users, len(ds.Follows), len(ds.Tweets), model)
 		t0 := time.Now()
 		if err := store.Populate(ctx, ds); err != nil {
-			return fail(fmt.Errorf("populate: %w", err))
+			return fail(partialLoad(ctx, store, ds, err))
 		}
 		ld.loaded = true
 		ld.seconds = time.Since(t0).Seconds()
@@ -404,7 +404,7 @@ func (j *microblogJob) prepare(ctx context.Context, db adapter.DB, dsn string, p
 			return fail(fmt.Errorf("count stored data: %w", err))
 		}
 	} else if counts.Users != int64(ds.Users) || counts.Follows != int64(len(ds.Follows)) || counts.Tweets < int64(len(ds.Tweets)) {
-		return fail(Usagef("the database holds another dataset (%d users, %d follows) than --users %d --seed %d (%d users, %d follows): pass the options it was loaded with, or use a fresh database",
+		return fail(Usagef("the database holds another dataset, or a partial load, (%d users, %d follows) than --users %d --seed %d (%d users, %d follows): pass the options it was loaded with, or use a fresh database",
 			counts.Users, counts.Follows, j.users, j.seed, ds.Users, len(ds.Follows)))
 	}
 	ld.counts = counts
@@ -414,6 +414,30 @@ func (j *microblogJob) prepare(ctx context.Context, db adapter.DB, dsn string, p
 		}
 	}
 	return store, model, ds, ld, nil
+}
+
+// partialLoad says what a failed or interrupted populate left behind: the
+// stores have no reset, so the database holds part of the dataset and a
+// later run refuses it; the message says so and how much is there.
+func partialLoad(ctx context.Context, store microblog.Store, ds *microblog.Dataset, err error) error {
+	dctx, cancel := Detached(ctx, 30*time.Second)
+	defer cancel()
+	held := "an unknown part"
+	if c, cerr := store.Counts(dctx); cerr == nil {
+		if c.Users == 0 && c.Follows == 0 && c.Tweets == 0 {
+			held = ""
+		} else {
+			held = fmt.Sprintf("%d of %d users, %d of %d follows, %d of %d tweets", c.Users, ds.Users, c.Follows, len(ds.Follows), c.Tweets, len(ds.Tweets))
+		}
+	}
+	state := "the database is untouched"
+	if held != "" {
+		state = "the database now holds a PARTIAL microblog dataset (" + held + "): load into a fresh database"
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w: the load was cut short; %s", ErrInterrupted, state)
+	}
+	return fmt.Errorf("populate: %w; %s", err, state)
 }
 
 func (j *microblogJob) runOp(ctx context.Context, env *Env, op string) error {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -363,5 +364,51 @@ func TestBadInputExitsUsage(t *testing.T) {
 	}
 	if code, out, _ := execute(context.Background(), "help", "run", "microblog"); code != cli.ExitOK || !strings.Contains(out, "--clients") {
 		t.Errorf("help run microblog: exit %d, %q", code, out)
+	}
+}
+
+// signalWriter cancels when what was written contains a marker.
+type signalWriter struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	marker string
+	cancel context.CancelFunc
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if strings.Contains(w.buf.String(), w.marker) {
+		w.cancel()
+	}
+	return len(p), nil
+}
+
+// Ctrl-C during a load exits 130 and says what the database now holds; a
+// later run refuses the partial dataset instead of measuring it.
+func TestInterruptedLoadSaysPartial(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	dsn := "sqlite://" + filepath.Join(dir, "mb.db")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// Cancelled as the populate begins: 20,000 users take seconds to load.
+	errw := &signalWriter{marker: "loading ", cancel: cancel}
+	var out bytes.Buffer
+	code := cli.Execute(ctx, []string{"load", "microblog", "--db", dsn, "--users", "20000"}, &out, errw)
+	stderr := errw.buf.String()
+	if code != cli.ExitInterrupted {
+		t.Fatalf("exit %d, want %d: %s", code, cli.ExitInterrupted, stderr)
+	}
+	if !strings.Contains(stderr, "cut short") || !(strings.Contains(stderr, "PARTIAL") || strings.Contains(stderr, "untouched")) {
+		t.Fatalf("stderr does not say what the database holds: %s", stderr)
+	}
+	t.Logf("interrupted load: %s", strings.TrimSpace(stderr))
+	if strings.Contains(stderr, "PARTIAL") {
+		code, _, stderr := execute(context.Background(), "run", "microblog", "--db", dsn, "--users", "20000", "--duration", "1s", "--results", filepath.Join(dir, "r"))
+		if code != cli.ExitUsage || !strings.Contains(stderr, "partial load") {
+			t.Fatalf("a run on the partial load: exit %d, %s", code, stderr)
+		}
 	}
 }

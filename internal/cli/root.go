@@ -69,8 +69,11 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.Is(err, errInterrupted):
+	case err == errInterrupted:
 		fmt.Fprintln(stderr, "fieldbench: interrupted; results measured so far were saved")
+		return ExitInterrupted
+	case errors.Is(err, errInterrupted):
+		fmt.Fprintf(stderr, "fieldbench: %v\n", err)
 		return ExitInterrupted
 	case ctx.Err() != nil:
 		// A signal cut work short that has nothing to save (a load, a
