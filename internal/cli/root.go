@@ -81,6 +81,11 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fieldbench: interrupted: %v\n", err)
 		return ExitInterrupted
 	}
+	var reg errRegression
+	if errors.As(err, &reg) {
+		fmt.Fprintf(stderr, "fieldbench: %v\n", err)
+		return ExitRegression
+	}
 	fmt.Fprintf(stderr, "fieldbench: error: %v\n", err)
 	var ue usageError
 	if errors.As(err, &ue) {
@@ -161,7 +166,7 @@ adapter.`,
 			root.AddCommand(parentCmd(v.name, v.short, subs...))
 		}
 	}
-	root.AddCommand(newClusterCmd(), newReportCmd(), newExperimentCmd(), newScoresCmd())
+	root.AddCommand(newClusterCmd(), newReportCmd(), newExperimentCmd(), newScoresCmd(), newCompareCmd())
 	usageArgs(root)
 	return root
 }

@@ -37,13 +37,9 @@ experiment, in the order given.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var runs []*result.Run
 			for _, a := range args {
-				dir := a
-				if st, err := os.Stat(a); err == nil && !st.IsDir() {
-					dir = filepath.Dir(a)
-				}
-				r, err := result.Read(dir)
+				r, err := readRun(a)
 				if err != nil {
-					return job.Usage(err)
+					return err
 				}
 				runs = append(runs, r)
 			}
@@ -121,4 +117,17 @@ func nanSafe(v reflect.Value) any {
 		return nanSafe(v.Elem())
 	}
 	return v.Interface()
+}
+
+// readRun reads a run directory or its result.jsonl (bad input: exit 2).
+func readRun(path string) (*result.Run, error) {
+	dir := path
+	if st, err := os.Stat(path); err == nil && !st.IsDir() {
+		dir = filepath.Dir(path)
+	}
+	r, err := result.Read(dir)
+	if err != nil {
+		return nil, job.Usage(err)
+	}
+	return r, nil
 }

@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fieldbench/fieldbench/compare"
+	"github.com/fieldbench/fieldbench/report"
+	"github.com/fieldbench/fieldbench/result"
+)
+
+// ExitRegression: compare --fail-on found a significant regression.
+const ExitRegression = 3
+
+// errRegression makes Main exit with ExitRegression.
+type errRegression struct{ n int }
+
+func (e errRegression) Error() string {
+	return fmt.Sprintf("%d gate(s) of --fail-on broken", e.n)
+}
+
+func newCompareCmd() *cobra.Command {
+	var level float64
+	var failOn, out string
+	c := &cobra.Command{
+		Use:   "compare BASE NEW...",
+		Short: "Is NEW faster than BASE, or is it noise? Per operation and figure: change, confidence interval, significance",
+		Long: `compare reads run directories (or result.jsonl files) and compares each NEW
+run with BASE, per operation: throughput, mean, p50, p99 and p99.9. The
+change is that of the whole-run figures; whether it is significant comes from
+the runs' per-second series with Welch's t-test, each mean's variance
+inflated for the series' lag-1 autocorrelation (consecutive seconds of a
+benchmark are not independent), as latte does; the method is in
+docs/compare.md. Runs of at least 30 measured seconds give useful intervals.
+
+--fail-on makes it a gate for CI: it exits 3 when a figure got significantly
+worse by more than the limit (a change within the noise never fails).`,
+		Example: `  fieldbench compare results/run-old results/run-new
+  fieldbench compare base/ new/ --fail-on 'p99+10%,throughput-5%' --html compare.html`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return usagef("compare needs a base run and at least one new run")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !(level > 0 && level < 1) {
+				return usagef("--level %g must be between 0 and 1 (0.95 for 95 %%)", level)
+			}
+			gates, err := compare.ParseGates(failOn)
+			if err != nil {
+				return usageError{Err: err}
+			}
+			runs := make([]*result.Run, len(args))
+			for i, a := range args {
+				if runs[i], err = readRun(a); err != nil {
+					return err
+				}
+			}
+			var cs []report.Comparison
+			var broken []string
+			for _, r := range runs[1:] {
+				rows, err := compare.Runs(runs[0], r, level)
+				if err != nil {
+					return err
+				}
+				cs = append(cs, report.Comparison{New: r, Rows: rows})
+				broken = append(broken, compare.Violations(rows, gates)...)
+			}
+			if err := report.CompareTerminal(cmd.OutOrStdout(), runs[0], cs, level); err != nil {
+				return err
+			}
+			if out != "" {
+				f, err := os.Create(out)
+				if err != nil {
+					return usagef("--html %s: %v", out, err)
+				}
+				if err := report.CompareHTML(f, runs[0], cs, level, broken); err != nil {
+					f.Close()
+					return err
+				}
+				if err := f.Close(); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", out)
+			}
+			if len(broken) > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "regressions:\n  %s\n", strings.Join(broken, "\n  "))
+				return errRegression{len(broken)}
+			}
+			return nil
+		},
+	}
+	c.Flags().Float64Var(&level, "level", 0.95, "confidence level of the intervals and the test")
+	c.Flags().StringVar(&failOn, "fail-on", "", "exit 3 when a figure gets significantly worse beyond a limit: FIGURE[:OP]+N% for latency (mean, p50, p99, p99.9), throughput[:OP]-N%; comma-separated")
+	c.Flags().StringVar(&out, "html", "", "also write the comparison as an HTML page to FILE")
+	return c
+}
