@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -53,6 +54,7 @@ type wikiJob struct {
 	dist                     string
 	zipfS                    float64
 	loop                     bool
+	rate                     float64
 	// op.
 	id   int64
 	full bool
@@ -82,6 +84,7 @@ func newWikiJob() *wikiJob {
 	o.Float64(&j.zipfS, "zipf-s", wiki.DefaultZipfS, "skew s of --dist zipf (> 1; rank k has weight 1/k^s)", "run")
 	o.String(&j.results, "results", "results", "directory under which the run directory is created (load: only without --db)", "load", "run")
 	o.Bool(&j.loop, "loop", false, "send every thread's requests from one event loop over raw connections, as pgbench and redis-benchmark do, instead of a goroutine per thread (read-only: --reads 100; postgres and single-server redis; see docs/wiki.md)", "run")
+	o.Float64(&j.rate, "rate", 0, "open loop: target requests per second over all threads, inside each request set (request k of a set is due k/rate after the set starts, dealt round-robin to the threads; latency counts from that intended start, so a database slower than the rate shows as growing latency and set time; at most --threads requests in flight); 0 = closed loop, each thread sends its next request when the last returns. Not with --loop, whose event loop is closed-loop", "run")
 	o.Int64(&j.id, "id", 0, "article id (1..articles)", "op")
 	o.Bool(&j.full, "full", false, "print the whole body (default: its first 300 bytes)", "op read")
 	return j
@@ -128,7 +131,12 @@ sequentially; a request reads a random article (uniform over all ids, or
 it and writes it back. Each request set is executed --repeat times; its point
 in the result is the mean time of the repetitions with their standard
 deviation, drawn against elapsed time with a ±SD band. Every request's
-latency is recorded too (operations read and update).
+latency is recorded too (operations read and update). With --rate the
+requests of a set are sent open loop at that many per second, each timed
+from its intended start.
+
+A run is --sets request sets, not a time: --duration and --warmup do not
+apply (an experiment marks its first sets as warm-up: stability.warmup_sets).
 
 Results go to results/<time>-wiki-<adapter>/: result.jsonl and report.html.`,
 			Example: `  fieldbench run wiki
@@ -464,6 +472,10 @@ func (j *wikiJob) plan() (wiki.Plan, error) {
 		return p, Usagef("--repeat must be at least 1 (got %d)", j.repeat)
 	case j.loop && j.reads != 100:
 		return p, Usagef("--loop sends read requests only: give --reads 100 (got %d)", j.reads)
+	case !(j.rate >= 0) || math.IsInf(j.rate, 0):
+		return p, Usagef("--rate must be a number of requests per second, 0 or more (got %g)", j.rate)
+	case j.rate > 0 && j.loop:
+		return p, Usagef("--rate and --loop exclude each other: the event loop sends a thread's next request when the last is answered (closed loop)")
 	}
 	if err := p.Validate(); err != nil {
 		return p, Usage(err)
@@ -521,9 +533,13 @@ func (j *wikiJob) run(ctx context.Context, env *Env) error {
 		return fmt.Errorf("read database version: %w", err)
 	}
 
+	pace := "" // says an open loop wherever the run is described
+	if j.rate > 0 {
+		pace = fmt.Sprintf(", open loop at %g requests/s", j.rate)
+	}
 	h := newHeader(env, wiki.Name, a, info, dsn, j.seed, wiki.Ops)
 	h.Series = map[string]result.SeriesMeta{wikiSeries: {
-		Title:   fmt.Sprintf("Request-set time (%d requests, %d%% reads, %s; mean ± SD of %s)", p.PerThread()*int64(p.Threads), p.ReadPct, plural(p.Threads, "thread"), plural(repeat, "execution")),
+		Title:   fmt.Sprintf("Request-set time (%d requests, %d%% reads, %s%s; mean ± SD of %s)", p.PerThread()*int64(p.Threads), p.ReadPct, plural(p.Threads, "thread"), pace, plural(repeat, "execution")),
 		XLabel:  "elapsed (s)",
 		YLabel:  "request-set time (s)",
 		XIsTime: true,
@@ -543,6 +559,12 @@ func (j *wikiJob) run(ctx context.Context, env *Env) error {
 	if useLoop {
 		h.Options["client"] = "event loop (runner/loop: one goroutine, epoll)"
 	}
+	if j.rate > 0 {
+		// Recorded only for an open loop, so closed-loop result files stay as
+		// they were; the keys are microblog's.
+		h.Options["rate"] = j.rate
+		h.Options["loop"] = loopName(j.rate)
+	}
 	s, err := startRun(ctx, env, dir, h)
 	if err != nil {
 		return err
@@ -552,8 +574,8 @@ func (j *wikiJob) run(ctx context.Context, env *Env) error {
 		fmt.Fprintf(stderr, "note: %d requests over %d threads: each thread does %d, so a request set has %d requests\n",
 			p.Requests, p.Threads, p.PerThread(), p.PerThread()*int64(p.Threads))
 	}
-	fmt.Fprintf(stderr, "running wiki on %s %s: %s × %s of %d requests (%d%% reads, %s ids over %d articles) on %s\n",
-		info.Name, info.Version, plural(sets, "request set"), plural(repeat, "execution"), p.PerThread()*int64(p.Threads), p.ReadPct, p.Dist, p.Articles, plural(p.Threads, "thread"))
+	fmt.Fprintf(stderr, "running wiki on %s %s: %s × %s of %d requests (%d%% reads, %s ids over %d articles) on %s%s\n",
+		info.Name, info.Version, plural(sets, "request set"), plural(repeat, "execution"), p.PerThread()*int64(p.Threads), p.ReadPct, p.Dist, p.Articles, plural(p.Threads, "thread"), pace)
 
 	handles := make([]*recorder.Handle, p.Threads)
 	for i := range handles {
@@ -576,6 +598,9 @@ func (j *wikiJob) run(ctx context.Context, env *Env) error {
 		}
 		for i, c := range clients {
 			workers[i] = c
+		}
+		if j.rate > 0 {
+			return runner.PacedBatch(ctx, workers, handles, per, j.rate)
 		}
 		return runner.Batch(ctx, workers, handles, per)
 	}
