@@ -38,7 +38,10 @@ func jobCmd(j job.Job, use string, c job.Command) *cobra.Command {
 			names[i] = strings.TrimPrefix(sub.Verb, c.Verb+" ")
 			cmd.AddCommand(jobCmd(j, names[i], sub))
 		}
-		cmd.RunE = func(*cobra.Command, []string) error {
+		cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+			if c.Run != nil { // the job words its own refusal
+				return c.Run(cmd.Context(), &job.Env{Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Version: Version})
+			}
 			return usagef("%s %s needs an operation: %s", c.Verb, use, strings.Join(names, ", "))
 		}
 		return cmd

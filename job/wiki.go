@@ -1,0 +1,738 @@
+package job
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/recorder"
+	"github.com/fieldbench/fieldbench/result"
+	"github.com/fieldbench/fieldbench/runner"
+	"github.com/fieldbench/fieldbench/runner/loop"
+	"github.com/fieldbench/fieldbench/workload"
+	"github.com/fieldbench/fieldbench/workload/wiki"
+)
+
+func init() { Register(wiki.Name, func() Job { return newWikiJob() }) }
+
+// wikiSeries is the Point series of request-set times.
+const wikiSeries = "request-set"
+
+// errEnoughSets ends a run's request sets early when the observer says it
+// has what it needs (an experiment that is stable again): not an error of
+// the run.
+var errEnoughSets = errors.New("wiki: the observer asked for no more request sets")
+
+// wikiJob is the wiki workload (seed 002): its options are its fields.
+type wikiJob struct {
+	opts *Opts
+	// The dataset and database.
+	db            string
+	results       string
+	from          string
+	keepRedirects bool
+	articles      int64
+	seed          int64
+	// generate.
+	out, format string
+	// load.
+	reset bool
+	// run's request sets.
+	requests, reads, threads int
+	sets, repeat             int
+	dist                     string
+	zipfS                    float64
+	loop                     bool
+	rate                     float64
+	// op.
+	id   int64
+	full bool
+}
+
+func newWikiJob() *wikiJob {
+	j := &wikiJob{opts: NewOpts()}
+	o := j.opts
+	// --db and --results had a different help on op (--db: "database DSN
+	// (required), e.g. sqlite:///tmp/wiki.db") and on load (--results: "where
+	// the run directory is created when --db is not given") than on run; one
+	// declaration now says both. Defaults and behaviour are unchanged.
+	o.String(&j.db, "db", "", "database DSN, e.g. sqlite:///tmp/wiki.db (default: a new SQLite file in the run directory; required by op)", "load", "run", "op")
+	o.String(&j.from, "from", "", "load this MediaWiki XML dump (pages-articles.xml, .xml.bz2 or .xml.gz; - for standard input) instead of synthetic articles", "load", "run")
+	o.Bool(&j.keepRedirects, "keep-redirects", false, "with --from: load redirect pages too (skipped by default)", "load", "run")
+	o.Int64(&j.articles, "articles", wiki.DefaultArticles, "synthetic articles (ids 1..N; heavy-tailed sizes, ~5 KB mean)", "generate", "load", "run")
+	o.Int64(&j.seed, "seed", 1, "seed of the synthetic articles and of the requests", "generate", "load", "run")
+	o.String(&j.out, "out", "", "directory to write articles.jsonl (or articles.csv) to (required)", "generate")
+	o.String(&j.format, "format", "jsonl", "jsonl (one {id,title,body} object a line) or csv (id,title,body with a header)", "generate")
+	o.Bool(&j.reset, "reset", false, "remove every article first, then load", "load")
+	o.Int(&j.requests, "requests", wiki.DefaultRequests, "requests per request set (R)", "run")
+	o.Int(&j.reads, "reads", wiki.DefaultReads, "percentage of read-only requests (r); the others append \"1\" and write back", "run")
+	o.Int(&j.threads, "threads", wiki.DefaultThreads, "client threads (T), each doing requests/threads requests sequentially (the study: one per database node)", "run")
+	o.Int(&j.sets, "sets", wiki.DefaultSets, "request sets to run back to back", "run")
+	o.Int(&j.repeat, "repeat", wiki.DefaultRepeat, "executions of each request set (its point is their mean ± SD)", "run")
+	o.String(&j.dist, "dist", string(wiki.Uniform), "how request ids are drawn: uniform (the study) or zipf", "run")
+	o.Float64(&j.zipfS, "zipf-s", wiki.DefaultZipfS, "skew s of --dist zipf (> 1; rank k has weight 1/k^s)", "run")
+	o.String(&j.results, "results", "results", "directory under which the run directory is created (load: only without --db)", "load", "run")
+	o.Bool(&j.loop, "loop", false, "send every thread's requests from one event loop over raw connections, as pgbench and redis-benchmark do, instead of a goroutine per thread (read-only: --reads 100; postgres and single-server redis; see docs/wiki.md)", "run")
+	o.Float64(&j.rate, "rate", 0, "open loop: target requests per second over all threads, inside each request set (request k of a set is due k/rate after the set starts, dealt round-robin to the threads; latency counts from that intended start, so a database slower than the rate shows as growing latency and set time; at most --threads requests in flight); 0 = closed loop, each thread sends its next request when the last returns. Not with --loop, whose event loop is closed-loop", "run")
+	o.Int64(&j.id, "id", 0, "article id (1..articles)", "op")
+	o.Bool(&j.full, "full", false, "print the whole body (default: its first 300 bytes)", "op read")
+	return j
+}
+
+func (j *wikiJob) Workload() workload.Meta { return workloadMeta(wiki.Name) }
+func (j *wikiJob) Opts() *Opts             { return j.opts }
+
+func (j *wikiJob) Commands() []Command {
+	op := func(name, short string) Command {
+		return Command{Verb: "op " + name, Short: short, Run: func(ctx context.Context, env *Env) error { return j.runOp(ctx, env, name) }}
+	}
+	return []Command{
+		{
+			Verb:  "generate",
+			Short: "Write the synthetic wiki articles as JSON lines or CSV and print their size statistics",
+			Example: `  fieldbench generate wiki --articles 10000 --out data/
+  fieldbench generate wiki --articles 1000 --format csv --out data/`,
+			Run: j.generate,
+		},
+		{
+			Verb:  "load",
+			Short: "Populate a database with wiki articles: synthetic, or a MediaWiki XML dump",
+			Long: `load writes --articles synthetic articles (ids 1..N, sizes heavy-tailed like
+Wikipedia's) into an empty database, or with --from the pages of a MediaWiki
+XML dump (pages-articles.xml, .xml.bz2 or .xml.gz, streamed in constant
+memory; redirects are skipped unless --keep-redirects), ids 1..n in dump
+order. It reports the populate time and the database's size on disk. A
+database that already holds articles is left alone unless --reset. Without
+--db it creates a SQLite file in a new run directory and prints the DSN to
+pass to 'run' and 'op'.`,
+			Example: `  fieldbench load wiki --db sqlite:///tmp/wiki.db --articles 100000
+  fieldbench load wiki --db sqlite:///tmp/wiki.db --from enwiki-latest-pages-articles.xml.bz2`,
+			Run: j.load,
+		},
+		{
+			Verb:  "run",
+			Short: "Run wiki request sets (the study's defaults: 10,000 requests, 80 % reads, each set 10 times)",
+			Long: `run loads the articles when the database is empty (synthetic, or --from a
+MediaWiki dump), then runs --sets request sets back to back. A request set is
+--requests requests split over --threads client threads, each doing its share
+sequentially; a request reads a random article (uniform over all ids, or
+--dist zipf) and, for the (100 - --reads) % that are updates, appends "1" to
+it and writes it back. Each request set is executed --repeat times; its point
+in the result is the mean time of the repetitions with their standard
+deviation, drawn against elapsed time with a ±SD band. Every request's
+latency is recorded too (operations read and update). With --rate the
+requests of a set are sent open loop at that many per second, each timed
+from its intended start.
+
+A run is --sets request sets, not a time: --duration and --warmup do not
+apply (an experiment marks its first sets as warm-up: stability.warmup_sets).
+
+Results go to results/<time>-wiki-<adapter>/: result.jsonl and report.html.`,
+			Example: `  fieldbench run wiki
+  fieldbench run wiki --articles 100000 --threads 4 --sets 30 --repeat 5
+  fieldbench run wiki --db sqlite:///tmp/wiki.db --dist zipf --reads 95`,
+			Run:      j.run,
+			Measured: true,
+		},
+		{
+			Verb:  "op",
+			Short: "Run one wiki request and print the article as JSON",
+			Example: `  fieldbench op wiki read --db sqlite:///tmp/wiki.db --id 42
+  fieldbench op wiki update --db sqlite:///tmp/wiki.db --id 42`,
+			// Run is what op wiki does without an operation.
+			Run: func(context.Context, *Env) error { return Usagef("op wiki needs an operation: read or update") },
+			Subs: []Command{
+				op("read", "Read article --id: its id, title, size and body"),
+				op("update", `Append "1" to article --id and write it back, as an update request does`),
+			},
+		},
+	}
+}
+
+// validate checks the dataset's options: the articles' count, and a dump
+// that exists and does not come with --articles.
+func (j *wikiJob) validate() error {
+	if j.articles < 1 || j.articles > wiki.MaxArticles {
+		return Usagef("--articles must be between 1 and %d (got %d)", wiki.MaxArticles, j.articles)
+	}
+	if j.from != "" {
+		if j.opts.Changed("articles") {
+			return Usagef("--articles and --from exclude each other: a dump brings its own articles")
+		}
+		if j.from != "-" {
+			st, err := os.Stat(j.from)
+			if err != nil {
+				return Usagef("--from %s: %v", j.from, errors.Unwrap(err))
+			}
+			if st.IsDir() {
+				return Usagef("--from %s is a directory, not a dump file", j.from)
+			}
+		}
+	}
+	return nil
+}
+
+func (j *wikiJob) generate(ctx context.Context, env *Env) error {
+	if err := j.validate(); err != nil {
+		return err
+	}
+	if j.out == "" {
+		return Usagef("generate wiki needs --out DIR")
+	}
+	if j.format != "jsonl" && j.format != "csv" {
+		return Usagef("unknown --format %q (known: jsonl, csv)", j.format)
+	}
+	g, err := wiki.NewGenerator(j.seed, j.articles)
+	if err != nil {
+		return Usage(err)
+	}
+	if err := os.MkdirAll(j.out, 0o755); err != nil {
+		return Usagef("--out %s is not writable: %v", j.out, err)
+	}
+	path := filepath.Join(j.out, "articles."+j.format)
+	stats, err := writeWikiArticles(ctx, path, j.format, g)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "wrote %s\n\n", path)
+	return stats.Write(env.Stdout)
+}
+
+// writeWikiArticles streams every article of g to path and returns their
+// size statistics (sizes are kept, 8 bytes an article, for the percentiles).
+func writeWikiArticles(ctx context.Context, path, format string, g *wiki.Generator) (wiki.SizeStats, error) {
+	file, err := os.Create(path)
+	if err != nil {
+		return wiki.SizeStats{}, fmt.Errorf("create %s: %w", path, err)
+	}
+	bw := bufio.NewWriterSize(file, 1<<20)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	cw := csv.NewWriter(bw)
+	if format == "csv" {
+		err = cw.Write([]string{"id", "title", "body"})
+	}
+	sizes := make([]int, 0, g.Articles)
+	for id := int64(1); id <= g.Articles && err == nil; id++ {
+		if id%4096 == 0 && ctx.Err() != nil {
+			err = ErrInterrupted
+			break
+		}
+		a := g.Article(id)
+		sizes = append(sizes, len(a.Body))
+		if format == "csv" {
+			err = cw.Write([]string{strconv.FormatInt(a.ID, 10), a.Title, a.Body})
+		} else {
+			err = enc.Encode(a)
+		}
+	}
+	cw.Flush()
+	err = errors.Join(err, cw.Error(), bw.Flush(), file.Close())
+	if err != nil {
+		return wiki.SizeStats{}, fmt.Errorf("write %s: %w", path, err)
+	}
+	return wiki.NewSizeStats(sizes), nil
+}
+
+// wikiLoad is what preparing the database did.
+type wikiLoad struct {
+	loaded    bool
+	seconds   float64
+	source    string // what was loaded, for the header
+	counts    wiki.Counts
+	sizeBytes int64
+	pages     int64 // dump pages read
+	redirects int64 // dump redirects skipped
+}
+
+func (l wikiLoad) extra() map[string]float64 {
+	m := map[string]float64{
+		"articles":    float64(l.counts.Articles),
+		"total_bytes": float64(l.counts.Bytes),
+	}
+	if l.loaded {
+		m["populate_seconds"] = l.seconds
+	}
+	if l.sizeBytes > 0 {
+		m["db_size_bytes"] = float64(l.sizeBytes)
+	}
+	if l.pages > 0 {
+		m["dump_pages"] = float64(l.pages)
+		m["dump_redirects_skipped"] = float64(l.redirects)
+	}
+	return m
+}
+
+// openWikiStore opens dsn and its wiki store; close both with the returned
+// function.
+func openWikiStore(ctx context.Context, dsn string) (adapter.Adapter, adapter.DB, wiki.Store, func(), error) {
+	a, db, err := OpenDB(ctx, dsn)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	b, ok := db.(wiki.Backend)
+	if !ok {
+		db.Close()
+		return nil, nil, nil, nil, Usagef("the adapter for %s does not support the wiki workload", adapter.Redact(dsn))
+	}
+	store, err := b.Wiki(ctx)
+	if err != nil {
+		db.Close()
+		return nil, nil, nil, nil, fmt.Errorf("open the wiki store of %s: %w", adapter.Redact(dsn), err)
+	}
+	return a, db, store, func() { store.Close(); db.Close() }, nil
+}
+
+// prepare makes sure the store holds articles, loading them (from --from or
+// the generator) when it is empty. A database holding another number of
+// articles than an explicit --articles is an error, never silently used.
+func (j *wikiJob) prepare(ctx context.Context, db adapter.DB, store wiki.Store, progress io.Writer) (wikiLoad, error) {
+	var ld wikiLoad
+	counts, err := store.Counts(ctx)
+	if err != nil {
+		return ld, fmt.Errorf("count stored articles: %w", err)
+	}
+	switch {
+	case counts.Articles == 0:
+		if ld, err = j.populate(ctx, store, progress); err != nil {
+			return ld, err
+		}
+		if counts, err = store.Counts(ctx); err != nil {
+			return ld, fmt.Errorf("count stored articles: %w", err)
+		}
+	case j.opts.Changed("articles") && counts.Articles != j.articles:
+		return ld, Usagef("the database holds %d articles, not --articles %d: use a fresh database, or 'fieldbench load wiki --reset' to replace them", counts.Articles, j.articles)
+	case j.from != "":
+		fmt.Fprintf(progress, "the database already holds %d articles: --from %s is not loaded ('fieldbench load wiki --reset --from ...' replaces them)\n", counts.Articles, j.from)
+		ld.source = "already in the database"
+	default:
+		ld.source = "already in the database"
+	}
+	if counts.MaxID != counts.Articles {
+		return ld, fmt.Errorf("the database's article ids are not 1..%d (largest id %d): requests pick ids in [1, articles]; use a fresh database", counts.Articles, counts.MaxID)
+	}
+	ld.counts = counts
+	if sz, ok := db.(adapter.Sizer); ok {
+		if n, err := sz.SizeBytes(ctx); err == nil {
+			ld.sizeBytes = n
+		}
+	}
+	return ld, nil
+}
+
+// populate populates an empty store. A failed or interrupted load is removed,
+// so the database is never left holding part of a dataset.
+func (j *wikiJob) populate(ctx context.Context, store wiki.Store, progress io.Writer) (wikiLoad, error) {
+	var ld wikiLoad
+	var src wiki.Source
+	var dump *wiki.Dump
+	if j.from != "" {
+		d, err := wiki.OpenDump(j.from, wiki.DumpOptions{KeepRedirects: j.keepRedirects})
+		if err != nil {
+			return ld, Usage(err)
+		}
+		defer d.Close()
+		dump, src = d, d
+		ld.source = "dump " + j.from
+		fmt.Fprintf(progress, "loading articles from %s...\n", j.from)
+	} else {
+		g, err := wiki.NewGenerator(j.seed, j.articles)
+		if err != nil {
+			return ld, Usage(err)
+		}
+		src = g.Source(1, g.Articles)
+		ld.source = fmt.Sprintf("synthetic (seed %d)", j.seed)
+		fmt.Fprintf(progress, "loading %d synthetic articles...\n", j.articles)
+	}
+	ps := &progressSource{src: src, w: progress, start: time.Now(), last: time.Now()}
+	t0 := time.Now()
+	c, err := store.Populate(ctx, ps)
+	ld.seconds = time.Since(t0).Seconds()
+	if err == nil && c.Articles == 0 {
+		err = Usagef("%s holds no articles to load", j.from)
+	}
+	if err != nil {
+		dctx, cancel := Detached(ctx, time.Minute)
+		defer cancel()
+		if rerr := store.Reset(dctx); rerr != nil {
+			return ld, errors.Join(fmt.Errorf("populate: %w", err), fmt.Errorf("remove the partial load: %w", rerr))
+		}
+		var de *wiki.DumpError
+		switch {
+		case ctx.Err() != nil:
+			return ld, ErrInterrupted
+		case errors.As(err, &de):
+			return ld, Usage(fmt.Errorf("%w (nothing was loaded)", err))
+		}
+		return ld, fmt.Errorf("populate: %w (the partial load was removed)", err)
+	}
+	ld.loaded = true
+	if dump != nil {
+		ld.pages, ld.redirects = dump.Pages, dump.Redirects
+	}
+	return ld, nil
+}
+
+// progressSource reports a long load's progress every 10 seconds.
+type progressSource struct {
+	src         wiki.Source
+	w           io.Writer
+	n, bytes    int64
+	start, last time.Time
+}
+
+func (p *progressSource) Next() (wiki.Article, error) {
+	a, err := p.src.Next()
+	if err != nil {
+		return a, err
+	}
+	p.n++
+	p.bytes += int64(len(a.Body))
+	if p.n%1024 == 0 && time.Since(p.last) >= 10*time.Second {
+		p.last = time.Now()
+		fmt.Fprintf(p.w, "  %d articles, %.0f MB, %s\n", p.n, float64(p.bytes)/1e6, time.Since(p.start).Round(time.Second))
+	}
+	return a, nil
+}
+
+func (j *wikiJob) load(ctx context.Context, env *Env) error {
+	if err := j.validate(); err != nil {
+		return err
+	}
+	dsn, dir := j.db, ""
+	if dsn == "" {
+		var err error
+		if dir, err = NewRunDir(j.results, wiki.Name+"-load", "sqlite", time.Now()); err != nil {
+			return err
+		}
+		dsn = DefaultSQLite(dir, wiki.Name)
+	}
+	a, db, store, closeAll, err := openWikiStore(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	if j.reset {
+		if err := store.Reset(ctx); err != nil {
+			return fmt.Errorf("reset: %w", err)
+		}
+	}
+	ld, err := j.prepare(ctx, db, store, env.Stderr)
+	if err != nil {
+		return err
+	}
+	out := env.Stdout
+	if !ld.loaded {
+		fmt.Fprintf(out, "the database already holds %d articles (%.1f MB); nothing to load (--reset replaces them)\n", ld.counts.Articles, float64(ld.counts.Bytes)/1e6)
+		return nil
+	}
+	fmt.Fprintf(out, "loaded %d articles (%.1f MB of text) from %s into %s in %.2fs", ld.counts.Articles, float64(ld.counts.Bytes)/1e6, ld.source, adapter.Redact(dsn), ld.seconds)
+	if ld.sizeBytes > 0 {
+		fmt.Fprintf(out, "; %.1f MB on disk", float64(ld.sizeBytes)/1e6)
+	}
+	fmt.Fprintln(out)
+	if ld.pages > 0 {
+		fmt.Fprintf(out, "the dump had %d pages; %d redirects were skipped\n", ld.pages, ld.redirects)
+	}
+	if dir != "" {
+		info, _ := db.Info(ctx)
+		h := newHeader(env, wiki.Name, a, info, dsn, j.seed, nil)
+		h.Options = map[string]any{"articles": ld.counts.Articles, "seed": j.seed, "source": ld.source, "command": "load"}
+		if err := writeLoadResult(dir, h, ld.seconds, ld.extra()); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "run it with: fieldbench run wiki --db %s\n", dsn)
+	}
+	return nil
+}
+
+// plan checks run's request-set options and returns the plan (its Articles
+// are set once the database is prepared).
+func (j *wikiJob) plan() (wiki.Plan, error) {
+	d, err := wiki.ParseDist(j.dist)
+	if err != nil {
+		return wiki.Plan{}, Usage(err)
+	}
+	p := wiki.Plan{Requests: j.requests, ReadPct: j.reads, Threads: j.threads, Dist: d, ZipfS: j.zipfS, Seed: j.seed, Articles: 1}
+	switch {
+	case j.sets < 1:
+		return p, Usagef("--sets must be at least 1 (got %d)", j.sets)
+	case j.repeat < 1:
+		return p, Usagef("--repeat must be at least 1 (got %d)", j.repeat)
+	case j.loop && j.reads != 100:
+		return p, Usagef("--loop sends read requests only: give --reads 100 (got %d)", j.reads)
+	case !(j.rate >= 0) || math.IsInf(j.rate, 0):
+		return p, Usagef("--rate must be a number of requests per second, 0 or more (got %g)", j.rate)
+	case j.rate > 0 && j.loop:
+		return p, Usagef("--rate and --loop exclude each other: the event loop sends a thread's next request when the last is answered (closed loop)")
+	}
+	if err := p.Validate(); err != nil {
+		return p, Usage(err)
+	}
+	return p, nil
+}
+
+func (j *wikiJob) run(ctx context.Context, env *Env) error {
+	if err := j.validate(); err != nil {
+		return err
+	}
+	p, err := j.plan()
+	if err != nil {
+		return err
+	}
+	sets, repeat, useLoop := j.sets, j.repeat, j.loop
+	stderr := env.Stderr
+	obs := env.observer()
+	if useLoop && j.db == "" {
+		return Usagef("--loop needs --db: a postgres or redis DSN (the default SQLite file has no event-loop reads)")
+	}
+	dir, dsn, err := runDirFor(j.results, wiki.Name, wiki.Name, j.db)
+	if err != nil {
+		return err
+	}
+	a, db, store, closeAll, err := openWikiStore(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	// The event loop's connections are opened before a load, so that a
+	// store without them is refused at once.
+	var loopConns []loop.Conn
+	if useLoop {
+		if loopConns, err = openLoopConns(ctx, a, store, p.Threads); err != nil {
+			os.Remove(dir) // still empty: the run did not start
+			return err
+		}
+		defer func() {
+			for _, c := range loopConns {
+				c.Close()
+			}
+		}()
+	}
+	ld, err := j.prepare(ctx, db, store, stderr)
+	if err != nil {
+		return err
+	}
+	p.Articles = ld.counts.Articles
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	info, err := db.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("read database version: %w", err)
+	}
+
+	pace := "" // says an open loop wherever the run is described
+	if j.rate > 0 {
+		pace = fmt.Sprintf(", open loop at %g requests/s", j.rate)
+	}
+	h := newHeader(env, wiki.Name, a, info, dsn, j.seed, wiki.Ops)
+	h.Series = map[string]result.SeriesMeta{wikiSeries: {
+		Title:   fmt.Sprintf("Request-set time (%d requests, %d%% reads, %s%s; mean ± SD of %s)", p.PerThread()*int64(p.Threads), p.ReadPct, plural(p.Threads, "thread"), pace, plural(repeat, "execution")),
+		XLabel:  "elapsed (s)",
+		YLabel:  "request-set time (s)",
+		XIsTime: true,
+		Band:    "sd",
+	}}
+	h.Options = map[string]any{
+		"articles": ld.counts.Articles, "seed": j.seed, "source": ld.source,
+		"requests": p.Requests, "requests_per_thread": p.PerThread(), "reads": p.ReadPct, "threads": p.Threads,
+		"sets": sets, "repeat": repeat, "dist": string(p.Dist),
+	}
+	if p.Dist == wiki.Zipf {
+		h.Options["zipf_s"] = p.ZipfS
+	}
+	if j.keepRedirects {
+		h.Options["keep_redirects"] = true
+	}
+	if useLoop {
+		h.Options["client"] = "event loop (runner/loop: one goroutine, epoll)"
+	}
+	if j.rate > 0 {
+		// Recorded only for an open loop, so closed-loop result files stay as
+		// they were; the keys are microblog's.
+		h.Options["rate"] = j.rate
+		h.Options["loop"] = loopName(j.rate)
+	}
+	s, err := startRun(ctx, env, dir, h)
+	if err != nil {
+		return err
+	}
+	s.AddExtra(ld.extra())
+	if rest := p.Requests % p.Threads; rest != 0 {
+		fmt.Fprintf(stderr, "note: %d requests over %d threads: each thread does %d, so a request set has %d requests\n",
+			p.Requests, p.Threads, p.PerThread(), p.PerThread()*int64(p.Threads))
+	}
+	fmt.Fprintf(stderr, "running wiki on %s %s: %s × %s of %d requests (%d%% reads, %s ids over %d articles) on %s%s\n",
+		info.Name, info.Version, plural(sets, "request set"), plural(repeat, "execution"), p.PerThread()*int64(p.Threads), p.ReadPct, p.Dist, p.Articles, plural(p.Threads, "thread"), pace)
+
+	handles := make([]*recorder.Handle, p.Threads)
+	for i := range handles {
+		handles[i] = s.rec.Handle()
+	}
+	workers := make([]runner.Worker, p.Threads)
+	loopClients := make([]loop.Client, p.Threads)
+	var loopErr error
+	batch := func(ctx context.Context, clients []*wiki.Client, per int64) bool {
+		if useLoop {
+			for i, c := range clients {
+				loopClients[i] = c
+			}
+			stopped, err := loop.Run(ctx, loopConns, loopClients, handles, per, loop.DefaultTimeout)
+			if err != nil {
+				loopErr = err // the connections are unusable: no further set
+				return true
+			}
+			return stopped
+		}
+		for i, c := range clients {
+			workers[i] = c
+		}
+		if j.rate > 0 {
+			return runner.PacedBatch(ctx, workers, handles, per, j.rate)
+		}
+		return runner.Batch(ctx, workers, handles, per)
+	}
+	var means []float64
+	clock, prog := s.startClock(0)
+	tot, runErr := wiki.RunSets(ctx, store, p, sets, repeat, batch, func(r wiki.SetResult) error {
+		mean, sd := r.MeanSD()
+		means = append(means, mean)
+		pt := result.Point{
+			Series: wikiSeries, X: r.End.Sub(s.Started()).Seconds(), Y: mean, SD: sd, N: len(r.Seconds),
+			Labels: map[string]string{"set": strconv.Itoa(r.Set)},
+		}
+		if r.Partial {
+			pt.Labels["partial"] = "true"
+		}
+		if prog.tty {
+			fmt.Fprint(stderr, "\r\033[K")
+		}
+		fmt.Fprintf(stderr, "request set %d/%d: %.3fs ± %.3fs (%s)\n", r.Set, sets, mean, sd, plural(len(r.Seconds), "execution"))
+		var stop error
+		if obs.RequestSet(&pt) {
+			stop = errEnoughSets
+		}
+		return errors.Join(s.Point(pt), stop)
+	})
+	if errors.Is(runErr, errEnoughSets) {
+		runErr = nil
+	}
+	runErr = errors.Join(runErr, loopErr)
+	runErr = errors.Join(runErr, stopClock(clock, prog), obs.Ended())
+	interrupted := tot.Interrupted
+
+	s.SetExtra("request_sets", float64(len(means)))
+	s.SetExtra("updates_acknowledged", float64(tot.Updated))
+	// Every acknowledged update appended one byte, so the growth of the
+	// stored text tells how many were lost (see docs/wiki.md).
+	dctx, cancel := Detached(ctx, 5*time.Minute)
+	if after, err := store.Counts(dctx); err == nil {
+		s.SetExtra("lost_updates", float64(tot.Updated-(after.Bytes-ld.counts.Bytes)))
+		s.SetExtra("final_total_bytes", float64(after.Bytes))
+	} else {
+		fmt.Fprintf(stderr, "fieldbench: count articles after the run: %v\n", err)
+	}
+	cancel()
+	if len(means) > 0 {
+		m, sd := wiki.MeanSD(means)
+		s.SetExtra("request_set_mean_ms", m*1e3)
+		s.SetExtra("request_set_sd_ms", sd*1e3)
+		s.SetExtra("request_set_median_delta_ms", wiki.MedianDelta(means)*1e3)
+	}
+	if interrupted {
+		_ = s.Event("interrupted", fmt.Sprintf("%d request sets recorded (the last may be partial)", len(means)))
+	}
+	if err := errors.Join(runErr, s.Finish(interrupted)); err != nil {
+		return err
+	}
+	if interrupted {
+		return ErrInterrupted
+	}
+	return nil
+}
+
+// openLoopConns opens the connections of run wiki --loop, one per thread.
+func openLoopConns(ctx context.Context, a adapter.Adapter, store wiki.Store, n int) ([]loop.Conn, error) {
+	lr, ok := store.(loop.Opener)
+	switch {
+	case !loop.Supported:
+		return nil, Usagef("--loop needs Linux (epoll)")
+	case !ok:
+		return nil, Usagef("--loop: the %s adapter has no event-loop reads (postgres and redis have)", a.Name())
+	}
+	return lr.LoopConns(ctx, n)
+}
+
+// wikiOpOutput is what op wiki prints: sizes in bytes; body only for read.
+type wikiOpOutput struct {
+	ID         int64   `json:"id"`
+	Title      string  `json:"title"`
+	SizeBefore *int    `json:"size_before,omitempty"`
+	Size       int     `json:"size"`
+	Truncated  bool    `json:"truncated,omitempty"`
+	Body       *string `json:"body,omitempty"`
+}
+
+// opPreview is how much of a body op wiki read prints without --full.
+const opPreview = 300
+
+func (j *wikiJob) runOp(ctx context.Context, env *Env, op string) error {
+	dsn, id := j.db, j.id
+	if dsn == "" {
+		return Usagef("op needs --db (the database to query), e.g. --db sqlite:///tmp/wiki.db")
+	}
+	if id < 1 {
+		return Usagef("op wiki %s needs --id (an article id from 1)", op)
+	}
+	_, _, store, closeAll, err := openWikiStore(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	a, err := store.Read(ctx, id)
+	if errors.Is(err, wiki.ErrNotFound) {
+		c, cerr := store.Counts(ctx)
+		if cerr != nil || c.Articles == 0 {
+			return Usagef("%s holds no wiki articles: load them first with 'fieldbench load wiki --db %s'", adapter.Redact(dsn), adapter.Redact(dsn))
+		}
+		return Usagef("article %d does not exist (the database has articles 1..%d)", id, c.MaxID)
+	}
+	if err != nil {
+		return fmt.Errorf("read: %w", err)
+	}
+	out := wikiOpOutput{ID: a.ID, Title: a.Title, Size: len(a.Body)}
+	switch op {
+	case "read":
+		body := a.Body
+		if !j.full && len(body) > opPreview {
+			cut := opPreview
+			for cut > 0 && !utf8.RuneStart(body[cut]) {
+				cut--
+			}
+			body = body[:cut]
+			out.Truncated = true
+		}
+		out.Body = &body
+	case "update":
+		if err := store.Update(ctx, id, a.Body+"1"); err != nil {
+			return fmt.Errorf("update: %w", err)
+		}
+		before := len(a.Body)
+		out.SizeBefore, out.Size = &before, before+1
+	}
+	enc := json.NewEncoder(env.Stdout)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}
