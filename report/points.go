@@ -89,7 +89,7 @@ func seriesOf(data []*runData, name string) *series {
 				seen[cat] = true
 				s.cats = append(s.cats, cat)
 			}
-			if n := p.Labels[nodeLabel]; n != "" {
+			if n := lineOf(p); n != "" {
 				nodes[n] = true
 			}
 		}
@@ -120,7 +120,7 @@ func (s *series) splitNodes() {
 	for _, sr := range s.runs {
 		byNode := map[string][]result.Point{}
 		for _, p := range sr.pts {
-			byNode[p.Labels[nodeLabel]] = append(byNode[p.Labels[nodeLabel]], p)
+			byNode[lineOf(p)] = append(byNode[lineOf(p)], p)
 		}
 		for _, n := range append([]string{""}, s.nodes...) {
 			if len(byNode[n]) > 0 {
@@ -167,6 +167,19 @@ func (s *series) category(p result.Point) string {
 		return c
 	}
 	return p.Labels[nodeLabel]
+}
+
+// lineLabel is the Point label that splits a series into named lines (as
+// the node label does, but never into bars): e.g. one line per operation
+// and percentile of a rate search's knee chart.
+const lineLabel = "line"
+
+// lineOf is the line a point is drawn on: its node, or its line label.
+func lineOf(p result.Point) string {
+	if n := p.Labels[nodeLabel]; n != "" {
+		return n
+	}
+	return p.Labels[lineLabel]
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

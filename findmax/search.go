@@ -1,0 +1,142 @@
+// Package findmax searches the maximum sustainable throughput of a workload
+// under a latency objective: open-loop steps at offered rates, a coarse
+// ramp (doubling) until a step breaks the objective, then a bisection
+// between the last rate that held and the first that broke, each step with
+// its own warm-up, a step whose verdict is close repeated. The answer is
+// the highest rate that held, with the bracket the search narrowed it to.
+// A database that fails at some rate is a result, as in the ingest study.
+package findmax
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Search is how the rate is searched.
+type Search struct {
+	From, Max float64 // first rate tried; the ramp stops at Max
+	// Precision ends the bisection when hi/lo - 1 is below it (0.05: the
+	// answer is known within 5 %).
+	Precision float64
+	MaxSteps  int
+	// RepeatClose runs a step again when its verdict is close; it holds
+	// only if both runs hold.
+	RepeatClose bool
+	Rules       []Rule
+	MinShare    float64 // of the offered rate that must be achieved
+}
+
+// Validate checks the search's bounds.
+func (s Search) Validate() error {
+	switch {
+	case !(s.From > 0) || math.IsInf(s.From, 0):
+		return fmt.Errorf("--from must be a positive rate (got %g)", s.From)
+	case !(s.Max >= s.From) || math.IsInf(s.Max, 0):
+		return fmt.Errorf("--max must be at least --from (got %g < %g)", s.Max, s.From)
+	case !(s.Precision > 0 && s.Precision < 1):
+		return fmt.Errorf("--precision must be between 0 and 1 (got %g)", s.Precision)
+	case s.MaxSteps < 2:
+		return fmt.Errorf("--max-steps must be at least 2 (got %d)", s.MaxSteps)
+	case !(s.MinShare > 0 && s.MinShare <= 1):
+		return fmt.Errorf("--min-achieved must be in (0, 1] (got %g)", s.MinShare)
+	}
+	return nil
+}
+
+// Step is one measured step.
+type Step struct {
+	N       int
+	Rate    float64
+	Verdict Verdict
+	Dir     string // its run directory ("" when the run failed to start)
+	Err     error  // the run failed: the step broke the objective
+}
+
+// Runner runs one step at rate and judges it.
+type Runner func(ctx context.Context, n int, rate float64) Step
+
+// Outcome is what the search found.
+type Outcome struct {
+	Steps []Step
+	// Max is the highest rate that held (0 when even From broke); Lo and
+	// Hi bracket the true maximum (Hi is +Inf when Max held everywhere).
+	Max, Lo, Hi float64
+	Reason      string // why the search ended
+	Interrupted bool
+}
+
+// Run searches. It stops by itself: after MaxSteps steps at most.
+func (s Search) Run(ctx context.Context, run Runner) Outcome {
+	var out Outcome
+	out.Hi = math.Inf(1)
+	step := func(rate float64) bool {
+		st := run(ctx, len(out.Steps)+1, rate)
+		out.Steps = append(out.Steps, st)
+		pass := st.Err == nil && st.Verdict.Pass
+		if pass && st.Verdict.Close && s.RepeatClose && len(out.Steps) < s.MaxSteps && ctx.Err() == nil {
+			again := run(ctx, len(out.Steps)+1, rate)
+			out.Steps = append(out.Steps, again)
+			pass = again.Err == nil && again.Verdict.Pass
+		}
+		return pass
+	}
+	interrupted := func() bool {
+		if ctx.Err() != nil || errors.Is(lastErr(out), context.Canceled) {
+			out.Interrupted, out.Reason = true, "interrupted"
+			return true
+		}
+		return false
+	}
+	// The ramp.
+	for rate := s.From; ; rate = math.Min(rate*2, s.Max) {
+		ok := step(rate)
+		if interrupted() {
+			return out
+		}
+		if !ok {
+			out.Hi = rate
+			break
+		}
+		out.Max, out.Lo = rate, rate
+		if rate >= s.Max {
+			out.Reason = fmt.Sprintf("held up to --max %g", s.Max)
+			return out
+		}
+		if len(out.Steps) >= s.MaxSteps {
+			out.Reason = "--max-steps reached during the ramp"
+			return out
+		}
+	}
+	if out.Max == 0 {
+		out.Reason = fmt.Sprintf("broke the objective at the first rate tried (%g): try a lower --from", s.From)
+		return out
+	}
+	// The bisection.
+	for out.Hi/out.Lo-1 > s.Precision {
+		if len(out.Steps) >= s.MaxSteps {
+			out.Reason = "--max-steps reached"
+			return out
+		}
+		mid := (out.Lo + out.Hi) / 2
+		ok := step(mid)
+		if interrupted() {
+			return out
+		}
+		if ok {
+			out.Max, out.Lo = mid, mid
+		} else {
+			out.Hi = mid
+		}
+	}
+	out.Reason = fmt.Sprintf("bracket within %.0f %%", 100*s.Precision)
+	return out
+}
+
+func lastErr(o Outcome) error {
+	if len(o.Steps) == 0 {
+		return nil
+	}
+	return o.Steps[len(o.Steps)-1].Err
+}
