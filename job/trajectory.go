@@ -50,6 +50,7 @@ type trajectoryJob struct {
 	k       int
 	maxDist int64
 	verify  bool
+	rate    float64
 	// One operation (op).
 	x, y                    int64
 	triangle, weekday, slot string
@@ -78,6 +79,7 @@ func newTrajectoryJob() *trajectoryJob {
 	o.Int(&j.k, "k", trajectory.DefaultK, "k of the k-NN query: how many cells", "run", "op knn")
 	o.Int64(&j.maxDist, "max-dist", trajectory.DefaultMaxDist, "k-NN distance bound (m): cells farther than this are ignored", "run", "op knn")
 	o.Bool(&j.verify, "verify", true, "check every answer against the brute-force reference", "run")
+	o.Float64(&j.rate, "rate", 0, "open loop: target requests per second over all clients of each phase (a write request is --batch records; a read request one query), latency measured from each request's intended start (0 = closed loop)", "run")
 	o.Int64(&j.x, "x", 0, "easting of the position (m, required)", "op distance", "op knn")
 	o.Int64(&j.y, "y", 0, "northing of the position (m, required)", "op distance", "op knn")
 	o.String(&j.triangle, "triangle", "", `vertices "x1,y1,x2,y2,x3,y3" in metres (required)`, "op range")
@@ -128,11 +130,25 @@ modes the database is emptied. Every answer is checked against the
 brute-force reference (--verify). Throughput at the clients (requests/s,
 and records/s of writes) and latency per request are recorded per phase.
 
+Closed loop by default: each client sends its next request when the previous
+one returns. --rate runs every phase open loop: the phase's requests are
+meant to start at --rate per second over all its clients (the sequential
+mode has one), a free client takes the next intended start, and every
+latency figure (histograms, mean ± SD) counts from it, so a database slower
+than the rate shows its backlog as latency instead of hiding it.
+
+There is no --duration or --warmup: a run is a fixed amount of work (every
+record written once per mode, every query sent --repeat times), not a span
+of time, so each phase lasts as long as its requests take; and the study
+measured every request of a phase, the first ones included, so none is set
+aside as warm-up.
+
 Results go to results/<time>-trajectory-<adapter>/: result.jsonl and
 report.html.`,
 			Example: `  fieldbench run trajectory                       # scale 0.01, both modes
   fieldbench run trajectory --scale 1 --mode random --clients 4
-  fieldbench run trajectory --db sqlite:///tmp/t.db --reset --queries 50 --k 10`,
+  fieldbench run trajectory --db sqlite:///tmp/t.db --reset --queries 50 --k 10
+  fieldbench run trajectory --mode random --rate 200   # open loop, 200 requests/s`,
 			Run:      j.run,
 			Measured: true,
 		},
@@ -193,6 +209,8 @@ func (j *trajectoryJob) validateRun() error {
 		return Usagef("--queries must be at least 1 (got %d)", j.queries)
 	case j.repeat < 1:
 		return Usagef("--repeat must be at least 1 (got %d)", j.repeat)
+	case j.rate < 0 || math.IsNaN(j.rate) || math.IsInf(j.rate, 0):
+		return Usagef("--rate must be a number of requests per second from 0 (closed loop) up (got %g)", j.rate)
 	}
 	for _, q := range []trajectory.Query{
 		{Op: trajectory.OpDistance, Radius: j.radius},
@@ -348,8 +366,10 @@ type trajClient interface {
 }
 
 // trajRunPhase runs one phase: every client its own share of the requests,
-// all at once. started is told the phase's requests just before it starts.
-func trajRunPhase[C trajClient](ctx context.Context, clients []C, handles []*recorder.Handle, started func(requests int64)) trajPhaseResult {
+// all at once, closed loop or open loop at rate requests per second (see
+// runner.Shares). started is told the phase's requests just before it
+// starts.
+func trajRunPhase[C trajClient](ctx context.Context, clients []C, handles []*recorder.Handle, rate float64, started func(requests int64)) trajPhaseResult {
 	ws, counts := make([]runner.Worker, len(clients)), make([]int64, len(clients))
 	var r trajPhaseResult
 	for i, c := range clients {
@@ -357,7 +377,7 @@ func trajRunPhase[C trajClient](ctx context.Context, clients []C, handles []*rec
 		r.requests += c.Requests()
 	}
 	started(r.requests)
-	r.elapsed, r.interrupted = runner.Shares(ctx, ws, handles, counts)
+	r.elapsed, r.interrupted = runner.Shares(ctx, ws, handles, counts, rate)
 	return r
 }
 
@@ -431,6 +451,7 @@ func (j *trajectoryJob) run(ctx context.Context, env *Env) (err error) {
 		"mode": strings.Join(modeNames, ","), "clients": j.clients, "batch": j.batch,
 		"queries": j.queries, "repeat": j.repeat, "radius_m": j.radius, "k": j.k, "max_dist_m": j.maxDist,
 		"verify": j.verify, "metric": "planar euclidean on easting/northing (m)",
+		"rate": j.rate, "loop": loopName(j.rate),
 	}
 	h.Series = map[string]result.SeriesMeta{
 		trajSeriesThroughput: {Title: "Throughput at the clients per request type and mode", XLabel: "mode and request type", YLabel: "throughput (requests/s)"},
@@ -445,8 +466,8 @@ func (j *trajectoryJob) run(ctx context.Context, env *Env) (err error) {
 	s.SetExtra("records", float64(g.Len()))
 	s.SetExtra("users", float64(g.Users()))
 	s.SetExtra("cells", float64(len(g.City().Cells)))
-	fmt.Fprintf(stderr, "running trajectory on %s %s: %d records (scale %g), modes %s, %d random clients, batch %d, %d queries x %d per type\n",
-		info.Name, info.Version, g.Len(), j.scale, strings.Join(modeNames, "+"), j.clients, j.batch, j.queries, j.repeat)
+	fmt.Fprintf(stderr, "running trajectory on %s %s: %d records (scale %g), modes %s, %d random clients, batch %d, %d queries x %d per type, %s loop\n",
+		info.Name, info.Version, g.Len(), j.scale, strings.Join(modeNames, "+"), j.clients, j.batch, j.queries, j.repeat, loopName(j.rate))
 
 	handles := make([]*recorder.Handle, j.clients)
 	for i := range handles {
@@ -507,7 +528,7 @@ phases:
 			break
 		}
 		x := s.Since()
-		r := trajRunPhase(ctx, wcs, handles, func(requests int64) {
+		r := trajRunPhase(ctx, wcs, handles, j.rate, func(requests int64) {
 			_ = s.Event(string(mode)+" write", fmt.Sprintf("%d records, %d client(s), %d requests of up to %d", g.Len(), len(wcs), requests, j.batch))
 		})
 		for _, c := range wcs {
@@ -528,7 +549,7 @@ phases:
 				break phases
 			}
 			x := s.Since()
-			r := trajRunPhase(ctx, rcs, handles, func(requests int64) {
+			r := trajRunPhase(ctx, rcs, handles, j.rate, func(requests int64) {
 				_ = s.Event(string(mode)+" "+trajectory.Ops[op], fmt.Sprintf("%d requests, %d client(s)", requests, len(rcs)))
 			})
 			for _, c := range rcs {

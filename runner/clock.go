@@ -82,6 +82,6 @@ func Batch(ctx context.Context, workers []Worker, handles []*recorder.Handle, pe
 	for i := range counts {
 		counts[i] = perWorker
 	}
-	_, interrupted = Shares(ctx, workers, handles, counts)
+	_, interrupted = Shares(ctx, workers, handles, counts, 0)
 	return interrupted
 }
