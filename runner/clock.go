@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/fieldbench/fieldbench/recorder"
@@ -79,24 +78,10 @@ func (c *Clock) Stop() error {
 // "T threads, each doing its share of R requests sequentially". handles[i]
 // belongs to workers[i] and is reused across batches.
 func Batch(ctx context.Context, workers []Worker, handles []*recorder.Handle, perWorker int64) (interrupted bool) {
-	var wg sync.WaitGroup
-	var stopped atomic.Bool
-	opCtx := context.WithoutCancel(ctx) // in-flight operations finish honestly
-	for i, w := range workers {
-		h := handles[i]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := int64(0); n < perWorker; n++ {
-				if ctx.Err() != nil {
-					stopped.Store(true)
-					return
-				}
-				op := w.Next()
-				do(opCtx, w, h, op, time.Now())
-			}
-		}()
+	counts := make([]int64, len(workers))
+	for i := range counts {
+		counts[i] = perWorker
 	}
-	wg.Wait()
-	return stopped.Load()
+	_, interrupted = Shares(ctx, workers, handles, counts, 0)
+	return interrupted
 }

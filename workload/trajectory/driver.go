@@ -92,6 +92,27 @@ func (s *Stats) MeanSD() (mean, sd float64) {
 	return mean, sd
 }
 
+// startClock is where a client's next request counts its latency from: the
+// intended start an open-loop runner gave it, or the moment Do begins. In
+// an open loop the per-phase mean and deviation then include the wait for a
+// late start, like the run's histograms, instead of hiding the backlog.
+type startClock struct{ intended time.Time }
+
+// Intended makes the next request's latency count from t, its intended
+// start in an open loop (runner.Scheduled calls it before Next).
+func (s *startClock) Intended(t time.Time) { s.intended = t }
+
+// begin is the start of the request Do is about to send; an intended start
+// holds for one request only.
+func (s *startClock) begin() time.Time {
+	t := s.intended
+	if t.IsZero() {
+		return time.Now()
+	}
+	s.intended = time.Time{}
+	return t
+}
+
 // WriteClient writes its share of the records, Batch records per request.
 // It is a runner.Worker: Next prepares the next request's records (not
 // timed), Do writes them (timed).
@@ -105,6 +126,7 @@ type WriteClient struct {
 	requests int64
 	records  int64
 	Stats    Stats
+	startClock
 }
 
 // WriteClients splits g's records between clients for mode: sequential is
@@ -160,7 +182,7 @@ func (c *WriteClient) Next() int {
 
 // Do writes the prepared batch.
 func (c *WriteClient) Do(ctx context.Context, _ int) (int, error) {
-	t0 := time.Now()
+	t0 := c.begin()
 	err := c.w.Write(ctx, c.buf[:c.n])
 	c.Stats.observe(time.Since(t0), err)
 	if err == nil {
@@ -192,6 +214,7 @@ type ReadClient struct {
 	next  int
 	cur   int
 	Stats Stats
+	startClock
 	// Wrong holds the first few wrong answers (their count is in Stats.Errors).
 	Wrong []*WrongAnswer
 }
@@ -245,7 +268,7 @@ func (c *ReadClient) Next() int {
 // Do runs it and checks the answer.
 func (c *ReadClient) Do(ctx context.Context, _ int) (int, error) {
 	q := c.list[c.cur]
-	t0 := time.Now()
+	t0 := c.begin()
 	got, err := q.Run(ctx, c.q)
 	if err == nil && c.want != nil && !got.Equal(c.want[c.cur]) {
 		w := &WrongAnswer{Query: q, Got: got, Want: c.want[c.cur]}

@@ -61,20 +61,15 @@ func workers[T runner.Worker](cs []T) []runner.Worker {
 	return out
 }
 
-// drive runs each worker's own number of requests, as the CLI does.
+// drive runs each worker's own number of requests, as a run does.
 func drive(t *testing.T, ws []runner.Worker, counts []int64) *recorder.Recorder {
 	t.Helper()
 	rec := recorder.New(Ops, time.Now())
-	var wg sync.WaitGroup
-	for i, w := range ws {
-		h := rec.Handle()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			runner.Batch(context.Background(), []runner.Worker{w}, []*recorder.Handle{h}, counts[i])
-		}()
+	handles := make([]*recorder.Handle, len(ws))
+	for i := range handles {
+		handles[i] = rec.Handle()
 	}
-	wg.Wait()
+	runner.Shares(context.Background(), ws, handles, counts, 0)
 	return rec
 }
 
@@ -207,5 +202,45 @@ func TestStats(t *testing.T) {
 	mean, sd := s.MeanSD()
 	if s.N != 3 || s.Errors != 1 || mean < 0.0019999 || mean > 0.0020001 || sd < 0.00099 || sd > 0.00101 {
 		t.Fatalf("stats %+v mean %v sd %v", s, mean, sd)
+	}
+}
+
+// TestClientsMeasureFromIntendedStart: a request given an intended start
+// (open loop) counts its latency from it, once; without one, from Do.
+func TestClientsMeasureFromIntendedStart(t *testing.T) {
+	t.Parallel()
+	g, err := New(Options{Scale: 0.0002, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := newMemStore()
+	wcs, err := WriteClients(st, g, Sequential, 1, 100, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := MakeQueries(g.City(), OpRegion, QueryOptions{N: 1, Seed: 1})
+	rcs, err := ReadClients(st, list, nil, Sequential, 1, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		c     runner.Worker
+		stats *Stats
+	}{
+		{"write", wcs[0], &wcs[0].Stats},
+		{"read", rcs[0], &rcs[0].Stats},
+	} {
+		// An hour late, then on time: the first request counts the hour,
+		// the second only its own time, so the mean is about half an hour.
+		tc.c.(runner.Scheduled).Intended(time.Now().Add(-time.Hour))
+		for range 2 {
+			if _, err := tc.c.Do(context.Background(), tc.c.Next()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if mean, _ := tc.stats.MeanSD(); tc.stats.N != 2 || mean < 1800 || mean >= 3600 {
+			t.Fatalf("%s: %d requests, mean %.0fs: want the first from its intended start an hour ago, the second from its own", tc.name, tc.stats.N, mean)
+		}
 	}
 }
