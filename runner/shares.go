@@ -38,6 +38,8 @@ func Shares(ctx context.Context, workers []Worker, handles []*recorder.Handle, c
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			timer := time.NewTimer(time.Hour)
+			timer.Stop()
 			for k := int64(0); k < n; k++ {
 				if ctx.Err() != nil {
 					stopped.Store(true)
@@ -49,7 +51,7 @@ func Shares(ctx context.Context, workers []Worker, handles []*recorder.Handle, c
 					continue
 				}
 				intended := intendedStart(t0, slots.Add(1)-1, rate)
-				if !waitUntil(ctx, intended) {
+				if !waitUntil(ctx, timer, intended) {
 					stopped.Store(true)
 					return
 				}
@@ -78,20 +80,4 @@ type Scheduled interface {
 // never accumulates over a long phase.
 func intendedStart(t0 time.Time, slot int64, rate float64) time.Time {
 	return t0.Add(time.Duration(float64(slot) * float64(time.Second) / rate))
-}
-
-// waitUntil sleeps until t, or returns false when ctx ends first.
-func waitUntil(ctx context.Context, t time.Time) bool {
-	d := time.Until(t)
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
