@@ -166,7 +166,7 @@ adapter.`,
 			root.AddCommand(parentCmd(v.name, v.short, subs...))
 		}
 	}
-	root.AddCommand(newClusterCmd(), newReportCmd(), newExperimentCmd(), newScoresCmd(), newCompareCmd())
+	root.AddCommand(newClusterCmd(), newReportCmd(), newExperimentCmd(), newScoresCmd(), newCompareCmd(), newFindmaxCmd())
 	usageArgs(root)
 	return root
 }

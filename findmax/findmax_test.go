@@ -1,0 +1,131 @@
+package findmax
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fieldbench/fieldbench/result"
+)
+
+// capacity is a fake database that holds every rate up to limit.
+func capacity(limit float64, calls *[]float64) Runner {
+	return func(_ context.Context, n int, rate float64) Step {
+		*calls = append(*calls, rate)
+		return Step{N: n, Rate: rate, Verdict: Verdict{Pass: rate <= limit, Achieved: math.Min(rate, limit)}}
+	}
+}
+
+func TestSearchBrackets(t *testing.T) {
+	s := Search{From: 100, Max: 1e6, Precision: 0.05, MaxSteps: 20, MinShare: 0.95}
+	var calls []float64
+	out := s.Run(context.Background(), capacity(1000, &calls))
+	if out.Max != 1000 || out.Lo != 1000 || out.Hi <= 1000 || out.Hi/out.Lo-1 > 0.05 {
+		t.Fatalf("max %v bracket [%v, %v), want 1000 within 5 %% (rates %v)", out.Max, out.Lo, out.Hi, calls)
+	}
+	// The ramp doubles: 100 200 400 800 1600, then bisects.
+	for i, want := range []float64{100, 200, 400, 800, 1600, 1200} {
+		if calls[i] != want {
+			t.Fatalf("rates %v, want the ramp then bisection", calls)
+		}
+	}
+}
+
+func TestSearchEnds(t *testing.T) {
+	var calls []float64
+	tests := []struct {
+		name   string
+		s      Search
+		limit  float64
+		max    float64
+		reason string
+	}{
+		{"first step breaks", Search{From: 500, Max: 1e6, Precision: 0.05, MaxSteps: 20}, 100, 0, "first rate tried"},
+		{"holds up to max", Search{From: 100, Max: 300, Precision: 0.05, MaxSteps: 20}, 1e9, 300, "held up to --max"},
+		{"step budget", Search{From: 1, Max: 1e9, Precision: 0.0001, MaxSteps: 6}, 1000, 32, "--max-steps"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls = nil
+			out := tt.s.Run(context.Background(), capacity(tt.limit, &calls))
+			if out.Max != tt.max || !strings.Contains(out.Reason, tt.reason) || len(calls) > tt.s.MaxSteps {
+				t.Fatalf("max %v reason %q after %d steps; want %v, %q", out.Max, out.Reason, len(calls), tt.max, tt.reason)
+			}
+		})
+	}
+}
+
+func TestSearchRepeatsCloseAndStopsOnInterrupt(t *testing.T) {
+	s := Search{From: 100, Max: 1e6, Precision: 0.05, MaxSteps: 20, RepeatClose: true}
+	n := 0
+	// Every step is close; the second run of 200 breaks: 200 must not hold.
+	out := s.Run(context.Background(), func(_ context.Context, k int, rate float64) Step {
+		n++
+		return Step{N: k, Rate: rate, Verdict: Verdict{Pass: !(rate == 200 && n == 4), Close: true}}
+	})
+	if out.Max >= 200 || out.Hi != 200 {
+		t.Errorf("a close step that fails its repeat held: max %v hi %v", out.Max, out.Hi)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	out = s.Run(ctx, func(_ context.Context, k int, rate float64) Step {
+		if k == 3 {
+			cancel()
+		}
+		return Step{N: k, Rate: rate, Verdict: Verdict{Pass: true}}
+	})
+	if !out.Interrupted || len(out.Steps) != 3 {
+		t.Errorf("interrupted at step 3: %+v", out)
+	}
+}
+
+func TestJudge(t *testing.T) {
+	sum := result.Summary{DurationSeconds: 10, Ops: map[string]result.OpSummary{
+		"post":      {Count: 900, OpsPerSec: 90, P99US: 40_000, MeanUS: 5_000},
+		"timeline":  {Count: 1000, OpsPerSec: 100, P99US: 60_000},
+		"async-lag": {Count: 10, OpsPerSec: 1, P99US: 9_000_000},
+	}}
+	rules, err := ParseSLO("p99<50ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := Judge(sum, 200, rules, 0.9)
+	if v.Pass || v.Achieved != 190 || len(v.Reasons) != 1 || !strings.Contains(v.Reasons[0], "timeline p99") {
+		t.Errorf("verdict %+v: want timeline p99 broken only (async-lag is not a client operation)", v)
+	}
+	rules, _ = ParseSLO("p99:post<50ms")
+	if v := Judge(sum, 200, rules, 0.9); !v.Pass || v.Close {
+		t.Errorf("post's p99 40 ms under 50, 95 %% achieved of 90 %%: %+v, want a clear hold", v)
+	}
+	rules, _ = ParseSLO("p99:post<42ms")
+	if v := Judge(sum, 200, rules, 0.9); !v.Pass || !v.Close {
+		t.Errorf("post's p99 40 ms under 42: %+v, want a close hold", v)
+	}
+	if v := Judge(sum, 400, rules, 0.9); v.Pass {
+		t.Errorf("190 of 400 ops/s achieved held: %+v", v)
+	}
+}
+
+func TestParseSLO(t *testing.T) {
+	for _, tc := range []struct {
+		spec, err string
+		n         int
+	}{
+		{"p99<50ms", "", 1},
+		{"p99<50ms, p99.9:post<200ms,mean<5ms", "", 3},
+		{"", "required", 0},
+		{"p99>50ms", "want FIGURE", 0},
+		{"p42<50ms", "unknown figure", 0},
+		{"p99<soon", "not a positive duration", 0},
+		{"p99<-5ms", "not a positive duration", 0},
+	} {
+		rules, err := ParseSLO(tc.spec)
+		if (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) || len(rules) != tc.n {
+			t.Errorf("ParseSLO(%q) = %d rules, %v; want %d, %q", tc.spec, len(rules), err, tc.n, tc.err)
+		}
+	}
+	if r, _ := ParseSLO("p99:post<50ms"); r[0].Op != "post" || r[0].Limit != 50*time.Millisecond {
+		t.Errorf("parsed %+v", r)
+	}
+}

@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/findmax"
+	"github.com/fieldbench/fieldbench/job"
+)
+
+// stepOptions are the run options a rate search sets itself at each step.
+var stepOptions = map[string]bool{"rate": true, "duration": true, "warmup": true}
+
+func newFindmaxCmd() *cobra.Command {
+	var subs []*cobra.Command
+	for _, name := range job.Names() {
+		j, err := job.New(name)
+		if err != nil || findmax.Supported(j) != "" {
+			continue
+		}
+		subs = append(subs, findmaxCmd(j, name))
+	}
+	return parentCmd("findmax", "Search the maximum rate a database sustains under a latency objective (open-loop steps, ramp then bisection)", subs...)
+}
+
+func findmaxCmd(j job.Job, name string) *cobra.Command {
+	var slo string
+	cfg := findmax.Config{Job: j}
+	cmd := &cobra.Command{
+		Use:   name,
+		Short: "Maximum sustainable " + name + " throughput under --slo",
+		Long: `findmax runs open-loop steps of the workload (each --step-duration long,
+--step-warmup of it excluded) at offered rates from --from, doubling until a
+step breaks the objective, then bisecting between the last rate that held and
+the first that broke until the bracket is within --precision. A step holds
+when every operation's figure named in --slo stays below its limit and at
+least --min-achieved of the offered rate completed; a step whose verdict is
+close (within 10 % of a limit) runs twice and holds only if both do. A run
+that fails is a step that breaks. It stops by itself after --max-steps.
+
+The other flags are the workload's own run options; every step runs on the
+same database (without --db, one SQLite file made for the search). Results go
+to results/<time>-findmax-<workload>-search/: a run directory per step and a
+result file and report with the knee chart.`,
+		Example: `  fieldbench findmax microblog --slo 'p99<50ms' --clients 50 --step-duration 20s
+  fieldbench findmax microblog --db postgres://... --slo 'p99<20ms,p99.9:post<100ms' --from 500`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			rules, err := findmax.ParseSLO(slo)
+			if err != nil {
+				return job.Usage(err)
+			}
+			cfg.Rules = rules
+			cfg.Results = j.Opts().Get("results")
+			cfg.Stdout, cfg.Stderr, cfg.Version = cmd.OutOrStdout(), cmd.ErrOrStderr(), Version
+			_, _, err = findmax.Run(cmd.Context(), cfg)
+			return err
+		},
+	}
+	for _, f := range j.Opts().For("run") {
+		if !stepOptions[f.Name] {
+			cmd.Flags().AddFlag(f)
+		}
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&slo, "slo", "", "latency objective, required: FIGURE[:OP]<DURATION, comma-separated (figures: mean, p50, p90, p99, p99.9, max), e.g. 'p99<50ms'")
+	fl.Float64Var(&cfg.MinShare, "min-achieved", 0.95, "share of the offered rate that must complete for a step to hold")
+	fl.Float64Var(&cfg.From, "from", 100, "first offered rate, operations per second")
+	fl.Float64Var(&cfg.Max, "max", 1e6, "highest offered rate tried")
+	fl.Float64Var(&cfg.Precision, "precision", 0.05, "stop when the bracket [held, broke) is this narrow (0.05: within 5 %)")
+	fl.IntVar(&cfg.MaxSteps, "max-steps", 20, "most steps run (each takes --step-duration)")
+	fl.BoolVar(&cfg.RepeatClose, "repeat-close", true, "run a step again when its verdict is within 10 % of a limit")
+	fl.DurationVar(&cfg.StepDuration, "step-duration", 30*time.Second, "length of one step, warm-up included")
+	fl.DurationVar(&cfg.StepWarmup, "step-warmup", 5*time.Second, "start of each step excluded from its verdict")
+	withCluster(cmd, func(*cluster.Cluster) {})
+	return cmd
+}
