@@ -37,10 +37,12 @@ func jobCmd(j job.Job, use string, c job.Command) *cobra.Command {
 			names[i] = strings.TrimPrefix(sub.Verb, c.Verb+" ")
 			cmd.AddCommand(jobCmd(j, names[i], sub))
 		}
-		cmd.RunE = func(*cobra.Command, []string) error {
-			return usagef("%s %s needs an operation: %s", c.Verb, use, strings.Join(names, ", "))
+		if c.Run == nil { // a job's own Run may word the refusal itself
+			cmd.RunE = func(*cobra.Command, []string) error {
+				return usagef("%s %s needs an operation: %s", c.Verb, use, strings.Join(names, ", "))
+			}
+			return cmd
 		}
-		return cmd
 	}
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		env := &job.Env{Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Version: Version, Cluster: clusterInfo(activeCluster)}
