@@ -41,6 +41,7 @@ type ingestJob struct {
 	seed    int64
 	timeout time.Duration
 	verify  bool
+	rate    float64
 	// sweep
 	from, to, step int64
 	runs, warmups  int
@@ -68,6 +69,7 @@ func newIngestJob() *ingestJob {
 	o.Int64(&j.seed, "seed", ingest.DefaultSeed, "seed of the records (a record is a function of seed, source and index)", "generate", "run", "sweep", "op insert", "op batch")
 	o.Duration(&j.timeout, "timeout", 10*time.Minute, "a run taking longer fails with cause timeout (0 = no limit)", "run", "sweep")
 	o.Bool(&j.verify, "verify", true, "count the stored records after each run (untimed); a wrong count fails the run", "run", "sweep")
+	o.Float64(&j.rate, "rate", 0, "open loop: target batches per second over all sources, the sources taking turns; a batch's latency runs from its intended start (0 = closed loop: each source sends its next batch when the previous one is acknowledged)", "run", "sweep")
 	o.Int64(&j.from, "from", ingest.DefaultFrom, "first load, records per source", "sweep")
 	o.Int64(&j.to, "to", ingest.DefaultTo, "last load, records per source", "sweep")
 	o.Int64(&j.step, "step", ingest.DefaultStep, "load increment, records per source", "sweep")
@@ -106,9 +108,18 @@ function of (--seed, source, index). A run fails on the first failed batch,
 on --timeout, or when the stored count differs from what was acknowledged;
 the failure is written to the result like any figure, and the exit code is 1.
 
+--rate runs open loop: --rate batches per second over all sources, the
+sources taking turns (each one every --sources/--rate seconds), none sent
+before its intended start and each batch's latency measured from that
+start, so a database that falls behind shows its backlog as latency; the
+throughput then says whether it kept up. There is no --duration or
+--warmup: a run is a fixed number of records and its time is what is
+measured; a sweep leaves out whole warm-up runs (--warmup-runs) instead.
+
 Results go to results/<time>-ingest-<adapter>/: result.jsonl and report.html.`,
 			Example: `  fieldbench run ingest --sources 8 --records 10000 --batch 1000
-  fieldbench run ingest --db sqlite:///tmp/in.db --records 330000 --timeout 5m`,
+  fieldbench run ingest --db sqlite:///tmp/in.db --records 330000 --timeout 5m
+  fieldbench run ingest --sources 4 --records 20000 --batch 100 --rate 500`,
 			Run:      j.run,
 			Measured: true,
 		},
@@ -127,6 +138,7 @@ A run that fails (an error, --timeout, or a stored count other than what
 was acknowledged) is recorded with its cause and left out of the
 statistics; the sweep goes on (--on-error continue) or ends there (stop,
 exit code 1). Ctrl-C ends it with everything measured so far saved.
+--rate runs every run open loop (see 'fieldbench run ingest --help').
 
 One result file holds the whole sweep: a point per run (series ingest-run)
 and per load (series ingest-throughput); report.html draws throughput
@@ -159,7 +171,7 @@ to 'fieldbench report' to compare databases on one chart.`,
 }
 
 func (j *ingestJob) runConfig(records int64) ingest.RunConfig {
-	return ingest.RunConfig{Sources: j.sources, Records: records, Batch: j.batch, Seed: j.seed, Timeout: j.timeout, Verify: j.verify}
+	return ingest.RunConfig{Sources: j.sources, Records: records, Batch: j.batch, Seed: j.seed, Timeout: j.timeout, Verify: j.verify, Rate: j.rate}
 }
 
 // ingestSeries are the charts of both commands: every run, and per load the
@@ -298,6 +310,7 @@ func (j *ingestJob) run(ctx context.Context, env *Env) error {
 	h.Options = map[string]any{
 		"command": "run", "sources": rc.Sources, "records": rc.Records, "batch": rc.Batch, "seed": rc.Seed,
 		"timeout": rc.Timeout.String(), "verify": rc.Verify, "record_bytes": ingest.RecordBytes,
+		"rate": rc.Rate, "loop": loopName(rc.Rate),
 	}
 	h.Series = ingestSeries(false)
 	s, err := startRun(ctx, env, e.dir, h)
@@ -305,8 +318,8 @@ func (j *ingestJob) run(ctx context.Context, env *Env) error {
 		return err
 	}
 	recs := ingestHandles(s, rc.Sources)
-	fmt.Fprintf(stderr, "ingest on %s %s: %d sources × %d records, batches of %d\n",
-		e.info.Name, e.info.Version, rc.Sources, rc.Records, rc.Batch)
+	fmt.Fprintf(stderr, "ingest on %s %s: %d sources × %d records, batches of %d, %s\n",
+		e.info.Name, e.info.Version, rc.Sources, rc.Records, rc.Batch, ingestLoop(rc.Rate))
 
 	res, err := ingestOnce(ctx, e.store, rc, recs, func() func() error {
 		clock, p := s.startClock(0)
@@ -336,6 +349,14 @@ func (j *ingestJob) run(ctx context.Context, env *Env) error {
 		return fmt.Errorf("the run failed: %s", res.Cause())
 	}
 	return nil
+}
+
+// ingestLoop says how the sources are driven, for the start line.
+func ingestLoop(rate float64) string {
+	if rate > 0 {
+		return fmt.Sprintf("open loop at %g batches/s", rate)
+	}
+	return "closed loop"
 }
 
 // ingestOnce empties the store and does one run with the clock ticking:
@@ -378,7 +399,7 @@ func (j *ingestJob) sweep(ctx context.Context, env *Env) error {
 		"timeout": cfg.Run.Timeout.String(), "verify": cfg.Run.Verify, "record_bytes": ingest.RecordBytes,
 		"from": cfg.From, "to": cfg.To, "step": cfg.Step, "loads": len(loads),
 		"runs": cfg.Runs, "warmup_runs": cfg.WarmupRuns, "on_error": string(cfg.OnError),
-		"confidence": ingest.Level,
+		"confidence": ingest.Level, "rate": cfg.Run.Rate, "loop": loopName(cfg.Run.Rate),
 	}
 	h.Series = ingestSeries(true)
 	// The progress line is written from the clock's goroutine and the
@@ -394,8 +415,8 @@ func (j *ingestJob) sweep(ctx context.Context, env *Env) error {
 		return err
 	}
 	recs := ingestHandles(s, cfg.Run.Sources)
-	fmt.Fprintf(stderr, "ingest sweep on %s %s: %d loads (%d..%d records per source), %d runs each (%d warm-up), %d sources, batches of %d\n",
-		e.info.Name, e.info.Version, len(loads), cfg.From, cfg.To, cfg.Runs, cfg.WarmupRuns, cfg.Run.Sources, cfg.Run.Batch)
+	fmt.Fprintf(stderr, "ingest sweep on %s %s: %d loads (%d..%d records per source), %d runs each (%d warm-up), %d sources, batches of %d, %s\n",
+		e.info.Name, e.info.Version, len(loads), cfg.From, cfg.To, cfg.Runs, cfg.WarmupRuns, cfg.Run.Sources, cfg.Run.Batch, ingestLoop(cfg.Run.Rate))
 
 	clock, p := s.startClock(0)
 	say := func(format string, a ...any) {

@@ -1,13 +1,16 @@
 package job
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	_ "github.com/fieldbench/fieldbench/adapter/sqlite"
+	"github.com/fieldbench/fieldbench/result"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 )
 
@@ -68,6 +71,62 @@ func TestIngestOnceKeepsClockError(t *testing.T) {
 			}
 			if !errors.Is(err, tc.clockErr) || (tc.clockErr == nil) != (err == nil) {
 				t.Fatalf("ingestOnce returned %v, want the clock's error %v", err, tc.clockErr)
+			}
+		})
+	}
+}
+
+// TestIngestRunRate runs the job as the CLI would (options set by name) on
+// SQLite, closed and open loop: the header records the rate and the loop,
+// and an open-loop run lasts at least until its last batch's intended start
+// (2 sources × 5 batches at 100 batches/s: source 1's fifth batch is due at
+// 90 ms), a lower bound that holds on any machine.
+func TestIngestRunRate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		rate     string
+		want     float64
+		loop     string
+		minTaken time.Duration
+	}{
+		{"0", 0, "closed", 0},
+		{"100", 100, "open", 90 * time.Millisecond},
+	} {
+		t.Run(tc.loop, func(t *testing.T) {
+			t.Parallel()
+			res := filepath.Join(t.TempDir(), "results")
+			j := newIngestJob()
+			for name, v := range map[string]string{"results": res, "sources": "2", "records": "50", "batch": "10", "rate": tc.rate} {
+				if err := j.opts.Set(name, v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c, ok := Find(j, "run")
+			if !ok || !c.Measured || !j.opts.Has("run", "rate") || !j.opts.Has("sweep", "rate") {
+				t.Fatal("run ingest is not a measured command with --rate (run and sweep)")
+			}
+			var out bytes.Buffer
+			if err := c.Run(context.Background(), &Env{Stdout: &out, Stderr: &out}); err != nil {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+			entries, err := os.ReadDir(res)
+			if err != nil || len(entries) != 1 {
+				t.Fatalf("want one run directory: %v %v", entries, err)
+			}
+			run, err := result.Read(filepath.Join(res, entries[0].Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := run.Header.Options
+			if o["rate"] != tc.want || o["loop"] != tc.loop {
+				t.Fatalf("header options rate %v loop %v, want %v %s", o["rate"], o["loop"], tc.want, tc.loop)
+			}
+			ex := run.Summary.Extra
+			if ex["records"] != 100 || run.Summary.Ops["batch"].Count != 10 {
+				t.Fatalf("summary %+v", run.Summary)
+			}
+			if took := time.Duration(ex["run_seconds"] * float64(time.Second)); took < tc.minTaken {
+				t.Fatalf("the run took %s, before its last batch was due (%s)", took, tc.minTaken)
 			}
 		})
 	}
