@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,6 +45,24 @@ type RunConfig struct {
 	// Verify counts the stored records after the run (untimed); a count
 	// other than Sources × Records fails the run with ErrLost.
 	Verify bool
+	// Rate, when above 0, runs the sources open loop: Rate batches per
+	// second over all sources, each source on its own schedule (see
+	// Intended) and each batch's latency measured from its intended start,
+	// so a database that falls behind shows its backlog as latency instead
+	// of slowing the sources down. 0 is the study's closed loop: each
+	// source sends its next batch when the previous one is acknowledged.
+	Rate float64
+}
+
+// Intended is when batch k (from 0) of source src is due in an open-loop
+// run, counted from the run's common start: the sources take turns, so
+// batches are due every 1/Rate seconds over all sources and every
+// Sources/Rate seconds for each one. It is 0 in a closed loop.
+func (c RunConfig) Intended(src int, k int64) time.Duration {
+	if c.Rate <= 0 {
+		return 0
+	}
+	return time.Duration(float64(k*int64(c.Sources)+int64(src)) / c.Rate * float64(time.Second))
 }
 
 // Validate reports the first bad setting in words a user understands.
@@ -61,6 +80,8 @@ func (c RunConfig) Validate() error {
 		return fmt.Errorf("--records must be at most %d per source (a record's index is a 4-byte int; got %d)", MaxRecords, c.Records)
 	case c.Timeout < 0:
 		return fmt.Errorf("--timeout must not be negative (got %s)", c.Timeout)
+	case c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0):
+		return fmt.Errorf("--rate must be 0 (closed loop) or a positive number of batches per second (got %g)", c.Rate)
 	}
 	return nil
 }
@@ -125,6 +146,7 @@ func Run(ctx context.Context, store Store, cfg RunConfig, recs []BatchRecorder) 
 
 	var inserted atomic.Int64
 	var wg sync.WaitGroup
+	var start time.Time // set before ready closes, read after
 	ready := make(chan struct{})
 	for s := range cfg.Sources {
 		wg.Add(1)
@@ -132,10 +154,10 @@ func Run(ctx context.Context, store Store, cfg RunConfig, recs []BatchRecorder) 
 			defer wg.Done()
 			buf := make([]Record, min(int64(cfg.Batch), cfg.Records))
 			<-ready
-			source(runCtx, fail, store, cfg, s, buf, recs[s], &inserted)
+			source(runCtx, fail, store, cfg, s, buf, recs[s], &inserted, start)
 		}()
 	}
-	start := time.Now()
+	start = time.Now()
 	close(ready)
 	wg.Wait()
 	res.Elapsed = time.Since(start)
@@ -186,15 +208,34 @@ func Run(ctx context.Context, store Store, cfg RunConfig, recs []BatchRecorder) 
 // run with that error as the cause; errors that follow from the
 // cancellation (other sources' batches cut short) are not counted as the
 // database's errors, but batches cut by the run's timeout are counted as
-// timeouts.
-func source(ctx context.Context, fail context.CancelCauseFunc, store Store, cfg RunConfig, src int, buf []Record, rec BatchRecorder, inserted *atomic.Int64) {
-	for first := int64(0); first < cfg.Records; first += int64(len(buf)) {
+// timeouts. In an open loop (cfg.Rate > 0) a batch is sent no earlier than
+// its intended start and its latency runs from there; a source that is
+// behind its schedule sends at once, and its backlog is in the latency.
+func source(ctx context.Context, fail context.CancelCauseFunc, store Store, cfg RunConfig, src int, buf []Record, rec BatchRecorder, inserted *atomic.Int64, start time.Time) {
+	var wait *time.Timer
+	for k, first := int64(0), int64(0); first < cfg.Records; k, first = k+1, first+int64(len(buf)) {
 		if ctx.Err() != nil {
 			return
 		}
 		b := buf[:min(int64(len(buf)), cfg.Records-first)]
 		Fill(b, cfg.Seed, src, first)
 		t0 := time.Now()
+		if cfg.Rate > 0 {
+			t0 = start.Add(cfg.Intended(src, k))
+			if d := time.Until(t0); d > 0 {
+				if wait == nil {
+					wait = time.NewTimer(d)
+					defer wait.Stop()
+				} else {
+					wait.Reset(d)
+				}
+				select {
+				case <-wait.C:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
 		err := store.InsertBatch(ctx, b)
 		d := time.Since(t0)
 		if err == nil {

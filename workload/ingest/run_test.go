@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -226,11 +227,124 @@ func TestRunConfigValidate(t *testing.T) {
 		{"no records", func(c *RunConfig) { c.Records = 0 }, "--records"},
 		{"too many records", func(c *RunConfig) { c.Records = MaxRecords + 1 }, "at most"},
 		{"negative timeout", func(c *RunConfig) { c.Timeout = -time.Second }, "--timeout"},
+		{"negative rate", func(c *RunConfig) { c.Rate = -1 }, "--rate"},
+		{"rate not a number", func(c *RunConfig) { c.Rate = math.NaN() }, "--rate"},
+		{"infinite rate", func(c *RunConfig) { c.Rate = math.Inf(1) }, "--rate"},
 	} {
 		c := good
 		tc.mod(&c)
 		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one naming %s", tc.name, err, tc.want)
 		}
+	}
+}
+
+// timedStore is memStore with a service time, noting when each batch
+// (source, index of its first record) entered and left InsertBatch.
+type timedStore struct {
+	*memStore
+	service time.Duration
+	mu      sync.Mutex
+	in, out map[[2]int64]time.Time
+}
+
+func newTimedStore(service time.Duration) *timedStore {
+	return &timedStore{memStore: newMemStore(1), service: service, in: map[[2]int64]time.Time{}, out: map[[2]int64]time.Time{}}
+}
+
+func (s *timedStore) InsertBatch(ctx context.Context, recs []Record) error {
+	k := [2]int64{int64(recs[0].Source), int64(recs[0].Seq)}
+	s.mu.Lock()
+	s.in[k] = time.Now()
+	s.mu.Unlock()
+	if s.service > 0 {
+		time.Sleep(s.service)
+	}
+	err := s.memStore.InsertBatch(ctx, recs)
+	s.mu.Lock()
+	s.out[k] = time.Now()
+	s.mu.Unlock()
+	return err
+}
+
+// latRec keeps every latency a source recorded, in order.
+type latRec struct {
+	mu  sync.Mutex
+	lat []time.Duration
+}
+
+func (r *latRec) Record(_ int, d time.Duration) { r.mu.Lock(); r.lat = append(r.lat, d); r.mu.Unlock() }
+func (r *latRec) Error(int, error)              {}
+
+// TestRunOpenLoopLatencyFromIntendedStart checks the open-loop definition
+// with a store slower than the rate: one source is due a batch every
+// millisecond, each batch takes at least 40 ms, so the source falls behind
+// and batch k's latency must run from its intended start (the run's start
+// plus k ms), not from when it was sent. The bound is derived from times
+// the store itself noted, so the test does not depend on machine speed:
+// the run's start is no later than the first batch's entry, hence batch k's
+// latency is at least its exit minus (first entry + k ms). A closed-loop
+// measurement gives about 40 ms for every batch, far below that bound from
+// the second batch on (the bound grows by 39 ms a batch).
+func TestRunOpenLoopLatencyFromIntendedStart(t *testing.T) {
+	t.Parallel()
+	const batches = 6
+	st := newTimedStore(40 * time.Millisecond)
+	rec := &latRec{}
+	cfg := RunConfig{Sources: 1, Records: batches * 10, Batch: 10, Seed: 1, Rate: 1000, Verify: true}
+	res := Run(t.Context(), st, cfg, []BatchRecorder{rec})
+	if res.Failed() || res.Inserted != batches*10 {
+		t.Fatalf("run %+v", res)
+	}
+	if len(rec.lat) != batches {
+		t.Fatalf("%d latencies recorded, want %d", len(rec.lat), batches)
+	}
+	first := st.in[[2]int64{0, 0}]
+	for k := int64(0); k < batches; k++ {
+		exit := st.out[[2]int64{0, k * 10}]
+		floor := exit.Sub(first) - cfg.Intended(0, k)
+		if got := rec.lat[k]; got < floor {
+			t.Errorf("batch %d: latency %s, but it left the store %s after the run's start at the latest and was due at +%s: want at least %s (latency from the intended start)",
+				k, got, exit.Sub(first), cfg.Intended(0, k), floor)
+		}
+	}
+	// The backlog shows: the last batch waited behind five 40 ms batches.
+	if last := rec.lat[batches-1]; last < batches*40*time.Millisecond-cfg.Intended(0, batches-1) {
+		t.Errorf("last batch latency %s does not include the backlog", last)
+	}
+}
+
+// TestRunOpenLoopPace checks that an open loop sends no batch before its
+// intended start: two sources at 200 batches/s take turns, so source s's
+// batch k is due at (2k+s)×5 ms after the start, which is after the test's
+// own start time. The store is fast, so a closed loop would send all ten
+// batches within a few milliseconds.
+func TestRunOpenLoopPace(t *testing.T) {
+	t.Parallel()
+	st := newTimedStore(0)
+	recs, _ := recorders(2)
+	cfg := RunConfig{Sources: 2, Records: 50, Batch: 10, Seed: 1, Rate: 200, Verify: true}
+	before := time.Now()
+	res := Run(t.Context(), st, cfg, recs)
+	if res.Failed() || res.Inserted != 100 {
+		t.Fatalf("run %+v", res)
+	}
+	for src := range 2 {
+		for k := int64(0); k < 5; k++ {
+			due := cfg.Intended(src, k)
+			if want := time.Duration(2*k+int64(src)) * 5 * time.Millisecond; due != want {
+				t.Fatalf("Intended(%d, %d) = %s, want %s", src, k, due, want)
+			}
+			in, ok := st.in[[2]int64{int64(src), k * 10}]
+			if !ok {
+				t.Fatalf("source %d batch %d never sent", src, k)
+			}
+			if early := before.Add(due).Sub(in); early > 0 {
+				t.Errorf("source %d batch %d sent %s before its intended start", src, k, early)
+			}
+		}
+	}
+	if last := cfg.Intended(1, 4); res.Elapsed < last {
+		t.Errorf("run took %s, less than the last batch's intended start %s", res.Elapsed, last)
 	}
 }
