@@ -10,20 +10,13 @@ import (
 	"sync"
 )
 
-// Option describes one workload option as `fieldbench list` shows it.
-type Option struct {
-	Name    string
-	Default string
-	Help    string
-}
-
 // Meta is a workload's self-description.
 type Meta struct {
 	Name        string
 	Description string
 	Operations  []string
 	Models      []string // data models; empty when the workload has one
-	Options     []Option
+	// Options are not here: a workload's job declares them once (job.Opts).
 }
 
 // Workload is the registry entry of one workload family.

@@ -115,7 +115,7 @@ func clusterUp(ctx context.Context, engine string, nodes int, dir string, extra 
 	cl, err := e.Up(ctx, abs, cluster.Options{Nodes: nodes, Extra: extra})
 	if err != nil {
 		if cl != nil {
-			dctx, cancel := detached(ctx, time.Minute)
+			dctx, cancel := job.Detached(ctx, time.Minute)
 			_ = e.Down(dctx, cl)
 			cancel()
 		}
@@ -244,7 +244,7 @@ func newClusterDownCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx, cancel := detached(cmd.Context(), 2*time.Minute)
+			ctx, cancel := job.Detached(cmd.Context(), 2*time.Minute)
 			defer cancel()
 			if err := e.Down(ctx, cl); err != nil {
 				return fmt.Errorf("stop %s: %w", cl.Dir, err)
@@ -423,7 +423,7 @@ func withCluster(c *cobra.Command, started func(*cluster.Cluster)) *cobra.Comman
 			return err
 		}
 		defer func() {
-			ctx, cancel := detached(cmd.Context(), 2*time.Minute)
+			ctx, cancel := job.Detached(cmd.Context(), 2*time.Minute)
 			defer cancel()
 			e, _ := cluster.Get(cl.Engine)
 			if derr := e.Down(ctx, cl); derr != nil {

@@ -33,10 +33,6 @@ func newListCmd() *cobra.Command {
 					for _, o := range j.Opts().List() {
 						fmt.Fprintf(tw, "      --%s\t(default %s)\t%s\t%s\n", o.Name, showDefault(o.Default), strings.Join(o.Verbs, ", "), o.Help)
 					}
-				} else {
-					for _, o := range m.Options {
-						fmt.Fprintf(tw, "      --%s\t(default %s)\t%s\n", o.Name, o.Default, o.Help)
-					}
 				}
 				tw.Flush()
 			}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/job"
 )
 
@@ -154,13 +153,6 @@ adapter.`,
 	root.AddCommand(newListCmd())
 	for _, v := range verbs {
 		subs := jobCmds(v.name)
-		for _, mk := range workloadCmds[v.name] {
-			sub := mk()
-			if v.name == "run" || v.name == "sweep" {
-				withCluster(sub, func(cl *cluster.Cluster) { activeCluster = cl })
-			}
-			subs = append(subs, sub)
-		}
 		if len(subs) > 0 {
 			sort.Slice(subs, func(i, k int) bool { return subs[i].Name() < subs[k].Name() })
 			root.AddCommand(parentCmd(v.name, v.short, subs...))
@@ -194,15 +186,6 @@ var verbs = []struct{ name, short string }{
 	{"run", "Run a workload and write its result file and report"},
 	{"sweep", "Run a workload at a series of loads, several times each, with statistics"},
 	{"op", "Run one operation of a workload against a database and print the result"},
-}
-
-// workloadCmds holds, per verb, the constructors of each workload's
-// subcommand; every workload's file registers its own in init, so adding a
-// workload touches no shared code.
-var workloadCmds = map[string][]func() *cobra.Command{}
-
-func registerWorkloadCmd(verb string, mk func() *cobra.Command) {
-	workloadCmds[verb] = append(workloadCmds[verb], mk)
 }
 
 // parentCmd is a command whose subcommands are workloads: an unknown one is a

@@ -1,8 +1,6 @@
 package ingest
 
 import (
-	"strconv"
-
 	"github.com/fieldbench/fieldbench/workload"
 )
 
@@ -38,25 +36,10 @@ var Ops = []string{"batch"}
 type meta struct{}
 
 func (meta) Meta() workload.Meta {
-	itoa := strconv.Itoa
 	return workload.Meta{
 		Name:        Name,
 		Description: "write-heavy enterprise ingest (Lourenço et al. 2015): S sources batch-insert 126-byte records; load sweep with warm-up runs and 95 % confidence intervals",
 		Operations:  Ops,
-		Options: []workload.Option{
-			{Name: "sources", Default: itoa(DefaultSources), Help: "concurrent sources, each inserting its own records"},
-			{Name: "records", Default: itoa(DefaultFrom), Help: "run: records per source"},
-			{Name: "batch", Default: itoa(DefaultBatch), Help: "records per batch (one InsertBatch: one transaction on SQL databases)"},
-			{Name: "seed", Default: itoa(DefaultSeed), Help: "seed of the records (a record is a function of seed, source and index)"},
-			{Name: "timeout", Default: DefaultTimeout, Help: "a run taking longer fails with cause timeout (0 = no limit)"},
-			{Name: "verify", Default: "true", Help: "count the stored records after each run (untimed); a wrong count fails the run"},
-			{Name: "from", Default: itoa(DefaultFrom), Help: "sweep: first load, records per source"},
-			{Name: "to", Default: itoa(DefaultTo), Help: "sweep: last load, records per source"},
-			{Name: "step", Default: itoa(DefaultStep), Help: "sweep: load increment, records per source"},
-			{Name: "runs", Default: itoa(DefaultRuns), Help: "sweep: runs per load, warm-up runs included"},
-			{Name: "warmup-runs", Default: itoa(DefaultWarmupRuns), Help: "sweep: first runs of each load left out of the statistics"},
-			{Name: "on-error", Default: string(DefaultOnError), Help: "sweep: after a failed run, continue or stop"},
-		},
 	}
 }
 

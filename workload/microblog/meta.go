@@ -25,16 +25,6 @@ func (meta) Meta() workload.Meta {
 		Description: "Twitter-like microblog (Fonseca et al. 2013): power-law follow graph, posts fanned out to followers' timelines",
 		Operations:  ClientOps,
 		Models:      models,
-		Options: []workload.Option{
-			{Name: "users", Default: "400", Help: "users in the dataset (400 gives ~10,080 follows and ~3,540 tweets, as in the study)"},
-			{Name: "seed", Default: "1", Help: "seed of the dataset and of the clients' choices"},
-			{Name: "model", Default: string(Denormalized), Help: "data model: denormalized, normalized or async"},
-			{Name: "clients", Default: "200", Help: "concurrent clients, each simulating one user"},
-			{Name: "duration", Default: DefaultDuration, Help: "run time, warm-up included"},
-			{Name: "warmup", Default: "0s", Help: "time at the start excluded from the summary"},
-			{Name: "rate", Default: "0", Help: "open loop: operations per second over all clients (0 = closed loop)"},
-			{Name: "mix", Default: DefaultMix, Help: "operation weights"},
-		},
 	}
 }
 

@@ -1,4 +1,4 @@
-package cli
+package job
 
 import (
 	"encoding/json"
@@ -16,11 +16,11 @@ func (fakeAdapter) Name() string { return "mariadb" }
 // The header is what a result file and a report show: a DSN password must
 // never reach it, and a cluster started for the run must be described.
 func TestHeaderRedactsAndDescribesCluster(t *testing.T) {
-	activeCluster = &cluster.Cluster{Engine: "mariadb", Version: "10.11", Dir: "/tmp/c",
+	cl := &cluster.Cluster{Engine: "mariadb", Version: "10.11", Dir: "/tmp/c",
 		Nodes:   []*cluster.Node{{Name: "node1", Host: "127.0.0.1", Port: 3307, Role: "primary", LogFile: "/tmp/c/node1/log"}},
 		Options: map[string]string{"innodb_buffer_pool_size": "128M"}}
-	defer func() { activeCluster = nil }()
-	h := newHeader("wiki", fakeAdapter{}, adapter.Info{Name: "mariadb"}, "mariadb://fieldbench:s3cretpw@127.0.0.1:3307/fieldbench", 1, nil)
+	env := &Env{Cluster: ClusterInfo(cl)}
+	h := newHeader(env, "wiki", fakeAdapter{}, adapter.Info{Name: "mariadb"}, "mariadb://fieldbench:s3cretpw@127.0.0.1:3307/fieldbench", 1, nil)
 	b, err := json.Marshal(h)
 	if err != nil {
 		t.Fatal(err)
