@@ -170,3 +170,13 @@ func child(n *yaml.Node, s string) *yaml.Node {
 	}
 	return nil
 }
+
+// traits are the scenario workload's job traits (none for "none" or an
+// unknown workload, which checkKeys reports).
+func (sc *Scenario) traits() job.Traits {
+	j, err := job.New(sc.Workload.Name)
+	if err != nil {
+		return job.Traits{}
+	}
+	return job.TraitsOf(j)
+}

@@ -93,7 +93,7 @@ func (es *expSession) end() error {
 		_ = es.s.Event("timeline-unfinished", "the load ended before every action fired")
 	}
 	es.mu.Lock()
-	neverStable := es.joinAt >= 0 && es.stableIdx < 0 && es.x.sc.Workload.Name == "wiki"
+	neverStable := es.joinAt >= 0 && es.stableIdx < 0 && len(es.means) > 0
 	es.mu.Unlock()
 	if neverStable {
 		_ = es.s.Event("never-stable", fmt.Sprintf("no %d request sets in a row below the baseline after the join, in %d request sets", es.x.sc.Stability.Window, len(es.means)))

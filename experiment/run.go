@@ -144,9 +144,9 @@ func Run(ctx context.Context, sc *Scenario, cfg Config) (err error) {
 // runWorkload runs the scenario's workload command with opts on dsn, the
 // experiment observing it.
 func (x *expRun) runWorkload(ctx context.Context, dsn string, opts map[string]any) error {
-	if x.joins() && x.sc.Workload.Name == "wiki" {
+	if opt := x.sc.traits().SetsOption; x.joins() && opt != "" {
 		// The join experiment ends on stability, not on a set count.
-		opts = Merge(opts, map[string]any{"sets": x.sc.Stability.MaxSets})
+		opts = Merge(opts, map[string]any{opt: x.sc.Stability.MaxSets})
 	}
 	return x.runJob(ctx, x.sc.Workload.Command, dsn, opts)
 }

@@ -252,14 +252,11 @@ func (sc *Scenario) checkKeys(bad func(string, ...any)) {
 		bad("workload.name: %q is not one of %s", sc.Workload.Name, strings.Join(Workloads(), ", "))
 	}
 	switch sc.Workload.Command {
-	case "", "run":
-	case "sweep":
-		if sc.Workload.Name != "ingest" {
-			bad("workload.command: sweep exists for ingest only")
-		}
+	case "", "run", "sweep": // whether the workload has it: checkJob
 	default:
 		bad("workload.command: %q is not run or sweep", sc.Workload.Command)
 	}
+	tr := sc.traits()
 	if sc.Cluster != nil && sc.DSN != "" {
 		bad("cluster and dsn exclude each other: start a cluster, or use an existing database")
 	}
@@ -288,11 +285,11 @@ func (sc *Scenario) checkKeys(bad func(string, ...any)) {
 		if a.Sets < 0 || a.Count < 0 || a.After < 0 {
 			bad("%s: sets, count and after cannot be negative", where)
 		}
-		if a.Sets > 0 && sc.Workload.Name != "wiki" {
-			bad("%s.sets: request sets exist only in the wiki workload", where)
+		if a.Sets > 0 && tr.SetsOption == "" {
+			bad("%s.sets: workload %s runs no request sets", where, sc.Workload.Name)
 		}
-		if a.Do == "stop" && sc.Workload.Name != "wiki" {
-			bad("%s: stop ends request sets (wiki); other workloads end with their duration option", where)
+		if a.Do == "stop" && tr.SetsOption == "" {
+			bad("%s: stop ends request sets, which workload %s does not run; it ends with its duration option", where, sc.Workload.Name)
 		}
 		switch a.Do {
 		case "add", "remove", "kill", "stop-node", "restart":
@@ -314,8 +311,8 @@ func (sc *Scenario) checkKeys(bad func(string, ...any)) {
 				bad("%s: add takes count, not nodes (new nodes are named by the engine)", where)
 			}
 		}
-		if (a.When == "baseline" || a.When == "stable") && sc.Workload.Name != "wiki" {
-			bad("%s.when: %s is detected from request sets: only the wiki workload has them", where, a.When)
+		if (a.When == "baseline" || a.When == "stable") && tr.SetsOption == "" {
+			bad("%s.when: %s is detected from request sets, which workload %s does not run", where, a.When, sc.Workload.Name)
 		}
 		if (a.When == "joined" || a.When == "settled") && !grows {
 			bad("%s.when: %s needs an earlier add action", where, a.When)
@@ -345,7 +342,7 @@ func (sc *Scenario) checkKeys(bad func(string, ...any)) {
 	if st := sc.Stability; st.WarmupSets < 0 || st.BaselineSets < 2 || st.Window < 1 || st.MaxSets < st.WarmupSets+st.BaselineSets || st.AfterStable < 0 {
 		bad("stability: warmup_sets >= 0, baseline_sets >= 2, window >= 1, max_sets >= warmup_sets + baseline_sets (got %+v)", st)
 	}
-	if sc.Audit && sc.Workload.Name != "microblog" {
+	if sc.Audit && !tr.Audit {
 		bad("audit: the durability audit reads back microblog posts; workload is %s", sc.Workload.Name)
 	}
 	if c := sc.Convergence; c != nil {

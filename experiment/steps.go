@@ -53,10 +53,10 @@ func (x *expRun) runSteps(ctx context.Context, dsn string) error {
 		}
 		opts := Merge(x.sc.Workload.Options, st.Options)
 		fmt.Fprintf(x.stderr, "\nstep %d of %d: %d node(s)\n", x.step, len(x.sc.Steps), st.Nodes)
-		if x.sc.Workload.Name == "wiki" {
+		if keep := x.sc.traits().StepLoad; keep != nil {
 			// Each step has its own dataset (the study doubled it).
 			load := map[string]any{"reset": true}
-			for _, k := range []string{"articles", "seed", "from"} {
+			for _, k := range keep {
 				if v, ok := opts[k]; ok {
 					load[k] = v
 				}
@@ -244,7 +244,7 @@ func (x *expRun) conclude() error {
 	if len(runs) == 0 {
 		return nil
 	}
-	if x.sc.Workload.Name == "wiki" && (x.joins() || len(x.sc.Steps) > 0) {
+	if x.sc.traits().SetsOption != "" && (x.joins() || len(x.sc.Steps) > 0) {
 		if err := report.Scores(x.stdout, report.MergeRuns(runs...)); err != nil {
 			return err
 		}

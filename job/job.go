@@ -150,3 +150,29 @@ func Find(j Job, verb string) (Command, bool) {
 	}
 	return Command{}, false
 }
+
+// Traits are what an experiment may do with a job's run beyond running it.
+type Traits struct {
+	// SetsOption names the option that bounds a run of request sets (a
+	// join experiment sets it to its max_sets and ends the sets once the
+	// cluster is stable again); "" when the run has no request sets.
+	SetsOption string
+	// StepLoad lists the options a scalability step passes to the job's
+	// load command (with reset) before running, so every step has its own
+	// dataset; nil when steps share the dataset.
+	StepLoad []string
+	// Audit: the run reports every post to the observer and calls its
+	// AfterLoad with the store, so the durability audit can read them back.
+	Audit bool
+}
+
+// Traited is a job with Traits.
+type Traited interface{ Traits() Traits }
+
+// TraitsOf returns j's traits (none for a job without).
+func TraitsOf(j Job) Traits {
+	if t, ok := j.(Traited); ok {
+		return t.Traits()
+	}
+	return Traits{}
+}

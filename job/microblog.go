@@ -529,3 +529,7 @@ func workloadMeta(name string) workload.Meta {
 	}
 	return w.Meta()
 }
+
+// Traits: every post is reported to the observer, and the store is handed
+// to its AfterLoad for the durability audit.
+func (j *microblogJob) Traits() Traits { return Traits{Audit: true} }

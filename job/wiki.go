@@ -736,3 +736,9 @@ func (j *wikiJob) runOp(ctx context.Context, env *Env, op string) error {
 	enc.SetEscapeHTML(false)
 	return enc.Encode(out)
 }
+
+// Traits: request sets bounded by --sets; each scalability step loads its
+// own articles (the study doubled the dataset with the cluster).
+func (j *wikiJob) Traits() Traits {
+	return Traits{SetsOption: "sets", StepLoad: []string{"articles", "seed", "from"}}
+}
