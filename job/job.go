@@ -55,6 +55,27 @@ type Env struct {
 	// Cluster describes the cluster fieldbench started for the run, nil
 	// otherwise; it is recorded in the result file.
 	Cluster *result.ClusterInfo
+	// Outputs are the standard files and live metrics a measured run
+	// makes beside its result file.
+	Outputs Outputs
+}
+
+// Outputs are what a measured run writes for other tools.
+type Outputs struct {
+	// HDRLog writes hdr/<operation>.hlog in the run directory: the
+	// standard HdrHistogram interval log, one histogram a second.
+	HDRLog bool
+	// CSV and JSON write summary.csv and summary.json in the run directory.
+	CSV, JSON bool
+	// Live, when set, is given every interval as it is written (a metrics
+	// endpoint).
+	Live LiveSink
+}
+
+// LiveSink sees a run's intervals as they are written.
+type LiveSink interface {
+	Start(workload, adapter string)
+	Interval(iv result.Interval)
 }
 
 func (e *Env) observer() Observer {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/export"
 	"github.com/fieldbench/fieldbench/probe"
 	"github.com/fieldbench/fieldbench/recorder"
 	"github.com/fieldbench/fieldbench/report"
@@ -35,6 +36,7 @@ type Session struct {
 	extra  map[string]float64
 	stdout io.Writer
 	stderr io.Writer
+	out    Outputs
 }
 
 // StartSession creates the result file in dir and starts the clock of the
@@ -60,6 +62,10 @@ func startRun(ctx context.Context, env *Env, dir string, h result.Header) (*Sess
 	s, err := StartSession(dir, h, env.Stdout, env.Stderr)
 	if err != nil {
 		return nil, err
+	}
+	s.out = env.Outputs
+	if s.out.Live != nil {
+		s.out.Live.Start(h.Workload, h.Adapter)
 	}
 	env.observer().Started(ctx, s)
 	return s, nil
@@ -148,6 +154,9 @@ func (s *Session) writeInterval(snap recorder.Snapshot, warm, drain bool) error 
 	}
 	iv.Drain = drain
 	s.intervals = append(s.intervals, iv)
+	if s.out.Live != nil {
+		s.out.Live.Interval(iv)
+	}
 	return s.w.Interval(iv)
 }
 
@@ -185,7 +194,35 @@ func (s *Session) Finish(interrupted bool) error {
 		return err
 	}
 	fmt.Fprintf(s.stdout, "\nresult: %s\nreport: %s\n", s.w.Path(), out)
-	return nil
+	return s.export(run)
+}
+
+// export writes the run's standard outputs (Outputs) beside its result.
+func (s *Session) export(run *result.Run) error {
+	var errs []error
+	if s.out.HDRLog {
+		files, err := export.HDRLogs(run, filepath.Join(s.dir, "hdr"))
+		errs = append(errs, err)
+		if len(files) > 0 {
+			fmt.Fprintf(s.stdout, "hdr logs: %s\n", filepath.Join(s.dir, "hdr"))
+		}
+	}
+	for _, f := range []struct {
+		on    bool
+		name  string
+		write func(io.Writer, *result.Run) error
+	}{{s.out.CSV, "summary.csv", export.SummaryCSV}, {s.out.JSON, "summary.json", export.SummaryJSON}} {
+		if !f.on {
+			continue
+		}
+		path := filepath.Join(s.dir, f.name)
+		err := export.WriteFile(path, func(w io.Writer) error { return f.write(w, run) })
+		errs = append(errs, err)
+		if err == nil {
+			fmt.Fprintf(s.stdout, "summary: %s\n", path)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Detached gives post-run work (summary queries, catch-up) a context that

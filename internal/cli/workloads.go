@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/job"
+	"github.com/fieldbench/fieldbench/metrics"
 )
 
 // jobCmds returns, for one verb, a subcommand per registered job that offers
@@ -47,12 +49,50 @@ func jobCmd(j job.Job, use string, c job.Command) *cobra.Command {
 		return cmd
 	}
 	var cl *cluster.Cluster // started by --cluster
+	var out outputFlags
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		env := &job.Env{Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Version: Version, Cluster: job.ClusterInfo(cl)}
+		stop, err := out.apply(env)
+		if err != nil {
+			return err
+		}
+		defer stop()
 		return c.Run(cmd.Context(), env)
 	}
 	if c.Measured {
+		out.bind(cmd)
 		withCluster(cmd, func(started *cluster.Cluster) { cl = started })
 	}
 	return cmd
+}
+
+// outputFlags are the standard outputs every measured command offers.
+type outputFlags struct {
+	hdrLog, csv, json bool
+	metricsAddr       string
+	allowRemote       bool
+}
+
+func (o *outputFlags) bind(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.BoolVar(&o.hdrLog, "hdr-log", false, "also write hdr/<operation>.hlog in the run directory: the standard HdrHistogram interval log (one histogram a second, µs)")
+	f.BoolVar(&o.csv, "summary-csv", false, "also write summary.csv (one row per operation) in the run directory")
+	f.BoolVar(&o.json, "summary-json", false, "also write summary.json in the run directory")
+	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve live OpenMetrics/Prometheus metrics on HOST:PORT/metrics while the run goes on (loopback only unless --metrics-allow-remote)")
+	f.BoolVar(&o.allowRemote, "metrics-allow-remote", false, "let --metrics-addr listen on an address that is not loopback")
+}
+
+// apply sets env's outputs and starts the metrics endpoint; stop ends it.
+func (o *outputFlags) apply(env *job.Env) (stop func(), err error) {
+	env.Outputs = job.Outputs{HDRLog: o.hdrLog, CSV: o.csv, JSON: o.json}
+	if o.metricsAddr == "" {
+		return func() {}, nil
+	}
+	srv, err := metrics.Listen(o.metricsAddr, o.allowRemote)
+	if err != nil {
+		return nil, job.Usage(err)
+	}
+	env.Outputs.Live = srv
+	fmt.Fprintf(env.Stderr, "metrics: http://%s/metrics\n", srv.Addr())
+	return func() { _ = srv.Close() }, nil
 }
