@@ -212,6 +212,23 @@ const HarnessOnlyAdapter = "null"
 // HarnessOnlyMark is how results and reports made on it are marked.
 const HarnessOnlyMark = "harness only — no database"
 
+// Clients is how many clients the run's options say it drove (the
+// "clients", "threads" or "sources" option, whichever the workload has);
+// 0 when none is recorded.
+func (h Header) Clients() int {
+	for _, k := range []string{"clients", "threads", "sources"} {
+		switch v := h.Options[k].(type) {
+		case int:
+			return v
+		case int64:
+			return int(v)
+		case float64: // read back from JSON
+			return int(v)
+		}
+	}
+	return 0
+}
+
 // HarnessOnly reports whether the run measured fieldbench alone.
 func (h Header) HarnessOnly() bool { return h.Adapter == HarnessOnlyAdapter }
 

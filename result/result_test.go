@@ -149,6 +149,17 @@ func TestHarnessOnly(t *testing.T) {
 	if !h.HarnessOnly() {
 		t.Fatal("a null run is harness only")
 	}
+	for _, tc := range []struct {
+		opts map[string]any
+		want int
+	}{
+		{map[string]any{"clients": 2.0}, 2}, {map[string]any{"threads": 6}, 6}, {map[string]any{"sources": int64(8)}, 8}, {nil, 0},
+	} {
+		h.Options = tc.opts
+		if got := h.Clients(); got != tc.want {
+			t.Errorf("Clients() of %v = %d, want %d", tc.opts, got, tc.want)
+		}
+	}
 }
 
 // A run killed mid-write leaves a partial last line: everything before it

@@ -36,6 +36,7 @@ type session struct {
 	extra  map[string]float64
 	stdout io.Writer
 	stderr io.Writer
+	self   *probe.SelfMeter // the client's own cost, recorded in the summary
 }
 
 func startSession(dir string, h result.Header, stdout, stderr io.Writer) (*session, error) {
@@ -49,6 +50,7 @@ func startSession(dir string, h result.Header, stdout, stderr io.Writer) (*sessi
 		rec:    recorder.New(h.Operations, h.Started),
 		extra:  map[string]float64{},
 		stdout: stdout, stderr: stderr,
+		self: probe.StartSelf(0),
 	}, nil
 }
 
@@ -131,6 +133,11 @@ func (s *session) finish(interrupted bool) error {
 	}
 	sum.Interrupted = interrupted
 	sum.Extra = s.extra
+	cost := s.self.Stop(s.header.Clients())
+	sum.Client = &cost
+	if w := cost.Warning(); w != "" {
+		fmt.Fprintln(s.stderr, "fieldbench: "+w)
+	}
 	run.Summary = &sum
 	werr := s.w.Summary(sum)
 	if cerr := s.w.Close(); werr == nil {
