@@ -40,9 +40,13 @@ const maxErrorKinds = 32
 
 // shardsPerProc is how many shards a recorder opens per GOMAXPROCS: more
 // than one so that a worker preempted while holding its shard's mutex
-// rarely blocks another, few enough that the shards' histograms (about
-// 139 KB per operation each) stay a constant of the process.
-const shardsPerProc = 4
+// rarely blocks another. shardCap caps them on large machines: a shard
+// holds about 139 KB per operation and as much again per follower group
+// hit, so 32 shards of three grouped operations can reach ~150 MB.
+const (
+	shardsPerProc = 2
+	shardCap      = 32
+)
 
 // Recorder collects the shards of one run.
 type Recorder struct {
@@ -57,9 +61,9 @@ type Recorder struct {
 
 // New returns a recorder for the named operations; start is time zero of the
 // run (interval offsets are relative to it). It records into at most
-// 4 × GOMAXPROCS shards.
+// 2 × GOMAXPROCS shards, and never more than 32.
 func New(ops []string, start time.Time) *Recorder {
-	return NewSharded(ops, start, shardsPerProc*runtime.GOMAXPROCS(0))
+	return NewSharded(ops, start, min(shardsPerProc*runtime.GOMAXPROCS(0), shardCap))
 }
 
 // NewSharded is New with an explicit bound on the shards (at least 1);
