@@ -205,6 +205,8 @@ func schedule(ch chan<- time.Time, stop <-chan struct{}, start, end time.Time, r
 		per = 1
 	}
 	var sent int64
+	timer := time.NewTimer(time.Hour) // reused: one timer, not one per wait
+	defer timer.Stop()
 	for {
 		now := time.Now()
 		if !now.Before(end) {
@@ -217,6 +219,11 @@ func schedule(ch chan<- time.Time, stop <-chan struct{}, start, end time.Time, r
 		scheduled.Store(due)
 		for ; sent < due; sent++ {
 			at := start.Add(time.Duration(sent) * per)
+			select { // a client waiting or room in the buffer: no lock on stop
+			case ch <- at:
+				continue
+			default:
+			}
 			select {
 			case ch <- at:
 			case <-stop:
@@ -228,10 +235,11 @@ func schedule(ch chan<- time.Time, stop <-chan struct{}, start, end time.Time, r
 		if wait < 50*time.Microsecond {
 			wait = 50 * time.Microsecond
 		}
+		timer.Reset(wait)
 		select {
 		case <-stop:
 			return
-		case <-time.After(wait):
+		case <-timer.C:
 		}
 	}
 }
