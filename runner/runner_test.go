@@ -132,6 +132,23 @@ func TestInterruptStopsAndFlushes(t *testing.T) {
 	}
 }
 
+// An interrupt stops open-loop clients too: they wait on the schedule
+// alone, which the scheduler closes when Run stops.
+func TestOpenLoopInterrupt(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	w := &sleeper{d: time.Millisecond}
+	start := time.Now()
+	snaps, _, out := collect(t, runner.Config{Workers: 50, Duration: time.Minute, Rate: 1000}, w, ctx)
+	if !out.Interrupted || time.Since(start) > 5*time.Second {
+		t.Fatalf("interrupted %v after %s: open-loop clients must stop at once", out.Interrupted, time.Since(start))
+	}
+	if ok, _ := total(snaps); ok == 0 || ok != w.n.Load() {
+		t.Fatalf("recorded %d of %d operations", ok, w.n.Load())
+	}
+}
+
 func TestConfigValidate(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
