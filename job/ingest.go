@@ -235,6 +235,10 @@ func (j *ingestJob) open(ctx context.Context, dirName string) (*ingestDB, error)
 	if e.a, e.db, err = OpenDB(ctx, e.dsn); err != nil {
 		return nil, err
 	}
+	if err := verifiable(e.a, j.verify); err != nil {
+		e.close()
+		return nil, err
+	}
 	if e.store, err = ingestStore(ctx, e.db, e.dsn); err != nil {
 		e.close()
 		return nil, err

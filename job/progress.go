@@ -10,19 +10,20 @@ import (
 	"golang.org/x/term"
 
 	"github.com/fieldbench/fieldbench/recorder"
+	"github.com/fieldbench/fieldbench/runner"
 )
 
 // progress prints one live line while a run goes on. On a terminal the line
 // is rewritten in place every second; otherwise (CI logs, files) a line is
-// printed every 10 seconds so logs stay short.
+// printed every 10 seconds of the run's clock so logs stay short.
 type progress struct {
-	w         io.Writer
-	tty       bool
-	total     time.Duration
-	ops       []string
-	lastPrint time.Time
-	errors    int64
-	printed   bool
+	w       io.Writer
+	tty     bool
+	total   time.Duration
+	ops     []string
+	every   runner.Cadence
+	errors  int64
+	printed bool
 }
 
 func newProgress(w io.Writer, total time.Duration, ops []string) *progress {
@@ -30,7 +31,7 @@ func newProgress(w io.Writer, total time.Duration, ops []string) *progress {
 	if f, ok := w.(*os.File); ok {
 		tty = term.IsTerminal(int(f.Fd()))
 	}
-	return &progress{w: w, tty: tty, total: total, ops: ops}
+	return &progress{w: w, tty: tty, total: total, ops: ops, every: runner.Cadence{Every: 10 * time.Second}}
 }
 
 // update shows snapshot s.
@@ -59,14 +60,12 @@ func (p *progress) update(s recorder.Snapshot) {
 		}
 		fmt.Fprintf(&b, " | %s p50 %s p99 %s", op, fmtUS(h.ValueAtQuantile(50)), fmtUS(h.ValueAtQuantile(99)))
 	}
-	now := time.Now()
 	switch {
 	case p.tty:
 		fmt.Fprintf(p.w, "\r\033[K%s", b.String())
 		p.printed = true
-	case now.Sub(p.lastPrint) >= 10*time.Second:
+	case p.every.Due(s.End):
 		fmt.Fprintln(p.w, b.String())
-		p.lastPrint = now
 	}
 }
 

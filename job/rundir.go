@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/result"
 )
 
 // NewRunDir creates results/<time>-<name>-<adapter>[-N]/ and proves it
@@ -94,4 +95,13 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// verifiable refuses --verify on the harness-only null adapter: it stores
+// nothing, so there is nothing to check answers or counts against.
+func verifiable(a adapter.Adapter, verify bool) error {
+	if verify && a.Name() == result.HarnessOnlyAdapter {
+		return Usagef("--verify does not apply to %s:// (harness only — no database stores anything): pass --verify=false", a.Name())
+	}
+	return nil
 }

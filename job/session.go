@@ -37,6 +37,7 @@ type Session struct {
 	stdout io.Writer
 	stderr io.Writer
 	out    Outputs
+	self   *probe.SelfMeter // the client's own cost, recorded in the summary
 }
 
 // StartSession creates the result file in dir and starts the clock of the
@@ -52,6 +53,7 @@ func StartSession(dir string, h result.Header, stdout, stderr io.Writer) (*Sessi
 		rec:    recorder.New(h.Operations, h.Started),
 		extra:  map[string]float64{},
 		stdout: stdout, stderr: stderr,
+		self: probe.StartSelf(0),
 	}, nil
 }
 
@@ -177,6 +179,11 @@ func (s *Session) Finish(interrupted bool) error {
 	}
 	sum.Interrupted = interrupted
 	sum.Extra = extra
+	cost := s.self.Stop(s.header.Clients())
+	sum.Client = &cost
+	if w := cost.Warning(); w != "" {
+		fmt.Fprintln(s.stderr, "fieldbench: "+w)
+	}
 	run.Summary = &sum
 	werr := s.w.Summary(sum)
 	if cerr := s.w.Close(); werr == nil {

@@ -404,6 +404,9 @@ func (j *trajectoryJob) run(ctx context.Context, env *Env) (err error) {
 		return err
 	}
 	defer db.Close()
+	if err := verifiable(a, j.verify); err != nil {
+		return err
+	}
 	store, err := trajStore(ctx, db, dsn, j.reset)
 	if err != nil {
 		return err

@@ -1,7 +1,12 @@
-// Package recorder times operations into HDR histograms. Each worker owns a
-// Handle (its own histograms behind an uncontended mutex); once a second Tick
-// merges and resets every handle into one Interval. Recording does not
-// allocate and takes no lock shared between workers.
+// Package recorder times operations into HDR histograms. Workers record
+// into a bounded set of shards (a small multiple of GOMAXPROCS, each with its
+// own histograms behind its own mutex); a worker picks its shard once, when
+// it asks for a Handle, so the recording state does not grow with the number
+// of clients: 100,000 clients share the same few shards as 8 do. Once a
+// second Tick merges and resets every shard into one Interval. HDR merging
+// adds bucket counts, so the merged figures are exactly those one histogram
+// per client would give. Recording does not allocate and takes no lock shared
+// by all workers.
 package recorder
 
 import (
@@ -12,11 +17,13 @@ import (
 	"math/bits"
 	"net"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -26,23 +33,43 @@ import (
 // maxGroups bounds the power-of-two groups (2^31 followers is plenty).
 const maxGroups = 33
 
-// maxErrorKinds bounds distinct error kinds per operation and interval so an
-// error message with ids in it cannot grow the result file without bound.
+// maxErrorKinds bounds distinct error kinds per operation, shard and
+// interval so an error message with ids in it cannot grow the result file
+// without bound.
 const maxErrorKinds = 32
 
-// Recorder collects the handles of one run.
+// shardsPerProc is how many shards a recorder opens per GOMAXPROCS: more
+// than one so that a worker preempted while holding its shard's mutex
+// rarely blocks another. shardCap caps them on large machines: a shard
+// holds about 139 KB per operation and as much again per follower group
+// hit, so 32 shards of three grouped operations can reach ~150 MB.
+const (
+	shardsPerProc = 2
+	shardCap      = 32
+)
+
+// Recorder collects the shards of one run.
 type Recorder struct {
-	ops     []string
-	mu      sync.Mutex
-	handles []*Handle
-	start   time.Time
-	last    time.Time
+	ops       []string
+	maxShards int
+	mu        sync.Mutex
+	handles   []*Handle // the shards, at most maxShards
+	given     int       // handles given out, to spread workers round-robin
+	start     time.Time
+	last      time.Time
 }
 
 // New returns a recorder for the named operations; start is time zero of the
-// run (interval offsets are relative to it).
+// run (interval offsets are relative to it). It records into at most
+// 2 × GOMAXPROCS shards, and never more than 32.
 func New(ops []string, start time.Time) *Recorder {
-	return &Recorder{ops: append([]string(nil), ops...), start: start, last: start}
+	return NewSharded(ops, start, min(shardsPerProc*runtime.GOMAXPROCS(0), shardCap))
+}
+
+// NewSharded is New with an explicit bound on the shards (at least 1);
+// tests use it to compare one shard per client with a few shared ones.
+func NewSharded(ops []string, start time.Time, maxShards int) *Recorder {
+	return &Recorder{ops: append([]string(nil), ops...), maxShards: max(maxShards, 1), start: start, last: start}
 }
 
 // Ops returns the operation names; an operation's index is its position.
@@ -51,8 +78,23 @@ func (r *Recorder) Ops() []string { return r.ops }
 // Start is time zero of the run.
 func (r *Recorder) Start() time.Time { return r.start }
 
-// Handle returns a new handle for one worker.
+// Shards is how many shards the recorder holds so far (at most its bound).
+func (r *Recorder) Shards() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.handles)
+}
+
+// Handle returns the recording surface of one worker: a shard of its own
+// while the recorder has fewer shards than its bound, then the existing
+// shards in turn. Call it once per worker, not per operation.
 func (r *Recorder) Handle() *Handle {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.given++
+	if len(r.handles) >= r.maxShards {
+		return r.handles[(r.given-1)%len(r.handles)]
+	}
 	h := &Handle{
 		hists:  make([]*hdrhistogram.Histogram, len(r.ops)),
 		groups: make([][maxGroups]*hdrhistogram.Histogram, len(r.ops)),
@@ -62,18 +104,18 @@ func (r *Recorder) Handle() *Handle {
 		h.hists[i] = result.NewHist()
 		h.errs[i] = map[string]int64{}
 	}
-	r.mu.Lock()
 	r.handles = append(r.handles, h)
-	r.mu.Unlock()
 	return h
 }
 
-// Handle is one worker's recording surface.
+// Handle is one recording shard, shared by the workers that were given it.
+// Its methods are safe for concurrent use.
 type Handle struct {
 	mu     sync.Mutex
 	hists  []*hdrhistogram.Histogram
 	groups [][maxGroups]*hdrhistogram.Histogram
 	errs   []map[string]int64
+	_      [64]byte // keeps two shards' mutexes off one cache line
 }
 
 // Record adds one successful operation taking d.
@@ -91,7 +133,7 @@ func (h *Handle) RecordGroup(op int, n int, d time.Duration) {
 	h.mu.Lock()
 	_ = h.hists[op].RecordValue(us)
 	g := h.groups[op][b]
-	if g == nil { // once per worker and bucket, not per operation
+	if g == nil { // once per shard and bucket, not per operation
 		g = result.NewHist()
 		h.groups[op][b] = g
 	}
@@ -243,9 +285,16 @@ func (r *Recorder) Interval(s Snapshot, warmup bool) (result.Interval, error) {
 // KindError lets a driver error name its own kind.
 type KindError interface{ Kind() string }
 
+// maxKindLen bounds an error kind in bytes. It is generous because the
+// whole reason matters: a PostgreSQL error wrapped by the adapter and the
+// workload ("post tweet N: insert timeline: ERROR: could not serialize
+// access due to ... (SQLSTATE N)") runs past 150 characters before its cause.
+const maxKindLen = 300
+
 // Kind classifies an error for counting: timeouts, refused or reset
 // connections and cancellations are named; anything else is the first line
-// of its message with every number replaced by N, cut to 80 characters.
+// of its message with every number replaced by N, whole unless longer than
+// 300 bytes, then cut at the last word boundary before and marked "…".
 func Kind(err error) string {
 	var ke KindError
 	var ne net.Error
@@ -268,11 +317,24 @@ func Kind(err error) string {
 		return "timeout"
 	}
 	msg, _, _ := strings.Cut(err.Error(), "\n")
-	msg = digits.ReplaceAllString(msg, "N")
-	if len(msg) > 80 {
-		msg = msg[:80]
+	return cutKind(digits.ReplaceAllString(msg, "N"))
+}
+
+// cutKind shortens msg to at most maxKindLen bytes, at a space when one is
+// in the second half of the bound, else at a character boundary.
+func cutKind(msg string) string {
+	if len(msg) <= maxKindLen {
+		return msg
 	}
-	return msg
+	const mark = "…"
+	cut := maxKindLen - len(mark)
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	if sp := strings.LastIndexByte(msg[:cut+1], ' '); sp >= maxKindLen/2 {
+		cut = sp
+	}
+	return strings.TrimRight(msg[:cut], " ,:;") + mark
 }
 
 // digits are replaced by N in error kinds: "post tweet 3606: timed out" and

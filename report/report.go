@@ -116,7 +116,31 @@ func runNotes(d *runData) []string {
 	if d.run.Truncated {
 		notes = append(notes, "The result file's last line was cut off and skipped.")
 	}
+	if d.run.Header.HarnessOnly() {
+		notes = append(notes, "Harness only — no database: measured on null://, these figures are fieldbench's own cost.")
+	}
+	if c := d.summary.Client; c != nil && c.Busy {
+		notes = append(notes, fmt.Sprintf("Busy client: fieldbench itself used %.0f %% of its %d CPU(s) (over %.0f %%); latencies may include the client's own queueing.",
+			100*c.CPUShare(), c.CPUs, 100*result.BusyShare))
+	}
 	return notes
+}
+
+// clientText is the client's own cost in one line ("" when not recorded).
+func clientText(c *result.ClientCost) string {
+	if c == nil {
+		return ""
+	}
+	s := fmt.Sprintf("CPU %.2f s user + %.2f s system (%.0f %% of %d CPU(s) over %s), peak RSS %s, peak goroutines %s",
+		c.CPUUserSeconds, c.CPUSysSeconds, 100*c.CPUShare(), c.CPUs, fmtSeconds(c.WallSeconds),
+		fmtBytes(float64(c.MaxRSSBytes)), fmtCount(int64(c.PeakGoroutines)))
+	if c.Clients > 0 {
+		s += ", " + fmtCount(int64(c.Clients)) + " clients"
+	}
+	if c.Busy {
+		s += " — busy"
+	}
+	return s
 }
 
 // runFields are the header block's label/value pairs (raw, unescaped).
@@ -143,6 +167,7 @@ func runFields(d *runData) [][2]string {
 		{"Go", m.GoVersion},
 		{"started", h.Started.Format(time.RFC3339)},
 		{"warm-up", fmtSeconds(h.WarmupSeconds)},
+		{"client cost", clientText(d.summary.Client)},
 	}
 	if len(d.run.Intervals) > 0 {
 		fields = append(fields, [2]string{"measured", fmtSeconds(d.summary.DurationSeconds) + " (" + strconv.Itoa(len(d.run.Intervals)) + " intervals, " + strconv.Itoa(len(d.run.Events)) + " events)"})

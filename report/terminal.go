@@ -33,6 +33,9 @@ func Terminal(w io.Writer, run *result.Run) error {
 	for _, n := range runNotes(d) {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
+	if c := clientText(d.summary.Client); c != "" {
+		fmt.Fprintf(w, "client: %s\n", c)
+	}
 	if ops := measuredOps([]*runData{d}); len(ops) > 0 {
 		fmt.Fprintln(w)
 		if err := opTable(w, d, ops); err != nil {

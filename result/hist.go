@@ -113,6 +113,7 @@ func (r *Run) Summarize() (Summary, error) {
 	if r.Summary != nil {
 		s.Interrupted = r.Summary.Interrupted
 		s.Extra = r.Summary.Extra
+		s.Client = r.Summary.Client
 	}
 	return s, nil
 }

@@ -7,6 +7,7 @@
 package result
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
@@ -157,7 +158,79 @@ type Summary struct {
 	// Extra holds workload-specific figures (populate time, database size,
 	// materializer lag...), flat so the report can tabulate them.
 	Extra map[string]float64 `json:"extra,omitempty"`
+	// Client is what the fieldbench process itself used (absent in files
+	// written before it was recorded).
+	Client *ClientCost `json:"client,omitempty"`
 }
+
+// BusyShare is the share of the CPU it may use above which a client is
+// measuring itself rather than the database: past it, its own scheduling
+// delays show up as latency. Load generators are commonly kept below it.
+const BusyShare = 0.8
+
+// ClientCost is the cost of the client (the fieldbench process) over a run,
+// read from the process itself (getrusage, the Go runtime), not estimated.
+type ClientCost struct {
+	CPUUserSeconds float64 `json:"cpu_user_seconds"`
+	CPUSysSeconds  float64 `json:"cpu_sys_seconds"`
+	// WallSeconds is the time the CPU seconds were taken over.
+	WallSeconds float64 `json:"wall_seconds"`
+	// CPUs is how many CPUs the process may use (GOMAXPROCS, which follows
+	// the CPU affinity and cgroup limits).
+	CPUs int `json:"cpus"`
+	// MaxRSSBytes is the process's peak resident set size.
+	MaxRSSBytes    int64 `json:"max_rss_bytes"`
+	PeakGoroutines int   `json:"peak_goroutines"`
+	// Clients is how many clients (workers, threads, sources) the run drove.
+	Clients int `json:"clients,omitempty"`
+	// Busy: the client used more than BusyShare of the CPU it may use.
+	Busy bool `json:"busy,omitempty"`
+}
+
+// CPUShare is the client's CPU seconds over the CPU seconds it could have
+// used (wall time × CPUs); 0 when unknown.
+func (c ClientCost) CPUShare() float64 {
+	if c.WallSeconds <= 0 || c.CPUs <= 0 {
+		return 0
+	}
+	return (c.CPUUserSeconds + c.CPUSysSeconds) / (c.WallSeconds * float64(c.CPUs))
+}
+
+// Warning is the line to print when the client was busy ("" otherwise).
+func (c ClientCost) Warning() string {
+	if !c.Busy {
+		return ""
+	}
+	return fmt.Sprintf("warning: the client itself used %.0f %% of its %d CPU(s) (over %.0f %%): it may be measuring its own limits rather than the database's; use fewer clients per process or more CPUs",
+		100*c.CPUShare(), c.CPUs, 100*BusyShare)
+}
+
+// HarnessOnlyAdapter is the adapter that answers without a database (see
+// adapter/null): its results measure fieldbench alone.
+const HarnessOnlyAdapter = "null"
+
+// HarnessOnlyMark is how results and reports made on it are marked.
+const HarnessOnlyMark = "harness only — no database"
+
+// Clients is how many clients the run's options say it drove (the
+// "clients", "threads" or "sources" option, whichever the workload has);
+// 0 when none is recorded.
+func (h Header) Clients() int {
+	for _, k := range []string{"clients", "threads", "sources"} {
+		switch v := h.Options[k].(type) {
+		case int:
+			return v
+		case int64:
+			return int(v)
+		case float64: // read back from JSON
+			return int(v)
+		}
+	}
+	return 0
+}
+
+// HarnessOnly reports whether the run measured fieldbench alone.
+func (h Header) HarnessOnly() bool { return h.Adapter == HarnessOnlyAdapter }
 
 // Line is one line of the file; exactly one field besides Kind is set.
 type Line struct {

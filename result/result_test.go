@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,7 +59,8 @@ func TestRoundTrip(t *testing.T) {
 	if err := w.Point(pt); err != nil {
 		t.Fatal(err)
 	}
-	sum := result.Summary{DurationSeconds: 2, Ops: map[string]result.OpSummary{"get": {Count: 3}}, Extra: map[string]float64{"x": 1}}
+	sum := result.Summary{DurationSeconds: 2, Ops: map[string]result.OpSummary{"get": {Count: 3}}, Extra: map[string]float64{"x": 1},
+		Client: &result.ClientCost{CPUUserSeconds: 1.5, CPUSysSeconds: 0.25, WallSeconds: 3, CPUs: 2, MaxRSSBytes: 40 << 20, PeakGoroutines: 12, Clients: 2}}
 	if err := w.Summary(sum); err != nil {
 		t.Fatal(err)
 	}
@@ -86,6 +88,77 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if g.P50US < 199 || g.P50US > 201 {
 		t.Fatalf("p50 %d, want 200", g.P50US)
+	}
+	if got.Client == nil || *got.Client != *sum.Client {
+		t.Fatalf("client cost %+v, want %+v", got.Client, sum.Client)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, result.FileName))
+	if err != nil || !strings.Contains(string(raw), `"max_rss_bytes":41943040`) || !strings.Contains(string(raw), `"cpu_user_seconds":1.5`) {
+		t.Fatalf("the result file does not name the client's cost (%v)", err)
+	}
+}
+
+// A summary written before the client's cost was recorded still reads.
+func TestReadSummaryWithoutClientCost(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	w, err := result.Create(dir, header())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	f, err := os.OpenFile(filepath.Join(dir, result.FileName), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"kind":"summary","summary":{"duration_seconds":2,"ops":{"get":{"count":3,"ops_per_sec":1.5}}}}` + "\n")
+	f.Close()
+	run, err := result.Read(dir)
+	if err != nil || run.Summary == nil || run.Summary.Client != nil || run.Summary.Ops["get"].Count != 3 {
+		t.Fatalf("old summary: %v %+v", err, run.Summary)
+	}
+}
+
+func TestClientCostShareAndWarning(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		c     result.ClientCost
+		share float64
+	}{
+		{"idle", result.ClientCost{CPUUserSeconds: 1, WallSeconds: 10, CPUs: 2}, 0.05},
+		{"busy", result.ClientCost{CPUUserSeconds: 14, CPUSysSeconds: 3, WallSeconds: 10, CPUs: 2, Busy: true}, 0.85},
+		{"unknown", result.ClientCost{CPUUserSeconds: 1}, 0},
+	} {
+		if got := tc.c.CPUShare(); got < tc.share-1e-9 || got > tc.share+1e-9 {
+			t.Errorf("%s: share %g, want %g", tc.name, got, tc.share)
+		}
+		if w := tc.c.Warning(); (w != "") != tc.c.Busy || (tc.c.Busy && !strings.Contains(w, "85 %")) {
+			t.Errorf("%s: warning %q", tc.name, w)
+		}
+	}
+}
+
+func TestHarnessOnly(t *testing.T) {
+	t.Parallel()
+	h := header()
+	if h.HarnessOnly() {
+		t.Fatal("a sqlite run is not harness only")
+	}
+	h.Adapter = "null"
+	if !h.HarnessOnly() {
+		t.Fatal("a null run is harness only")
+	}
+	for _, tc := range []struct {
+		opts map[string]any
+		want int
+	}{
+		{map[string]any{"clients": 2.0}, 2}, {map[string]any{"threads": 6}, 6}, {map[string]any{"sources": int64(8)}, 8}, {nil, 0},
+	} {
+		h.Options = tc.opts
+		if got := h.Clients(); got != tc.want {
+			t.Errorf("Clients() of %v = %d, want %d", tc.opts, got, tc.want)
+		}
 	}
 }
 

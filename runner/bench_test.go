@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fieldbench/fieldbench/probe"
 	"github.com/fieldbench/fieldbench/recorder"
 	"github.com/fieldbench/fieldbench/runner"
 	"github.com/fieldbench/fieldbench/workload"
@@ -58,6 +59,7 @@ func benchHarness(b *testing.B, ops []string, workers []runner.Worker) {
 	}
 	rec := recorder.New(ops, time.Now())
 	b.ReportAllocs()
+	cpu0, cpuOK := probe.ReadSelf()
 	b.ResetTimer()
 	_, err := runner.Run(ctx, runner.Config{Workers: len(workers), Duration: time.Hour}, rec, workers,
 		func(s recorder.Snapshot, warm bool) error {
@@ -67,6 +69,13 @@ func benchHarness(b *testing.B, ops []string, workers []runner.Worker) {
 	b.StopTimer()
 	if err != nil {
 		b.Fatal(err)
+	}
+	// The process's CPU time per operation, which a loaded machine does not
+	// inflate the way it inflates wall time (ns/op) when this process waits
+	// for a core.
+	if cpu1, ok := probe.ReadSelf(); ok && cpuOK {
+		used := cpu1.UserSeconds + cpu1.SysSeconds - cpu0.UserSeconds - cpu0.SysSeconds
+		b.ReportMetric(used*1e9/float64(b.N), "cpu-ns/op")
 	}
 }
 

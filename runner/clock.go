@@ -85,3 +85,31 @@ func Batch(ctx context.Context, workers []Worker, handles []*recorder.Handle, pe
 	_, interrupted = Shares(ctx, workers, handles, counts, 0)
 	return interrupted
 }
+
+// Cadence says which intervals to show when only some are: those ending at
+// or past each multiple of Every since the run's start (and the first), so
+// lines come at a fixed period on the run's own clock — every 10.0 s, not
+// every 10 s plus the drift of the ticks that happened to cross it.
+type Cadence struct {
+	Every time.Duration
+	next  time.Duration
+	began bool
+}
+
+// Due reports whether the interval ending at end (since the run's start)
+// is to be shown.
+func (c *Cadence) Due(end time.Duration) bool {
+	if c.Every <= 0 {
+		return true
+	}
+	if !c.began {
+		c.began = true
+		c.next = (end/c.Every + 1) * c.Every
+		return true
+	}
+	if end < c.next {
+		return false
+	}
+	c.next = (end/c.Every + 1) * c.Every
+	return true
+}

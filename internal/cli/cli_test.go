@@ -357,6 +357,8 @@ func TestBadInputExitsUsage(t *testing.T) {
 		{"run", "nosuch"},
 		{"run", "microblog", "--clientz", "3"},
 		{"generate", "microblog", "--users", "1", "--out", t.TempDir()},
+		{"run", "ingest", "--db", "null://", "--results", t.TempDir()},
+		{"run", "trajectory", "--db", "null://", "--results", t.TempDir()},
 	} {
 		if code, _, stderr := execute(context.Background(), args...); code != cli.ExitUsage {
 			t.Errorf("%v: exit %d, want %d (%s)", args, code, cli.ExitUsage, stderr)
