@@ -35,8 +35,6 @@ type usageError = job.UsageError
 
 func usagef(format string, a ...any) error { return job.Usagef(format, a...) }
 
-// profileFile is the open --cpuprofile file, closed when the command ends.
-var profileFile *os.File
 
 // errInterrupted is returned by commands stopped by a signal after they saved
 // what they had.
@@ -57,13 +55,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 
 // Execute runs the command tree with ctx (tests call it directly).
 func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	root := newRoot(stdout, stderr)
+	var profile *os.File // the open --cpuprofile file, closed when the command ends
+	root := newRoot(stdout, stderr, &profile)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
-	if profileFile != nil {
+	if profile != nil {
 		pprof.StopCPUProfile()
-		profileFile.Close()
-		profileFile = nil
+		profile.Close()
 	}
 	switch {
 	case err == nil:
@@ -94,7 +92,7 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return ExitFailure
 }
 
-func newRoot(stdout, stderr io.Writer) *cobra.Command {
+func newRoot(stdout, stderr io.Writer, profile **os.File) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "fieldbench",
 		Short: "Evaluate databases with realistic workloads on real servers",
@@ -147,7 +145,7 @@ adapter.`,
 		if err != nil {
 			return usagef("--cpuprofile: %v", err)
 		}
-		profileFile = f
+		*profile = f
 		return pprof.StartCPUProfile(f)
 	}
 	root.AddCommand(newListCmd())
