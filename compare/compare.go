@@ -90,7 +90,7 @@ func Runs(base, new *result.Run, level float64) ([]Row, error) {
 		bo, bok := bsum.Ops[op]
 		no, nok := nsum.Ops[op]
 		for _, fig := range Figures {
-			r := Row{Op: op, Figure: fig, Base: figure(bo, fig), New: figure(no, fig)}
+			r := Row{Op: op, Figure: fig, Base: bo.Figure(fig), New: no.Figure(fig)}
 			switch {
 			case !bok || bo.Count == 0:
 				r.Note = "not in the base run"
@@ -117,22 +117,6 @@ func summaryOf(r *result.Run) result.Summary {
 		return result.Summary{Ops: map[string]result.OpSummary{}}
 	}
 	return s
-}
-
-func figure(o result.OpSummary, fig string) float64 {
-	switch fig {
-	case "throughput":
-		return o.OpsPerSec
-	case "mean":
-		return o.MeanUS
-	case "p50":
-		return float64(o.P50US)
-	case "p99":
-		return float64(o.P99US)
-	case "p99.9":
-		return float64(o.P999US)
-	}
-	return math.NaN()
 }
 
 // seriesOf turns a run's measured seconds into per-second series: op ->

@@ -213,7 +213,7 @@ func write(dir string, cfg Config, out Outcome) error {
 		for _, op := range ops {
 			s := r.Summary.Ops[op]
 			for _, fig := range ruleFigures(cfg.Rules) {
-				if v := figureUS(s, fig); s.Count > 0 && !math.IsNaN(v) {
+				if v := s.Figure(fig); s.Count > 0 && !math.IsNaN(v) {
 					pt(result.Point{Series: SeriesLatency, X: st.Rate, Y: v / 1000, Labels: map[string]string{"line": op + " " + fig, "verdict": verdict, "step": filepath.Base(st.Dir)}})
 				}
 			}

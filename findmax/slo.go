@@ -53,25 +53,6 @@ func ParseSLO(spec string) ([]Rule, error) {
 	return out, nil
 }
 
-// figureUS is an operation's figure in µs.
-func figureUS(o result.OpSummary, fig string) float64 {
-	switch fig {
-	case "mean":
-		return o.MeanUS
-	case "p50":
-		return float64(o.P50US)
-	case "p90":
-		return float64(o.P90US)
-	case "p99":
-		return float64(o.P99US)
-	case "p99.9":
-		return float64(o.P999US)
-	case "max":
-		return float64(o.MaxUS)
-	}
-	return math.NaN()
-}
-
 // clientOp reports whether op is one the clients send (a "-lag" operation,
 // such as microblog's async-lag, is measured beside them, not offered).
 func clientOp(op string) bool { return !strings.HasSuffix(op, "-lag") }
@@ -108,7 +89,7 @@ func Judge(sum result.Summary, offered float64, rules []Rule, minShare float64) 
 			if !clientOp(op) || (r.Op != "" && r.Op != op) || o.Count == 0 {
 				continue
 			}
-			got := figureUS(o, r.Figure)
+			got := o.Figure(r.Figure)
 			limit := float64(r.Limit.Microseconds())
 			if got >= limit {
 				v.Pass = false

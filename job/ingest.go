@@ -17,7 +17,6 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/result"
-	"github.com/fieldbench/fieldbench/workload"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 )
 
@@ -31,7 +30,7 @@ func init() { Register(ingest.Name, func() Job { return newIngestJob() }) }
 
 // ingestJob is the ingest workload (seed 003): its options are its fields.
 type ingestJob struct {
-	opts    *Opts
+	base
 	db      string
 	results string
 	out     string
@@ -59,7 +58,7 @@ type ingestJob struct {
 // "(required)" per operation. One text per option now covers every command
 // that has it.
 func newIngestJob() *ingestJob {
-	j := &ingestJob{opts: NewOpts()}
+	j := &ingestJob{base: newBase(ingest.Name)}
 	o := j.opts
 	o.String(&j.db, "db", "", "database DSN, e.g. sqlite:///tmp/fb.db (default: a new SQLite file in the run directory; required by op)", "run", "sweep", "op")
 	o.String(&j.results, "results", "results", "directory under which the run directory is created", "run", "sweep")
@@ -82,9 +81,6 @@ func newIngestJob() *ingestJob {
 	o.Int64(&j.count, "count", 0, "records in the batch (required)", "op batch")
 	return j
 }
-
-func (j *ingestJob) Workload() workload.Meta { return workloadMeta(ingest.Name) }
-func (j *ingestJob) Opts() *Opts             { return j.opts }
 
 func (j *ingestJob) Commands() []Command {
 	return []Command{

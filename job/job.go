@@ -197,3 +197,26 @@ func TraitsOf(j Job) Traits {
 	}
 	return Traits{}
 }
+
+// base is what every job has: its workload's name and its options.
+type base struct {
+	name string
+	opts *Opts
+}
+
+func newBase(name string) base { return base{name: name, opts: NewOpts()} }
+
+// Workload is the registered workload's self-description.
+func (b base) Workload() workload.Meta { return workloadMeta(b.name) }
+
+// Opts are the job's options.
+func (b base) Opts() *Opts { return b.opts }
+
+// workloadMeta is the registered workload's self-description.
+func workloadMeta(name string) workload.Meta {
+	w, err := workload.Get(name)
+	if err != nil {
+		return workload.Meta{Name: name}
+	}
+	return w.Meta()
+}

@@ -21,7 +21,7 @@ func init() { Register(microblog.Name, func() Job { return newMicroblogJob() }) 
 // microblogJob is the microblog workload (seed 000): its options are its
 // fields.
 type microblogJob struct {
-	opts     *Opts
+	base
 	db       string
 	results  string
 	out      string
@@ -39,7 +39,7 @@ type microblogJob struct {
 }
 
 func newMicroblogJob() *microblogJob {
-	j := &microblogJob{opts: NewOpts()}
+	j := &microblogJob{base: newBase(microblog.Name)}
 	o := j.opts
 	o.String(&j.db, "db", "", "database DSN, e.g. sqlite:///tmp/fb.db (default: a new SQLite file in the run directory; required by op)", "load", "run", "op")
 	o.Int(&j.users, "users", microblog.DefaultUsers, "users in the dataset (400 gives ~10,080 follows, ~3,540 tweets)", "generate", "load", "run")
@@ -58,8 +58,6 @@ func newMicroblogJob() *microblogJob {
 	return j
 }
 
-func (j *microblogJob) Workload() workload.Meta { return workloadMeta(microblog.Name) }
-func (j *microblogJob) Opts() *Opts             { return j.opts }
 
 func (j *microblogJob) Commands() []Command {
 	op := func(name, short string) Command {
@@ -519,15 +517,6 @@ func postOne(ctx context.Context, store microblog.Store, user int64, body string
 		}
 	}
 	return t, nil
-}
-
-// workloadMeta is the registered workload's self-description.
-func workloadMeta(name string) workload.Meta {
-	w, err := workload.Get(name)
-	if err != nil {
-		return workload.Meta{Name: name}
-	}
-	return w.Meta()
 }
 
 // Traits: every post is reported to the observer, and the store is handed

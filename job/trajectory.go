@@ -15,7 +15,6 @@ import (
 	"github.com/fieldbench/fieldbench/recorder"
 	"github.com/fieldbench/fieldbench/result"
 	"github.com/fieldbench/fieldbench/runner"
-	"github.com/fieldbench/fieldbench/workload"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
 )
 
@@ -31,7 +30,7 @@ const (
 // trajectoryJob is the trajectory workload (seed 003): its options are its
 // fields.
 type trajectoryJob struct {
-	opts *Opts
+	base
 	// The dataset and the database.
 	db      string
 	scale   float64
@@ -58,7 +57,7 @@ type trajectoryJob struct {
 }
 
 func newTrajectoryJob() *trajectoryJob {
-	j := &trajectoryJob{opts: NewOpts()}
+	j := &trajectoryJob{base: newBase(trajectory.Name)}
 	o := j.opts
 	// --db, --scale, --seed, --radius, --k and --max-dist were declared
 	// separately on run and on op's operations, with the same defaults but
@@ -89,9 +88,6 @@ func newTrajectoryJob() *trajectoryJob {
 	o.Int64(&j.count, "count", 1, "how many consecutive records", "op write")
 	return j
 }
-
-func (j *trajectoryJob) Workload() workload.Meta { return workloadMeta(trajectory.Name) }
-func (j *trajectoryJob) Opts() *Opts             { return j.opts }
 
 func (j *trajectoryJob) Commands() []Command {
 	query := func(name, short string) Command {

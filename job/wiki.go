@@ -20,7 +20,6 @@ import (
 	"github.com/fieldbench/fieldbench/result"
 	"github.com/fieldbench/fieldbench/runner"
 	"github.com/fieldbench/fieldbench/runner/loop"
-	"github.com/fieldbench/fieldbench/workload"
 	"github.com/fieldbench/fieldbench/workload/wiki"
 )
 
@@ -36,7 +35,7 @@ var errEnoughSets = errors.New("wiki: the observer asked for no more request set
 
 // wikiJob is the wiki workload (seed 002): its options are its fields.
 type wikiJob struct {
-	opts *Opts
+	base
 	// The dataset and database.
 	db            string
 	results       string
@@ -61,7 +60,7 @@ type wikiJob struct {
 }
 
 func newWikiJob() *wikiJob {
-	j := &wikiJob{opts: NewOpts()}
+	j := &wikiJob{base: newBase(wiki.Name)}
 	o := j.opts
 	// --db and --results had a different help on op (--db: "database DSN
 	// (required), e.g. sqlite:///tmp/wiki.db") and on load (--results: "where
@@ -89,9 +88,6 @@ func newWikiJob() *wikiJob {
 	o.Bool(&j.full, "full", false, "print the whole body (default: its first 300 bytes)", "op read")
 	return j
 }
-
-func (j *wikiJob) Workload() workload.Meta { return workloadMeta(wiki.Name) }
-func (j *wikiJob) Opts() *Opts             { return j.opts }
 
 func (j *wikiJob) Commands() []Command {
 	op := func(name, short string) Command {

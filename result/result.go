@@ -8,6 +8,7 @@ package result
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
@@ -240,4 +241,27 @@ type Line struct {
 	Event    *Event    `json:"event,omitempty"`
 	Point    *Point    `json:"point,omitempty"`
 	Summary  *Summary  `json:"summary,omitempty"`
+}
+
+// Figure is one of an operation's whole-run figures by name: "throughput"
+// (operations a second), or a latency in µs: "mean", "p50", "p90", "p99",
+// "p99.9", "max". NaN for an unknown name.
+func (o OpSummary) Figure(name string) float64 {
+	switch name {
+	case "throughput":
+		return o.OpsPerSec
+	case "mean":
+		return o.MeanUS
+	case "p50":
+		return float64(o.P50US)
+	case "p90":
+		return float64(o.P90US)
+	case "p99":
+		return float64(o.P99US)
+	case "p99.9":
+		return float64(o.P999US)
+	case "max":
+		return float64(o.MaxUS)
+	}
+	return math.NaN()
 }
