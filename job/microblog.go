@@ -58,7 +58,6 @@ func newMicroblogJob() *microblogJob {
 	return j
 }
 
-
 func (j *microblogJob) Commands() []Command {
 	op := func(name, short string) Command {
 		return Command{Verb: "op " + name, Short: short, Run: func(ctx context.Context, env *Env) error { return j.runOp(ctx, env, name) }}

@@ -35,7 +35,6 @@ type usageError = job.UsageError
 
 func usagef(format string, a ...any) error { return job.Usagef(format, a...) }
 
-
 // errInterrupted is returned by commands stopped by a signal after they saved
 // what they had.
 var errInterrupted = job.ErrInterrupted
