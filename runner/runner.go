@@ -8,6 +8,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,10 +51,50 @@ func (c Config) Validate() error {
 		return fmt.Errorf("warmup must not be negative (got %s)", c.Warmup)
 	case c.Warmup >= c.Duration:
 		return fmt.Errorf("warmup (%s) must be shorter than the duration (%s)", c.Warmup, c.Duration)
-	case c.Rate < 0:
-		return fmt.Errorf("rate must not be negative (got %g)", c.Rate)
+	case c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0):
+		return fmt.Errorf("rate must be a finite number, 0 or more (got %g)", c.Rate)
+	}
+	return Fits(c.Workers, availableBytes())
+}
+
+// ClientBudget is the most memory one client may cost: a goroutine with its
+// own small state, its share of the recorder and of the adapter's pool
+// (measured at 3-12 KiB by scripts/scale-clients.sh; 32 KiB is the target
+// the harness is held to).
+const ClientBudget = 32 << 10
+
+// Fits refuses a client count whose budget exceeds the memory available
+// (0: unknown, then only the budget of a million clients is refused):
+// better a clear message now than the runtime's fatal error after the load.
+func Fits(workers int, available uint64) error {
+	need := uint64(workers) * ClientBudget
+	switch {
+	case available > 0 && need > available:
+		return fmt.Errorf("%d clients need up to %.1f GB (%d KiB each) and this machine has %.1f GB available: use fewer clients, or run shards on several machines",
+			workers, float64(need)/1e9, ClientBudget>>10, float64(available)/1e9)
+	case available == 0 && workers > 1_000_000:
+		return fmt.Errorf("%d clients: at most 1,000,000 when the available memory cannot be read (%d KiB each)", workers, ClientBudget>>10)
 	}
 	return nil
+}
+
+// availableBytes is MemAvailable from /proc/meminfo (0 when unknown).
+func availableBytes() uint64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			f := strings.Fields(rest)
+			if len(f) >= 1 {
+				if kb, err := strconv.ParseUint(f[0], 10, 64); err == nil {
+					return kb << 10
+				}
+			}
+		}
+	}
+	return 0
 }
 
 // Outcome tells how a run ended.

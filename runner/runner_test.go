@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"errors"
+	"math"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -179,5 +180,26 @@ func TestBatchDoesExactShares(t *testing.T) {
 	cancel()
 	if !runner.Batch(ctx, workers, handles, 100) {
 		t.Fatal("cancelled Batch must report interrupted")
+	}
+}
+
+func TestFits(t *testing.T) {
+	for _, tc := range []struct {
+		workers   int
+		available uint64
+		ok        bool
+	}{
+		{200, 1 << 30, true},
+		{100_000, 24 << 30, true},
+		{1_000_000, 24 << 30, false}, // 32 GB of budget on a 24 GB machine
+		{1_000_000, 0, true},
+		{1_000_001, 0, false},
+	} {
+		if err := runner.Fits(tc.workers, tc.available); (err == nil) != tc.ok {
+			t.Errorf("Fits(%d, %d) = %v, want ok %v", tc.workers, tc.available, err, tc.ok)
+		}
+	}
+	if err := (runner.Config{Workers: 1, Duration: time.Second, Rate: math.NaN()}).Validate(); err == nil {
+		t.Error("a NaN rate validated")
 	}
 }
