@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -312,6 +313,9 @@ func (j *microblogJob) run(ctx context.Context, env *Env) error {
 	if matErr != nil {
 		return matErr
 	}
+	if failed := s.allFailed("post"); len(failed) > 0 && !out.Interrupted {
+		return fmt.Errorf("the run is not a measurement: %s (the result is saved with every error by kind)", strings.Join(failed, "; "))
+	}
 	if out.Interrupted {
 		return ErrInterrupted
 	}
@@ -499,14 +503,11 @@ func (j *microblogJob) runOp(ctx context.Context, env *Env, op string) error {
 }
 
 func postOne(ctx context.Context, store microblog.Store, user int64, body string) (microblog.Tweet, error) {
-	maxID, err := store.MaxTweetID(ctx)
-	if err != nil {
-		return microblog.Tweet{}, err
-	}
 	if body == "" {
 		body = microblog.RandomBody(newRand(time.Now().UnixNano()))
 	}
-	t := microblog.Tweet{ID: maxID + 1, Author: user, Time: time.Now().UTC().Truncate(time.Microsecond), Body: body}
+	id := microblog.NewTweetIDs(microblog.RandomIDSource()).Next()
+	t := microblog.Tweet{ID: id, Author: user, Time: time.Now().UTC().Truncate(time.Microsecond), Body: body}
 	if err := store.Post(ctx, t); err != nil {
 		return t, err
 	}

@@ -38,6 +38,7 @@ type Session struct {
 	stderr io.Writer
 	out    Outputs
 	self   *probe.SelfMeter // the client's own cost, recorded in the summary
+	sum    *result.Summary  // set by Finish
 }
 
 // StartSession creates the result file in dir and starts the clock of the
@@ -185,6 +186,7 @@ func (s *Session) Finish(interrupted bool) error {
 		fmt.Fprintln(s.stderr, "fieldbench: "+w)
 	}
 	run.Summary = &sum
+	s.sum = &sum
 	werr := s.w.Summary(sum)
 	if cerr := s.w.Close(); werr == nil {
 		werr = cerr
@@ -230,6 +232,27 @@ func (s *Session) export(run *result.Run) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// allFailed names the operations of the finished run that were tried and
+// never succeeded: a run whose every write failed must not pass for a
+// measurement.
+func (s *Session) allFailed(ops ...string) []string {
+	if s.sum == nil {
+		return nil
+	}
+	var out []string
+	for _, op := range ops {
+		o := s.sum.Ops[op]
+		var errs int64
+		for _, n := range o.Errors {
+			errs += n
+		}
+		if o.Count == 0 && errs > 0 {
+			out = append(out, fmt.Sprintf("every %s failed (%d errors)", op, errs))
+		}
+	}
+	return out
 }
 
 // Detached gives post-run work (summary queries, catch-up) a context that

@@ -414,3 +414,39 @@ func TestInterruptedLoadSaysPartial(t *testing.T) {
 		}
 	}
 }
+
+// Two runs at once on one database: their posts never take each other's
+// ids (they once both read max(id) and collided by the thousand).
+func TestConcurrentRunsDoNotCollide(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	dsn := "sqlite://" + filepath.Join(dir, "mb.db")
+	if code, _, stderr := execute(context.Background(), "load", "microblog", "--db", dsn, "--users", "50"); code != cli.ExitOK {
+		t.Fatalf("load: %s", stderr)
+	}
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			code, _, stderr := execute(context.Background(), "run", "microblog", "--db", dsn, "--users", "50", "--clients", "4",
+				"--mix", "post=1", "--duration", "2s", "--results", filepath.Join(dir, strconv.Itoa(i)))
+			if code != cli.ExitOK {
+				t.Errorf("run %d: exit %d: %s", i, code, stderr)
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range 2 {
+		run := onlyRun(t, filepath.Join(dir, strconv.Itoa(i)))
+		post := run.Summary.Ops["post"]
+		for kind := range post.Errors {
+			if strings.Contains(strings.ToLower(kind), "unique") {
+				t.Errorf("run %d: %d posts failed on a duplicate id: %s", i, post.Errors[kind], kind)
+			}
+		}
+		if post.Count == 0 {
+			t.Errorf("run %d posted nothing", i)
+		}
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"sync/atomic"
 	"time"
 
 	"github.com/fieldbench/fieldbench/workload"
@@ -33,11 +32,11 @@ func Ops(m Model) []string {
 
 // Driver turns a Store and its dataset into clients.
 type Driver struct {
-	store  Store
-	ds     *Dataset
-	mix    workload.Mix
-	seed   int64
-	nextID atomic.Int64
+	store Store
+	ds    *Dataset
+	mix   workload.Mix
+	seed  int64
+	ids   *TweetIDs
 	// OnPost, when set, sees every tweet a client posted successfully
 	// (tests feed it to the oracle).
 	OnPost func(Tweet)
@@ -46,16 +45,16 @@ type Driver struct {
 	OnPostFailed func(Tweet, error)
 }
 
-// NewDriver prepares clients for store, which holds ds.
-func NewDriver(ctx context.Context, store Store, ds *Dataset, mix workload.Mix, seed int64) (*Driver, error) {
-	maxID, err := store.MaxTweetID(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("read largest tweet id: %w", err)
-	}
-	d := &Driver{store: store, ds: ds, mix: mix, seed: seed}
-	d.nextID.Store(maxID)
-	return d, nil
+// NewDriver prepares clients for store, which holds ds. Posts take their
+// ids from a random source (see TweetIDs: unique across concurrent runs;
+// a shard sets its own source with UseIDs). ctx is kept for drivers that
+// will need to read the store first.
+func NewDriver(_ context.Context, store Store, ds *Dataset, mix workload.Mix, seed int64) (*Driver, error) {
+	return &Driver{store: store, ds: ds, mix: mix, seed: seed, ids: NewTweetIDs(RandomIDSource())}, nil
 }
+
+// UseIDs makes posts take their ids from ids.
+func (d *Driver) UseIDs(ids *TweetIDs) { d.ids = ids }
 
 // Clients returns n clients. Clients are spread over the users by a seeded
 // permutation: client i simulates user perm[i mod users], so with no more
@@ -93,7 +92,7 @@ func (c *Client) Do(ctx context.Context, op int) (int, error) {
 	switch op {
 	case OpPost:
 		t := Tweet{
-			ID:     c.d.nextID.Add(1),
+			ID:     c.d.ids.Next(),
 			Author: c.user,
 			Time:   time.Now().UTC().Truncate(time.Microsecond),
 			Body:   RandomBody(c.rng),
