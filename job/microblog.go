@@ -37,6 +37,8 @@ type microblogJob struct {
 	matEvery time.Duration
 	user     int64
 	body     string
+	shard    string
+	startAt  string
 }
 
 func newMicroblogJob() *microblogJob {
@@ -52,6 +54,8 @@ func newMicroblogJob() *microblogJob {
 	o.Float64(&j.rate, "rate", 0, "open loop: target operations per second over all clients (0 = closed loop)", "run")
 	o.String(&j.mix, "mix", microblog.DefaultMix, "operation weights, e.g. post=1,userline=2,timeline=2", "run")
 	o.Duration(&j.matEvery, "materialize-every", 100*time.Millisecond, "async model: pause of the background materializer when it has caught up", "run")
+	o.String(&j.shard, "shard", "", "run as shard I of N (e.g. 0/4) of a run spread over machines: this shard runs its share of the clients and of --rate; shard 0 loads the dataset, the others wait for it; merge the shards' results with 'fieldbench merge'", "run")
+	o.String(&j.startAt, "start-at", "", "start the measured run at this wall-clock time (RFC 3339, e.g. 2026-11-25T14:00:00Z), so shards on several machines start together; how late each started is in its result", "run")
 	o.String(&j.results, "results", "results", "directory under which the run directory is created (load: only without --db)", "load", "run")
 	o.String(&j.out, "out", "", "directory to write the CSV files to (required)", "generate")
 	o.Int64(&j.user, "user", 0, "user id (1..users)", "op")
@@ -208,6 +212,18 @@ func (j *microblogJob) run(ctx context.Context, env *Env) error {
 	if err := cfg.Validate(); err != nil {
 		return Usage(err)
 	}
+	sh, err := parseShard(j.shard)
+	if err != nil {
+		return err
+	}
+	startAt, err := parseStartAt(j.startAt)
+	if err != nil {
+		return err
+	}
+	lo, hi := sh.share(j.clients)
+	if hi == lo {
+		return Usagef("--shard %s: %d clients leave shard %d none", j.shard, j.clients, sh.i)
+	}
 	mix, err := workload.ParseMix(j.mix, microblog.ClientOps)
 	if err != nil {
 		return Usage(err)
@@ -223,6 +239,12 @@ func (j *microblogJob) run(ctx context.Context, env *Env) error {
 		return err
 	}
 	defer db.Close()
+	if sh.i > 0 {
+		// Shard 0 loads; the others wait until the dataset is whole.
+		if err := j.waitForDataset(ctx, db, dsn); err != nil {
+			return err
+		}
+	}
 	store, model, ds, ld, err := j.prepare(ctx, db, dsn, stderr)
 	if err != nil {
 		return err
@@ -236,6 +258,9 @@ func (j *microblogJob) run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
+	if sh.sharded() {
+		drv.UseIDs(microblog.NewTweetIDs(sh.i)) // shards never share an id
+	}
 	h := newHeader(env, microblog.Name, a, info, dsn, j.seed, microblog.Ops(model))
 	h.Groups = map[string]string{"post": "author followers"}
 	h.Options = map[string]any{
@@ -247,9 +272,23 @@ func (j *microblogJob) run(ctx context.Context, env *Env) error {
 	if model == microblog.Async {
 		h.Options["materialize_every"] = j.matEvery.String()
 	}
+	sh.record(&h, "clients", lo, hi)
+	if !startAt.IsZero() {
+		h.Options["start_at"] = startAt.UTC().Format(time.RFC3339Nano)
+		fmt.Fprintf(stderr, "waiting for --start-at %s\n", h.Options["start_at"])
+		if err := waitStart(ctx, startAt); err != nil {
+			return err
+		}
+	}
+	// This shard's share of the clients and of the rate.
+	cfg.Workers = hi - lo
+	cfg.Rate = j.rate * float64(hi-lo) / float64(j.clients)
 	s, err := startRun(ctx, env, dir, h)
 	if err != nil {
 		return err
+	}
+	if !startAt.IsZero() {
+		s.SetExtra("start_late_ms", float64(s.Started().Sub(startAt).Microseconds())/1000)
 	}
 	drv.OnPost = obs.PostAcked
 	drv.OnPostFailed = obs.PostFailed
@@ -257,7 +296,7 @@ func (j *microblogJob) run(ctx context.Context, env *Env) error {
 	fmt.Fprintf(stderr, "running microblog (%s model) on %s %s: %d clients, %s, %s loop\n",
 		model, info.Name, info.Version, cfg.Workers, cfg.Duration, loopName(cfg.Rate))
 
-	clients := drv.Clients(cfg.Workers)
+	clients := drv.Clients(j.clients)[lo:hi]
 	workers := make([]runner.Worker, len(clients))
 	for i, c := range clients {
 		workers[i] = c
@@ -320,6 +359,31 @@ func (j *microblogJob) run(ctx context.Context, env *Env) error {
 		return ErrInterrupted
 	}
 	return nil
+}
+
+// waitForDataset waits until shard 0 has loaded the whole dataset.
+func (j *microblogJob) waitForDataset(ctx context.Context, db adapter.DB, dsn string) error {
+	b, err := microblogBackend(db, dsn)
+	if err != nil {
+		return err
+	}
+	ds, err := microblog.Generate(microblog.GenOptions{Users: j.users, Seed: j.seed})
+	if err != nil {
+		return Usage(err)
+	}
+	return waitFor(ctx, 30*time.Minute, "shard 0 to load the dataset", func(ctx context.Context) (bool, error) {
+		model, err := b.MicroblogModel(ctx)
+		if err != nil || model == "" {
+			return false, err
+		}
+		st, err := b.Microblog(ctx, model)
+		if err != nil {
+			return false, err
+		}
+		defer st.Close()
+		c, err := st.Counts(ctx)
+		return err == nil && c.Users == int64(ds.Users) && c.Follows == int64(len(ds.Follows)) && c.Tweets >= int64(len(ds.Tweets)), err
+	})
 }
 
 // mbLoad is what prepare did to the database.
