@@ -180,7 +180,7 @@ func TestElasticityHumpAgainstBruteForce(t *testing.T) {
 	for i, y := range ys {
 		sets[i] = Set{X: float64(10 * (i + 1)), Y: y, SD: 0.3 + 0.1*float64(i%3)}
 	}
-	e, err := ComputeElasticity(ElasticityInput{Sets: sets, Join: 62, Settled: 95, Rt1: 0.01, Rt2: 0.009})
+	e, err := ComputeElasticity(ElasticityInput{Sets: sets, Join: 62, Settled: 95, Rt1: 0.01, Rt2: 0.009, Detector: DetectorStudy})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,6 +215,27 @@ func TestElasticityHumpAgainstBruteForce(t *testing.T) {
 	// against 13, is 3.4): stable at 150.
 	if !near(e.Baseline, 0.2, 1e-12) || e.StableAt != 150 {
 		t.Errorf("baseline %g stable at %g, want 0.2 and 150", e.Baseline, e.StableAt)
+	}
+	// The mean-delta detector on the same sets: 5 baseline deltas give a
+	// loose bound (t with 4 degrees of freedom at 99.9 % is 7.17): capped
+	// at 3 × 0.2 = 0.6, the deltas .2 .1 .2 .2 .1 have mean 0.16 and SD
+	// 0.0548, so the bound is 0.16 + 7.173·0.0548·√(1/5 + 1/5) = 0.4087.
+	// The window 80…120 (capped deltas .6 .6 .6 .1 .05, mean 0.39) is
+	// within it: stable at 120, the moment the hump is over. Both verdicts
+	// are reported, the chosen one (study) first in the fields.
+	if len(e.Verdicts) != 2 || e.Verdicts[0].Detector != DetectorMeanDelta || e.Verdicts[1].Detector != DetectorStudy {
+		t.Fatalf("verdicts %+v", e.Verdicts)
+	}
+	md := e.Verdicts[0]
+	if !near(md.Threshold, 0.16+7.173182*math.Sqrt(0.003)*math.Sqrt(0.4), 1e-5) || md.StableAt != 120 || !md.Stable {
+		t.Errorf("mean-delta: bound %g stable at %g, want 0.4087 and 120", md.Threshold, md.StableAt)
+	}
+	st := e.Verdicts[1]
+	if st.StableAt != e.StableAt || st.Score != e.Score || st.B != e.B || e.BBand != 2*e.B || e.ScoreBand <= e.Score {
+		t.Errorf("study verdict %+v does not match the fields (stable %g score %g B %g, band %g, score with the band %g)", st, e.StableAt, e.Score, e.B, e.BBand, e.ScoreBand)
+	}
+	if want := (e.A + 2*e.B) / ((0.01 + 0.009) * (e.Av1 + e.Av2)); !near(e.ScoreBand, want, 1e-12*want) {
+		t.Errorf("score with the ±SD band %g, want %g", e.ScoreBand, want)
 	}
 }
 
