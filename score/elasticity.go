@@ -289,7 +289,7 @@ func ComputeElasticity(in ElasticityInput) (Elasticity, error) {
 			continue
 		}
 		if v.Stable {
-			e.notef("the %s detector found the cluster stable again at %gs (score %g)", v.Detector, v.StableAt, v.Score)
+			e.notef("the %s detector found the cluster stable again at %.1fs (score %.4g)", v.Detector, v.StableAt, v.Score)
 		} else {
 			e.notef("the %s detector found no stable window", v.Detector)
 		}
