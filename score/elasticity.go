@@ -160,9 +160,12 @@ type Verdict struct {
 }
 
 // ComputeElasticity computes the elasticity of one join experiment (see
-// docs/elasticity.md). It returns the result filled as far as it goes
-// together with an error wrapping ErrNeverStable when no stable window was
-// found, or another error when the input cannot be scored at all.
+// docs/elasticity.md) with every detector: each one's verdict and score go
+// into Verdicts, and in.Detector's fill the result's own fields. It
+// returns the result filled as far as it goes together with an error
+// wrapping ErrNeverStable when in.Detector found no stable window (the
+// other verdicts are still there), or another error when the input cannot
+// be scored at all.
 func ComputeElasticity(in ElasticityInput) (Elasticity, error) {
 	nan := math.NaN()
 	e := Elasticity{
