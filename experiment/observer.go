@@ -12,6 +12,7 @@ import (
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/job"
 	"github.com/fieldbench/fieldbench/result"
+	"github.com/fieldbench/fieldbench/score"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
 
@@ -96,7 +97,7 @@ func (es *expSession) end() error {
 	neverStable := es.joinAt >= 0 && es.stableIdx < 0 && len(es.means) > 0
 	es.mu.Unlock()
 	if neverStable {
-		_ = es.s.Event("never-stable", fmt.Sprintf("no %d request sets in a row below the baseline after the join, in %d request sets", es.x.sc.Stability.Window, len(es.means)))
+		_ = es.s.Event("never-stable", fmt.Sprintf("the %s detector found no stable window of %d request sets after the join, in %d request sets", es.x.sc.Stability.Detector, es.x.sc.Stability.Window, len(es.means)))
 	}
 	es.cancel()
 	es.wg.Wait()
@@ -105,7 +106,18 @@ func (es *expSession) end() error {
 		es.ownership(ctx)
 		cancel()
 	}
-	return es.tlErr
+	if es.tlErr != nil {
+		return es.tlErr
+	}
+	if es.tl != nil {
+		// An action that never fired, or was cut short, is not a result
+		// the scenario asked for: the experiment fails (exit 1) once what
+		// was measured is saved.
+		if err := es.tl.Unfinished(); err != nil {
+			return fmt.Errorf("experiment %s: %w", es.x.sc.Name, err)
+		}
+	}
+	return nil
 }
 
 // do performs one timeline action.
@@ -311,16 +323,16 @@ func (es *expSession) wikiSet(pt *result.Point) bool {
 	var events [][2]string
 	var signals []string
 	if !es.haveBase && i+1 == st.WarmupSets+st.BaselineSets {
-		es.baseline = baselineOf(es.means[st.WarmupSets:])
+		es.baseline = score.Baseline(es.means[st.WarmupSets:])
 		es.haveBase = true
 		events = append(events, [2]string{"baseline", fmt.Sprintf("variability %.4fs over %d request sets", es.baseline, st.BaselineSets)})
 		signals = append(signals, "baseline")
 	}
 	stop := false
 	if es.haveBase && es.settledAt >= 0 && es.stableIdx < 0 {
-		if k := stableAfter(es.means, es.ends, st.WarmupSets, es.joinAt, es.settledAt, st.Window); k >= 0 {
+		if k, detail := st.StableAfter(es.means, es.ends, es.joinAt, es.settledAt); k >= 0 {
 			es.stableIdx = k
-			events = append(events, [2]string{"stable", fmt.Sprintf("at request set %d: %d delta times below %.4fs", k+1, st.Window, es.baseline)})
+			events = append(events, [2]string{"stable", detail})
 			signals = append(signals, "stable")
 		}
 	}
@@ -394,6 +406,11 @@ type observer struct {
 
 func (o *observer) Header(h *result.Header) {
 	x := o.x
+	if x.sc.traits().SetsOption != "" {
+		for k, v := range x.sc.Stability.HeaderOptions() {
+			h.Options[k] = v
+		}
+	}
 	if x.cl != nil {
 		probeSeries(h)
 		h.Options["experiment"] = x.sc.Name

@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"strings"
@@ -18,6 +19,8 @@ import (
 
 	"github.com/fieldbench/fieldbench/job"
 	"gopkg.in/yaml.v3"
+
+	"github.com/fieldbench/fieldbench/score"
 )
 
 // Scenario is one experiment, as written in a YAML file.
@@ -84,9 +87,15 @@ type Stability struct {
 	// BaselineSets are the request sets after warm-up that form the stable
 	// phase before any node joins; the "baseline" condition fires after them.
 	BaselineSets int `yaml:"baseline_sets"`
-	// Window is how many consecutive delta times must be below the baseline
-	// variability for the cluster to count as stable again (the study's 5).
+	// Window is how many consecutive request sets the stability test
+	// judges together (the study's 5).
 	Window int `yaml:"window"`
+	// Detector names the detector that drives the `stable` condition, the
+	// end of the run and the score shown first: score.DetectorMeanDelta
+	// (the default: a stationary cluster passes it) or score.DetectorStudy
+	// (the study's rule: every delta below the median baseline delta).
+	// Both verdicts are always computed and reported.
+	Detector string `yaml:"detector"`
 	// MaxSets bounds the run: it stops after this many request sets even if
 	// the cluster never stabilizes (recorded as such).
 	MaxSets int `yaml:"max_sets"`
@@ -194,7 +203,10 @@ func (sc *Scenario) defaults() {
 		st.Window = 5
 	}
 	if st.BaselineSets == 0 {
-		st.BaselineSets = 10
+		st.BaselineSets = DefaultBaselineSets
+	}
+	if st.Detector == "" {
+		st.Detector = score.DefaultDetector
 	}
 	if st.MaxSets == 0 {
 		st.MaxSets = 200
@@ -222,6 +234,13 @@ func (sc *Scenario) defaults() {
 
 // Workloads an experiment can drive: every registered job, or none.
 func Workloads() []string { return append(job.Names(), "none") }
+
+// DefaultBaselineSets is the stable phase's length when a scenario does not
+// give one: with 20 sets (19 delta times) the baseline varies from run to
+// run of a stationary cluster by 28 % (the median delta, relative SD) and
+// the mean-delta bound by 21 %, against 39 % and 30 % with 10 sets
+// (TestBaselineVariability in package score; docs/elasticity.md).
+const DefaultBaselineSets = 20
 
 // Validate reports every problem of the scenario at once, each with the
 // line of the scenario file it is on: the scenario's own keys, the workload
@@ -342,6 +361,9 @@ func (sc *Scenario) checkKeys(bad func(string, ...any)) {
 	if st := sc.Stability; st.WarmupSets < 0 || st.BaselineSets < 2 || st.Window < 1 || st.MaxSets < st.WarmupSets+st.BaselineSets || st.AfterStable < 0 {
 		bad("stability: warmup_sets >= 0, baseline_sets >= 2, window >= 1, max_sets >= warmup_sets + baseline_sets (got %+v)", st)
 	}
+	if !score.KnownDetector(sc.Stability.Detector) {
+		bad("stability.detector: %q is not one of %s", sc.Stability.Detector, strings.Join(score.Detectors, ", "))
+	}
 	if sc.Audit && !tr.Audit {
 		bad("audit: the durability audit reads back microblog posts; workload is %s", sc.Workload.Name)
 	}
@@ -356,6 +378,64 @@ func (sc *Scenario) checkKeys(bad func(string, ...any)) {
 	if sc.Workload.Name == "none" && sc.Convergence == nil {
 		bad("workload none: only a convergence measurement runs without a workload; add convergence")
 	}
+}
+
+// StableAfter finds, with the same computation `fieldbench scores` makes
+// from the result file (score.ComputeElasticity with this detector and
+// window), the request set at which the cluster is stable again after a
+// join: −1 while it is not. ys and ends are the time and end moment of
+// every set so far, warm-up sets first; joinAt and settledAt are seconds
+// on the same clock as ends (settledAt NaN or negative when unknown). The
+// detail says what was found, for the `stable` event.
+func (st Stability) StableAfter(ys, ends []float64, joinAt, settledAt float64) (int, string) {
+	if len(ys) <= st.WarmupSets || len(ends) != len(ys) {
+		return -1, ""
+	}
+	if settledAt < 0 {
+		settledAt = math.NaN()
+	}
+	sets := make([]score.Set, 0, len(ys)-st.WarmupSets)
+	for i := st.WarmupSets; i < len(ys); i++ {
+		sets = append(sets, score.Set{X: ends[i], Y: ys[i]})
+	}
+	e, err := score.ComputeElasticity(score.ElasticityInput{Sets: sets, Join: joinAt, Settled: settledAt,
+		Rt1: math.NaN(), Rt2: math.NaN(), Window: st.Window, Detector: st.Detector})
+	if err != nil || !e.Stable {
+		return -1, ""
+	}
+	var others []string
+	for _, v := range e.Verdicts {
+		if v.Detector == e.Detector {
+			continue
+		}
+		if v.Stable {
+			others = append(others, fmt.Sprintf("%s: stable at request set %d", v.Detector, v.StableIndex+st.WarmupSets+1))
+		} else {
+			others = append(others, v.Detector+": not yet")
+		}
+	}
+	k := e.StableIndex + st.WarmupSets
+	detail := fmt.Sprintf("at request set %d by %s", k+1, st.Criterion(e))
+	if len(others) > 0 {
+		detail += " (" + strings.Join(others, "; ") + ")"
+	}
+	return k, detail
+}
+
+// Criterion says in words what the detector asked of the window, with
+// the thresholds e found.
+func (st Stability) Criterion(e score.Elasticity) string {
+	if e.Detector == score.DetectorStudy {
+		return fmt.Sprintf("the study's rule: %d delta times below %.4fs", e.Window, e.Baseline)
+	}
+	return fmt.Sprintf("mean-delta: the mean of %d delta times (each capped at %.4fs) within %.4fs", e.Window, e.MeanDelta.Cap, e.MeanDelta.Bound)
+}
+
+// HeaderOptions are the settings to record in the result header of a run
+// with request sets, so that `fieldbench scores` recomputes the score
+// with the detector and window the experiment used (score.OptionsOf).
+func (st Stability) HeaderOptions() map[string]any {
+	return map[string]any{score.OptionDetector: st.Detector, score.OptionWindow: st.Window}
 }
 
 func contains(list []string, s string) bool {

@@ -1,11 +1,14 @@
 package experiment
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fieldbench/fieldbench/score"
 )
 
 func TestParseValid(t *testing.T) {
@@ -29,7 +32,7 @@ timeline:
 	if sc.Timeline[0].Count != 1 || sc.Timeline[0].After.D() != 2*time.Second {
 		t.Errorf("add defaults: %+v", sc.Timeline[0])
 	}
-	if sc.Stability.Window != 5 || sc.Stability.MaxSets != 200 || sc.ProbeEvery.D() != 5*time.Second || sc.Workload.Command != "run" {
+	if sc.Stability.Window != 5 || sc.Stability.MaxSets != 200 || sc.Stability.Detector != score.DefaultDetector || sc.ProbeEvery.D() != 5*time.Second || sc.Workload.Command != "run" {
 		t.Errorf("defaults: %+v probe %v", sc.Stability, sc.ProbeEvery.D())
 	}
 	if got := strings.Join(CommandLine(sc.Workload.Options), " "); got != "--requests=1000 --threads=2" {
@@ -58,6 +61,7 @@ func TestParseErrors(t *testing.T) {
 		{"sweep is ingest only", "name: x\nworkload: {name: wiki, command: sweep}\n", "workload wiki has no sweep command"},
 		{"convergence needs cluster", "name: x\nworkload: {name: none}\nconvergence: {rounds: 3}\n", "convergence: needs a cluster"},
 		{"none needs convergence", "name: x\nworkload: {name: none}\n", "workload none"},
+		{"unknown detector", "name: x\nworkload: {name: wiki}\nstability: {detector: cusum}\n", `stability.detector: "cusum"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -91,5 +95,54 @@ func TestScenarioFiles(t *testing.T) {
 	}
 	if _, err := os.Stat("../scenarios/README.md"); err != nil {
 		t.Errorf("scenarios/README.md: %v", err)
+	}
+}
+
+// TestStabilityStableAfter: the online detection is score.ComputeElasticity
+// with the scenario's detector and window, so it finds the moment
+// `fieldbench scores` recomputes; both detectors on one series where they
+// disagree.
+func TestStabilityStableAfter(t *testing.T) {
+	t.Parallel()
+	// 2 warm-up sets, 20 baseline sets alternating 1.00/1.02 (every delta
+	// 0.02: median 0.02, SD 0 → mean-delta bound 0.02, cap 0.06), the join
+	// after the set ending at 22; then one set at 1.5 and the new level
+	// alternating 1.20/1.22. Every delta from index 24 on is 0.02: at most
+	// the mean-delta bound, so stable once the window holds only those
+	// (index 28), but never strictly below the study's baseline.
+	var ys, ends []float64
+	for i := range 22 {
+		ys = append(ys, 1+0.02*float64(i%2))
+		ends = append(ends, float64(i+1))
+	}
+	ys, ends = append(ys, 1.5), append(ends, 23)
+	for i := range 12 {
+		ys = append(ys, 1.2+0.02*float64(i%2))
+		ends = append(ends, float64(24+i))
+	}
+	tests := []struct {
+		detector string
+		want     int
+	}{
+		{score.DetectorMeanDelta, 22 + 1 + 5},
+		{score.DetectorStudy, -1},
+	}
+	for _, tc := range tests {
+		st := Stability{WarmupSets: 2, BaselineSets: 20, Window: 5, Detector: tc.detector}
+		got, detail := st.StableAfter(ys, ends, 22.5, math.NaN())
+		if got != tc.want {
+			t.Errorf("%s: StableAfter = %d (%s), want %d", tc.detector, got, detail, tc.want)
+		}
+		if got >= 0 && !strings.Contains(detail, "study: not yet") {
+			t.Errorf("%s: detail %q does not give the other verdict", tc.detector, detail)
+		}
+		// The same with settled unknown written as −1, as the CLI keeps it.
+		if again, _ := st.StableAfter(ys, ends, 22.5, -1); again != got {
+			t.Errorf("%s: settled −1 gives %d, NaN %d", tc.detector, again, got)
+		}
+		h := st.HeaderOptions()
+		if h[score.OptionDetector] != tc.detector || h[score.OptionWindow] != 5 {
+			t.Errorf("HeaderOptions = %v", h)
+		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,30 +16,7 @@ import (
 	"github.com/fieldbench/fieldbench/probe"
 	"github.com/fieldbench/fieldbench/report"
 	"github.com/fieldbench/fieldbench/result"
-	"github.com/fieldbench/fieldbench/score"
 )
-
-// baselineOf is the variability of a stable phase (score.Baseline).
-func baselineOf(ys []float64) float64 { return score.Baseline(ys) }
-
-// stableAfter finds, with the same computation 'fieldbench scores' makes
-// from the result file, the request set at which the cluster is stable
-// again after a join: -1 while it is not. ys and ends are every set so far
-// (warm-up sets first).
-func stableAfter(ys, ends []float64, warmup int, joinAt, settledAt float64, window int) int {
-	if len(ys) <= warmup {
-		return -1
-	}
-	sets := make([]score.Set, 0, len(ys)-warmup)
-	for i := warmup; i < len(ys); i++ {
-		sets = append(sets, score.Set{X: ends[i], Y: ys[i]})
-	}
-	e, err := score.ComputeElasticity(score.ElasticityInput{Sets: sets, Join: joinAt, Settled: settledAt, Rt1: math.NaN(), Rt2: math.NaN(), Window: window})
-	if err != nil || !e.Stable {
-		return -1
-	}
-	return e.StableIndex + warmup
-}
 
 // runSteps runs the workload once per step: grow the cluster to the step's
 // node count (waiting until data stops moving), and for wiki (the

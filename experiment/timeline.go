@@ -2,7 +2,9 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -18,10 +20,40 @@ type Timeline struct {
 
 	mu    sync.Mutex
 	fired []bool
+	state []actionState
 	conds map[string]condMark
 	sets  int
 	wake  chan struct{}
 }
+
+// actionState is how far one action got.
+type actionState int
+
+const (
+	statePending actionState = iota // not fired yet
+	stateRunning                    // fired, not returned
+	stateDone                       // returned nil
+	stateFailed                     // returned an error on its own
+	stateCut                        // returned an error after the load ended (cut short)
+)
+
+// ErrUnfinished is wrapped by the error Unfinished returns: some action of
+// the timeline never fired or was cut short, so the experiment that ran is
+// not the one the scenario asked for.
+var ErrUnfinished = errors.New("timeline did not finish")
+
+// UnfinishedError lists the actions that did not finish, in file order,
+// described (Describe) with why.
+type UnfinishedError struct {
+	Actions []string
+}
+
+func (e *UnfinishedError) Error() string {
+	return fmt.Sprintf("%v: %s", ErrUnfinished, strings.Join(e.Actions, "; "))
+}
+
+// Unwrap makes errors.Is(err, ErrUnfinished) hold.
+func (e *UnfinishedError) Unwrap() error { return ErrUnfinished }
 
 // condMark is when a condition happened and how many request sets had
 // completed by then.
@@ -36,6 +68,7 @@ func NewTimeline(actions []Action, do func(ctx context.Context, a Action) error)
 	return &Timeline{
 		actions: actions, do: do,
 		fired: make([]bool, len(actions)),
+		state: make([]actionState, len(actions)),
 		conds: map[string]condMark{},
 		wake:  make(chan struct{}, 1),
 	}
@@ -86,6 +119,37 @@ func (t *Timeline) Pending() bool {
 	return false
 }
 
+// Unfinished returns nil when every action fired and returned without
+// error, or else an *UnfinishedError (wrapping ErrUnfinished) listing the
+// actions that never fired (the load ended first), were cut short (the
+// load ended while they ran) or are still running. An action that failed
+// on its own is not listed: Run returned its error. Call it after Run has
+// returned; the experiment should then end with a failure exit code
+// (docs/experiments.md), its results kept.
+func (t *Timeline) Unfinished() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []string
+	for i, a := range t.actions {
+		why := ""
+		switch t.state[i] {
+		case statePending:
+			why = "never fired"
+		case stateRunning:
+			why = "still running"
+		case stateCut:
+			why = "cut short when the load ended"
+		}
+		if why != "" {
+			out = append(out, Describe(a)+": "+why)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return &UnfinishedError{Actions: out}
+}
+
 // Run fires actions until all have fired or ctx ends; start is the load's
 // start (At is measured from it). The first failed action ends the run with
 // its error: an experiment whose node failed to join is not the experiment
@@ -97,7 +161,18 @@ func (t *Timeline) Run(ctx context.Context, start time.Time) error {
 	for t.Pending() {
 		if i, ok := t.due(time.Now()); ok {
 			a := t.actions[i]
-			if err := t.do(ctx, a); err != nil {
+			err := t.do(ctx, a)
+			t.mu.Lock()
+			switch {
+			case err == nil:
+				t.state[i] = stateDone
+			case ctx.Err() != nil:
+				t.state[i] = stateCut
+			default:
+				t.state[i] = stateFailed
+			}
+			t.mu.Unlock()
+			if err != nil {
 				return fmt.Errorf("timeline: %s: %w", Describe(a), err)
 			}
 			continue
@@ -134,6 +209,7 @@ func (t *Timeline) due(now time.Time) (int, bool) {
 		}
 		if ok {
 			t.fired[i] = true
+			t.state[i] = stateRunning
 			return i, true
 		}
 	}

@@ -80,3 +80,54 @@ func TestTimelineStopsOnErrorAndCancel(t *testing.T) {
 		t.Fatalf("Run = %v, Pending = %v", err, tl.Pending())
 	}
 }
+
+// TestTimelineUnfinished: every way an action can fail to finish is
+// listed, and a timeline whose actions all returned is finished.
+func TestTimelineUnfinished(t *testing.T) {
+	t.Parallel()
+	ok := func(context.Context, Action) error { return nil }
+	// Cut short: the action waits for the load, which ends.
+	waits := func(ctx context.Context, _ Action) error { <-ctx.Done(); return ctx.Err() }
+	boom := errors.New("boom")
+	tests := []struct {
+		name    string
+		actions []Action
+		do      func(context.Context, Action) error
+		signal  bool
+		want    []string // substrings of the listed actions, in order; nil: finished
+	}{
+		{"all done", []Action{{When: "start", Do: "mark"}}, ok, true, nil},
+		{"never fired", []Action{{When: "start", Do: "mark"}, {When: "stable", Do: "add", Count: 2}}, ok, true,
+			[]string{"add 2 node(s) when stable: never fired"}},
+		{"cut short", []Action{{When: "start", Do: "add", Count: 1}}, waits, true,
+			[]string{"add 1 node(s) when start: cut short when the load ended"}},
+		{"failed on its own is Run's error, not listed", []Action{{When: "start", Do: "kill", Count: 1}}, func(context.Context, Action) error { return boom }, true, nil},
+		{"nothing signalled", []Action{{When: "start", Do: "mark"}}, ok, false, []string{"mark when start: never fired"}},
+	}
+	for _, tc := range tests {
+		tl := NewTimeline(tc.actions, tc.do)
+		if tc.signal {
+			tl.Signal("start")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+		_ = tl.Run(ctx, time.Now())
+		cancel()
+		err := tl.Unfinished()
+		if tc.want == nil {
+			if err != nil {
+				t.Errorf("%s: Unfinished = %v, want nil", tc.name, err)
+			}
+			continue
+		}
+		var ue *UnfinishedError
+		if !errors.Is(err, ErrUnfinished) || !errors.As(err, &ue) || len(ue.Actions) != len(tc.want) {
+			t.Errorf("%s: Unfinished = %v, want %q", tc.name, err, tc.want)
+			continue
+		}
+		for i, w := range tc.want {
+			if ue.Actions[i] != w {
+				t.Errorf("%s: action %d = %q, want %q", tc.name, i, ue.Actions[i], w)
+			}
+		}
+	}
+}

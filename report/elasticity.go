@@ -179,7 +179,12 @@ func elasticityChart(d *runData, js score.JoinScore, i, n int) string {
 		moments = append(moments, moment{e.Settled, "data settled"})
 	}
 	if e.Stable {
-		moments = append(moments, moment{e.StableAt, "stable"})
+		moments = append(moments, moment{e.StableAt, "stable (" + e.Detector + ")"})
+	}
+	for _, v := range e.Verdicts {
+		if v.Detector != e.Detector && v.Stable && v.StableAt != e.StableAt {
+			moments = append(moments, moment{v.StableAt, "stable (" + v.Detector + ")"})
+		}
 	}
 	c.moments(moments)
 	c.legend = append(c.legend,
@@ -262,6 +267,7 @@ func (p *page) elasticityTable(js score.JoinScore) {
 	rows := [][2]string{
 		{"bootstrap (join)", fmtOrDash(e.Join, fmtSeconds)},
 		{"data settled", fmtOrDash(e.Settled, fmtSeconds)},
+		{"stability detector (drives the figures below)", detectorName(e.Detector)},
 		{"stable (recomputed)", fmtOrDash(stableAt(e), fmtSeconds)},
 		{"stable (runner)", fmtOrDash(js.OnlineStable, fmtSeconds)},
 		{"baseline variability (median delta)", fmtOrDash(e.Baseline, fmtSecs)},
@@ -270,8 +276,10 @@ func (p *page) elasticityTable(js score.JoinScore) {
 		{"Rt1: mean time of one request before", fmtOrDash(e.Rt1, fmtSecondsUS) + ops(js.Rt1Ops)},
 		{"Rt2: mean time of one request once stable", fmtOrDash(e.Rt2, fmtSecondsUS) + ops(js.Rt2Ops)},
 		{"A: area between curve and ramp", fmtOrDash(e.A, fmtFigure) + " s²" + areaSplit(e)},
-		{"B: area of the SD band", fmtOrDash(e.B, fmtFigure) + " s²"},
+		{"B: area of the SD band, one SD above the curve (the study's reading)", fmtOrDash(e.B, fmtFigure) + " s²"},
+		{"B': the whole ±SD band, 2B (the other reading)", fmtOrDash(e.BBand, fmtFigure) + " s²"},
 		{"elasticity score (A + B) / ((Rt1 + Rt2)(Av1 + Av2))", fmtOrDash(e.Score, fmtFigure)},
+		{"elasticity score with B' = 2B", fmtOrDash(e.ScoreBand, fmtFigure)},
 		{"data-transfer time (settled − join)", fmtOrDash(e.DataTransfer, fmtSeconds)},
 		{"additional time (stable − settled)", fmtOrDash(e.Additional, fmtSeconds)},
 		{"time to stabilize (stable − join)", fmtOrDash(e.Total, fmtSeconds)},
@@ -284,9 +292,44 @@ func (p *page) elasticityTable(js score.JoinScore) {
 		p.printf("<tr><td>%s</td><td class=\"n\">%s</td></tr>\n", esc(r[0]), esc(r[1]))
 	}
 	p.printf("</table>\n")
+	p.verdictTable(e)
 	for _, n := range e.Notes {
 		p.printf("<div class=\"note\">%s</div>\n", esc(n))
 	}
+}
+
+// verdictTable puts every detector's verdict side by side: its threshold,
+// stable moment and the scores its moment gives, with both readings of B.
+func (p *page) verdictTable(e score.Elasticity) {
+	if len(e.Verdicts) == 0 {
+		return
+	}
+	p.printf("<table>\n<tr><th>detector</th><th>threshold</th><th>stable at</th><th>time to stabilize</th><th>Av2</th><th>score (B)</th><th>score (2B)</th></tr>\n")
+	for _, v := range e.Verdicts {
+		name := detectorName(v.Detector)
+		if v.Detector == e.Detector {
+			name += " ◂"
+		}
+		stable := "never"
+		if v.Stable {
+			stable = fmtSeconds(v.StableAt)
+		}
+		p.printf("<tr><td>%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td></tr>\n",
+			esc(name), esc(fmtOrDash(v.Threshold, fmtSecs)), esc(stable), esc(fmtOrDash(v.Total, fmtSeconds)), esc(fmtOrDash(v.Av2, fmtSecs)),
+			esc(fmtOrDash(v.Score, fmtFigure)), esc(fmtOrDash(v.ScoreBand, fmtFigure)))
+	}
+	p.printf("</table>\n")
+}
+
+// detectorName is a detector in words: the study's rule is named as such.
+func detectorName(d string) string {
+	switch d {
+	case score.DetectorStudy:
+		return "study (every delta of the window below the median baseline delta)"
+	case score.DetectorMeanDelta:
+		return "mean-delta (the window's mean delta and slope within the baseline's bounds)"
+	}
+	return orDash(d)
 }
 
 func stableAt(e score.Elasticity) float64 {

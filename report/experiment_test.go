@@ -393,6 +393,20 @@ func TestElasticityFromScore(t *testing.T) {
 			t.Errorf("report lacks score figure %q", want)
 		}
 	}
+	// Both detectors' verdicts and both readings of B are shown.
+	if len(e.Verdicts) != 2 {
+		t.Fatalf("verdicts %+v", e.Verdicts)
+	}
+	for _, v := range e.Verdicts {
+		for _, want := range []string{detectorName(v.Detector), fmtSeconds(v.StableAt), fmtFigure(v.Score), fmtFigure(v.ScoreBand)} {
+			if !strings.Contains(out, esc(want)) {
+				t.Errorf("report lacks the %s verdict's %q", v.Detector, want)
+			}
+		}
+	}
+	if !strings.Contains(out, fmtFigure(e.BBand)+" s²") || !strings.Contains(out, "stable ("+e.Detector+")") {
+		t.Errorf("report lacks B' = 2B (%s) or the labelled stable moment", fmtFigure(e.BBand))
+	}
 	// A and B are shaded polygons with their figures as tooltips.
 	for _, want := range []string{`fill="` + areaAColor + `"`, `fill="` + areaBColor + `"`, "<title>A = " + fmtFigure(e.A), "<title>B = " + fmtFigure(e.B)} {
 		if !strings.Contains(out, want) {

@@ -20,6 +20,10 @@ const (
 	PhaseStable   = "stable"   // in the stable window or after it
 )
 
+// minMeanDeltas is the fewest baseline delta times for which the
+// mean-delta bound is not flagged as loose in the notes.
+const minMeanDeltas = 9
+
 // Integration settings for A and B: the tolerance is relative to the size of
 // the areas involved, the depth bound keeps a pathological curve cheap.
 const (
@@ -49,9 +53,17 @@ type ElasticityInput struct {
 	// Rt1, Rt2: the mean time of one request (s) before the join and once
 	// stable; NaN leaves the score NaN.
 	Rt1, Rt2 float64
-	// Window is the number of request sets whose delta times must all be
-	// below the baseline; 0 means DefaultWindow.
+	// Rt2At, when set, gives Rt2 for a stable window that starts at the
+	// given moment (each detector's window may start elsewhere, and Rt2
+	// covers the same span as Av2); Rt2 is then not used.
+	Rt2At func(windowStart float64) float64
+	// Window is the number of request sets of the stability window; 0
+	// means DefaultWindow.
 	Window int
+	// Detector names the detector whose verdict fills Elasticity's own
+	// fields (the score shown first); "" means DefaultDetector. Every
+	// detector's verdict is in Elasticity.Verdicts whichever it is.
+	Detector string
 }
 
 // SetPoint is a request set with what the computation made of it.
@@ -70,13 +82,19 @@ type Point2 struct{ X, Y float64 }
 // Elasticity is the result with every intermediate value, so a report can
 // show how the score came about and a chart can shade A and B.
 type Elasticity struct {
+	// Detector is the detector whose verdict the fields below report
+	// (Stable, StableAt, Av2, A, B, Score, …); Verdicts holds every one.
+	Detector     string
 	Join         float64
 	Settled      float64 // NaN when unknown
 	SettledKnown bool
 	Window       int
 
-	// Baseline is the median delta time of the sets before the join (s).
-	Baseline   float64
+	// Baseline is the median delta time of the sets before the join (s):
+	// the study's threshold.
+	Baseline float64
+	// MeanDelta is the mean-delta detector's yardstick from the same sets.
+	MeanDelta  MeanDelta
 	BeforeSets int // sets before the join (Av1 and the baseline)
 
 	// Stable says a stable window was found.
@@ -102,23 +120,52 @@ type Elasticity struct {
 	// where the curve is above and below the ramp.
 	A, AAbove, ABelow float64
 	// B = ∫ max(0, SD spline) dt over [From, To] (s²): the area between the
-	// curve and the upper edge of its deviation band.
-	B float64
-	// Score = (A + B) / ((Rt1 + Rt2)(Av1 + Av2)), dimensionless, lower is better.
-	Score float64
+	// curve and the upper edge of its deviation band, the study's reading
+	// (docs/elasticity.md says why). BBand = 2B is the other reading, the
+	// area of the whole ±SD band.
+	B, BBand float64
+	// Score = (A + B) / ((Rt1 + Rt2)(Av1 + Av2)), dimensionless, lower is
+	// better; ScoreBand the same with BBand.
+	Score, ScoreBand float64
 
 	// DataTransfer = Settled − Join, Additional = max(0, StableAt − Settled),
 	// Total = StableAt − Join (s): the study's Table 1. NaN when unknown.
 	DataTransfer, Additional, Total float64
 
-	Sets  []SetPoint
-	Notes []string
+	Sets []SetPoint
+	// Verdicts are every detector's findings, in the order of Detectors.
+	Verdicts []Verdict
+	Notes    []string
+}
+
+// Verdict is what one detector found, with the score its stable moment
+// gives.
+type Verdict struct {
+	Detector string
+	// Threshold is what the window was compared with (s): the median
+	// baseline delta (study) or the bound on the window's mean delta
+	// (mean-delta).
+	Threshold         float64
+	Stable            bool
+	StableIndex       int     // −1 when not stable
+	StableAt          float64 // NaN when not stable
+	WindowStart       float64
+	Av2               float64
+	AfterSets         int
+	Rt2               float64
+	A, AAbove, ABelow float64
+	B, BBand          float64
+	Score, ScoreBand  float64
+	Total, Additional float64
 }
 
 // ComputeElasticity computes the elasticity of one join experiment (see
-// docs/elasticity.md). It returns the result filled as far as it goes
-// together with an error wrapping ErrNeverStable when no stable window was
-// found, or another error when the input cannot be scored at all.
+// docs/elasticity.md) with every detector: each one's verdict and score go
+// into Verdicts, and in.Detector's fill the result's own fields. It
+// returns the result filled as far as it goes together with an error
+// wrapping ErrNeverStable when in.Detector found no stable window (the
+// other verdicts are still there), or another error when the input cannot
+// be scored at all.
 func ComputeElasticity(in ElasticityInput) (Elasticity, error) {
 	nan := math.NaN()
 	e := Elasticity{
@@ -126,7 +173,9 @@ func ComputeElasticity(in ElasticityInput) (Elasticity, error) {
 		Baseline: nan, StableIndex: -1, StableAt: nan, WindowStart: nan,
 		Av1: nan, Av2: nan, Rt1: in.Rt1, Rt2: in.Rt2, From: in.Join, To: nan,
 		A: nan, AAbove: nan, ABelow: nan, B: nan, Score: nan,
+		BBand: nan, ScoreBand: nan,
 		DataTransfer: nan, Additional: nan, Total: nan,
+		MeanDelta: MeanDelta{Median: nan, Cap: nan, Mean: nan, SD: nan, Bound: nan},
 	}
 	if e.Window == 0 {
 		e.Window = DefaultWindow
@@ -206,30 +255,18 @@ func ComputeElasticity(in ElasticityInput) (Elasticity, error) {
 		}
 		from = max(from, first-e.Window)
 	}
-	idx := StableIndex(ys, from, e.Baseline, e.Window)
-	if idx < 0 {
-		return e, fmt.Errorf("elasticity: %w: no %d consecutive request sets after the join at %gs%s with delta times below the baseline %gs",
-			ErrNeverStable, e.Window, in.Join, settledClause(e), e.Baseline)
+	e.MeanDelta = NewMeanDelta(ys[:before], e.Window)
+	if e.MeanDelta.N < minMeanDeltas {
+		e.notef("the mean-delta bound rests on %d delta times before the join: it is loose (t with %d degrees of freedom); a baseline of 20 sets or more makes it tight", e.MeanDelta.N, e.MeanDelta.N-1)
 	}
-	e.Stable = true
-	e.StableIndex = idx
-	e.StableAt = xs[idx]
-	ws := idx - e.Window + 1 // first set of the window
-	e.WindowStart = xs[ws-1]
-	for i := ws; i < n; i++ {
-		e.Sets[i].Phase = PhaseStable
+	primary := in.Detector
+	if primary == "" {
+		primary = DefaultDetector
 	}
-	e.Av2 = mean(ys[ws:])
-	e.AfterSets = n - ws
-	e.Total = e.StableAt - in.Join
-	if e.SettledKnown {
-		e.Additional = math.Max(0, e.StableAt-in.Settled)
+	if !KnownDetector(primary) {
+		return e, fmt.Errorf("elasticity: unknown detector %q (one of %v)", primary, Detectors)
 	}
-
-	// Areas over [Join, StableAt] on splines through every set.
-	e.To = e.StableAt
-	e.RampFrom = Point2{in.Join, e.Av1}
-	e.RampTo = Point2{e.StableAt, e.Av2}
+	e.Detector = primary
 	curve, err := NewSpline(xs, ys)
 	if err != nil {
 		return e, fmt.Errorf("elasticity: %w", err)
@@ -238,19 +275,94 @@ func ComputeElasticity(in ElasticityInput) (Elasticity, error) {
 	if err != nil {
 		return e, fmt.Errorf("elasticity: %w", err)
 	}
-	span := e.To - e.From
-	ramp := func(t float64) float64 { return e.Av1 + (e.Av2-e.Av1)*(t-e.From)/span }
-	scale := math.Max(math.Max(math.Abs(e.Av1), math.Abs(e.Av2)), 1e-300) * span
-	eps := relTolerance * scale
-	e.AAbove = integrateKnots(func(t float64) float64 { return math.Max(0, curve.At(t)-ramp(t)) }, xs, e.From, e.To, eps, maxDepth)
-	e.ABelow = integrateKnots(func(t float64) float64 { return math.Max(0, ramp(t)-curve.At(t)) }, xs, e.From, e.To, eps, maxDepth)
-	e.A = e.AAbove + e.ABelow
-	e.B = integrateKnots(func(t float64) float64 { return math.Max(0, band.At(t)) }, xs, e.From, e.To, eps, maxDepth)
-	e.Score = elasticityScore(e.A, e.B, e.Rt1, e.Rt2, e.Av1, e.Av2)
+	var chosen Verdict
+	for _, det := range Detectors {
+		idx, threshold, err := Detect(det, ys, before, from, e.Window)
+		if err != nil {
+			return e, fmt.Errorf("elasticity: %w", err)
+		}
+		v := e.verdict(in, det, idx, threshold, xs, ys, curve, band)
+		e.Verdicts = append(e.Verdicts, v)
+		if det == primary {
+			chosen = v
+		}
+	}
+	for _, v := range e.Verdicts {
+		if v.Detector == primary {
+			continue
+		}
+		if v.Stable {
+			e.notef("the %s detector found the cluster stable again at %.1fs (score %.4g)", v.Detector, v.StableAt, v.Score)
+		} else {
+			e.notef("the %s detector found no stable window", v.Detector)
+		}
+	}
+	if !chosen.Stable {
+		if chosen.Detector == DetectorStudy {
+			return e, fmt.Errorf("elasticity: %w: no %d consecutive request sets after the join at %gs%s with delta times below the baseline %gs",
+				ErrNeverStable, e.Window, in.Join, settledClause(e), e.Baseline)
+		}
+		return e, fmt.Errorf("elasticity: %w: no %d consecutive request sets after the join at %gs%s with a mean delta time within %gs (%s)",
+			ErrNeverStable, e.Window, in.Join, settledClause(e), chosen.Threshold, chosen.Detector)
+	}
+	e.Stable = true
+	e.StableIndex = chosen.StableIndex
+	e.StableAt = chosen.StableAt
+	e.WindowStart = chosen.WindowStart
+	for i := chosen.StableIndex - e.Window + 1; i < n; i++ {
+		e.Sets[i].Phase = PhaseStable
+	}
+	e.Av2, e.AfterSets, e.Rt2 = chosen.Av2, chosen.AfterSets, chosen.Rt2
+	e.Total, e.Additional = chosen.Total, chosen.Additional
+	e.To = e.StableAt
+	e.RampFrom = Point2{in.Join, e.Av1}
+	e.RampTo = Point2{e.StableAt, e.Av2}
+	e.A, e.AAbove, e.ABelow = chosen.A, chosen.AAbove, chosen.ABelow
+	e.B, e.BBand = chosen.B, chosen.BBand
+	e.Score, e.ScoreBand = chosen.Score, chosen.ScoreBand
 	if !finite(e.Rt1) || !finite(e.Rt2) {
 		e.notef("the time of one request before (Rt1) or after (Rt2) is unknown: no score")
 	}
 	return e, nil
+}
+
+// verdict fills one detector's findings: its stable window ends at index
+// idx (−1: none), and the areas run over [Join, its stable moment] on the
+// splines through every set.
+func (e *Elasticity) verdict(in ElasticityInput, det string, idx int, threshold float64, xs, ys []float64, curve, band *Spline) Verdict {
+	nan := math.NaN()
+	v := Verdict{Detector: det, Threshold: threshold, StableIndex: -1, StableAt: nan, WindowStart: nan, Av2: nan, Rt2: nan,
+		A: nan, AAbove: nan, ABelow: nan, B: nan, BBand: nan, Score: nan, ScoreBand: nan, Total: nan, Additional: nan}
+	if idx < 0 {
+		return v
+	}
+	n := len(xs)
+	v.Stable, v.StableIndex, v.StableAt = true, idx, xs[idx]
+	ws := idx - e.Window + 1 // first set of the window
+	v.WindowStart = xs[ws-1]
+	v.Av2 = mean(ys[ws:])
+	v.AfterSets = n - ws
+	v.Rt2 = in.Rt2
+	if in.Rt2At != nil {
+		v.Rt2 = in.Rt2At(v.WindowStart)
+	}
+	v.Total = v.StableAt - in.Join
+	if e.SettledKnown {
+		v.Additional = math.Max(0, v.StableAt-in.Settled)
+	}
+	from, to := in.Join, v.StableAt
+	span := to - from
+	ramp := func(t float64) float64 { return e.Av1 + (v.Av2-e.Av1)*(t-from)/span }
+	scale := math.Max(math.Max(math.Abs(e.Av1), math.Abs(v.Av2)), 1e-300) * span
+	eps := relTolerance * scale
+	v.AAbove = integrateKnots(func(t float64) float64 { return math.Max(0, curve.At(t)-ramp(t)) }, xs, from, to, eps, maxDepth)
+	v.ABelow = integrateKnots(func(t float64) float64 { return math.Max(0, ramp(t)-curve.At(t)) }, xs, from, to, eps, maxDepth)
+	v.A = v.AAbove + v.ABelow
+	v.B = integrateKnots(func(t float64) float64 { return math.Max(0, band.At(t)) }, xs, from, to, eps, maxDepth)
+	v.BBand = 2 * v.B
+	v.Score = elasticityScore(v.A, v.B, e.Rt1, v.Rt2, e.Av1, v.Av2)
+	v.ScoreBand = elasticityScore(v.A, v.BBand, e.Rt1, v.Rt2, e.Av1, v.Av2)
+	return v
 }
 
 // elasticityScore is (A + B) / ((Rt1 + Rt2)(Av1 + Av2)).

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math"
 	"testing"
+
+	"github.com/fieldbench/fieldbench/stats"
 )
 
 // linearSets returns request sets ending at xs with Y = 10 + 0.01·X: every
@@ -180,7 +182,7 @@ func TestElasticityHumpAgainstBruteForce(t *testing.T) {
 	for i, y := range ys {
 		sets[i] = Set{X: float64(10 * (i + 1)), Y: y, SD: 0.3 + 0.1*float64(i%3)}
 	}
-	e, err := ComputeElasticity(ElasticityInput{Sets: sets, Join: 62, Settled: 95, Rt1: 0.01, Rt2: 0.009})
+	e, err := ComputeElasticity(ElasticityInput{Sets: sets, Join: 62, Settled: 95, Rt1: 0.01, Rt2: 0.009, Detector: DetectorStudy})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,6 +217,32 @@ func TestElasticityHumpAgainstBruteForce(t *testing.T) {
 	// against 13, is 3.4): stable at 150.
 	if !near(e.Baseline, 0.2, 1e-12) || e.StableAt != 150 {
 		t.Errorf("baseline %g stable at %g, want 0.2 and 150", e.Baseline, e.StableAt)
+	}
+	// The mean-delta detector on the same sets: capped at 3 × 0.2 = 0.6,
+	// the deltas .2 .1 .2 .2 .1 have mean 0.16 and SD √0.003, so the bound
+	// is 0.16 + t(0.9995, 4)·√0.003·√(1/5 + 1/5) = 0.458 (loose: 5 deltas).
+	// The window 80…120 (capped deltas .6 .6 .6 .1 .05, mean 0.39) is
+	// within it, but its times still fall (slope through 70…120 about
+	// −1.2 s per set against a bound of t(0.99975, 5)·σ/√17.5 with σ =
+	// √(0.026/5)/√2 = 0.051); so are those ending at 130 and 140, which
+	// start on the hump. The first flat window is again 110…150.
+	if len(e.Verdicts) != 2 || e.Verdicts[0].Detector != DetectorMeanDelta || e.Verdicts[1].Detector != DetectorStudy {
+		t.Fatalf("verdicts %+v", e.Verdicts)
+	}
+	md := e.Verdicts[0]
+	wantBound := 0.16 + stats.TQuantile(MeanDeltaLevel, 4)*math.Sqrt(0.003)*math.Sqrt(0.4)
+	if !near(md.Threshold, wantBound, 1e-9) || md.StableAt != 150 || !md.Stable {
+		t.Errorf("mean-delta: bound %g stable at %g, want %g and 150", md.Threshold, md.StableAt, wantBound)
+	}
+	if s := Slope(ys, 11, 5); !(s < -1) {
+		t.Errorf("slope of the window ending at 120: %g, want below −1", s)
+	}
+	st := e.Verdicts[1]
+	if st.StableAt != e.StableAt || st.Score != e.Score || st.B != e.B || e.BBand != 2*e.B || e.ScoreBand <= e.Score {
+		t.Errorf("study verdict %+v does not match the fields (stable %g score %g B %g, band %g, score with the band %g)", st, e.StableAt, e.Score, e.B, e.BBand, e.ScoreBand)
+	}
+	if want := (e.A + 2*e.B) / ((0.01 + 0.009) * (e.Av1 + e.Av2)); !near(e.ScoreBand, want, 1e-12*want) {
+		t.Errorf("score with the ±SD band %g, want %g", e.ScoreBand, want)
 	}
 }
 

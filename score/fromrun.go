@@ -99,12 +99,56 @@ type joinGroup struct {
 }
 
 // FromRun recomputes every score from a result file alone: the elasticity
-// of each join (stability recomputed from the points; the runner's own
-// "stable" event is only reported beside it) and the scalability between
+// of each join (stability recomputed from the points by every detector, the
+// one named in the header driving the fields; the runner's own "stable"
+// event is only reported beside it) and the scalability between
 // consecutive steps. A join that cannot be scored is still listed, with
 // Stable false and Notes saying why; the error is for a file that cannot be
 // read (an undecodable histogram).
 func FromRun(run *result.Run) (Scores, error) {
+	return FromRunWith(run, OptionsOf(run))
+}
+
+// Header options of a result file that say how its experiment detected
+// stability (the experiment runner writes them; see
+// experiment.Stability.HeaderOptions). A file without them is scored with
+// the defaults.
+const (
+	OptionDetector = "stability_detector"
+	OptionWindow   = "stability_window"
+)
+
+// Options are the stability settings FromRunWith scores with.
+type Options struct {
+	// Detector drives the score shown first ("" = DefaultDetector); every
+	// detector's verdict is computed anyway.
+	Detector string
+	// Window is the stability window (0 = DefaultWindow).
+	Window int
+}
+
+// OptionsOf reads the stability settings from a result header; settings
+// it cannot read are left to their defaults.
+func OptionsOf(run *result.Run) Options {
+	var o Options
+	if d, ok := run.Header.Options[OptionDetector].(string); ok && KnownDetector(d) {
+		o.Detector = d
+	}
+	switch w := run.Header.Options[OptionWindow].(type) {
+	case float64: // a number read back from JSON
+		if w >= 1 && w == math.Trunc(w) {
+			o.Window = int(w)
+		}
+	case int:
+		if w >= 1 {
+			o.Window = w
+		}
+	}
+	return o
+}
+
+// FromRunWith is FromRun with the stability settings given.
+func FromRunWith(run *result.Run, opt Options) (Scores, error) {
 	var sc Scores
 	var pts []rsPoint
 	for _, p := range run.Points {
@@ -204,18 +248,28 @@ func FromRun(run *result.Run) (Scores, error) {
 		}
 		in.Rt1, js.Rt1Ops = rt1, n1
 
-		// Find the stable window first: Rt2 covers the same span as Av2,
-		// from the window's start to the last set counted.
-		e, err := ComputeElasticity(in)
-		if err == nil {
-			lastX := sets[len(sets)-1].X
-			js.Rt2Range = [2]float64{e.WindowStart, lastX}
-			rt2, n2, err := MeanLatency(run, e.WindowStart, lastX)
-			if err != nil {
-				return sc, err
+		// Rt2 covers the same span as Av2: from the stable window's start
+		// (each detector's own) to the last set counted.
+		lastX := sets[len(sets)-1].X
+		rt2Ops := map[float64]int64{}
+		var rt2Err error
+		in.Rt2At = func(ws float64) float64 {
+			rt2, n2, err := MeanLatency(run, ws, lastX)
+			if err != nil && rt2Err == nil {
+				rt2Err = err
 			}
-			in.Rt2, js.Rt2Ops = rt2, n2
-			e, err = ComputeElasticity(in)
+			rt2Ops[ws] = n2
+			return rt2
+		}
+		in.Window = opt.Window
+		in.Detector = opt.Detector
+		e, err := ComputeElasticity(in)
+		if rt2Err != nil {
+			return sc, rt2Err
+		}
+		if e.Stable {
+			js.Rt2Range = [2]float64{e.WindowStart, lastX}
+			js.Rt2Ops = rt2Ops[e.WindowStart]
 		}
 		if err != nil {
 			e.notef("%v", err)

@@ -211,6 +211,17 @@ func TestFromRun(t *testing.T) {
 					t.Errorf("%s = %.12g, want %.12g", c.name, c.got, c.want)
 				}
 			}
+			// Every delta before the join is 0.1 (SD 0), so the mean-delta
+			// bound is 0.1 too and both detectors find the same window,
+			// each with its own Rt2 from the intervals.
+			if j.Detector != DefaultDetector || len(j.Verdicts) != len(Detectors) {
+				t.Fatalf("detector %q, verdicts %+v", j.Detector, j.Verdicts)
+			}
+			for _, v := range j.Verdicts {
+				if !v.Stable || v.StableAt != tc.stableAt || !near(v.Rt2, tc.rt2, 1e-12) || !near(v.Score, tc.score, 1e-9*tc.score) || v.BBand != 2*v.B {
+					t.Errorf("%s verdict %+v, want stable at %g, Rt2 %g, score %g", v.Detector, v, tc.stableAt, tc.rt2, tc.score)
+				}
+			}
 			// Scalability: step 1 averages its sets before the join
 			// (10.55, 10 sets), step 2 its non-warm-up sets (11.6, 5):
 			// (11.6 − 10.55)/10.55.
@@ -244,6 +255,36 @@ func TestFromRunNeverStable(t *testing.T) {
 	j := sc.Elasticity[0]
 	if j.Stable || !math.IsNaN(j.Score) || len(j.Notes) == 0 || !near(j.Av1, 10.55, 1e-12) || !near(j.Rt1, 0.0011, 1e-12) || j.DataTransfer != 198 {
 		t.Errorf("stable %v score %g Av1 %g Rt1 %g transfer %g notes %q", j.Stable, j.Score, j.Av1, j.Rt1, j.DataTransfer, j.Notes)
+	}
+}
+
+func TestOptionsOf(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		opts map[string]any
+		want Options
+	}{
+		{"none: the defaults", nil, Options{}},
+		{"study by name, window as read back from JSON", map[string]any{OptionDetector: DetectorStudy, OptionWindow: 7.0}, Options{Detector: DetectorStudy, Window: 7}},
+		{"window as an int", map[string]any{OptionWindow: 4}, Options{Window: 4}},
+		{"unknown detector and a fractional window are ignored", map[string]any{OptionDetector: "cusum", OptionWindow: 2.5}, Options{}},
+	}
+	for _, tc := range tests {
+		run := &result.Run{Header: result.Header{Options: tc.opts}}
+		if got := OptionsOf(run); got != tc.want {
+			t.Errorf("%s: OptionsOf = %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+	// The header's detector drives the fields.
+	run := writeJoinRun(t, []result.Event{{At: 102, Name: EventJoin}, {At: 128, Name: EventSettled}})
+	run.Header.Options = map[string]any{OptionDetector: DetectorStudy}
+	sc, err := FromRun(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := sc.Elasticity[0]; j.Detector != DetectorStudy || j.StableAt != 130 || j.Rt2Ops != 110 {
+		t.Errorf("detector %q stable at %g Rt2 from %d ops, want study, 130, 110", j.Detector, j.StableAt, j.Rt2Ops)
 	}
 }
 

@@ -105,7 +105,7 @@ study: test
 description: test
 cluster: {engine: redis, nodes: 2}
 workload: {name: wiki, options: {articles: 1000, requests: 6000, threads: 2, repeat: 2}}
-stability: {warmup_sets: 1, baseline_sets: 5, window: 3, max_sets: 70, after_stable: 2}
+stability: {warmup_sets: 1, baseline_sets: 5, window: 3, max_sets: 70, after_stable: 6}
 probe_every: 1s
 timeline:
   - {when: baseline, do: add, count: 2}
