@@ -169,10 +169,4 @@ func TestCouchReplicatedKillRestartAdd(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if err := couchapi.DropReplicated(ctx, runningCouch(c), db); err != nil {
-		t.Fatal(err)
-	}
-	if dbs, err := couchapi.UserDBs(ctx, a); err != nil || len(dbs) != 0 {
-		t.Errorf("databases after DropReplicated: %v, %v", dbs, err)
-	}
 }

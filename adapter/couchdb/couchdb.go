@@ -282,10 +282,20 @@ func (db *DB) ensure(ctx context.Context, kinds ...string) error {
 	return nil
 }
 
-// drop deletes the databases of kinds on every server and creates them
-// again, empty and replicated.
+// drop empties the databases of kinds. On one server it deletes and
+// creates them again. On a replicated set it deletes every document
+// instead (tombstones, which replicate): deleting a database that a peer's
+// continuous replication is reading makes pouchdb-server 4.2.0 exit (its
+// _changes handler fails on the vanished database), and deleting a
+// database is not replicated anyway.
 func (db *DB) drop(ctx context.Context, kinds ...string) error {
 	for _, k := range kinds {
+		if len(db.nodes) > 1 {
+			if err := db.deleteAll(ctx, k); err != nil {
+				return fmt.Errorf("couchdb: empty %s: %w", db.name(k), err)
+			}
+			continue
+		}
 		if err := couchapi.DropReplicated(ctx, db.nodes, db.name(k)); err != nil {
 			return fmt.Errorf("couchdb: %w", err)
 		}
@@ -294,6 +304,35 @@ func (db *DB) drop(ctx context.Context, kinds ...string) error {
 		}
 	}
 	return nil
+}
+
+// deleteAll deletes every document of kind's database but its design
+// documents, a page of _all_docs at a time.
+func (db *DB) deleteAll(ctx context.Context, kind string) error {
+	const page = 5000
+	type tomb struct {
+		ID      string `json:"_id"`
+		Rev     string `json:"_rev"`
+		Deleted bool   `json:"_deleted"`
+	}
+	for {
+		rows, err := db.allDocs(ctx, kind, url.Values{"limit": {strconv.Itoa(page)}}, nil)
+		if err != nil {
+			return err
+		}
+		var docs []any
+		for _, r := range rows {
+			if !strings.HasPrefix(r.ID, "_design/") {
+				docs = append(docs, tomb{r.ID, r.Value.Rev, true})
+			}
+		}
+		if len(docs) == 0 {
+			return nil
+		}
+		if err := db.bulkAll(ctx, kind, docs, true); err != nil {
+			return err
+		}
+	}
 }
 
 // SizeBytes implements adapter.Sizer: the file size of fieldbench's

@@ -22,9 +22,14 @@ import (
 // decided exactly on the client by trajectory.BoxSearch.
 //
 //   - <prefix>_traj_records: one document per location update (the study's
-//     18 attributes), and the design document whose view "region" emits
-//     [weekday, slot, cell] with the built-in _count reduce: the region
-//     query is one grouped view read of a [weekday, slot] key range.
+//     18 attributes).
+//   - <prefix>_traj_visits: per Write and (weekday, slot), one document
+//     "D:SSSS:unique" holding {cell: visits} of that request's records: the
+//     region query reads one _all_docs range with include_docs and sums
+//     per cell. (A map/reduce view emitting [weekday, slot, cell] with
+//     _count is the textbook way, but pouchdb-server builds a view's index
+//     on the first query: over the test's 26,000 records that took more
+//     than a minute, so every region query after a write would wait.)
 //   - <prefix>_traj_cells: one document per visited cell, its _id
 //     "GX:GY:cell:easting:northing" (grid square first, offset to be
 //     non-negative, fixed width), with fields gx, gy, cell, e, n.
@@ -42,20 +47,12 @@ import (
 const (
 	trajRecords    = "traj_records"
 	trajCells      = "traj_cells"
+	trajVisits     = "traj_visits"
 	trajGrid       = 1000 // metres
 	trajGridOffset = 1_000_000_000
 	trajMaxSquares = 400 // a larger box reads every cell
-	trajDesign     = "_design/fieldbench"
 	trajMangoDDoc  = "fieldbench-grid"
 )
-
-var trajDesignDoc = map[string]any{
-	"_id":      trajDesign,
-	"language": "javascript",
-	"views": map[string]any{
-		"region": map[string]string{"map": "function (doc) { if (doc.day) { emit([doc.day, doc.slot, doc.cell], null); } }", "reduce": "_count"},
-	},
-}
 
 func gridOf(v int64) int64 {
 	if v < 0 {
@@ -87,6 +84,11 @@ type trajRecordDoc struct {
 	City         string  `json:"city"`
 	Postcode     string  `json:"postcode"`
 	Address      string  `json:"address"`
+}
+
+type trajVisitDoc struct {
+	ID    string           `json:"_id"`
+	Cells map[string]int64 `json:"cells"`
 }
 
 type trajCellDoc struct {
@@ -150,10 +152,7 @@ func (db *DB) Trajectory(ctx context.Context) (trajectory.Store, error) {
 }
 
 func (db *DB) trajSchema(ctx context.Context) error {
-	if err := db.ensure(ctx, trajRecords, trajCells); err != nil {
-		return err
-	}
-	if err := db.putDesign(ctx, trajRecords, trajDesignDoc); err != nil {
+	if err := db.ensure(ctx, trajRecords, trajCells, trajVisits); err != nil {
 		return err
 	}
 	idx := map[string]any{"index": map[string]any{"fields": []string{"gx", "gy"}}, "ddoc": trajMangoDDoc, "name": "grid", "type": "json"}
@@ -179,6 +178,8 @@ func (s *trajStore) Write(ctx context.Context, recs []trajectory.Record) error {
 	docs := make([]any, 0, len(recs))
 	seen := map[int64]bool{}
 	var cells []any
+	type daySlot struct{ day, slot int }
+	visits := map[daySlot]map[string]int64{}
 	for i := range recs {
 		r := &recs[i]
 		c := r.Cell
@@ -190,12 +191,24 @@ func (s *trajStore) Write(ctx context.Context, recs []trajectory.Record) error {
 			seen[c.ID] = true
 			cells = append(cells, cellDoc(c))
 		}
+		k := daySlot{int(r.Weekday), r.Slot()}
+		if visits[k] == nil {
+			visits[k] = map[string]int64{}
+		}
+		visits[k][strconv.FormatInt(c.ID, 10)]++
+	}
+	vdocs := make([]any, 0, len(visits))
+	for k, v := range visits {
+		vdocs = append(vdocs, trajVisitDoc{ID: fmt.Sprintf("%d:%04d:%s-%s", k.day, k.slot, s.prefix, strconv.FormatInt(s.seq.Add(1), 36)), Cells: v})
 	}
 	if err := s.db.bulkAll(ctx, trajCells, cells, true); err != nil {
 		return fmt.Errorf("couchdb trajectory: write %d cells: %w", len(cells), err)
 	}
 	if err := s.db.bulkAll(ctx, trajRecords, docs, false); err != nil {
 		return fmt.Errorf("couchdb trajectory: write %d records: %w", len(recs), err)
+	}
+	if err := s.db.bulkAll(ctx, trajVisits, vdocs, false); err != nil {
+		return fmt.Errorf("couchdb trajectory: write the visits of %d records: %w", len(recs), err)
 	}
 	return nil
 }
@@ -271,32 +284,34 @@ func (s *trajStore) mangoCells(ctx context.Context, minX, minY, maxX, maxY int64
 	return out, nil
 }
 
-// Region implements trajectory.Querier: the region view grouped by
-// [weekday, slot, cell] over the [weekday, slot] range; the maximum is
-// picked on the client (ties: the smallest cell id).
+// Region implements trajectory.Querier: the visit documents of [weekday,
+// slot] (one _all_docs range), summed per cell; the maximum is picked on
+// the client (ties: the smallest cell id).
 func (s *trajStore) Region(ctx context.Context, day trajectory.Weekday, slot int) (trajectory.Busiest, bool, error) {
 	if err := (trajectory.Query{Op: trajectory.OpRegion, Day: day, Slot: slot}).Validate(); err != nil {
 		return trajectory.Busiest{}, false, fmt.Errorf("couchdb trajectory: region: %w", err)
 	}
-	q := url.Values{"group": {"true"}, "startkey": {fmt.Sprintf("[%d,%d]", day, slot)}, "endkey": {fmt.Sprintf("[%d,%d,{}]", day, slot)}}
-	var res struct {
-		Rows []row[int64, struct{}] `json:"rows"`
-	}
-	if err := s.db.do(ctx, http.MethodGet, couchapi.Path(s.db.name(trajRecords))+"/"+trajDesign+"/_view/region", q, nil, &res); err != nil {
+	p := fmt.Sprintf("%d:%04d:", day, slot)
+	rows, err := allDocsInto[trajVisitDoc](ctx, s.db, trajVisits, url.Values{"include_docs": {"true"}, "startkey": {jsonKey(p)}, "endkey": {jsonKey(p + "\ufff0")}}, nil)
+	if err != nil {
 		return trajectory.Busiest{}, false, fmt.Errorf("couchdb trajectory: region: %w", err)
+	}
+	sum := map[int64]int64{}
+	for _, r := range rows {
+		if r.Doc == nil {
+			continue
+		}
+		for c, n := range r.Doc.Cells {
+			cell, err := strconv.ParseInt(c, 10, 64)
+			if err != nil {
+				return trajectory.Busiest{}, false, fmt.Errorf("couchdb trajectory: region: %s names cell %q: %w", r.ID, c, err)
+			}
+			sum[cell] += n
+		}
 	}
 	var best trajectory.Busiest
 	found := false
-	for _, r := range res.Rows {
-		k, ok := r.Key.([]any)
-		if !ok || len(k) != 3 {
-			return trajectory.Busiest{}, false, fmt.Errorf("couchdb trajectory: region: view key %v: want [weekday, slot, cell]", r.Key)
-		}
-		c, ok := k[2].(float64)
-		if !ok {
-			return trajectory.Busiest{}, false, fmt.Errorf("couchdb trajectory: region: view key %v: cell is not a number", r.Key)
-		}
-		cell, n := int64(c), r.Value
+	for cell, n := range sum {
 		if n > 0 && (!found || n > best.Visits || (n == best.Visits && cell < best.Cell)) {
 			best, found = trajectory.Busiest{Cell: cell, Visits: n}, true
 		}
@@ -317,10 +332,10 @@ func (s *trajStore) Counts(ctx context.Context) (trajectory.Counts, error) {
 	return c, nil
 }
 
-// Reset implements trajectory.Store: both databases deleted on every
-// server and created again with their view and index.
+// Reset implements trajectory.Store: the three databases emptied (see
+// DB.drop), the Mango index kept or made again.
 func (s *trajStore) Reset(ctx context.Context) error {
-	if err := s.db.drop(ctx, trajRecords, trajCells); err != nil {
+	if err := s.db.drop(ctx, trajRecords, trajCells, trajVisits); err != nil {
 		return fmt.Errorf("couchdb trajectory: reset: %w", err)
 	}
 	return s.db.trajSchema(ctx)

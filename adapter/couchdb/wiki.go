@@ -78,12 +78,27 @@ func (s *wikiStore) Close() error { return nil }
 func (s *wikiStore) path(id int64) string { return couchapi.Path(s.db.name(wikiKind), key(id)) }
 
 // Populate implements wiki.Store: _bulk_docs of up to 500 articles or 8
-// MiB; an id that exists is an error.
+// MiB. Each batch's ids are looked up first (POST _all_docs {keys}) and a
+// batch naming an existing article is refused whole; batches written
+// before it stay (CouchDB has no multi-document transaction), and two
+// loads racing on the same ids are told apart only by _bulk_docs'
+// per-document conflicts.
 func (s *wikiStore) Populate(ctx context.Context, src wiki.Source) (wiki.Counts, error) {
 	c, err := wiki.PopulateBatches(src, wikiBatchRows, wikiBatchBytes, func(batch []wiki.Article) error {
 		docs := make([]any, len(batch))
+		ids := make([]string, len(batch))
 		for i, a := range batch {
-			docs[i] = wikiDoc{ID: key(a.ID), Title: a.Title, Body: a.Body, Bytes: len(a.Body)}
+			ids[i] = key(a.ID)
+			docs[i] = wikiDoc{ID: ids[i], Title: a.Title, Body: a.Body, Bytes: len(a.Body)}
+		}
+		have, err := s.db.allDocs(ctx, wikiKind, nil, ids)
+		if err != nil {
+			return err
+		}
+		for _, r := range have {
+			if r.Error == "" && !r.Value.Deleted {
+				return fmt.Errorf("article %s exists already: nothing of this batch was written", r.ID)
+			}
 		}
 		return s.db.bulk(ctx, wikiKind, docs, false)
 	})
