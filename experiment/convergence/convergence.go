@@ -9,7 +9,8 @@
 // writes a unique key per round and polls every other node concurrently
 // until the value appears or a timeout passes. Open picks the Prober for a
 // cluster started by the cluster package (PostgreSQL streaming replicas,
-// Redis Cluster replicas, a MariaDB Galera cluster, Cassandra). What
+// Redis Cluster replicas, a MariaDB Galera cluster, Cassandra, couchdb
+// nodes replicating each other). What
 // "directly" means for each is written down in docs/convergence.md.
 package convergence
 
@@ -89,8 +90,10 @@ func Open(ctx context.Context, c *cluster.Cluster, opts Options) (Prober, error)
 		return openRedis(ctx, c, opts)
 	case "cassandra":
 		return openCassandra(ctx, c, opts)
+	case "couchdb":
+		return openCouchDB(ctx, c)
 	default:
-		return nil, fmt.Errorf("convergence: engine %q: %w (convergence is measured on postgres replicas, a mariadb Galera cluster, redis replicas and cassandra)", c.Engine, cluster.ErrUnsupported)
+		return nil, fmt.Errorf("convergence: engine %q: %w (convergence is measured on postgres replicas, a mariadb Galera cluster, redis replicas, cassandra and couchdb)", c.Engine, cluster.ErrUnsupported)
 	}
 }
 
