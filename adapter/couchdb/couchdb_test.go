@@ -1,9 +1,11 @@
 package couchdb
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -111,23 +113,77 @@ func TestConformance(t *testing.T) {
 	adaptertest.Run(t, func(t *testing.T) adapter.DB { return fresh(t, "") })
 }
 
-// trajOnly exposes only the trajectory family of a DB, so that the suite
-// runs that family alone.
-type trajOnly struct{ db *DB }
-
-func (o trajOnly) Info(ctx context.Context) (adapter.Info, error) { return o.db.Info(ctx) }
-func (o trajOnly) Close() error                                   { return o.db.Close() }
-func (o trajOnly) Trajectory(ctx context.Context) (trajectory.Store, error) {
-	return o.db.Trajectory(ctx)
-}
-
 // TestTrajectoryMango checks the Mango path (spatial=mango) against the
-// oracle, on two servers that replicate each other: writes, resets and
-// counts go through the replicated set.
+// oracle on two servers that replicate each other: a small dataset
+// written by the workload's write clients, then every generated query of
+// each type and a sweep of boxes whose Mango candidates must equal the
+// grid path's (the suite checks the grid path in full in
+// TestConformance; a second full pass would double the package's time).
 func TestTrajectoryMango(t *testing.T) {
-	adaptertest.Run(t, func(t *testing.T) adapter.DB {
-		return trajOnly{fresh(t, "spatial=mango&peers="+node(t, 1))}
-	})
+	db := fresh(t, "spatial=mango&peers="+node(t, 1))
+	ctx := t.Context()
+	st, err := db.Trajectory(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := st.(*trajStore)
+	g, err := trajectory.New(trajectory.Options{Scale: 0.001, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := trajectory.OracleFor(ctx, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := trajectory.WriteClients(s, g, trajectory.Random, 2, 500, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs {
+		for range c.Requests() {
+			if _, err := c.Do(ctx, c.Next()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if c, err := s.Counts(ctx); err != nil || c != ref.Counts() {
+		t.Fatalf("Counts = %+v, %v; want %+v", c, err, ref.Counts())
+	}
+	opts := trajectory.QueryOptions{N: 40, Radius: trajectory.DefaultRadius, K: trajectory.DefaultK, MaxDist: trajectory.DefaultMaxDist, Seed: 5}
+	bad := 0
+	for op := trajectory.OpDistance; op <= trajectory.OpRegion; op++ {
+		for _, q := range trajectory.MakeQueries(g.City(), op, opts) {
+			got, err := q.Run(ctx, s)
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			if want := ref.Answer(q); !got.Equal(want) {
+				t.Errorf("%s: got %s, want %s", q, got, want)
+				if bad++; bad > 10 {
+					t.FailNow()
+				}
+			}
+		}
+	}
+	sorted := func(h []trajectory.Hit) []trajectory.Hit {
+		slices.SortFunc(h, func(a, b trajectory.Hit) int { return cmp.Compare(a.Cell, b.Cell) })
+		return h
+	}
+	for i, c := range g.City().Cells {
+		if i%7 != 0 {
+			continue
+		}
+		r := int64(500 + 300*(i%10))
+		x0, y0, x1, y1 := c.Easting-r, c.Northing-r, c.Easting+r, c.Northing+r
+		gr, err1 := s.gridCells(ctx, x0, y0, x1, y1)
+		mg, err2 := s.mangoCells(ctx, x0, y0, x1, y1)
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		if !slices.Equal(sorted(gr), sorted(mg)) {
+			t.Fatalf("box around cell %d (±%d m): grid found %d cells, Mango %d", c.ID, r, len(gr), len(mg))
+		}
+	}
 }
 
 func TestInfoNamesPouchDBServer(t *testing.T) {
