@@ -293,3 +293,20 @@ func TestParseDSN(t *testing.T) {
 		})
 	}
 }
+
+// TestFailoverOnRefused names a closed port first: requests move on to the
+// next server the DSN names (a refused connection was never applied).
+func TestFailoverOnRefused(t *testing.T) {
+	up := node(t, 0)
+	closed, err := cluster.FreePort(cluster.Loopback)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := adaptertest.Open(t, Open, fmt.Sprintf("couchdb://%s:%d/t%d_f?peers=%s", cluster.Loopback, closed, os.Getpid()%10000, up))
+	if info, err := db.Info(t.Context()); err != nil || info.Name != "pouchdb-server" {
+		t.Fatalf("Info through the second server = %+v, %v", info, err)
+	}
+	if got := db.cur.Load(); got != 1 {
+		t.Errorf("requests go to server %d, want 1 (the first refused)", got)
+	}
+}
