@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
@@ -38,18 +39,27 @@ import (
 // userline and timeline documents in one _bulk_docs. CouchDB has no
 // multi-document transaction: a post that fails between the two requests
 // leaves the tweet without its line documents, which the durability audit
-// reports as lost or stale. The async model (a queue fanned out later) is
-// not implemented: adapter.ErrUnsupported.
+// reports as lost or stale.
+//
+// The async model writes line documents as denormalized does, but a post
+// writes only the tweet, its userline document and a queue document in
+// <prefix>_mb_pending ("ID": {author, us, body}); MaterializeOnce reads up
+// to 512 queued tweets (oldest ids first), writes their timeline documents
+// (ones that exist already, from a pass cut short, are kept) and deletes
+// the queue documents.
 const (
 	mbMeta    = "mb_meta"
 	mbFollows = "mb_follows"
 	mbTweets  = "mb_tweets"
 	mbLines   = "mb_lines"
+	mbPending = "mb_pending"
+	// mbMaterialize is the most queued tweets one pass fans out.
+	mbMaterialize = 512
 	// mbFlush is how many documents Populate gathers before writing them.
 	mbFlush = 20_000
 )
 
-var mbKinds = []string{mbMeta, mbFollows, mbTweets, mbLines}
+var mbKinds = []string{mbMeta, mbFollows, mbTweets, mbLines, mbPending}
 
 // ErrModelMismatch is wrapped by Microblog when the databases hold
 // microblog data of another model.
@@ -80,9 +90,15 @@ type mbLineDoc struct {
 type mbStore struct {
 	db    *DB
 	model microblog.Model
+	mu    sync.Mutex // one MaterializeOnce at a time (async)
 }
 
-var _ microblog.Store = (*mbStore)(nil)
+type mbAsync struct{ *mbStore }
+
+var (
+	_ microblog.Store        = (*mbStore)(nil)
+	_ microblog.Materializer = (*mbAsync)(nil)
+)
 
 // MicroblogModel implements microblog.Backend: the model Populate
 // recorded, "" when none was loaded.
@@ -104,9 +120,6 @@ func (db *DB) Microblog(ctx context.Context, model microblog.Model) (microblog.S
 	if _, err := microblog.ParseModel(string(model)); err != nil {
 		return nil, fmt.Errorf("couchdb: %w: %w", adapter.ErrUnsupported, err)
 	}
-	if model == microblog.Async {
-		return nil, fmt.Errorf("couchdb: the async model: %w (denormalized and normalized are)", adapter.ErrUnsupported)
-	}
 	if err := db.ensure(ctx, mbKinds...); err != nil {
 		return nil, err
 	}
@@ -118,7 +131,11 @@ func (db *DB) Microblog(ctx context.Context, model microblog.Model) (microblog.S
 		return nil, fmt.Errorf("couchdb: %w: they hold the %s model; use another prefix (or the %s model) to run the %s model",
 			ErrModelMismatch, have, have, model)
 	}
-	return &mbStore{db: db, model: model}, nil
+	st := &mbStore{db: db, model: model}
+	if model == microblog.Async {
+		return &mbAsync{st}, nil
+	}
+	return st, nil
 }
 
 // Close implements microblog.Store.
@@ -134,7 +151,7 @@ func lineKey(kind string, user int64, t microblog.Tweet) string {
 
 func (s *mbStore) lineDoc(kind string, user int64, t microblog.Tweet) mbLineDoc {
 	d := mbLineDoc{ID: lineKey(kind, user, t)}
-	if s.model == microblog.Denormalized {
+	if s.model != microblog.Normalized {
 		d.Tweet, d.Author, d.US, d.Body = t.ID, t.Author, t.Time.UnixMicro(), t.Body
 	}
 	return d
@@ -241,6 +258,9 @@ func (s *mbStore) followers(ctx context.Context, user int64) ([]int64, error) {
 // PUT in parallel, then one _bulk_docs of the userline document and one
 // timeline document per follower.
 func (s *mbStore) Post(ctx context.Context, t microblog.Tweet) error {
+	if s.model == microblog.Async {
+		return s.postAsync(ctx, t)
+	}
 	var fr []int64
 	frErr := make(chan error, 1)
 	go func() {
@@ -295,7 +315,7 @@ func (s *mbStore) line(ctx context.Context, kind string, user int64, limit int) 
 	}
 	p := kind + ":" + key(user) + ":"
 	q := url.Values{"startkey": {jsonKey(p)}, "endkey": {jsonKey(p + "\ufff0")}, "limit": {strconv.Itoa(limit)}}
-	if s.model == microblog.Denormalized {
+	if s.model != microblog.Normalized {
 		q.Set("include_docs", "true")
 		rows, err := allDocsInto[mbLineDoc](ctx, s.db, mbLines, q, nil)
 		if err != nil {
@@ -355,4 +375,71 @@ func (s *mbStore) MaxTweetID(ctx context.Context) (int64, error) {
 		return 0, s.errf("max tweet id %q: %w", rows[0].ID, err)
 	}
 	return id, nil
+}
+
+// postAsync writes the tweet (PUT: an existing id is refused), then its
+// userline document and its queue document.
+func (s *mbStore) postAsync(ctx context.Context, t microblog.Tweet) error {
+	err := s.db.do(ctx, http.MethodPut, couchapi.Path(s.db.name(mbTweets), key(t.ID)), nil, tweetDoc(t), nil)
+	if couchapi.IsConflict(err) {
+		return s.errf("post: tweet %d already exists", t.ID)
+	}
+	if err != nil {
+		return s.errf("post tweet %d: %w", t.ID, err)
+	}
+	if err := s.db.bulk(ctx, mbLines, []any{s.lineDoc("u", t.Author, t)}, false); err != nil {
+		return s.errf("post tweet %d: userline: %w", t.ID, err)
+	}
+	if err := s.db.bulk(ctx, mbPending, []any{tweetDoc(t)}, false); err != nil {
+		return s.errf("post tweet %d: queue: %w", t.ID, err)
+	}
+	return nil
+}
+
+// MaterializeOnce implements microblog.Materializer: up to 512 queued
+// tweets, oldest ids first, fanned out to their author's followers'
+// timelines, then their queue documents deleted.
+func (s *mbAsync) MaterializeOnce(ctx context.Context) ([]microblog.Materialized, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := idRange(url.Values{"include_docs": {"true"}, "limit": {strconv.Itoa(mbMaterialize)}}, false)
+	rows, err := allDocsInto[mbTweetDoc](ctx, s.db, mbPending, q, nil)
+	if err != nil {
+		return nil, s.errf("read the queue: %w", err)
+	}
+	var lines, done []any
+	out := make([]microblog.Materialized, 0, len(rows))
+	followers := map[int64][]int64{}
+	for _, r := range rows {
+		if r.Doc == nil {
+			continue
+		}
+		id, err := strconv.ParseInt(r.ID, 10, 64)
+		if err != nil {
+			return nil, s.errf("queue document %q: %w", r.ID, err)
+		}
+		t := microblog.Tweet{ID: id, Author: r.Doc.Author, Time: time.UnixMicro(r.Doc.US).UTC(), Body: r.Doc.Body}
+		fr, ok := followers[t.Author]
+		if !ok {
+			if fr, err = s.followers(ctx, t.Author); err != nil {
+				return nil, s.errf("materialize tweet %d: followers: %w", id, err)
+			}
+			followers[t.Author] = fr
+		}
+		for _, f := range fr {
+			lines = append(lines, s.lineDoc("t", f, t))
+		}
+		done = append(done, map[string]any{"_id": r.ID, "_rev": r.Value.Rev, "_deleted": true})
+		out = append(out, microblog.Materialized{TweetID: id, PostedAt: t.Time})
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	if err := s.db.bulkAll(ctx, mbLines, lines, true); err != nil {
+		return nil, s.errf("materialize: timelines: %w", err)
+	}
+	if err := s.db.bulkAll(ctx, mbPending, done, false); err != nil {
+		return nil, s.errf("materialize: empty the queue: %w", err)
+	}
+	return out, nil
 }
