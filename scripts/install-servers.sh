@@ -9,6 +9,24 @@ packages=(postgresql-15 postgresql-15-postgis-3 mariadb-server galera-4 rsync re
 # fieldbench itself) on Java 17: a JRE and Maven are needed when missing.
 command -v java >/dev/null 2>&1 || packages+=(openjdk-17-jre-headless)
 command -v mvn >/dev/null 2>&1 || packages+=(maven)
+# pouchdb-server (the couchdb engine) runs on Node.js from npm.
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
+
+# install_pouchdb puts pouchdb-server 4.2.0 in fieldbench's cache (outside
+# the repository), where the couchdb engine looks; the engine installs it
+# the same way on first use when this step was skipped.
+install_pouchdb() {
+  local dir="${FIELDBENCH_POUCHDB:-${XDG_CACHE_HOME:-$HOME/.cache}/fieldbench/pouchdb-server-4.2.0}"
+  [[ -e "$dir/.complete" ]] && { echo "install-servers: pouchdb-server present ($dir)"; return; }
+  mkdir -p "$(dirname "$dir")"
+  local work
+  work=$(mktemp -d "$(dirname "$dir")/pouchdb-server.tmp-XXXXXX")
+  npm install --no-audit --no-fund --loglevel=error --prefix "$work" pouchdb-server@4.2.0
+  echo "pouchdb-server@4.2.0" > "$work/.complete"
+  rm -rf "$dir" && mv "$work" "$dir"
+  echo "install-servers: pouchdb-server installed in $dir"
+}
 
 missing=()
 for p in "${packages[@]}"; do
@@ -16,6 +34,8 @@ for p in "${packages[@]}"; do
 done
 if [[ ${#missing[@]} -eq 0 ]]; then
   echo "install-servers: all present (${packages[*]})"
+  mkdir -p "${XDG_CACHE_HOME:-$HOME/.cache}/fieldbench"
+  install_pouchdb
   exit 0
 fi
 
@@ -30,4 +50,6 @@ if [[ ! -e /usr/sbin/policy-rc.d ]]; then
 fi
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+mkdir -p "${XDG_CACHE_HOME:-$HOME/.cache}/fieldbench"
+install_pouchdb
 echo "install-servers: done"

@@ -9,7 +9,8 @@
 // writes a unique key per round and polls every other node concurrently
 // until the value appears or a timeout passes. Open picks the Prober for a
 // cluster started by the cluster package (PostgreSQL streaming replicas,
-// Redis Cluster replicas, a MariaDB Galera cluster, Cassandra). What
+// Redis Cluster replicas, a MariaDB Galera cluster, Cassandra, couchdb
+// nodes replicating each other). What
 // "directly" means for each is written down in docs/convergence.md.
 package convergence
 

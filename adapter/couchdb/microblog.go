@@ -1,0 +1,445 @@
+package couchdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/adapter/couchdb/couchapi"
+	"github.com/fieldbench/fieldbench/workload/microblog"
+)
+
+// Microblog: four databases, every read a range of the primary index
+// (_all_docs), so nothing waits for a view to be built:
+//
+//	<prefix>_mb_meta     "model": {model, users, follows} as Populate wrote them
+//	<prefix>_mb_follows  "FOLLOWEE:FOLLOWER" (19 digits each), no fields: a
+//	                     user's followers are one key range, keys only
+//	<prefix>_mb_tweets   "ID": {author, us, body}; a second post of an id is
+//	                     refused by CouchDB itself (409 conflict)
+//	<prefix>_mb_lines    "u:USER:T:I" (userline) and "t:USER:T:I" (timeline),
+//	                     T and I being MaxInt64 minus the time in Unix µs and
+//	                     minus the tweet id, so ascending keys are newest
+//	                     first, ties by id descending
+//
+// Denormalized line documents carry {id, author, us, body}: a userline or
+// timeline is one _all_docs range with include_docs and limit. Normalized
+// line documents are empty (the key says time and id): the range is read
+// keys only, then the bodies in one POST _all_docs {keys} of mb_tweets.
+//
+// A post writes the tweet (PUT, so an existing id is refused), then the
+// userline and timeline documents in one _bulk_docs. CouchDB has no
+// multi-document transaction: a post that fails between the two requests
+// leaves the tweet without its line documents, which the durability audit
+// reports as lost or stale.
+//
+// The async model writes line documents as denormalized does, but a post
+// writes only the tweet, its userline document and a queue document in
+// <prefix>_mb_pending ("ID": {author, us, body}); MaterializeOnce reads up
+// to 512 queued tweets (oldest ids first), writes their timeline documents
+// (ones that exist already, from a pass cut short, are kept) and deletes
+// the queue documents.
+const (
+	mbMeta    = "mb_meta"
+	mbFollows = "mb_follows"
+	mbTweets  = "mb_tweets"
+	mbLines   = "mb_lines"
+	mbPending = "mb_pending"
+	// mbMaterialize is the most queued tweets one pass fans out.
+	mbMaterialize = 512
+	// mbFlush is how many documents Populate gathers before writing them.
+	mbFlush = 20_000
+)
+
+var mbKinds = []string{mbMeta, mbFollows, mbTweets, mbLines, mbPending}
+
+// ErrModelMismatch is wrapped by Microblog when the databases hold
+// microblog data of another model.
+var ErrModelMismatch = errors.New("databases hold another microblog model")
+
+type mbMetaDoc struct {
+	ID      string `json:"_id"`
+	Model   string `json:"model"`
+	Users   int64  `json:"users"`
+	Follows int64  `json:"follows"`
+}
+
+type mbTweetDoc struct {
+	ID     string `json:"_id"`
+	Author int64  `json:"author"`
+	US     int64  `json:"us"`
+	Body   string `json:"body"`
+}
+
+type mbLineDoc struct {
+	ID     string `json:"_id"`
+	Tweet  int64  `json:"id,omitempty"`
+	Author int64  `json:"author,omitempty"`
+	US     int64  `json:"us,omitempty"`
+	Body   string `json:"body,omitempty"`
+}
+
+type mbStore struct {
+	db    *DB
+	model microblog.Model
+	mu    sync.Mutex // one MaterializeOnce at a time (async)
+}
+
+type mbAsync struct{ *mbStore }
+
+var (
+	_ microblog.Store        = (*mbStore)(nil)
+	_ microblog.Materializer = (*mbAsync)(nil)
+)
+
+// MicroblogModel implements microblog.Backend: the model Populate
+// recorded, "" when none was loaded.
+func (db *DB) MicroblogModel(ctx context.Context) (microblog.Model, error) {
+	var m mbMetaDoc
+	err := db.do(ctx, http.MethodGet, couchapi.Path(db.name(mbMeta), "model"), nil, nil, &m)
+	if couchapi.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("couchdb: read microblog model: %w", err)
+	}
+	return microblog.Model(m.Model), nil
+}
+
+// Microblog implements microblog.Backend: the databases are created when
+// absent; databases loaded with another model are refused.
+func (db *DB) Microblog(ctx context.Context, model microblog.Model) (microblog.Store, error) {
+	if _, err := microblog.ParseModel(string(model)); err != nil {
+		return nil, fmt.Errorf("couchdb: %w: %w", adapter.ErrUnsupported, err)
+	}
+	if err := db.ensure(ctx, mbKinds...); err != nil {
+		return nil, err
+	}
+	have, err := db.MicroblogModel(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if have != "" && have != model {
+		return nil, fmt.Errorf("couchdb: %w: they hold the %s model; use another prefix (or the %s model) to run the %s model",
+			ErrModelMismatch, have, have, model)
+	}
+	st := &mbStore{db: db, model: model}
+	if model == microblog.Async {
+		return &mbAsync{st}, nil
+	}
+	return st, nil
+}
+
+// Close implements microblog.Store.
+func (s *mbStore) Close() error { return nil }
+
+func (s *mbStore) errf(format string, args ...any) error {
+	return fmt.Errorf("couchdb %s: "+format, append([]any{s.model}, args...)...)
+}
+
+func lineKey(kind string, user int64, t microblog.Tweet) string {
+	return kind + ":" + key(user) + ":" + key(math.MaxInt64-t.Time.UnixMicro()) + ":" + key(math.MaxInt64-t.ID)
+}
+
+func (s *mbStore) lineDoc(kind string, user int64, t microblog.Tweet) mbLineDoc {
+	d := mbLineDoc{ID: lineKey(kind, user, t)}
+	if s.model != microblog.Normalized {
+		d.Tweet, d.Author, d.US, d.Body = t.ID, t.Author, t.Time.UnixMicro(), t.Body
+	}
+	return d
+}
+
+func tweetDoc(t microblog.Tweet) mbTweetDoc {
+	return mbTweetDoc{ID: key(t.ID), Author: t.Author, US: t.Time.UnixMicro(), Body: t.Body}
+}
+
+// Populate implements microblog.Store: the model and sizes, follows,
+// tweets, userlines and timelines as _bulk_docs of the DSN's batch=
+// documents, four in flight.
+func (s *mbStore) Populate(ctx context.Context, ds *microblog.Dataset) error {
+	if ds == nil {
+		return s.errf("populate: nil dataset")
+	}
+	if have, err := s.db.MicroblogModel(ctx); err != nil || have != "" {
+		if err == nil {
+			err = errors.New("the databases already hold microblog data; use a fresh prefix")
+		}
+		return s.errf("populate: %w", err)
+	}
+	var buf []any
+	flush := func(kind string, force bool) error {
+		if len(buf) == 0 || (!force && len(buf) < mbFlush) {
+			return nil
+		}
+		err := s.db.bulkAll(ctx, kind, buf, false)
+		buf = buf[:0]
+		return err
+	}
+	for _, f := range ds.Follows {
+		buf = append(buf, map[string]string{"_id": key(f.Followee) + ":" + key(f.Follower)})
+		if err := flush(mbFollows, false); err != nil {
+			return s.errf("populate follows: %w", err)
+		}
+	}
+	if err := flush(mbFollows, true); err != nil {
+		return s.errf("populate follows: %w", err)
+	}
+	for _, t := range ds.Tweets {
+		buf = append(buf, tweetDoc(t))
+		if err := flush(mbTweets, false); err != nil {
+			return s.errf("populate tweets: %w", err)
+		}
+	}
+	if err := flush(mbTweets, true); err != nil {
+		return s.errf("populate tweets: %w", err)
+	}
+	for _, t := range ds.Tweets {
+		buf = append(buf, s.lineDoc("u", t.Author, t))
+		for _, f := range ds.Followers(t.Author) {
+			buf = append(buf, s.lineDoc("t", f, t))
+		}
+		if err := flush(mbLines, false); err != nil {
+			return s.errf("populate lines: %w", err)
+		}
+	}
+	if err := flush(mbLines, true); err != nil {
+		return s.errf("populate lines: %w", err)
+	}
+	meta := mbMetaDoc{ID: "model", Model: string(s.model), Users: int64(ds.Users), Follows: int64(len(ds.Follows))}
+	if err := s.db.do(ctx, http.MethodPut, couchapi.Path(s.db.name(mbMeta), "model"), nil, meta, nil); err != nil {
+		return s.errf("populate: record the model: %w", err)
+	}
+	return nil
+}
+
+// Counts implements microblog.Store: users and follows as Populate
+// recorded them, tweets by doc_count.
+func (s *mbStore) Counts(ctx context.Context) (microblog.Counts, error) {
+	var c microblog.Counts
+	var m mbMetaDoc
+	err := s.db.do(ctx, http.MethodGet, couchapi.Path(s.db.name(mbMeta), "model"), nil, nil, &m)
+	if err != nil && !couchapi.IsNotFound(err) {
+		return c, s.errf("counts: %w", err)
+	}
+	c.Users, c.Follows = m.Users, m.Follows
+	if c.Tweets, err = s.db.count(ctx, mbTweets); err != nil {
+		return c, s.errf("counts: %w", err)
+	}
+	return c, nil
+}
+
+// followers is user's follower list: one key range of mb_follows.
+func (s *mbStore) followers(ctx context.Context, user int64) ([]int64, error) {
+	p := key(user) + ":"
+	rows, err := s.db.allDocs(ctx, mbFollows, url.Values{"startkey": {jsonKey(p)}, "endkey": {jsonKey(p + "\ufff0")}}, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, 0, len(rows))
+	for _, r := range rows {
+		f, err := strconv.ParseInt(strings.TrimPrefix(r.ID, p), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("follow document %q: %w", r.ID, err)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// Post implements microblog.Store: the author's followers and the tweet's
+// PUT in parallel, then one _bulk_docs of the userline document and one
+// timeline document per follower.
+func (s *mbStore) Post(ctx context.Context, t microblog.Tweet) error {
+	if s.model == microblog.Async {
+		return s.postAsync(ctx, t)
+	}
+	var fr []int64
+	frErr := make(chan error, 1)
+	go func() {
+		var err error
+		fr, err = s.followers(ctx, t.Author)
+		frErr <- err
+	}()
+	err := s.db.do(ctx, http.MethodPut, couchapi.Path(s.db.name(mbTweets), key(t.ID)), nil, tweetDoc(t), nil)
+	if ferr := <-frErr; ferr != nil {
+		return s.errf("post tweet %d: followers: %w", t.ID, ferr)
+	}
+	if couchapi.IsConflict(err) {
+		return s.errf("post: tweet %d already exists", t.ID)
+	}
+	if err != nil {
+		return s.errf("post tweet %d: %w", t.ID, err)
+	}
+	docs := make([]any, 0, len(fr)+1)
+	docs = append(docs, s.lineDoc("u", t.Author, t))
+	for _, f := range fr {
+		docs = append(docs, s.lineDoc("t", f, t))
+	}
+	if err := s.db.bulkAll(ctx, mbLines, docs, false); err != nil {
+		return s.errf("post tweet %d: lines: %w", t.ID, err)
+	}
+	return nil
+}
+
+// Userline implements microblog.Store.
+func (s *mbStore) Userline(ctx context.Context, user int64, limit int) ([]microblog.Tweet, error) {
+	out, err := s.line(ctx, "u", user, limit)
+	if err != nil {
+		return nil, s.errf("userline of %d: %w", user, err)
+	}
+	return out, nil
+}
+
+// Timeline implements microblog.Store.
+func (s *mbStore) Timeline(ctx context.Context, user int64, limit int) ([]microblog.Tweet, error) {
+	out, err := s.line(ctx, "t", user, limit)
+	if err != nil {
+		return nil, s.errf("timeline of %d: %w", user, err)
+	}
+	return out, nil
+}
+
+// line reads the first limit documents of a user's userline or timeline
+// range (and, normalized, the tweets they name).
+func (s *mbStore) line(ctx context.Context, kind string, user int64, limit int) ([]microblog.Tweet, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	p := kind + ":" + key(user) + ":"
+	q := url.Values{"startkey": {jsonKey(p)}, "endkey": {jsonKey(p + "\ufff0")}, "limit": {strconv.Itoa(limit)}}
+	if s.model != microblog.Normalized {
+		q.Set("include_docs", "true")
+		rows, err := allDocsInto[mbLineDoc](ctx, s.db, mbLines, q, nil)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]microblog.Tweet, 0, len(rows))
+		for _, r := range rows {
+			if r.Doc == nil {
+				return nil, fmt.Errorf("line document %s has no body", r.ID)
+			}
+			out = append(out, microblog.Tweet{ID: r.Doc.Tweet, Author: r.Doc.Author, Time: time.UnixMicro(r.Doc.US).UTC(), Body: r.Doc.Body})
+		}
+		return out, nil
+	}
+	rows, err := s.db.allDocs(ctx, mbLines, q, nil)
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		_, inv, ok := strings.Cut(r.ID[len(p):], ":")
+		n, err := strconv.ParseInt(inv, 10, 64)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("line document id %q: want %sT:I", r.ID, p)
+		}
+		ids[i] = key(math.MaxInt64 - n)
+	}
+	tw, err := allDocsInto[mbTweetDoc](ctx, s.db, mbTweets, url.Values{"include_docs": {"true"}}, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]microblog.Tweet, 0, len(tw))
+	for _, r := range tw {
+		if r.Doc == nil {
+			return nil, fmt.Errorf("tweet %s named by a line document: %s", r.Key, r.Error)
+		}
+		id, err := strconv.ParseInt(r.Doc.ID, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("tweet id %q: %w", r.Doc.ID, err)
+		}
+		out = append(out, microblog.Tweet{ID: id, Author: r.Doc.Author, Time: time.UnixMicro(r.Doc.US).UTC(), Body: r.Doc.Body})
+	}
+	return out, nil
+}
+
+// MaxTweetID implements microblog.Store: the last key of mb_tweets.
+func (s *mbStore) MaxTweetID(ctx context.Context) (int64, error) {
+	rows, err := s.db.allDocs(ctx, mbTweets, idRange(url.Values{"descending": {"true"}, "limit": {"1"}}, true), nil)
+	if err != nil {
+		return 0, s.errf("max tweet id: %w", err)
+	}
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	id, err := strconv.ParseInt(rows[0].ID, 10, 64)
+	if err != nil {
+		return 0, s.errf("max tweet id %q: %w", rows[0].ID, err)
+	}
+	return id, nil
+}
+
+// postAsync writes the tweet (PUT: an existing id is refused), then its
+// userline document and its queue document.
+func (s *mbStore) postAsync(ctx context.Context, t microblog.Tweet) error {
+	err := s.db.do(ctx, http.MethodPut, couchapi.Path(s.db.name(mbTweets), key(t.ID)), nil, tweetDoc(t), nil)
+	if couchapi.IsConflict(err) {
+		return s.errf("post: tweet %d already exists", t.ID)
+	}
+	if err != nil {
+		return s.errf("post tweet %d: %w", t.ID, err)
+	}
+	if err := s.db.bulk(ctx, mbLines, []any{s.lineDoc("u", t.Author, t)}, false); err != nil {
+		return s.errf("post tweet %d: userline: %w", t.ID, err)
+	}
+	if err := s.db.bulk(ctx, mbPending, []any{tweetDoc(t)}, false); err != nil {
+		return s.errf("post tweet %d: queue: %w", t.ID, err)
+	}
+	return nil
+}
+
+// MaterializeOnce implements microblog.Materializer: up to 512 queued
+// tweets, oldest ids first, fanned out to their author's followers'
+// timelines, then their queue documents deleted.
+func (s *mbAsync) MaterializeOnce(ctx context.Context) ([]microblog.Materialized, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := idRange(url.Values{"include_docs": {"true"}, "limit": {strconv.Itoa(mbMaterialize)}}, false)
+	rows, err := allDocsInto[mbTweetDoc](ctx, s.db, mbPending, q, nil)
+	if err != nil {
+		return nil, s.errf("read the queue: %w", err)
+	}
+	var lines, done []any
+	out := make([]microblog.Materialized, 0, len(rows))
+	followers := map[int64][]int64{}
+	for _, r := range rows {
+		if r.Doc == nil {
+			continue
+		}
+		id, err := strconv.ParseInt(r.ID, 10, 64)
+		if err != nil {
+			return nil, s.errf("queue document %q: %w", r.ID, err)
+		}
+		t := microblog.Tweet{ID: id, Author: r.Doc.Author, Time: time.UnixMicro(r.Doc.US).UTC(), Body: r.Doc.Body}
+		fr, ok := followers[t.Author]
+		if !ok {
+			if fr, err = s.followers(ctx, t.Author); err != nil {
+				return nil, s.errf("materialize tweet %d: followers: %w", id, err)
+			}
+			followers[t.Author] = fr
+		}
+		for _, f := range fr {
+			lines = append(lines, s.lineDoc("t", f, t))
+		}
+		done = append(done, map[string]any{"_id": r.ID, "_rev": r.Value.Rev, "_deleted": true})
+		out = append(out, microblog.Materialized{TweetID: id, PostedAt: t.Time})
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	if err := s.db.bulkAll(ctx, mbLines, lines, true); err != nil {
+		return nil, s.errf("materialize: timelines: %w", err)
+	}
+	if err := s.db.bulkAll(ctx, mbPending, done, false); err != nil {
+		return nil, s.errf("materialize: empty the queue: %w", err)
+	}
+	return out, nil
+}

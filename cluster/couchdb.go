@@ -1,0 +1,409 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fieldbench/fieldbench/adapter/couchdb/couchapi"
+)
+
+// The couchdb engine starts pouchdb-server (PouchDB's CouchDB-compatible
+// HTTP server on LevelDB, npm package pouchdb-server 4.2.0), not Apache
+// CouchDB, which cannot be installed here: status, the cluster description
+// and results name it as pouchdb-server. Each node is one pouchdb-server
+// process bound to 127.0.0.1 (its --host option) on a free port, its
+// databases, config.json and log under the node's directory.
+//
+// pouchdb-server has no clustering of its own (no shards, no _membership),
+// so N nodes are N standalone servers that replicate every fieldbench
+// database continuously both ways: each node pulls each database from every
+// other through a document in its _replicator database (couchapi). The
+// adapter sets that up for the databases it creates (the DSN's peers=);
+// Add creates every replicated database on the new node and links it to
+// all the others; Restart starts the node's own pulls again (they live in
+// its _replicator) and renews the other nodes' pulls from it, which
+// pouchdb-server does not retry once their source died.
+//
+// pouchdb-server is installed on first use with npm into a cache directory
+// outside the repository (PouchDBDir), as scripts/install-servers.sh does.
+func init() { Register(couchEngine{}) }
+
+type couchEngine struct{}
+
+// PouchDBVersion is the pouchdb-server release the engine runs.
+const PouchDBVersion = "4.2.0"
+
+// Name implements Engine.
+func (couchEngine) Name() string { return "couchdb" }
+
+// PouchDBDir is where pouchdb-server is installed: $FIELDBENCH_POUCHDB if
+// set, else $XDG_CACHE_HOME/fieldbench/pouchdb-server-VERSION, else
+// ~/.cache/fieldbench/pouchdb-server-VERSION.
+func PouchDBDir() (string, error) {
+	if d := os.Getenv("FIELDBENCH_POUCHDB"); d != "" {
+		return d, nil
+	}
+	name := "pouchdb-server-" + PouchDBVersion
+	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "fieldbench", name), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("pouchdb-server: no home directory (set FIELDBENCH_POUCHDB): %w", err)
+	}
+	return filepath.Join(home, ".cache", "fieldbench", name), nil
+}
+
+func pouchBin(dir string) string {
+	return filepath.Join(dir, "node_modules", "pouchdb-server", "bin", "pouchdb-server")
+}
+
+// Check implements Engine: node and npm must be installed; pouchdb-server
+// itself is installed by Up when missing.
+func (couchEngine) Check() error {
+	var missing []string
+	for _, b := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(b); err != nil {
+			missing = append(missing, b)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s not found in PATH: install the Debian packages nodejs and npm (scripts/install-servers.sh)", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// InstallPouchDB installs pouchdb-server into PouchDBDir with npm unless
+// it is there (a marker file says the install completed), under a file
+// lock so that concurrent callers wait for one install. It returns the
+// server's script.
+func InstallPouchDB(ctx context.Context) (string, error) {
+	dir, err := PouchDBDir()
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(filepath.Join(dir, jarsDoneFile)); err == nil {
+		return pouchBin(dir), nil
+	}
+	if err := (couchEngine{}).Check(); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", fmt.Errorf("install pouchdb-server: %w", err)
+	}
+	unlock, err := lockFile(ctx, dir+".lock")
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if _, err := os.Stat(filepath.Join(dir, jarsDoneFile)); err == nil {
+		return pouchBin(dir), nil
+	}
+	work, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".tmp-*")
+	if err != nil {
+		return "", fmt.Errorf("install pouchdb-server: %w", err)
+	}
+	defer os.RemoveAll(work)
+	cmd := exec.CommandContext(ctx, "npm", "install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", work, "pouchdb-server@"+PouchDBVersion)
+	cmd.Dir = work
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("npm install pouchdb-server@%s: %w\n%s", PouchDBVersion, err, tail(string(out), 3000))
+	}
+	if err := os.WriteFile(filepath.Join(work, jarsDoneFile), []byte("pouchdb-server@"+PouchDBVersion+"\n"), 0o644); err != nil {
+		return "", fmt.Errorf("install pouchdb-server: %w", err)
+	}
+	_ = os.RemoveAll(dir) // an incomplete earlier attempt
+	if err := os.Rename(work, dir); err != nil {
+		return "", fmt.Errorf("install pouchdb-server: %w", err)
+	}
+	return pouchBin(dir), nil
+}
+
+// Up implements Engine.
+func (e couchEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster, error) {
+	for k := range opts.Extra {
+		return nil, fmt.Errorf("couchdb: unknown option %q (the engine has none)", k)
+	}
+	bin, err := InstallPouchDB(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("couchdb: cluster directory: %w", err)
+	}
+	c := &Cluster{Engine: e.Name(), Dir: dir, Started: time.Now().UTC(), Options: map[string]string{
+		"server": "pouchdb-server", "bin": bin, "replication": "continuous, both ways between every pair of nodes"}}
+	for range max(opts.Nodes, 1) {
+		if _, err := startNewCouch(ctx, c); err != nil {
+			return c, err
+		}
+	}
+	w, err := couchClient(c.Nodes[0]).Welcome(ctx)
+	if err != nil {
+		return c, fmt.Errorf("couchdb: %w", err)
+	}
+	c.Version = w.Server + " " + w.Version
+	c.DSN = couchDSN(c)
+	return c, nil
+}
+
+// couchDSN is the adapter's DSN: the first running node, every other
+// running node as a peer.
+func couchDSN(c *Cluster) string {
+	var first string
+	var peers []string
+	for _, n := range c.Nodes {
+		if n.Stopped {
+			continue
+		}
+		if first == "" {
+			first = n.Addr()
+		} else {
+			peers = append(peers, n.Addr())
+		}
+	}
+	dsn := "couchdb://" + first
+	if len(peers) > 0 {
+		dsn += "?peers=" + strings.Join(peers, ",")
+	}
+	return dsn
+}
+
+func couchClient(n *Node) *couchapi.Client {
+	return &couchapi.Client{Base: "http://" + n.Addr(), HTTP: &http.Client{Timeout: 30 * time.Second}}
+}
+
+// runningCouch are the clients of c's running nodes.
+func runningCouch(c *Cluster) []*couchapi.Client {
+	var out []*couchapi.Client
+	for _, n := range c.Nodes {
+		if !n.Stopped && Alive(n.PID) {
+			out = append(out, couchClient(n))
+		}
+	}
+	return out
+}
+
+// startNewCouch adds a node to c and starts it on a free port.
+func startNewCouch(ctx context.Context, c *Cluster) (*Node, error) {
+	name := fmt.Sprintf("couch%d", len(c.Nodes)+1)
+	ndir := filepath.Join(c.Dir, name)
+	if err := os.MkdirAll(filepath.Join(ndir, "data"), 0o755); err != nil {
+		return nil, fmt.Errorf("couchdb: node directory: %w", err)
+	}
+	n := &Node{Name: name, Role: "pouchdb-server", Host: Loopback, DataDir: filepath.Join(ndir, "data"),
+		LogFile: filepath.Join(ndir, "pouchdb-server.log"), Config: filepath.Join(ndir, "config.json")}
+	err := Retry(5, func(int) error {
+		p, err := FreePort(Loopback)
+		if err != nil {
+			return err
+		}
+		n.Port = p
+		return startCouchNode(ctx, c, n)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("couchdb: start %s: %w", name, err)
+	}
+	c.Nodes = append(c.Nodes, n)
+	return n, nil
+}
+
+// startCouchNode starts n's pouchdb-server and waits until it answers GET /.
+func startCouchNode(ctx context.Context, c *Cluster, n *Node) error {
+	bin := c.Options["bin"]
+	if bin == "" {
+		var err error
+		if bin, err = InstallPouchDB(ctx); err != nil {
+			return err
+		}
+	}
+	pid, err := Start(Proc{Path: "node", Args: []string{bin, "--port", strconv.Itoa(n.Port), "--host", Loopback,
+		"--dir", n.DataDir, "--config", n.Config, "--no-stdout-logs", "--no-color"},
+		Dir: filepath.Dir(n.DataDir), LogFile: n.LogFile})
+	if err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := WaitPort(wctx, n.Host, n.Port, pid, n.LogFile); err != nil {
+		_ = Kill(pid)
+		return err
+	}
+	cl := couchClient(n)
+	for {
+		_, err := cl.Welcome(wctx)
+		if err == nil {
+			break
+		}
+		if wctx.Err() != nil || !Alive(pid) {
+			_ = Kill(pid)
+			return fmt.Errorf("couchdb %s not answering GET /: %w; log ends:\n%s", n.Name, err, LogTail(n.LogFile, 1500))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	n.PID, n.Stopped = pid, false
+	return nil
+}
+
+// Status implements Engine: what the node says it is (server and version
+// from its welcome), its databases, the fieldbench replications it pulls,
+// and the documents of its databases.
+func (couchEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
+	out := make([]NodeStatus, 0, len(c.Nodes))
+	for _, n := range c.Nodes {
+		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: "down", PID: n.PID, Detail: map[string]string{}}
+		if n.Stopped || !Alive(n.PID) {
+			if n.Stopped {
+				st.State = "stopped"
+			}
+			st.PID = 0
+			out = append(out, st)
+			continue
+		}
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		cl := couchClient(n)
+		w, err := cl.Welcome(sctx)
+		if err != nil {
+			st.State = "unreachable"
+			st.Detail["error"] = err.Error()
+		} else {
+			st.State = "up"
+			st.Detail["server"] = w.Server + " " + w.Version
+			if dbs, err := couchapi.UserDBs(sctx, cl); err == nil {
+				st.Detail["databases"] = strconv.Itoa(len(dbs))
+				var docs int64
+				for _, d := range dbs {
+					if i, err := cl.DBInfo(sctx, d); err == nil {
+						docs += i.DocCount
+					}
+				}
+				st.Detail["docs"] = strconv.FormatInt(docs, 10)
+			}
+			if r, err := couchapi.ReplicatedDBs(sctx, cl); err == nil {
+				st.Detail["replicated_dbs"] = strconv.Itoa(len(r))
+			}
+		}
+		cancel()
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// Down implements Engine: SIGTERM, SIGKILL after 15 s.
+func (couchEngine) Down(_ context.Context, c *Cluster) error {
+	var errs []error
+	for _, n := range c.Nodes {
+		if n.PID > 0 {
+			if err := Stop(n.PID, 15*time.Second); err != nil {
+				errs = append(errs, fmt.Errorf("couchdb: stop %s: %w", n.Name, err))
+				continue
+			}
+		}
+		n.PID, n.Stopped = 0, true
+	}
+	return errors.Join(errs...)
+}
+
+// Add implements Grower: a new empty node; every database a running node
+// holds is created on it and replicated both ways with every running node,
+// so it fills by replication (Moving says when it caught up).
+func (couchEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
+	live := runningCouch(c)
+	if len(live) == 0 {
+		return nil, errors.New("couchdb: no running node to copy the databases from")
+	}
+	dbs, err := couchapi.UserDBs(ctx, live[0])
+	if err != nil {
+		return nil, fmt.Errorf("couchdb: list databases: %w", err)
+	}
+	n, err := startNewCouch(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	all := append(live, couchClient(n))
+	for _, d := range dbs {
+		if err := couchapi.CreateReplicated(ctx, all, d, false); err != nil {
+			return n, fmt.Errorf("couchdb: add %s: %w", n.Name, err)
+		}
+	}
+	c.DSN = couchDSN(c)
+	return n, nil
+}
+
+// Moving implements Mover: data is moving while two running nodes hold a
+// different number of documents in some database.
+func (couchEngine) Moving(ctx context.Context, c *Cluster) (bool, string, error) {
+	live := runningCouch(c)
+	if len(live) < 2 {
+		return false, "", nil
+	}
+	dbs, err := couchapi.UserDBs(ctx, live[0])
+	if err != nil {
+		return false, "", fmt.Errorf("couchdb: list databases: %w", err)
+	}
+	for _, d := range dbs {
+		var counts []string
+		differ := false
+		var first int64 = -1
+		for _, n := range live {
+			i, err := n.DBInfo(ctx, d)
+			if err != nil {
+				return false, "", fmt.Errorf("couchdb: %s on %s: %w", d, n.Base, err)
+			}
+			if first >= 0 && i.DocCount != first {
+				differ = true
+			}
+			if first < 0 {
+				first = i.DocCount
+			}
+			counts = append(counts, strconv.FormatInt(i.DocCount, 10))
+		}
+		if differ {
+			return true, fmt.Sprintf("%s: documents per node %s", d, strings.Join(counts, "/")), nil
+		}
+	}
+	return false, "", nil
+}
+
+// Kill implements Killer: SIGKILL.
+func (couchEngine) Kill(_ context.Context, c *Cluster, name string) error {
+	n, err := c.Node(name)
+	if err != nil {
+		return err
+	}
+	if n.PID > 0 {
+		if err := Kill(n.PID); err != nil {
+			return err
+		}
+	}
+	n.PID, n.Stopped = 0, true
+	return nil
+}
+
+// Restart implements Killer: the node starts on its port and data again;
+// its own pulls restart from its _replicator database, and the other
+// running nodes' pulls from it are renewed (couchapi.Retrigger).
+func (couchEngine) Restart(ctx context.Context, c *Cluster, name string) error {
+	n, err := c.Node(name)
+	if err != nil {
+		return err
+	}
+	if n.PID > 0 && Alive(n.PID) {
+		return fmt.Errorf("couchdb: %s is running (pid %d): kill it first", name, n.PID)
+	}
+	if err := startCouchNode(ctx, c, n); err != nil {
+		return fmt.Errorf("couchdb: restart %s: %w", name, err)
+	}
+	if err := couchapi.Retrigger(ctx, runningCouch(c), couchClient(n)); err != nil {
+		return fmt.Errorf("couchdb: restart %s: renew replications from it: %w", name, err)
+	}
+	return nil
+}
