@@ -61,14 +61,22 @@ func Scores(w io.Writer, run *result.Run) error {
 		rows := [][2]string{
 			{"join (bootstrap) at", f(e.Join, " s")},
 			{"data settled at", f(e.Settled, " s")},
-			{"stable again at", f(e.StableAt, " s")},
+			{"stable again at (" + e.Detector + ")", f(e.StableAt, " s")},
 			{"data-transfer time", f(e.DataTransfer, " s")},
 			{"additional time", f(e.Additional, " s")},
 			{"baseline variability", f(e.Baseline, " s")},
 			{"Av1 / Av2 (request-set time)", f(e.Av1, " s") + " / " + f(e.Av2, " s")},
 			{"Rt1 / Rt2 (one request)", f(e.Rt1*1e3, " ms") + " / " + f(e.Rt2*1e3, " ms")},
-			{"A / B (areas)", f(e.A, " s²") + " / " + f(e.B, " s²")},
+			{"A / B (areas; B = one SD, the study's)", f(e.A, " s²") + " / " + f(e.B, " s²")},
 			{"elasticity score (lower is better)", f(e.Score, "")},
+			{"  with B = the ±SD band (2B)", f(e.ScoreBand, "")},
+		}
+		for _, v := range e.Verdicts {
+			at := "never stable"
+			if v.Stable {
+				at = "stable at " + f(v.StableAt, " s")
+			}
+			rows = append(rows, [2]string{"detector " + v.Detector, at + ", score " + f(v.Score, "") + " (2B: " + f(v.ScoreBand, "") + ")"})
 		}
 		for _, r := range rows {
 			fmt.Fprintf(tw, "  %s\t%s\n", r[0], r[1])
