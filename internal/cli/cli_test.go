@@ -221,9 +221,16 @@ func TestInterruptSavesResults(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(2500*time.Millisecond, cancel)
+	defer cancel()
+	// Interrupted 2.5 s after the clients start, however long the load took.
+	var once sync.Once
+	errw := &signalWriter{marker: "running microblog", cancel: func() {
+		once.Do(func() { time.AfterFunc(2500*time.Millisecond, cancel) })
+	}}
 	start := time.Now()
-	code, _, stderr := execute(ctx, "run", "microblog", "--users", "50", "--clients", "4", "--duration", "5m", "--results", dir)
+	var outb bytes.Buffer
+	code := cli.Execute(ctx, []string{"run", "microblog", "--users", "50", "--clients", "4", "--duration", "5m", "--results", dir}, &outb, errw)
+	stderr := errw.buf.String()
 	if code != cli.ExitInterrupted {
 		t.Fatalf("exit %d, want %d: %s", code, cli.ExitInterrupted, stderr)
 	}
