@@ -38,6 +38,7 @@ type microblogJob struct {
 	user     int64
 	body     string
 	shard    string
+	shards   int
 	startAt  string
 }
 
@@ -55,6 +56,7 @@ func newMicroblogJob() *microblogJob {
 	o.String(&j.mix, "mix", microblog.DefaultMix, "operation weights, e.g. post=1,userline=2,timeline=2", "run")
 	o.Duration(&j.matEvery, "materialize-every", 100*time.Millisecond, "async model: pause of the background materializer when it has caught up", "run")
 	o.String(&j.shard, "shard", "", "run as shard I of N (e.g. 0/4) of a run spread over machines: this shard runs its share of the clients and of --rate; shard 0 loads the dataset, the others wait for it; merge the shards' results with 'fieldbench merge'", "run")
+	o.Int(&j.shards, "shards", 0, "run as one of N shards whose index is in JOB_COMPLETION_INDEX (a Kubernetes Indexed Job; see 'fieldbench kube job'): the same as --shard $JOB_COMPLETION_INDEX/N", "run")
 	o.String(&j.startAt, "start-at", "", "start the measured run at this wall-clock time (RFC 3339, e.g. 2026-11-25T14:00:00Z), so shards on several machines start together; how late each started is in its result", "run")
 	o.String(&j.results, "results", "results", "directory under which the run directory is created (load: only without --db)", "load", "run")
 	o.String(&j.out, "out", "", "directory to write the CSV files to (required)", "generate")
@@ -212,7 +214,7 @@ func (j *microblogJob) run(ctx context.Context, env *Env) error {
 	if err := cfg.Validate(); err != nil {
 		return Usage(err)
 	}
-	sh, err := parseShard(j.shard)
+	sh, err := shardOf(j.shard, j.shards)
 	if err != nil {
 		return err
 	}

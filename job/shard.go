@@ -3,6 +3,8 @@ package job
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"time"
 
 	"github.com/fieldbench/fieldbench/merge"
@@ -26,6 +28,22 @@ func parseShard(s string) (shard, error) {
 		return shard{}, Usagef("--shard: %v", err)
 	}
 	return shard{i, n}, nil
+}
+
+// shardOf reads --shard, or --shards N with the index from
+// JOB_COMPLETION_INDEX (what a Kubernetes Indexed Job sets in each pod).
+func shardOf(spec string, shards int) (shard, error) {
+	if shards == 0 {
+		return parseShard(spec)
+	}
+	if spec != "" {
+		return shard{}, Usagef("give --shard I/N or --shards N, not both")
+	}
+	idx, ok := os.LookupEnv("JOB_COMPLETION_INDEX")
+	if !ok {
+		return shard{}, Usagef("--shards %d reads the shard index from JOB_COMPLETION_INDEX, which is not set (outside Kubernetes use --shard I/N)", shards)
+	}
+	return parseShard(idx + "/" + strconv.Itoa(shards))
 }
 
 func (sh shard) sharded() bool { return sh.n > 1 }

@@ -155,7 +155,7 @@ adapter.`,
 			root.AddCommand(parentCmd(v.name, v.short, subs...))
 		}
 	}
-	root.AddCommand(newClusterCmd(), newReportCmd(), newExperimentCmd(), newScoresCmd(), newCompareCmd(), newFindmaxCmd(), newMergeCmd())
+	root.AddCommand(newClusterCmd(), newReportCmd(), newExperimentCmd(), newScoresCmd(), newCompareCmd(), newFindmaxCmd(), newMergeCmd(), newKubeCmd())
 	usageArgs(root)
 	return root
 }

@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/fieldbench/fieldbench/job"
+	"github.com/fieldbench/fieldbench/kube"
+)
+
+func newKubeCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "kube",
+		Short: "Run a workload's shards on Kubernetes",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return usagef("kube needs a subcommand: job")
+		},
+	}
+	c.AddCommand(newKubeJobCmd())
+	return c
+}
+
+func newKubeJobCmd() *cobra.Command {
+	var s kube.Spec
+	var secret string
+	var shards int
+	c := &cobra.Command{
+		Use:   "job WORKLOAD [-- RUN OPTIONS...]",
+		Short: "Print the Indexed Job that runs WORKLOAD as --shards shards (kubectl apply -f -)",
+		Long: `kube job prints a Kubernetes Indexed Job (completions = parallelism = --shards,
+completionMode Indexed): every pod runs 'fieldbench run WORKLOAD RUN OPTIONS
+--shards N', taking its index from JOB_COMPLETION_INDEX, its DSN from the
+Secret --secret NAME/KEY (never written in the manifest) and writing its run
+directory under /results (a PersistentVolumeClaim with --results-claim, or an
+emptyDir to copy out with kubectl cp). Collect every shard's directory, then
+'fieldbench merge' them. The run options are checked here, as 'run' would.
+Give --start-at so the shards start their measured phase together.`,
+		Example: `  kubectl create secret generic fb-db --from-literal=dsn='postgres://...'
+  fieldbench kube job microblog --shards 4 --image registry/fieldbench:dev --secret fb-db/dsn \
+    --results-claim fb-results --start-at 2026-11-25T14:00:00Z -- --clients 200 --rate 2000 --duration 4m | kubectl apply -f -`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, runArgs := args[0], args[1:]
+			j, err := job.New(name)
+			if err != nil {
+				return job.Usage(err)
+			}
+			if !j.Opts().Has("run", "shards") {
+				return usagef("kube job: %s runs cannot be sharded yet (microblog can)", name)
+			}
+			// Check the run options now, as run would parse them.
+			fs := pflag.NewFlagSet("run "+name, pflag.ContinueOnError)
+			fs.SetOutput(new(strings.Builder))
+			for _, f := range j.Opts().For("run") {
+				switch f.Name {
+				case "db", "shard", "shards", "results":
+					continue // the Job sets them
+				}
+				fs.AddFlag(f)
+			}
+			if err := fs.Parse(runArgs); err != nil {
+				return usagef("run options: %v (db, shard, shards and results are set by the Job)", err)
+			}
+			ns, key, ok := strings.Cut(secret, "/")
+			if !ok {
+				return usagef("--secret %q: want NAME/KEY of the Secret that holds the DSN", secret)
+			}
+			s.SecretName, s.SecretKey, s.Shards = ns, key, int32(shards)
+			if s.Name == "" {
+				s.Name = "fieldbench-" + name
+			}
+			s.Args = append([]string{"run", name}, runArgs...)
+			out, err := s.YAML()
+			if err != nil {
+				return job.Usage(err)
+			}
+			_, err = fmt.Fprint(cmd.OutOrStdout(), string(out))
+			return err
+		},
+	}
+	f := c.Flags()
+	f.IntVar(&shards, "shards", 2, "number of shards (pods), 1..1000")
+	f.StringVar(&s.Image, "image", "", "container image with fieldbench (build it with the repository's Dockerfile); required")
+	f.StringVar(&secret, "secret", "", "Secret NAME/KEY holding the DSN; required")
+	f.StringVar(&s.Name, "name", "", "the Job's name (default fieldbench-WORKLOAD)")
+	f.StringVar(&s.Namespace, "namespace", "", "the Job's namespace (default: kubectl's)")
+	f.StringVar(&s.ResultsClaim, "results-claim", "", "PersistentVolumeClaim mounted at /results (default: an emptyDir)")
+	f.StringVar(&s.CPU, "cpu", "1", "CPU request and limit of each shard")
+	f.StringVar(&s.Memory, "memory", "1Gi", "memory request and limit of each shard")
+	f.StringVar(&s.StartAt, "start-at", "", "common start of the shards' measured phase (RFC 3339)")
+	return c
+}
