@@ -6,6 +6,7 @@ import (
 	_ "github.com/fieldbench/fieldbench/adapter/cassandra"
 	_ "github.com/fieldbench/fieldbench/adapter/hbase"
 	_ "github.com/fieldbench/fieldbench/adapter/mariadb"
+	_ "github.com/fieldbench/fieldbench/adapter/mongodb"
 	_ "github.com/fieldbench/fieldbench/adapter/postgres"
 	_ "github.com/fieldbench/fieldbench/adapter/redis"
 	_ "github.com/fieldbench/fieldbench/adapter/sqlite"
