@@ -10,12 +10,26 @@ packages=(postgresql-15 postgresql-15-postgis-3 mariadb-server galera-4 rsync re
 command -v java >/dev/null 2>&1 || packages+=(openjdk-17-jre-headless)
 command -v mvn >/dev/null 2>&1 || packages+=(maven)
 
+# FerretDB (the MongoDB wire-protocol server that `cluster up mongodb`
+# starts) is built once from its Go module through the Go toolchain into
+# ~/.cache/fieldbench/ferretdb (FIELDBENCH_FERRETDB overrides); its code never
+# enters this repository. The engine builds it itself when missing; this
+# only does it ahead of the first cluster.
+build_ferretdb() {
+  if command -v go >/dev/null 2>&1; then
+    echo "install-servers: FerretDB: $(cd "$(dirname "$0")/.." && go run ./scripts/buildferretdb)"
+  else
+    echo "install-servers: go not found: FerretDB (cluster up mongodb) not built" >&2
+  fi
+}
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [[ ${#missing[@]} -eq 0 ]]; then
   echo "install-servers: all present (${packages[*]})"
+  build_ferretdb
   exit 0
 fi
 
@@ -31,3 +45,4 @@ fi
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 echo "install-servers: done"
+build_ferretdb

@@ -89,6 +89,8 @@ func Open(ctx context.Context, c *cluster.Cluster, opts Options) (Prober, error)
 		return openRedis(ctx, c, opts)
 	case "cassandra":
 		return openCassandra(ctx, c, opts)
+	case "mongodb":
+		return nil, fmt.Errorf("convergence: the mongodb engine runs one FerretDB server, which has no replication: there is no other node to read a write on: %w", cluster.ErrUnsupported)
 	default:
 		return nil, fmt.Errorf("convergence: engine %q: %w (convergence is measured on postgres replicas, a mariadb Galera cluster, redis replicas and cassandra)", c.Engine, cluster.ErrUnsupported)
 	}
