@@ -52,7 +52,9 @@ const (
 var ErrModelMismatch = errors.New("database holds another microblog model")
 
 // lineIndex is the userline's and timeline's read path.
-func lineIndex() mongo.IndexModel { return idx("user_us_tweet", false, "user", 1, "us", -1, "tweet", -1) }
+func lineIndex() mongo.IndexModel {
+	return idx("user_us_tweet", false, "user", 1, "us", -1, "tweet", -1)
+}
 
 // ensureLine creates a line partition's index before its first write (a
 // read of a partition never written finds nothing, index or not).
