@@ -159,10 +159,10 @@ func (s *trajStore) Write(ctx context.Context, recs []trajectory.Record) error {
 		cells[cp] = append(cells[cp], cd)
 	}
 	if err := s.db.insertGrouped(ctx, docs, false, s.db.ensureTraj); err != nil {
-		return fmt.Errorf("mongodb trajectory: write %d records: %w", len(recs), err)
+		return fmt.Errorf("%s: write %d records: %w", s.Name, len(recs), err)
 	}
 	if err := s.db.insertGrouped(ctx, cells, true, s.db.ensureTraj); err != nil {
-		return fmt.Errorf("mongodb trajectory: write %d records: cells: %w", len(recs), err)
+		return fmt.Errorf("%s: write %d records: cells: %w", s.Name, len(recs), err)
 	}
 	return nil
 }
