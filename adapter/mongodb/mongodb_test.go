@@ -202,3 +202,25 @@ func TestDescribeMarksGeoNotVerified(t *testing.T) {
 		t.Errorf("Describe() = %q", d)
 	}
 }
+
+// TestOpenErrorsHideThePassword: a DSN the driver refuses, or a server
+// that does not answer, gives an error without the password.
+func TestOpenErrorsHideThePassword(t *testing.T) {
+	t.Parallel()
+	for _, dsn := range []string{
+		"mongodb://u:secret@127.0.0.1:1/db?connectTimeoutMS=bad",
+		"mongodb://u:secret@127.0.0.1:1/db?serverSelectionTimeoutMS=200",
+	} {
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		db, err := Open(ctx, dsn)
+		cancel()
+		if err == nil {
+			db.Close()
+			t.Errorf("Open(%s) succeeded", adapter.Redact(dsn))
+			continue
+		}
+		if strings.Contains(err.Error(), "secret") {
+			t.Errorf("Open error shows the password: %v", err)
+		}
+	}
+}
