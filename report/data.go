@@ -77,16 +77,23 @@ func loadRun(r *result.Run, i int) (*runData, error) {
 	return d, nil
 }
 
-// runName is the run directory's base name and the adapter.
+// runName is the run directory's base name and the adapter, and the
+// server when it is not the one the adapter is named after (the mongodb
+// adapter on FerretDB), so that no label calls a stand-in's figure by the
+// name of the database it stands in for.
 func runName(r *result.Run, i int) string {
 	base := filepath.Base(r.Dir)
 	if r.Dir == "" || base == "." || base == "/" {
 		base = "run " + strconv.Itoa(i+1)
 	}
-	if r.Header.Adapter == "" {
+	a, db := r.Header.Adapter, r.Header.Database.Name
+	switch {
+	case a == "":
 		return base
+	case db != "" && !strings.HasPrefix(strings.ToLower(db), strings.ToLower(a)): // "PostgreSQL" is the postgres adapter's own
+		return base + " (" + a + " adapter on " + db + ")"
 	}
-	return base + " (" + r.Header.Adapter + ")"
+	return base + " (" + a + ")"
 }
 
 func samplesOf(r *result.Run) (map[string][]sample, error) {

@@ -12,6 +12,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/result"
 )
 
@@ -444,5 +445,30 @@ func TestRunBlockShowsCluster(t *testing.T) {
 	}
 	if !strings.Contains(got, "postgres 15.8, 2 node(s): pg1 primary 127.0.0.1:5000, pg2 replica 127.0.0.1:5001") || !strings.Contains(got, "fsync=off") {
 		t.Fatalf("cluster fields: %q", got)
+	}
+}
+
+// TestRunNameNamesStandIn: a run on a server that is not the one its
+// adapter is named after (FerretDB behind the mongodb adapter) is labelled
+// with the server, so no chart or table calls its figures MongoDB's.
+func TestRunNameNamesStandIn(t *testing.T) {
+	t.Parallel()
+	run := func(a, db string) *result.Run {
+		return &result.Run{Dir: "/r/x", Header: result.Header{Adapter: a, Database: adapter.Info{Name: db}}}
+	}
+	for _, tt := range []struct {
+		r    *result.Run
+		want string
+	}{
+		{run("mongodb", "FerretDB"), "x (mongodb adapter on FerretDB)"},
+		{run("mongodb", "MongoDB"), "x (mongodb)"},
+		{run("hbase", "HBase"), "x (hbase)"},
+		{run("postgres", "PostgreSQL"), "x (postgres)"},
+		{run("sqlite", ""), "x (sqlite)"},
+		{run("", "FerretDB"), "x"},
+	} {
+		if got := runName(tt.r, 0); got != tt.want {
+			t.Errorf("runName(%s on %s) = %q, want %q", tt.r.Header.Adapter, tt.r.Header.Database.Name, got, tt.want)
+		}
 	}
 }

@@ -28,6 +28,19 @@ install_pouchdb() {
   echo "install-servers: pouchdb-server installed in $dir"
 }
 
+# FerretDB (the MongoDB wire-protocol server that `cluster up mongodb`
+# starts) is built once from its Go module through the Go toolchain into
+# ~/.cache/fieldbench/ferretdb (FIELDBENCH_FERRETDB overrides); its code never
+# enters this repository. The engine builds it itself when missing; this
+# only does it ahead of the first cluster.
+build_ferretdb() {
+  if command -v go >/dev/null 2>&1; then
+    echo "install-servers: FerretDB: $(cd "$(dirname "$0")/.." && go run ./scripts/buildferretdb)"
+  else
+    echo "install-servers: go not found: FerretDB (cluster up mongodb) not built" >&2
+  fi
+}
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -36,6 +49,7 @@ if [[ ${#missing[@]} -eq 0 ]]; then
   echo "install-servers: all present (${packages[*]})"
   mkdir -p "${XDG_CACHE_HOME:-$HOME/.cache}/fieldbench"
   install_pouchdb
+  build_ferretdb
   exit 0
 fi
 
@@ -53,3 +67,4 @@ DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recomme
 mkdir -p "${XDG_CACHE_HOME:-$HOME/.cache}/fieldbench"
 install_pouchdb
 echo "install-servers: done"
+build_ferretdb

@@ -82,6 +82,9 @@ func Open(ctx context.Context, c *cluster.Cluster, opts Options) (Prober, error)
 	if c == nil {
 		return nil, errors.New("convergence: no cluster")
 	}
+	if why, ok := inapplicable[c.Engine]; ok {
+		return nil, fmt.Errorf("convergence: %s: %w", why, cluster.ErrUnsupported)
+	}
 	open, ok := openers[c.Engine]
 	if !ok {
 		return nil, fmt.Errorf("convergence: engine %q: %w (convergence is measured on: %s)", c.Engine, cluster.ErrUnsupported, strings.Join(Engines(), ", "))
@@ -99,6 +102,10 @@ func register(engine string, open func(context.Context, *cluster.Cluster, Option
 	}
 	openers[engine] = open
 }
+
+// inapplicable are engines that fieldbench starts without replicas, with
+// the reason convergence means nothing on them.
+var inapplicable = map[string]string{}
 
 // Engines lists the engines convergence can be measured on, sorted.
 func Engines() []string {

@@ -323,6 +323,12 @@ func isqrt(x int64) int64 {
 	return s
 }
 
+// LatLon is p's latitude and longitude in degrees, as the cells' Lat and
+// Lon are derived from their easting and northing: for adapters whose
+// spatial index works on the sphere (MongoDB's 2dsphere) and must turn a
+// query's point or box into coordinates.
+func LatLon(p Point) (lat, lon float64) { return utmToLatLon(p.X, p.Y) }
+
 // utmToLatLon converts a UTM zone 33N position (WGS 84) to latitude and
 // longitude in degrees, rounded to 6 decimals (~0.1 m), with Snyder's
 // inverse transverse Mercator series (USGS Professional Paper 1395), good

@@ -1,0 +1,479 @@
+package mongodb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/workload/microblog"
+)
+
+// Microblog collections, documents shaped for the reads:
+//
+//   - mb_meta: {_id: "model"|"users"|"follows", v: string}, what Populate
+//     loaded;
+//   - mb_followers: {_id: "user" (decimal string), followers: [ids]}, one
+//     document per user followed, so a post reads its fan-out list with
+//     one findOne by _id (a string _id: FerretDB uses its _id index only
+//     for a string or ObjectId);
+//   - mb_tweets_K: {_id: tweet id, author, us, body}, partition K = id
+//     modulo parts; the unique _id makes a duplicate post an error;
+//   - mb_userline_K, mb_timeline_K: {_id: "user:tweet", user, us, tweet[,
+//     author, body]}, partition K = user modulo parts, under the index
+//     (user 1, us -1, tweet -1), so a line is one index range read newest
+//     first (times are Unix microseconds: a BSON date keeps only
+//     milliseconds). Denormalized and async rows carry author and body;
+//     normalized rows only the tweet id, and the bodies come from the
+//     tweets' partitions with one $in query each. The _id makes a
+//     repeated fan-out (a materializer pass retried) a no-op;
+//   - mb_pending: {_id: tweet id, author, us, body}, the async model's
+//     queue, read oldest id first.
+const (
+	mbMeta      = "mb_meta"
+	mbFollowers = "mb_followers"
+	mbTweets    = "mb_tweets"
+	mbUserline  = "mb_userline"
+	mbTimeline  = "mb_timeline"
+	mbPending   = "mb_pending"
+	// materializeBatch is the most pending tweets one pass fans out.
+	materializeBatch = 512
+)
+
+// ErrModelMismatch is wrapped by Microblog when the database holds
+// microblog data of another model.
+var ErrModelMismatch = errors.New("database holds another microblog model")
+
+// lineIndex is the userline's and timeline's read path.
+func lineIndex() mongo.IndexModel {
+	return idx("user_us_tweet", false, "user", 1, "us", -1, "tweet", -1)
+}
+
+// ensureLine creates a line partition's index before its first write (a
+// read of a partition never written finds nothing, index or not).
+func (db *DB) ensureLine(ctx context.Context, coll string) error {
+	return db.ensureIndexes(ctx, coll, lineIndex())
+}
+
+// insertLines inserts line documents grouped by partition; with
+// skipDuplicates, documents already there (a retried fan-out) are fine.
+func (db *DB) insertLines(ctx context.Context, groups map[string][]any, skipDuplicates bool) error {
+	return db.insertGrouped(ctx, groups, skipDuplicates, db.ensureLine)
+}
+
+type mbStore struct {
+	db    *DB
+	model microblog.Model
+	mu    sync.Mutex // one MaterializeOnce at a time (async)
+}
+
+type mbAsync struct{ *mbStore }
+
+var (
+	_ microblog.Store        = (*mbStore)(nil)
+	_ microblog.Materializer = (*mbAsync)(nil)
+)
+
+// MicroblogModel implements microblog.Backend: the model Populate
+// recorded, "" when none was loaded.
+func (db *DB) MicroblogModel(ctx context.Context) (microblog.Model, error) {
+	var m struct {
+		V string `bson:"v"`
+	}
+	err := db.c(mbMeta).FindOne(ctx, bson.D{{Key: "_id", Value: "model"}}).Decode(&m)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("mongodb: read microblog model: %w", err)
+	}
+	return microblog.Model(m.V), nil
+}
+
+// Microblog implements microblog.Backend: it creates the indexes when
+// absent; a database loaded with another model is refused.
+func (db *DB) Microblog(ctx context.Context, model microblog.Model) (microblog.Store, error) {
+	if _, err := microblog.ParseModel(string(model)); err != nil {
+		return nil, fmt.Errorf("mongodb: %w: %w", adapter.ErrUnsupported, err)
+	}
+	have, err := db.MicroblogModel(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if have != "" && have != model {
+		return nil, fmt.Errorf("mongodb: %w: the database holds the %s model; use a fresh database (or the %s model) to run the %s model",
+			ErrModelMismatch, have, have, model)
+	}
+	s := &mbStore{db: db, model: model}
+	if model == microblog.Async {
+		return &mbAsync{s}, nil
+	}
+	return s, nil
+}
+
+// Close implements microblog.Store; the DB stays open.
+func (s *mbStore) Close() error { return nil }
+
+func (s *mbStore) errf(format string, args ...any) error {
+	return fmt.Errorf("mongodb %s: "+format, append([]any{s.model}, args...)...)
+}
+
+// followers reads user's followers (one document; none when nobody
+// follows user).
+func (s *mbStore) followers(ctx context.Context, user int64) ([]int64, error) {
+	var d struct {
+		Followers []int64 `bson:"followers"`
+	}
+	err := s.db.c(mbFollowers).FindOne(ctx, bson.D{{Key: "_id", Value: strconv.FormatInt(user, 10)}}).Decode(&d)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil, nil
+	}
+	return d.Followers, err
+}
+
+// lineDoc is a userline or timeline document of user for t.
+func (s *mbStore) lineDoc(user int64, t microblog.Tweet) bson.D {
+	d := bson.D{
+		{Key: "_id", Value: strconv.FormatInt(user, 10) + ":" + strconv.FormatInt(t.ID, 10)},
+		{Key: "user", Value: user}, {Key: "us", Value: t.Time.UnixMicro()}, {Key: "tweet", Value: t.ID},
+	}
+	if s.model != microblog.Normalized {
+		d = append(d, bson.E{Key: "author", Value: t.Author}, bson.E{Key: "body", Value: t.Body})
+	}
+	return d
+}
+
+func tweetDoc(t microblog.Tweet) bson.D {
+	return bson.D{{Key: "_id", Value: t.ID}, {Key: "author", Value: t.Author}, {Key: "us", Value: t.Time.UnixMicro()}, {Key: "body", Value: t.Body}}
+}
+
+// fanOut inserts the timeline documents of t for followers fr, one
+// insertMany per partition, in parallel; documents already there (a
+// retried pass) are skipped.
+func (s *mbStore) fanOut(ctx context.Context, t microblog.Tweet, fr []int64) error {
+	if len(fr) == 0 {
+		return nil
+	}
+	groups := map[string][]any{}
+	for _, f := range fr {
+		p := s.db.partOf(mbTimeline, f)
+		groups[p] = append(groups[p], s.lineDoc(f, t))
+	}
+	return s.db.insertLines(ctx, groups, true)
+}
+
+// onlyDuplicates reports whether every write error of an unordered insert
+// is a duplicate key (the documents are there already).
+func onlyDuplicates(err error) bool {
+	var bwe mongo.BulkWriteException
+	if !errors.As(err, &bwe) || bwe.WriteConcernError != nil || len(bwe.WriteErrors) == 0 {
+		return false
+	}
+	for _, we := range bwe.WriteErrors {
+		if we.Code != 11000 {
+			return false
+		}
+	}
+	return true
+}
+
+// Post implements microblog.Store. The tweet is inserted first, while the
+// author's followers are read (not for async): its unique _id refuses a
+// duplicate before anything else is written. Then the userline document
+// and the timeline documents (denormalized, normalized) or the pending
+// document (async) in unordered insertMany commands. Without a
+// multi-document transaction (FerretDB has none; MongoDB has them only on
+// replica sets) a reader can see the tweet before its fan-out completes,
+// as with the Cassandra adapter's batches.
+func (s *mbStore) Post(ctx context.Context, t microblog.Tweet) error {
+	var (
+		fr    []int64
+		frErr error
+		wg    sync.WaitGroup
+	)
+	if s.model != microblog.Async {
+		wg.Go(func() { fr, frErr = s.followers(ctx, t.Author) })
+	}
+	_, insErr := s.db.c(s.db.partOf(mbTweets, t.ID)).InsertOne(ctx, tweetDoc(t))
+	wg.Wait()
+	if mongo.IsDuplicateKeyError(insErr) {
+		return s.errf("post: tweet %d already exists", t.ID)
+	}
+	if err := errors.Join(insErr, frErr); err != nil {
+		return s.errf("post tweet %d: %w", t.ID, err)
+	}
+	ul := s.db.partOf(mbUserline, t.Author)
+	if err := s.db.ensureLine(ctx, ul); err != nil {
+		return s.errf("post tweet %d: %w", t.ID, err)
+	}
+	if _, err := s.db.c(ul).InsertOne(ctx, s.lineDoc(t.Author, t)); err != nil {
+		return s.errf("post tweet %d: userline: %w", t.ID, err)
+	}
+	if s.model == microblog.Async {
+		if _, err := s.db.c(mbPending).InsertOne(ctx, tweetDoc(t)); err != nil {
+			return s.errf("post tweet %d: pending: %w", t.ID, err)
+		}
+		return nil
+	}
+	if err := s.fanOut(ctx, t, fr); err != nil {
+		return s.errf("post tweet %d: %w", t.ID, err)
+	}
+	return nil
+}
+
+// Userline implements microblog.Store.
+func (s *mbStore) Userline(ctx context.Context, user int64, limit int) ([]microblog.Tweet, error) {
+	return s.read(ctx, mbUserline, user, limit)
+}
+
+// Timeline implements microblog.Store.
+func (s *mbStore) Timeline(ctx context.Context, user int64, limit int) ([]microblog.Tweet, error) {
+	return s.read(ctx, mbTimeline, user, limit)
+}
+
+type lineRow struct {
+	US     int64  `bson:"us"`
+	Tweet  int64  `bson:"tweet"`
+	Author int64  `bson:"author"`
+	Body   string `bson:"body"`
+}
+
+type tweetRow struct {
+	ID     int64  `bson:"_id"`
+	Author int64  `bson:"author"`
+	US     int64  `bson:"us"`
+	Body   string `bson:"body"`
+}
+
+func (r tweetRow) tweet() microblog.Tweet {
+	return microblog.Tweet{ID: r.ID, Author: r.Author, Time: time.UnixMicro(r.US).UTC(), Body: r.Body}
+}
+
+// read is one index range, newest first; normalized rows are ids whose
+// authors and bodies one $in query on mb_tweets fetches.
+func (s *mbStore) read(ctx context.Context, coll string, user int64, limit int) ([]microblog.Tweet, error) {
+	if limit <= 0 { // a limit of 0 means "no limit" to the server
+		return nil, nil
+	}
+	o := options.Find().SetSort(bson.D{{Key: "us", Value: -1}, {Key: "tweet", Value: -1}}).SetLimit(int64(limit)).
+		SetProjection(bson.D{{Key: "_id", Value: 0}, {Key: "us", Value: 1}, {Key: "tweet", Value: 1}, {Key: "author", Value: 1}, {Key: "body", Value: 1}})
+	cur, err := s.db.c(s.db.partOf(coll, user)).Find(ctx, bson.D{{Key: "user", Value: user}}, o)
+	if err != nil {
+		return nil, s.errf("%s: %w", coll, err)
+	}
+	var rows []lineRow
+	if err := cur.All(ctx, &rows); err != nil {
+		return nil, s.errf("%s: %w", coll, err)
+	}
+	out := make([]microblog.Tweet, len(rows))
+	for i, r := range rows {
+		out[i] = microblog.Tweet{ID: r.Tweet, Author: r.Author, Time: time.UnixMicro(r.US).UTC(), Body: r.Body}
+	}
+	if s.model != microblog.Normalized || len(out) == 0 {
+		return out, nil
+	}
+	got, err := s.db.tweets(ctx, out)
+	if err != nil {
+		return nil, s.errf("%s bodies: %w", coll, err)
+	}
+	for i := range out {
+		tw, ok := got[out[i].ID]
+		if !ok {
+			return nil, s.errf("%s: tweet %d is missing", coll, out[i].ID)
+		}
+		out[i].Author, out[i].Body = tw.Author, tw.Body
+	}
+	return out, nil
+}
+
+// tweets fetches the tweets of ts by id: one $in query per tweets
+// partition, in parallel.
+func (db *DB) tweets(ctx context.Context, ts []microblog.Tweet) (map[int64]tweetRow, error) {
+	byPart := map[string][]int64{}
+	for _, t := range ts {
+		p := db.partOf(mbTweets, t.ID)
+		byPart[p] = append(byPart[p], t.ID)
+	}
+	parts := make([]string, 0, len(byPart))
+	for p := range byPart {
+		parts = append(parts, p)
+	}
+	var mu sync.Mutex
+	got := make(map[int64]tweetRow, len(ts))
+	err := parallel(ctx, len(parts), func(ctx context.Context, i int) error {
+		cur, err := db.c(parts[i]).Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: byPart[parts[i]]}}}})
+		if err != nil {
+			return err
+		}
+		var rows []tweetRow
+		if err := cur.All(ctx, &rows); err != nil {
+			return err
+		}
+		mu.Lock()
+		for _, r := range rows {
+			got[r.ID] = r
+		}
+		mu.Unlock()
+		return nil
+	})
+	return got, err
+}
+
+// MaxTweetID implements microblog.Store: the largest _id of each tweets
+// partition (its _id index), the largest of those.
+func (s *mbStore) MaxTweetID(ctx context.Context) (int64, error) {
+	parts, err := s.db.partitions(ctx, mbTweets)
+	if err != nil {
+		return 0, s.errf("max tweet id: %w", err)
+	}
+	var mu sync.Mutex
+	var best int64
+	err = parallel(ctx, len(parts), func(ctx context.Context, i int) error {
+		var r tweetRow
+		err := s.db.c(parts[i]).FindOne(ctx, bson.D{}, options.FindOne().SetSort(bson.D{{Key: "_id", Value: -1}}).
+			SetProjection(bson.D{{Key: "_id", Value: 1}})).Decode(&r)
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			return nil
+		}
+		mu.Lock()
+		best = max(best, r.ID)
+		mu.Unlock()
+		return err
+	})
+	if err != nil {
+		return 0, s.errf("max tweet id: %w", err)
+	}
+	return best, nil
+}
+
+// Counts implements microblog.Store: users and follows as Populate
+// recorded them, tweets counted.
+func (s *mbStore) Counts(ctx context.Context) (microblog.Counts, error) {
+	var c microblog.Counts
+	cur, err := s.db.c(mbMeta).Find(ctx, bson.D{})
+	if err != nil {
+		return c, s.errf("counts: %w", err)
+	}
+	var meta []struct {
+		ID string `bson:"_id"`
+		V  string `bson:"v"`
+	}
+	if err := cur.All(ctx, &meta); err != nil {
+		return c, s.errf("counts: %w", err)
+	}
+	for _, m := range meta {
+		n, _ := strconv.ParseInt(m.V, 10, 64)
+		switch m.ID {
+		case "users":
+			c.Users = n
+		case "follows":
+			c.Follows = n
+		}
+	}
+	if c.Tweets, err = s.db.countAll(ctx, mbTweets); err != nil {
+		return c, s.errf("counts: %w", err)
+	}
+	return c, nil
+}
+
+// Populate implements microblog.Store: the model and sizes, one followers
+// document per user followed, the tweets, userlines and fully
+// materialized timelines (async: nothing pending), in unordered
+// insertMany commands of the DSN's batch= documents.
+func (s *mbStore) Populate(ctx context.Context, ds *microblog.Dataset) error {
+	if ds == nil {
+		return s.errf("populate: nil dataset")
+	}
+	have, err := s.db.MicroblogModel(ctx)
+	if err != nil {
+		return s.errf("populate: %w", err)
+	}
+	if have != "" {
+		return s.errf("populate: the database already holds microblog data; use a fresh database")
+	}
+	if n, err := s.db.countAll(ctx, mbTweets); err != nil || n > 0 {
+		return s.errf("populate: the database already holds tweets (%d) or cannot be read: %v", n, err)
+	}
+	followers := map[int64][]int64{}
+	for _, f := range ds.Follows {
+		followers[f.Followee] = append(followers[f.Followee], f.Follower)
+	}
+	var fol []any
+	for u, fs := range followers {
+		fol = append(fol, bson.D{{Key: "_id", Value: strconv.FormatInt(u, 10)}, {Key: "followers", Value: fs}})
+	}
+	tweets, lines := map[string][]any{}, map[string][]any{}
+	add := func(m map[string][]any, coll string, d bson.D) { m[coll] = append(m[coll], d) }
+	for _, t := range ds.Tweets {
+		add(tweets, s.db.partOf(mbTweets, t.ID), tweetDoc(t))
+		add(lines, s.db.partOf(mbUserline, t.Author), s.lineDoc(t.Author, t))
+		for _, f := range followers[t.Author] {
+			add(lines, s.db.partOf(mbTimeline, f), s.lineDoc(f, t))
+		}
+	}
+	if err := s.db.insertChunks(ctx, mbFollowers, fol, false); err != nil {
+		return s.errf("populate: %w", err)
+	}
+	if err := s.db.insertGrouped(ctx, tweets, false, nil); err != nil {
+		return s.errf("populate: %w", err)
+	}
+	if err := s.db.insertLines(ctx, lines, false); err != nil {
+		return s.errf("populate: %w", err)
+	}
+	// The model goes in last: a load that failed half way leaves no model,
+	// and a second Populate is refused by the tweets already there.
+	meta := []any{
+		bson.D{{Key: "_id", Value: "users"}, {Key: "v", Value: strconv.Itoa(ds.Users)}},
+		bson.D{{Key: "_id", Value: "follows"}, {Key: "v", Value: strconv.Itoa(len(ds.Follows))}},
+		bson.D{{Key: "_id", Value: "model"}, {Key: "v", Value: string(s.model)}},
+	}
+	if err := s.db.insertChunks(ctx, mbMeta, meta, false); err != nil {
+		return s.errf("populate: %w", err)
+	}
+	return nil
+}
+
+// MaterializeOnce implements microblog.Materializer: it reads up to 512
+// pending tweets (oldest ids first), fans each out to its author's
+// followers' timelines and deletes the pending documents. A pass that
+// fails half way is safe to repeat: the timeline _ids skip what is there.
+func (s *mbAsync) MaterializeOnce(ctx context.Context) ([]microblog.Materialized, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, err := s.db.c(mbPending).Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(materializeBatch))
+	if err != nil {
+		return nil, s.errf("read pending: %w", err)
+	}
+	var pending []tweetRow
+	if err := cur.All(ctx, &pending); err != nil {
+		return nil, s.errf("read pending: %w", err)
+	}
+	if len(pending) == 0 {
+		return nil, nil
+	}
+	done := make([]microblog.Materialized, 0, len(pending))
+	ids := make([]int64, 0, len(pending))
+	for _, p := range pending {
+		t := p.tweet()
+		fr, err := s.followers(ctx, t.Author)
+		if err != nil {
+			return nil, s.errf("materialize: %w", err)
+		}
+		if err := s.fanOut(ctx, t, fr); err != nil {
+			return nil, s.errf("materialize tweet %d: %w", t.ID, err)
+		}
+		done = append(done, microblog.Materialized{TweetID: t.ID, PostedAt: t.Time})
+		ids = append(ids, t.ID)
+	}
+	if _, err := s.db.c(mbPending).DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}); err != nil {
+		return nil, s.errf("materialize: delete pending: %w", err)
+	}
+	return done, nil
+}

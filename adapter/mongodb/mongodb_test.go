@@ -1,0 +1,226 @@
+package mongodb
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/adapter/adaptertest"
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/workload/ingest"
+	"github.com/fieldbench/fieldbench/workload/microblog"
+)
+
+// The package's tests share one FerretDB server, started by the mongodb
+// engine on first use and stopped by TestMain; every test works in a
+// database of its own.
+var server struct {
+	once   sync.Once
+	err    error
+	engine cluster.Engine
+	c      *cluster.Cluster
+	dir    string
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if server.c != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		_ = server.engine.Down(ctx, server.c)
+		cancel()
+	}
+	if server.dir != "" && code == 0 {
+		os.RemoveAll(server.dir)
+	}
+	os.Exit(code)
+}
+
+// addr returns the shared server's host:port, failing the test when
+// FerretDB cannot run here (skipping under -short).
+func addr(t testing.TB) string {
+	t.Helper()
+	server.once.Do(func() {
+		e, err := cluster.Get("mongodb")
+		if err != nil {
+			server.err = err
+			return
+		}
+		if err := e.Check(); err != nil {
+			server.err = fmt.Errorf("FerretDB cannot run here (run scripts/install-servers.sh): %w", err)
+			return
+		}
+		server.engine = e
+		if server.dir, err = os.MkdirTemp("", "fb-mongodb-adapter-*"); err != nil {
+			server.err = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute) // a first build included
+		defer cancel()
+		server.c, server.err = e.Up(ctx, server.dir, cluster.Options{Nodes: 1})
+	})
+	if server.err != nil {
+		if testing.Short() {
+			t.Skipf("%v", server.err)
+		}
+		t.Fatalf("start FerretDB: %v", server.err)
+	}
+	return server.c.Nodes[0].Addr()
+}
+
+var databases atomic.Int64
+
+// openFresh opens a new database on the shared server, dropped when the
+// test ends.
+func openFresh(t testing.TB, opts string) *DB {
+	t.Helper()
+	name := fmt.Sprintf("fbt_%d_%d", os.Getpid()%100000, databases.Add(1))
+	db := adaptertest.Open(t, Open, "mongodb://"+addr(t)+"/"+name+"?"+opts)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = db.Drop(ctx)
+	})
+	return db
+}
+
+// TestConformance runs the shared suite against FerretDB, each family in a
+// fresh database (geo=grid: the trajectory path FerretDB answers).
+func TestConformance(t *testing.T) {
+	adaptertest.Run(t, func(t *testing.T) adapter.DB { return openFresh(t, "") })
+}
+
+// TestInfoSaysFerretDB: a result measured here must say FerretDB, with
+// FerretDB's version, and never call itself MongoDB.
+func TestInfoSaysFerretDB(t *testing.T) {
+	db := openFresh(t, "geo=2dsphere")
+	info, err := db.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Name != "FerretDB" || info.Version != cluster.FerretDBVersion {
+		t.Errorf("Info = %s %s, want FerretDB %s", info.Name, info.Version, cluster.FerretDBVersion)
+	}
+	if info.Config["stand_in"] == "" || !strings.HasPrefix(info.Config["mongodb_compat"], "7.") {
+		t.Errorf("Info.Config = %v: want the stand-in note and the MongoDB version FerretDB claims", info.Config)
+	}
+	if !strings.Contains(info.Config["geo"], NotVerified) {
+		t.Errorf("Info.Config[geo] = %q: the 2dsphere path must say %q", info.Config["geo"], NotVerified)
+	}
+}
+
+// TestIngestStoresExactly reads the records back, with both ways of
+// sending a batch: every record once, each field as generated.
+func TestIngestStoresExactly(t *testing.T) {
+	for _, mode := range []IngestMode{InsertMany, BulkWrite} {
+		t.Run(string(mode), func(t *testing.T) {
+			db := openFresh(t, "ingest="+string(mode))
+			s, err := db.Ingest(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			adaptertest.IngestStoresExactly(t, s, ingest.RunConfig{Sources: 3, Records: 400, Batch: 64, Seed: 4}, db.StoredRecords)
+		})
+	}
+}
+
+// TestMicroblogModelMismatch: a database loaded with one model refuses
+// another.
+func TestMicroblogModelMismatch(t *testing.T) {
+	db := openFresh(t, "")
+	ctx := t.Context()
+	s, err := db.Microblog(ctx, microblog.Normalized)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Populate(ctx, adaptertest.TinyMicroblog()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Microblog(ctx, microblog.Denormalized); err == nil || !strings.Contains(err.Error(), ErrModelMismatch.Error()) {
+		t.Errorf("a normalized database accepted the denormalized model: %v", err)
+	}
+	if info, err := db.Info(ctx); err != nil || info.Config["microblog_model"] != "normalized" {
+		t.Errorf("Info = %+v, %v", info, err)
+	}
+}
+
+func TestParseDSN(t *testing.T) {
+	tests := []struct {
+		dsn     string
+		want    Config
+		wantErr string
+	}{
+		{"mongodb://127.0.0.1:27017/db", Config{URI: "mongodb://127.0.0.1:27017/db", Database: "db", Geo: GeoGrid, Ingest: InsertMany, Batch: 1000, Parts: 64}, ""},
+		{"mongodb://127.0.0.1:1", Config{URI: "mongodb://127.0.0.1:1", Database: "fieldbench", Geo: GeoGrid, Ingest: InsertMany, Batch: 1000, Parts: 64}, ""},
+		{"mongodb://u:secret@h1:1,h2:2/db?geo=2dsphere&w=majority&ingest=bulkwrite&batch=50",
+			Config{URI: "mongodb://u:secret@h1:1,h2:2/db?w=majority", Database: "db", Geo: Geo2DSphere, Ingest: BulkWrite, Batch: 50, Parts: 64}, ""},
+		{"mongodb+srv://cluster.example/db?retryWrites=true", Config{URI: "mongodb+srv://cluster.example/db?retryWrites=true", Database: "db", Geo: GeoGrid, Ingest: InsertMany, Batch: 1000, Parts: 64}, ""},
+		{"mongodb://h:1/db?geo=2d", Config{}, "want grid or 2dsphere"},
+		{"mongodb://h:1/db?ingest=copy", Config{}, "want insertmany or bulkwrite"},
+		{"mongodb://h:1/db?batch=0", Config{}, "want 1..100000"},
+		{"mongodb://h:1/db?parts=1", Config{URI: "mongodb://h:1/db", Database: "db", Geo: GeoGrid, Ingest: InsertMany, Batch: 1000, Parts: 1}, ""},
+		{"mongodb://h:1/db?parts=0", Config{}, "want 1..1024"},
+		{"mongodb://h:1/a.b", Config{}, "database"},
+		{"mongodb://u:secret@/db", Config{}, "must look like"},
+		{"redis://h:1", Config{}, "must look like"},
+	}
+	for _, tt := range tests {
+		got, err := ParseDSN(tt.dsn)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("ParseDSN(%q) error %v, want one containing %q", adapter.Redact(tt.dsn), err, tt.wantErr)
+			}
+			if err != nil && strings.Contains(err.Error(), "secret") {
+				t.Errorf("ParseDSN error shows the password: %v", err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("ParseDSN(%q) = %+v, %v; want %+v", adapter.Redact(tt.dsn), got, err, tt.want)
+		}
+	}
+}
+
+func TestGridOf(t *testing.T) {
+	for _, tt := range []struct{ v, want int64 }{{0, 0}, {999, 0}, {1000, 1}, {-1, -1}, {-1000, -1}, {-1001, -2}} {
+		if got := gridOf(tt.v); got != tt.want {
+			t.Errorf("gridOf(%d) = %d, want %d", tt.v, got, tt.want)
+		}
+	}
+}
+
+// TestDescribeMarksGeoNotVerified: `fieldbench list` shows the adapter's
+// description, which must not present the 2dsphere path as tested.
+func TestDescribeMarksGeoNotVerified(t *testing.T) {
+	d := Adapter{}.Describe()
+	if !strings.Contains(d, "2dsphere: "+NotVerified) || !strings.Contains(d, "FerretDB") {
+		t.Errorf("Describe() = %q", d)
+	}
+}
+
+// TestOpenErrorsHideThePassword: a DSN the driver refuses, or a server
+// that does not answer, gives an error without the password.
+func TestOpenErrorsHideThePassword(t *testing.T) {
+	t.Parallel()
+	for _, dsn := range []string{
+		"mongodb://u:secret@127.0.0.1:1/db?connectTimeoutMS=bad",
+		"mongodb://u:secret@127.0.0.1:1/db?serverSelectionTimeoutMS=200",
+	} {
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		db, err := Open(ctx, dsn)
+		cancel()
+		if err == nil {
+			db.Close()
+			t.Errorf("Open(%s) succeeded", adapter.Redact(dsn))
+			continue
+		}
+		if strings.Contains(err.Error(), "secret") {
+			t.Errorf("Open error shows the password: %v", err)
+		}
+	}
+}

@@ -1,0 +1,417 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// The mongodb engine starts FerretDB, a server that speaks the MongoDB
+// wire protocol over a SQLite backend: MongoDB itself cannot be installed
+// on these machines (no Debian package, no registry ships it). FerretDB is
+// named as what it is everywhere: the cluster's Version, every node's
+// status and the adapter's Info say FerretDB and its version, never
+// MongoDB, and its figures say nothing about MongoDB's speed (its reads do
+// not use secondary indexes). To measure a real MongoDB, point --db at it.
+//
+// FerretDB is built from source through the Go toolchain (the module
+// proxy serves its module, not a binary) the first time it is needed, and
+// cached outside the repository (FerretDBBinary); scripts/install-servers.sh
+// runs that build so the first `cluster up mongodb` does not wait for it.
+//
+// One node only: FerretDB has no replication of its own (each instance
+// would be a separate database), so --nodes must be 1. The node can be
+// killed and restarted on its data (the durability audit's crash).
+//
+// Options (cluster up --opt key=value):
+//
+//	log-level=LEVEL   FerretDB's log level (DEBUG, INFO, WARN, ERROR;
+//	                  default WARN)
+func init() { Register(mongoEngine{}) }
+
+type mongoEngine struct{}
+
+const (
+	// FerretDBVersion is the FerretDB release the engine builds.
+	FerretDBVersion = "1.24.2"
+	ferretDBModule  = "github.com/FerretDB/FerretDB"
+	// mongoDatabase is the database the cluster's DSN names.
+	mongoDatabase = "fieldbench"
+)
+
+// Name implements Engine.
+func (mongoEngine) Name() string { return "mongodb" }
+
+// Check implements Engine: a cached FerretDB binary, or the go command
+// to build one.
+func (mongoEngine) Check() error {
+	if p, err := ferretDBPath(); err == nil {
+		if _, err := os.Stat(p); err == nil {
+			return nil
+		}
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		return fmt.Errorf("FerretDB %s is not built yet and go is not in PATH to build it (scripts/install-servers.sh builds it): %w", FerretDBVersion, err)
+	}
+	return nil
+}
+
+// ferretDBCacheDir is where the FerretDB binary is kept:
+// $FIELDBENCH_FERRETDB if set, else $XDG_CACHE_HOME/fieldbench/ferretdb,
+// else ~/.cache/fieldbench/ferretdb.
+func ferretDBCacheDir() (string, error) {
+	if d := os.Getenv("FIELDBENCH_FERRETDB"); d != "" {
+		return d, nil
+	}
+	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "fieldbench", "ferretdb"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("ferretdb cache: no home directory (set FIELDBENCH_FERRETDB): %w", err)
+	}
+	return filepath.Join(home, ".cache", "fieldbench", "ferretdb"), nil
+}
+
+func ferretDBPath() (string, error) {
+	d, err := ferretDBCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "ferretdb-v"+FerretDBVersion), nil
+}
+
+// FerretDBBinary returns the path of the FerretDB binary, building it on
+// first use: `go mod download` of the module at FerretDBVersion, a
+// writable copy of its source beside the binary, build/version/version.txt
+// written (FerretDB's build panics at start without it; its own build
+// generates it from git), `go build ./cmd/ferretdb`, and the copy removed.
+// Nothing of FerretDB's code enters this repository. Concurrent callers,
+// in this process or others, wait for one build under a file lock; the
+// build takes a few minutes on two cores.
+func FerretDBBinary(ctx context.Context) (string, error) {
+	bin, err := ferretDBPath()
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		return "", fmt.Errorf("build FerretDB: go is not in PATH: %w", err)
+	}
+	root := filepath.Dir(bin)
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", fmt.Errorf("build FerretDB: %w", err)
+	}
+	unlock, err := lockFile(ctx, filepath.Join(root, "build.lock"))
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if _, err := os.Stat(bin); err == nil { // built while we waited
+		return bin, nil
+	}
+	goCmd := func(dir string, args ...string) ([]byte, error) {
+		cmd := exec.CommandContext(ctx, "go", args...)
+		cmd.Dir = dir
+		// GOWORK=off and -mod=mod: the module's own go.mod and go.sum
+		// decide, whatever workspace or flags the caller has.
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, tail(stderr.String(), 2000))
+		}
+		return out, nil
+	}
+	out, err := goCmd(root, "mod", "download", "-json", ferretDBModule+"@v"+FerretDBVersion)
+	if err != nil {
+		return "", fmt.Errorf("build FerretDB: %w", err)
+	}
+	var mod struct{ Dir, Error string }
+	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
+		return "", fmt.Errorf("build FerretDB: go mod download gave no directory (%s): %v", mod.Error, err)
+	}
+	src := filepath.Join(root, "src-v"+FerretDBVersion)
+	if err := os.RemoveAll(src); err != nil {
+		return "", fmt.Errorf("build FerretDB: %w", err)
+	}
+	defer os.RemoveAll(src)
+	if err := copyTree(mod.Dir, src); err != nil {
+		return "", fmt.Errorf("build FerretDB: copy the module: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "build", "version", "version.txt"), []byte("v"+FerretDBVersion+"\n"), 0o644); err != nil {
+		return "", fmt.Errorf("build FerretDB: %w", err)
+	}
+	tmp := bin + ".tmp"
+	if _, err := goCmd(src, "build", "-trimpath", "-buildvcs=false", "-o", tmp, "./cmd/ferretdb"); err != nil {
+		return "", fmt.Errorf("build FerretDB: %w", err)
+	}
+	if err := os.Rename(tmp, bin); err != nil {
+		return "", fmt.Errorf("build FerretDB: %w", err)
+	}
+	return bin, nil
+}
+
+// copyTree copies the regular files and directories under from to to,
+// writable (the module cache is read-only).
+func copyTree(from, to string) error {
+	return filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(from, p)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(to, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+}
+
+func parseMongoOpts(o Options) (logLevel string, err error) {
+	logLevel = "WARN"
+	for k, v := range o.Extra {
+		switch k {
+		case "log-level":
+			switch strings.ToUpper(v) {
+			case "DEBUG", "INFO", "WARN", "ERROR":
+				logLevel = strings.ToUpper(v)
+			default:
+				return "", fmt.Errorf("mongodb: option log-level=%q: want DEBUG, INFO, WARN or ERROR", v)
+			}
+		default:
+			return "", fmt.Errorf("mongodb: unknown option %q (known: log-level)", k)
+		}
+	}
+	if o.Nodes > 1 {
+		return "", fmt.Errorf("mongodb: FerretDB has no replication, so the engine starts one node (got --nodes %d): %w", o.Nodes, ErrUnsupported)
+	}
+	return logLevel, nil
+}
+
+// Up implements Engine: one FerretDB process on a free loopback port, its
+// SQLite files under dir/ferretdb1/data.
+func (e mongoEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster, error) {
+	logLevel, err := parseMongoOpts(opts)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := FerretDBBinary(ctx); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("mongodb: cluster directory: %w", err)
+	}
+	c := &Cluster{Engine: e.Name(), Dir: dir, Started: time.Now().UTC(), Options: map[string]string{
+		"server":    "FerretDB " + FerretDBVersion + " (a MongoDB wire-protocol server standing in for MongoDB)",
+		"backend":   "sqlite",
+		"log-level": logLevel,
+		"telemetry": "disable",
+	}}
+	ndir := filepath.Join(dir, "ferretdb1")
+	n := &Node{Name: "ferretdb1", Role: "standalone", Host: Loopback, DataDir: filepath.Join(ndir, "data"), LogFile: filepath.Join(ndir, "ferretdb.log")}
+	if err := os.MkdirAll(n.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("mongodb: node directory: %w", err)
+	}
+	c.Nodes = append(c.Nodes, n)
+	if err := Retry(5, func(int) error {
+		p, err := FreePort(Loopback)
+		if err != nil {
+			return err
+		}
+		n.Port = p
+		return startFerretDB(ctx, c, n)
+	}); err != nil {
+		return c, fmt.Errorf("mongodb: start FerretDB: %w", err)
+	}
+	v, err := ferretDBVersionOf(ctx, n)
+	if err != nil {
+		return c, err
+	}
+	c.Version = "FerretDB " + v
+	c.DSN = fmt.Sprintf("mongodb://%s/%s", n.Addr(), mongoDatabase)
+	return c, nil
+}
+
+// startFerretDB starts n on its port and data and waits until it answers
+// a ping.
+func startFerretDB(ctx context.Context, c *Cluster, n *Node) error {
+	bin, err := FerretDBBinary(ctx)
+	if err != nil {
+		return err
+	}
+	pid, err := Start(Proc{Path: bin, Dir: filepath.Dir(n.DataDir), LogFile: n.LogFile, Args: []string{
+		"--handler=sqlite",
+		"--sqlite-url=file:" + n.DataDir + "/",
+		"--state-dir=" + filepath.Dir(n.DataDir),
+		"--listen-addr=" + n.Addr(),
+		"--debug-addr=-",      // no HTTP listener
+		"--telemetry=disable", // no network beyond loopback
+		"--log-level=" + c.Options["log-level"],
+	}})
+	if err != nil {
+		return err
+	}
+	n.PID, n.Stopped = pid, false
+	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := WaitPort(wctx, n.Host, n.Port, pid, n.LogFile); err != nil {
+		_ = Kill(pid)
+		n.PID = 0
+		return err
+	}
+	if _, err := ferretDBVersionOf(wctx, n); err != nil {
+		_ = Kill(pid)
+		n.PID = 0
+		return err
+	}
+	return nil
+}
+
+// ferretDBBuildInfo is what the engine reads from buildInfo.
+type ferretDBBuildInfo struct {
+	Version         string `bson:"version"`
+	FerretDBVersion string `bson:"ferretdbVersion"`
+}
+
+// mongoClient connects to n directly (one server, no discovery).
+func mongoClient(n *Node) (*mongo.Client, error) {
+	return mongo.Connect(options.Client().ApplyURI("mongodb://" + n.Addr() + "/?directConnection=true").
+		SetServerSelectionTimeout(5 * time.Second).SetAppName("fieldbench-cluster"))
+}
+
+func buildInfoOf(ctx context.Context, n *Node) (ferretDBBuildInfo, error) {
+	cl, err := mongoClient(n)
+	if err != nil {
+		return ferretDBBuildInfo{}, err
+	}
+	defer cl.Disconnect(context.Background())
+	var bi ferretDBBuildInfo
+	err = cl.Database("admin").RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&bi)
+	return bi, err
+}
+
+// ferretDBVersionOf asks n for buildInfo and checks that FerretDB answers.
+func ferretDBVersionOf(ctx context.Context, n *Node) (string, error) {
+	var bi ferretDBBuildInfo
+	var err error
+	for {
+		if bi, err = buildInfoOf(ctx, n); err == nil || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		return "", fmt.Errorf("mongodb: buildInfo of %s: %w", n.Addr(), err)
+	}
+	if bi.FerretDBVersion == "" {
+		return "", fmt.Errorf("mongodb: the server on %s is not FerretDB (buildInfo has no ferretdbVersion)", n.Addr())
+	}
+	return strings.TrimPrefix(bi.FerretDBVersion, "v"), nil
+}
+
+// Status implements Engine: the server's name and version from buildInfo
+// (FerretDB, and the MongoDB version it claims for compatibility), its
+// backend, and whether it answers.
+func (mongoEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
+	out := make([]NodeStatus, 0, len(c.Nodes))
+	for _, n := range c.Nodes {
+		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: "down", PID: n.PID, Detail: map[string]string{"backend": c.Options["backend"]}}
+		if n.Stopped || !Alive(n.PID) {
+			if n.Stopped {
+				st.State = "stopped"
+			}
+			st.PID = 0
+			out = append(out, st)
+			continue
+		}
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		bi, err := buildInfoOf(sctx, n)
+		cancel()
+		if err != nil {
+			st.State = "unreachable"
+			st.Detail["error"] = err.Error()
+		} else {
+			st.State = "up"
+			st.Detail["server"] = "FerretDB"
+			if bi.FerretDBVersion == "" {
+				st.Detail["server"] = "not FerretDB"
+			}
+			st.Detail["version"] = strings.TrimPrefix(bi.FerretDBVersion, "v")
+			st.Detail["mongodb_compat"] = bi.Version
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// Down implements Engine: SIGTERM, SIGKILL after 15 s.
+func (mongoEngine) Down(ctx context.Context, c *Cluster) error {
+	var errs []error
+	for _, n := range c.Nodes {
+		if n.PID > 0 {
+			if err := Stop(n.PID, 15*time.Second); err != nil {
+				errs = append(errs, fmt.Errorf("mongodb: stop %s: %w", n.Name, err))
+				continue
+			}
+		}
+		n.PID, n.Stopped = 0, true
+	}
+	return errors.Join(errs...)
+}
+
+// Kill implements Killer: SIGKILL, as a crash.
+func (mongoEngine) Kill(ctx context.Context, c *Cluster, node string) error {
+	n, err := c.Node(node)
+	if err != nil {
+		return err
+	}
+	if n.PID > 0 {
+		if err := Kill(n.PID); err != nil {
+			return err
+		}
+	}
+	n.PID, n.Stopped = 0, true
+	return nil
+}
+
+// Restart implements Killer: the node starts again on its port and data.
+func (mongoEngine) Restart(ctx context.Context, c *Cluster, node string) error {
+	n, err := c.Node(node)
+	if err != nil {
+		return err
+	}
+	if n.PID > 0 && Alive(n.PID) {
+		return fmt.Errorf("mongodb: %s is running (pid %d)", n.Name, n.PID)
+	}
+	if err := startFerretDB(ctx, c, n); err != nil {
+		return fmt.Errorf("mongodb: restart %s: %w", n.Name, err)
+	}
+	return nil
+}
+
+var _ Killer = mongoEngine{}

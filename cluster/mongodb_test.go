@@ -1,0 +1,110 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+func TestParseMongoOpts(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		opts    Options
+		want    string
+		wantErr string
+	}{
+		{Options{Nodes: 1}, "WARN", ""},
+		{Options{Nodes: 0}, "WARN", ""},
+		{Options{Nodes: 1, Extra: map[string]string{"log-level": "debug"}}, "DEBUG", ""},
+		{Options{Nodes: 1, Extra: map[string]string{"log-level": "loud"}}, "", "want DEBUG"},
+		{Options{Nodes: 1, Extra: map[string]string{"replicas": "1"}}, "", "unknown option"},
+		{Options{Nodes: 3}, "", "no replication"},
+	}
+	for _, tt := range tests {
+		got, err := parseMongoOpts(tt.opts)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("parseMongoOpts(%+v) error %v, want %q", tt.opts, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("parseMongoOpts(%+v) = %q, %v; want %q", tt.opts, got, err, tt.want)
+		}
+	}
+	if _, err := parseMongoOpts(Options{Nodes: 2}); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("2 nodes: %v does not wrap ErrUnsupported", err)
+	}
+}
+
+// TestMongoEngine starts FerretDB through the engine, checks that the
+// cluster and its status name FerretDB and its version (never MongoDB),
+// that a document written before a SIGKILL is there after the restart
+// (FerretDB acknowledges an insert once SQLite committed it), and stops it.
+func TestMongoEngine(t *testing.T) {
+	e, err := Get("mongodb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Check(); err != nil {
+		if testing.Short() {
+			t.Skip(err)
+		}
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute) // a first build included
+	defer cancel()
+	c, err := e.Up(ctx, t.TempDir(), Options{Nodes: 1})
+	t.Cleanup(func() {
+		if c != nil {
+			_ = e.Down(context.Background(), c)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Version != "FerretDB "+FerretDBVersion || !strings.HasPrefix(c.DSN, "mongodb://127.0.0.1:") || c.Nodes[0].Host != Loopback {
+		t.Fatalf("cluster = version %q, DSN %q, host %q", c.Version, c.DSN, c.Nodes[0].Host)
+	}
+	st, err := e.Status(ctx, c)
+	if err != nil || len(st) != 1 || st[0].State != "up" || st[0].Detail["server"] != "FerretDB" || st[0].Detail["version"] != FerretDBVersion {
+		t.Fatalf("Status = %+v, %v", st, err)
+	}
+	cl, err := mongo.Connect(options.Client().ApplyURI(c.DSN))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Disconnect(context.Background())
+	coll := cl.Database("fieldbench").Collection("kill_test")
+	if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: "k"}, {Key: "v", Value: 7}}); err != nil {
+		t.Fatal(err)
+	}
+	k := e.(Killer)
+	if err := k.Kill(ctx, c, "ferretdb1"); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := e.Status(ctx, c); st[0].State != "stopped" {
+		t.Errorf("after Kill, state %q", st[0].State)
+	}
+	if err := k.Restart(ctx, c, "ferretdb1"); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		V int `bson:"v"`
+	}
+	if err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: "k"}}).Decode(&got); err != nil || got.V != 7 {
+		t.Errorf("after kill and restart: %+v, %v", got, err)
+	}
+	if err := e.Down(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if Alive(c.Nodes[0].PID) {
+		t.Error("FerretDB still running after Down")
+	}
+}
