@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -118,28 +117,6 @@ func Open(ctx context.Context, dsn string) (Adapter, DB, error) {
 		return nil, nil, fmt.Errorf("open %s: %w", Redact(dsn), err)
 	}
 	return a, db, nil
-}
-
-// Redact hides a password in a DSN so it can be written to a result file, a
-// report or a log. Non-URL DSNs are returned with any "password=..." value
-// masked.
-func Redact(dsn string) string {
-	if u, err := url.Parse(dsn); err == nil && u.User != nil {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), "xxxxx")
-			return u.String()
-		}
-	}
-	fields := strings.Fields(dsn)
-	for i, f := range fields {
-		if k, _, ok := strings.Cut(f, "="); ok && strings.EqualFold(k, "password") {
-			fields[i] = k + "=xxxxx"
-		}
-	}
-	if len(fields) > 1 {
-		return strings.Join(fields, " ")
-	}
-	return dsn
 }
 
 // Sizer is an optional capability: the database's size on disk in bytes
