@@ -163,7 +163,9 @@ func isSchemeChar(c byte) bool {
 	return isLetter(c) || '0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' }
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
 
 // redactParams masks the values of password-like keys in key=value pairs:
 // a URL query's (after '?' or '&', the value running to the next '&') and

@@ -60,8 +60,12 @@ func TestRedactText(t *testing.T) {
 // dsnForms put a password in every place a DSN of fieldbench's adapters
 // (or of their drivers) holds one, raw as a user would type it.
 var dsnForms = []func(pass string) (dsn, seen string){
-	func(p string) (string, string) { return "postgres://bob:" + p + "@127.0.0.1:5432/db?sslmode=disable", p },
-	func(p string) (string, string) { return "mariadb://bob:" + p + "@[::1]:3306/db?nodes=127.0.0.1:3307", p },
+	func(p string) (string, string) {
+		return "postgres://bob:" + p + "@127.0.0.1:5432/db?sslmode=disable", p
+	},
+	func(p string) (string, string) {
+		return "mariadb://bob:" + p + "@[::1]:3306/db?nodes=127.0.0.1:3307", p
+	},
 	func(p string) (string, string) { return "mysql://u:" + p + "@[::1/x", p },
 	func(p string) (string, string) { return "redis://:" + p + "@[::1", p },
 	func(p string) (string, string) { return "cassandra://u:" + p + "@127.0.0.1:9042/ks", p },
@@ -77,7 +81,9 @@ var dsnForms = []func(pass string) (dsn, seen string){
 	func(p string) (string, string) {
 		return "postgres://127.0.0.1:5432/db?sslmode=disable&password=" + p, before(p, "&")
 	},
-	func(p string) (string, string) { return "postgres://127.0.0.1/db?SSLPassword=" + p + "&x=1", before(p, "&") },
+	func(p string) (string, string) {
+		return "postgres://127.0.0.1/db?SSLPassword=" + p + "&x=1", before(p, "&")
+	},
 	func(p string) (string, string) { return "redis://127.0.0.1:6379?PASS=" + p, before(p, "&") },
 	// In key=value form, up to white space, or quoted.
 	func(p string) (string, string) { return "host=127.0.0.1 password=" + p + " user=bob", beforeSpace(p) },
