@@ -1,7 +1,10 @@
 package adapter
 
 import (
+	"errors"
+	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 )
 
@@ -262,4 +265,44 @@ func secretKey(k string) bool {
 	}
 	return strings.Contains(k, "password") || strings.Contains(k, "passwd") ||
 		strings.Contains(k, "secret") || strings.Contains(k, "token")
+}
+
+// ErrBadDSN is wrapped by every error about a DSN's form (as opposed to a
+// server that cannot be reached), so the CLI can tell bad input (exit 2)
+// from a failure.
+var ErrBadDSN = errors.New("bad DSN")
+
+// BadDSN marks err as an error about a DSN's form (errors.Is(err,
+// ErrBadDSN)) and redacts its message with RedactText, so that a piece of
+// a password an inner parser quoted does not get out.
+func BadDSN(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &dsnError{err: err}
+}
+
+type dsnError struct{ err error }
+
+func (e *dsnError) Error() string   { return RedactText(e.err.Error()) }
+func (e *dsnError) Unwrap() []error { return []error{e.err, ErrBadDSN} }
+
+// quotedRE matches a Go-quoted string in an error message.
+var quotedRE = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// ParseURL parses a URL DSN. net/url's errors quote the DSN and the part
+// that failed (a port, a host name, an escape), which may be a piece of
+// the password; ParseURL's error names the DSN redacted and the reason
+// without the quoted part, and wraps ErrBadDSN.
+func ParseURL(dsn string) (*url.URL, error) {
+	u, err := url.Parse(dsn)
+	if err == nil {
+		return u, nil
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	reason := quotedRE.ReplaceAllString(err.Error(), "(not shown)")
+	return nil, BadDSN(fmt.Errorf("malformed DSN %s: %s", Redact(dsn), reason))
 }

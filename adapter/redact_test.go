@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 )
 
 // The leaks of issue 13 finding 3, and the forms every adapter takes.
@@ -115,53 +116,15 @@ func FuzzRedact(f *testing.F) {
 	f.Fuzz(func(t *testing.T, pass string) {
 		for i, form := range dsnForms {
 			dsn, seen := form(pass)
-			if !distinct(seen, dsn) {
-				continue
-			}
-			if got := adapter.Redact(dsn); leaks(got, seen) {
+			if got := adapter.Redact(dsn); adaptertest.Leaks(got, dsn, seen) {
 				t.Errorf("form %d: Redact(%q) = %q keeps the password %q", i, dsn, got, seen)
 			}
 			// Free text is cut into words at white space, so there a
 			// password holding white space is out of reach.
 			text := "open " + dsn + ": failed"
-			if got := adapter.RedactText(text); leaks(got, seen) && beforeSpace(pass) == pass && distinct(seen, text) {
+			if got := adapter.RedactText(text); adaptertest.Leaks(got, text, seen) && beforeSpace(pass) == pass {
 				t.Errorf("form %d: RedactText(%q) = %q keeps the password %q", i, text, got, seen)
 			}
 		}
 	})
-}
-
-// leaks reports whether out holds the password seen: outside the masks, or
-// anywhere when seen has no 'x' (the mask's letter, which next to a
-// scheme's "//" could spell a password such as "//x").
-func leaks(out, seen string) bool {
-	return strings.Contains(strings.ReplaceAll(out, adapter.Mask, placeholder(seen)), seen) ||
-		!strings.Contains(seen, "x") && strings.Contains(out, seen)
-}
-
-// distinct reports whether the password seen can be told apart in dsn: at
-// least 3 bytes, occurring once, and in none of the parts Redact keeps.
-func distinct(seen, dsn string) bool {
-	if len(seen) < 3 || strings.Count(dsn, seen) != 1 {
-		return false
-	}
-	ph := placeholder(seen)
-	rest := strings.Replace(dsn, seen, ph, 1)
-	for _, keep := range []string{adapter.Mask, rest, "postgres://bob:xxxxx@", "xxxxx@"} {
-		if strings.Contains(keep, seen) {
-			return false
-		}
-	}
-	// Seen across the mask and what follows it (e.g. "xx@127").
-	return !strings.Contains(strings.ReplaceAll(rest, ph, adapter.Mask), seen)
-}
-
-// placeholder is a byte that seen does not hold, to stand for it or for
-// the mask.
-func placeholder(seen string) string {
-	for c := byte(0); ; c++ {
-		if !strings.Contains(seen, string(rune(c))) && !strings.ContainsRune(seen, rune(c)) {
-			return string(rune(c))
-		}
-	}
 }

@@ -82,9 +82,20 @@ var identRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,47}$`)
 
 // ParseDSN reads a cassandra:// DSN.
 func ParseDSN(dsn string) (Config, error) {
+	c, err := parseDSN(dsn)
+	return c, adapter.BadDSN(err)
+}
+
+// parseDSN is ParseDSN without the marking of its errors.
+func parseDSN(dsn string) (Config, error) {
 	rest, ok := strings.CutPrefix(dsn, Name+"://")
 	if !ok {
 		return Config{}, fmt.Errorf("cassandra DSN must look like cassandra://host:port[,host:port...]/keyspace (got %q)", adapter.Redact(dsn))
+	}
+	if strings.Contains(rest, "@") {
+		// No user or password is supported; refuse before cutting the
+		// DSN into hosts and keyspace, whose messages quote them.
+		return Config{}, fmt.Errorf("cassandra DSN %s: a user or password is not supported (the servers fieldbench starts need none)", adapter.Redact(dsn))
 	}
 	rest, query, _ := strings.Cut(rest, "?")
 	hosts, ks, _ := strings.Cut(rest, "/")

@@ -18,7 +18,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -67,9 +66,15 @@ type Config struct {
 // server (the URL's host first, then nodes=). Errors never quote the DSN,
 // which holds a password.
 func ParseDSN(dsn string) (*Config, error) {
-	u, err := url.Parse(dsn)
+	c, err := parseDSN(dsn)
+	return c, adapter.BadDSN(err)
+}
+
+// parseDSN is ParseDSN without the marking of its errors.
+func parseDSN(dsn string) (*Config, error) {
+	u, err := adapter.ParseURL(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("mariadb: malformed DSN %s: %w", adapter.Redact(dsn), errors.Unwrap(err))
+		return nil, fmt.Errorf("mariadb: %w", err)
 	}
 	if u.Scheme != "mariadb" && u.Scheme != "mysql" {
 		return nil, fmt.Errorf("mariadb: DSN scheme %q: want mariadb:// or mysql://", u.Scheme)

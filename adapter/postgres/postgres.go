@@ -19,10 +19,8 @@ package postgres
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -77,9 +75,15 @@ type Options struct {
 // ParseDSN splits a DSN into the primary's and the replicas' connection
 // strings.
 func ParseDSN(dsn string) (Options, error) {
-	u, err := url.Parse(dsn)
+	c, err := parseDSN(dsn)
+	return c, adapter.BadDSN(err)
+}
+
+// parseDSN is ParseDSN without the marking of its errors.
+func parseDSN(dsn string) (Options, error) {
+	u, err := adapter.ParseURL(dsn)
 	if err != nil {
-		return Options{}, fmt.Errorf("postgres: malformed DSN %s: %w", adapter.Redact(dsn), errors.Unwrap(err))
+		return Options{}, fmt.Errorf("postgres: %w", err)
 	}
 	if u.Scheme != "postgres" && u.Scheme != "postgresql" {
 		return Options{}, fmt.Errorf("postgres: DSN %s must start with postgres:// or postgresql://", adapter.Redact(dsn))

@@ -66,18 +66,25 @@ func (Adapter) Open(ctx context.Context, dsn string) (adapter.DB, error) {
 // "sqlite://", so sqlite:///tmp/x.db is /tmp/x.db and sqlite://x.db is x.db
 // relative to the working directory.
 func ParseDSN(dsn string) (string, error) {
+	c, err := parseDSN(dsn)
+	return c, adapter.BadDSN(err)
+}
+
+// parseDSN is ParseDSN without the marking of its errors.
+func parseDSN(dsn string) (string, error) {
 	rest, ok := strings.CutPrefix(dsn, Name+"://")
+	shown := adapter.Redact(dsn)
 	if !ok {
-		return "", fmt.Errorf("sqlite DSN %q must start with sqlite:// (e.g. sqlite:///tmp/fb.db)", dsn)
+		return "", fmt.Errorf("sqlite DSN %q must start with sqlite:// (e.g. sqlite:///tmp/fb.db)", shown)
 	}
 	if rest == "" {
-		return "", fmt.Errorf("sqlite DSN %q has no file path (e.g. sqlite:///tmp/fb.db)", dsn)
+		return "", fmt.Errorf("sqlite DSN %q has no file path (e.g. sqlite:///tmp/fb.db)", shown)
 	}
 	if strings.ContainsAny(rest, "?#") {
-		return "", fmt.Errorf("sqlite DSN %q: options after '?' or '#' are not supported; give a plain file path", dsn)
+		return "", fmt.Errorf("sqlite DSN %q: options after '?' or '#' are not supported; give a plain file path", shown)
 	}
 	if rest == ":memory:" || strings.HasPrefix(rest, "file:") {
-		return "", fmt.Errorf("sqlite DSN %q: in-memory databases and file: URIs are not supported (the adapter uses two connection pools on one file); give a file path", dsn)
+		return "", fmt.Errorf("sqlite DSN %q: in-memory databases and file: URIs are not supported (the adapter uses two connection pools on one file); give a file path", shown)
 	}
 	return rest, nil
 }
