@@ -112,3 +112,19 @@ func TestHTMLExtremePoints(t *testing.T) {
 		}
 	}
 }
+
+// Finding 3 of issue 13: report.html showed a postgres ?password= that an
+// older fieldbench wrote into result.jsonl. The report redacts the DSN it
+// shows, whatever the file holds.
+func TestReportRedactsOldDSN(t *testing.T) {
+	t.Parallel()
+	runs := fixtureRuns(t, runA())
+	runs[0].Header.DSN = "postgres://bench@127.0.0.1/db?sslmode=disable&password=s3cretA"
+	out := renderHTML(t, runs...)
+	if strings.Contains(out, "s3cret") {
+		t.Error("report shows the password")
+	}
+	if !strings.Contains(out, "password=xxxxx") {
+		t.Error("report does not show the redacted DSN")
+	}
+}
