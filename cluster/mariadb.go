@@ -504,7 +504,8 @@ func mariadbSetup(ctx context.Context, c *Cluster, node *Node, pw string) error 
 		"grant process, replication client on *.* to '%s'@'%%';\n",
 		mariadbDB, mariadbUser, pw, mariadbDB, mariadbUser, mariadbUser)
 	if _, err := mariadbQuery(ctx, node, sql); err != nil {
-		return fmt.Errorf("mariadb: create database and user: %w", err)
+		// The client's message may quote the statement, password included.
+		return errors.New("mariadb: create database and user: " + strings.ReplaceAll(err.Error(), pw, "xxxxx"))
 	}
 	return nil
 }
