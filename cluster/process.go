@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/user"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -107,6 +108,16 @@ func Start(p Proc) (int, error) {
 	}
 	pid := cmd.Process.Pid
 	go cmd.Wait() // reap it if it dies while we run; the PID stays ours
+	dir := p.Dir
+	if dir == "" {
+		dir = filepath.Dir(p.LogFile)
+	}
+	// Recorded before anyone waits for it: an interrupted `cluster up` or
+	// a later `cluster down` finds it in the cluster's SpawnLog.
+	if err := recordSpawn(dir, pid, p.Path); err != nil {
+		_ = Kill(pid)
+		return 0, err
+	}
 	return pid, nil
 }
 

@@ -90,8 +90,8 @@ func clusterUp(ctx context.Context, engine string, nodes int, dir string, extra 
 	if err != nil {
 		return nil, usageError{err}
 	}
-	if nodes < 1 {
-		return nil, usagef("--nodes must be at least 1 (got %d)", nodes)
+	if err := cluster.CheckNodes(engine, nodes, extra); err != nil {
+		return nil, usageError{err}
 	}
 	if err := e.Check(); err != nil {
 		return nil, fmt.Errorf("%s is not installed here: %w (run scripts/install-servers.sh)", engine, err)
@@ -109,14 +109,21 @@ func clusterUp(ctx context.Context, engine string, nodes int, dir string, extra 
 	if err != nil {
 		return nil, err
 	}
+	// The state exists before the first server starts, and every server
+	// is recorded the moment it starts (cluster.SpawnLog): an interrupted
+	// or killed `cluster up` leaves nothing 'cluster down' cannot stop.
+	prepared, err := cluster.Prepare(abs, engine)
+	if err != nil {
+		return nil, err
+	}
 	fmt.Fprintf(progress, "starting %s with %d node(s) in %s...\n", engine, nodes, abs)
 	t0 := time.Now()
 	cl, err := e.Up(ctx, abs, cluster.Options{Nodes: nodes, Extra: extra})
 	if err != nil {
-		if cl != nil {
-			dctx, cancel := detached(ctx, time.Minute)
-			_ = e.Down(dctx, cl)
-			cancel()
+		stopped := abandonUp(ctx, e, cl, prepared, progress)
+		if ctx.Err() != nil {
+			fmt.Fprintf(progress, "cluster up interrupted: stopped the %d server(s) it had started; data and logs are in %s\n", stopped, abs)
+			return nil, fmt.Errorf("start %s: %w", engine, errInterrupted)
 		}
 		return nil, fmt.Errorf("start %s: %w", engine, err)
 	}
@@ -125,6 +132,30 @@ func clusterUp(ctx context.Context, engine string, nodes int, dir string, extra 
 	}
 	fmt.Fprintf(progress, "%s up in %s\n", engine, time.Since(t0).Round(100*time.Millisecond))
 	return cl, nil
+}
+
+// abandonUp stops everything a failed or interrupted `cluster up` started
+// (every recorded server at once, then the engine's own Down for what it
+// knows), saves the cluster's state with its nodes stopped, and returns
+// how many servers were still running. It has its own deadline: the
+// command's context is already cancelled when Ctrl-C brought it here.
+func abandonUp(ctx context.Context, e cluster.Engine, cl, prepared *cluster.Cluster, progress interface{ Write([]byte) (int, error) }) int {
+	stopped, err := cluster.StopSpawned(prepared.Dir, 3*time.Second)
+	if err != nil {
+		fmt.Fprintf(progress, "stopping the servers started: %v\n", err)
+	}
+	if cl == nil {
+		cl = prepared
+	}
+	dctx, cancel := detached(ctx, time.Minute)
+	defer cancel()
+	if err := e.Down(dctx, cl); err != nil {
+		fmt.Fprintf(progress, "stopping the cluster: %v\n", err)
+	}
+	if err := cl.Save(); err != nil {
+		fmt.Fprintf(progress, "saving the cluster state: %v\n", err)
+	}
+	return stopped
 }
 
 func parseOpts(opts []string) (map[string]string, error) {
@@ -247,6 +278,14 @@ func newClusterDownCmd() *cobra.Command {
 			defer cancel()
 			if err := e.Down(ctx, cl); err != nil {
 				return fmt.Errorf("stop %s: %w", cl.Dir, err)
+			}
+			// Servers an interrupted `cluster up` started before it could
+			// save them as nodes.
+			if _, err := cluster.StopSpawned(cl.Dir, 15*time.Second); err != nil {
+				return fmt.Errorf("stop %s: %w", cl.Dir, err)
+			}
+			if err := os.Remove(filepath.Join(cl.Dir, cluster.SpawnLog)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
 			}
 			if purge {
 				if err := os.RemoveAll(cl.Dir); err != nil {
