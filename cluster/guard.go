@@ -57,10 +57,12 @@ func CheckNodes(engine string, nodes int, extra map[string]string) error {
 }
 
 // SpawnLog is the file, in a cluster's directory, that lists every server
-// process started for the cluster: one line "PID STARTTIME PATH" appended
-// (and synced) by Start the moment the process exists, before anything
-// waits for it. A `cluster up` that is interrupted or killed before it
-// could save its nodes leaves no server that StopSpawned cannot find.
+// process started for the cluster, one tab-separated line each. Start
+// appends (and syncs) "0 0 PATH DIR" before it forks, naming the program
+// and the directory it runs in, then "PID STARTTIME PATH DIR" the moment
+// the process exists. A `cluster up` interrupted or killed at any point,
+// even between the fork and the second line, leaves no server that
+// StopSpawned cannot find.
 const SpawnLog = "spawned.pids"
 
 // Prepare writes the initial state of a cluster about to be started in
@@ -105,12 +107,16 @@ func spawnLogFor(dir string) string {
 	return ""
 }
 
-// recordSpawn appends pid to the SpawnLog of the cluster that dir belongs
-// to, if any.
+// recordSpawn appends a line to the SpawnLog of the cluster that dir
+// belongs to, if any: pid 0 for a process about to start in dir.
 func recordSpawn(dir string, pid int, path string) error {
 	log := spawnLogFor(dir)
 	if log == "" {
 		return nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
 	}
 	spawnMu.Lock()
 	defer spawnMu.Unlock()
@@ -118,7 +124,11 @@ func recordSpawn(dir string, pid int, path string) error {
 	if err != nil {
 		return fmt.Errorf("record started server: %w", err)
 	}
-	_, werr := fmt.Fprintf(f, "%d %d %s\n", pid, procStartTime(pid), path)
+	var start uint64
+	if pid > 0 {
+		start = procStartTime(pid)
+	}
+	_, werr := fmt.Fprintf(f, "%d\t%d\t%s\t%s\n", pid, start, path, abs)
 	serr := f.Sync()
 	cerr := f.Close()
 	if err := errors.Join(werr, serr, cerr); err != nil {
@@ -148,8 +158,11 @@ func procStartTime(pid int) uint64 {
 	return v
 }
 
-// Spawned lists the PIDs in dir's SpawnLog that are still the processes
-// Start started (alive, same start time).
+// Spawned lists the processes of dir's SpawnLog still running: each
+// recorded PID that is still the process Start started (alive, same start
+// time), and for each process announced but never recorded (fieldbench
+// killed between the two lines), any running process of that program
+// whose working directory is the one announced.
 func Spawned(dir string) ([]int, error) {
 	f, err := os.Open(filepath.Join(dir, SpawnLog))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -161,19 +174,58 @@ func Spawned(dir string) ([]int, error) {
 	defer f.Close()
 	var pids []int
 	seen := map[int]bool{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var pid int
-		var start uint64
-		if _, err := fmt.Sscanf(sc.Text(), "%d %d", &pid, &start); err != nil || pid <= 0 || seen[pid] {
-			continue
-		}
-		seen[pid] = true
-		if Alive(pid) && (start == 0 || procStartTime(pid) == start) {
+	add := func(pid int) {
+		if !seen[pid] {
+			seen[pid] = true
 			pids = append(pids, pid)
 		}
 	}
-	return pids, sc.Err()
+	type place struct{ prog, dir string }
+	announced := map[place]bool{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Split(sc.Text(), "\t")
+		if len(fields) != 4 {
+			continue
+		}
+		pid, err1 := strconv.Atoi(fields[0])
+		start, err2 := strconv.ParseUint(fields[1], 10, 64)
+		if err1 != nil || err2 != nil || pid < 0 {
+			continue
+		}
+		if pid == 0 {
+			announced[place{filepath.Base(fields[2]), fields[3]}] = true
+			continue
+		}
+		if Alive(pid) && (start == 0 || procStartTime(pid) == start) {
+			add(pid)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return pids, err
+	}
+	if len(announced) == 0 {
+		return pids, nil
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		pid, err := strconv.Atoi(filepath.Base(p))
+		if err != nil || seen[pid] || pid == os.Getpid() {
+			continue
+		}
+		cwd, err := os.Readlink(filepath.Join(p, "cwd"))
+		if err != nil {
+			continue
+		}
+		exe, err := os.Readlink(filepath.Join(p, "exe"))
+		if err != nil {
+			continue
+		}
+		if announced[place{filepath.Base(exe), cwd}] && Alive(pid) {
+			add(pid)
+		}
+	}
+	return pids, nil
 }
 
 // StopSpawned stops every server still running that Start started for the
