@@ -119,6 +119,38 @@ func Open(ctx context.Context, dsn string) (Adapter, DB, error) {
 	return a, db, nil
 }
 
+// ErrNoDatabase is wrapped by OpenExisting when the database named by the
+// DSN does not exist.
+var ErrNoDatabase = errors.New("no such database")
+
+// ExistingOpener is an optional capability of an adapter whose Open would
+// create a missing database (an embedded file): OpenExisting refuses it
+// instead, for commands that only read or probe what a load made (`op`),
+// where an empty new file would hide a mistyped path.
+type ExistingOpener interface {
+	OpenExisting(ctx context.Context, dsn string) (DB, error)
+}
+
+// OpenExisting is Open for a database that must exist already: adapters
+// that would create one implement ExistingOpener and refuse, wrapping
+// ErrNoDatabase; for the others (servers) connecting creates nothing and
+// it is Open.
+func OpenExisting(ctx context.Context, dsn string) (Adapter, DB, error) {
+	a, err := ForDSN(dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	eo, ok := a.(ExistingOpener)
+	if !ok {
+		return Open(ctx, dsn)
+	}
+	db, err := eo.OpenExisting(ctx, dsn)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open %s: %w", Redact(dsn), err)
+	}
+	return a, db, nil
+}
+
 // Sizer is an optional capability: the database's size on disk in bytes
 // (reported after populate, as the study compared disk use).
 type Sizer interface {

@@ -104,6 +104,34 @@ var (
 	_ microblog.Backend = (*DB)(nil)
 )
 
+// OpenExisting implements adapter.ExistingOpener.
+func (Adapter) OpenExisting(ctx context.Context, dsn string) (adapter.DB, error) {
+	return OpenExisting(ctx, dsn)
+}
+
+// OpenExisting is Open for a database file that must exist: a missing one
+// is an error wrapping adapter.ErrNoDatabase, and no file is created.
+func OpenExisting(ctx context.Context, dsn string) (*DB, error) {
+	p, err := ParseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: resolve path %q: %w", p, err)
+	}
+	st, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("sqlite: %s does not exist (load data into it first): %w", abs, adapter.ErrNoDatabase)
+	case err != nil:
+		return nil, fmt.Errorf("sqlite: check %s: %w", abs, err)
+	case !st.Mode().IsRegular():
+		return nil, fmt.Errorf("sqlite: %s is not a database file", abs)
+	}
+	return Open(ctx, dsn)
+}
+
 // Open opens (creating if needed) the database file named by dsn.
 func Open(ctx context.Context, dsn string) (*DB, error) {
 	p, err := ParseDSN(dsn)
