@@ -155,8 +155,9 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	if cfg.Namespace != "default" {
 		// Create, or find it exists: the gateway answers a missing
 		// namespace's GET with 500, not 404.
-		code, body, err := db.do(ctx, http.MethodPost, "/namespaces/"+cfg.Namespace, nil)
+		code, _, err := db.do(ctx, http.MethodPost, "/namespaces/"+cfg.Namespace, nil)
 		if err == nil && code/100 != 2 {
+			var body []byte
 			code, body, err = db.do(ctx, http.MethodGet, "/namespaces/"+cfg.Namespace, nil)
 			if err == nil && code != http.StatusOK {
 				err = fmt.Errorf("%d %s", code, short(body))
