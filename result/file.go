@@ -47,22 +47,7 @@ func (w *Writer) Path() string { return w.path }
 // Interval appends one interval. Error kinds are redacted (a driver's
 // message may quote a DSN).
 func (w *Writer) Interval(iv Interval) error {
-	var ops map[string]OpInterval
-	for name, oi := range iv.Ops {
-		if errs, changed := redactKinds(oi.Errors); changed {
-			if ops == nil {
-				ops = make(map[string]OpInterval, len(iv.Ops))
-				for k, v := range iv.Ops {
-					ops[k] = v
-				}
-			}
-			oi.Errors = errs
-			ops[name] = oi
-		}
-	}
-	if ops != nil {
-		iv.Ops = ops // a copy: the caller's maps stay as they were
-	}
+	iv.Ops = redactOps(iv.Ops, func(o *OpInterval) *map[string]int64 { return &o.Errors })
 	return w.write(Line{Kind: "interval", Interval: &iv})
 }
 
@@ -80,23 +65,33 @@ func (w *Writer) Point(p Point) error {
 
 // Summary appends the summary, its error kinds redacted.
 func (w *Writer) Summary(s Summary) error {
-	var ops map[string]OpSummary
-	for name, op := range s.Ops {
-		if errs, changed := redactKinds(op.Errors); changed {
-			if ops == nil {
-				ops = make(map[string]OpSummary, len(s.Ops))
-				for k, v := range s.Ops {
-					ops[k] = v
-				}
-			}
-			op.Errors = errs
-			ops[name] = op
-		}
-	}
-	if ops != nil {
-		s.Ops = ops
-	}
+	s.Ops = redactOps(s.Ops, func(o *OpSummary) *map[string]int64 { return &o.Errors })
 	return w.write(Line{Kind: "summary", Summary: &s})
+}
+
+// redactOps returns ops with every operation's error kinds (reached by
+// errs) redacted: ops itself when nothing changes, else a copy, so the
+// caller's maps stay as they were.
+func redactOps[T any](ops map[string]T, errs func(*T) *map[string]int64) map[string]T {
+	var out map[string]T
+	for name, op := range ops {
+		red, changed := redactKinds(*errs(&op))
+		if !changed {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]T, len(ops))
+			for k, v := range ops {
+				out[k] = v
+			}
+		}
+		*errs(&op) = red
+		out[name] = op
+	}
+	if out == nil {
+		return ops
+	}
+	return out
 }
 
 // redactKinds returns errs with every kind redacted, and whether any

@@ -125,14 +125,19 @@ type DB struct {
 	w     *pgxpool.Pool   // primary: every write
 	reads []*pgxpool.Pool // where reads go (the primary unless read_from=replicas)
 	next  atomic.Uint64   // round robin over reads
+	// backoffs space out dials to a server that refuses them, one per
+	// pool (per server); see adapter.Backoff.
+	backoffs []*adapter.Backoff
 }
 
 var (
-	_ adapter.DB    = (*DB)(nil)
-	_ adapter.Sizer = (*DB)(nil)
+	_ adapter.DB          = (*DB)(nil)
+	_ adapter.Sizer       = (*DB)(nil)
+	_ adapter.Reconnector = (*DB)(nil)
 )
 
-func newPool(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
+// newPool opens a pool whose every new connection dials through b.
+func newPool(ctx context.Context, dsn string, b *adapter.Backoff) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: parse DSN %s: %w", adapter.Redact(dsn), err)
@@ -141,6 +146,7 @@ func newPool(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 		cfg.MaxConns = defaultPoolConns
 	}
 	cfg.ConnConfig.BuildFrontend = bufferedFrontend
+	cfg.ConnConfig.DialFunc = b.DialFunc(cfg.ConnConfig.DialFunc)
 	p, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect to %s: %w", cfg.ConnConfig.Host+":"+strconv.Itoa(int(cfg.ConnConfig.Port)), err)
@@ -173,15 +179,18 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := newPool(ctx, o.Primary)
+	wb := adapter.NewBackoff()
+	w, err := newPool(ctx, o.Primary, wb)
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{w: w, reads: []*pgxpool.Pool{w}}
+	db := &DB{w: w, reads: []*pgxpool.Pool{w}, backoffs: []*adapter.Backoff{wb}}
 	if o.ReadFromReplicas {
 		db.reads = nil
 		for _, r := range o.Replicas {
-			p, err := newPool(ctx, r)
+			rb := adapter.NewBackoff()
+			db.backoffs = append(db.backoffs, rb)
+			p, err := newPool(ctx, r, rb)
 			if err != nil {
 				db.Close()
 				return nil, fmt.Errorf("postgres: replica: %w", err)
@@ -190,6 +199,18 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		}
 	}
 	return db, nil
+}
+
+// Reconnects implements adapter.Reconnector: the dials of every pool.
+func (db *DB) Reconnects() adapter.BackoffStats {
+	var st adapter.BackoffStats
+	for _, b := range db.backoffs {
+		s := b.Stats()
+		st.Dials += s.Dials
+		st.Failed += s.Failed
+		st.Waited += s.Waited
+	}
+	return st
 }
 
 // reader is the pool the next read goes to.

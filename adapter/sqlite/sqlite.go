@@ -104,6 +104,19 @@ var (
 	_ microblog.Backend = (*DB)(nil)
 )
 
+// filePath is the absolute path of the database file dsn names.
+func filePath(dsn string) (string, error) {
+	p, err := ParseDSN(dsn)
+	if err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", fmt.Errorf("sqlite: resolve path %q: %w", p, err)
+	}
+	return abs, nil
+}
+
 // OpenExisting implements adapter.ExistingOpener.
 func (Adapter) OpenExisting(ctx context.Context, dsn string) (adapter.DB, error) {
 	return OpenExisting(ctx, dsn)
@@ -112,13 +125,9 @@ func (Adapter) OpenExisting(ctx context.Context, dsn string) (adapter.DB, error)
 // OpenExisting is Open for a database file that must exist: a missing one
 // is an error wrapping adapter.ErrNoDatabase, and no file is created.
 func OpenExisting(ctx context.Context, dsn string) (*DB, error) {
-	p, err := ParseDSN(dsn)
+	abs, err := filePath(dsn)
 	if err != nil {
 		return nil, err
-	}
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: resolve path %q: %w", p, err)
 	}
 	st, err := os.Stat(abs)
 	switch {
@@ -134,13 +143,9 @@ func OpenExisting(ctx context.Context, dsn string) (*DB, error) {
 
 // Open opens (creating if needed) the database file named by dsn.
 func Open(ctx context.Context, dsn string) (*DB, error) {
-	p, err := ParseDSN(dsn)
+	abs, err := filePath(dsn)
 	if err != nil {
 		return nil, err
-	}
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: resolve path %q: %w", p, err)
 	}
 	dir := filepath.Dir(abs)
 	st, err := os.Stat(dir)
