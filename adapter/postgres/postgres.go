@@ -140,7 +140,7 @@ var (
 func newPool(ctx context.Context, dsn string, b *adapter.Backoff) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: parse DSN %s: %w", adapter.Redact(dsn), err)
+		return nil, adapter.BadDSN(fmt.Errorf("postgres: parse DSN %s: %w", adapter.Redact(dsn), err))
 	}
 	if !strings.Contains(dsn, "pool_max_conns") {
 		cfg.MaxConns = defaultPoolConns

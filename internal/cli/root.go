@@ -13,6 +13,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fieldbench/fieldbench/adapter"
 )
 
 // Version is fieldbench's version; release builds set it with -ldflags.
@@ -73,7 +75,7 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "fieldbench: error: %v\n", err)
 	var ue usageError
-	if errors.As(err, &ue) {
+	if errors.As(err, &ue) || errors.Is(err, adapter.ErrBadDSN) { // a malformed DSN is bad input too
 		fmt.Fprintln(stderr, "Run 'fieldbench help' or 'fieldbench COMMAND --help' for usage.")
 		return ExitUsage
 	}
