@@ -41,7 +41,7 @@ Install the servers first on a fresh machine: scripts/install-servers.sh.`,
 			return usagef("cluster needs a subcommand: up, status, add, remove, kill, restart or down")
 		},
 	}
-	c.AddCommand(newClusterUpCmd(), newClusterStatusCmd(), newClusterDownCmd(), newClusterAddCmd(), newClusterRemoveCmd(),
+	c.AddCommand(newClusterUpCmd(), newClusterDSNCmd(), newClusterStatusCmd(), newClusterDownCmd(), newClusterAddCmd(), newClusterRemoveCmd(),
 		newClusterNodeCmd("kill", "Kill a node with SIGKILL (it keeps its data)"),
 		newClusterNodeCmd("stop", "Stop a node gracefully (SIGTERM, SIGKILL after a minute; it keeps its data, restart brings it back)"),
 		newClusterNodeCmd("restart", "Restart a killed or stopped node on its data"))
@@ -72,7 +72,7 @@ func newClusterUpCmd() *cobra.Command {
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "%s cluster of %d node(s) is up in %s\n", cl.Engine, len(cl.Nodes), cl.Dir)
-			fmt.Fprintf(out, "DSN: %s\n", cl.DSN)
+			printDSN(out, cl)
 			fmt.Fprintf(out, "stop it with: fieldbench cluster down --dir %s\n", cl.Dir)
 			return nil
 		},
@@ -156,6 +156,39 @@ func abandonUp(ctx context.Context, e cluster.Engine, cl, prepared *cluster.Clus
 		fmt.Fprintf(progress, "saving the cluster state: %v\n", err)
 	}
 	return stopped
+}
+
+// printDSN prints the cluster's DSN. One with a secret (the MariaDB
+// password fieldbench generated) is printed masked, with the command that
+// prints it whole: a secret reaches the terminal only when asked for.
+func printDSN(out interface{ Write([]byte) (int, error) }, cl *cluster.Cluster) {
+	shown := adapter.Redact(cl.DSN)
+	fmt.Fprintf(out, "DSN: %s\n", shown)
+	if shown != cl.DSN {
+		fmt.Fprintf(out, "the whole DSN, password included, is in %s (readable by you only): --db \"$(fieldbench cluster dsn --dir %s)\"\n",
+			filepath.Join(cl.Dir, cluster.StateFile), cl.Dir)
+	}
+}
+
+// newClusterDSNCmd prints a cluster's whole DSN, password included: the
+// one place fieldbench shows a secret, because the user asked for it.
+func newClusterDSNCmd() *cobra.Command {
+	var dir string
+	c := &cobra.Command{
+		Use:   "dsn",
+		Short: "Print the cluster's DSN whole, password included (for --db)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cl, _, err := loadCluster(dir)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), cl.DSN)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&dir, "dir", "", "the cluster's directory (default: the only one under clusters/)")
+	return c
 }
 
 func parseOpts(opts []string) (map[string]string, error) {
