@@ -52,6 +52,18 @@ func (b *Backoff) Stats() BackoffStats {
 	return BackoffStats{Dials: b.dials.Load(), Failed: b.failed.Load(), Waited: time.Duration(b.waitedNS.Load())}
 }
 
+// SumStats adds the counts of several backoffs (one per server of a DB).
+func SumStats(bs []*Backoff) BackoffStats {
+	var st BackoffStats
+	for _, b := range bs {
+		s := b.Stats()
+		st.Dials += s.Dials
+		st.Failed += s.Failed
+		st.Waited += s.Waited
+	}
+	return st
+}
+
 // Wait blocks until a dial is allowed, or ctx ends (its error is
 // returned).
 func (b *Backoff) Wait(ctx context.Context) error {

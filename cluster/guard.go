@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -249,4 +250,17 @@ func StopSpawned(dir string, grace time.Duration) (int, error) {
 	}
 	wg.Wait()
 	return len(pids), errors.Join(errs...)
+}
+
+// portsFree reports whether every port can be bound on host right now (a
+// restarted node takes its old ports back when they are).
+func portsFree(host string, ports []int) bool {
+	for _, p := range ports {
+		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(p)))
+		if err != nil {
+			return false
+		}
+		l.Close()
+	}
+	return true
 }

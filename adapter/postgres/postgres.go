@@ -203,14 +203,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 
 // Reconnects implements adapter.Reconnector: the dials of every pool.
 func (db *DB) Reconnects() adapter.BackoffStats {
-	var st adapter.BackoffStats
-	for _, b := range db.backoffs {
-		s := b.Stats()
-		st.Dials += s.Dials
-		st.Failed += s.Failed
-		st.Waited += s.Waited
-	}
-	return st
+	return adapter.SumStats(db.backoffs)
 }
 
 // reader is the pool the next read goes to.
