@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -120,26 +119,36 @@ func Open(ctx context.Context, dsn string) (Adapter, DB, error) {
 	return a, db, nil
 }
 
-// Redact hides a password in a DSN so it can be written to a result file, a
-// report or a log. Non-URL DSNs are returned with any "password=..." value
-// masked.
-func Redact(dsn string) string {
-	if u, err := url.Parse(dsn); err == nil && u.User != nil {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), "xxxxx")
-			return u.String()
-		}
+// ErrNoDatabase is wrapped by OpenExisting when the database named by the
+// DSN does not exist.
+var ErrNoDatabase = errors.New("no such database")
+
+// ExistingOpener is an optional capability of an adapter whose Open would
+// create a missing database (an embedded file): OpenExisting refuses it
+// instead, for commands that only read or probe what a load made (`op`),
+// where an empty new file would hide a mistyped path.
+type ExistingOpener interface {
+	OpenExisting(ctx context.Context, dsn string) (DB, error)
+}
+
+// OpenExisting is Open for a database that must exist already: adapters
+// that would create one implement ExistingOpener and refuse, wrapping
+// ErrNoDatabase; for the others (servers) connecting creates nothing and
+// it is Open.
+func OpenExisting(ctx context.Context, dsn string) (Adapter, DB, error) {
+	a, err := ForDSN(dsn)
+	if err != nil {
+		return nil, nil, err
 	}
-	fields := strings.Fields(dsn)
-	for i, f := range fields {
-		if k, _, ok := strings.Cut(f, "="); ok && strings.EqualFold(k, "password") {
-			fields[i] = k + "=xxxxx"
-		}
+	eo, ok := a.(ExistingOpener)
+	if !ok {
+		return Open(ctx, dsn)
 	}
-	if len(fields) > 1 {
-		return strings.Join(fields, " ")
+	db, err := eo.OpenExisting(ctx, dsn)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open %s: %w", Redact(dsn), err)
 	}
-	return dsn
+	return a, db, nil
 }
 
 // Sizer is an optional capability: the database's size on disk in bytes

@@ -427,7 +427,7 @@ func startCassandraNode(ctx context.Context, c *Cluster, n *Node, wait time.Dura
 		s, err := cassNodeSession(n, 5*time.Second)
 		if err == nil {
 			var v string
-			err = s.Query("SELECT release_version FROM system.local").WithContext(wctx).Scan(&v)
+			err = s.Query("SELECT release_version FROM system.local").ScanContext(wctx, &v)
 			s.Close()
 			if err == nil {
 				break
@@ -491,12 +491,12 @@ func ringView(ctx context.Context, n *Node) (map[string]*ringMember, error) {
 	var addr net.IP
 	var tokens []string
 	var hostID gocql.UUID
-	if err := s.Query("SELECT listen_address, tokens, host_id FROM system.local").WithContext(ctx).Scan(&addr, &tokens, &hostID); err != nil {
+	if err := s.Query("SELECT listen_address, tokens, host_id FROM system.local").ScanContext(ctx, &addr, &tokens, &hostID); err != nil {
 		return nil, fmt.Errorf("read system.local: %w", err)
 	}
 	m := member(addr.String())
 	m.tokens, m.hostID = parseTokens(tokens), hostID.String()
-	it := s.Query("SELECT peer, tokens, host_id FROM system.peers_v2").WithContext(ctx).Iter()
+	it := s.Query("SELECT peer, tokens, host_id FROM system.peers_v2").IterContext(ctx)
 	for it.Scan(&addr, &tokens, &hostID) {
 		m := member(addr.String())
 		m.tokens, m.hostID = parseTokens(tokens), hostID.String()
@@ -506,7 +506,7 @@ func ringView(ctx context.Context, n *Node) (map[string]*ringMember, error) {
 	}
 	// Nodes of 4.0 and later gossip STATUS_WITH_PORT; STATUS may be absent.
 	var status, statusWithPort, load *string
-	it = s.Query("SELECT address, status, status_with_port, load FROM system_views.gossip_info").WithContext(ctx).Iter()
+	it = s.Query("SELECT address, status, status_with_port, load FROM system_views.gossip_info").IterContext(ctx)
 	for it.Scan(&addr, &status, &statusWithPort, &load) {
 		m := member(addr.String())
 		if statusWithPort != nil {
@@ -631,7 +631,7 @@ func (cassandraEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, er
 			s, err := cassNodeSession(n, 5*time.Second)
 			if err == nil {
 				var v string
-				err = s.Query("SELECT release_version FROM system.local").WithContext(ctx).Scan(&v)
+				err = s.Query("SELECT release_version FROM system.local").ScanContext(ctx, &v)
 				s.Close()
 				st.Detail["version"] = v
 			}
@@ -935,7 +935,7 @@ func cassMoves(ctx context.Context, n *Node) ([]string, error) {
 	var found []string
 	var addr net.IP
 	var status, statusWithPort *string
-	it := s.Query("SELECT address, status, status_with_port FROM system_views.gossip_info").WithContext(ctx).Iter()
+	it := s.Query("SELECT address, status, status_with_port FROM system_views.gossip_info").IterContext(ctx)
 	for it.Scan(&addr, &status, &statusWithPort) {
 		if statusWithPort != nil {
 			status = statusWithPort
@@ -957,7 +957,7 @@ func cassMoves(ctx context.Context, n *Node) ([]string, error) {
 	var op, st string
 	var progress float32 // CQL float
 	var peers []string
-	it = s.Query("SELECT operation, status, progress_percentage, peers FROM system_views.streaming").WithContext(ctx).Iter()
+	it = s.Query("SELECT operation, status, progress_percentage, peers FROM system_views.streaming").IterContext(ctx)
 	for it.Scan(&op, &st, &progress, &peers) {
 		if st == "success" || st == "failure" || strings.EqualFold(st, "SUCCESS") || strings.EqualFold(st, "FAILURE") {
 			continue

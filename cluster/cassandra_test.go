@@ -253,13 +253,13 @@ func cassQuorumKillRestart(t *testing.T, e cassandraEngine, c *Cluster) {
 		"CREATE TABLE k.t (id int PRIMARY KEY, v text)",
 		"INSERT INTO k.t (id, v) VALUES (1, 'one')",
 	} {
-		if err := s.Query(q).WithContext(ctx).Exec(); err != nil {
+		if err := s.Query(q).ExecContext(ctx); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
 	read := func() string {
 		var v string
-		if err := s.Query("SELECT v FROM k.t WHERE id = 1").WithContext(ctx).Idempotent(true).Scan(&v); err != nil {
+		if err := s.Query("SELECT v FROM k.t WHERE id = 1").Idempotent(true).ScanContext(ctx, &v); err != nil {
 			t.Fatalf("read at QUORUM: %v", err)
 		}
 		return v
@@ -300,12 +300,12 @@ func cassJoinDecommission(t *testing.T, e cassandraEngine, c *Cluster) {
 		"CREATE KEYSPACE k2 WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 2}",
 		"CREATE TABLE k2.t (id int PRIMARY KEY, v text)",
 	} {
-		if err := s.Query(q).WithContext(ctx).Exec(); err != nil {
+		if err := s.Query(q).ExecContext(ctx); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
 	for i := 0; i < rows; i++ {
-		if err := s.Query("INSERT INTO k2.t (id, v) VALUES (?, ?)", i, strings.Repeat("x", 100)).WithContext(ctx).Exec(); err != nil {
+		if err := s.Query("INSERT INTO k2.t (id, v) VALUES (?, ?)", i, strings.Repeat("x", 100)).ExecContext(ctx); err != nil {
 			t.Fatalf("insert %d: %v", i, err)
 		}
 	}
@@ -408,7 +408,7 @@ func cassJoinDecommission(t *testing.T, e cassandraEngine, c *Cluster) {
 	s = cassSession(t, c, gocql.One)
 	defer s.Close()
 	var n int
-	it := s.Query("SELECT id FROM k2.t").WithContext(ctx).PageSize(500).Iter()
+	it := s.Query("SELECT id FROM k2.t").PageSize(500).IterContext(ctx)
 	for it.Scan(new(int)) {
 		n++
 	}
@@ -417,7 +417,7 @@ func cassJoinDecommission(t *testing.T, e cassandraEngine, c *Cluster) {
 	}
 	for _, id := range []int{0, rows / 2, rows - 1} {
 		var v string
-		if err := s.Query("SELECT v FROM k2.t WHERE id = ?", id).WithContext(ctx).Scan(&v); err != nil || len(v) != 100 {
+		if err := s.Query("SELECT v FROM k2.t WHERE id = ?", id).ScanContext(ctx, &v); err != nil || len(v) != 100 {
 			t.Errorf("row %d at ONE: %q %v", id, v, err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -166,17 +167,33 @@ func namesLocked() []string {
 // StateFile is the cluster description's name inside its directory.
 const StateFile = "cluster.json"
 
-// Save writes c to c.Dir/cluster.json (atomically).
+// stateMode is cluster.json's permission: owner only, since the DSN it
+// holds carries the MariaDB password fieldbench generated (the adapter
+// needs it whole to connect).
+const stateMode = 0o600
+
+// Save writes c to c.Dir/cluster.json (atomically), readable by its owner
+// only.
 func (c *Cluster) Save() error {
 	b, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return err
 	}
 	tmp := filepath.Join(c.Dir, StateFile+".tmp")
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	// A leftover temporary file would keep its old mode through WriteFile.
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("save cluster state: %w", err)
 	}
-	return os.Rename(tmp, filepath.Join(c.Dir, StateFile))
+	if err := os.WriteFile(tmp, b, stateMode); err != nil {
+		return fmt.Errorf("save cluster state: %w", err)
+	}
+	if err := os.Chmod(tmp, stateMode); err != nil { // under any umask
+		return fmt.Errorf("save cluster state: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(c.Dir, StateFile)); err != nil {
+		return fmt.Errorf("save cluster state: %w", err)
+	}
+	return nil
 }
 
 // Load reads the cluster described in dir.

@@ -371,11 +371,17 @@ func (m mariaDB) startNode(ctx context.Context, c *Cluster, node *Node, bootstra
 		if isGalera(c) {
 			nports = 4
 		}
-		ports, err := FreePorts(node.Host, nports)
-		if err != nil {
-			return err
+		// A restarted node keeps its ports when they are free: clients
+		// holding the DSN (or the other Galera nodes) find it where it
+		// was. New ports only for a new node, or when they are taken.
+		prev := append([]int{node.Port}, node.Ports...)
+		if attempt > 0 || node.Port == 0 || len(prev) != nports || !portsFree(node.Host, prev) {
+			ports, err := FreePorts(node.Host, nports)
+			if err != nil {
+				return err
+			}
+			node.Port, node.Ports = ports[0], ports[1:]
 		}
-		node.Port, node.Ports = ports[0], ports[1:]
 		cfg, err := m.writeConfig(c, node)
 		if err != nil {
 			return err
@@ -504,7 +510,8 @@ func mariadbSetup(ctx context.Context, c *Cluster, node *Node, pw string) error 
 		"grant process, replication client on *.* to '%s'@'%%';\n",
 		mariadbDB, mariadbUser, pw, mariadbDB, mariadbUser, mariadbUser)
 	if _, err := mariadbQuery(ctx, node, sql); err != nil {
-		return fmt.Errorf("mariadb: create database and user: %w", err)
+		// The client's message may quote the statement, password included.
+		return errors.New("mariadb: create database and user: " + strings.ReplaceAll(err.Error(), pw, "xxxxx"))
 	}
 	return nil
 }

@@ -189,7 +189,8 @@ func (e pgEngine) Up(ctx context.Context, dir string, opts Options) (_ *Cluster,
 	if err := RunAs(ctx, pgUser, "/", "/usr/bin/test", "-x", dir); err != nil {
 		return nil, fmt.Errorf("postgres: the %s user cannot reach %s (a parent directory is not world-searchable, e.g. a 0700 test directory; chmod its parents 0755 or use another --dir): %w", pgUser, dir, err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, StateFile)); err == nil {
+	// A state without nodes is the one Prepare wrote for this very start.
+	if prev, err := Load(dir); err == nil && len(prev.Nodes) > 0 {
 		return nil, fmt.Errorf("postgres: %s already holds a cluster (%s); run `cluster down` and remove it, or use another directory", dir, StateFile)
 	}
 	settings := pgSettings(opts.Extra)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/user"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -102,11 +103,24 @@ func Start(p Proc) (int, error) {
 		}
 		cmd.SysProcAttr.Credential = cred
 	}
+	dir := p.Dir
+	if dir == "" {
+		dir = filepath.Dir(p.LogFile)
+	}
+	// Announced before the fork and recorded right after (SpawnLog): an
+	// interrupted `cluster up` or a later `cluster down` finds it.
+	if err := recordSpawn(dir, 0, p.Path); err != nil {
+		return 0, err
+	}
 	if err := cmd.Start(); err != nil {
 		return 0, fmt.Errorf("start %s: %w", p.Path, err)
 	}
 	pid := cmd.Process.Pid
 	go cmd.Wait() // reap it if it dies while we run; the PID stays ours
+	if err := recordSpawn(dir, pid, p.Path); err != nil {
+		_ = Kill(pid)
+		return 0, err
+	}
 	return pid, nil
 }
 

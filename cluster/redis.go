@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -201,16 +200,7 @@ func redisDSN(c *Cluster) string {
 
 // portPairFree reports whether both the client port and its cluster bus
 // port can be bound on loopback right now.
-func portPairFree(p int) bool {
-	for _, q := range []int{p, p + redisBusOffset} {
-		l, err := net.Listen("tcp", net.JoinHostPort(Loopback, strconv.Itoa(q)))
-		if err != nil {
-			return false
-		}
-		l.Close()
-	}
-	return true
-}
+func portPairFree(p int) bool { return portsFree(Loopback, []int{p, p + redisBusOffset}) }
 
 // startNew adds a node to c (not yet part of the Redis cluster) and starts
 // it, retrying with new ports when a bind is lost to a race.

@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"sort"
@@ -159,7 +160,14 @@ func (d Duration) D() time.Duration { return time.Duration(d) }
 
 // Load reads and validates a scenario file.
 func Load(path string) (*Scenario, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read scenario: %w", err)
+	}
+	defer f.Close()
+	// One byte past the limit is enough for Parse to refuse it; a 200 MB
+	// file is never read whole.
+	b, err := io.ReadAll(io.LimitReader(f, MaxScenarioBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("read scenario: %w", err)
 	}
@@ -171,14 +179,37 @@ func Load(path string) (*Scenario, error) {
 	return sc, nil
 }
 
+// Limits on a scenario: it is a page of settings, not data. A 200 MB file
+// or half a million timeline entries was accepted and would have been
+// held, validated and scheduled whole.
+const (
+	MaxScenarioBytes = 1 << 20
+	MaxEntries       = 10000 // timeline actions, and steps
+)
+
 // Parse decodes a scenario strictly (an unknown key is an error: a typo must
-// not silently change an experiment) and validates it.
+// not silently change an experiment; so is a second YAML document, which
+// would be ignored) and validates it.
 func Parse(b []byte) (*Scenario, error) {
+	if len(b) > MaxScenarioBytes {
+		return nil, fmt.Errorf("the scenario is %d bytes; at most %d (1 MiB) are read: a scenario is a page of settings, not data", len(b), MaxScenarioBytes)
+	}
 	var sc Scenario
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&sc); err != nil {
 		return nil, fmt.Errorf("not a valid scenario: %w", err)
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		return nil, fmt.Errorf("not a valid scenario: after the first document: %w", err)
+	default:
+		return nil, fmt.Errorf("the file holds a second YAML document (from line %d, after '---'): a scenario is one document; put each scenario in its own file", max(next.Line, 1))
+	}
+	if len(sc.Timeline) > MaxEntries || len(sc.Steps) > MaxEntries {
+		return nil, fmt.Errorf("the scenario has %d timeline actions and %d steps; at most %d of each", len(sc.Timeline), len(sc.Steps), MaxEntries)
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err == nil {

@@ -62,6 +62,12 @@ func TestParseErrors(t *testing.T) {
 		{"convergence needs cluster", "name: x\nworkload: {name: none}\nconvergence: {rounds: 3}\n", "convergence: needs a cluster"},
 		{"none needs convergence", "name: x\nworkload: {name: none}\n", "workload none"},
 		{"unknown detector", "name: x\nworkload: {name: wiki}\nstability: {detector: cusum}\n", `stability.detector: "cusum"`},
+		// Finding 10 of issue 13: a second document was ignored silently,
+		// and any size was accepted.
+		{"second document", base + "---\nname: y\nworkload: {name: wiki}\n", "second YAML document"},
+		{"second document empty", base + "---\n", "second YAML document"},
+		{"too large", base + "description: " + strings.Repeat("x", MaxScenarioBytes) + "\n", "at most 1048576"},
+		{"too many actions", base + "timeline:\n" + strings.Repeat("  - {at: 1s, do: mark}\n", MaxEntries+1), "10001 timeline actions"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -145,4 +151,32 @@ func TestStabilityStableAfter(t *testing.T) {
 			t.Errorf("HeaderOptions = %v", h)
 		}
 	}
+}
+
+// FuzzParse feeds the scenario parser: seeded with every shipped scenario,
+// it must answer (a scenario or an error) without panicking, and whatever
+// it accepts stays within the limits.
+func FuzzParse(f *testing.F) {
+	files, err := filepath.Glob("../scenarios/*/*.yaml")
+	if err != nil || len(files) == 0 {
+		f.Fatalf("no scenarios to seed from: %v", err)
+	}
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("name: x\nworkload: {name: microblog}\n---\n"))
+	f.Add([]byte("a: &a [*a, *a]\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		sc, err := Parse(b)
+		if err != nil {
+			return
+		}
+		if len(sc.Timeline) > MaxEntries || len(sc.Steps) > MaxEntries || len(b) > MaxScenarioBytes {
+			t.Errorf("accepted a scenario beyond the limits: %d actions, %d steps, %d bytes", len(sc.Timeline), len(sc.Steps), len(b))
+		}
+	})
 }

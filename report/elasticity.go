@@ -135,7 +135,12 @@ func elasticityChart(d *runData, js score.JoinScore, i, n int) string {
 	if splines {
 		sample := func(from, to float64, f func(float64) float64) ([]float64, []float64) {
 			var ts, vs []float64
-			steps := max(2, int(splineSteps*(to-from)/(xs[len(xs)-1]-xs[0])))
+			// Bounded whatever the figures: an extreme or NaN ratio gives
+			// at most ten times the whole curve's steps, at least two.
+			steps := 2
+			if r := splineSteps * (to - from) / (xs[len(xs)-1] - xs[0]); r > 2 {
+				steps = int(math.Min(r, 10*splineSteps))
+			}
 			for k := 0; k <= steps; k++ {
 				t := from + (to-from)*float64(k)/float64(steps)
 				ts, vs = append(ts, t), append(vs, f(t))

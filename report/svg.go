@@ -40,10 +40,11 @@ func (a axis) project(v float64) float64 {
 	if a.log {
 		v, lo, hi = math.Log10(math.Max(v, 1e-9)), math.Log10(lo), math.Log10(hi)
 	}
-	if hi <= lo {
-		return 0
+	p := (v - lo) / (hi - lo)
+	if !(hi > lo) || math.IsNaN(p) {
+		return 0 // no range, or no value: the axis start
 	}
-	return math.Max(0, math.Min(1, (v-lo)/(hi-lo)))
+	return math.Max(0, math.Min(1, p))
 }
 
 // legendEntry is one key of a chart legend: a line (optionally dashed), a
@@ -321,16 +322,53 @@ func niceStep(span float64, n int) float64 {
 	return 10 * mag
 }
 
-// linearAxis spans [lo,hi] rounded out to about n nice ticks.
-func linearAxis(title string, lo, hi float64, n int, label func(float64) string) axis {
+// maxTicks bounds the ticks of any axis: whatever the data, an axis is
+// built in bounded time and memory.
+const maxTicks = 100
+
+// axisLimit is the largest magnitude an axis spans. Values beyond it (and
+// infinities) are clamped so that spans, steps and rounded ends stay finite.
+const axisLimit = 1e300
+
+// drawableRange turns [lo,hi] into a finite range wide enough to be cut
+// into distinct ticks: a NaN end takes the other end (0 when both are NaN),
+// infinities are clamped to ±axisLimit, an empty or reversed range is
+// [lo, lo+1], and a range narrower than a billionth of its magnitude (where
+// lo+step == lo in float64, as with -1e16 alone) is widened to that.
+func drawableRange(lo, hi float64) (float64, float64) {
+	switch {
+	case math.IsNaN(lo) && math.IsNaN(hi):
+		lo, hi = 0, 0
+	case math.IsNaN(lo):
+		lo = hi
+	case math.IsNaN(hi):
+		hi = lo
+	}
+	lo = math.Max(-axisLimit, math.Min(axisLimit, lo))
+	hi = math.Max(-axisLimit, math.Min(axisLimit, hi))
 	if !(hi > lo) {
 		hi = lo + 1
 	}
+	mag := math.Max(math.Abs(lo), math.Abs(hi))
+	if minSpan := math.Max(mag*1e-9, 1e-12); hi-lo < minSpan {
+		hi = lo + minSpan
+	}
+	return lo, hi
+}
+
+// linearAxis spans [lo,hi] rounded out to about n nice ticks. Extreme, NaN
+// or infinite ends are made drawable first (see drawableRange), and the
+// ticks are counted, never stepped through by adding to a float, so the
+// axis is built in bounded time and memory for any input.
+func linearAxis(title string, lo, hi float64, n int, label func(float64) string) axis {
+	lo, hi = drawableRange(lo, hi)
+	n = max(1, min(n, maxTicks))
 	step := niceStep(hi-lo, n)
 	first, last := math.Floor(lo/step+1e-9), math.Ceil(hi/step-1e-9)
 	a := axis{title: title, min: first * step, max: last * step}
-	for i := first; i <= last; i++ {
-		a.ticks = append(a.ticks, tick{v: i * step, label: label(i * step)})
+	for k := 0; k < maxTicks && float64(k) <= last-first; k++ {
+		v := (first + float64(k)) * step
+		a.ticks = append(a.ticks, tick{v: v, label: label(v)})
 	}
 	return a
 }
@@ -344,11 +382,19 @@ func logAxis(title string, lo, hi float64, label func(float64) string) axis {
 
 // logAxisFloor is logAxis with values below floor raised to floor.
 func logAxisFloor(title string, lo, hi, floor float64, label func(float64) string) axis {
+	if !(floor > 0) || floor > axisLimit {
+		floor = 1e-9
+	}
 	if math.IsNaN(lo) || math.IsInf(lo, 0) {
 		lo, hi = floor, floor*1000 // no data
 	}
-	lo = math.Max(lo, floor)
-	hi = math.Max(hi, lo)
+	// NaN or infinite ends would make the decade loop below endless or
+	// empty: clamp to the largest drawable value.
+	lo = math.Min(math.Max(lo, floor), axisLimit)
+	if math.IsNaN(hi) {
+		hi = lo
+	}
+	hi = math.Min(math.Max(hi, lo), axisLimit)
 	d0, d1 := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
 	if d1 <= d0 {
 		d1 = d0 + 1

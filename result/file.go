@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/fieldbench/fieldbench/adapter"
 )
 
 // Writer appends lines to a result file. It is safe for concurrent use.
@@ -30,6 +32,8 @@ func Create(dir string, h Header) (*Writer, error) {
 		return nil, fmt.Errorf("create result file: %w", err)
 	}
 	w := &Writer{f: f, path: path}
+	h.DSN = adapter.Redact(h.DSN)
+	h.Options = redactOptions(h.Options)
 	if err := w.write(Line{Kind: "header", Header: &h}); err != nil {
 		f.Close()
 		return nil, err
@@ -40,17 +44,118 @@ func Create(dir string, h Header) (*Writer, error) {
 // Path is the result file's path.
 func (w *Writer) Path() string { return w.path }
 
-// Interval appends one interval.
-func (w *Writer) Interval(iv Interval) error { return w.write(Line{Kind: "interval", Interval: &iv}) }
+// Interval appends one interval. Error kinds are redacted (a driver's
+// message may quote a DSN).
+func (w *Writer) Interval(iv Interval) error {
+	iv.Ops = redactOps(iv.Ops, func(o *OpInterval) *map[string]int64 { return &o.Errors })
+	return w.write(Line{Kind: "interval", Interval: &iv})
+}
 
-// Event appends one event.
-func (w *Writer) Event(e Event) error { return w.write(Line{Kind: "event", Event: &e}) }
+// Event appends one event, its detail redacted.
+func (w *Writer) Event(e Event) error {
+	e.Detail = adapter.RedactText(e.Detail)
+	return w.write(Line{Kind: "event", Event: &e})
+}
 
-// Point appends one point.
-func (w *Writer) Point(p Point) error { return w.write(Line{Kind: "point", Point: &p}) }
+// Point appends one point, its failure cause redacted.
+func (w *Writer) Point(p Point) error {
+	p.Failed = adapter.RedactText(p.Failed)
+	return w.write(Line{Kind: "point", Point: &p})
+}
 
-// Summary appends the summary.
-func (w *Writer) Summary(s Summary) error { return w.write(Line{Kind: "summary", Summary: &s}) }
+// Summary appends the summary, its error kinds redacted.
+func (w *Writer) Summary(s Summary) error {
+	s.Ops = redactOps(s.Ops, func(o *OpSummary) *map[string]int64 { return &o.Errors })
+	return w.write(Line{Kind: "summary", Summary: &s})
+}
+
+// redactOps returns ops with every operation's error kinds (reached by
+// errs) redacted: ops itself when nothing changes, else a copy, so the
+// caller's maps stay as they were.
+func redactOps[T any](ops map[string]T, errs func(*T) *map[string]int64) map[string]T {
+	var out map[string]T
+	for name, op := range ops {
+		red, changed := redactKinds(*errs(&op))
+		if !changed {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]T, len(ops))
+			for k, v := range ops {
+				out[k] = v
+			}
+		}
+		*errs(&op) = red
+		out[name] = op
+	}
+	if out == nil {
+		return ops
+	}
+	return out
+}
+
+// redactKinds returns errs with every kind redacted, and whether any
+// changed (errs itself is never modified).
+func redactKinds(errs map[string]int64) (map[string]int64, bool) {
+	changed := false
+	for k := range errs {
+		if adapter.RedactText(k) != k {
+			changed = true
+			break
+		}
+	}
+	if !changed {
+		return errs, false
+	}
+	out := make(map[string]int64, len(errs))
+	for k, n := range errs {
+		out[adapter.RedactText(k)] += n
+	}
+	return out, true
+}
+
+// redactOptions copies opts with every string (nested in lists and maps
+// too) redacted as free text: an option may hold a DSN (a replica's, a
+// scenario's database).
+func redactOptions(opts map[string]any) map[string]any {
+	if opts == nil {
+		return nil
+	}
+	out := make(map[string]any, len(opts))
+	for k, v := range opts {
+		out[k] = redactValue(v)
+	}
+	return out
+}
+
+func redactValue(v any) any {
+	switch v := v.(type) {
+	case string:
+		return adapter.RedactText(v)
+	case []string:
+		out := make([]string, len(v))
+		for i, s := range v {
+			out[i] = adapter.RedactText(s)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = redactValue(e)
+		}
+		return out
+	case map[string]any:
+		return redactOptions(v)
+	case map[string]string:
+		out := make(map[string]string, len(v))
+		for k, s := range v {
+			out[k] = adapter.RedactText(s)
+		}
+		return out
+	default:
+		return v
+	}
+}
 
 // Close syncs and closes the file.
 func (w *Writer) Close() error {

@@ -1,7 +1,13 @@
 package result
 
 import (
+	"bytes"
+	"compress/zlib"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -27,16 +33,65 @@ func EncodeHist(h *hdrhistogram.Histogram) (string, error) {
 	return string(b), nil
 }
 
+// Bounds a decoded histogram's header must keep. The decoder allocates the
+// counts for whatever range the header names (tens of MB for 1 to 2^63 at
+// five digits, found by FuzzDecodeHist), so a corrupt or hostile result
+// file could make a report slow or large; fieldbench writes 1 µs to 1
+// minute at three digits, and these leave ample room around that.
+const (
+	maxHistSigFigs = 4
+	maxHistHighest = 1e13 // µs: about 115 days
+)
+
 // DecodeHist decodes a histogram written by EncodeHist; "" is empty.
 func DecodeHist(s string) (*hdrhistogram.Histogram, error) {
 	if s == "" {
 		return NewHist(), nil
+	}
+	if err := checkHistHeader(s); err != nil {
+		return nil, fmt.Errorf("decode histogram: %w", err)
 	}
 	h, err := hdrhistogram.Decode([]byte(s))
 	if err != nil {
 		return nil, fmt.Errorf("decode histogram: %w", err)
 	}
 	return h, nil
+}
+
+// checkHistHeader reads the range and precision of an encoded V2
+// histogram (base64 of: cookie, length, then zlib of a 40-byte header:
+// cookie, payload length, offset, significant digits, lowest, highest,
+// ratio) and refuses those beyond the bounds above before the decoder
+// allocates for them.
+func checkHistHeader(s string) error {
+	n := base64.StdEncoding.DecodedLen(len(s))
+	if n < 8 {
+		return errors.New("too short")
+	}
+	raw, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return err
+	}
+	if len(raw) < 8 {
+		return errors.New("too short")
+	}
+	z, err := zlib.NewReader(bytes.NewReader(raw[8:]))
+	if err != nil {
+		return err
+	}
+	defer z.Close()
+	var hdr [40]byte
+	if _, err := io.ReadFull(z, hdr[:]); err != nil {
+		return fmt.Errorf("header: %w", err)
+	}
+	sig := int32(binary.BigEndian.Uint32(hdr[12:16]))
+	lowest := int64(binary.BigEndian.Uint64(hdr[16:24]))
+	highest := int64(binary.BigEndian.Uint64(hdr[24:32]))
+	if sig < 1 || sig > maxHistSigFigs || lowest < 1 || highest < 2*lowest || highest > maxHistHighest {
+		return fmt.Errorf("range %d..%d at %d significant digits is beyond what fieldbench reads (1..%g at 1 to %d digits)",
+			lowest, highest, sig, float64(maxHistHighest), maxHistSigFigs)
+	}
+	return nil
 }
 
 // Merged returns, for each operation, the merge of its interval histograms,

@@ -82,9 +82,20 @@ var identRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,47}$`)
 
 // ParseDSN reads a cassandra:// DSN.
 func ParseDSN(dsn string) (Config, error) {
+	c, err := parseDSN(dsn)
+	return c, adapter.BadDSN(err)
+}
+
+// parseDSN is ParseDSN without the marking of its errors.
+func parseDSN(dsn string) (Config, error) {
 	rest, ok := strings.CutPrefix(dsn, Name+"://")
 	if !ok {
 		return Config{}, fmt.Errorf("cassandra DSN must look like cassandra://host:port[,host:port...]/keyspace (got %q)", adapter.Redact(dsn))
+	}
+	if strings.Contains(rest, "@") {
+		// No user or password is supported; refuse before cutting the
+		// DSN into hosts and keyspace, whose messages quote them.
+		return Config{}, fmt.Errorf("cassandra DSN %s: a user or password is not supported (the servers fieldbench starts need none)", adapter.Redact(dsn))
 	}
 	rest, query, _ := strings.Cut(rest, "?")
 	hosts, ks, _ := strings.Cut(rest, "/")
@@ -227,7 +238,7 @@ func (db *DB) t(table string) string { return db.ks + "." + table }
 // ddl runs a schema statement and waits until every node agrees on the
 // schema, so the next statement finds the table on whichever node it hits.
 func (db *DB) ddl(ctx context.Context, stmt string) error {
-	if err := db.s.Query(stmt).WithContext(ctx).Consistency(gocql.All).Exec(); err != nil {
+	if err := db.s.Query(stmt).Consistency(gocql.All).ExecContext(ctx); err != nil {
 		return fmt.Errorf("cassandra: %s: %w", firstWords(stmt, 6), err)
 	}
 	if err := db.s.AwaitSchemaAgreement(ctx); err != nil {
@@ -260,7 +271,7 @@ func (db *DB) createTables(ctx context.Context, defs ...string) error {
 // truncate empties tables (TRUNCATE needs every replica up).
 func (db *DB) truncate(ctx context.Context, tables ...string) error {
 	for _, t := range tables {
-		if err := db.s.Query("TRUNCATE " + db.t(t)).WithContext(ctx).Exec(); err != nil {
+		if err := db.s.Query("TRUNCATE " + db.t(t)).ExecContext(ctx); err != nil {
 			return fmt.Errorf("cassandra: truncate %s: %w", t, err)
 		}
 	}
@@ -279,11 +290,11 @@ func firstWords(s string, n int) string {
 // figures (consistency, replication, node count).
 func (db *DB) Info(ctx context.Context) (adapter.Info, error) {
 	var version string
-	if err := db.s.Query("SELECT release_version FROM system.local").WithContext(ctx).Scan(&version); err != nil {
+	if err := db.s.Query("SELECT release_version FROM system.local").ScanContext(ctx, &version); err != nil {
 		return adapter.Info{}, fmt.Errorf("cassandra: info: %w", err)
 	}
 	peers := 0
-	it := db.s.Query("SELECT peer FROM system.peers").WithContext(ctx).Iter()
+	it := db.s.Query("SELECT peer FROM system.peers").IterContext(ctx)
 	var p net.IP
 	for it.Scan(&p) {
 		peers++
@@ -369,7 +380,7 @@ func (db *DB) scan(ctx context.Context, table, pk, cols string, each func(it *go
 	slices := tokenSlices(scanSlices)
 	q := fmt.Sprintf("SELECT %s FROM %s WHERE token(%s) > ? AND token(%s) <= ?", cols, db.t(table), pk, pk)
 	return db.parallel(ctx, len(slices), func(ctx context.Context, i int) error {
-		it := db.s.Query(q, slices[i][0], slices[i][1]).WithContext(ctx).PageSize(2000).Iter()
+		it := db.s.Query(q, slices[i][0], slices[i][1]).PageSize(2000).IterContext(ctx)
 		each(it)
 		if err := it.Close(); err != nil {
 			return fmt.Errorf("cassandra: scan %s: %w", table, err)
@@ -388,7 +399,7 @@ func (db *DB) count(ctx context.Context, table, pk string) (int64, error) {
 	q := fmt.Sprintf("SELECT COUNT(*) FROM %s WHERE token(%s) > ? AND token(%s) <= ?", db.t(table), pk, pk)
 	err := db.parallel(ctx, len(slices), func(ctx context.Context, i int) error {
 		var n int64
-		if err := db.s.Query(q, slices[i][0], slices[i][1]).WithContext(ctx).Scan(&n); err != nil {
+		if err := db.s.Query(q, slices[i][0], slices[i][1]).ScanContext(ctx, &n); err != nil {
 			return fmt.Errorf("cassandra: count %s: %w", table, err)
 		}
 		mu.Lock()

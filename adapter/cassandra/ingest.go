@@ -76,13 +76,13 @@ func (s *ingestStore) InsertBatch(ctx context.Context, recs []ingest.Record) err
 		parts[j] = append(parts[j], i)
 	}
 	err := s.db.parallel(ctx, len(parts), func(ctx context.Context, p int) error {
-		b := s.db.s.Batch(gocql.UnloggedBatch).WithContext(ctx)
+		b := s.db.s.Batch(gocql.UnloggedBatch)
 		for _, i := range parts[p] {
 			r := &recs[i]
 			b.Query(q, r.Source, r.Seq>>ingestBucketBits, r.Seq, r.ID, r.Channel, r.MeasuredAt.UnixMicro(),
 				r.Tag, r.Quality, r.Value, r.RecordedAt.UnixMicro())
 		}
-		return b.Exec()
+		return b.ExecContext(ctx)
 	})
 	if err != nil {
 		return fmt.Errorf("cassandra ingest: insert %d records: %w", len(recs), err)
@@ -109,7 +109,7 @@ func (s *ingestStore) insertEach(ctx context.Context, q string, recs []ingest.Re
 				}
 				r := &recs[i]
 				err := s.db.s.Query(q, r.Source, r.Seq>>ingestBucketBits, r.Seq, r.ID, r.Channel, r.MeasuredAt.UnixMicro(),
-					r.Tag, r.Quality, r.Value, r.RecordedAt.UnixMicro()).WithContext(ctx).Exec()
+					r.Tag, r.Quality, r.Value, r.RecordedAt.UnixMicro()).ExecContext(ctx)
 				if err != nil {
 					cancel(err)
 					return

@@ -61,7 +61,7 @@ var (
 // create tables).
 func (db *DB) tableExists(ctx context.Context, table string) (bool, error) {
 	var name string
-	err := db.s.Query("SELECT table_name FROM system_schema.tables WHERE keyspace_name = ? AND table_name = ?", db.ks, table).WithContext(ctx).Scan(&name)
+	err := db.s.Query("SELECT table_name FROM system_schema.tables WHERE keyspace_name = ? AND table_name = ?", db.ks, table).ScanContext(ctx, &name)
 	if errors.Is(err, gocql.ErrNotFound) {
 		return false, nil
 	}
@@ -75,7 +75,7 @@ func (db *DB) MicroblogModel(ctx context.Context) (microblog.Model, error) {
 		return "", err
 	}
 	var m string
-	err := db.s.Query("SELECT v FROM " + db.t("mb_meta") + " WHERE k = 'model'").WithContext(ctx).Scan(&m)
+	err := db.s.Query("SELECT v FROM "+db.t("mb_meta")+" WHERE k = 'model'").ScanContext(ctx, &m)
 	if errors.Is(err, gocql.ErrNotFound) {
 		return "", nil
 	}
@@ -118,7 +118,7 @@ func (s *mbStore) errf(format string, args ...any) error {
 
 // followers reads user's followers (one partition).
 func (s *mbStore) followers(ctx context.Context, user int64) ([]int64, error) {
-	it := s.db.s.Query("SELECT follower FROM "+s.db.t("mb_followers")+" WHERE user = ?", user).WithContext(ctx).PageSize(10000).Iter()
+	it := s.db.s.Query("SELECT follower FROM "+s.db.t("mb_followers")+" WHERE user = ?", user).PageSize(10000).IterContext(ctx)
 	var out []int64
 	var f int64
 	for it.Scan(&f) {
@@ -152,11 +152,11 @@ type stmt struct {
 // other (the first carries the tweet itself).
 func (s *mbStore) execBatches(ctx context.Context, typ gocql.BatchType, stmts []stmt) error {
 	for i := 0; i < len(stmts); i += batchRows {
-		b := s.db.s.Batch(typ).WithContext(ctx)
+		b := s.db.s.Batch(typ)
 		for _, st := range stmts[i:min(i+batchRows, len(stmts))] {
 			b.Query(st.q, st.args...)
 		}
-		if err := b.Exec(); err != nil {
+		if err := b.ExecContext(ctx); err != nil {
 			return err
 		}
 	}
@@ -185,7 +185,7 @@ func (s *mbStore) Post(ctx context.Context, t microblog.Tweet) error {
 		go func() { defer wg.Done(); fr, frErr = s.followers(ctx, t.Author) }()
 	}
 	var id int64
-	exErr = s.db.s.Query("SELECT id FROM "+s.db.t("mb_tweets")+" WHERE id = ?", t.ID).WithContext(ctx).Scan(&id)
+	exErr = s.db.s.Query("SELECT id FROM "+s.db.t("mb_tweets")+" WHERE id = ?", t.ID).ScanContext(ctx, &id)
 	if exErr == nil {
 		exists = true
 	} else if errors.Is(exErr, gocql.ErrNotFound) {
@@ -218,7 +218,7 @@ func (s *mbStore) Post(ctx context.Context, t microblog.Tweet) error {
 		// one partition before those of another. A normalized line row
 		// holds only an id, so the tweet goes first, on its own; a line
 		// row seen is then a tweet that can be fetched, as in Twissandra.
-		if err := s.db.s.Query(stmts[0].q, stmts[0].args...).WithContext(ctx).Exec(); err != nil {
+		if err := s.db.s.Query(stmts[0].q, stmts[0].args...).ExecContext(ctx); err != nil {
 			return s.errf("post tweet %d: %w", t.ID, err)
 		}
 		stmts = stmts[1:]
@@ -245,7 +245,7 @@ func (s *mbStore) read(ctx context.Context, table string, user int64, limit int)
 	if limit <= 0 {
 		return nil, nil
 	}
-	it := s.db.s.Query("SELECT us, id, author, body FROM "+s.db.t(table)+" WHERE user = ? LIMIT ?", user, limit).WithContext(ctx).Iter()
+	it := s.db.s.Query("SELECT us, id, author, body FROM "+s.db.t(table)+" WHERE user = ? LIMIT ?", user, limit).IterContext(ctx)
 	var out []microblog.Tweet
 	var us, id int64
 	var author *int64
@@ -276,7 +276,7 @@ func (s *mbStore) read(ctx context.Context, table string, user int64, limit int)
 		body   string
 	}
 	got := make(map[int64]ab, len(ids))
-	it = s.db.s.Query("SELECT id, author, body FROM "+s.db.t("mb_tweets")+" WHERE id IN ?", ids).WithContext(ctx).Iter()
+	it = s.db.s.Query("SELECT id, author, body FROM "+s.db.t("mb_tweets")+" WHERE id IN ?", ids).IterContext(ctx)
 	var a int64
 	var b string
 	for it.Scan(&id, &a, &b) {
@@ -319,7 +319,7 @@ func (s *mbStore) MaxTweetID(ctx context.Context) (int64, error) {
 // recorded them, tweets counted.
 func (s *mbStore) Counts(ctx context.Context) (microblog.Counts, error) {
 	var c microblog.Counts
-	it := s.db.s.Query("SELECT k, v FROM " + s.db.t("mb_meta")).WithContext(ctx).Iter()
+	it := s.db.s.Query("SELECT k, v FROM " + s.db.t("mb_meta")).IterContext(ctx)
 	var k, v string
 	for it.Scan(&k, &v) {
 		n, _ := strconv.ParseInt(v, 10, 64)
@@ -350,7 +350,7 @@ func (s *mbStore) Populate(ctx context.Context, ds *microblog.Dataset) error {
 		return s.errf("populate: nil dataset")
 	}
 	var one int64
-	err := s.db.s.Query("SELECT id FROM " + s.db.t("mb_tweets") + " LIMIT 1").WithContext(ctx).Scan(&one)
+	err := s.db.s.Query("SELECT id FROM "+s.db.t("mb_tweets")+" LIMIT 1").ScanContext(ctx, &one)
 	if err == nil {
 		return s.errf("populate: the keyspace already holds microblog data; use a fresh keyspace")
 	}
@@ -359,7 +359,7 @@ func (s *mbStore) Populate(ctx context.Context, ds *microblog.Dataset) error {
 	}
 	meta := "INSERT INTO " + s.db.t("mb_meta") + " (k, v) VALUES (?, ?)"
 	for _, kv := range [][2]string{{"model", string(s.model)}, {"users", strconv.Itoa(ds.Users)}, {"follows", strconv.Itoa(len(ds.Follows))}} {
-		if err := s.db.s.Query(meta, kv[0], kv[1]).WithContext(ctx).Exec(); err != nil {
+		if err := s.db.s.Query(meta, kv[0], kv[1]).ExecContext(ctx); err != nil {
 			return s.errf("populate: %w", err)
 		}
 	}
@@ -399,13 +399,13 @@ func (s *mbStore) Populate(ctx context.Context, ds *microblog.Dataset) error {
 	err = s.db.parallel(ctx, len(jobs), func(ctx context.Context, i int) error {
 		j := jobs[i]
 		if len(j.stmts) == 1 {
-			return s.db.s.Query(j.stmts[0].q, j.stmts[0].args...).WithContext(ctx).Exec()
+			return s.db.s.Query(j.stmts[0].q, j.stmts[0].args...).ExecContext(ctx)
 		}
-		b := s.db.s.Batch(gocql.UnloggedBatch).WithContext(ctx)
+		b := s.db.s.Batch(gocql.UnloggedBatch)
 		for _, st := range j.stmts {
 			b.Query(st.q, st.args...)
 		}
-		return b.Exec()
+		return b.ExecContext(ctx)
 	})
 	if err != nil {
 		return s.errf("populate: %w", err)
@@ -421,7 +421,7 @@ func (s *mbStore) Populate(ctx context.Context, ds *microblog.Dataset) error {
 func (s *mbAsync) MaterializeOnce(ctx context.Context) ([]microblog.Materialized, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	it := s.db.s.Query("SELECT id, author, us, body FROM "+s.db.t("mb_pending")+" WHERE bucket = 0 LIMIT ?", materializeBatch).WithContext(ctx).Iter()
+	it := s.db.s.Query("SELECT id, author, us, body FROM "+s.db.t("mb_pending")+" WHERE bucket = 0 LIMIT ?", materializeBatch).IterContext(ctx)
 	var pending []microblog.Tweet
 	var id, author, us int64
 	var body string
@@ -448,7 +448,7 @@ func (s *mbAsync) MaterializeOnce(ctx context.Context) ([]microblog.Materialized
 		if err := s.execBatches(ctx, gocql.UnloggedBatch, stmts); err != nil {
 			return err
 		}
-		if err := s.db.s.Query("DELETE FROM "+s.db.t("mb_pending")+" WHERE bucket = 0 AND id = ?", t.ID).WithContext(ctx).Exec(); err != nil {
+		if err := s.db.s.Query("DELETE FROM "+s.db.t("mb_pending")+" WHERE bucket = 0 AND id = ?", t.ID).ExecContext(ctx); err != nil {
 			return err
 		}
 		done[i] = microblog.Materialized{TweetID: t.ID, PostedAt: t.Time}

@@ -125,11 +125,11 @@ func (s *trajStore) Write(ctx context.Context, recs []trajectory.Record) error {
 	addGroups(gocql.UnloggedBatch, cells)
 	addGroups(gocql.CounterBatch, slots)
 	err := s.db.parallel(ctx, len(jobs), func(ctx context.Context, i int) error {
-		b := s.db.s.Batch(jobs[i].typ).WithContext(ctx)
+		b := s.db.s.Batch(jobs[i].typ)
 		for _, st := range jobs[i].stmts {
 			b.Query(st.q, st.args...)
 		}
-		return b.Exec()
+		return b.ExecContext(ctx)
 	})
 	if err != nil {
 		return fmt.Errorf("cassandra trajectory: write %d records: %w", len(recs), err)
@@ -165,7 +165,7 @@ func (s *trajStore) candidates(ctx context.Context, minX, minY, maxX, maxY int64
 	}
 	q := "SELECT cell, easting, northing FROM " + s.db.t("traj_cells") + " WHERE gx = ? AND gy IN ?"
 	err := s.db.parallel(ctx, int(gx1-gx0+1), func(ctx context.Context, i int) error {
-		it := s.db.s.Query(q, gx0+int64(i), ys).WithContext(ctx).Iter()
+		it := s.db.s.Query(q, gx0+int64(i), ys).IterContext(ctx)
 		collect(it)
 		return it.Close()
 	})
@@ -182,7 +182,7 @@ func (s *trajStore) Region(ctx context.Context, day trajectory.Weekday, slot int
 	if err := (trajectory.Query{Op: trajectory.OpRegion, Day: day, Slot: slot}).Validate(); err != nil {
 		return trajectory.Busiest{}, false, fmt.Errorf("cassandra trajectory: region: %w", err)
 	}
-	it := s.db.s.Query("SELECT cell, visits FROM "+s.db.t("traj_region")+" WHERE day = ? AND slot = ?", int(day), slot).WithContext(ctx).Iter()
+	it := s.db.s.Query("SELECT cell, visits FROM "+s.db.t("traj_region")+" WHERE day = ? AND slot = ?", int(day), slot).IterContext(ctx)
 	var best trajectory.Busiest
 	found := false
 	var cell, n int64

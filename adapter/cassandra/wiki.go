@@ -56,7 +56,7 @@ func (s *wikiStore) Populate(ctx context.Context, src wiki.Source) (wiki.Counts,
 	defer cancel()
 	dq := "DELETE FROM " + s.db.t("wiki_articles") + " WHERE id = ?"
 	if uerr := s.db.parallel(uctx, len(inserted), func(ctx context.Context, i int) error {
-		return s.db.s.Query(dq, inserted[i]).WithContext(ctx).Exec()
+		return s.db.s.Query(dq, inserted[i]).ExecContext(ctx)
 	}); uerr != nil {
 		err = errors.Join(err, fmt.Errorf("cassandra wiki: undo the load: %w", uerr))
 	}
@@ -104,7 +104,7 @@ func (s *wikiStore) load(ctx context.Context, src wiki.Source) (wiki.Counts, []i
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := s.db.s.Query(q, a.ID, a.Title, a.Body, size).WithContext(ctx).Exec()
+			err := s.db.s.Query(q, a.ID, a.Title, a.Body, size).ExecContext(ctx)
 			<-slots
 			mu.Lock()
 			held -= size
@@ -124,7 +124,7 @@ func (s *wikiStore) load(ctx context.Context, src wiki.Source) (wiki.Counts, []i
 			ids[i] = a.ID
 		}
 		var dup int64
-		it := s.db.s.Query(exq, ids).WithContext(ctx).Iter()
+		it := s.db.s.Query(exq, ids).IterContext(ctx)
 		found := it.Scan(&dup)
 		if err := it.Close(); err != nil {
 			fail(fmt.Errorf("cassandra wiki: check ids: %w", err))
@@ -167,7 +167,7 @@ func (s *wikiStore) load(ctx context.Context, src wiki.Source) (wiki.Counts, []i
 // Read implements wiki.Store.
 func (s *wikiStore) Read(ctx context.Context, id int64) (wiki.Article, error) {
 	a := wiki.Article{ID: id}
-	err := s.db.s.Query("SELECT title, body FROM "+s.db.t("wiki_articles")+" WHERE id = ?", id).WithContext(ctx).Scan(&a.Title, &a.Body)
+	err := s.db.s.Query("SELECT title, body FROM "+s.db.t("wiki_articles")+" WHERE id = ?", id).ScanContext(ctx, &a.Title, &a.Body)
 	if errors.Is(err, gocql.ErrNotFound) {
 		return wiki.Article{}, fmt.Errorf("cassandra wiki: article %d: %w", id, wiki.ErrNotFound)
 	}
@@ -183,14 +183,14 @@ func (s *wikiStore) Read(ctx context.Context, id int64) (wiki.Article, error) {
 // never deleted during a run, so the read-then-write is exact.
 func (s *wikiStore) Update(ctx context.Context, id int64, body string) error {
 	var got int64
-	err := s.db.s.Query("SELECT id FROM "+s.db.t("wiki_articles")+" WHERE id = ?", id).WithContext(ctx).Scan(&got)
+	err := s.db.s.Query("SELECT id FROM "+s.db.t("wiki_articles")+" WHERE id = ?", id).ScanContext(ctx, &got)
 	if errors.Is(err, gocql.ErrNotFound) {
 		return fmt.Errorf("cassandra wiki: article %d: %w", id, wiki.ErrNotFound)
 	}
 	if err != nil {
 		return fmt.Errorf("cassandra wiki: update %d: %w", id, err)
 	}
-	if err := s.db.s.Query("UPDATE "+s.db.t("wiki_articles")+" SET body = ?, len = ? WHERE id = ?", body, int64(len(body)), id).WithContext(ctx).Exec(); err != nil {
+	if err := s.db.s.Query("UPDATE "+s.db.t("wiki_articles")+" SET body = ?, len = ? WHERE id = ?", body, int64(len(body)), id).ExecContext(ctx); err != nil {
 		return fmt.Errorf("cassandra wiki: update %d: %w", id, err)
 	}
 	return nil

@@ -74,9 +74,18 @@ type Config struct {
 
 // ParseDSN parses hbase://host:port[/namespace][?timeout=&conns=].
 func ParseDSN(dsn string) (Config, error) {
+	c, err := parseDSN(dsn)
+	return c, adapter.BadDSN(err)
+}
+
+// parseDSN is ParseDSN without the marking of its errors.
+func parseDSN(dsn string) (Config, error) {
 	c := Config{Namespace: "default", Timeout: 60 * time.Second, Conns: 256}
-	u, err := url.Parse(dsn)
-	if err != nil || u.Scheme != Name {
+	u, err := adapter.ParseURL(dsn)
+	if err != nil {
+		return c, fmt.Errorf("hbase: %w", err)
+	}
+	if u.Scheme != Name {
 		return c, fmt.Errorf("hbase DSN: want hbase://host:port[/namespace]")
 	}
 	if _, _, err := net.SplitHostPort(u.Host); err != nil {
@@ -146,8 +155,9 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	if cfg.Namespace != "default" {
 		// Create, or find it exists: the gateway answers a missing
 		// namespace's GET with 500, not 404.
-		code, body, err := db.do(ctx, http.MethodPost, "/namespaces/"+cfg.Namespace, nil)
+		code, _, err := db.do(ctx, http.MethodPost, "/namespaces/"+cfg.Namespace, nil)
 		if err == nil && code/100 != 2 {
+			var body []byte
 			code, body, err = db.do(ctx, http.MethodGet, "/namespaces/"+cfg.Namespace, nil)
 			if err == nil && code != http.StatusOK {
 				err = fmt.Errorf("%d %s", code, short(body))

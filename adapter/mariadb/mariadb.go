@@ -18,7 +18,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -67,9 +66,15 @@ type Config struct {
 // server (the URL's host first, then nodes=). Errors never quote the DSN,
 // which holds a password.
 func ParseDSN(dsn string) (*Config, error) {
-	u, err := url.Parse(dsn)
+	c, err := parseDSN(dsn)
+	return c, adapter.BadDSN(err)
+}
+
+// parseDSN is ParseDSN without the marking of its errors.
+func parseDSN(dsn string) (*Config, error) {
+	u, err := adapter.ParseURL(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("mariadb: malformed DSN %s: %w", adapter.Redact(dsn), errors.Unwrap(err))
+		return nil, fmt.Errorf("mariadb: %w", err)
 	}
 	if u.Scheme != "mariadb" && u.Scheme != "mysql" {
 		return nil, fmt.Errorf("mariadb: DSN scheme %q: want mariadb:// or mysql://", u.Scheme)
@@ -157,15 +162,19 @@ type DB struct {
 	addrs []string
 	next  atomic.Uint64
 	conns int
+	// backoffs space out dials to a server that refuses them, one per
+	// server; see adapter.Backoff.
+	backoffs []*adapter.Backoff
 }
 
 var (
-	_ adapter.DB         = (*DB)(nil)
-	_ adapter.Sizer      = (*DB)(nil)
-	_ microblog.Backend  = (*DB)(nil)
-	_ wiki.Backend       = (*DB)(nil)
-	_ ingest.Backend     = (*DB)(nil)
-	_ trajectory.Backend = (*DB)(nil)
+	_ adapter.DB          = (*DB)(nil)
+	_ adapter.Sizer       = (*DB)(nil)
+	_ adapter.Reconnector = (*DB)(nil)
+	_ microblog.Backend   = (*DB)(nil)
+	_ wiki.Backend        = (*DB)(nil)
+	_ ingest.Backend      = (*DB)(nil)
+	_ trajectory.Backend  = (*DB)(nil)
 )
 
 // maxIdle is each pool's idle connection cap: enough for the studies'
@@ -180,6 +189,9 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	}
 	db := &DB{conns: maxIdle}
 	for _, c := range cfg.Nodes {
+		b := adapter.NewBackoff()
+		c.DialFunc = b.DialFunc(c.DialFunc)
+		db.backoffs = append(db.backoffs, b)
 		conn, err := mysql.NewConnector(c)
 		if err != nil {
 			db.Close()
@@ -197,6 +209,11 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		}
 	}
 	return db, nil
+}
+
+// Reconnects implements adapter.Reconnector: the dials to every server.
+func (db *DB) Reconnects() adapter.BackoffStats {
+	return adapter.SumStats(db.backoffs)
 }
 
 // pick returns the next server's pool, round-robin.

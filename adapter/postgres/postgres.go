@@ -19,10 +19,8 @@ package postgres
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -77,9 +75,15 @@ type Options struct {
 // ParseDSN splits a DSN into the primary's and the replicas' connection
 // strings.
 func ParseDSN(dsn string) (Options, error) {
-	u, err := url.Parse(dsn)
+	c, err := parseDSN(dsn)
+	return c, adapter.BadDSN(err)
+}
+
+// parseDSN is ParseDSN without the marking of its errors.
+func parseDSN(dsn string) (Options, error) {
+	u, err := adapter.ParseURL(dsn)
 	if err != nil {
-		return Options{}, fmt.Errorf("postgres: malformed DSN %s: %w", adapter.Redact(dsn), errors.Unwrap(err))
+		return Options{}, fmt.Errorf("postgres: %w", err)
 	}
 	if u.Scheme != "postgres" && u.Scheme != "postgresql" {
 		return Options{}, fmt.Errorf("postgres: DSN %s must start with postgres:// or postgresql://", adapter.Redact(dsn))
@@ -121,22 +125,28 @@ type DB struct {
 	w     *pgxpool.Pool   // primary: every write
 	reads []*pgxpool.Pool // where reads go (the primary unless read_from=replicas)
 	next  atomic.Uint64   // round robin over reads
+	// backoffs space out dials to a server that refuses them, one per
+	// pool (per server); see adapter.Backoff.
+	backoffs []*adapter.Backoff
 }
 
 var (
-	_ adapter.DB    = (*DB)(nil)
-	_ adapter.Sizer = (*DB)(nil)
+	_ adapter.DB          = (*DB)(nil)
+	_ adapter.Sizer       = (*DB)(nil)
+	_ adapter.Reconnector = (*DB)(nil)
 )
 
-func newPool(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
+// newPool opens a pool whose every new connection dials through b.
+func newPool(ctx context.Context, dsn string, b *adapter.Backoff) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: parse DSN %s: %w", adapter.Redact(dsn), err)
+		return nil, adapter.BadDSN(fmt.Errorf("postgres: parse DSN %s: %w", adapter.Redact(dsn), err))
 	}
 	if !strings.Contains(dsn, "pool_max_conns") {
 		cfg.MaxConns = defaultPoolConns
 	}
 	cfg.ConnConfig.BuildFrontend = bufferedFrontend
+	cfg.ConnConfig.DialFunc = b.DialFunc(cfg.ConnConfig.DialFunc)
 	p, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect to %s: %w", cfg.ConnConfig.Host+":"+strconv.Itoa(int(cfg.ConnConfig.Port)), err)
@@ -169,15 +179,18 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := newPool(ctx, o.Primary)
+	wb := adapter.NewBackoff()
+	w, err := newPool(ctx, o.Primary, wb)
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{w: w, reads: []*pgxpool.Pool{w}}
+	db := &DB{w: w, reads: []*pgxpool.Pool{w}, backoffs: []*adapter.Backoff{wb}}
 	if o.ReadFromReplicas {
 		db.reads = nil
 		for _, r := range o.Replicas {
-			p, err := newPool(ctx, r)
+			rb := adapter.NewBackoff()
+			db.backoffs = append(db.backoffs, rb)
+			p, err := newPool(ctx, r, rb)
 			if err != nil {
 				db.Close()
 				return nil, fmt.Errorf("postgres: replica: %w", err)
@@ -186,6 +199,11 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		}
 	}
 	return db, nil
+}
+
+// Reconnects implements adapter.Reconnector: the dials of every pool.
+func (db *DB) Reconnects() adapter.BackoffStats {
+	return adapter.SumStats(db.backoffs)
 }
 
 // reader is the pool the next read goes to.

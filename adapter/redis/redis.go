@@ -18,7 +18,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"runtime"
 	"strconv"
 	"strings"
@@ -81,8 +80,17 @@ type Config struct {
 
 // ParseDSN reads a redis:// DSN.
 func ParseDSN(dsn string) (Config, error) {
-	u, err := url.Parse(dsn)
-	if err != nil || u.Scheme != Name {
+	c, err := parseDSN(dsn)
+	return c, adapter.BadDSN(err)
+}
+
+// parseDSN is ParseDSN without the marking of its errors.
+func parseDSN(dsn string) (Config, error) {
+	u, err := adapter.ParseURL(dsn)
+	if err != nil {
+		return Config{}, fmt.Errorf("redis: %w", err)
+	}
+	if u.Scheme != Name {
 		return Config{}, fmt.Errorf("redis DSN must look like redis://host:port[?cluster=1&addrs=host:port,...] (got %q)", adapter.Redact(dsn))
 	}
 	if u.Host == "" {

@@ -52,6 +52,9 @@ func (s *wikiStore) soleServer(ctx context.Context) (string, error) {
 	if s.db.cc == nil {
 		return s.db.cfg.Addrs[0], nil
 	}
+	// CLUSTER SLOTS, deprecated since Redis 7.0 for CLUSTER SHARDS, is what
+	// every server version answers (a user's cluster may be older than 7).
+	//lint:ignore SA1019 CLUSTER SHARDS needs Redis 7.0; CLUSTER SLOTS works on all.
 	slots, err := s.db.cc.ClusterSlots(ctx).Result()
 	if err != nil {
 		return "", fmt.Errorf("redis: event loop: cluster slots: %w", err)

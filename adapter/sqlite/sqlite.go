@@ -66,18 +66,25 @@ func (Adapter) Open(ctx context.Context, dsn string) (adapter.DB, error) {
 // "sqlite://", so sqlite:///tmp/x.db is /tmp/x.db and sqlite://x.db is x.db
 // relative to the working directory.
 func ParseDSN(dsn string) (string, error) {
+	c, err := parseDSN(dsn)
+	return c, adapter.BadDSN(err)
+}
+
+// parseDSN is ParseDSN without the marking of its errors.
+func parseDSN(dsn string) (string, error) {
 	rest, ok := strings.CutPrefix(dsn, Name+"://")
+	shown := adapter.Redact(dsn)
 	if !ok {
-		return "", fmt.Errorf("sqlite DSN %q must start with sqlite:// (e.g. sqlite:///tmp/fb.db)", dsn)
+		return "", fmt.Errorf("sqlite DSN %q must start with sqlite:// (e.g. sqlite:///tmp/fb.db)", shown)
 	}
 	if rest == "" {
-		return "", fmt.Errorf("sqlite DSN %q has no file path (e.g. sqlite:///tmp/fb.db)", dsn)
+		return "", fmt.Errorf("sqlite DSN %q has no file path (e.g. sqlite:///tmp/fb.db)", shown)
 	}
 	if strings.ContainsAny(rest, "?#") {
-		return "", fmt.Errorf("sqlite DSN %q: options after '?' or '#' are not supported; give a plain file path", dsn)
+		return "", fmt.Errorf("sqlite DSN %q: options after '?' or '#' are not supported; give a plain file path", shown)
 	}
 	if rest == ":memory:" || strings.HasPrefix(rest, "file:") {
-		return "", fmt.Errorf("sqlite DSN %q: in-memory databases and file: URIs are not supported (the adapter uses two connection pools on one file); give a file path", dsn)
+		return "", fmt.Errorf("sqlite DSN %q: in-memory databases and file: URIs are not supported (the adapter uses two connection pools on one file); give a file path", shown)
 	}
 	return rest, nil
 }
@@ -97,15 +104,48 @@ var (
 	_ microblog.Backend = (*DB)(nil)
 )
 
-// Open opens (creating if needed) the database file named by dsn.
-func Open(ctx context.Context, dsn string) (*DB, error) {
+// filePath is the absolute path of the database file dsn names.
+func filePath(dsn string) (string, error) {
 	p, err := ParseDSN(dsn)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	abs, err := filepath.Abs(p)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: resolve path %q: %w", p, err)
+		return "", fmt.Errorf("sqlite: resolve path %q: %w", p, err)
+	}
+	return abs, nil
+}
+
+// OpenExisting implements adapter.ExistingOpener.
+func (Adapter) OpenExisting(ctx context.Context, dsn string) (adapter.DB, error) {
+	return OpenExisting(ctx, dsn)
+}
+
+// OpenExisting is Open for a database file that must exist: a missing one
+// is an error wrapping adapter.ErrNoDatabase, and no file is created.
+func OpenExisting(ctx context.Context, dsn string) (*DB, error) {
+	abs, err := filePath(dsn)
+	if err != nil {
+		return nil, err
+	}
+	st, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("sqlite: %s does not exist (load data into it first): %w", abs, adapter.ErrNoDatabase)
+	case err != nil:
+		return nil, fmt.Errorf("sqlite: check %s: %w", abs, err)
+	case !st.Mode().IsRegular():
+		return nil, fmt.Errorf("sqlite: %s is not a database file", abs)
+	}
+	return Open(ctx, dsn)
+}
+
+// Open opens (creating if needed) the database file named by dsn.
+func Open(ctx context.Context, dsn string) (*DB, error) {
+	abs, err := filePath(dsn)
+	if err != nil {
+		return nil, err
 	}
 	dir := filepath.Dir(abs)
 	st, err := os.Stat(dir)

@@ -111,7 +111,7 @@ func openCassandra(ctx context.Context, c *cluster.Cluster, opts Options) (_ Pro
 		return nil, fmt.Errorf("convergence: cassandra: connect to %v: %w", all, err)
 	}
 	ddl := func(stmt string) error {
-		if err := p.admin.Query(stmt).WithContext(ctx).Consistency(gocql.All).Exec(); err != nil {
+		if err := p.admin.Query(stmt).Consistency(gocql.All).ExecContext(ctx); err != nil {
 			return fmt.Errorf("convergence: cassandra: %s: %w", stmt, err)
 		}
 		if err := p.admin.AwaitSchemaAgreement(ctx); err != nil {
@@ -142,7 +142,7 @@ func openCassandra(ctx context.Context, c *cluster.Cluster, opts Options) (_ Pro
 		s := p.sessions[n]
 		if err := waitAll(ctx, 30*time.Second, "table "+ks+".kv on "+n, func(ctx context.Context) error {
 			var k string
-			err := s.Query("SELECT k FROM " + ks + ".kv LIMIT 1").WithContext(ctx).Consistency(gocql.One).Scan(&k)
+			err := s.Query("SELECT k FROM "+ks+".kv LIMIT 1").Consistency(gocql.One).ScanContext(ctx, &k)
 			if errors.Is(err, gocql.ErrNotFound) {
 				return nil
 			}
@@ -161,7 +161,7 @@ func openCassandra(ctx context.Context, c *cluster.Cluster, opts Options) (_ Pro
 	p.settings["speculative_retry"] = "NONE (probe table)"
 	p.settings["snitch"] = "SimpleSnitch wrapped by the dynamic snitch (engine default)"
 	var v string
-	if err := p.admin.Query("SELECT release_version FROM system.local").WithContext(ctx).Scan(&v); err == nil {
+	if err := p.admin.Query("SELECT release_version FROM system.local").ScanContext(ctx, &v); err == nil {
 		p.settings["version"] = v
 	}
 	return p, nil
@@ -172,7 +172,7 @@ func (p *cassProber) Settings() map[string]string { return p.settings }
 
 func (p *cassProber) Write(ctx context.Context, key, value string) (string, error) {
 	err := p.sessions[p.writer].Query("INSERT INTO "+p.ks+".kv (k, v) VALUES (?, ?)", key, value).
-		WithContext(ctx).Consistency(p.write).Exec()
+		Consistency(p.write).ExecContext(ctx)
 	if err != nil {
 		return p.writer, fmt.Errorf("convergence: cassandra write through %s at %s: %w", p.writer, p.write, err)
 	}
@@ -185,7 +185,7 @@ func (p *cassProber) Read(ctx context.Context, node, key string) (string, bool, 
 		return "", false, fmt.Errorf("convergence: cassandra: no node %q", node)
 	}
 	var v string
-	err := s.Query("SELECT v FROM "+p.ks+".kv WHERE k = ?", key).WithContext(ctx).Consistency(p.read).Scan(&v)
+	err := s.Query("SELECT v FROM "+p.ks+".kv WHERE k = ?", key).Consistency(p.read).ScanContext(ctx, &v)
 	if errors.Is(err, gocql.ErrNotFound) {
 		return "", false, nil
 	}
@@ -219,7 +219,7 @@ func (p *cassProber) readSources(ctx context.Context, node, key string) ([]strin
 	}
 	tr := &traceIDs{}
 	var v string
-	err := s.Query("SELECT v FROM "+p.ks+".kv WHERE k = ?", key).WithContext(ctx).Consistency(p.read).Trace(tr).Scan(&v)
+	err := s.Query("SELECT v FROM "+p.ks+".kv WHERE k = ?", key).Consistency(p.read).Trace(tr).ScanContext(ctx, &v)
 	if err != nil && !errors.Is(err, gocql.ErrNotFound) {
 		return nil, err
 	}
@@ -241,7 +241,7 @@ func (p *cassProber) readSources(ctx context.Context, node, key string) ([]strin
 		seen := map[string]bool{}
 		for _, id := range ids {
 			iter := p.admin.Query("SELECT activity, source FROM system_traces.events WHERE session_id = ?", id).
-				WithContext(ctx).Consistency(gocql.One).Iter()
+				Consistency(gocql.One).IterContext(ctx)
 			var activity string
 			var source net.IP
 			for iter.Scan(&activity, &source) {

@@ -42,7 +42,7 @@ Install the servers first on a fresh machine: scripts/install-servers.sh.`,
 			return usagef("cluster needs a subcommand: up, status, add, remove, kill, restart or down")
 		},
 	}
-	c.AddCommand(newClusterUpCmd(), newClusterStatusCmd(), newClusterDownCmd(), newClusterAddCmd(), newClusterRemoveCmd(),
+	c.AddCommand(newClusterUpCmd(), newClusterDSNCmd(), newClusterStatusCmd(), newClusterDownCmd(), newClusterAddCmd(), newClusterRemoveCmd(),
 		newClusterNodeCmd("kill", "Kill a node with SIGKILL (it keeps its data)"),
 		newClusterNodeCmd("stop", "Stop a node gracefully (SIGTERM, SIGKILL after a minute; it keeps its data, restart brings it back)"),
 		newClusterNodeCmd("restart", "Restart a killed or stopped node on its data"))
@@ -73,7 +73,7 @@ func newClusterUpCmd() *cobra.Command {
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "%s cluster of %d node(s) is up in %s\n", cl.Engine, len(cl.Nodes), cl.Dir)
-			fmt.Fprintf(out, "DSN: %s\n", cl.DSN)
+			printDSN(out, cl)
 			fmt.Fprintf(out, "stop it with: fieldbench cluster down --dir %s\n", cl.Dir)
 			return nil
 		},
@@ -91,8 +91,8 @@ func clusterUp(ctx context.Context, engine string, nodes int, dir string, extra 
 	if err != nil {
 		return nil, job.Usage(err)
 	}
-	if nodes < 1 {
-		return nil, usagef("--nodes must be at least 1 (got %d)", nodes)
+	if err := cluster.CheckNodes(engine, nodes, extra); err != nil {
+		return nil, job.Usage(err)
 	}
 	if err := e.Check(); err != nil {
 		return nil, fmt.Errorf("%s is not installed here: %w (run scripts/install-servers.sh)", engine, err)
@@ -110,14 +110,21 @@ func clusterUp(ctx context.Context, engine string, nodes int, dir string, extra 
 	if err != nil {
 		return nil, err
 	}
+	// The state exists before the first server starts, and every server
+	// is recorded the moment it starts (cluster.SpawnLog): an interrupted
+	// or killed `cluster up` leaves nothing 'cluster down' cannot stop.
+	prepared, err := cluster.Prepare(abs, engine)
+	if err != nil {
+		return nil, err
+	}
 	fmt.Fprintf(progress, "starting %s with %d node(s) in %s...\n", engine, nodes, abs)
 	t0 := time.Now()
 	cl, err := e.Up(ctx, abs, cluster.Options{Nodes: nodes, Extra: extra})
 	if err != nil {
-		if cl != nil {
-			dctx, cancel := job.Detached(ctx, time.Minute)
-			_ = e.Down(dctx, cl)
-			cancel()
+		stopped := abandonUp(ctx, e, cl, prepared, progress)
+		if ctx.Err() != nil {
+			fmt.Fprintf(progress, "cluster up interrupted: stopped the %d server(s) it had started; data and logs are in %s\n", stopped, abs)
+			return nil, fmt.Errorf("start %s: %w", engine, errInterrupted)
 		}
 		return nil, fmt.Errorf("start %s: %w", engine, err)
 	}
@@ -126,6 +133,63 @@ func clusterUp(ctx context.Context, engine string, nodes int, dir string, extra 
 	}
 	fmt.Fprintf(progress, "%s up in %s\n", engine, time.Since(t0).Round(100*time.Millisecond))
 	return cl, nil
+}
+
+// abandonUp stops everything a failed or interrupted `cluster up` started
+// (every recorded server at once, then the engine's own Down for what it
+// knows), saves the cluster's state with its nodes stopped, and returns
+// how many servers were still running. It has its own deadline: the
+// command's context is already cancelled when Ctrl-C brought it here.
+func abandonUp(ctx context.Context, e cluster.Engine, cl, prepared *cluster.Cluster, progress interface{ Write([]byte) (int, error) }) int {
+	stopped, err := cluster.StopSpawned(prepared.Dir, 3*time.Second)
+	if err != nil {
+		fmt.Fprintf(progress, "stopping the servers started: %v\n", err)
+	}
+	if cl == nil {
+		cl = prepared
+	}
+	dctx, cancel := job.Detached(ctx, time.Minute)
+	defer cancel()
+	if err := e.Down(dctx, cl); err != nil {
+		fmt.Fprintf(progress, "stopping the cluster: %v\n", err)
+	}
+	if err := cl.Save(); err != nil {
+		fmt.Fprintf(progress, "saving the cluster state: %v\n", err)
+	}
+	return stopped
+}
+
+// printDSN prints the cluster's DSN. One with a secret (the MariaDB
+// password fieldbench generated) is printed masked, with the command that
+// prints it whole: a secret reaches the terminal only when asked for.
+func printDSN(out interface{ Write([]byte) (int, error) }, cl *cluster.Cluster) {
+	shown := adapter.Redact(cl.DSN)
+	fmt.Fprintf(out, "DSN: %s\n", shown)
+	if shown != cl.DSN {
+		fmt.Fprintf(out, "the whole DSN, password included, is in %s (readable by you only): --db \"$(fieldbench cluster dsn --dir %s)\"\n",
+			filepath.Join(cl.Dir, cluster.StateFile), cl.Dir)
+	}
+}
+
+// newClusterDSNCmd prints a cluster's whole DSN, password included: the
+// one place fieldbench shows a secret, because the user asked for it.
+func newClusterDSNCmd() *cobra.Command {
+	var dir string
+	c := &cobra.Command{
+		Use:   "dsn",
+		Short: "Print the cluster's DSN whole, password included (for --db)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cl, _, err := loadCluster(dir)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), cl.DSN)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&dir, "dir", "", "the cluster's directory (default: the only one under clusters/)")
+	return c
 }
 
 func parseOpts(opts []string) (map[string]string, error) {
@@ -248,6 +312,14 @@ func newClusterDownCmd() *cobra.Command {
 			defer cancel()
 			if err := e.Down(ctx, cl); err != nil {
 				return fmt.Errorf("stop %s: %w", cl.Dir, err)
+			}
+			// Servers an interrupted `cluster up` started before it could
+			// save them as nodes.
+			if _, err := cluster.StopSpawned(cl.Dir, 15*time.Second); err != nil {
+				return fmt.Errorf("stop %s: %w", cl.Dir, err)
+			}
+			if err := os.Remove(filepath.Join(cl.Dir, cluster.SpawnLog)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
 			}
 			if purge {
 				if err := os.RemoveAll(cl.Dir); err != nil {

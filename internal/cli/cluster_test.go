@@ -28,6 +28,7 @@ func TestClusterBadInput(t *testing.T) {
 		{"no subcommand", []string{"cluster"}, "needs a subcommand"},
 		{"no engine", []string{"cluster", "up"}, "needs one engine"},
 		{"unknown engine", []string{"cluster", "up", "oracle"}, `unknown engine "oracle"`},
+		{"too many nodes", []string{"cluster", "up", "redis", "--nodes", "1000", "--dir", filepath.Join(dir, "big")}, "more than the 64"},
 		{"status without cluster", []string{"cluster", "status", "--dir", filepath.Join(dir, "none")}, "no cluster in"},
 		{"down without cluster", []string{"cluster", "down", "--dir", filepath.Join(dir, "none")}, "no cluster in"},
 		{"kill without node", []string{"cluster", "kill", "--dir", taken}, "needs one node name"},

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/job"
 )
 
@@ -84,7 +85,7 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "fieldbench: error: %v\n", err)
 	var ue usageError
-	if errors.As(err, &ue) {
+	if errors.As(err, &ue) || errors.Is(err, adapter.ErrBadDSN) { // a malformed DSN is bad input too
 		fmt.Fprintln(stderr, "Run 'fieldbench help' or 'fieldbench COMMAND --help' for usage.")
 		return ExitUsage
 	}

@@ -86,7 +86,6 @@ func (m *memStore) Close() error { return nil }
 // countRec counts what a source recorded.
 type countRec struct {
 	ok   atomic.Int64
-	errs sync.Map // kind -> *atomic.Int64
 	nerr atomic.Int64
 }
 

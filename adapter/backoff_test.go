@@ -1,0 +1,65 @@
+package adapter_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/fieldbench/fieldbench/adapter"
+)
+
+// The doubling delay, its cap and its reset, on a closed loopback port (a
+// real "connection refused"). Verdicts are counts, not timings.
+func TestBackoffSpacesRefusedDials(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	b := &adapter.Backoff{Min: time.Millisecond, Max: 50 * time.Millisecond}
+	dial := b.DialFunc(nil)
+	ctx := context.Background()
+	for range 8 {
+		if _, err := dial(ctx, "tcp", addr); err == nil {
+			t.Fatal("dial to a closed port succeeded")
+		}
+	}
+	st := b.Stats()
+	if st.Dials != 8 || st.Failed != 8 || st.Waited <= 0 {
+		t.Errorf("stats %+v: want 8 dials, 8 failed, some waiting", st)
+	}
+	// A caller whose context ends while waiting gets the context's error
+	// and does not dial.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := dial(cctx, "tcp", addr); !errors.Is(err, context.Canceled) {
+		t.Errorf("dial with a cancelled context while backing off: %v", err)
+	}
+	if b.Stats().Dials != 8 {
+		t.Errorf("a cancelled wait dialled")
+	}
+	// A server again: the next dial (after at most Max) succeeds and resets.
+	l2, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("port %s taken meanwhile: %v", addr, err)
+	}
+	defer l2.Close()
+	c, err := dial(ctx, "tcp", addr)
+	if err != nil {
+		t.Fatalf("dial after the server came back: %v", err)
+	}
+	c.Close()
+	before := b.Stats().Waited
+	c, err = dial(ctx, "tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if b.Stats().Waited != before {
+		t.Error("a dial after a success waited: the backoff was not reset")
+	}
+}

@@ -1,0 +1,308 @@
+package adapter
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// Mask is what Redact writes in place of a secret.
+const Mask = "xxxxx"
+
+// Redact hides the secrets of one DSN so that it can be printed, logged, or
+// written to a result file or a report. It is the one function every
+// place that shows a DSN must call. It masks:
+//
+//   - the password of a URL's userinfo (scheme://user:PASSWORD@host);
+//   - the value of any password-like parameter (password, sslpassword,
+//     pass, passwd, pwd, auth, and any key holding "password", "secret" or
+//     "token"; in any case, percent-encoded or not), in a URL query
+//     (?password=x&...) or in key=value form (host=h password=x, quoted
+//     values included);
+//   - the password of a driver DSN without a scheme (user:pass@tcp(h)/db).
+//
+// A URL that does not parse, or parses in a way a password with '#', '/',
+// '?' or an unescaped '@' could have bent (a fragment, an '@' after the
+// host), is treated as hostile: everything before its last '@' is masked,
+// and with no '@' everything after the scheme is. So Redact never returns a
+// string that did not parse unchanged; it may mask more than the secret,
+// never less. A password the driver itself would not see whole (one with an
+// unescaped '&' in a query) is masked up to that '&'.
+func Redact(dsn string) string {
+	// Parameters first: a value holding '@' must not be taken for the end
+	// of a userinfo (which would hide its key from redactParams).
+	return redactUserinfo(redactParams(dsn))
+}
+
+// RedactText masks every DSN found in free text, such as an error message
+// a driver wrote: password-like key=value pairs anywhere, then each
+// whitespace-separated word holding "://" or '@' as a DSN (from its scheme
+// on, so quotes and words around it stay).
+func RedactText(s string) string {
+	if !strings.ContainsAny(s, "@=") && !strings.Contains(s, "://") {
+		return s
+	}
+	s = redactParams(s)
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if isSpace(s[i]) {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && !isSpace(s[j]) {
+			j++
+		}
+		b.WriteString(redactWord(s[i:j]))
+		i = j
+	}
+	return b.String()
+}
+
+// redactWord redacts one word of free text: from the start of its scheme
+// when it holds "://", else as a scheme-less DSN.
+func redactWord(w string) string {
+	k := strings.Index(w, "://")
+	if k < 0 {
+		if strings.Contains(w, "@") {
+			return redactUserinfo(w)
+		}
+		return w
+	}
+	start := k
+	for start > 0 && isSchemeChar(w[start-1]) {
+		start--
+	}
+	r := w[:start] + redactUserinfo(w[start:])
+	// A ':' before the scheme (user:pa://ss@host) may start a password
+	// that runs into what looked like a scheme.
+	if at := strings.LastIndex(r, "@"); at >= 0 && strings.Contains(w[:start], ":") {
+		r = maskUserinfo(r[:at], false) + r[at:]
+	}
+	return r
+}
+
+// redactUserinfo masks the password of a URL's userinfo, or everything
+// that could hold one when the URL does not parse cleanly.
+func redactUserinfo(s string) string {
+	scheme, rest, ok := strings.Cut(s, "://")
+	if !ok || !validScheme(scheme) {
+		// No URL: a driver DSN (user:pass@tcp(host)/db), key=value pairs
+		// or a path. Whatever precedes the last '@' may be a userinfo.
+		at := strings.LastIndex(s, "@")
+		if at < 0 {
+			return s
+		}
+		return maskUserinfo(s[:at], false) + s[at:]
+	}
+	if u, err := url.Parse(s); err == nil && cleanURL(u, s, rest) {
+		authority := rest[:authorityEnd(rest)]
+		at := strings.LastIndex(authority, "@")
+		if at < 0 {
+			return s
+		}
+		return scheme + "://" + maskUserinfo(rest[:at], true) + rest[at:]
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return scheme + "://" + Mask
+	}
+	return scheme + "://" + maskUserinfo(rest[:at], false) + rest[at:]
+}
+
+// cleanURL reports whether u parsed from s without anything a password
+// holding '#', '/', '?' or '@' could have produced: no fragment, no opaque
+// part, and no '@' after the authority.
+func cleanURL(u *url.URL, s, rest string) bool {
+	if u.Opaque != "" || u.Fragment != "" || strings.Contains(s, "#") {
+		return false
+	}
+	return !strings.Contains(rest[authorityEnd(rest):], "@")
+}
+
+// authorityEnd is where a URL's authority ends in rest (after "://"): at
+// its first '/', '?' or '#', as net/url cuts it.
+func authorityEnd(rest string) int {
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		return i
+	}
+	return len(rest)
+}
+
+// maskUserinfo masks the password of user:password. A userinfo without a
+// ':' is a user name when the URL parsed (clean), and may be anything
+// otherwise, so it is masked whole; so is one whose user part holds a
+// character no user name in a DSN has.
+func maskUserinfo(ui string, clean bool) string {
+	user, _, hasPw := strings.Cut(ui, ":")
+	switch {
+	case !hasPw && clean:
+		return ui
+	case !hasPw, strings.ContainsAny(user, "/?#@ \t\r\n=&'\""):
+		return Mask
+	default:
+		return user + ":" + Mask
+	}
+}
+
+func validScheme(s string) bool {
+	if s == "" || !isLetter(s[0]) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isSchemeChar(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+func isSchemeChar(c byte) bool {
+	return isLetter(c) || '0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// redactParams masks the values of password-like keys in key=value pairs:
+// a URL query's (after '?' or '&', the value running to the next '&') and
+// a key=value DSN's (the value running to the next white space, or quoted
+// with ' or " as libpq allows, spaces around '=' included).
+func redactParams(s string) string {
+	if !strings.Contains(s, "=") {
+		return s
+	}
+	var b strings.Builder
+	i := 0
+	for i < len(s) {
+		eq := strings.IndexByte(s[i:], '=')
+		if eq < 0 {
+			break
+		}
+		eq += i
+		kEnd := eq
+		for kEnd > i && (s[kEnd-1] == ' ' || s[kEnd-1] == '\t') {
+			kEnd--
+		}
+		kStart := kEnd
+		for kStart > i && !isParamSep(s[kStart-1]) {
+			kStart--
+		}
+		inQuery := kStart > 0 && (s[kStart-1] == '?' || s[kStart-1] == '&')
+		v := eq + 1
+		for v < len(s) && (s[v] == ' ' || s[v] == '\t') && !inQuery {
+			v++
+		}
+		vEnd := valueEnd(s, v, inQuery)
+		key := s[kStart:kEnd]
+		switch {
+		case vEnd > v && secretKey(key) && strings.ContainsAny(key, ":/@"):
+			// No parameter name holds these: the "key" runs over a
+			// userinfo (user:pa-password=...@host), so it goes too.
+			b.WriteString(s[i:kStart])
+			b.WriteString(Mask)
+		case vEnd > v && secretKey(key):
+			b.WriteString(s[i:v])
+			b.WriteString(Mask)
+		default:
+			b.WriteString(s[i:vEnd])
+		}
+		i = vEnd // > eq >= i: the loop advances
+	}
+	b.WriteString(s[i:])
+	return b.String()
+}
+
+func isParamSep(c byte) bool { return c == '?' || c == '&' || c == ';' || isSpace(c) }
+
+// valueEnd is where the value starting at v ends: at the next '&' in a URL
+// query, else at white space, a quoted value running to its closing quote
+// (backslash escapes) and on to the next white space.
+func valueEnd(s string, v int, inQuery bool) int {
+	j := v
+	if inQuery {
+		for j < len(s) && s[j] != '&' {
+			j++
+		}
+		return j
+	}
+	if j < len(s) && (s[j] == '\'' || s[j] == '"') {
+		q := s[j]
+		for j++; j < len(s); j++ {
+			if s[j] == '\\' {
+				j++
+				continue
+			}
+			if s[j] == q {
+				j++
+				break
+			}
+		}
+		j = min(j, len(s))
+	}
+	for j < len(s) && !isSpace(s[j]) {
+		j++
+	}
+	return j
+}
+
+// secretKey reports whether a parameter name is password-like, in any case
+// and percent-encoded or not.
+func secretKey(k string) bool {
+	if d, err := url.QueryUnescape(k); err == nil {
+		k = d
+	}
+	k = strings.ToLower(strings.TrimSpace(k))
+	switch k {
+	case "pass", "passwd", "pwd", "auth", "sslpassword", "password":
+		return true
+	}
+	return strings.Contains(k, "password") || strings.Contains(k, "passwd") ||
+		strings.Contains(k, "secret") || strings.Contains(k, "token")
+}
+
+// ErrBadDSN is wrapped by every error about a DSN's form (as opposed to a
+// server that cannot be reached), so the CLI can tell bad input (exit 2)
+// from a failure.
+var ErrBadDSN = errors.New("bad DSN")
+
+// BadDSN marks err as an error about a DSN's form (errors.Is(err,
+// ErrBadDSN)) and redacts its message with RedactText, so that a piece of
+// a password an inner parser quoted does not get out.
+func BadDSN(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &dsnError{err: err}
+}
+
+type dsnError struct{ err error }
+
+func (e *dsnError) Error() string   { return RedactText(e.err.Error()) }
+func (e *dsnError) Unwrap() []error { return []error{e.err, ErrBadDSN} }
+
+// quotedRE matches a Go-quoted string in an error message.
+var quotedRE = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// ParseURL parses a URL DSN. net/url's errors quote the DSN and the part
+// that failed (a port, a host name, an escape), which may be a piece of
+// the password; ParseURL's error names the DSN redacted and the reason
+// without the quoted part, and wraps ErrBadDSN.
+func ParseURL(dsn string) (*url.URL, error) {
+	u, err := url.Parse(dsn)
+	if err == nil {
+		return u, nil
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	reason := quotedRE.ReplaceAllString(err.Error(), "(not shown)")
+	return nil, BadDSN(fmt.Errorf("malformed DSN %s: %s", Redact(dsn), reason))
+}
