@@ -556,11 +556,13 @@ func ingestNum(v float64) string {
 }
 
 // openOp opens --db and its ingest store for an op operation.
-func (j *ingestJob) openOp(ctx context.Context) (adapter.DB, ingest.Store, error) {
+// openOp opens --db for an operation; open is OpenDB for the writes (they
+// may start a database) and OpenExistingDB for count.
+func (j *ingestJob) openOp(ctx context.Context, open func(context.Context, string) (adapter.Adapter, adapter.DB, error)) (adapter.DB, ingest.Store, error) {
 	if j.db == "" {
 		return nil, nil, Usagef("op needs --db (the database to use), e.g. --db sqlite:///tmp/in.db")
 	}
-	_, d, err := OpenDB(ctx, j.db)
+	_, d, err := open(ctx, j.db)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -579,7 +581,7 @@ func (j *ingestJob) opInsert(ctx context.Context, env *Env) error {
 	if j.index < 0 || j.index >= ingest.MaxRecords {
 		return Usagef("--index must be from 0 to %d (got %d)", ingest.MaxRecords-1, j.index)
 	}
-	d, st, err := j.openOp(ctx)
+	d, st, err := j.openOp(ctx, OpenDB)
 	if err != nil {
 		return err
 	}
@@ -611,7 +613,7 @@ func (j *ingestJob) opBatch(ctx context.Context, env *Env) error {
 		return Usagef("--index %d --count %d goes past the last record index %d of a source: --count must be at most %d",
 			index, count, ingest.MaxRecords-1, ingest.MaxRecords-index)
 	}
-	d, st, err := j.openOp(ctx)
+	d, st, err := j.openOp(ctx, OpenDB)
 	if err != nil {
 		return err
 	}
@@ -635,7 +637,7 @@ func (j *ingestJob) opBatch(ctx context.Context, env *Env) error {
 }
 
 func (j *ingestJob) opCount(ctx context.Context, env *Env) error {
-	d, st, err := j.openOp(ctx)
+	d, st, err := j.openOp(ctx, openExisting(ingest.Name, "ingest records"))
 	if err != nil {
 		return err
 	}

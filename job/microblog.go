@@ -517,7 +517,7 @@ func (j *microblogJob) runOp(ctx context.Context, env *Env, op string) error {
 	if len([]rune(j.body)) > 140 {
 		return Usagef("--body has %d characters; a tweet has at most 140", len([]rune(j.body)))
 	}
-	_, db, err := OpenDB(ctx, j.db)
+	_, db, err := openExistingDB(ctx, j.db, microblog.Name, "microblog data")
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -76,6 +77,29 @@ func OpenDB(ctx context.Context, dsn string) (adapter.Adapter, adapter.DB, error
 	}
 	db, err := a.Open(ctx, dsn)
 	if err != nil {
+		return nil, nil, fmt.Errorf("cannot open %s: %w", adapter.Redact(dsn), err)
+	}
+	return a, db, nil
+}
+
+// openExisting opens the database of dsn for an operation by hand (op) of
+// workload name: an embedded database that does not exist is bad input,
+// and is not created empty on the way.
+// what says, in words, what a loaded database holds ("wiki articles").
+func openExisting(name, what string) func(ctx context.Context, dsn string) (adapter.Adapter, adapter.DB, error) {
+	return func(ctx context.Context, dsn string) (adapter.Adapter, adapter.DB, error) {
+		return openExistingDB(ctx, dsn, name, what)
+	}
+}
+
+func openExistingDB(ctx context.Context, dsn, name, what string) (adapter.Adapter, adapter.DB, error) {
+	a, db, err := adapter.OpenExisting(ctx, dsn)
+	switch {
+	case errors.Is(err, adapter.ErrNoDatabase):
+		return nil, nil, Usagef("%s does not exist, so it holds no %s: load them first with 'fieldbench load %s --db %s'", adapter.Redact(dsn), what, name, adapter.Redact(dsn))
+	case err != nil && a == nil:
+		return nil, nil, Usage(err)
+	case err != nil:
 		return nil, nil, fmt.Errorf("cannot open %s: %w", adapter.Redact(dsn), err)
 	}
 	return a, db, nil

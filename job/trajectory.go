@@ -593,8 +593,8 @@ phases:
 }
 
 // trajOpStore opens the trajectory store of --db for op.
-func trajOpStore(ctx context.Context, dsn string) (trajectory.Store, func(), error) {
-	_, db, err := OpenDB(ctx, dsn)
+func trajOpStore(ctx context.Context, dsn string, open func(context.Context, string) (adapter.Adapter, adapter.DB, error)) (trajectory.Store, func(), error) {
+	_, db, err := open(ctx, dsn)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -655,7 +655,7 @@ func (j *trajectoryJob) runQueryOp(ctx context.Context, env *Env, name string) e
 	if err := q.Validate(); err != nil {
 		return Usagef("%v", err)
 	}
-	st, done, err := trajOpStore(ctx, j.db)
+	st, done, err := trajOpStore(ctx, j.db, openExisting(trajectory.Name, "trajectory data"))
 	if err != nil {
 		return err
 	}
@@ -760,7 +760,7 @@ func (j *trajectoryJob) runWriteOp(ctx context.Context, env *Env) error {
 		return Usagef("--index %d --count %d goes past the last record %d at --scale %g: --count must be at most %d",
 			j.index, j.count, n-1, j.scale, n-j.index)
 	}
-	st, done, err := trajOpStore(ctx, j.db)
+	st, done, err := trajOpStore(ctx, j.db, OpenDB)
 	if err != nil {
 		return err
 	}

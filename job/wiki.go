@@ -272,8 +272,8 @@ func (l wikiLoad) extra() map[string]float64 {
 
 // openWikiStore opens dsn and its wiki store; close both with the returned
 // function.
-func openWikiStore(ctx context.Context, dsn string) (adapter.Adapter, adapter.DB, wiki.Store, func(), error) {
-	a, db, err := OpenDB(ctx, dsn)
+func openWikiStore(ctx context.Context, dsn string, open func(context.Context, string) (adapter.Adapter, adapter.DB, error)) (adapter.Adapter, adapter.DB, wiki.Store, func(), error) {
+	a, db, err := open(ctx, dsn)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -414,7 +414,7 @@ func (j *wikiJob) load(ctx context.Context, env *Env) error {
 		}
 		dsn = DefaultSQLite(dir, wiki.Name)
 	}
-	a, db, store, closeAll, err := openWikiStore(ctx, dsn)
+	a, db, store, closeAll, err := openWikiStore(ctx, dsn, OpenDB)
 	if err != nil {
 		return err
 	}
@@ -497,7 +497,7 @@ func (j *wikiJob) run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	a, db, store, closeAll, err := openWikiStore(ctx, dsn)
+	a, db, store, closeAll, err := openWikiStore(ctx, dsn, OpenDB)
 	if err != nil {
 		return err
 	}
@@ -692,7 +692,7 @@ func (j *wikiJob) runOp(ctx context.Context, env *Env, op string) error {
 	if id < 1 {
 		return Usagef("op wiki %s needs --id (an article id from 1)", op)
 	}
-	_, _, store, closeAll, err := openWikiStore(ctx, dsn)
+	_, _, store, closeAll, err := openWikiStore(ctx, dsn, openExisting(wiki.Name, "wiki articles"))
 	if err != nil {
 		return err
 	}

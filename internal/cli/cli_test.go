@@ -457,3 +457,23 @@ func TestConcurrentRunsDoNotCollide(t *testing.T) {
 		}
 	}
 }
+
+// op on a database file that does not exist says so and creates nothing.
+func TestOpOnMissingFileCreatesNothing(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "none.db")
+	for _, args := range [][]string{
+		{"op", "microblog", "timeline", "--user", "1"},
+		{"op", "wiki", "read", "--id", "1"},
+		{"op", "ingest", "count"},
+		{"op", "trajectory", "region", "--weekday", "1", "--slot", "1"},
+	} {
+		code, _, stderr := execute(context.Background(), append(args, "--db", "sqlite://"+path)...)
+		if code != cli.ExitUsage || !strings.Contains(stderr, "does not exist") {
+			t.Errorf("%v: exit %d: %s", args, code, stderr)
+		}
+		if _, err := os.Stat(path); err == nil {
+			t.Fatalf("%v created %s", args, path)
+		}
+	}
+}
