@@ -313,7 +313,7 @@ func (j *ingestJob) run(ctx context.Context, env *Env) error {
 		"rate": rc.Rate, "loop": loopName(rc.Rate),
 	}
 	h.Series = ingestSeries(false)
-	s, err := startRun(ctx, env, e.dir, h)
+	s, err := startRun(ctx, env, e.dir, h, e.db)
 	if err != nil {
 		return err
 	}
@@ -410,7 +410,7 @@ func (j *ingestJob) sweep(ctx context.Context, env *Env) error {
 	}
 	senv := *env
 	senv.Stderr = stderr
-	s, err := startRun(ctx, &senv, e.dir, h)
+	s, err := startRun(ctx, &senv, e.dir, h, e.db)
 	if err != nil {
 		return err
 	}

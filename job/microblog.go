@@ -285,7 +285,7 @@ func (j *microblogJob) run(ctx context.Context, env *Env) error {
 	// This shard's share of the clients and of the rate.
 	cfg.Workers = hi - lo
 	cfg.Rate = j.rate * float64(hi-lo) / float64(j.clients)
-	s, err := startRun(ctx, env, dir, h)
+	s, err := startRun(ctx, env, dir, h, db)
 	if err != nil {
 		return err
 	}

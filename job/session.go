@@ -39,6 +39,7 @@ type Session struct {
 	out    Outputs
 	self   *probe.SelfMeter // the client's own cost, recorded in the summary
 	sum    *result.Summary  // set by Finish
+	reconn adapter.Reconnector
 }
 
 // StartSession creates the result file in dir and starts the clock of the
@@ -59,14 +60,16 @@ func StartSession(dir string, h result.Header, stdout, stderr io.Writer) (*Sessi
 }
 
 // startRun lets the observer add to the header, starts the session and
-// tells the observer.
-func startRun(ctx context.Context, env *Env, dir string, h result.Header) (*Session, error) {
+// tells the observer. db, when it counts its reconnections, has them
+// written into the summary.
+func startRun(ctx context.Context, env *Env, dir string, h result.Header, db adapter.DB) (*Session, error) {
 	env.observer().Header(&h)
 	s, err := StartSession(dir, h, env.Stdout, env.Stderr)
 	if err != nil {
 		return nil, err
 	}
 	s.out = env.Outputs
+	s.reconn, _ = db.(adapter.Reconnector)
 	if s.out.Live != nil {
 		s.out.Live.Start(h.Workload, h.Adapter)
 	}
@@ -167,6 +170,13 @@ func (s *Session) writeInterval(snap recorder.Snapshot, warm, drain bool) error 
 // prints the terminal table. It runs after an interrupt too: nothing
 // measured is lost.
 func (s *Session) Finish(interrupted bool) error {
+	if s.reconn != nil {
+		// Time without service shows as dials refused and waited out.
+		st := s.reconn.Reconnects()
+		s.SetExtra("reconnect_dials", float64(st.Dials))
+		s.SetExtra("reconnect_dials_failed", float64(st.Failed))
+		s.SetExtra("reconnect_wait_seconds", st.Waited.Seconds())
+	}
 	s.mu.Lock()
 	run := &result.Run{Dir: s.dir, Header: s.header, Intervals: s.intervals, Points: s.points, Events: s.events}
 	extra := make(map[string]float64, len(s.extra))

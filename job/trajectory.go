@@ -457,7 +457,7 @@ func (j *trajectoryJob) run(ctx context.Context, env *Env) (err error) {
 		trajSeriesRecords:    {Title: "Write throughput in records", XLabel: "mode", YLabel: "throughput (records/s)"},
 		trajSeriesLatency:    {Title: "Latency per request (mean ± SD)", XLabel: "mode and request type", YLabel: "latency (ms)", Band: "sd"},
 	}
-	s, err := startRun(ctx, env, dir, h)
+	s, err := startRun(ctx, env, dir, h, db)
 	if err != nil {
 		return err
 	}

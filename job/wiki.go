@@ -561,7 +561,7 @@ func (j *wikiJob) run(ctx context.Context, env *Env) error {
 		h.Options["rate"] = j.rate
 		h.Options["loop"] = loopName(j.rate)
 	}
-	s, err := startRun(ctx, env, dir, h)
+	s, err := startRun(ctx, env, dir, h, db)
 	if err != nil {
 		return err
 	}
