@@ -700,17 +700,7 @@ func (e cassandraEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
 
 // Kill implements Killer: SIGKILL; the commit log replays on restart.
 func (cassandraEngine) Kill(_ context.Context, c *Cluster, name string) error {
-	n, err := c.Node(name)
-	if err != nil {
-		return err
-	}
-	if n.PID > 0 {
-		if err := Kill(n.PID); err != nil {
-			return err
-		}
-	}
-	n.PID, n.Stopped = 0, true
-	return nil
+	return c.KillNode(name)
 }
 
 // Restart implements Killer: the node starts again on its data and config

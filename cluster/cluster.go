@@ -208,3 +208,19 @@ func Load(dir string) (*Cluster, error) {
 	}
 	return &c, nil
 }
+
+// KillNode sends SIGKILL to node name (a crash: it keeps its data) and
+// marks it stopped, the way every engine's Kill begins.
+func (c *Cluster) KillNode(name string) error {
+	n, err := c.Node(name)
+	if err != nil {
+		return err
+	}
+	if n.PID > 0 {
+		if err := Kill(n.PID); err != nil {
+			return err
+		}
+	}
+	n.PID, n.Stopped = 0, true
+	return nil
+}

@@ -375,17 +375,7 @@ func (couchEngine) Moving(ctx context.Context, c *Cluster) (bool, string, error)
 
 // Kill implements Killer: SIGKILL.
 func (couchEngine) Kill(_ context.Context, c *Cluster, name string) error {
-	n, err := c.Node(name)
-	if err != nil {
-		return err
-	}
-	if n.PID > 0 {
-		if err := Kill(n.PID); err != nil {
-			return err
-		}
-	}
-	n.PID, n.Stopped = 0, true
-	return nil
+	return c.KillNode(name)
 }
 
 // Restart implements Killer: the node starts on its port and data again;

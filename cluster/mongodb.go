@@ -385,18 +385,8 @@ func (mongoEngine) Down(ctx context.Context, c *Cluster) error {
 }
 
 // Kill implements Killer: SIGKILL, as a crash.
-func (mongoEngine) Kill(ctx context.Context, c *Cluster, node string) error {
-	n, err := c.Node(node)
-	if err != nil {
-		return err
-	}
-	if n.PID > 0 {
-		if err := Kill(n.PID); err != nil {
-			return err
-		}
-	}
-	n.PID, n.Stopped = 0, true
-	return nil
+func (mongoEngine) Kill(_ context.Context, c *Cluster, node string) error {
+	return c.KillNode(node)
 }
 
 // Restart implements Killer: the node starts again on its port and data.

@@ -739,18 +739,10 @@ func (e pgEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
 
 // Kill implements Killer: SIGKILL of the node's postmaster (its backends
 // exit when they notice the postmaster is gone).
-func (pgEngine) Kill(ctx context.Context, c *Cluster, node string) error {
-	n, err := c.Node(node)
-	if err != nil {
+func (pgEngine) Kill(_ context.Context, c *Cluster, node string) error {
+	if err := c.KillNode(node); err != nil {
 		return err
 	}
-	if n.PID > 0 {
-		if err := Kill(n.PID); err != nil {
-			return err
-		}
-	}
-	n.PID = 0
-	n.Stopped = true
 	return c.Save()
 }
 

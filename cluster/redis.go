@@ -720,17 +720,7 @@ func waitCheck(ctx context.Context, seed *Node) error {
 
 // Kill implements Killer: SIGKILL, no chance to flush anything.
 func (redisEngine) Kill(_ context.Context, c *Cluster, name string) error {
-	n, err := c.Node(name)
-	if err != nil {
-		return err
-	}
-	if n.PID > 0 {
-		if err := Kill(n.PID); err != nil {
-			return err
-		}
-	}
-	n.PID, n.Stopped = 0, true
-	return nil
+	return c.KillNode(name)
 }
 
 // Restart implements Killer: the node starts again on its data directory
