@@ -695,7 +695,41 @@ func (e cassandraEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
 		return nil, err
 	}
 	c.DSN = cassandraDSN(c)
+	// A bootstrapping node may answer CQL while its gossip still says
+	// BOOT (seen on a loaded machine): the join is done when the ring
+	// says NORMAL.
+	if err := e.waitNormal(ctx, c, n.Name, cassandraJoinLimit); err != nil {
+		return n, err
+	}
 	return n, nil
+}
+
+// cassandraJoinLimit bounds how long a joining node may stream its ranges
+// after it answers CQL.
+const cassandraJoinLimit = 15 * time.Minute
+
+// waitNormal waits until node name is up with gossip NORMAL.
+func (e cassandraEngine) waitNormal(ctx context.Context, c *Cluster, name string, limit time.Duration) error {
+	wctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	last := "no status yet"
+	for {
+		if st, err := e.Status(wctx, c); err == nil {
+			for _, ns := range st {
+				if ns.Name == name {
+					if ns.State == "up" && ns.Detail["gossip"] == "NORMAL" {
+						return nil
+					}
+					last = ns.State + ", gossip " + ns.Detail["gossip"]
+				}
+			}
+		}
+		select {
+		case <-wctx.Done():
+			return fmt.Errorf("cassandra: %s not joined after %s (%s): %w", name, limit, last, wctx.Err())
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // Kill implements Killer: SIGKILL; the commit log replays on restart.

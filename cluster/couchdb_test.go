@@ -72,7 +72,7 @@ func listeners(t *testing.T, port int) []string {
 // waitDoc polls node for db/id until it is there or 30 s pass.
 func waitDoc(t *testing.T, node *couchapi.Client, db, id string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
 	for {
 		err := node.Do(ctx, http.MethodGet, couchapi.Path(db, id), nil, nil, nil)
