@@ -67,9 +67,15 @@ func hostOf(base string) string {
 
 // pull writes on dst the document that pulls db from src.
 func pull(ctx context.Context, src, dst *Client, db string) error {
+	return replicateOn(ctx, dst, src, dst, db)
+}
+
+// replicateOn writes, on the node host, the document of a continuous
+// replication of db from src to dst.
+func replicateOn(ctx context.Context, host, src, dst *Client, db string) error {
 	id := fmt.Sprintf("%s%s-from-%s-%x-%d", ReplPrefix, db, hostOf(src.Base), time.Now().UnixNano(), replSeq.Add(1))
 	d := replDoc{ID: id, Source: src.dbURL(db), Target: dst.dbURL(db), Continuous: true, DB: db, From: src.Base}
-	if err := dst.Do(ctx, http.MethodPost, "/_replicator", nil, d, nil); err != nil {
+	if err := host.Do(ctx, http.MethodPost, "/_replicator", nil, d, nil); err != nil {
 		return fmt.Errorf("replicate %s from %s to %s: %w", db, src.Base, dst.Base, err)
 	}
 	return nil
@@ -147,11 +153,15 @@ func DropReplicated(ctx context.Context, nodes []*Client, db string) error {
 	return errors.Join(errs...)
 }
 
-// Retrigger starts again, on every node but restarted, the replications
-// that pull from restarted: a continuous pull stops for good when its
-// source dies (pouchdb-server does not retry it), while restarted's own
-// pulls start again from its _replicator database when it starts. Each
-// database gets one new document per node.
+// Retrigger starts again the replications from restarted to every other
+// node: a continuous pull stops for good when its source dies
+// (pouchdb-server does not retry it), while restarted's own pulls start
+// again from its _replicator database when it starts. The new documents
+// are written on restarted itself, as pushes: a new pull written on the
+// other node while its replicator still held the dead one (same source and
+// target) was never started (seen twice on a loaded machine), while the
+// restarted node's replicator is fresh. Each database gets one new
+// document per node.
 func Retrigger(ctx context.Context, nodes []*Client, restarted *Client) error {
 	for _, dst := range nodes {
 		if dst.Base == restarted.Base {
@@ -167,7 +177,7 @@ func Retrigger(ctx context.Context, nodes []*Client, restarted *Client) error {
 				continue
 			}
 			done[d.DB] = true
-			if err := pull(ctx, restarted, dst, d.DB); err != nil {
+			if err := replicateOn(ctx, restarted, restarted, dst, d.DB); err != nil {
 				return err
 			}
 		}
