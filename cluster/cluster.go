@@ -224,3 +224,20 @@ func (c *Cluster) KillNode(name string) error {
 	n.PID, n.Stopped = 0, true
 	return nil
 }
+
+// StopNodes stops every node one after the other (SIGTERM, SIGKILL after
+// grace) and marks it stopped, the way most engines' Down does; errors name
+// the engine and the node, and a node that would not stop stays marked.
+func (c *Cluster) StopNodes(engine string, grace time.Duration) error {
+	var errs []error
+	for _, n := range c.Nodes {
+		if n.PID > 0 {
+			if err := Stop(n.PID, grace); err != nil {
+				errs = append(errs, fmt.Errorf("%s: stop %s: %w", engine, n.Name, err))
+				continue
+			}
+		}
+		n.PID, n.Stopped = 0, true
+	}
+	return errors.Join(errs...)
+}

@@ -299,17 +299,7 @@ func (couchEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error)
 
 // Down implements Engine: SIGTERM, SIGKILL after 15 s.
 func (couchEngine) Down(_ context.Context, c *Cluster) error {
-	var errs []error
-	for _, n := range c.Nodes {
-		if n.PID > 0 {
-			if err := Stop(n.PID, 15*time.Second); err != nil {
-				errs = append(errs, fmt.Errorf("couchdb: stop %s: %w", n.Name, err))
-				continue
-			}
-		}
-		n.PID, n.Stopped = 0, true
-	}
-	return errors.Join(errs...)
+	return c.StopNodes("couchdb", 15*time.Second)
 }
 
 // Add implements Grower: a new empty node; every database a running node

@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -370,18 +369,8 @@ func (mongoEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error)
 }
 
 // Down implements Engine: SIGTERM, SIGKILL after 15 s.
-func (mongoEngine) Down(ctx context.Context, c *Cluster) error {
-	var errs []error
-	for _, n := range c.Nodes {
-		if n.PID > 0 {
-			if err := Stop(n.PID, 15*time.Second); err != nil {
-				errs = append(errs, fmt.Errorf("mongodb: stop %s: %w", n.Name, err))
-				continue
-			}
-		}
-		n.PID, n.Stopped = 0, true
-	}
-	return errors.Join(errs...)
+func (mongoEngine) Down(_ context.Context, c *Cluster) error {
+	return c.StopNodes("mongodb", 15*time.Second)
 }
 
 // Kill implements Killer: SIGKILL, as a crash.

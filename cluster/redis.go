@@ -628,18 +628,8 @@ func (redisEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error)
 
 // Down implements Engine: SIGTERM (Redis fsyncs its append-only file on a
 // clean shutdown), SIGKILL after 15 s.
-func (redisEngine) Down(ctx context.Context, c *Cluster) error {
-	var errs []error
-	for _, n := range c.Nodes {
-		if n.PID > 0 {
-			if err := Stop(n.PID, 15*time.Second); err != nil {
-				errs = append(errs, fmt.Errorf("redis: stop %s: %w", n.Name, err))
-				continue
-			}
-		}
-		n.PID, n.Stopped = 0, true
-	}
-	return errors.Join(errs...)
+func (redisEngine) Down(_ context.Context, c *Cluster) error {
+	return c.StopNodes("redis", 15*time.Second)
 }
 
 // Add implements Grower: a new empty master joins with `redis-cli --cluster
