@@ -341,6 +341,14 @@ func (s *mbStore) Counts(ctx context.Context) (microblog.Counts, error) {
 	return c, nil
 }
 
+// populateRetry retries a populate write that timed out or found too few
+// replicas. The populate writes are plain inserts of fixed keys, so a retry
+// is safe; without it one write timeout on a loaded cluster (seen here: four
+// nodes on two busy cores, RF 3 at QUORUM) threw the whole dataset away.
+// Measured operations keep the driver's default (no retry): their errors are
+// results.
+var populateRetry = &gocql.ExponentialBackoffRetryPolicy{NumRetries: 8, Min: 250 * time.Millisecond, Max: 8 * time.Second}
+
 // Populate implements microblog.Store: follower partitions, tweets,
 // userlines and fully materialized timelines (async: nothing pending),
 // as single-partition unlogged batches of up to 100 rows sent
@@ -399,13 +407,13 @@ func (s *mbStore) Populate(ctx context.Context, ds *microblog.Dataset) error {
 	err = s.db.parallel(ctx, len(jobs), func(ctx context.Context, i int) error {
 		j := jobs[i]
 		if len(j.stmts) == 1 {
-			return s.db.s.Query(j.stmts[0].q, j.stmts[0].args...).ExecContext(ctx)
+			return s.db.s.Query(j.stmts[0].q, j.stmts[0].args...).Idempotent(true).RetryPolicy(populateRetry).ExecContext(ctx)
 		}
 		b := s.db.s.Batch(gocql.UnloggedBatch)
 		for _, st := range j.stmts {
-			b.Query(st.q, st.args...)
+			b.Entries = append(b.Entries, gocql.BatchEntry{Stmt: st.q, Args: st.args, Idempotent: true})
 		}
-		return b.ExecContext(ctx)
+		return b.RetryPolicy(populateRetry).ExecContext(ctx)
 	})
 	if err != nil {
 		return s.errf("populate: %w", err)
