@@ -1,8 +1,8 @@
 package cluster
 
 import (
-	_ "embed" // the reqlite start script
 	"context"
+	_ "embed" // the reqlite start script
 	"errors"
 	"fmt"
 	"os"
