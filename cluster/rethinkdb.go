@@ -3,15 +3,15 @@ package cluster
 import (
 	"context"
 	_ "embed" // the reqlite start script
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	r "gopkg.in/rethinkdb/rethinkdb-go.v6"
+
+	"github.com/fieldbench/fieldbench/adapter/rethinkdb/rethinkapi"
 )
 
 // The rethinkdb engine starts reqlite (npm package reqlite 2.3.0), a
@@ -175,35 +175,15 @@ func rethinkSession(n *Node) (*r.Session, error) {
 	return r.Connect(r.ConnectOpts{Address: n.Addr(), Username: "admin", Timeout: 5 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second})
 }
 
-// ServerVersion reads what a RethinkDB-protocol server says it is: the
-// process.version of its rethinkdb.server_status row ("rethinkdb 2.4.4
-// (GCC ...)" on RethinkDB, "reqlite 2.3.0 (...)" where our start script
-// wrote it).
-func ServerVersion(ctx context.Context, s *r.Session) (string, error) {
-	cur, err := r.DB("rethinkdb").Table("server_status").Field("process").Field("version").Run(s, r.RunOpts{Context: ctx})
-	if err != nil {
-		return "", fmt.Errorf("read rethinkdb.server_status: %w", err)
-	}
-	defer cur.Close()
-	var v []string
-	if err := cur.All(&v); err != nil {
-		return "", fmt.Errorf("read rethinkdb.server_status: %w", err)
-	}
-	if len(v) == 0 {
-		return "", errors.New("rethinkdb.server_status is empty: the server does not say what it is")
-	}
-	return v[0], nil
-}
-
 // serverVersionOf asks n what it is until it answers (or ctx ends) and
 // checks that it is reqlite; it returns "reqlite VERSION".
 func serverVersionOf(ctx context.Context, n *Node) (string, error) {
-	var v string
+	var srv rethinkapi.Server
 	var err error
 	for {
 		var s *r.Session
 		if s, err = rethinkSession(n); err == nil {
-			v, err = ServerVersion(ctx, s)
+			srv, err = rethinkapi.ServerOf(ctx, s)
 			_ = s.Close()
 		}
 		if err == nil || ctx.Err() != nil {
@@ -214,11 +194,10 @@ func serverVersionOf(ctx context.Context, n *Node) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("rethinkdb: ask %s what it is: %w; log ends:\n%s", n.Addr(), err, LogTail(n.LogFile, 1500))
 	}
-	fields := strings.Fields(v)
-	if len(fields) < 2 || fields[0] != "reqlite" {
-		return "", fmt.Errorf("rethinkdb: the server on %s is not reqlite (it says %q)", n.Addr(), v)
+	if !srv.IsReqlite() {
+		return "", fmt.Errorf("rethinkdb: the server on %s is not reqlite (it says %q)", n.Addr(), srv.Raw)
 	}
-	return fields[0] + " " + fields[1], nil
+	return srv.Name + " " + srv.Version, nil
 }
 
 // Status implements Engine: what the node says it is and how many
