@@ -234,7 +234,9 @@ func (db *DB) ensureDatabase(ctx context.Context) error {
 
 // alreadyExists is the server's answer to creating a database, table or
 // index that exists.
-func alreadyExists(err error) bool { return err != nil && strings.Contains(err.Error(), "already exists") }
+func alreadyExists(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "already exists")
+}
 
 // Config is the parsed DSN.
 func (db *DB) Config() Config { return db.cfg }

@@ -181,7 +181,7 @@ func TestParseDSN(t *testing.T) {
 	}{
 		{"rethinkdb://127.0.0.1:28015", def, ""},
 		{"rethinkdb://127.0.0.1:28015/", def, ""},
-		{"rethinkdb://127.0.0.1:28015/db_1?parts=1&timeout=5s", with(func(c *Config) { c.Database, c.Parts, c.Timeout = "db_1", 1, 5 * time.Second }), ""},
+		{"rethinkdb://127.0.0.1:28015/db_1?parts=1&timeout=5s", with(func(c *Config) { c.Database, c.Parts, c.Timeout = "db_1", 1, 5*time.Second }), ""},
 		{"rethinkdb://bob:secret@127.0.0.1:28015/db", with(func(c *Config) { c.User, c.Password, c.Database = "bob", "secret", "db" }), ""},
 		{"rethinkdb://127.0.0.1:28015/db?parts=0", Config{}, "want 1..168"},
 		{"rethinkdb://127.0.0.1:28015/db?parts=169", Config{}, "want 1..168"},
