@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,58 +19,12 @@ import (
 // The package's tests share one reqlite server, started by the rethinkdb
 // engine (through its start script) on first use and stopped by
 // TestMain; every test works in a database of its own.
-var server struct {
-	once   sync.Once
-	err    error
-	engine cluster.Engine
-	c      *cluster.Cluster
-	dir    string
-}
+var server = &adaptertest.SharedCluster{Engine: "rethinkdb", Options: cluster.Options{Nodes: 1}, Timeout: 5 * time.Minute}
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if server.c != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		_ = server.engine.Down(ctx, server.c)
-		cancel()
-	}
-	if server.dir != "" && code == 0 {
-		os.RemoveAll(server.dir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(server.Stop(m.Run())) }
 
-// addr returns the shared server's host:port, failing the test when
-// reqlite cannot run here (skipping under -short).
-func addr(t testing.TB) string {
-	t.Helper()
-	server.once.Do(func() {
-		e, err := cluster.Get("rethinkdb")
-		if err != nil {
-			server.err = err
-			return
-		}
-		if err := e.Check(); err != nil {
-			server.err = fmt.Errorf("reqlite cannot run here (run scripts/install-servers.sh): %w", err)
-			return
-		}
-		server.engine = e
-		if server.dir, err = os.MkdirTemp("", "fb-rethinkdb-adapter-*"); err != nil {
-			server.err = err
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a first npm install included
-		defer cancel()
-		server.c, server.err = e.Up(ctx, server.dir, cluster.Options{Nodes: 1})
-	})
-	if server.err != nil {
-		if testing.Short() {
-			t.Skipf("%v", server.err)
-		}
-		t.Fatalf("start reqlite: %v", server.err)
-	}
-	return server.c.Nodes[0].Addr()
-}
+// addr returns the shared server's host:port.
+func addr(t testing.TB) string { return server.Get(t).Nodes[0].Addr() }
 
 var databases atomic.Int64
 
