@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -48,18 +47,7 @@ func (couchEngine) Name() string { return "couchdb" }
 // set, else $XDG_CACHE_HOME/fieldbench/pouchdb-server-VERSION, else
 // ~/.cache/fieldbench/pouchdb-server-VERSION.
 func PouchDBDir() (string, error) {
-	if d := os.Getenv("FIELDBENCH_POUCHDB"); d != "" {
-		return d, nil
-	}
-	name := "pouchdb-server-" + PouchDBVersion
-	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
-		return filepath.Join(d, "fieldbench", name), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("pouchdb-server: no home directory (set FIELDBENCH_POUCHDB): %w", err)
-	}
-	return filepath.Join(home, ".cache", "fieldbench", name), nil
+	return npmCacheDir("FIELDBENCH_POUCHDB", "pouchdb-server", PouchDBVersion)
 }
 
 func pouchBin(dir string) string {
@@ -68,61 +56,18 @@ func pouchBin(dir string) string {
 
 // Check implements Engine: node and npm must be installed; pouchdb-server
 // itself is installed by Up when missing.
-func (couchEngine) Check() error {
-	var missing []string
-	for _, b := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(b); err != nil {
-			missing = append(missing, b)
-		}
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("%s not found in PATH: install the Debian packages nodejs and npm (scripts/install-servers.sh)", strings.Join(missing, ", "))
-	}
-	return nil
-}
+func (couchEngine) Check() error { return checkNode() }
 
 // InstallPouchDB installs pouchdb-server into PouchDBDir with npm unless
-// it is there (a marker file says the install completed), under a file
-// lock so that concurrent callers wait for one install. It returns the
-// server's script.
+// it is there, and returns the server's script (npmInstall: concurrent
+// callers wait for one install).
 func InstallPouchDB(ctx context.Context) (string, error) {
 	dir, err := PouchDBDir()
 	if err != nil {
 		return "", err
 	}
-	if _, err := os.Stat(filepath.Join(dir, jarsDoneFile)); err == nil {
-		return pouchBin(dir), nil
-	}
-	if err := (couchEngine{}).Check(); err != nil {
+	if err := npmInstall(ctx, dir, "pouchdb-server", PouchDBVersion); err != nil {
 		return "", err
-	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return "", fmt.Errorf("install pouchdb-server: %w", err)
-	}
-	unlock, err := lockFile(ctx, dir+".lock")
-	if err != nil {
-		return "", err
-	}
-	defer unlock()
-	if _, err := os.Stat(filepath.Join(dir, jarsDoneFile)); err == nil {
-		return pouchBin(dir), nil
-	}
-	work, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".tmp-*")
-	if err != nil {
-		return "", fmt.Errorf("install pouchdb-server: %w", err)
-	}
-	defer os.RemoveAll(work)
-	cmd := exec.CommandContext(ctx, "npm", "install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", work, "pouchdb-server@"+PouchDBVersion)
-	cmd.Dir = work
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("npm install pouchdb-server@%s: %w\n%s", PouchDBVersion, err, tail(string(out), 3000))
-	}
-	if err := os.WriteFile(filepath.Join(work, jarsDoneFile), []byte("pouchdb-server@"+PouchDBVersion+"\n"), 0o644); err != nil {
-		return "", fmt.Errorf("install pouchdb-server: %w", err)
-	}
-	_ = os.RemoveAll(dir) // an incomplete earlier attempt
-	if err := os.Rename(work, dir); err != nil {
-		return "", fmt.Errorf("install pouchdb-server: %w", err)
 	}
 	return pouchBin(dir), nil
 }

@@ -9,24 +9,31 @@ packages=(postgresql-15 postgresql-15-postgis-3 mariadb-server galera-4 rsync re
 # fieldbench itself) on Java 17: a JRE and Maven are needed when missing.
 command -v java >/dev/null 2>&1 || packages+=(openjdk-17-jre-headless)
 command -v mvn >/dev/null 2>&1 || packages+=(maven)
-# pouchdb-server (the couchdb engine) runs on Node.js from npm.
+# pouchdb-server (the couchdb engine) and reqlite (the rethinkdb engine) run
+# on Node.js from npm.
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 
-# install_pouchdb puts pouchdb-server 4.2.0 in fieldbench's cache (outside
-# the repository), where the couchdb engine looks; the engine installs it
-# the same way on first use when this step was skipped.
-install_pouchdb() {
-  local dir="${FIELDBENCH_POUCHDB:-${XDG_CACHE_HOME:-$HOME/.cache}/fieldbench/pouchdb-server-4.2.0}"
-  [[ -e "$dir/.complete" ]] && { echo "install-servers: pouchdb-server present ($dir)"; return; }
+# install_npm NAME VERSION ENVVAR puts the npm package NAME@VERSION in
+# fieldbench's cache (outside the repository; $ENVVAR overrides the
+# directory), where its engine looks, unless a marker says it is complete:
+# pouchdb-server 4.2.0 (the couchdb engine) and reqlite 2.3.0 (the
+# rethinkdb engine). The engines install them the same way on first use
+# when this step was skipped.
+install_npm() {
+  local name=$1 version=$2 envvar=$3
+  local dir="${!envvar:-${XDG_CACHE_HOME:-$HOME/.cache}/fieldbench/$name-$version}"
+  [[ -e "$dir/.complete" ]] && { echo "install-servers: $name present ($dir)"; return; }
   mkdir -p "$(dirname "$dir")"
   local work
-  work=$(mktemp -d "$(dirname "$dir")/pouchdb-server.tmp-XXXXXX")
-  npm install --no-audit --no-fund --loglevel=error --prefix "$work" pouchdb-server@4.2.0
-  echo "pouchdb-server@4.2.0" > "$work/.complete"
+  work=$(mktemp -d "$(dirname "$dir")/$name.tmp-XXXXXX")
+  npm install --no-audit --no-fund --loglevel=error --prefix "$work" "$name@$version"
+  echo "$name@$version" > "$work/.complete"
   rm -rf "$dir" && mv "$work" "$dir"
-  echo "install-servers: pouchdb-server installed in $dir"
+  echo "install-servers: $name installed in $dir"
 }
+install_pouchdb() { install_npm pouchdb-server 4.2.0 FIELDBENCH_POUCHDB; }
+install_reqlite() { install_npm reqlite 2.3.0 FIELDBENCH_REQLITE; }
 
 # FerretDB (the MongoDB wire-protocol server that `cluster up mongodb`
 # starts) is built once from its Go module through the Go toolchain into
@@ -49,6 +56,7 @@ if [[ ${#missing[@]} -eq 0 ]]; then
   echo "install-servers: all present (${packages[*]})"
   mkdir -p "${XDG_CACHE_HOME:-$HOME/.cache}/fieldbench"
   install_pouchdb
+  install_reqlite
   build_ferretdb
   exit 0
 fi
@@ -66,5 +74,6 @@ $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 mkdir -p "${XDG_CACHE_HOME:-$HOME/.cache}/fieldbench"
 install_pouchdb
+install_reqlite
 echo "install-servers: done"
 build_ferretdb

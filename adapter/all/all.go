@@ -11,6 +11,7 @@ import (
 	_ "github.com/fieldbench/fieldbench/adapter/null"
 	_ "github.com/fieldbench/fieldbench/adapter/postgres"
 	_ "github.com/fieldbench/fieldbench/adapter/redis"
+	_ "github.com/fieldbench/fieldbench/adapter/rethinkdb"
 	_ "github.com/fieldbench/fieldbench/adapter/sqlite"
 	_ "github.com/fieldbench/fieldbench/workload/ingest"
 	_ "github.com/fieldbench/fieldbench/workload/microblog"

@@ -12,6 +12,7 @@ import (
 	"github.com/fieldbench/fieldbench/adapter/mariadb"
 	"github.com/fieldbench/fieldbench/adapter/postgres"
 	"github.com/fieldbench/fieldbench/adapter/redis"
+	"github.com/fieldbench/fieldbench/adapter/rethinkdb"
 	"github.com/fieldbench/fieldbench/adapter/sqlite"
 )
 
@@ -22,6 +23,7 @@ var parsers = map[string]func(string) error{
 	"mariadb":   func(d string) error { _, err := mariadb.ParseDSN(d); return err },
 	"postgres":  func(d string) error { _, err := postgres.ParseDSN(d); return err },
 	"redis":     func(d string) error { _, err := redis.ParseDSN(d); return err },
+	"rethinkdb": func(d string) error { _, err := rethinkdb.ParseDSN(d); return err },
 	"sqlite":    func(d string) error { _, err := sqlite.ParseDSN(d); return err },
 }
 
@@ -65,6 +67,7 @@ func FuzzParseDSN(f *testing.F) {
 		"redis://127.0.0.1:6379?cluster=1&addrs=127.0.0.1:6380,127.0.0.1:6381",
 		"cassandra://127.0.0.1:9042,127.0.0.2:9042/fieldbench?consistency=QUORUM&rf=3",
 		"hbase://127.0.0.1:8080/ns?timeout=5s&conns=4",
+		"rethinkdb://admin:pw@127.0.0.1:28015/fieldbench?parts=1&timeout=5s",
 		"sqlite:///tmp/fb.db", "sqlite://", "postgres://nohost:99999", "mysql://u:pw@[::1/x",
 	} {
 		f.Add(s, "s3cr3t")

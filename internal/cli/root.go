@@ -105,7 +105,7 @@ report.
 
 Without --db everything runs on an embedded SQLite database inside the run
 directory, so 'fieldbench run microblog --duration 30s' works on a fresh
-machine. 'fieldbench cluster up postgres|mariadb|redis|cassandra|hbase|couchdb|mongodb' starts
+machine. 'fieldbench cluster up postgres|mariadb|redis|cassandra|hbase|couchdb|mongodb|rethinkdb' starts
 real servers on loopback; 'fieldbench list' shows every workload and
 adapter.`,
 		Version:       Version,

@@ -1,0 +1,81 @@
+package adaptertest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fieldbench/fieldbench/cluster"
+)
+
+// SharedCluster is one cluster that all the tests of an adapter's package
+// share: its engine starts it on the first Get, in a temporary directory,
+// and the package's TestMain stops it with Stop. Tests then work in
+// databases (keyspaces, prefixes) of their own on it.
+//
+//	var server = &adaptertest.SharedCluster{Engine: "rethinkdb", Options: cluster.Options{Nodes: 1}, Timeout: 5 * time.Minute}
+//
+//	func TestMain(m *testing.M) { os.Exit(server.Stop(m.Run())) }
+type SharedCluster struct {
+	Engine  string
+	Options cluster.Options
+	// Timeout bounds starting it (a first install or build included).
+	Timeout time.Duration
+
+	once sync.Once
+	err  error
+	e    cluster.Engine
+	c    *cluster.Cluster
+	dir  string
+}
+
+// Get returns the running cluster, starting it on first use. When the
+// engine cannot run on this machine (its Check fails) or the cluster does
+// not start, the test fails; under -short it is skipped instead.
+func (s *SharedCluster) Get(t testing.TB) *cluster.Cluster {
+	t.Helper()
+	s.once.Do(func() { s.err = s.start() })
+	if s.err != nil {
+		if testing.Short() {
+			t.Skipf("%v", s.err)
+		}
+		t.Fatalf("start %s: %v", s.Engine, s.err)
+	}
+	return s.c
+}
+
+func (s *SharedCluster) start() error {
+	e, err := cluster.Get(s.Engine)
+	if err != nil {
+		return err
+	}
+	if err := e.Check(); err != nil {
+		return fmt.Errorf("%s cannot run here (run scripts/install-servers.sh): %w", s.Engine, err)
+	}
+	s.e = e
+	if s.dir, err = os.MkdirTemp("", "fb-"+s.Engine+"-adapter-*"); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.Timeout)
+	defer cancel()
+	s.c, err = e.Up(ctx, s.dir, s.Options)
+	return err
+}
+
+// Stop stops the cluster if it was started, removes its directory when
+// code (the tests' exit code) is 0 and keeps it for its logs otherwise,
+// and returns code.
+func (s *SharedCluster) Stop(code int) int {
+	if s.c != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		_ = s.e.Down(ctx, s.c)
+		cancel()
+	}
+	if s.dir != "" && code == 0 {
+		os.RemoveAll(s.dir)
+	}
+	return code
+}

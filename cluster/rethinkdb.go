@@ -1,0 +1,276 @@
+package cluster
+
+import (
+	"context"
+	_ "embed" // the reqlite start script
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	r "gopkg.in/rethinkdb/rethinkdb-go.v6"
+
+	"github.com/fieldbench/fieldbench/adapter/rethinkdb/rethinkapi"
+)
+
+// The rethinkdb engine starts reqlite (npm package reqlite 2.3.0), a
+// JavaScript reimplementation of RethinkDB 2.2's query language that keeps
+// its data in memory: RethinkDB itself cannot be installed here (no Debian
+// package, no registry ships it). The cluster's Version, every node's
+// status and the adapter's Info say reqlite, never RethinkDB, and its
+// figures say nothing about RethinkDB's speed: reqlite evaluates every
+// query in one JavaScript thread and reads every document of a table for
+// an index lookup. To measure a real RethinkDB, point --db at it.
+//
+// reqlite is started through our own script (reqlite-start.js, embedded
+// here and written into the node's directory), which loads reqlite's
+// unmodified modules and works around two of its defects: its driver port
+// listens on every address (the script listens on 127.0.0.1 only), and its
+// SCRAM salt is not valid base64 (the Go driver fails the handshake with
+// "illegal base64 data"; the script gives every connection a valid salt).
+// The script also puts a row in rethinkdb.server_status whose
+// process.version names reqlite, where a real RethinkDB names itself.
+//
+// One node only: reqlite has no clustering, no table configuration
+// (config, reconfigure, rebalance answer "not implemented") and no
+// persistence, so a node that is killed and started again comes back
+// empty. The engine therefore has no Add and no Kill/Restart: a crash or
+// join experiment on it would measure reqlite's gaps, not RethinkDB.
+func init() { Register(rethinkEngine{}) }
+
+type rethinkEngine struct{}
+
+const (
+	// ReqliteVersion is the reqlite release the engine runs.
+	ReqliteVersion = "2.3.0"
+	// ReqliteServer is what the engine records as the server.
+	ReqliteServer = "reqlite " + ReqliteVersion + ", a JavaScript reimplementation of RethinkDB 2.2"
+	// rethinkDatabase is the database the cluster's DSN names.
+	rethinkDatabase = "fieldbench"
+	// reqliteScript is the start script's name in the node's directory.
+	reqliteScript = "reqlite-start.js"
+)
+
+// reqliteStart is cluster/reqlite-start.js: our start script, not a copy
+// of reqlite's code.
+//
+//go:embed reqlite-start.js
+var reqliteStart []byte
+
+// Name implements Engine.
+func (rethinkEngine) Name() string { return "rethinkdb" }
+
+// Check implements Engine: node and npm must be installed; reqlite itself
+// is installed by Up when missing.
+func (rethinkEngine) Check() error { return checkNode() }
+
+// ReqliteDir is where reqlite is installed: $FIELDBENCH_REQLITE if set,
+// else $XDG_CACHE_HOME/fieldbench/reqlite-VERSION, else
+// ~/.cache/fieldbench/reqlite-VERSION.
+func ReqliteDir() (string, error) {
+	return npmCacheDir("FIELDBENCH_REQLITE", "reqlite", ReqliteVersion)
+}
+
+// InstallReqlite installs reqlite into ReqliteDir with npm unless it is
+// there, and returns the directory.
+func InstallReqlite(ctx context.Context) (string, error) {
+	dir, err := ReqliteDir()
+	if err != nil {
+		return "", err
+	}
+	if err := npmInstall(ctx, dir, "reqlite", ReqliteVersion); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// parseRethinkOpts refuses what reqlite cannot do: more than one node,
+// and any engine option (there is none).
+func parseRethinkOpts(o Options) error {
+	for k := range o.Extra {
+		return fmt.Errorf("rethinkdb: unknown option %q (the engine has none)", k)
+	}
+	if o.Nodes > 1 {
+		return fmt.Errorf("rethinkdb: reqlite has no clustering (no shards, no replicas, no table configuration), "+
+			"so the engine starts one node (got --nodes %d): %w", o.Nodes, ErrUnsupported)
+	}
+	return nil
+}
+
+// Up implements Engine: one reqlite process on a free loopback port.
+func (e rethinkEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster, error) {
+	if err := parseRethinkOpts(opts); err != nil {
+		return nil, err
+	}
+	rdir, err := InstallReqlite(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("rethinkdb: cluster directory: %w", err)
+	}
+	c := &Cluster{Engine: e.Name(), Dir: dir, Started: time.Now().UTC(), Options: map[string]string{
+		"server":       ReqliteServer + " (in memory), standing in for RethinkDB",
+		"reqlite":      rdir,
+		"not_verified": "config/reconfigure, persistence, clustering: reqlite has none of them (not verified here)",
+	}}
+	ndir := filepath.Join(dir, "reqlite1")
+	n := &Node{Name: "reqlite1", Role: "standalone", Host: Loopback, DataDir: ndir,
+		LogFile: filepath.Join(ndir, "reqlite.log"), Config: filepath.Join(ndir, reqliteScript)}
+	if err := os.MkdirAll(ndir, 0o755); err != nil {
+		return nil, fmt.Errorf("rethinkdb: node directory: %w", err)
+	}
+	if err := os.WriteFile(n.Config, reqliteStart, 0o644); err != nil {
+		return nil, fmt.Errorf("rethinkdb: write the start script: %w", err)
+	}
+	c.Nodes = append(c.Nodes, n)
+	if err := Retry(5, func(int) error {
+		p, err := FreePort(Loopback)
+		if err != nil {
+			return err
+		}
+		n.Port = p
+		return startReqlite(ctx, c, n)
+	}); err != nil {
+		return c, fmt.Errorf("rethinkdb: start reqlite: %w", err)
+	}
+	v, err := serverVersionOf(ctx, n)
+	if err != nil {
+		return c, err
+	}
+	c.Version = v
+	c.DSN = fmt.Sprintf("rethinkdb://%s/%s", n.Addr(), rethinkDatabase)
+	return c, nil
+}
+
+// startReqlite starts n's reqlite through the start script and waits until
+// it answers a query that names it.
+func startReqlite(ctx context.Context, c *Cluster, n *Node) error {
+	pid, err := Start(Proc{Path: "node", Dir: n.DataDir, LogFile: n.LogFile, Args: []string{
+		n.Config, "--reqlite", c.Options["reqlite"], "--host", n.Host, "--port", strconv.Itoa(n.Port)}})
+	if err != nil {
+		return err
+	}
+	n.PID, n.Stopped = pid, false
+	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	fail := func(err error) error {
+		_ = Kill(pid)
+		n.PID = 0
+		return err
+	}
+	if err := WaitPort(wctx, n.Host, n.Port, pid, n.LogFile); err != nil {
+		return fail(err)
+	}
+	if _, err := serverVersionOf(wctx, n); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// rethinkSession connects to n as admin without a password (reqlite checks
+// none; it answers with a signature made from the empty password).
+func rethinkSession(n *Node) (*r.Session, error) {
+	return r.Connect(r.ConnectOpts{Address: n.Addr(), Username: "admin", Timeout: 5 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second})
+}
+
+// serverVersionOf asks n what it is until it answers (or ctx ends) and
+// checks that it is reqlite; it returns "reqlite VERSION".
+func serverVersionOf(ctx context.Context, n *Node) (string, error) {
+	var srv rethinkapi.Server
+	var err error
+	for {
+		var s *r.Session
+		if s, err = rethinkSession(n); err == nil {
+			srv, err = rethinkapi.ServerOf(ctx, s)
+			_ = s.Close()
+		}
+		if err == nil || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		return "", fmt.Errorf("rethinkdb: ask %s what it is: %w; log ends:\n%s", n.Addr(), err, LogTail(n.LogFile, 1500))
+	}
+	if !srv.IsReqlite() {
+		return "", fmt.Errorf("rethinkdb: the server on %s is not reqlite (it says %q)", n.Addr(), srv.Raw)
+	}
+	return srv.Name + " " + srv.Version, nil
+}
+
+// Status implements Engine: what the node says it is and how many
+// databases and tables it holds besides its system database.
+func (rethinkEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
+	out := make([]NodeStatus, 0, len(c.Nodes))
+	for _, n := range c.Nodes {
+		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: "down", PID: n.PID,
+			Detail: map[string]string{"not_verified": "config/reconfigure, persistence, clustering"}}
+		if n.Stopped || !Alive(n.PID) {
+			if n.Stopped {
+				st.State = "stopped"
+			}
+			st.PID = 0
+			out = append(out, st)
+			continue
+		}
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		v, err := serverVersionOf(sctx, n)
+		if err != nil {
+			st.State = "unreachable"
+			st.Detail["error"] = err.Error()
+		} else {
+			st.State = "up"
+			st.Detail["server"] = v + " (a JavaScript reimplementation of RethinkDB 2.2, in memory)"
+			if dbs, tables, err := rethinkCounts(sctx, n); err == nil {
+				st.Detail["databases"] = strconv.Itoa(dbs)
+				st.Detail["tables"] = strconv.Itoa(tables)
+			}
+		}
+		cancel()
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// rethinkCounts counts n's databases and their tables, the system
+// database left out.
+func rethinkCounts(ctx context.Context, n *Node) (dbs, tables int, err error) {
+	s, err := rethinkSession(n)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer s.Close()
+	var names []string
+	if err := readAll(ctx, s, r.DBList(), &names); err != nil {
+		return 0, 0, err
+	}
+	for _, d := range names {
+		if d == "rethinkdb" {
+			continue
+		}
+		dbs++
+		var t []string
+		if err := readAll(ctx, s, r.DB(d).TableList(), &t); err != nil {
+			return 0, 0, err
+		}
+		tables += len(t)
+	}
+	return dbs, tables, nil
+}
+
+func readAll(ctx context.Context, s *r.Session, t r.Term, into any) error {
+	cur, err := t.Run(s, r.RunOpts{Context: ctx})
+	if err != nil {
+		return err
+	}
+	defer cur.Close()
+	return cur.All(into)
+}
+
+// Down implements Engine: SIGTERM, SIGKILL after 15 s. reqlite keeps
+// nothing: the data goes with the process.
+func (rethinkEngine) Down(_ context.Context, c *Cluster) error {
+	return c.StopNodes("rethinkdb", 15*time.Second)
+}

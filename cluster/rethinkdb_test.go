@@ -1,0 +1,160 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	r "gopkg.in/rethinkdb/rethinkdb-go.v6"
+)
+
+func TestParseRethinkOpts(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		opts    Options
+		wantErr string
+	}{
+		{Options{Nodes: 1}, ""},
+		{Options{Nodes: 0}, ""},
+		{Options{Nodes: 3}, "no clustering"},
+		{Options{Nodes: 1, Extra: map[string]string{"replicas": "1"}}, "unknown option"},
+	}
+	for _, tt := range tests {
+		err := parseRethinkOpts(tt.opts)
+		if tt.wantErr == "" {
+			if err != nil {
+				t.Errorf("parseRethinkOpts(%+v) = %v", tt.opts, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+			t.Errorf("parseRethinkOpts(%+v) error %v, want %q", tt.opts, err, tt.wantErr)
+		}
+	}
+	if err := parseRethinkOpts(Options{Nodes: 2}); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("2 nodes: %v does not wrap ErrUnsupported", err)
+	}
+}
+
+// listenAddrs are the local addresses listening on port (from
+// /proc/net/tcp and tcp6: state 0A), as "ip:port".
+func listenAddrs(t *testing.T, port int) []string {
+	t.Helper()
+	var out []string
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			fs := strings.Fields(line)
+			if len(fs) < 4 || fs[3] != "0A" {
+				continue
+			}
+			ipHex, portHex, _ := strings.Cut(fs[1], ":")
+			p, _ := strconv.ParseUint(portHex, 16, 16)
+			if int(p) != port {
+				continue
+			}
+			raw := make(net.IP, len(ipHex)/2)
+			for i := range raw {
+				v, _ := strconv.ParseUint(ipHex[2*i:2*i+2], 16, 8)
+				raw[i] = byte(v)
+			}
+			// /proc prints each 32-bit word little-endian.
+			for w := 0; w+4 <= len(raw); w += 4 {
+				raw[w], raw[w+1], raw[w+2], raw[w+3] = raw[w+3], raw[w+2], raw[w+1], raw[w]
+			}
+			out = append(out, net.JoinHostPort(raw.String(), strconv.Itoa(port)))
+		}
+	}
+	return out
+}
+
+// TestRethinkEngine starts reqlite through the engine and checks that it
+// listens on 127.0.0.1 only (the start script's first workaround), that
+// the Go driver completes the handshake (the second: the salt), that the
+// cluster and its status name reqlite and never RethinkDB, and that Down
+// stops it.
+func TestRethinkEngine(t *testing.T) {
+	e, err := Get("rethinkdb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Check(); err != nil {
+		if testing.Short() {
+			t.Skip(err)
+		}
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute) // a first npm install included
+	defer cancel()
+	c, err := e.Up(ctx, t.TempDir(), Options{Nodes: 1})
+	t.Cleanup(func() {
+		if c != nil {
+			_ = e.Down(context.Background(), c)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := c.Nodes[0]
+	if c.Version != "reqlite "+ReqliteVersion || !strings.HasPrefix(c.DSN, "rethinkdb://127.0.0.1:") || n.Host != Loopback ||
+		!strings.Contains(c.Options["server"], "reqlite") {
+		t.Fatalf("cluster = version %q, DSN %q, host %q, options %v", c.Version, c.DSN, n.Host, c.Options)
+	}
+	if got := listenAddrs(t, n.Port); len(got) != 1 || got[0] != n.Addr() {
+		t.Errorf("port %d listens on %v, want only %s", n.Port, got, n.Addr())
+	}
+	st, err := e.Status(ctx, c)
+	if err != nil || len(st) != 1 || st[0].State != "up" || !strings.HasPrefix(st[0].Detail["server"], "reqlite "+ReqliteVersion) {
+		t.Fatalf("Status = %+v, %v", st, err)
+	}
+	s, err := rethinkSession(n)
+	if err != nil {
+		t.Fatalf("the Go driver's handshake with reqlite: %v", err)
+	}
+	defer s.Close()
+	if err := r.DBCreate("enginetest").Exec(s); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := e.Status(ctx, c); st[0].Detail["databases"] != "1" {
+		t.Errorf("Status after a database was created = %+v", st[0])
+	}
+	if _, ok := e.(Killer); ok {
+		t.Error("the engine offers Kill/Restart, but reqlite keeps nothing across a restart")
+	}
+	if err := e.Down(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if Alive(n.PID) {
+		t.Error("reqlite still running after Down")
+	}
+}
+
+// TestReqliteStartRefusesOtherHosts: the start script listens on loopback
+// addresses only.
+func TestReqliteStartRefusesOtherHosts(t *testing.T) {
+	t.Parallel()
+	if err := checkNode(); err != nil {
+		t.Skip(err)
+	}
+	script := t.TempDir() + "/" + reqliteScript
+	if err := os.WriteFile(script, reqliteStart, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, host := range []string{"0.0.0.0", "::", "10.0.0.1", "localhost"} {
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		out, err := exec.CommandContext(ctx, "node", script, "--reqlite", "/nonexistent", "--host", host, "--port", "1").CombinedOutput()
+		cancel()
+		if err == nil || !strings.Contains(string(out), "loopback only") {
+			t.Errorf("--host %s: %v, output %q; want a refusal", host, err, out)
+		}
+	}
+}
