@@ -12,6 +12,7 @@ import (
 	_ "github.com/fieldbench/fieldbench/adapter/postgres"
 	_ "github.com/fieldbench/fieldbench/adapter/redis"
 	_ "github.com/fieldbench/fieldbench/adapter/sqlite"
+	_ "github.com/fieldbench/fieldbench/adapter/sqlserver"
 	_ "github.com/fieldbench/fieldbench/workload/ingest"
 	_ "github.com/fieldbench/fieldbench/workload/microblog"
 	_ "github.com/fieldbench/fieldbench/workload/trajectory"
