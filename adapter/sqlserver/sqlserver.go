@@ -225,14 +225,16 @@ func (db *DB) Reconnects() adapter.BackoffStats { return db.backoff.Stats() }
 // Close closes the pool.
 func (db *DB) Close() error { return db.pool.Close() }
 
-// Info implements adapter.DB: the server's @@VERSION (Iridium SQL answers
-// as SQL Server 2022: the cluster's record, not this, says which server
-// really ran), the database and how ingest batches are sent.
+// Info implements adapter.DB: the server's @@VERSION, the database and
+// how ingest batches are sent. Iridium SQL answers @@VERSION as SQL Server
+// 2022 with "(iridium_sql emulator)" after it: its result then says
+// Iridium SQL, with the version it claims beside it and a stand_in note.
 func (db *DB) Info(ctx context.Context) (adapter.Info, error) {
 	var version string
 	if err := db.pool.QueryRowContext(ctx, "SELECT @@VERSION").Scan(&version); err != nil {
 		return adapter.Info{}, fmt.Errorf("sqlserver: read version: %w", err)
 	}
+	version = firstLine(version)
 	cfg := map[string]string{
 		"driver":   "github.com/microsoft/go-mssqldb",
 		"addr":     fmt.Sprintf("%s:%d", db.cfg.Driver.Host, db.cfg.Driver.Port),
@@ -245,7 +247,13 @@ func (db *DB) Info(ctx context.Context) (adapter.Info, error) {
 	if db.cfg.Rows != 0 {
 		cfg["rows"] = strconv.Itoa(db.cfg.Rows)
 	}
-	return adapter.Info{Name: Name, Version: firstLine(version), Config: cfg}, nil
+	if IsIridium(version) {
+		cfg["sqlserver_compat"] = version
+		cfg["stand_in"] = "Iridium SQL, a SQL Server stand-in: its figures say nothing about SQL Server's speed; " +
+			"the adapter serializes its writes to it (its transactions are not isolated)"
+		version = "Iridium SQL (reports " + version + ")"
+	}
+	return adapter.Info{Name: Name, Version: version, Config: cfg}, nil
 }
 
 // firstLine is s up to its first line break (@@VERSION runs over several
