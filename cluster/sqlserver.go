@@ -25,11 +25,11 @@ import (
 // is (two protocol defects, see docs/sqlserver.md): the sqlserver
 // adapter's tests put a small relay of their own between them. The DSN
 // this engine prints is Iridium's own port, for clients that tolerate the
-// defects (Node's tedious does) and for those tests.
+// defects (Node's tedious, the issue reports) and for those tests.
 //
 // Iridium is built once with cargo into ~/.cache/fieldbench/iridium-0.1.13
 // (FIELDBENCH_IRIDIUM overrides) by scripts/install-servers.sh; the build
-// takes a quarter of an hour on two cores, so the engine does not start it
+// took 10 minutes on the shared two cores here, so the engine does not start it
 // on its own. It binds the address given by --host (127.0.0.1 here: checked
 // with ss), runs without TLS (go-mssqldb with encrypt=disable) and without
 // authentication (it accepts any login: its only credentials would be
@@ -80,7 +80,7 @@ func (sqlServerEngine) Check() error {
 		return err
 	}
 	if _, err := os.Stat(bin); err != nil {
-		return fmt.Errorf("Iridium SQL %s is not built (scripts/install-servers.sh builds it with cargo, about 15 minutes): %w", IridiumVersion, err)
+		return fmt.Errorf("sqlserver: Iridium SQL %s is not built (scripts/install-servers.sh builds it with cargo, about 15 minutes): %w", IridiumVersion, err)
 	}
 	return nil
 }

@@ -138,7 +138,8 @@ var _ ingest.Store = (*ingestStore)(nil)
 
 // Ingest implements ingest.Backend: the records table, created when the
 // database has none (looked up in INFORMATION_SCHEMA, which both SQL
-// Server and Iridium answer; Iridium does not parse IF ... CREATE).
+// Server and Iridium answer; Iridium does not parse DROP TABLE IF EXISTS,
+// so the adapter keeps to plain statements).
 func (db *DB) Ingest(ctx context.Context) (ingest.Store, error) {
 	var n int
 	if err := db.pool.QueryRowContext(ctx,

@@ -60,8 +60,8 @@ func (Adapter) Families() []string { return adapter.FamiliesOf((*DB)(nil)) }
 // Describe implements adapter.Adapter.
 func (Adapter) Describe() string {
 	return "Microsoft SQL Server (official driver go-mssqldb; tested here against Iridium SQL 0.1.13 through a relay, " +
-		"whose figures say nothing about SQL Server's speed); DSN sqlserver://user:pass@host:port?database=NAME[&ingest=insert|bulk] " +
-		"(ingest=bulk: " + NotVerified + ")"
+		"whose figures say nothing about SQL Server's speed); DSN sqlserver://user:pass@host:port?database=NAME[&ingest=insert|bulk][&rows=N] " +
+		"(ingest=bulk and rows above the default: " + NotVerified + ")"
 }
 
 // Open implements adapter.Adapter.
@@ -246,6 +246,9 @@ func (db *DB) Info(ctx context.Context) (adapter.Info, error) {
 	}
 	if db.cfg.Rows != 0 {
 		cfg["rows"] = strconv.Itoa(db.cfg.Rows)
+		if db.cfg.Rows > defaultInsertRows() {
+			cfg["rows"] += " (" + NotVerified + ")"
+		}
 	}
 	if IsIridium(version) {
 		cfg["sqlserver_compat"] = version

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,7 +25,6 @@ var (
 	server     *cluster.Cluster
 	relay      *tdsrelay.Relay
 	serverErr  error
-	dbSeq      atomic.Int64
 )
 
 func TestMain(m *testing.M) {
@@ -337,7 +335,7 @@ func TestRegistered(t *testing.T) {
 	}
 	// `fieldbench list` shows Describe: bulk copy must say it is not
 	// verified, and the stand-in must be named.
-	if d := (Adapter{}).Describe(); !strings.Contains(d, "ingest=bulk: "+NotVerified) || !strings.Contains(d, "Iridium SQL") {
+	if d := (Adapter{}).Describe(); !strings.Contains(d, "ingest=bulk and rows above the default: "+NotVerified) || !strings.Contains(d, "Iridium SQL") {
 		t.Errorf("Describe = %q", d)
 	}
 }
