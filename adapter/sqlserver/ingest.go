@@ -271,6 +271,10 @@ func rollback(conn *sql.Conn) error {
 // server commits it as one batch). Not verified here: Iridium SQL fails
 // bulk loads.
 func (s *ingestStore) bulk(ctx context.Context, recs []ingest.Record) error {
+	if s.db.writeMu != nil {
+		s.db.writeMu.Lock()
+		defer s.db.writeMu.Unlock()
+	}
 	conn, err := s.db.pool.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("sqlserver ingest: connection: %w", err)

@@ -358,3 +358,37 @@ func TestOpenErrorHidesPassword(t *testing.T) {
 		t.Errorf("error shows the password: %v", err)
 	}
 }
+
+// TestBulkNotVerifiedHere: with ingest=bulk, Info marks the path not
+// verified, and Iridium fails the bulk copy with an error that says so
+// too. When a later Iridium takes it, this fails: verify the path against
+// the generator then, and drop the mark.
+func TestBulkNotVerifiedHere(t *testing.T) {
+	u, err := url.Parse(freshDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("ingest", "bulk")
+	u.RawQuery = q.Encode()
+	db := adaptertest.Open(t, Open, u.String())
+	info, err := db.Info(t.Context())
+	if err != nil || info.Config["ingest"] != "bulk ("+NotVerified+")" {
+		t.Fatalf("Info = %+v, %v", info, err)
+	}
+	s, err := db.Ingest(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	recs := make([]ingest.Record, 3)
+	ingest.Fill(recs, 1, 0, 0)
+	err = s.InsertBatch(t.Context(), recs)
+	if err == nil {
+		t.Fatal("Iridium SQL took a bulk copy: verify ingest=bulk here and update docs/sqlserver.md")
+	}
+	if !strings.Contains(err.Error(), NotVerified) {
+		t.Errorf("bulk copy error %v does not say %q", err, NotVerified)
+	}
+	t.Logf("bulk copy on Iridium SQL: %v", err)
+}
