@@ -22,10 +22,10 @@ import (
 // as a table grows). To measure a real SQL Server, point --db at it.
 //
 // The official Go driver, go-mssqldb, cannot talk to Iridium 0.1.13 as it
-// is (two protocol defects, see docs/sqlserver.md): the sqlserver
-// adapter's tests put a small relay of their own between them. The DSN
-// this engine prints is Iridium's own port, for clients that tolerate the
-// defects (Node's tedious, the issue reports) and for those tests.
+// is (two protocol defects, see docs/sqlserver.md). The DSN this engine
+// prints carries standin=iridium, which makes the sqlserver adapter
+// rewrite both defects on its own connections: it works as it is with
+// --db, and with --cluster sqlserver. A real SQL Server never needs it.
 //
 // Iridium is built once with cargo into ~/.cache/fieldbench/iridium-0.1.13
 // (FIELDBENCH_IRIDIUM overrides) by scripts/install-servers.sh; the build
@@ -122,8 +122,8 @@ func (e sqlServerEngine) Up(ctx context.Context, dir string, opts Options) (*Clu
 		"storage": storage,
 		"tls":     "off",
 		"auth":    "off (Iridium accepts any login)",
-		"go-mssqldb": "cannot connect directly (pre-login answered with packet type 0x12, collation change with an old value); " +
-			"the adapter's tests connect through a relay that rewrites both",
+		"go-mssqldb": "cannot connect to Iridium as it is (pre-login answered with packet type 0x12, collation change with 5 extra bytes); " +
+			"standin=iridium in the DSN makes the sqlserver adapter rewrite both (never needed on a real SQL Server)",
 	}}
 	ndir := filepath.Join(dir, "iridium1")
 	n := &Node{Name: "iridium1", Role: "standalone", Host: Loopback, DataDir: filepath.Join(ndir, "data"), LogFile: filepath.Join(ndir, "iridium.log")}
@@ -146,7 +146,9 @@ func (e sqlServerEngine) Up(ctx context.Context, dir string, opts Options) (*Clu
 		return c, err
 	}
 	c.Version = "Iridium SQL " + v
-	c.DSN = fmt.Sprintf("sqlserver://fieldbench@%s?database=%s&encrypt=disable", n.Addr(), sqlServerDatabase)
+	// standin=iridium: the adapter rewrites Iridium's two TDS defects
+	// (adapter/sqlserver); encrypt=disable, as Iridium runs without TLS.
+	c.DSN = fmt.Sprintf("sqlserver://fieldbench@%s?database=%s&encrypt=disable&standin=iridium", n.Addr(), sqlServerDatabase)
 	return c, nil
 }
 

@@ -91,7 +91,7 @@ func TestSQLServerEngine(t *testing.T) {
 	}
 	n := c.Nodes[0]
 	if c.Version != "Iridium SQL "+IridiumVersion || !strings.HasPrefix(c.DSN, "sqlserver://fieldbench@127.0.0.1:") ||
-		!strings.Contains(c.DSN, "encrypt=disable") || n.Host != Loopback || c.Options["server"] != IridiumServer {
+		!strings.HasSuffix(c.DSN, "?database=fieldbench&encrypt=disable&standin=iridium") || n.Host != Loopback || c.Options["server"] != IridiumServer {
 		t.Fatalf("cluster = version %q, DSN %q, host %q, options %v", c.Version, c.DSN, n.Host, c.Options)
 	}
 	if got := listenAddrs(t, n.Port); len(got) != 1 || got[0] != "0100007F" {

@@ -1,16 +1,18 @@
 // Package sqlserver is fieldbench's adapter for Microsoft SQL Server,
 // through the official driver github.com/microsoft/go-mssqldb.
 //
-// DSN: sqlserver://user:password@host:port?database=NAME[&ingest=insert|bulk][&rows=N]
+// DSN: sqlserver://user:password@host:port?database=NAME[&ingest=insert|bulk][&rows=N][&standin=iridium]
 // plus any parameter of the driver (encrypt=disable, dial timeout=5,
 // packet size=4096...), which is handed to it unchanged. database= is
 // required: the ingest table is created in it.
 //
 // SQL Server itself cannot be installed on this machine. The adapter is
 // tested against Iridium SQL 0.1.13, a TDS server written in Rust that
-// reports itself as SQL Server 2022, through a small protocol relay that
-// rewrites two defects of Iridium's TDS (see docs/sqlserver.md). The
-// adapter keeps to what both servers do: plain multi-row INSERT statements,
+// reports itself as SQL Server 2022 (`fieldbench cluster up sqlserver`).
+// go-mssqldb cannot talk to it as it is: standin=iridium in the DSN makes
+// the adapter rewrite Iridium's two TDS defects on its own connections
+// (internal/tdsfix, through the driver's Dialer hook; see
+// docs/sqlserver.md). A real SQL Server never needs it. The adapter keeps to what both servers do: plain multi-row INSERT statements,
 // each a transaction of its own, no BEGIN TRANSACTION request (Iridium
 // hangs on it). Bulk copy (ingest=bulk) is for a real server only: Iridium
 // fails it, so that path is not verified here, and `list`, Info and the
@@ -32,6 +34,7 @@ import (
 	"github.com/microsoft/go-mssqldb/msdsn"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/adapter/sqlserver/internal/tdsfix"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 )
 
@@ -59,9 +62,9 @@ func (Adapter) Families() []string { return adapter.FamiliesOf((*DB)(nil)) }
 
 // Describe implements adapter.Adapter.
 func (Adapter) Describe() string {
-	return "Microsoft SQL Server (official driver go-mssqldb; tested here against Iridium SQL 0.1.13 through a relay, " +
-		"whose figures say nothing about SQL Server's speed); DSN sqlserver://user:pass@host:port?database=NAME[&ingest=insert|bulk][&rows=N] " +
-		"(ingest=bulk and rows above the default: " + NotVerified + ")"
+	return "Microsoft SQL Server (official driver go-mssqldb; tested here against Iridium SQL 0.1.13, a stand-in " +
+		"whose figures say nothing about SQL Server's speed); DSN sqlserver://user:pass@host:port?database=NAME[&ingest=insert|bulk][&rows=N][&standin=iridium] " +
+		"(ingest=bulk and rows above the default: " + NotVerified + "; " + StandinNote + ")"
 }
 
 // Open implements adapter.Adapter.
@@ -80,6 +83,15 @@ const (
 	IngestBulk IngestMode = "bulk"
 )
 
+// StandinIridium is the value of standin= that makes the adapter rewrite
+// Iridium SQL's two TDS defects.
+const StandinIridium = "iridium"
+
+// StandinNote says what standin=iridium does, in `list` and in a result's
+// database config.
+const StandinNote = "standin=iridium rewrites the two TDS protocol defects of Iridium SQL, the stand-in `cluster up sqlserver` starts " +
+	"(pre-login answered with packet type 0x12, collation change with 5 extra bytes); never needed on a real SQL Server"
+
 // Config is a parsed DSN.
 type Config struct {
 	// Driver is the driver's configuration (password included: never
@@ -90,11 +102,14 @@ type Config struct {
 	// Rows is the records per INSERT (rows=N); 0 is the default, the
 	// most whose statement text stays within 4,000 characters.
 	Rows int
+	// Standin is "iridium" when the connections rewrite Iridium SQL's two
+	// TDS defects (standin=iridium), else empty.
+	Standin string
 }
 
 // ownParams are the query parameters fieldbench reads and removes before
 // the rest goes to the driver.
-var ownParams = []string{"ingest", "rows"}
+var ownParams = []string{"ingest", "rows", "standin"}
 
 // ParseDSN parses a sqlserver:// DSN. Errors never show the password.
 func ParseDSN(dsn string) (*Config, error) {
@@ -135,6 +150,13 @@ func parseDSN(dsn string) (*Config, error) {
 		}
 		c.Rows = n
 	}
+	switch v := strings.ToLower(q.Get("standin")); v {
+	case "":
+	case StandinIridium:
+		c.Standin = v
+	default:
+		return nil, fmt.Errorf("sqlserver: standin=%q: the only stand-in is iridium (Iridium SQL); a real SQL Server needs no standin=", v)
+	}
 	for _, k := range ownParams {
 		q.Del(k)
 	}
@@ -150,6 +172,11 @@ func parseDSN(dsn string) (*Config, error) {
 	}
 	if cfg.AppName == "" {
 		cfg.AppName = "fieldbench"
+	}
+	if c.Standin != "" && cfg.Encryption != msdsn.EncryptionDisabled {
+		// The rewrite reads the login response, which TLS would hide;
+		// Iridium runs without TLS anyway (--no-tls).
+		return nil, errors.New("sqlserver: standin=iridium needs encrypt=disable (the rewrite reads the login response, which TLS would hide)")
 	}
 	c.Driver = cfg
 	return c, nil
@@ -168,6 +195,9 @@ type DB struct {
 	// acknowledged records missing). Real SQL Server writes run
 	// concurrently.
 	writeMu *sync.Mutex
+	// fixes counts the rewrites of Iridium's TDS defects (standin=iridium;
+	// nil otherwise), for the tests.
+	fixes *tdsfix.Counter
 }
 
 var (
@@ -188,12 +218,30 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	}
 	conn := mssql.NewConnectorConfig(cfg.Driver)
 	b := adapter.NewBackoff()
-	conn.Dialer = dialer(b.DialFunc(nil))
-	db := &DB{pool: sql.OpenDB(conn), cfg: cfg, backoff: b}
+	dial := b.DialFunc(nil)
+	db := &DB{cfg: cfg, backoff: b}
+	if cfg.Standin == StandinIridium {
+		// go-mssqldb's own extension point: every connection of the pool
+		// comes from this Dialer, wrapped with the rewrite.
+		db.fixes = new(tdsfix.Counter)
+		plain := dial
+		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := plain(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return tdsfix.Wrap(c, db.fixes), nil
+		}
+	}
+	conn.Dialer = dialer(dial)
+	db.pool = sql.OpenDB(conn)
 	db.pool.SetMaxIdleConns(maxIdle)
 	db.pool.SetConnMaxIdleTime(5 * time.Minute)
 	if err := db.pool.PingContext(ctx); err != nil {
 		db.pool.Close()
+		if cfg.Standin == "" && strings.Contains(err.Error(), "expected packet type 4") {
+			return nil, fmt.Errorf("sqlserver: connect to %s: %w (if this is Iridium SQL, as `fieldbench cluster up sqlserver` starts, add standin=iridium&encrypt=disable to the DSN)", cfg.Driver.Host, err)
+		}
 		return nil, fmt.Errorf("sqlserver: connect to %s: %w", cfg.Driver.Host, err)
 	}
 	var version string
@@ -203,6 +251,9 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	}
 	if IsIridium(version) {
 		db.writeMu = new(sync.Mutex)
+	} else if cfg.Standin != "" {
+		db.pool.Close()
+		return nil, fmt.Errorf("sqlserver: standin=iridium, but %s is not Iridium SQL (@@VERSION %q): a real SQL Server needs no standin=, remove it", cfg.Driver.Host, firstLine(version))
 	}
 	return db, nil
 }
@@ -249,6 +300,9 @@ func (db *DB) Info(ctx context.Context) (adapter.Info, error) {
 		if db.cfg.Rows > defaultInsertRows() {
 			cfg["rows"] += " (" + NotVerified + ")"
 		}
+	}
+	if db.cfg.Standin != "" {
+		cfg["tds_rewrites"] = StandinNote
 	}
 	if IsIridium(version) {
 		cfg["sqlserver_compat"] = version

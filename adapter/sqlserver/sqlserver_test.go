@@ -13,25 +13,21 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
-	"github.com/fieldbench/fieldbench/adapter/sqlserver/internal/tdsrelay"
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 )
 
-// One Iridium SQL server and one relay for the whole package, started on
-// first use and stopped by TestMain; every test gets a fresh database.
+// One Iridium SQL server for the whole package, started through the
+// engine on first use and stopped by TestMain; every test gets a fresh
+// database.
 var (
 	serverOnce sync.Once
 	server     *cluster.Cluster
-	relay      *tdsrelay.Relay
 	serverErr  error
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if relay != nil {
-		relay.Close()
-	}
 	if server != nil {
 		e, _ := cluster.Get("sqlserver")
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -49,10 +45,11 @@ func TestMain(m *testing.M) {
 // credentials, accepts any login): no output may show it.
 const testPassword = "pw-s3cr3t-fb"
 
-// relayDSN starts the package's server and relay once and returns a DSN
-// of the relay; it fails the test (skips it under -short) when Iridium is
-// not built.
-func relayDSN(t *testing.T) string {
+// engineDSN starts the package's server once and returns the DSN the
+// engine gives (standin=iridium: no relay, the adapter rewrites Iridium's
+// defects itself) with a password added; it fails the test (skips it
+// under -short) when Iridium is not built.
+func engineDSN(t *testing.T) string {
 	t.Helper()
 	serverOnce.Do(func() {
 		e, err := cluster.Get("sqlserver")
@@ -79,9 +76,7 @@ func relayDSN(t *testing.T) string {
 				_ = e.Down(ctx, server)
 			}
 			server = nil
-			return
 		}
-		relay, serverErr = tdsrelay.Start(server.Nodes[0].Addr())
 	})
 	if serverErr != nil {
 		if testing.Short() {
@@ -93,7 +88,6 @@ func relayDSN(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u.Host = relay.Addr()
 	u.User = url.UserPassword("fieldbench", testPassword)
 	return u.String()
 }
@@ -104,7 +98,7 @@ func relayDSN(t *testing.T) string {
 // other (none calls t.Parallel) and each starts from an empty database.
 func freshDSN(t *testing.T) string {
 	t.Helper()
-	dsn := relayDSN(t)
+	dsn := engineDSN(t)
 	db, err := Open(t.Context(), dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -130,31 +124,36 @@ func openFresh(t *testing.T) *DB {
 }
 
 // TestConformance runs the shared conformance suite against Iridium SQL
-// through the relay.
+// through the DSN the engine gives.
 func TestConformance(t *testing.T) {
 	adaptertest.Run(t, func(t *testing.T) adapter.DB { return openFresh(t) })
 }
 
-// TestIridiumNeedsRelay pins why the relay exists: go-mssqldb connecting
-// to Iridium directly fails on the pre-login packet type, and through the
-// relay both rewrites were made. When a later Iridium answers right, this
-// fails and the relay can go.
-func TestIridiumNeedsRelay(t *testing.T) {
-	relayDSN(t)
-	u, err := url.Parse(server.DSN)
+// TestIridiumNeedsStandin pins why standin=iridium exists: go-mssqldb
+// connecting to Iridium without it fails on the pre-login packet type
+// (and the error says what to add), and with it both rewrites were made.
+// When a later Iridium answers right, this fails and the option can go.
+func TestIridiumNeedsStandin(t *testing.T) {
+	dsn := engineDSN(t)
+	u, err := url.Parse(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	u.User = url.UserPassword("fieldbench", testPassword)
+	q := u.Query()
+	if q.Get("standin") != StandinIridium {
+		t.Fatalf("the engine's DSN has no standin=iridium: %s", adapter.Redact(dsn))
+	}
+	q.Del("standin")
+	u.RawQuery = q.Encode()
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	db, err := Open(ctx, u.String())
 	if err == nil {
 		db.Close()
-		t.Fatal("go-mssqldb connected to Iridium SQL without the relay: the relay is no longer needed")
+		t.Fatal("go-mssqldb connected to Iridium SQL without standin=iridium: the rewrites are no longer needed")
 	}
-	if !strings.Contains(err.Error(), "expected packet type 4") {
-		t.Errorf("direct connection failed otherwise than on the pre-login packet type: %v", err)
+	if !strings.Contains(err.Error(), "expected packet type 4") || !strings.Contains(err.Error(), "add standin=iridium") {
+		t.Errorf("direct connection failed otherwise than on the pre-login packet type, or without the hint: %v", err)
 	}
 	if strings.Contains(err.Error(), testPassword) {
 		t.Errorf("error shows the password: %v", err)
@@ -164,10 +163,11 @@ func TestIridiumNeedsRelay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := relay.Counts(); n.PreloginPackets == 0 || n.Collations == 0 {
-		t.Errorf("relay counts %+v: both rewrites should have been made", n)
+	if n := db.fixes.Counts(); n.PreloginPackets == 0 || n.Collations == 0 {
+		t.Errorf("rewrite counts %+v: both rewrites should have been made", n)
 	}
-	if !strings.HasPrefix(info.Version, "Iridium SQL (reports Microsoft SQL Server 2022") || info.Config["stand_in"] == "" || info.Config["ingest"] != "insert" {
+	if !strings.HasPrefix(info.Version, "Iridium SQL (reports Microsoft SQL Server 2022") || info.Config["stand_in"] == "" ||
+		info.Config["ingest"] != "insert" || info.Config["tds_rewrites"] != StandinNote {
 		t.Errorf("info %+v", info)
 	}
 	for k, v := range info.Config {
@@ -280,13 +280,14 @@ func TestDefaultInsertRows(t *testing.T) {
 func TestParseDSN(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		name   string
-		dsn    string
-		host   string
-		port   uint64
-		db     string
-		ingest IngestMode
-		err    string
+		name    string
+		dsn     string
+		host    string
+		port    uint64
+		db      string
+		ingest  IngestMode
+		standin string
+		err     string
 	}{
 		{name: "plain", dsn: "sqlserver://sa:secret@127.0.0.1:1433?database=fb", host: "127.0.0.1", port: 1433, db: "fb", ingest: IngestInsert},
 		{name: "bulk and driver params", dsn: "sqlserver://sa:secret@h:14330?database=fb&ingest=bulk&encrypt=disable&dial+timeout=3", host: "h", port: 14330, db: "fb", ingest: IngestBulk},
@@ -298,6 +299,9 @@ func TestParseDSN(t *testing.T) {
 		{name: "rows", dsn: "sqlserver://sa:secret@h:1?database=fb&rows=100", host: "h", port: 1, db: "fb", ingest: IngestInsert},
 		{name: "too many rows", dsn: "sqlserver://sa:secret@h:1?database=fb&rows=234", err: "want 1 to 233"},
 		{name: "bad driver param", dsn: "sqlserver://sa:secret@h:1?database=fb&encrypt=maybe", err: "DSN parameters"},
+		{name: "stand-in", dsn: "sqlserver://sa:secret@h:1?database=fb&encrypt=disable&standin=iridium", host: "h", port: 1, db: "fb", ingest: IngestInsert, standin: StandinIridium},
+		{name: "stand-in with TLS", dsn: "sqlserver://sa:secret@h:1?database=fb&standin=iridium", err: "needs encrypt=disable"},
+		{name: "unknown stand-in", dsn: "sqlserver://sa:secret@h:1?database=fb&encrypt=disable&standin=babelfish", err: "only stand-in is iridium"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := ParseDSN(tc.dsn)
@@ -314,11 +318,13 @@ func TestParseDSN(t *testing.T) {
 				t.Fatal(err)
 			}
 			d := c.Driver
-			if d.Host != tc.host || d.Port != tc.port || d.Database != tc.db || c.Database != tc.db || d.User != "sa" || d.Password != "secret" || c.Ingest != tc.ingest {
+			if d.Host != tc.host || d.Port != tc.port || d.Database != tc.db || c.Database != tc.db || d.User != "sa" || d.Password != "secret" || c.Ingest != tc.ingest || c.Standin != tc.standin {
 				t.Errorf("config %+v, driver host %s port %d db %s user %s", c, d.Host, d.Port, d.Database, d.User)
 			}
-			if _, ok := d.Parameters["ingest"]; ok {
-				t.Error("ingest= reached the driver")
+			for _, k := range ownParams {
+				if _, ok := d.Parameters[k]; ok {
+					t.Errorf("%s= reached the driver", k)
+				}
 			}
 		})
 	}
@@ -335,7 +341,8 @@ func TestRegistered(t *testing.T) {
 	}
 	// `fieldbench list` shows Describe: bulk copy must say it is not
 	// verified, and the stand-in must be named.
-	if d := (Adapter{}).Describe(); !strings.Contains(d, "ingest=bulk and rows above the default: "+NotVerified) || !strings.Contains(d, "Iridium SQL") {
+	if d := (Adapter{}).Describe(); !strings.Contains(d, "ingest=bulk and rows above the default: "+NotVerified) || !strings.Contains(d, "Iridium SQL") ||
+		!strings.Contains(d, "never needed on a real SQL Server") {
 		t.Errorf("Describe = %q", d)
 	}
 }

@@ -1,10 +1,11 @@
-package tdsrelay
+package tdsfix
 
 import (
 	"bytes"
 	"encoding/binary"
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf16"
@@ -97,88 +98,111 @@ func TestFixLoginResponse(t *testing.T) {
 	}
 }
 
-// TestRelay runs a fake upstream that answers like Iridium (a pre-login
-// response of type 0x12, a login response over two packets with the long
-// collation change, then a later message of type 0x12 and a reply) and
-// checks what a client of the relay reads, and that the client's bytes
-// reach the server unchanged.
-func TestRelay(t *testing.T) {
+// TestConn serves a connection as Iridium writes it (a pre-login response
+// of type 0x12, a login response over two packets with the long collation
+// change, then a later message of type 0x12 and a reply) and checks what
+// the wrapped client reads, and that the client's bytes reach the server
+// unchanged; then the same with a server that writes TDS right, whose
+// bytes must all pass unchanged.
+func TestConn(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
 	prelogin := []byte{0, 0, 6, 0, 6, 0xff, 16, 0, 0, 0, 0, 0}
-	login := iridiumLogin(collation)
 	later := packet(typeReply, statusEOM, 1, []byte("rows and more rows"))
 	stray := packet(typePrelogin, statusEOM, 1, []byte("not a pre-login response"))
 	fromClient := []byte("PRELOGIN request, LOGIN7, SQL batch: any bytes")
-	got := make(chan []byte, 1)
+	for _, tc := range []struct {
+		name    string
+		preType byte
+		old     []byte
+		want    Counts
+	}{
+		{"iridium", typePrelogin, collation, Counts{PreloginPackets: 1, Collations: 1}},
+		{"right TDS passes unchanged", typeReply, nil, Counts{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			client, server := net.Pipe()
+			defer server.Close()
+			login := iridiumLogin(tc.old)
+			got := make(chan []byte, 1)
+			go func() {
+				buf := make([]byte, len(fromClient))
+				if _, err := io.ReadFull(server, buf); err != nil {
+					buf = nil
+				}
+				got <- buf
+				for _, p := range [][]byte{
+					packet(tc.preType, statusEOM, 1, prelogin),
+					packet(typeReply, 0, 1, login[:20]),
+					packet(typeReply, statusEOM, 2, login[20:]),
+					later, stray,
+				} {
+					if _, err := server.Write(p); err != nil {
+						return
+					}
+				}
+			}()
+			var n Counter
+			c := Wrap(client, &n)
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(20 * time.Second))
+			if _, err := c.Write(fromClient); err != nil {
+				t.Fatal(err)
+			}
+			if b := <-got; !bytes.Equal(b, fromClient) {
+				t.Errorf("server read %q, want %q", b, fromClient)
+			}
+			pre, err := readMessage(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(pre) != 1 || pre[0][0] != typeReply || !bytes.Equal(pre[0][headerLen:], prelogin) {
+				t.Errorf("pre-login response %x: want type 4 with the same payload", pre)
+			}
+			lr, err := readMessage(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p, want := joinPayload(lr), iridiumLogin(nil); !bytes.Equal(p, want) {
+				t.Errorf("login response\n%x\nwant\n%x", p, want)
+			}
+			for i, p := range lr {
+				if p[0] != typeReply || int(p[6]) != i+1 || (p[1]&statusEOM != 0) != (i == len(lr)-1) {
+					t.Errorf("login packet %d header %x", i, p[:headerLen])
+				}
+			}
+			if tc.old == nil && len(lr) != 2 {
+				t.Errorf("a right login response was packetized again: %d packets", len(lr))
+			}
+			rest := make([]byte, len(later)+len(stray))
+			if _, err := io.ReadFull(c, rest); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(rest, append(append([]byte{}, later...), stray...)) {
+				t.Errorf("later messages changed: %x", rest)
+			}
+			if got := n.Counts(); got != tc.want {
+				t.Errorf("counts %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestConnCutResponse: a server that closes in the middle of its
+// pre-login response gives an error that says where, on every later read.
+func TestConnCutResponse(t *testing.T) {
+	t.Parallel()
+	client, server := net.Pipe()
 	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			got <- nil
-			return
-		}
-		defer c.Close()
-		c.Write(packet(typePrelogin, statusEOM, 1, prelogin))
-		c.Write(packet(typeReply, 0, 1, login[:20]))
-		c.Write(packet(typeReply, statusEOM, 2, login[20:]))
-		c.Write(later)
-		c.Write(stray)
-		buf := make([]byte, len(fromClient))
-		_, err = io.ReadFull(c, buf)
-		if err != nil {
-			buf = nil
-		}
-		got <- buf
+		server.Write(packet(typePrelogin, statusEOM, 1, []byte{1, 2, 3, 4})[:10])
+		server.Close()
 	}()
-	r, err := Start(ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	c, err := net.Dial("tcp", r.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := Wrap(client, nil)
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(20 * time.Second))
-	if _, err := c.Write(fromClient); err != nil {
-		t.Fatal(err)
-	}
-	pre, err := readMessage(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(pre) != 1 || pre[0][0] != typeReply || !bytes.Equal(pre[0][headerLen:], prelogin) {
-		t.Errorf("pre-login response %x: want type 4 with the same payload", pre)
-	}
-	lr, err := readMessage(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := iridiumLogin(nil)
-	if p := joinPayload(lr); !bytes.Equal(p, want) {
-		t.Errorf("login response\n%x\nwant\n%x", p, want)
-	}
-	for i, p := range lr {
-		if p[0] != typeReply || int(p[6]) != i+1 || (p[1]&statusEOM != 0) != (i == len(lr)-1) {
-			t.Errorf("login packet %d header %x", i, p[:headerLen])
+	for range 2 {
+		if _, err := c.Read(make([]byte, 64)); err == nil || !strings.Contains(err.Error(), "pre-login response") {
+			t.Fatalf("read error %v, want one about the pre-login response", err)
 		}
-	}
-	rest := make([]byte, len(later)+len(stray))
-	if _, err := io.ReadFull(c, rest); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(rest, append(append([]byte{}, later...), stray...)) {
-		t.Errorf("later messages changed: %x", rest)
-	}
-	if b := <-got; !bytes.Equal(b, fromClient) {
-		t.Errorf("server read %q, want %q", b, fromClient)
-	}
-	if n := r.Counts(); n != (Counts{PreloginPackets: 1, Collations: 1}) {
-		t.Errorf("counts %+v", n)
 	}
 }

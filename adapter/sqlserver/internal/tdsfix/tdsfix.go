@@ -1,35 +1,33 @@
-// Package tdsrelay is a TDS relay used only by the sqlserver adapter's
-// tests: it stands between go-mssqldb and Iridium SQL 0.1.13 (the SQL
-// Server stand-in that runs on this machine) and rewrites exactly the two
-// defects of Iridium's protocol that stop the official driver from
-// connecting; every other byte passes unchanged, both ways.
+// Package tdsfix rewrites the two defects of Iridium SQL 0.1.13's TDS (the
+// SQL Server stand-in that runs on this machine) that stop the official
+// driver, go-mssqldb, from connecting. The sqlserver adapter wraps its
+// connections with it when the DSN says standin=iridium; every other byte
+// passes unchanged, both ways.
 //
 //  1. Iridium answers the PRELOGIN request with a packet of type 0x12
 //     (PRELOGIN) where TDS requires 0x04 (tabular result); go-mssqldb
-//     refuses it ("expected packet type 4"). The relay retypes the packets
-//     of the first server message to 0x04.
+//     refuses it ("expected packet type 4"). The packets of the server's
+//     first message are retyped to 0x04.
 //  2. In its login response, Iridium's ENVCHANGE token for the SQL
 //     collation (type 7) carries an old value of 5 bytes (the collation
 //     again) where TDS sends none at login; go-mssqldb reads the old value
 //     as an empty string's length and then 10 bytes of UTF-16, runs past
-//     the token and drops the connection. The relay empties the old value
-//     (5 bytes fewer) and shortens the token's length to match.
+//     the token and drops the connection. The old value is emptied (5
+//     bytes fewer) and the token's length shortened to match.
 //
-// It is a stand-in's workaround, not part of fieldbench: a real SQL Server
-// needs none of it, and nothing outside the tests uses it. It does not
-// speak TLS: the client must connect with encrypt=disable (Iridium offers
-// no encryption either).
-package tdsrelay
+// It is a stand-in's workaround: a real SQL Server needs none of it. It
+// does not speak TLS: the client must connect with encrypt=disable
+// (Iridium offers no encryption either), so that the login response can
+// be read.
+package tdsfix
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
-	"sync"
-	"time"
+	"sync/atomic"
 )
 
 // TDS packet types and header layout (MS-TDS 2.2.3.1).
@@ -54,162 +52,105 @@ const (
 	doneLen          = 12 // status, curcmd (2 each), row count (8), TDS 7.2+
 )
 
-// Relay accepts TDS clients on a loopback port and forwards each to the
-// upstream server, fixing the server's first two messages.
-type Relay struct {
-	ln       net.Listener
-	upstream string
-	wg       sync.WaitGroup
-	mu       sync.Mutex
-	conns    map[net.Conn]struct{}
-	closed   bool
-	// Fixed counts the rewrites made, for the tests to check that the
-	// relay did something and no more than it says.
-	fixed Counts
-}
-
-// Counts are the rewrites a relay made.
+// Counts are the rewrites made.
 type Counts struct {
-	PreloginPackets int // packets retyped from 0x12 to 0x04
-	Collations      int // collation ENVCHANGE tokens whose old value was dropped
+	PreloginPackets int64 // packets retyped from 0x12 to 0x04
+	Collations      int64 // collation ENVCHANGE tokens whose old value was dropped
 }
 
-// Start listens on a free port of 127.0.0.1 and relays to upstream
-// (host:port).
-func Start(upstream string) (*Relay, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("tdsrelay: listen: %w", err)
-	}
-	r := &Relay{ln: ln, upstream: upstream, conns: map[net.Conn]struct{}{}}
-	r.wg.Add(1)
-	go r.accept()
-	return r, nil
+// Counter adds up the rewrites of every connection wrapped with it, safe
+// for concurrent connections; the tests read it to check that the
+// rewrites were made.
+type Counter struct {
+	prelogin, collations atomic.Int64
 }
-
-// Addr is the relay's host:port.
-func (r *Relay) Addr() string { return r.ln.Addr().String() }
 
 // Counts returns the rewrites made so far.
-func (r *Relay) Counts() Counts {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.fixed
+func (c *Counter) Counts() Counts {
+	return Counts{PreloginPackets: c.prelogin.Load(), Collations: c.collations.Load()}
 }
 
-// Close stops listening, closes every relayed connection and waits for
-// their goroutines.
-func (r *Relay) Close() error {
-	r.mu.Lock()
-	r.closed = true
-	for c := range r.conns {
-		c.Close()
+// Wrap returns conn with the server's first two messages (the pre-login
+// response, then the login response) rewritten as they are read, counted
+// into n (nil: not counted). Writes and every later byte pass unchanged.
+func Wrap(conn net.Conn, n *Counter) net.Conn {
+	if n == nil {
+		n = new(Counter)
 	}
-	r.mu.Unlock()
-	err := r.ln.Close()
-	r.wg.Wait()
-	return err
+	return &Conn{Conn: conn, n: n}
 }
 
-// track registers c to be closed by Close; false when the relay is closed.
-func (r *Relay) track(c net.Conn) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		return false
+// Conn is a connection to Iridium SQL whose first two server messages are
+// rewritten (see Wrap).
+type Conn struct {
+	net.Conn
+	n       *Counter
+	stage   int    // messages rewritten so far (0, 1, 2: then pass-through)
+	pending []byte // rewritten bytes not yet read
+	err     error  // a failed rewrite: the connection is unusable
+}
+
+// Read implements net.Conn: the rewritten messages first, then the
+// connection's own bytes.
+func (c *Conn) Read(p []byte) (int, error) {
+	for len(c.pending) == 0 && c.stage < 2 && c.err == nil {
+		c.err = c.next()
 	}
-	r.conns[c] = struct{}{}
-	return true
-}
-
-func (r *Relay) untrack(c net.Conn) {
-	r.mu.Lock()
-	delete(r.conns, c)
-	r.mu.Unlock()
-	c.Close()
-}
-
-func (r *Relay) accept() {
-	defer r.wg.Done()
-	for {
-		c, err := r.ln.Accept()
-		if err != nil {
-			return
-		}
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			r.serve(c)
-		}()
+	if len(c.pending) > 0 {
+		k := copy(p, c.pending)
+		c.pending = c.pending[k:]
+		return k, nil
 	}
+	if c.err != nil {
+		return 0, c.err
+	}
+	return c.Conn.Read(p)
 }
 
-// serve relays one client connection until either side closes.
-func (r *Relay) serve(client net.Conn) {
-	if !r.track(client) {
-		client.Close()
-		return
-	}
-	defer r.untrack(client)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	d := net.Dialer{}
-	server, err := d.DialContext(ctx, "tcp", r.upstream)
-	cancel()
+// next reads the server's next message whole and queues it rewritten.
+func (c *Conn) next() error {
+	msg, err := readMessage(c.Conn)
 	if err != nil {
-		return
-	}
-	if !r.track(server) {
-		server.Close()
-		return
-	}
-	defer r.untrack(server)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_, _ = io.Copy(server, client)
-		server.Close()
-	}()
-	var n Counts
-	if err := Fix(client, server, &n); err == nil {
-		r.mu.Lock()
-		r.fixed.PreloginPackets += n.PreloginPackets
-		r.fixed.Collations += n.Collations
-		r.mu.Unlock()
-		_, _ = io.Copy(client, server)
-	}
-	client.Close()
-	<-done
-}
-
-// Fix copies the server's first two messages from server to client with
-// the defects rewritten (the pre-login response, then the login
-// response), counting what it changed into n. The caller copies the rest.
-func Fix(client io.Writer, server io.Reader, n *Counts) error {
-	pre, err := readMessage(server)
-	if err != nil {
-		return fmt.Errorf("tdsrelay: pre-login response: %w", err)
-	}
-	for _, p := range pre {
-		if p[0] == typePrelogin {
-			p[0] = typeReply
-			n.PreloginPackets++
+		what := "pre-login response"
+		if c.stage == 1 {
+			what = "login response"
 		}
-		if _, err := client.Write(p); err != nil {
-			return err
-		}
+		return fmt.Errorf("tdsfix: %s: %w", what, err)
 	}
-	login, err := readMessage(server)
-	if err != nil {
-		return fmt.Errorf("tdsrelay: login response: %w", err)
+	var out [][]byte
+	if c.stage == 0 {
+		out = c.fixPrelogin(msg)
+	} else {
+		out = c.fixLogin(msg)
 	}
-	payload, fixed := FixLoginResponse(joinPayload(login))
-	n.Collations += fixed
-	for _, p := range split(login[0][:headerLen], payload, maxPacket(login)) {
-		if _, err := client.Write(p); err != nil {
-			return err
-		}
+	c.stage++
+	for _, p := range out {
+		c.pending = append(c.pending, p...)
 	}
 	return nil
+}
+
+// fixPrelogin retypes the pre-login response's packets to 0x04.
+func (c *Conn) fixPrelogin(pkts [][]byte) [][]byte {
+	for _, p := range pkts {
+		if p[0] == typePrelogin {
+			p[0] = typeReply
+			c.n.prelogin.Add(1)
+		}
+	}
+	return pkts
+}
+
+// fixLogin empties the collation change's old value in the login
+// response and packetizes it again: packets no larger than the server's,
+// with the first one's header.
+func (c *Conn) fixLogin(pkts [][]byte) [][]byte {
+	payload, fixed := FixLoginResponse(joinPayload(pkts))
+	if fixed == 0 {
+		return pkts
+	}
+	c.n.collations.Add(int64(fixed))
+	return split(pkts[0][:headerLen], payload, maxPacket(pkts))
 }
 
 // readMessage reads the packets of one TDS message (to the packet whose
@@ -245,7 +186,7 @@ func joinPayload(pkts [][]byte) []byte {
 	return b
 }
 
-// maxPacket is the largest packet of a message: the relay's packets are no
+// maxPacket is the largest packet of a message: the rewritten packets are no
 // larger than the server's.
 func maxPacket(pkts [][]byte) int {
 	m := 0
@@ -280,7 +221,7 @@ func split(tmpl, payload []byte, size int) [][]byte {
 	}
 }
 
-// errStop ends the walk over tokens at one the relay does not know: the
+// errStop ends the walk over tokens at a token not known here: the
 // rest of the message passes unchanged.
 var errStop = errors.New("unknown token")
 
