@@ -48,6 +48,24 @@ build_ferretdb() {
   fi
 }
 
+# Iridium SQL 0.1.13 (the SQL Server stand-in that `cluster up sqlserver`
+# starts) is built once from crates.io with cargo into
+# ~/.cache/fieldbench/iridium-0.1.13 (FIELDBENCH_IRIDIUM overrides); its
+# code never enters this repository. The build took 10 minutes on the
+# shared 2-core machine (docs/sqlserver.md); the engine does not start it
+# itself.
+build_iridium() {
+  local root="${FIELDBENCH_IRIDIUM:-${XDG_CACHE_HOME:-$HOME/.cache}/fieldbench/iridium-0.1.13}"
+  [[ -x "$root/bin/iridium-server" ]] && { echo "install-servers: Iridium SQL present ($root)"; return; }
+  if ! command -v cargo >/dev/null 2>&1; then
+    echo "install-servers: cargo not found: Iridium SQL (cluster up sqlserver) not built" >&2
+    return
+  fi
+  echo "install-servers: building Iridium SQL 0.1.13 with cargo (about 10 minutes on 2 cores)"
+  cargo install --locked --quiet iridium_server@0.1.13 --root "$root"
+  echo "install-servers: Iridium SQL built in $root"
+}
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -58,6 +76,7 @@ if [[ ${#missing[@]} -eq 0 ]]; then
   install_pouchdb
   install_reqlite
   build_ferretdb
+  build_iridium
   exit 0
 fi
 
@@ -77,3 +96,4 @@ install_pouchdb
 install_reqlite
 echo "install-servers: done"
 build_ferretdb
+build_iridium

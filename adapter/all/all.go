@@ -13,6 +13,7 @@ import (
 	_ "github.com/fieldbench/fieldbench/adapter/redis"
 	_ "github.com/fieldbench/fieldbench/adapter/rethinkdb"
 	_ "github.com/fieldbench/fieldbench/adapter/sqlite"
+	_ "github.com/fieldbench/fieldbench/adapter/sqlserver"
 	_ "github.com/fieldbench/fieldbench/workload/ingest"
 	_ "github.com/fieldbench/fieldbench/workload/microblog"
 	_ "github.com/fieldbench/fieldbench/workload/trajectory"

@@ -14,6 +14,7 @@ import (
 	"github.com/fieldbench/fieldbench/adapter/redis"
 	"github.com/fieldbench/fieldbench/adapter/rethinkdb"
 	"github.com/fieldbench/fieldbench/adapter/sqlite"
+	"github.com/fieldbench/fieldbench/adapter/sqlserver"
 )
 
 // parsers are every adapter's DSN parser, by scheme.
@@ -25,6 +26,7 @@ var parsers = map[string]func(string) error{
 	"redis":     func(d string) error { _, err := redis.ParseDSN(d); return err },
 	"rethinkdb": func(d string) error { _, err := rethinkdb.ParseDSN(d); return err },
 	"sqlite":    func(d string) error { _, err := sqlite.ParseDSN(d); return err },
+	"sqlserver": func(d string) error { _, err := sqlserver.ParseDSN(d); return err },
 }
 
 // Finding 3 of issue 13: a password reached error messages through the
@@ -68,6 +70,7 @@ func FuzzParseDSN(f *testing.F) {
 		"cassandra://127.0.0.1:9042,127.0.0.2:9042/fieldbench?consistency=QUORUM&rf=3",
 		"hbase://127.0.0.1:8080/ns?timeout=5s&conns=4",
 		"rethinkdb://admin:pw@127.0.0.1:28015/fieldbench?parts=1&timeout=5s",
+		"sqlserver://sa:pw@127.0.0.1:1433?database=fieldbench&encrypt=disable&ingest=bulk",
 		"sqlite:///tmp/fb.db", "sqlite://", "postgres://nohost:99999", "mysql://u:pw@[::1/x",
 	} {
 		f.Add(s, "s3cr3t")

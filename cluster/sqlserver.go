@@ -1,0 +1,322 @@
+package cluster
+
+import (
+	"context"
+	be "encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+)
+
+// The sqlserver engine starts Iridium SQL, a TDS 7.4 server written in
+// Rust that reports itself as SQL Server 2022: Microsoft SQL Server cannot
+// be installed on these machines, and nothing else here speaks TDS. It is
+// named as what it is everywhere: the cluster's Version, its "server"
+// option and every node's status say Iridium SQL, never SQL Server, and
+// its figures say nothing about SQL Server's speed (its writes slow down
+// as a table grows). To measure a real SQL Server, point --db at it.
+//
+// The official Go driver, go-mssqldb, cannot talk to Iridium 0.1.13 as it
+// is (two protocol defects, see docs/sqlserver.md). The DSN this engine
+// prints carries standin=iridium, which makes the sqlserver adapter
+// rewrite both defects on its own connections: it works as it is with
+// --db, and with --cluster sqlserver. A real SQL Server never needs it.
+//
+// Iridium is built once with cargo into ~/.cache/fieldbench/iridium-0.1.13
+// (FIELDBENCH_IRIDIUM overrides) by scripts/install-servers.sh; the build
+// took 10 minutes on the shared two cores here, so the engine does not start it
+// on its own. It binds the address given by --host (127.0.0.1 here: checked
+// with ss), runs without TLS (go-mssqldb with encrypt=disable) and without
+// authentication (it accepts any login: its only credentials would be
+// command-line arguments, which every local user can read in /proc).
+//
+// One node only (Iridium has no replication); it can be killed and
+// restarted on its data directory.
+func init() { Register(sqlServerEngine{}) }
+
+type sqlServerEngine struct{}
+
+const (
+	// IridiumVersion is the Iridium SQL release the engine runs.
+	IridiumVersion = "0.1.13"
+	// IridiumServer names the stand-in wherever a result or a status
+	// says which server ran.
+	IridiumServer = "Iridium SQL " + IridiumVersion + ", a SQL Server stand-in (TDS 7.4 server in Rust; not SQL Server)"
+	// sqlServerDatabase is the database the cluster's DSN names.
+	sqlServerDatabase = "fieldbench"
+)
+
+// Name implements Engine.
+func (sqlServerEngine) Name() string { return "sqlserver" }
+
+// IridiumBinary is where scripts/install-servers.sh puts iridium-server:
+// $FIELDBENCH_IRIDIUM/bin, else $XDG_CACHE_HOME/fieldbench/iridium-0.1.13/bin,
+// else ~/.cache/fieldbench/iridium-0.1.13/bin.
+func IridiumBinary() (string, error) {
+	root := os.Getenv("FIELDBENCH_IRIDIUM")
+	if root == "" {
+		base := os.Getenv("XDG_CACHE_HOME")
+		if base == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return "", fmt.Errorf("sqlserver: no home directory (set FIELDBENCH_IRIDIUM): %w", err)
+			}
+			base = filepath.Join(home, ".cache")
+		}
+		root = filepath.Join(base, "fieldbench", "iridium-"+IridiumVersion)
+	}
+	return filepath.Join(root, "bin", "iridium-server"), nil
+}
+
+// Check implements Engine: the iridium-server binary is built.
+func (sqlServerEngine) Check() error {
+	bin, err := IridiumBinary()
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("sqlserver: Iridium SQL %s is not built (scripts/install-servers.sh builds it with cargo, about 15 minutes): %w", IridiumVersion, err)
+	}
+	return nil
+}
+
+// parseSQLServerOpts returns the storage option: "disk" (the default,
+// Iridium's persistent storage in the node's data directory) or "memory"
+// (Iridium's --memory: nothing survives a restart).
+func parseSQLServerOpts(o Options) (storage string, err error) {
+	storage = "disk"
+	for k, v := range o.Extra {
+		switch k {
+		case "storage":
+			if v != "disk" && v != "memory" {
+				return "", fmt.Errorf("sqlserver: option storage=%q: want disk or memory", v)
+			}
+			storage = v
+		default:
+			return "", fmt.Errorf("sqlserver: unknown option %q (known: storage)", k)
+		}
+	}
+	if o.Nodes > 1 {
+		return "", fmt.Errorf("sqlserver: Iridium SQL has no replication, so the engine starts one node (got --nodes %d): %w", o.Nodes, ErrUnsupported)
+	}
+	return storage, nil
+}
+
+// Up implements Engine: one iridium-server on a free loopback port, its
+// data under dir/iridium1/data.
+func (e sqlServerEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster, error) {
+	storage, err := parseSQLServerOpts(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.Check(); err != nil {
+		return nil, err
+	}
+	c := &Cluster{Engine: e.Name(), Dir: dir, Started: time.Now().UTC(), Options: map[string]string{
+		"server":  IridiumServer,
+		"storage": storage,
+		"tls":     "off",
+		"auth":    "off (Iridium accepts any login)",
+		"go-mssqldb": "cannot connect to Iridium as it is (pre-login answered with packet type 0x12, collation change with 5 extra bytes); " +
+			"standin=iridium in the DSN makes the sqlserver adapter rewrite both (never needed on a real SQL Server)",
+	}}
+	ndir := filepath.Join(dir, "iridium1")
+	n := &Node{Name: "iridium1", Role: "standalone", Host: Loopback, DataDir: filepath.Join(ndir, "data"), LogFile: filepath.Join(ndir, "iridium.log")}
+	if err := os.MkdirAll(n.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("sqlserver: node directory: %w", err)
+	}
+	c.Nodes = append(c.Nodes, n)
+	if err := Retry(5, func(int) error {
+		p, err := FreePort(Loopback)
+		if err != nil {
+			return err
+		}
+		n.Port = p
+		return startIridium(ctx, c, n)
+	}); err != nil {
+		return c, fmt.Errorf("sqlserver: start Iridium SQL: %w", err)
+	}
+	v, err := iridiumVersionOf(n)
+	if err != nil {
+		return c, err
+	}
+	c.Version = "Iridium SQL " + v
+	// standin=iridium: the adapter rewrites Iridium's two TDS defects
+	// (adapter/sqlserver); encrypt=disable, as Iridium runs without TLS.
+	c.DSN = fmt.Sprintf("sqlserver://fieldbench@%s?database=%s&encrypt=disable&standin=iridium", n.Addr(), sqlServerDatabase)
+	return c, nil
+}
+
+// startIridium starts n on its port and data and waits until it answers a
+// TDS pre-login.
+func startIridium(ctx context.Context, c *Cluster, n *Node) error {
+	bin, err := IridiumBinary()
+	if err != nil {
+		return err
+	}
+	args := []string{
+		"--host", n.Host, "--port", fmt.Sprint(n.Port),
+		"--database", sqlServerDatabase,
+		"--no-tls",
+		"--pool-max", "256", // the adapter's pool keeps up to 256 connections
+	}
+	if c.Options["storage"] == "memory" {
+		args = append(args, "--memory")
+	} else {
+		args = append(args, "--data-dir", n.DataDir)
+	}
+	pid, err := Start(Proc{Path: bin, Dir: filepath.Dir(n.DataDir), LogFile: n.LogFile,
+		Env: []string{"RUST_LOG=warn,iridium_server=info"}, Args: args})
+	if err != nil {
+		return err
+	}
+	n.PID, n.Stopped = pid, false
+	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := WaitPort(wctx, n.Host, n.Port, pid, n.LogFile); err != nil {
+		_ = Kill(pid)
+		n.PID = 0
+		return err
+	}
+	if _, err := TDSPrelogin(wctx, n.Addr()); err != nil {
+		_ = Kill(pid)
+		n.PID = 0
+		return fmt.Errorf("sqlserver: %s does not answer a TDS pre-login: %w", n.Addr(), err)
+	}
+	return nil
+}
+
+// iridiumVersionRE finds the version Iridium logs at start.
+var iridiumVersionRE = regexp.MustCompile(`iridium-server v(\S+)`)
+
+// iridiumVersionOf reads the version iridium-server logged, which is how
+// it names itself (over TDS it claims to be SQL Server).
+func iridiumVersionOf(n *Node) (string, error) {
+	b, err := os.ReadFile(n.LogFile)
+	if err != nil {
+		return "", fmt.Errorf("sqlserver: read the log of %s: %w", n.Name, err)
+	}
+	m := iridiumVersionRE.FindSubmatch(b)
+	if m == nil {
+		return "", fmt.Errorf("sqlserver: the log of %s names no iridium-server version: is it Iridium SQL?", n.Name)
+	}
+	return string(m[1]), nil
+}
+
+// TDSPrelogin sends a TDS PRELOGIN request to addr and returns the server
+// version its response announces (major.minor.build), so that status can
+// tell a TDS server that answers from a port that is merely open. It
+// accepts a response of packet type 0x04 (TDS) or 0x12 (what Iridium
+// sends).
+func TDSPrelogin(ctx context.Context, addr string) (string, error) {
+	d := net.Dialer{}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(10 * time.Second)
+	}
+	_ = c.SetDeadline(deadline)
+	// Options: VERSION (6 bytes at offset 11), ENCRYPTION (1 byte at 17:
+	// not supported), terminator.
+	payload := []byte{0x00, 0, 11, 0, 6, 0x01, 0, 17, 0, 1, 0xFF, 0, 0, 0, 0, 0, 0, 0x02}
+	req := make([]byte, 8, 8+len(payload))
+	req[0], req[1] = 0x12, 0x01
+	be.BigEndian.PutUint16(req[2:], uint16(8+len(payload)))
+	req[6] = 1
+	if _, err := c.Write(append(req, payload...)); err != nil {
+		return "", err
+	}
+	h := make([]byte, 8)
+	if _, err := io.ReadFull(c, h); err != nil {
+		return "", fmt.Errorf("read the pre-login response: %w", err)
+	}
+	if h[0] != 0x04 && h[0] != 0x12 {
+		return "", fmt.Errorf("pre-login response of packet type %#x", h[0])
+	}
+	size := int(be.BigEndian.Uint16(h[2:]))
+	if size < 8 {
+		return "", errors.New("pre-login response shorter than its header")
+	}
+	body := make([]byte, size-8)
+	if _, err := io.ReadFull(c, body); err != nil {
+		return "", fmt.Errorf("read the pre-login response: %w", err)
+	}
+	for i := 0; i+5 <= len(body) && body[i] != 0xFF; i += 5 {
+		if body[i] != 0x00 {
+			continue
+		}
+		off, l := int(be.BigEndian.Uint16(body[i+1:])), int(be.BigEndian.Uint16(body[i+3:]))
+		if l < 4 || off+l > len(body) {
+			break
+		}
+		v := body[off:]
+		return fmt.Sprintf("%d.%d.%d", v[0], v[1], be.BigEndian.Uint16(v[2:])), nil
+	}
+	return "", errors.New("pre-login response has no VERSION")
+}
+
+// Status implements Engine: whether the node answers a TDS pre-login, the
+// SQL Server version it claims, and which server it really is.
+func (sqlServerEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
+	out := make([]NodeStatus, 0, len(c.Nodes))
+	for _, n := range c.Nodes {
+		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: "down", PID: n.PID,
+			Detail: map[string]string{"server": IridiumServer}}
+		if n.Stopped || !Alive(n.PID) {
+			if n.Stopped {
+				st.State = "stopped"
+			}
+			st.PID = 0
+			out = append(out, st)
+			continue
+		}
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		v, err := TDSPrelogin(sctx, n.Addr())
+		cancel()
+		if err != nil {
+			st.State = "unreachable"
+			st.Detail["error"] = err.Error()
+		} else {
+			st.State = "up"
+			st.Detail["sqlserver_compat"] = v
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// Down implements Engine: SIGTERM, SIGKILL after 15 s.
+func (sqlServerEngine) Down(_ context.Context, c *Cluster) error {
+	return c.StopNodes("sqlserver", 15*time.Second)
+}
+
+// Kill implements Killer: SIGKILL, as a crash.
+func (sqlServerEngine) Kill(_ context.Context, c *Cluster, node string) error {
+	return c.KillNode(node)
+}
+
+// Restart implements Killer: the node starts again on its port and data.
+func (sqlServerEngine) Restart(ctx context.Context, c *Cluster, node string) error {
+	n, err := c.Node(node)
+	if err != nil {
+		return err
+	}
+	if n.PID > 0 && Alive(n.PID) {
+		return fmt.Errorf("sqlserver: %s is running (pid %d)", n.Name, n.PID)
+	}
+	if err := startIridium(ctx, c, n); err != nil {
+		return fmt.Errorf("sqlserver: restart %s: %w", n.Name, err)
+	}
+	return nil
+}
+
+var _ Killer = sqlServerEngine{}

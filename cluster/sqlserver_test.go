@@ -1,0 +1,124 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseSQLServerOpts(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		opts    Options
+		want    string
+		wantErr string
+	}{
+		{Options{Nodes: 1}, "disk", ""},
+		{Options{Nodes: 0, Extra: map[string]string{"storage": "memory"}}, "memory", ""},
+		{Options{Nodes: 1, Extra: map[string]string{"storage": "tape"}}, "", "want disk or memory"},
+		{Options{Nodes: 1, Extra: map[string]string{"replicas": "1"}}, "", "unknown option"},
+		{Options{Nodes: 2}, "", "no replication"},
+	} {
+		got, err := parseSQLServerOpts(tc.opts)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("parseSQLServerOpts(%+v) error %v, want %q", tc.opts, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("parseSQLServerOpts(%+v) = %q, %v; want %q", tc.opts, got, err, tc.want)
+		}
+	}
+	if _, err := parseSQLServerOpts(Options{Nodes: 3}); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("3 nodes: %v does not wrap ErrUnsupported", err)
+	}
+}
+
+// listenAddrs returns the local addresses (hex, as in /proc/net/tcp) of
+// the TCP sockets listening on port, IPv4 and IPv6.
+func listenAddrs(t *testing.T, port int) []string {
+	t.Helper()
+	var out []string
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			fs := strings.Fields(line)
+			if len(fs) < 4 || fs[3] != "0A" { // LISTEN
+				continue
+			}
+			addr, p, ok := strings.Cut(fs[1], ":")
+			if ok && p == fmt.Sprintf("%04X", port) {
+				out = append(out, addr)
+			}
+		}
+	}
+	return out
+}
+
+// TestSQLServerEngine starts Iridium SQL through the engine, checks that
+// it listens on 127.0.0.1 only, that the cluster and its status name
+// Iridium (never SQL Server) and that status reads the SQL Server version
+// it claims over TDS; then a kill, a restart and a stop.
+func TestSQLServerEngine(t *testing.T) {
+	e, err := Get("sqlserver")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Check(); err != nil {
+		if testing.Short() {
+			t.Skip(err)
+		}
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	c, err := e.Up(ctx, t.TempDir(), Options{Nodes: 1})
+	t.Cleanup(func() {
+		if c != nil {
+			_ = e.Down(context.Background(), c)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := c.Nodes[0]
+	if c.Version != "Iridium SQL "+IridiumVersion || !strings.HasPrefix(c.DSN, "sqlserver://fieldbench@127.0.0.1:") ||
+		!strings.HasSuffix(c.DSN, "?database=fieldbench&encrypt=disable&standin=iridium") || n.Host != Loopback || c.Options["server"] != IridiumServer {
+		t.Fatalf("cluster = version %q, DSN %q, host %q, options %v", c.Version, c.DSN, n.Host, c.Options)
+	}
+	if got := listenAddrs(t, n.Port); len(got) != 1 || got[0] != "0100007F" {
+		t.Errorf("listening sockets on port %d: %v; want 127.0.0.1 (0100007F) only", n.Port, got)
+	}
+	st, err := e.Status(ctx, c)
+	if err != nil || len(st) != 1 || st[0].State != "up" || st[0].Detail["server"] != IridiumServer ||
+		!strings.HasPrefix(st[0].Detail["sqlserver_compat"], "16.0.") {
+		t.Fatalf("Status = %+v, %v", st, err)
+	}
+	k := e.(Killer)
+	if err := k.Kill(ctx, c, n.Name); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := e.Status(ctx, c); err != nil || st[0].State != "stopped" {
+		t.Fatalf("Status after kill = %+v, %v", st, err)
+	}
+	if err := k.Restart(ctx, c, n.Name); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := e.Status(ctx, c); err != nil || st[0].State != "up" {
+		t.Fatalf("Status after restart = %+v, %v", st, err)
+	}
+	if err := e.Down(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if Alive(n.PID) || !n.Stopped {
+		t.Errorf("node after Down: pid %d alive %v, stopped %v", n.PID, Alive(n.PID), n.Stopped)
+	}
+}
