@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,6 +28,24 @@ func (sc *Scenario) WritePlan(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	switch {
+	case sc.Cluster.External():
+		c := sc.Cluster
+		fmt.Fprintf(w, "  cluster: external %s, %d member(s), started by its owner (fieldbench starts and stops nothing)\n", c.Database, c.Nodes)
+		for _, m := range c.Members {
+			spare := ""
+			if m.Spare {
+				spare = " (spare: joins on add)"
+			}
+			fmt.Fprintf(w, "    member %s at %s%s\n", m.Name, net.JoinHostPort(m.Host, strconv.Itoa(m.Port)), spare)
+		}
+		if c.DSN != "" {
+			fmt.Fprintf(w, "    dsn: %s\n", adapter.Redact(c.DSN))
+		}
+		for _, a := range cluster.ExternalActions {
+			if t, ok := c.Commands[a]; ok {
+				fmt.Fprintf(w, "    %s: %s\n", a, t)
+			}
+		}
 	case sc.Cluster != nil:
 		fmt.Fprintf(w, "  cluster: %s, %d node(s)", sc.Cluster.Engine, sc.Cluster.Nodes)
 		for _, k := range sortedOptKeys(sc.Cluster.Options) {
@@ -105,7 +125,21 @@ func Run(ctx context.Context, sc *Scenario, cfg Config) (err error) {
 	x := &expRun{cfg: cfg, sc: sc, dir: dir, stdout: stdout, stderr: stderr}
 	fmt.Fprintf(stderr, "experiment %s in %s\n", sc.Name, dir)
 	dsn := sc.DSN
-	if c := sc.Cluster; c != nil {
+	if c := sc.Cluster; c.External() {
+		ext, cl, err := cluster.OpenExternal(ctx, c.ExternalSpec(), filepath.Join(dir, "cluster"))
+		if err != nil {
+			return err
+		}
+		x.cl, x.eng = cl, ext
+		x.up.Store(int64(running(cl)))
+		defer func() {
+			// Nothing to stop: the nodes stay as the timeline left them.
+			err = errors.Join(err, ext.Down(ctx, cl))
+		}()
+		dsn = cl.DSN
+		fmt.Fprintf(stderr, "external cluster: %s %s (as the database reports it), %d member(s); node actions run the scenario's commands, logged in %s\n",
+			cl.Database, cl.Version, len(cl.Nodes), filepath.Join(cl.Dir, cluster.CommandLog))
+	} else if c != nil {
 		t0 := time.Now()
 		cl, err := cfg.StartCluster(ctx, c.Engine, c.Nodes, filepath.Join(dir, "cluster"), c.Options, stderr)
 		if err != nil {
