@@ -390,7 +390,7 @@ func (sc *Scenario) checkKeys(bad func(string, ...any)) {
 		switch a.Do {
 		case "add", "remove", "kill", "stop-node", "restart":
 			if sc.Cluster == nil {
-				bad("%s: %s needs a cluster, started by the scenario or external", where, a.Do)
+				bad("%s: %s needs a cluster started by the scenario or an external one", where, a.Do)
 			}
 		}
 		switch a.Do {
@@ -446,7 +446,7 @@ func (sc *Scenario) checkKeys(bad func(string, ...any)) {
 	}
 	if c := sc.Convergence; c != nil {
 		if sc.Cluster == nil {
-			bad("convergence: needs a cluster, started by the scenario or external (nodes are read directly)")
+			bad("convergence: needs a cluster started by the scenario or an external one (nodes are read directly)")
 		}
 		if c.Rounds < 1 || c.Poll <= 0 || c.Timeout <= c.Poll {
 			bad("convergence: rounds >= 1, poll > 0, timeout > poll")
