@@ -72,7 +72,10 @@ func (sc *Scenario) WritePlan(w io.Writer) error {
 	if c := sc.Convergence; c != nil {
 		fmt.Fprintf(w, "  afterwards: convergence, %d rounds (poll %s, timeout %s)\n", c.Rounds, c.Poll.D(), c.Timeout.D())
 	}
-	if sc.ProbeEvery > 0 {
+	switch {
+	case sc.ProbeEvery > 0 && sc.Cluster.External():
+		fmt.Fprintf(w, "  probes: every %s, what the database reports about each node (its /proc is not readable from here; the result names the probes not available)\n", sc.ProbeEvery.D())
+	case sc.ProbeEvery > 0:
 		fmt.Fprintf(w, "  probes: every node every %s\n", sc.ProbeEvery.D())
 	}
 	return nil

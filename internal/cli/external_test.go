@@ -149,8 +149,11 @@ audit: true
 	if !strings.Contains(string(b), "cluster kill "+victim) || !strings.Contains(string(b), victim+": kill done") || strings.Count(string(b), "--- exit 0") != 2 {
 		t.Errorf("command log:\n%s", b)
 	}
-	if !strings.Contains(out, "external (redis "+cl.Version+" as the database reports it)") {
-		t.Errorf("the report does not name the engine and the server as Redis reported it:\n%s", out)
+	if html, err := os.ReadFile(filepath.Join(run.Dir, "report.html")); err != nil || !strings.Contains(string(html), "external (redis "+cl.Version+" as the database reports it)") {
+		t.Errorf("the report does not name the engine and the server as Redis reported it (%v)", err)
+	}
+	if !strings.Contains(out, "microblog on redis "+cl.Version) {
+		t.Errorf("the summary does not name the server as Redis reported it:\n%s", out)
 	}
 
 	// A command that fails: the experiment fails, naming the exit code.
