@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -152,7 +153,7 @@ func (s ExternalSpec) Problems(used map[string]bool, adds int) []error {
 		bad("members: at least one node that is a member when the experiment starts (name, host, port)")
 	}
 	for a := range s.Commands {
-		if !contains(ExternalActions, a) {
+		if !slices.Contains(ExternalActions, a) {
 			bad("commands.%s: not a node action (actions: %s)", a, strings.Join(ExternalActions, ", "))
 		}
 	}
@@ -171,7 +172,7 @@ func (s ExternalSpec) Problems(used map[string]bool, adds int) []error {
 		}
 		if a == "add" && adds > spares {
 			for _, p := range t.Uses() {
-				if contains(NodePlaceholders, p) {
+				if slices.Contains(NodePlaceholders, p) {
 					bad("commands.add: uses {%s}, but the timeline adds %d node(s) and the members list %d spare(s) to take it from", p, adds, spares)
 					break
 				}
@@ -190,15 +191,6 @@ var exampleCommand = map[string]string{
 	"restart":   "ssh {host} sudo systemctl start redis",
 	"add":       "kubectl scale statefulset redis --replicas {n}",
 	"remove":    "kubectl scale statefulset redis --replicas {n}",
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // External is the engine of an external cluster: node actions run the

@@ -138,6 +138,7 @@ func Run(ctx context.Context, sc *Scenario, cfg Config) (err error) {
 		defer func() {
 			// Nothing to stop: the nodes stay as the timeline left them.
 			err = errors.Join(err, ext.Down(ctx, cl))
+			_ = os.Remove(filepath.Join(cl.Dir, cluster.StateFile))
 		}()
 		dsn = cl.DSN
 		fmt.Fprintf(stderr, "external cluster: %s %s (as the database reports it), %d member(s); node actions run the scenario's commands, logged in %s\n",
