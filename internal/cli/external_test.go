@@ -188,11 +188,11 @@ func TestExperimentExternalJoinRedis(t *testing.T) {
 	cl := localRedis(t, "--nodes", "2")
 	runs, _ := experimentRun(t, "name: ext-join\n"+externalCluster(bin, cl, map[string]string{"add": "add"})+`
 workload: {name: wiki, options: {articles: 500, requests: 2000, threads: 2}}
-stability: {warmup_sets: 1, baseline_sets: 3, window: 2, max_sets: 30, after_stable: 2}
+stability: {warmup_sets: 1, baseline_sets: 3, window: 2, max_sets: 150, after_stable: 2}
 probe_every: 1s
 timeline:
   - {when: baseline, do: add, count: 1}
-`, 5*time.Minute)
+`, 6*time.Minute)
 	run := runs[0]
 	for _, ev := range []string{"baseline", "join", "node-added", "joined", "data-settled"} {
 		if len(eventsNamed(run, ev)) != 1 {
