@@ -579,7 +579,7 @@ func (cassandraEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, er
 	var view map[string]*ringMember
 	var viewErr error
 	for _, n := range c.Nodes {
-		if n.Stopped || !Alive(n.PID) {
+		if !n.Running() {
 			continue
 		}
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -614,7 +614,7 @@ func (cassandraEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, er
 		} else if viewErr != nil {
 			st.Detail["error"] = viewErr.Error()
 		}
-		if n.Stopped || !Alive(n.PID) {
+		if !n.Running() {
 			switch {
 			case cassRemoved(n):
 				st.State = "removed"
@@ -904,7 +904,7 @@ func (cassandraEngine) Moving(ctx context.Context, c *Cluster) (bool, string, er
 	}
 	var running []*Node
 	for _, n := range c.Nodes {
-		if !n.Stopped && Alive(n.PID) {
+		if n.Running() {
 			running = append(running, n)
 		}
 	}

@@ -34,10 +34,23 @@ type Node struct {
 	PID     int    `json:"pid,omitempty"`     // 0 when stopped
 	Config  string `json:"config,omitempty"`  // config file written for it
 	Stopped bool   `json:"stopped,omitempty"` // killed or stopped on purpose
+	// Remote marks a node fieldbench did not start (engine external): it
+	// has no PID here and its /proc is not readable, so whether it runs is
+	// what the node actions did to it, and the database is asked the rest.
+	Remote bool `json:"remote,omitempty"`
 }
 
 // Addr is host:port.
 func (n *Node) Addr() string { return fmt.Sprintf("%s:%d", n.Host, n.Port) }
+
+// Running reports whether the node should answer: a local node whose
+// process is alive, or a remote node no action stopped.
+func (n *Node) Running() bool {
+	if n.Stopped {
+		return false
+	}
+	return n.Remote || (n.PID > 0 && Alive(n.PID))
+}
 
 // Cluster is what an engine started, as saved in Dir/cluster.json.
 type Cluster struct {
@@ -48,6 +61,19 @@ type Cluster struct {
 	Version string            `json:"version,omitempty"` // server version
 	Options map[string]string `json:"options,omitempty"` // engine options used
 	Started time.Time         `json:"started"`
+
+	// Database is the database an external cluster runs (Engine is then
+	// "external"); empty for the engines that start their own servers.
+	Database string `json:"database,omitempty"`
+}
+
+// DB is the database the cluster runs: Database for an external cluster,
+// else the engine's name (each engine starts one database).
+func (c *Cluster) DB() string {
+	if c.Database != "" {
+		return c.Database
+	}
+	return c.Engine
 }
 
 // Node returns the node called name.

@@ -81,7 +81,7 @@ func (e redisEngine) Moving(ctx context.Context, c *Cluster) (bool, string, erro
 func movingFrom(c *Cluster, sts []NodeStatus, why func(NodeStatus) string) (bool, string) {
 	running := map[string]bool{}
 	for _, n := range c.Nodes {
-		running[n.Name] = !n.Stopped && n.PID != 0 && Alive(n.PID)
+		running[n.Name] = n.Running()
 	}
 	var parts []string
 	for _, st := range sts {

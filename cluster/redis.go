@@ -513,7 +513,7 @@ func parseClusterNodes(s string) []clusterNode {
 func clusterView(ctx context.Context, c *Cluster) ([]clusterNode, error) {
 	var errs []error
 	for _, n := range c.Nodes {
-		if n.Stopped || !Alive(n.PID) {
+		if !n.Running() {
 			continue
 		}
 		cl := nodeClient(n)
@@ -557,7 +557,7 @@ func (redisEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error)
 	byID := map[string]string{} // node id -> our name
 	for _, n := range c.Nodes {
 		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: "down", PID: n.PID, Detail: map[string]string{}}
-		if n.Stopped || !Alive(n.PID) {
+		if !n.Running() {
 			if n.Stopped {
 				st.State = "stopped"
 			}

@@ -78,6 +78,16 @@ func (sc *Scenario) checkCluster(bad func(string, ...any)) {
 	if c == nil || c.Engine == "" {
 		return
 	}
+	if c.External() {
+		sc.checkExternal(bad)
+		return
+	}
+	for key, set := range map[string]bool{"database": c.Database != "", "dsn": c.DSN != "", "members": len(c.Members) > 0,
+		"commands": len(c.Commands) > 0, "shell": c.Shell, "command_timeout": c.CommandTimeout != 0, "join_timeout": c.JoinTimeout != 0} {
+		if set {
+			bad("cluster.%s: only for engine %s (a cluster fieldbench did not start)", key, cluster.EngineExternal)
+		}
+	}
 	e, err := cluster.Get(c.Engine)
 	if err != nil {
 		bad("cluster.engine: %v", err)
@@ -179,4 +189,50 @@ func (sc *Scenario) traits() job.Traits {
 		return job.Traits{}
 	}
 	return job.TraitsOf(j)
+}
+
+// checkExternal checks an external cluster: its members and commands
+// (cluster.ExternalSpec.Problems: every action the timeline fires has a
+// command, every placeholder is known and has a value), the nodes the
+// timeline names, and what fieldbench cannot do without starting the
+// servers itself.
+func (sc *Scenario) checkExternal(bad func(string, ...any)) {
+	c := sc.Cluster
+	used := map[string]bool{}
+	adds := 0
+	for _, a := range sc.Timeline {
+		used[a.Do] = true
+		if a.Do == "add" {
+			adds += a.Count
+		}
+	}
+	for _, st := range sc.Steps {
+		if st.Nodes > c.Nodes {
+			used["add"] = true
+			adds = max(adds, st.Nodes-c.Nodes)
+		}
+	}
+	for _, err := range c.ExternalSpec().Problems(used, adds) {
+		bad("cluster.%v", err)
+	}
+	if len(c.Options) > 0 {
+		bad("cluster.options: engine options are for the clusters fieldbench starts; an external cluster is configured by its owner")
+	}
+	members, names := 0, map[string]bool{}
+	for _, m := range c.Members {
+		names[m.Name] = true
+		if !m.Spare {
+			members++
+		}
+	}
+	if c.Nodes != members && members > 0 {
+		bad("cluster.nodes: %d, but the members list %d node(s) that are not spares (leave nodes out with engine external)", c.Nodes, members)
+	}
+	for i, a := range sc.Timeline {
+		for k, n := range a.Nodes {
+			if !names[n] {
+				bad("timeline[%d].nodes[%d]: %q is not a member of the external cluster (name it in cluster.members; spare: true if the timeline adds it)", i, k, n)
+			}
+		}
+	}
 }

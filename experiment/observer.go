@@ -55,11 +55,19 @@ func (x *expRun) begin(ctx context.Context, s *job.Session) *expSession {
 	ctx, es.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	_ = s.Event("experiment", x.sc.Name)
 	if x.cl != nil && x.sc.ProbeEvery > 0 {
-		es.wg.Add(1)
+		es.wg.Add(2)
 		go func() {
 			defer es.wg.Done()
 			es.probe(ctx)
 		}()
+		go func() {
+			defer es.wg.Done()
+			es.probeRemote(ctx)
+		}()
+		if fromDB, unavailable := x.remoteProbes(); len(unavailable) > 0 || len(fromDB) > 0 {
+			_ = s.Event("probes", fmt.Sprintf("nodes fieldbench did not start: %s as the database reports them; not available (no /proc of those nodes here): %s",
+				orNone(fromDB), orNone(unavailable)))
+		}
 	}
 	if len(x.sc.Timeline) > 0 {
 		es.tl = NewTimeline(x.sc.Timeline, es.do)
@@ -166,7 +174,11 @@ func (es *expSession) nodeAction(ctx context.Context, do, node string) error {
 			err = k.Restart(ctx, x.cl, node)
 		}
 	case "stop-node":
-		err = cluster.StopNode(x.cl, node, time.Minute)
+		if s, ok := x.eng.(cluster.NodeStopper); ok {
+			err = s.StopNode(ctx, x.cl, node)
+		} else {
+			err = cluster.StopNode(x.cl, node, time.Minute)
+		}
 	case "remove":
 		r, ok := x.eng.(cluster.Remover)
 		if !ok {
@@ -207,7 +219,7 @@ func (es *expSession) pick(a Action) ([]string, error) {
 	nodes := x.cl.Nodes
 	for i := len(nodes) - 1; i >= 0; i-- {
 		n := nodes[i]
-		running := !n.Stopped && n.PID != 0 && cluster.Alive(n.PID)
+		running := n.Running()
 		if n.Role == "decommissioned" {
 			continue // removed from the cluster for good
 		}
@@ -413,6 +425,10 @@ func (o *observer) Header(h *result.Header) {
 	}
 	if x.cl != nil {
 		probeSeries(h)
+		if fromDB, unavailable := x.remoteProbes(); len(fromDB) > 0 || len(unavailable) > 0 {
+			h.Options["probes_from_database"] = orNone(fromDB)
+			h.Options["probes_unavailable"] = orNone(unavailable)
+		}
 		h.Options["experiment"] = x.sc.Name
 		if x.step > 0 {
 			h.Options["step"] = x.step
@@ -442,4 +458,12 @@ func (o *observer) Ended() error { return o.es.end() }
 
 func (o *observer) AfterLoad(ctx context.Context, _ *job.Session, store microblog.Store, ds *microblog.Dataset) {
 	o.es.audit(ctx, store, ds)
+}
+
+// orNone is the list comma-separated, or "none".
+func orNone(list []string) string {
+	if len(list) == 0 {
+		return "none"
+	}
+	return strings.Join(list, ", ")
 }

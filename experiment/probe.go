@@ -3,8 +3,10 @@ package experiment
 import (
 	"context"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/probe"
@@ -54,6 +56,9 @@ func (es *expSession) probe(ctx context.Context) {
 		defer x.mu.Unlock()
 		last = last[:0:0]
 		for _, n := range x.cl.Nodes {
+			if n.Remote {
+				continue // no /proc here: probeRemote asks the database
+			}
 			pid := n.PID
 			if n.Stopped {
 				pid = 0
@@ -158,4 +163,97 @@ func nodeKey(st cluster.NodeStatus) string {
 		return st.Name
 	}
 	return st.Addr
+}
+
+// remoteSeries maps what a database reports about its nodes
+// (cluster.ResourceReporter) to the probe series it stands in for.
+var remoteSeries = map[string]string{"cpu": seriesNodeCPU, "rss": seriesNodeRSS, "disk": seriesNodeDisk}
+
+// remoteProbes says, for a cluster with nodes fieldbench did not start,
+// which per-node series come from the database itself and which are not
+// available (their /proc is not readable from here): nil, nil when every
+// node is local.
+func (x *expRun) remoteProbes() (fromDB, unavailable []string) {
+	remote := false
+	for _, n := range x.cl.Nodes {
+		remote = remote || n.Remote
+	}
+	if !remote {
+		return nil, nil
+	}
+	got := map[string]bool{}
+	if r, ok := x.eng.(cluster.ResourceReporter); ok {
+		for _, k := range r.ReportedResources() {
+			if s, ok := remoteSeries[k]; ok {
+				got[s] = true
+				fromDB = append(fromDB, s)
+			}
+		}
+	}
+	for _, s := range []string{seriesNodeCPU, seriesNodeRSS, seriesNodeRead, seriesNodeWrite, seriesNodeDisk} {
+		if !got[s] {
+			unavailable = append(unavailable, s)
+		}
+	}
+	sort.Strings(fromDB)
+	return fromDB, unavailable
+}
+
+// probeRemote writes, every probe interval until ctx ends, what the
+// database reports about each node fieldbench did not start: CPU (as % of
+// one core, from the CPU time it reports between two readings), memory
+// and disk, in the same series as the /proc probes.
+func (es *expSession) probeRemote(ctx context.Context) {
+	x := es.x
+	r, ok := x.eng.(cluster.ResourceReporter)
+	if !ok || len(r.ReportedResources()) == 0 {
+		return
+	}
+	type cpuMark struct {
+		secs float64
+		at   time.Time
+	}
+	prev := map[string]cpuMark{}
+	start := es.s.Started()
+	tick := time.NewTicker(x.sc.ProbeEvery.D())
+	defer tick.Stop()
+	for {
+		if !x.mu.TryLock() {
+			// A node is joining: wait for the next tick.
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				continue
+			}
+		}
+		qctx, cancel := context.WithTimeout(ctx, x.sc.ProbeEvery.D())
+		res, err := r.Resources(qctx, x.cl)
+		cancel()
+		x.mu.Unlock()
+		now := time.Now()
+		at := now.Sub(start).Seconds()
+		put := func(series, node string, v float64) {
+			if !math.IsNaN(v) && !math.IsInf(v, 0) {
+				_ = es.s.Point(result.Point{Series: series, X: at, Y: v, Labels: map[string]string{"node": node}})
+			}
+		}
+		if err == nil {
+			for name, nr := range res {
+				if p, ok := prev[name]; ok && nr.CPUSeconds >= p.secs {
+					put(seriesNodeCPU, name, 100*(nr.CPUSeconds-p.secs)/now.Sub(p.at).Seconds())
+				}
+				if !math.IsNaN(nr.CPUSeconds) {
+					prev[name] = cpuMark{nr.CPUSeconds, now}
+				}
+				put(seriesNodeRSS, name, nr.RSSBytes)
+				put(seriesNodeDisk, name, nr.DiskBytes)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,6 +28,24 @@ func (sc *Scenario) WritePlan(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	switch {
+	case sc.Cluster.External():
+		c := sc.Cluster
+		fmt.Fprintf(w, "  cluster: external %s, %d member(s), started by its owner (fieldbench starts and stops nothing)\n", c.Database, c.Nodes)
+		for _, m := range c.Members {
+			spare := ""
+			if m.Spare {
+				spare = " (spare: joins on add)"
+			}
+			fmt.Fprintf(w, "    member %s at %s%s\n", m.Name, net.JoinHostPort(m.Host, strconv.Itoa(m.Port)), spare)
+		}
+		if c.DSN != "" {
+			fmt.Fprintf(w, "    dsn: %s\n", adapter.Redact(c.DSN))
+		}
+		for _, a := range cluster.ExternalActions {
+			if t, ok := c.Commands[a]; ok {
+				fmt.Fprintf(w, "    %s: %s\n", a, t)
+			}
+		}
 	case sc.Cluster != nil:
 		fmt.Fprintf(w, "  cluster: %s, %d node(s)", sc.Cluster.Engine, sc.Cluster.Nodes)
 		for _, k := range sortedOptKeys(sc.Cluster.Options) {
@@ -52,7 +72,10 @@ func (sc *Scenario) WritePlan(w io.Writer) error {
 	if c := sc.Convergence; c != nil {
 		fmt.Fprintf(w, "  afterwards: convergence, %d rounds (poll %s, timeout %s)\n", c.Rounds, c.Poll.D(), c.Timeout.D())
 	}
-	if sc.ProbeEvery > 0 {
+	switch {
+	case sc.ProbeEvery > 0 && sc.Cluster.External():
+		fmt.Fprintf(w, "  probes: every %s, what the database reports about each node (its /proc is not readable from here; the result names the probes not available)\n", sc.ProbeEvery.D())
+	case sc.ProbeEvery > 0:
 		fmt.Fprintf(w, "  probes: every node every %s\n", sc.ProbeEvery.D())
 	}
 	return nil
@@ -105,7 +128,22 @@ func Run(ctx context.Context, sc *Scenario, cfg Config) (err error) {
 	x := &expRun{cfg: cfg, sc: sc, dir: dir, stdout: stdout, stderr: stderr}
 	fmt.Fprintf(stderr, "experiment %s in %s\n", sc.Name, dir)
 	dsn := sc.DSN
-	if c := sc.Cluster; c != nil {
+	if c := sc.Cluster; c.External() {
+		ext, cl, err := cluster.OpenExternal(ctx, c.ExternalSpec(), filepath.Join(dir, "cluster"))
+		if err != nil {
+			return err
+		}
+		x.cl, x.eng = cl, ext
+		x.up.Store(int64(running(cl)))
+		defer func() {
+			// Nothing to stop: the nodes stay as the timeline left them.
+			err = errors.Join(err, ext.Down(ctx, cl))
+			_ = os.Remove(filepath.Join(cl.Dir, cluster.StateFile))
+		}()
+		dsn = cl.DSN
+		fmt.Fprintf(stderr, "external cluster: %s %s (as the database reports it), %d member(s); node actions run the scenario's commands, logged in %s\n",
+			cl.Database, cl.Version, len(cl.Nodes), filepath.Join(cl.Dir, cluster.CommandLog))
+	} else if c != nil {
 		t0 := time.Now()
 		cl, err := cfg.StartCluster(ctx, c.Engine, c.Nodes, filepath.Join(dir, "cluster"), c.Options, stderr)
 		if err != nil {

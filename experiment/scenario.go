@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/job"
 	"gopkg.in/yaml.v3"
 
@@ -59,11 +60,49 @@ type Scenario struct {
 	doc *yaml.Node
 }
 
-// ClusterSpec is the cluster to start.
+// ClusterSpec is the cluster to start, or with engine external the
+// cluster the user runs (the keys after Options are for it alone).
 type ClusterSpec struct {
 	Engine  string            `yaml:"engine"`
 	Nodes   int               `yaml:"nodes"`
 	Options map[string]string `yaml:"options"`
+
+	// Database is what an external cluster runs (redis, cassandra).
+	Database string `yaml:"database"`
+	// DSN is the adapter's DSN for an external cluster (default: built
+	// from the members' addresses).
+	DSN string `yaml:"dsn"`
+	// Members are an external cluster's nodes; spares join on add.
+	Members []MemberSpec `yaml:"members"`
+	// Commands are the node actions of an external cluster as command
+	// templates (cluster.Template), by action.
+	Commands map[string]string `yaml:"commands"`
+	// Shell runs the commands with sh -c, values single-quoted.
+	Shell          bool     `yaml:"shell"`
+	CommandTimeout Duration `yaml:"command_timeout"`
+	JoinTimeout    Duration `yaml:"join_timeout"`
+}
+
+// MemberSpec is one node of an external cluster.
+type MemberSpec struct {
+	Name  string `yaml:"name"`
+	Host  string `yaml:"host"`
+	Port  int    `yaml:"port"`
+	Spare bool   `yaml:"spare"`
+}
+
+// External reports whether the cluster is one fieldbench did not start.
+func (c *ClusterSpec) External() bool { return c != nil && c.Engine == cluster.EngineExternal }
+
+// ExternalSpec is the cluster package's description of an external
+// cluster.
+func (c *ClusterSpec) ExternalSpec() cluster.ExternalSpec {
+	s := cluster.ExternalSpec{Database: c.Database, DSN: c.DSN, Commands: c.Commands, Shell: c.Shell,
+		CommandTimeout: c.CommandTimeout.D(), JoinTimeout: c.JoinTimeout.D()}
+	for _, m := range c.Members {
+		s.Members = append(s.Members, cluster.ExternalMember{Name: m.Name, Host: m.Host, Port: m.Port, Spare: m.Spare})
+	}
+	return s
 }
 
 // WorkloadSpec is the workload and its options: the flags of
@@ -226,6 +265,13 @@ func (sc *Scenario) defaults() {
 	if sc.Workload.Command == "" {
 		sc.Workload.Command = "run"
 	}
+	if c := sc.Cluster; c.External() && c.Nodes == 0 {
+		for _, m := range c.Members {
+			if !m.Spare {
+				c.Nodes++
+			}
+		}
+	}
 	if sc.ProbeEvery == 0 {
 		sc.ProbeEvery = Duration(5 * time.Second)
 	}
@@ -314,7 +360,7 @@ func (sc *Scenario) checkKeys(bad func(string, ...any)) {
 		if c.Engine == "" {
 			bad("cluster.engine: required")
 		}
-		if c.Nodes < 1 {
+		if c.Nodes < 1 && !c.External() {
 			bad("cluster.nodes: at least 1 (got %d)", c.Nodes)
 		}
 	}
@@ -344,7 +390,7 @@ func (sc *Scenario) checkKeys(bad func(string, ...any)) {
 		switch a.Do {
 		case "add", "remove", "kill", "stop-node", "restart":
 			if sc.Cluster == nil {
-				bad("%s: %s needs a cluster started by the scenario", where, a.Do)
+				bad("%s: %s needs a cluster started by the scenario or an external one", where, a.Do)
 			}
 		}
 		switch a.Do {
@@ -400,7 +446,7 @@ func (sc *Scenario) checkKeys(bad func(string, ...any)) {
 	}
 	if c := sc.Convergence; c != nil {
 		if sc.Cluster == nil {
-			bad("convergence: needs a cluster started by the scenario (nodes are read directly)")
+			bad("convergence: needs a cluster started by the scenario or an external one (nodes are read directly)")
 		}
 		if c.Rounds < 1 || c.Poll <= 0 || c.Timeout <= c.Poll {
 			bad("convergence: rounds >= 1, poll > 0, timeout > poll")

@@ -96,7 +96,7 @@ func (x *expRun) waitSettled(ctx context.Context, limit time.Duration) error {
 func running(c *cluster.Cluster) int {
 	n := 0
 	for _, nd := range c.Nodes {
-		if !nd.Stopped && nd.PID != 0 && cluster.Alive(nd.PID) {
+		if nd.Running() {
 			n++
 		}
 	}
@@ -161,13 +161,13 @@ func (x *expRun) runConvergence(ctx context.Context) error {
 		return fmt.Errorf("convergence: %w", err)
 	}
 	defer p.Close()
-	dir, err := job.NewRunDir(x.dir, "convergence", x.cl.Engine, time.Now())
+	dir, err := job.NewRunDir(x.dir, "convergence", x.cl.DB(), time.Now())
 	if err != nil {
 		return err
 	}
 	h := result.Header{
-		Version: x.cfg.Version, Workload: "convergence", Adapter: x.cl.Engine, DSN: adapter.Redact(x.cl.DSN),
-		Database: adapter.Info{Name: x.cl.Engine, Version: x.cl.Version}, Machine: probe.Machine(),
+		Version: x.cfg.Version, Workload: "convergence", Adapter: x.cl.DB(), DSN: adapter.Redact(x.cl.DSN),
+		Database: adapter.Info{Name: x.cl.DB(), Version: x.cl.Version}, Machine: probe.Machine(),
 		Cluster: job.ClusterInfo(x.cl), Options: map[string]any{"rounds": cv.Rounds, "poll": cv.Poll.D().String(), "timeout": cv.Timeout.D().String(), "experiment": x.sc.Name},
 		Series: map[string]result.SeriesMeta{seriesConvergence: {Title: "Time until a write is visible on each node (mean ± SD)", XLabel: "node", YLabel: "time to visible (ms)", Band: "sd"}},
 	}
@@ -179,7 +179,7 @@ func (x *expRun) runConvergence(ctx context.Context) error {
 		return err
 	}
 	x.runDirs = append(x.runDirs, dir)
-	fmt.Fprintf(x.stderr, "convergence: %d rounds on %s (%s)\n", cv.Rounds, x.cl.Engine, strings.Join(p.Nodes(), ", "))
+	fmt.Fprintf(x.stderr, "convergence: %d rounds on %s (%s)\n", cv.Rounds, x.cl.DB(), strings.Join(p.Nodes(), ", "))
 	res, merr := convergence.Measure(ctx, p, cv.Rounds, cv.Poll.D(), cv.Timeout.D())
 	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
 	for _, nr := range res.PerNode {

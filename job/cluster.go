@@ -11,7 +11,7 @@ func ClusterInfo(c *cluster.Cluster) *result.ClusterInfo {
 	if c == nil {
 		return nil
 	}
-	ci := &result.ClusterInfo{Engine: c.Engine, Version: c.Version, Dir: c.Dir, Options: c.Options}
+	ci := &result.ClusterInfo{Engine: c.Engine, Version: c.Version, Database: c.Database, Dir: c.Dir, Options: c.Options}
 	for _, n := range c.Nodes {
 		ci.Nodes = append(ci.Nodes, result.ClusterNode{Name: n.Name, Addr: n.Addr(), Role: n.Role, Log: n.LogFile})
 	}

@@ -194,7 +194,12 @@ func clusterText(c *result.ClusterInfo) string {
 	for i, n := range c.Nodes {
 		nodes[i] = strings.TrimSpace(n.Name + " " + n.Role + " " + n.Addr)
 	}
-	return strings.TrimSpace(c.Engine+" "+c.Version) + ", " + strconv.Itoa(len(c.Nodes)) + " node(s): " + strings.Join(nodes, ", ") + "; logs in " + c.Dir
+	what := strings.TrimSpace(c.Engine + " " + c.Version)
+	if c.Database != "" {
+		// Started by its owner: the version is the database's answer.
+		what = c.Engine + " (" + strings.TrimSpace(c.Database+" "+c.Version) + " as the database reports it)"
+	}
+	return what + ", " + strconv.Itoa(len(c.Nodes)) + " node(s): " + strings.Join(nodes, ", ") + "; logs in " + c.Dir
 }
 
 func clusterConfig(c *result.ClusterInfo) string {

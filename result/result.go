@@ -49,6 +49,11 @@ type ClusterInfo struct {
 	Dir     string            `json:"dir"` // data, configuration and server logs
 	Nodes   []ClusterNode     `json:"nodes"`
 	Options map[string]string `json:"options,omitempty"` // server settings recorded by the engine
+
+	// Database is what an external cluster (Engine "external") runs;
+	// Version is then what the database itself answered to a version
+	// query.
+	Database string `json:"database,omitempty"`
 }
 
 // ClusterNode is one server of a ClusterInfo.

@@ -82,12 +82,13 @@ func Open(ctx context.Context, c *cluster.Cluster, opts Options) (Prober, error)
 	if c == nil {
 		return nil, errors.New("convergence: no cluster")
 	}
-	if why, ok := inapplicable[c.Engine]; ok {
+	// An external cluster is measured like the database it runs.
+	if why, ok := inapplicable[c.DB()]; ok {
 		return nil, fmt.Errorf("convergence: %s: %w", why, cluster.ErrUnsupported)
 	}
-	open, ok := openers[c.Engine]
+	open, ok := openers[c.DB()]
 	if !ok {
-		return nil, fmt.Errorf("convergence: engine %q: %w (convergence is measured on: %s)", c.Engine, cluster.ErrUnsupported, strings.Join(Engines(), ", "))
+		return nil, fmt.Errorf("convergence: engine %q: %w (convergence is measured on: %s)", c.DB(), cluster.ErrUnsupported, strings.Join(Engines(), ", "))
 	}
 	return open(ctx, c, opts)
 }

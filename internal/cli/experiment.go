@@ -26,6 +26,12 @@ func newExperimentCmd() *cobra.Command {
   cluster: {engine, nodes, options}
                                the cluster to start (torn down at the end;
                                data and server logs stay in the run directory)
+  cluster: {engine: external, database, members, commands}
+                               or a cluster fieldbench did not start: members
+                               [{name, host, port, spare}], and node actions as
+                               commands, e.g. kill: ssh {host} sudo systemctl
+                               kill -s KILL redis (run without a shell; see
+                               docs/experiments.md, "External clusters")
   dsn                          or an existing database instead
   workload: {name, options}    microblog, wiki, ingest, trajectory or none;
                                options are the flags of 'fieldbench run NAME'

@@ -1,0 +1,634 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// EngineExternal names a cluster fieldbench did not start: the user's own
+// servers (machines reached by ssh, pods in Kubernetes). fieldbench acts
+// on its nodes through commands the scenario gives (ExternalSpec) and asks
+// the database itself for everything else: which nodes are members, whether
+// data moves, who owns what, its version, and what /proc would have told
+// about each node. It is not a `cluster up` engine: nothing is started.
+const EngineExternal = "external"
+
+// ExternalActions are the node actions an external cluster's scenario
+// gives commands for.
+var ExternalActions = []string{"kill", "stop-node", "restart", "add", "remove"}
+
+// ExternalMember is one node of an external cluster. A spare is not a
+// member when the experiment starts: each add brings the next spare in,
+// and its name, host and port fill the add command.
+type ExternalMember struct {
+	Name  string
+	Host  string
+	Port  int
+	Spare bool
+}
+
+// Addr is host:port.
+func (m ExternalMember) Addr() string { return net.JoinHostPort(m.Host, strconv.Itoa(m.Port)) }
+
+// ExternalSpec describes an external cluster.
+type ExternalSpec struct {
+	// Database is the database the nodes run (one of ExternalDatabases):
+	// it decides how fieldbench asks them.
+	Database string
+	// DSN is the adapter's DSN; empty builds it from the members.
+	DSN     string
+	Members []ExternalMember
+	// Commands are the node actions' templates, by action.
+	Commands map[string]string
+	// Shell runs the commands with sh -c (values single-quoted) instead
+	// of splitting them into words.
+	Shell bool
+	// CommandTimeout bounds each command; JoinTimeout how long a node
+	// may take to join, to come back after a restart or to leave.
+	CommandTimeout, JoinTimeout time.Duration
+}
+
+// Defaults for an ExternalSpec's timeouts.
+const (
+	DefaultCommandTimeout = 2 * time.Minute
+	DefaultJoinTimeout    = 15 * time.Minute
+)
+
+// remoteDB is what fieldbench asks one database about nodes it did not
+// start, over the network and by address alone (no PID, no local file,
+// no password it generated).
+type remoteDB struct {
+	dsn     func(c *Cluster) string
+	version func(ctx context.Context, n *Node) (string, error)
+	// members are the nodes the database lists, by host:port, with "up"
+	// for a node that has joined (any other word says where it is).
+	members func(ctx context.Context, c *Cluster) (map[string]string, error)
+	// resources are the figures the database reports about each node's
+	// process (NodeResources), and the names of those it fills.
+	resources func(ctx context.Context, c *Cluster) (map[string]NodeResources, error)
+	reported  []string
+}
+
+var remoteDBs = map[string]remoteDB{
+	"redis": {dsn: redisDSN, version: redisVersion, members: redisMembers, resources: redisResources, reported: []string{"cpu", "rss"}},
+	"cassandra": {dsn: func(c *Cluster) string {
+		var hosts []string
+		for _, n := range c.Nodes {
+			if !cassRemoved(n) {
+				hosts = append(hosts, n.Addr())
+			}
+		}
+		return "cassandra://" + strings.Join(hosts, ",") + "/fieldbench"
+	}, version: cassVersion, members: cassMembers},
+}
+
+// ExternalDatabases are the databases an external cluster can run: those
+// whose status, data movement, membership and version fieldbench can ask
+// of nodes it did not start.
+func ExternalDatabases() []string {
+	out := make([]string, 0, len(remoteDBs))
+	for k := range remoteDBs {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Problems checks spec without touching the cluster: every problem is an
+// error whose message starts with the field it is about (database,
+// members[1].host, commands.kill...). used are the actions the timeline
+// fires; adds is how many nodes it adds.
+func (s ExternalSpec) Problems(used map[string]bool, adds int) []error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if _, ok := remoteDBs[s.Database]; !ok {
+		if s.Database == "" {
+			bad("database: required with engine external (one of %s)", strings.Join(ExternalDatabases(), ", "))
+		} else {
+			bad("database: %q: fieldbench can ask only %s about nodes it did not start", s.Database, strings.Join(ExternalDatabases(), ", "))
+		}
+	}
+	members, spares := 0, 0
+	names, addrs := map[string]bool{}, map[string]bool{}
+	for i, m := range s.Members {
+		where := fmt.Sprintf("members[%d]", i)
+		switch {
+		case m.Name == "":
+			bad("%s.name: required", where)
+		case names[m.Name]:
+			bad("%s.name: %q names two members", where, m.Name)
+		}
+		names[m.Name] = true
+		if m.Host == "" {
+			bad("%s.host: required", where)
+		}
+		if m.Port < 1 || m.Port > 65535 {
+			bad("%s.port: %d is not a port", where, m.Port)
+		}
+		if addrs[m.Addr()] {
+			bad("%s: %s is the address of two members", where, m.Addr())
+		}
+		addrs[m.Addr()] = true
+		if m.Spare {
+			spares++
+		} else {
+			if spares > 0 {
+				bad("%s: list the spare members after the others", where)
+			}
+			members++
+		}
+	}
+	if members == 0 {
+		bad("members: at least one node that is a member when the experiment starts (name, host, port)")
+	}
+	for a := range s.Commands {
+		if !slices.Contains(ExternalActions, a) {
+			bad("commands.%s: not a node action (actions: %s)", a, strings.Join(ExternalActions, ", "))
+		}
+	}
+	for _, a := range ExternalActions {
+		text, ok := s.Commands[a]
+		if !ok {
+			if used[a] {
+				bad("commands.%s: the timeline does %s: give its command (e.g. %s)", a, a, exampleCommand[a])
+			}
+			continue
+		}
+		t, err := ParseTemplate(text, s.Shell)
+		if err != nil {
+			bad("commands.%s: %v", a, err)
+			continue
+		}
+		if a == "add" && adds > spares {
+			for _, p := range t.Uses() {
+				if slices.Contains(NodePlaceholders, p) {
+					bad("commands.add: uses {%s}, but the timeline adds %d node(s) and the members list %d spare(s) to take it from", p, adds, spares)
+					break
+				}
+			}
+		}
+	}
+	if s.CommandTimeout < 0 || s.JoinTimeout < 0 {
+		bad("command_timeout and join_timeout cannot be negative")
+	}
+	return errs
+}
+
+var exampleCommand = map[string]string{
+	"kill":      "ssh {host} sudo systemctl kill -s KILL redis",
+	"stop-node": "ssh {host} sudo systemctl stop redis",
+	"restart":   "ssh {host} sudo systemctl start redis",
+	"add":       "kubectl scale statefulset redis --replicas {n}",
+	"remove":    "kubectl scale statefulset redis --replicas {n}",
+}
+
+// External is the engine of an external cluster: node actions run the
+// scenario's commands, the rest is asked of the database (remoteDB and
+// the database's own engine, whose Status and Moving work by address).
+type External struct {
+	spec    ExternalSpec
+	tmpl    map[string]*Template
+	db      Engine
+	rdb     remoteDB
+	log     io.WriteCloser
+	spares  []ExternalMember
+	ownDSN  bool // the DSN is built from the members (and follows them)
+	logPath string
+}
+
+// CommandLog is the file, in the cluster's directory, that keeps every
+// command an external cluster's node actions ran, with its output.
+const CommandLog = "commands.log"
+
+// OpenExternal checks spec, asks the database its version through the
+// first member that answers, and returns the engine and the cluster
+// (Engine "external", Database spec.Database, every node Remote) with its
+// description in dir. Nothing is started; a cluster no member of which
+// answers is an error.
+func OpenExternal(ctx context.Context, spec ExternalSpec, dir string) (*External, *Cluster, error) {
+	if errs := spec.Problems(nil, 0); len(errs) > 0 {
+		return nil, nil, errors.Join(errs...)
+	}
+	if spec.CommandTimeout == 0 {
+		spec.CommandTimeout = DefaultCommandTimeout
+	}
+	if spec.JoinTimeout == 0 {
+		spec.JoinTimeout = DefaultJoinTimeout
+	}
+	db, err := Get(spec.Database)
+	if err != nil {
+		return nil, nil, err
+	}
+	e := &External{spec: spec, tmpl: map[string]*Template{}, db: db, rdb: remoteDBs[spec.Database]}
+	for a, text := range spec.Commands {
+		if e.tmpl[a], err = ParseTemplate(text, spec.Shell); err != nil {
+			return nil, nil, fmt.Errorf("commands.%s: %w", a, err)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	e.logPath = filepath.Join(dir, CommandLog)
+	if e.log, err = os.OpenFile(e.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
+		return nil, nil, err
+	}
+	c := &Cluster{Engine: EngineExternal, Database: spec.Database, Dir: dir, DSN: spec.DSN, Started: time.Now().UTC(),
+		Options: map[string]string{}}
+	for _, m := range spec.Members {
+		if m.Spare {
+			e.spares = append(e.spares, m)
+			continue
+		}
+		c.Nodes = append(c.Nodes, remoteNode(m))
+	}
+	if c.DSN == "" {
+		e.ownDSN = true
+		c.DSN = e.rdb.dsn(c)
+	}
+	var errs []error
+	for _, n := range c.Nodes {
+		vctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		v, err := e.rdb.version(vctx, n)
+		cancel()
+		if err == nil && v != "" {
+			c.Version = v
+			break
+		}
+		errs = append(errs, fmt.Errorf("%s (%s): %w", n.Name, n.Addr(), err))
+	}
+	if c.Version == "" {
+		e.log.Close()
+		return nil, nil, fmt.Errorf("external %s cluster: no member answered a version query: %w", spec.Database, errors.Join(errs...))
+	}
+	return e, c, nil
+}
+
+func remoteNode(m ExternalMember) *Node {
+	return &Node{Name: m.Name, Host: m.Host, Port: m.Port, Remote: true}
+}
+
+// Name implements Engine.
+func (e *External) Name() string { return EngineExternal }
+
+// Check implements Engine: nothing is installed here.
+func (e *External) Check() error { return nil }
+
+// Up implements Engine: an external cluster is described, never started.
+func (e *External) Up(context.Context, string, Options) (*Cluster, error) {
+	return nil, fmt.Errorf("an external cluster is described in a scenario, not started: %w", ErrUnsupported)
+}
+
+// Status implements Engine with the database's own engine, which asks
+// every node by address.
+func (e *External) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
+	return e.db.Status(ctx, c)
+}
+
+// Moving implements Mover with the database's own engine.
+func (e *External) Moving(ctx context.Context, c *Cluster) (bool, string, error) {
+	m, ok := e.db.(Mover)
+	if !ok {
+		return false, "", fmt.Errorf("%s cannot report data movement: %w", e.spec.Database, ErrUnsupported)
+	}
+	return m.Moving(ctx, c)
+}
+
+// Down implements Engine: nothing fieldbench started is left to stop: the
+// nodes stay as the timeline left them. It closes the command log.
+func (e *External) Down(context.Context, *Cluster) error {
+	if e.log == nil {
+		return nil
+	}
+	err := e.log.Close()
+	e.log = nil
+	return err
+}
+
+// members counts the nodes still in the cluster (removed ones are not).
+func members(c *Cluster) int {
+	k := 0
+	for _, n := range c.Nodes {
+		if n.Role != roleDecommissioned {
+			k++
+		}
+	}
+	return k
+}
+
+// run fills action's template with node (nil for an add without spares)
+// and n, and runs it.
+func (e *External) run(ctx context.Context, action string, node *Node, n int) error {
+	t, ok := e.tmpl[action]
+	if !ok {
+		return fmt.Errorf("external cluster: no command for %s (commands.%s): %w", action, action, ErrUnsupported)
+	}
+	vals := map[string]string{"n": strconv.Itoa(n)}
+	if node != nil {
+		vals["name"], vals["host"], vals["port"], vals["addr"] = node.Name, node.Host, strconv.Itoa(node.Port), node.Addr()
+	}
+	argv, err := t.Argv(vals)
+	if err != nil {
+		return fmt.Errorf("external cluster: %s: %w", action, err)
+	}
+	if e.log == nil {
+		return errors.New("external cluster: closed")
+	}
+	if err := runCommand(ctx, action, argv, e.spec.CommandTimeout, e.log); err != nil {
+		return fmt.Errorf("external cluster: %w (output in %s)", err, e.logPath)
+	}
+	return nil
+}
+
+// Kill implements Killer with the kill command; the node is then marked
+// stopped (the database says whether it really is: Status).
+func (e *External) Kill(ctx context.Context, c *Cluster, name string) error {
+	return e.stopWith(ctx, c, "kill", name)
+}
+
+// StopNode stops a node gracefully with the stop-node command.
+func (e *External) StopNode(ctx context.Context, c *Cluster, name string) error {
+	return e.stopWith(ctx, c, "stop-node", name)
+}
+
+func (e *External) stopWith(ctx context.Context, c *Cluster, action, name string) error {
+	n, err := c.Node(name)
+	if err != nil {
+		return err
+	}
+	if err := e.run(ctx, action, n, members(c)); err != nil {
+		return err
+	}
+	n.Stopped = true
+	return nil
+}
+
+// Restart implements Killer with the restart command, then waits until the
+// database says the node is up.
+func (e *External) Restart(ctx context.Context, c *Cluster, name string) error {
+	n, err := c.Node(name)
+	if err != nil {
+		return err
+	}
+	if err := e.run(ctx, "restart", n, members(c)); err != nil {
+		return err
+	}
+	n.Stopped = false
+	return e.waitFor(ctx, "restart: "+name+" answering", func(ctx context.Context) (bool, string, error) {
+		sts, err := e.db.Status(ctx, c)
+		if err != nil {
+			return false, "", err
+		}
+		for _, st := range sts {
+			if st.Name == name {
+				return st.State == "up", st.State, nil
+			}
+		}
+		return false, "not listed", nil
+	})
+}
+
+// Remove implements Remover with the remove command, then waits until the
+// database no longer lists the node as an up member.
+func (e *External) Remove(ctx context.Context, c *Cluster, name string) error {
+	n, err := c.Node(name)
+	if err != nil {
+		return err
+	}
+	if err := e.run(ctx, "remove", n, members(c)-1); err != nil {
+		return err
+	}
+	n.Stopped, n.Role = true, roleDecommissioned
+	if e.ownDSN {
+		c.DSN = e.rdb.dsn(c)
+	}
+	return e.waitFor(ctx, "remove: "+name+" gone from the cluster", func(ctx context.Context) (bool, string, error) {
+		m, err := e.rdb.members(ctx, c)
+		if err != nil {
+			return false, "", err
+		}
+		st, listed := m[n.Addr()]
+		return !listed || st != "up", st, nil
+	})
+}
+
+// Add implements Grower: the add command (with the next spare's name,
+// host and port, if the scenario lists spares, and n, the node count
+// after the add), then it waits until the database itself lists the new
+// node as a joined member: the spare's address, or else an address it did
+// not list before. A node found that way is named by its address.
+func (e *External) Add(ctx context.Context, c *Cluster) (*Node, error) {
+	known := map[string]bool{}
+	for _, n := range c.Nodes {
+		known[n.Addr()] = true
+	}
+	if before, err := e.rdb.members(ctx, c); err == nil {
+		for a := range before {
+			known[a] = true
+		}
+	}
+	var want *Node
+	if len(e.spares) > 0 {
+		want = remoteNode(e.spares[0])
+	}
+	if err := e.run(ctx, "add", want, members(c)+1); err != nil {
+		return nil, err
+	}
+	var found string
+	what := "add: the new node listed by " + e.spec.Database
+	if want != nil {
+		what = "add: " + want.Name + " (" + want.Addr() + ") listed by " + e.spec.Database
+	}
+	err := e.waitFor(ctx, what, func(ctx context.Context) (bool, string, error) {
+		m, err := e.rdb.members(ctx, c)
+		if err != nil {
+			return false, "", err
+		}
+		var seen []string
+		for a, st := range m {
+			if (want != nil && a == want.Addr()) || (want == nil && !known[a]) {
+				if st == "up" {
+					found = a
+					return true, "", nil
+				}
+				seen = append(seen, a+" "+st)
+			}
+		}
+		return false, strings.Join(seen, ", "), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	n := want
+	if n == nil {
+		host, port, _ := net.SplitHostPort(found)
+		p, _ := strconv.Atoi(port)
+		n = &Node{Name: found, Host: host, Port: p, Remote: true}
+	} else {
+		e.spares = e.spares[1:]
+	}
+	c.Nodes = append(c.Nodes, n)
+	if e.ownDSN {
+		c.DSN = e.rdb.dsn(c)
+	}
+	return n, nil
+}
+
+// waitFor polls done every second until it holds or JoinTimeout passes;
+// the error says what was awaited and what was last seen.
+func (e *External) waitFor(ctx context.Context, what string, done func(context.Context) (bool, string, error)) error {
+	wctx, cancel := context.WithTimeout(ctx, e.spec.JoinTimeout)
+	defer cancel()
+	last := "no answer yet"
+	for {
+		qctx, qcancel := context.WithTimeout(wctx, 10*time.Second)
+		ok, seen, err := done(qctx)
+		qcancel()
+		switch {
+		case err != nil:
+			last = err.Error()
+		case ok:
+			return nil
+		case seen != "":
+			last = seen
+		}
+		select {
+		case <-wctx.Done():
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("external cluster: %s: not within %s (last seen: %s)", what, e.spec.JoinTimeout, last)
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// NodeResources are what a database reports about one node's process,
+// for nodes whose /proc fieldbench cannot read. NaN is not reported.
+type NodeResources struct {
+	CPUSeconds float64 // CPU time used since the server started
+	RSSBytes   float64
+	DiskBytes  float64
+}
+
+// ResourceReporter is an engine whose database reports its nodes'
+// resource use itself.
+type ResourceReporter interface {
+	// ReportedResources names the figures Resources fills (cpu, rss, disk).
+	ReportedResources() []string
+	Resources(ctx context.Context, c *Cluster) (map[string]NodeResources, error)
+}
+
+// ReportedResources implements ResourceReporter.
+func (e *External) ReportedResources() []string { return e.rdb.reported }
+
+// Resources implements ResourceReporter: what the database says about the
+// running nodes, by node name.
+func (e *External) Resources(ctx context.Context, c *Cluster) (map[string]NodeResources, error) {
+	if e.rdb.resources == nil {
+		return nil, nil
+	}
+	return e.rdb.resources(ctx, c)
+}
+
+// redisMembers lists the nodes CLUSTER NODES shows, "up" for those that
+// are connected and not failing.
+func redisMembers(ctx context.Context, c *Cluster) (map[string]string, error) {
+	view, err := clusterView(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, cn := range view {
+		switch {
+		case cn.failed(), strings.Contains(cn.flags, "handshake"), strings.Contains(cn.flags, "noaddr"):
+			out[cn.addr] = cn.flags
+		case !cn.myself() && cn.link != "connected":
+			out[cn.addr] = "link " + cn.link
+		default:
+			out[cn.addr] = "up"
+		}
+	}
+	return out, nil
+}
+
+// redisResources reads INFO cpu and memory on every running node: CPU
+// time (used_cpu_sys + used_cpu_user) and used_memory_rss.
+func redisResources(ctx context.Context, c *Cluster) (map[string]NodeResources, error) {
+	out := map[string]NodeResources{}
+	for _, n := range c.Nodes {
+		if !n.Running() {
+			continue
+		}
+		cl := nodeClient(n)
+		info, err := cl.Info(ctx, "cpu", "memory").Result()
+		cl.Close()
+		if err != nil {
+			continue // a node that does not answer has no figures
+		}
+		num := func(k string) float64 {
+			v, err := strconv.ParseFloat(infoField(info, k), 64)
+			if err != nil {
+				return math.NaN()
+			}
+			return v
+		}
+		out[n.Name] = NodeResources{CPUSeconds: num("used_cpu_sys") + num("used_cpu_user"), RSSBytes: num("used_memory_rss"), DiskBytes: math.NaN()}
+	}
+	return out, nil
+}
+
+// cassMembers lists the endpoints of the ring as the first running node
+// sees it, at that node's client port, "up" for NORMAL.
+func cassMembers(ctx context.Context, c *Cluster) (map[string]string, error) {
+	var errs []error
+	for _, n := range c.Nodes {
+		if !n.Running() {
+			continue
+		}
+		view, err := ringView(ctx, n)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out := map[string]string{}
+		for a, m := range view {
+			st := m.status
+			if st == "NORMAL" {
+				st = "up"
+			}
+			out[net.JoinHostPort(a, strconv.Itoa(n.Port))] = st
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("cassandra: no running node answered: %w", errors.Join(errs...))
+}
+
+// cassVersion asks n for its release_version.
+func cassVersion(ctx context.Context, n *Node) (string, error) {
+	s, err := cassNodeSession(n, 10*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer s.Close()
+	var v string
+	err = s.Query("SELECT release_version FROM system.local").ScanContext(ctx, &v)
+	return v, err
+}
+
+// NodeStopper is an engine with its own graceful stop of one node (an
+// external cluster's stop-node command); the others stop their process
+// (StopNode).
+type NodeStopper interface {
+	StopNode(ctx context.Context, c *Cluster, name string) error
+}

@@ -1,0 +1,222 @@
+package cli_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/result"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// fieldbenchBin builds the fieldbench binary once for the tests whose
+// external cluster's commands call it, as a user's commands would call
+// ssh or kubectl.
+func fieldbenchBin(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "fieldbench-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "fieldbench")
+		out, err := exec.Command("go", "build", "-o", binPath, "github.com/fieldbench/fieldbench/cmd/fieldbench").CombinedOutput()
+		if err != nil {
+			binErr = err
+			binPath = string(out)
+		}
+	})
+	if binErr != nil {
+		t.Fatalf("build fieldbench: %v\n%s", binErr, binPath)
+	}
+	return binPath
+}
+
+// localRedis starts a Redis Cluster with the CLI for a test to treat as
+// external, and stops it when the test ends.
+func localRedis(t *testing.T, args ...string) *cluster.Cluster {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "redis")
+	code, out, stderr := execute(context.Background(), append([]string{"cluster", "up", "redis", "--dir", dir}, args...)...)
+	if code != 0 {
+		t.Fatalf("cluster up: exit %d\n%s\n%s", code, out, stderr)
+	}
+	t.Cleanup(func() {
+		if code, _, stderr := execute(context.Background(), "cluster", "down", "--dir", dir); code != 0 {
+			t.Errorf("cluster down: %s", stderr)
+		}
+	})
+	cl, err := cluster.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cl
+}
+
+// externalCluster writes the cluster part of a scenario that treats cl as
+// external: its nodes as members, and commands (action: arguments of
+// `fieldbench cluster`) that call the built binary on cl's directory.
+func externalCluster(bin string, cl *cluster.Cluster, commands map[string]string) string {
+	var b strings.Builder
+	b.WriteString("cluster:\n  engine: external\n  database: redis\n  command_timeout: 3m\n  join_timeout: 3m\n  members:\n")
+	for _, n := range cl.Nodes {
+		b.WriteString("    - {name: " + n.Name + ", host: " + n.Host + ", port: " + strconv.Itoa(n.Port) + "}\n")
+	}
+	b.WriteString("  commands:\n")
+	for _, a := range cluster.ExternalActions {
+		if c, ok := commands[a]; ok {
+			b.WriteString("    " + a + ": \"'" + bin + "' cluster " + c + " --dir '" + cl.Dir + "'\"\n")
+		}
+	}
+	return b.String()
+}
+
+// checkExternalHeader: the run names the engine external and the server
+// as Redis answered its version query.
+func checkExternalHeader(t *testing.T, run *result.Run, cl *cluster.Cluster) {
+	t.Helper()
+	ci := run.Header.Cluster
+	if ci == nil || ci.Engine != "external" || ci.Database != "redis" || ci.Version == "" || ci.Version != cl.Version {
+		t.Errorf("cluster in the result: %+v; want engine external, database redis, version %q", ci, cl.Version)
+	}
+	if run.Header.Options["probes_unavailable"] != "node-read, node-write, node-disk" || run.Header.Options["probes_from_database"] != "node-cpu, node-rss" {
+		t.Errorf("probes recorded as %v / %v", run.Header.Options["probes_from_database"], run.Header.Options["probes_unavailable"])
+	}
+	if len(eventsNamed(run, "probes")) != 1 {
+		t.Errorf("no probes event saying what was not available: %+v", run.Events)
+	}
+}
+
+// TestExperimentExternalCrashRedis runs the crash experiment through the
+// external engine: the kill and restart are commands (the built
+// `fieldbench cluster kill/restart` on a Redis Cluster this test started),
+// the restart is done when Redis answers again, probes come from INFO, and
+// the audit reads back every acknowledged post. A command that fails ends
+// the experiment with its exit code.
+func TestExperimentExternalCrashRedis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds fieldbench and starts Redis (install with scripts/install-servers.sh)")
+	}
+	bin := fieldbenchBin(t)
+	cl := localRedis(t, "--nodes", "3", "--opt", "replicas=1", "--opt", "node-timeout=2000")
+	victim := cl.Nodes[1].Name
+	runs, out := experimentRun(t, "name: ext-crash\n"+externalCluster(bin, cl, map[string]string{"kill": "kill {name}", "restart": "restart {name}"})+`
+workload: {name: microblog, options: {users: 100, clients: 4, duration: 18s}}
+probe_every: 2s
+timeline:
+  - {at: 5s, do: kill, nodes: [`+victim+`]}
+  - {at: 10s, do: restart, nodes: [`+victim+`]}
+audit: true
+`, 4*time.Minute)
+	run := runs[0]
+	for _, ev := range []string{"kill", "restart", "restart-done", "audit"} {
+		if len(eventsNamed(run, ev)) != 1 {
+			t.Errorf("want one %q event; events: %+v", ev, run.Events)
+		}
+	}
+	checkExternalHeader(t, run, cl)
+	x := run.Summary.Extra
+	if acked := x["audit_acknowledged"]; acked == 0 || acked != x["audit_ok"]+x["audit_lost"]+x["audit_stale"] {
+		t.Errorf("audit figures do not add up: %v", x)
+	}
+	cpu := map[string]bool{}
+	for _, p := range run.Points {
+		if p.Series == "node-cpu" {
+			cpu[p.Labels["node"]] = true
+		}
+	}
+	if len(cpu) < len(cl.Nodes)-1 {
+		t.Errorf("CPU from INFO for %v, want the %d nodes", cpu, len(cl.Nodes))
+	}
+	logs, _ := filepath.Glob(filepath.Join(filepath.Dir(run.Dir), "cluster", cluster.CommandLog))
+	if len(logs) != 1 {
+		t.Fatalf("command log: %v", logs)
+	}
+	b, _ := os.ReadFile(logs[0])
+	if !strings.Contains(string(b), "cluster kill "+victim) || !strings.Contains(string(b), victim+": kill done") || strings.Count(string(b), "--- exit 0") != 2 {
+		t.Errorf("command log:\n%s", b)
+	}
+	if html, err := os.ReadFile(filepath.Join(run.Dir, "report.html")); err != nil || !strings.Contains(string(html), "external (redis "+cl.Version+" as the database reports it)") {
+		t.Errorf("the report does not name the engine and the server as Redis reported it (%v)", err)
+	}
+	if !strings.Contains(out, "microblog on redis "+cl.Version) {
+		t.Errorf("the summary does not name the server as Redis reported it:\n%s", out)
+	}
+
+	// A command that fails: the experiment fails, naming the exit code.
+	base := t.TempDir()
+	path := filepath.Join(base, "fail.yaml")
+	src := "name: ext-fail\n" + externalCluster(bin, cl, nil) + `    kill: sh -c "echo no such unit >&2; exit 3"
+workload: {name: microblog, options: {users: 100, clients: 2, duration: 6s}}
+probe_every: -1s
+timeline:
+  - {at: 1s, do: kill, nodes: [` + victim + `]}
+`
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	code, _, stderr := execute(ctx, "experiment", path, "--results", base)
+	if code == 0 || !strings.Contains(stderr, "exited with code 3") || !strings.Contains(stderr, "no such unit") {
+		t.Errorf("a failing kill command: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestExperimentExternalJoinRedis runs the join experiment through the
+// external engine: the add command is the built `fieldbench cluster add`
+// on a Redis Cluster this test started; the new node is found in CLUSTER
+// NODES, data movement and ownership are what Redis reports.
+func TestExperimentExternalJoinRedis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds fieldbench and starts Redis (install with scripts/install-servers.sh)")
+	}
+	bin := fieldbenchBin(t)
+	cl := localRedis(t, "--nodes", "2")
+	runs, _ := experimentRun(t, "name: ext-join\n"+externalCluster(bin, cl, map[string]string{"add": "add"})+`
+workload: {name: wiki, options: {articles: 500, requests: 2000, threads: 2}}
+stability: {warmup_sets: 1, baseline_sets: 3, window: 2, max_sets: 150, after_stable: 2}
+probe_every: 1s
+timeline:
+  - {when: baseline, do: add, count: 1}
+`, 6*time.Minute)
+	run := runs[0]
+	for _, ev := range []string{"baseline", "join", "node-added", "joined", "data-settled"} {
+		if len(eventsNamed(run, ev)) != 1 {
+			t.Errorf("want one %q event; events: %+v", ev, run.Events)
+		}
+	}
+	checkExternalHeader(t, run, cl)
+	var first, last string
+	owned := 0
+	for _, p := range run.Points {
+		switch p.Series {
+		case "request-set":
+			if first == "" {
+				first = p.Labels["nodes"]
+			}
+			last = p.Labels["nodes"]
+		case "ownership":
+			owned++
+		}
+	}
+	if first != "2" || last != "3" {
+		t.Errorf("request sets ran on %s then %s nodes, want 2 then 3", first, last)
+	}
+	if owned != 3 {
+		t.Errorf("ownership of %d nodes, want 3 (slots as Redis reports them)", owned)
+	}
+}
