@@ -680,10 +680,7 @@ func (e redisEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
 	if err := waitClusterOK(actx, c, running, time.Minute); err != nil {
 		return n, err
 	}
-	if err := waitCheck(actx, seed); err != nil {
-		return n, err
-	}
-	if _, err := runCLI(actx, "--cluster", "rebalance", seed.Addr(), "--cluster-use-empty-masters"); err != nil {
+	if err := rebalance(actx, seed); err != nil {
 		return n, err
 	}
 	if err := waitClusterOK(actx, c, running, 2*time.Minute); err != nil {
@@ -691,6 +688,28 @@ func (e redisEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
 	}
 	c.DSN = redisDSN(c)
 	return n, refreshRoles(actx, c)
+}
+
+// rebalance moves slots to the empty masters. The check before it can
+// pass while the nodes are still bumping their config epochs; the tool then
+// refuses ("Nodes don't agree about configuration", seen under load here),
+// so a refusal of that kind waits for agreement and tries again. Running
+// rebalance again after a partial one is safe: it recomputes the moves from
+// the slots each master holds now.
+func rebalance(ctx context.Context, seed *Node) error {
+	const tries = 5
+	for i := 1; ; i++ {
+		if err := waitCheck(ctx, seed); err != nil {
+			return err
+		}
+		out, err := runCLI(ctx, "--cluster", "rebalance", seed.Addr(), "--cluster-use-empty-masters")
+		if err == nil {
+			return nil
+		}
+		if i == tries || !strings.Contains(out+err.Error(), "agree about configuration") {
+			return err
+		}
+	}
 }
 
 // waitCheck waits until `redis-cli --cluster check` agrees on the
