@@ -43,6 +43,10 @@ func ParseShard(s string) (i, n int, err error) {
 	return i, n, nil
 }
 
+// RunKey is what shards of one run share, as a string: workload,
+// database and every option but the shard's own (shard and shard_*).
+func RunKey(h result.Header) (string, error) { return sameRun(h) }
+
 // sameRun is what shards of one run share: every option but the shard's
 // own (shard and shard_*).
 func sameRun(h result.Header) (string, error) {
