@@ -77,6 +77,7 @@ func newIngestJob() *ingestJob {
 	o.Int(&j.warmups, "warmup-runs", ingest.DefaultWarmupRuns, "first runs of each load left out of the statistics", "sweep")
 	o.String(&j.onError, "on-error", string(ingest.DefaultOnError), "after a failed run: continue or stop", "sweep")
 	j.sharding.declare(o, "the sources (--rate stays the whole run's: each source keeps its turn in the common schedule); shard 0 empties the table before --start-at", "run", "sweep")
+	j.sharding.declareStart(o, "run", "sweep")
 	j.sharding.declareBarrier(o, "run", "sweep")
 	o.String(&j.out, "out", "", "directory to write records.csv to (required)", "generate")
 	o.Int(&j.source, "source", 0, "source number, from 0 (required by batch)", "op insert", "op batch")

@@ -54,6 +54,7 @@ func newMicroblogJob() *microblogJob {
 	o.String(&j.mix, "mix", microblog.DefaultMix, "operation weights, e.g. post=1,userline=2,timeline=2", "run")
 	o.Duration(&j.matEvery, "materialize-every", 100*time.Millisecond, "async model: pause of the background materializer when it has caught up", "run")
 	j.sharding.declare(o, "the clients and of --rate (shard 0 loads the dataset, the others wait for it)", "run")
+	j.sharding.declareStart(o, "run")
 	o.String(&j.results, "results", "results", "directory under which the run directory is created (load: only without --db)", "load", "run")
 	o.String(&j.out, "out", "", "directory to write the CSV files to (required)", "generate")
 	o.Int64(&j.user, "user", 0, "user id (1..users)", "op")

@@ -129,15 +129,15 @@ type shardFlags struct {
 	barrier string
 }
 
-// declare declares the shard options of verbs, with --start-at; share
-// says what a shard takes its share of ("the clients and of --rate").
-func (f *shardFlags) declare(o *Opts, share string, verbs ...string) {
-	f.declareShare(o, share, verbs...)
+// declareStart declares --start-at of verbs.
+func (f *shardFlags) declareStart(o *Opts, verbs ...string) {
 	o.String(&f.startAt, "start-at", "", "start the measured run at this wall-clock time (RFC 3339, e.g. 2026-11-25T14:00:00Z), so shards on several machines start together; how late each started is in its result", verbs...)
 }
 
-// declareShare declares --shard, --shards and --split of verbs.
-func (f *shardFlags) declareShare(o *Opts, share string, verbs ...string) {
+// declare declares --shard, --shards and --split of verbs (an option is
+// declared once per job, so every verb's share is said in one text: share
+// says what a shard takes its share of, "the clients and of --rate").
+func (f *shardFlags) declare(o *Opts, share string, verbs ...string) {
 	o.String(&f.shard, "shard", "", "run as shard I of N (e.g. 0/4) of a run spread over machines: this shard does its share of "+share+"; merge the shards' results with 'fieldbench merge' (docs/shards.md)", verbs...)
 	o.Int(&f.shards, "shards", 0, "run as one of N shards whose index is in JOB_COMPLETION_INDEX (a Kubernetes Indexed Job; see 'fieldbench kube job'): the same as --shard $JOB_COMPLETION_INDEX/N", verbs...)
 	o.String(&f.split, "split", "", "with --shard/--shards: uneven shares, one weight per shard (e.g. --split 5,3: 8 sources over 2 machines as 5 + 3); default equal shares", verbs...)

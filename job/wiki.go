@@ -85,8 +85,8 @@ func newWikiJob() *wikiJob {
 	o.String(&j.results, "results", "results", "directory under which the run directory is created (load: only without --db)", "load", "run")
 	o.Bool(&j.loop, "loop", false, "send every thread's requests from one event loop over raw connections, as pgbench and redis-benchmark do, instead of a goroutine per thread (read-only: --reads 100; postgres and single-server redis; see docs/wiki.md)", "run")
 	o.Float64(&j.rate, "rate", 0, "open loop: target requests per second over all threads, inside each request set (request k of a set is due k/rate after the set starts, dealt round-robin to the threads; latency counts from that intended start, so a database slower than the rate shows as growing latency and set time; at most --threads requests in flight); 0 = closed loop, each thread sends its next request when the last returns. Not with --loop, whose event loop is closed-loop", "run")
-	j.sharding.declare(o, "the threads and of --rate: each request set runs threads [I·T/N, (I+1)·T/N) (shard 0 loads the articles, the others wait for them)", "run")
-	j.sharding.declareShare(o, "the articles, in batches of 1000 (batch k is ids k·1000+1..(k+1)·1000)", "load")
+	j.sharding.declare(o, "the threads and of --rate in run (each request set runs threads [I·T/N, (I+1)·T/N); shard 0 loads the articles, the others wait for them), of the articles in load (in batches of 1000: batch k is ids k·1000+1..(k+1)·1000)", "run", "load")
+	j.sharding.declareStart(o, "run")
 	o.Int64(&j.id, "id", 0, "article id (1..articles)", "op")
 	o.Bool(&j.full, "full", false, "print the whole body (default: its first 300 bytes)", "op read")
 	return j

@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/fieldbench/fieldbench/internal/cli"
 	"github.com/fieldbench/fieldbench/result"
@@ -111,5 +114,161 @@ func TestShardsRunAndMerge(t *testing.T) {
 	}
 	if code, _, stderr := execute(ctx, "merge", "--results", res, dirs[0], dirs[2]); code != cli.ExitUsage || !strings.Contains(stderr, "missing") {
 		t.Errorf("a shard missing: exit %d %s", code, stderr)
+	}
+}
+
+// upRedis starts a one-node Redis with the project's own cluster command
+// and returns its DSN.
+func upRedis(t *testing.T, base string) string {
+	t.Helper()
+	ctx := context.Background()
+	dir := filepath.Join(base, "redis")
+	code, out, stderr := execute(ctx, "cluster", "up", "redis", "--nodes", "1", "--dir", dir)
+	t.Cleanup(func() { execute(ctx, "cluster", "down", "--dir", dir) })
+	if code != 0 {
+		t.Fatalf("up: exit %d\n%s\n%s", code, out, stderr)
+	}
+	return strings.TrimSpace(strings.SplitN(strings.SplitN(out, "DSN: ", 2)[1], "\n", 2)[0])
+}
+
+// shardProcesses runs n fieldbench processes as the pods of an Indexed Job
+// run them: the same arguments (with --shards n), the index in
+// JOB_COMPLETION_INDEX, each writing under base/<index>. It returns each
+// shard's run directory.
+func shardProcesses(t *testing.T, base, pattern string, n int, args ...string) []string {
+	t.Helper()
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			a := append(append([]string{}, args...), "--shards", fmt.Sprint(n), "--results", filepath.Join(base, fmt.Sprint(i)))
+			cmd := exec.CommandContext(ctx, os.Args[0], a...)
+			cmd.Env = append(os.Environ(), asFieldbench+"=1", fmt.Sprintf("JOB_COMPLETION_INDEX=%d", i))
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("shard %d: %v\n%s", i, err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	var dirs []string
+	for i := range n {
+		m, _ := filepath.Glob(filepath.Join(base, fmt.Sprint(i), pattern))
+		if len(m) != 1 {
+			t.Fatalf("shard %d: run directories %v", i, m)
+		}
+		dirs = append(dirs, m[0])
+	}
+	return dirs
+}
+
+// mergeShards merges dirs with the merge command, checks that every
+// operation's merged histogram is the HDR sum of the shards' bit for bit
+// and its count their sum, and returns the merged run.
+func mergeShards(t *testing.T, base string, dirs []string) *result.Run {
+	t.Helper()
+	want := map[string]*hdrhistogram.Histogram{}
+	counts := map[string]int64{}
+	for i, d := range dirs {
+		r, err := result.Read(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := r.Merged(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for op, hist := range h {
+			if want[op] == nil {
+				want[op] = result.NewHist()
+			}
+			want[op].Merge(hist)
+		}
+		for op, o := range r.Summary.Ops {
+			counts[op] += o.Count
+			for kind := range o.Errors {
+				t.Errorf("shard %d: %s error %s", i, op, kind)
+			}
+		}
+	}
+	res := filepath.Join(base, "merged")
+	code, out, stderr := execute(context.Background(), append([]string{"merge", "--results", res}, dirs...)...)
+	if code != cli.ExitOK {
+		t.Fatalf("merge: exit %d\n%s\n%s", code, out, stderr)
+	}
+	m, _ := filepath.Glob(filepath.Join(res, "*-merged-*"))
+	if len(m) != 1 {
+		t.Fatalf("merged directories %v", m)
+	}
+	merged, err := result.Read(m[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := merged.Merged(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for op, w := range want {
+		we, _ := result.EncodeHist(w)
+		ge, _ := result.EncodeHist(got[op])
+		if we != ge || merged.Summary.Ops[op].Count != counts[op] {
+			t.Errorf("merged %s histogram is not the HDR sum of the shards' (count %d, want %d)", op, merged.Summary.Ops[op].Count, counts[op])
+		}
+	}
+	if _, err := os.Stat(filepath.Join(m[0], "report.html")); err != nil {
+		t.Error(err)
+	}
+	if code, _, stderr := execute(context.Background(), "report", m[0], "--out", filepath.Join(base, "again.html")); code != cli.ExitOK {
+		t.Errorf("report of the merged run: exit %d %s", code, stderr)
+	}
+	return merged
+}
+
+// The ingest study's setup: 8 sources over two load machines as 5 + 3, as
+// two processes of an Indexed Job (JOB_COMPLETION_INDEX, --shards 2,
+// --split 5,3, one --start-at) against a real Redis; merged, the run is
+// exactly the unsharded plan: 8 × 1,500 records in 8 × 8 batches, each
+// record once.
+func TestIngestShardProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Redis (install with scripts/install-servers.sh)")
+	}
+	t.Parallel()
+	base := t.TempDir()
+	dsn := upRedis(t, base)
+	startAt := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339Nano)
+	const sources, records, batch = 8, 1500, 200
+	dirs := shardProcesses(t, base, "*-ingest-redis", 2, "run", "ingest", "--db", dsn, "--sources", fmt.Sprint(sources),
+		"--records", fmt.Sprint(records), "--batch", fmt.Sprint(batch), "--split", "5,3", "--start-at", startAt, "--hdr-log")
+	var shares []float64
+	for _, d := range dirs {
+		r, err := result.Read(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shares = append(shares, r.Header.Options["shard_sources"].(float64))
+		if late := r.Summary.Extra["start_late_ms"]; late < 0 || late > 2000 {
+			t.Errorf("%s started %v ms after --start-at", d, late)
+		}
+		if _, err := os.Stat(filepath.Join(d, "hdr", "batch.hlog")); err != nil {
+			t.Error(err)
+		}
+	}
+	if shares[0] != 5 || shares[1] != 3 {
+		t.Errorf("the shards drove %v sources, want 5 and 3", shares)
+	}
+	merged := mergeShards(t, base, dirs)
+	// The unsharded plan: every source sends ceil(records/batch) batches.
+	if got, want := merged.Summary.Ops["batch"].Count, int64(sources*((records+batch-1)/batch)); got != want {
+		t.Errorf("merged: %d batches, the unsharded run sends %d", got, want)
+	}
+	code, out, stderr := execute(context.Background(), "op", "ingest", "count", "--db", dsn)
+	if code != cli.ExitOK || strings.TrimSpace(out) != fmt.Sprintf(`{"records":%d}`, sources*records) {
+		t.Errorf("stored after the shards: exit %d %s %s, want %d records (ids never collide)", code, out, stderr, sources*records)
 	}
 }
