@@ -272,3 +272,75 @@ func TestIngestShardProcesses(t *testing.T) {
 		t.Errorf("stored after the shards: exit %d %s %s, want %d records (ids never collide)", code, out, stderr, sources*records)
 	}
 }
+
+// The trajectory study's random load: four load generators, here four
+// processes of one Job (--shards 4, one random client each) on Redis. Each
+// writes its quarter of the dataset, waits for the others' before querying,
+// and the merged run holds exactly the unsharded run's requests.
+func TestTrajectoryShardProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Redis (install with scripts/install-servers.sh)")
+	}
+	t.Parallel()
+	base := t.TempDir()
+	dsn := upRedis(t, base)
+	startAt := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339Nano)
+	const clients, batch, queries, repeat = 4, 500, 3, 2
+	dirs := shardProcesses(t, base, "*-trajectory-redis", clients, "run", "trajectory", "--db", dsn, "--scale", "0.0005",
+		"--mode", "random", "--clients", fmt.Sprint(clients), "--batch", fmt.Sprint(batch), "--queries", fmt.Sprint(queries),
+		"--repeat", fmt.Sprint(repeat), "--reset", "--start-at", startAt)
+	r0, err := result.Read(dirs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	records := int64(r0.Header.Options["records"].(float64))
+	merged := mergeShards(t, base, dirs)
+	// The unsharded plan: client k writes records [k·n/4, (k+1)·n/4) in
+	// requests of batch, and each query type is sent queries × repeat times.
+	var writes int64
+	for k := range int64(clients) {
+		share := records*(k+1)/clients - records*k/clients
+		writes += (share + batch - 1) / batch
+	}
+	if got := merged.Summary.Ops["write"].Count; got != writes {
+		t.Errorf("merged: %d write requests, the unsharded run sends %d", got, writes)
+	}
+	for _, op := range []string{"distance", "knn", "range", "region"} {
+		if got := merged.Summary.Ops[op].Count; got != queries*repeat {
+			t.Errorf("merged: %d %s requests, the unsharded run sends %d", got, op, queries*repeat)
+		}
+	}
+	if got := merged.Summary.Extra["shards"]; got != clients {
+		t.Errorf("merged %v shards", got)
+	}
+}
+
+// A sharded ingest sweep: the shards meet in a --barrier directory before
+// every run, so the table is emptied once per run, after all finished; the
+// merged sweep holds every run's batches of all sources, and each shard's
+// verify saw exactly the whole run's records (else its runs fail).
+func TestIngestSweepShardProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Redis (install with scripts/install-servers.sh)")
+	}
+	t.Parallel()
+	base := t.TempDir()
+	dsn := upRedis(t, base)
+	dirs := shardProcesses(t, base, "*-ingest-sweep-redis", 2, "sweep", "ingest", "--db", dsn, "--sources", "4",
+		"--from", "300", "--to", "600", "--step", "300", "--runs", "2", "--warmup-runs", "1", "--batch", "100",
+		"--barrier", filepath.Join(base, "barrier"))
+	for _, d := range dirs {
+		r, err := result.Read(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := r.Summary.Extra["runs_failed"]; f != 0 || r.Summary.Extra["runs"] != 4 {
+			t.Errorf("%s: %v of %v runs failed", d, f, r.Summary.Extra["runs"])
+		}
+	}
+	merged := mergeShards(t, base, dirs)
+	// 2 loads × 2 runs × 4 sources × (300 or 600)/100 batches.
+	if got, want := merged.Summary.Ops["batch"].Count, int64(2*4*(3+6)); got != want {
+		t.Errorf("merged sweep: %d batches, the unsharded sweep sends %d", got, want)
+	}
+}
