@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -126,5 +127,21 @@ func TestSyntheticShardsMerge(t *testing.T) {
 	}
 	if got := m.Summary.Ops["post"].Count; got != 3*20*400 || len(m.Intervals) != 20 {
 		t.Fatalf("merged %d posts in %d intervals, want %d in 20", got, len(m.Intervals), 3*20*400)
+	}
+	// The summary, added up while merging, is the one the merged
+	// intervals give (warm-up seconds left out).
+	m.Intervals[0].Warmup, m.Intervals[1].Warmup = true, true
+	runs[0].Intervals[0].Warmup = true
+	runs[2].Intervals[1].Warmup = true
+	m, err = merge.Shards(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := m.Summarize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(want.Ops, m.Summary.Ops) || m.Summary.Ops["post"].Count != 3*18*400 {
+		t.Fatalf("merged summary %+v, the merged intervals give %+v", m.Summary.Ops, want.Ops)
 	}
 }
