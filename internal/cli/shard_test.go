@@ -344,3 +344,29 @@ func TestIngestSweepShardProcesses(t *testing.T) {
 		t.Errorf("merged sweep: %d batches, the unsharded sweep sends %d", got, want)
 	}
 }
+
+// kube job prints the Job of any sharded command: the ingest study's 5 + 3
+// run, and a sweep; a command that cannot run as shards is refused.
+func TestKubeJobOfEveryShardedCommand(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		args []string
+		want string
+		code int
+	}{
+		{[]string{"ingest", "--shards", "2", "--", "--sources", "8", "--split", "5,3", "--start-at", "2026-11-25T14:00:00Z"}, `- run - ingest - --sources - "8" - --split - 5,3`, cli.ExitOK},
+		{[]string{"ingest", "--command", "sweep", "--shards", "2", "--", "--barrier", "/results/barrier"}, "- sweep - ingest", cli.ExitOK},
+		{[]string{"trajectory", "--shards", "4", "--", "--mode", "random", "--clients", "4", "--reset"}, "completionMode: Indexed", cli.ExitOK},
+		{[]string{"wiki", "--shards", "3", "--", "--threads", "6"}, "parallelism: 3", cli.ExitOK},
+		{[]string{"microblog", "--command", "sweep"}, "cannot run as shards", cli.ExitUsage},
+		{[]string{"ingest", "--shards", "2", "--", "--split", "5,x"}, "not a whole number", cli.ExitUsage},
+		{[]string{"ingest", "--shards", "3", "--", "--split", "5,3"}, "2 weights for --shards 3", cli.ExitUsage},
+	} {
+		args := append([]string{"kube", "job", tc.args[0], "--image", "reg/fb:dev", "--secret", "fb-db/dsn"}, tc.args[1:]...)
+		code, out, stderr := execute(ctx, args...)
+		if code != tc.code || !strings.Contains(strings.Join(strings.Fields(out+stderr), " "), tc.want) {
+			t.Errorf("%v: exit %d\n%s%s\nwant exit %d and %q", tc.args, code, out, stderr, tc.code, tc.want)
+		}
+	}
+}
