@@ -215,6 +215,9 @@ func (j *microblogJob) run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
+	if err := sharedDB(sh, j.db); err != nil {
+		return err
+	}
 	lo, hi := sh.share(j.clients)
 	if hi == lo {
 		return Usagef("shard %d/%d: %d clients leave it none", sh.i, sh.n, j.clients)
