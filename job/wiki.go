@@ -618,6 +618,16 @@ func (j *wikiJob) run(ctx context.Context, env *Env) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
+	if sh.sharded() {
+		// The shards wait for --articles articles: a database holding
+		// another number would leave them waiting. The source is said
+		// alike in every shard (merge checks the options are one run's),
+		// whichever shard loaded.
+		if ld.counts.Articles != j.articles {
+			return Usagef("the database holds %d articles, not --articles %d: shards run on the synthetic articles of --articles (load them with 'fieldbench load wiki --articles %d', or give that count)", ld.counts.Articles, j.articles, ld.counts.Articles)
+		}
+		ld.source = fmt.Sprintf("%d articles in the database (an empty one gets synthetic articles of seed %d from shard 0)", j.articles, j.seed)
+	}
 	info, err := db.Info(ctx)
 	if err != nil {
 		return fmt.Errorf("read database version: %w", err)

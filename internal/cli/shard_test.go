@@ -370,3 +370,28 @@ func TestKubeJobOfEveryShardedCommand(t *testing.T) {
 		}
 	}
 }
+
+// A wiki run as two processes of a Job: shard 0 loads the articles, shard 1
+// waits for them; merged, the requests are the unsharded run's (sets ×
+// repeat × threads × requests per thread), each thread run once.
+func TestWikiShardProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Redis (install with scripts/install-servers.sh)")
+	}
+	t.Parallel()
+	base := t.TempDir()
+	dsn := upRedis(t, base)
+	startAt := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339Nano)
+	const sets, repeat, threads, requests = 2, 2, 4, 400
+	dirs := shardProcesses(t, base, "*-wiki-redis", 2, "run", "wiki", "--db", dsn, "--articles", "300",
+		"--threads", fmt.Sprint(threads), "--requests", fmt.Sprint(requests), "--sets", fmt.Sprint(sets),
+		"--repeat", fmt.Sprint(repeat), "--start-at", startAt)
+	merged := mergeShards(t, base, dirs)
+	got := merged.Summary.Ops["read"].Count + merged.Summary.Ops["update"].Count
+	if want := int64(sets * repeat * requests); got != want {
+		t.Errorf("merged: %d requests, the unsharded run makes %d", got, want)
+	}
+	if n := len(merged.Points); n != 2*sets {
+		t.Errorf("merged: %d request-set points, want %d per shard", n, sets)
+	}
+}
