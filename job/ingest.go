@@ -302,11 +302,8 @@ func ingestStatsPoint(p ingest.PointStats) result.Point {
 // ingestShard resolves the shard options of run and sweep: the shard, the
 // common start, and this shard's sources set into rc.
 func (j *ingestJob) ingestShard(rc *ingest.RunConfig, sweep bool) (shard, time.Time, error) {
-	sh, at, err := j.sharding.resolve()
+	sh, at, err := j.sharding.resolve(j.db)
 	if err != nil || !sh.sharded() {
-		return sh, at, err
-	}
-	if err := sharedDB(sh, j.db); err != nil {
 		return sh, at, err
 	}
 	lo, hi := sh.share(rc.Sources)

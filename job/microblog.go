@@ -211,11 +211,8 @@ func (j *microblogJob) run(ctx context.Context, env *Env) error {
 	if err := cfg.Validate(); err != nil {
 		return Usage(err)
 	}
-	sh, startAt, err := j.sharding.resolve()
+	sh, startAt, err := j.sharding.resolve(j.db)
 	if err != nil {
-		return err
-	}
-	if err := sharedDB(sh, j.db); err != nil {
 		return err
 	}
 	lo, hi := sh.share(j.clients)

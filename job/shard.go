@@ -150,10 +150,13 @@ func (f *shardFlags) declareBarrier(o *Opts, verbs ...string) {
 }
 
 // resolve reads the shard options: the shard (with its split) and the
-// common start (zero when none).
-func (f *shardFlags) resolve() (shard, time.Time, error) {
+// common start (zero when none). db is the run's --db, which a shard needs.
+func (f *shardFlags) resolve(db string) (shard, time.Time, error) {
 	sh, err := shardOf(f.shard, f.shards)
 	if err != nil {
+		return sh, time.Time{}, err
+	}
+	if err := sharedDB(sh, db); err != nil {
 		return sh, time.Time{}, err
 	}
 	if f.split != "" && !sh.sharded() {

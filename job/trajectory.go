@@ -300,7 +300,7 @@ func (j *trajectoryJob) load(ctx context.Context, env *Env) error {
 	if err := j.validateWrite(); err != nil {
 		return err
 	}
-	sh, _, err := j.sharding.resolve()
+	sh, _, err := j.sharding.resolve(j.db)
 	if err != nil {
 		return err
 	}
@@ -353,9 +353,6 @@ func (j *trajectoryJob) load(ctx context.Context, env *Env) error {
 func (j *trajectoryJob) loadShard(ctx context.Context, env *Env, sh shard) error {
 	if j.reset {
 		return Usagef("--reset with --shard would delete the other shards' records: empty the database once before the shards load")
-	}
-	if err := sharedDB(sh, j.db); err != nil {
-		return err
 	}
 	g, err := j.generator()
 	if err != nil {
@@ -692,11 +689,8 @@ phases:
 // single client in order), a shared --db and a --start-at before which
 // shard 0 empties the database.
 func (j *trajectoryJob) runShard() (shard, time.Time, error) {
-	sh, at, err := j.sharding.resolve()
+	sh, at, err := j.sharding.resolve(j.db)
 	if err != nil || !sh.sharded() {
-		return sh, at, err
-	}
-	if err := sharedDB(sh, j.db); err != nil {
 		return sh, at, err
 	}
 	switch {

@@ -409,7 +409,7 @@ func (j *wikiJob) load(ctx context.Context, env *Env) error {
 	if err := j.validate(); err != nil {
 		return err
 	}
-	sh, _, err := j.sharding.resolve()
+	sh, _, err := j.sharding.resolve(j.db)
 	if err != nil {
 		return err
 	}
@@ -473,9 +473,6 @@ func (j *wikiJob) loadShard(ctx context.Context, env *Env, sh shard) error {
 		return Usagef("a dump is read in order and cannot be split: load --from on one machine, then run the shards")
 	case j.reset:
 		return Usagef("--reset with --shard would delete the other shards' articles: empty the database once before the shards load")
-	}
-	if err := sharedDB(sh, j.db); err != nil {
-		return err
 	}
 	lo, hi := sh.loadShare(j.articles, loadBatch)
 	if lo == hi {
@@ -562,11 +559,8 @@ func (j *wikiJob) run(ctx context.Context, env *Env) error {
 		return err
 	}
 	sets, repeat, useLoop := j.sets, j.repeat, j.loop
-	sh, startAt, err := j.sharding.resolve()
+	sh, startAt, err := j.sharding.resolve(j.db)
 	if err != nil {
-		return err
-	}
-	if err := sharedDB(sh, j.db); err != nil {
 		return err
 	}
 	lo, hi := sh.share(p.Threads)

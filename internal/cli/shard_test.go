@@ -21,20 +21,8 @@ import (
 // by --start-at, merge into one result whose histogram is the exact HDR
 // sum of theirs and whose posts never collided.
 func TestShardsRunAndMerge(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts Redis (install with scripts/install-servers.sh)")
-	}
-	t.Parallel()
-	base := t.TempDir()
+	base, dsn, startAt := onRedis(t)
 	ctx := context.Background()
-	dir := filepath.Join(base, "redis")
-	code, out, stderr := execute(ctx, "cluster", "up", "redis", "--nodes", "1", "--dir", dir)
-	t.Cleanup(func() { execute(ctx, "cluster", "down", "--dir", dir) })
-	if code != 0 {
-		t.Fatalf("up: exit %d\n%s\n%s", code, out, stderr)
-	}
-	dsn := strings.TrimSpace(strings.SplitN(strings.SplitN(out, "DSN: ", 2)[1], "\n", 2)[0])
-	startAt := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339Nano)
 	const n = 3
 	var wg sync.WaitGroup
 	for i := range n {
@@ -54,8 +42,7 @@ func TestShardsRunAndMerge(t *testing.T) {
 		return
 	}
 	var dirs []string
-	want := result.NewHist()
-	var posts, clients int64
+	var clients int64
 	for i := range n {
 		m, _ := filepath.Glob(filepath.Join(base, fmt.Sprint(i), "*-microblog-redis"))
 		if len(m) != 1 {
@@ -66,15 +53,6 @@ func TestShardsRunAndMerge(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := r.Merged(true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want.Merge(h["post"])
-		posts += r.Summary.Ops["post"].Count
-		for kind := range r.Summary.Ops["post"].Errors {
-			t.Errorf("shard %d: post error %s", i, kind)
-		}
 		clients += int64(r.Header.Options["shard_clients"].(float64))
 		if late := r.Summary.Extra["start_late_ms"]; late < 0 || late > 2000 {
 			t.Errorf("shard %d started %v ms after --start-at", i, late)
@@ -83,31 +61,8 @@ func TestShardsRunAndMerge(t *testing.T) {
 	if clients != 7 {
 		t.Errorf("the shards ran %d clients, want the run's 7", clients)
 	}
+	mergeShards(t, base, dirs) // the exact HDR sum; no post failed
 	res := filepath.Join(base, "merged")
-	code, out, stderr = execute(ctx, append([]string{"merge", "--results", res}, dirs...)...)
-	if code != cli.ExitOK {
-		t.Fatalf("merge: exit %d\n%s\n%s", code, out, stderr)
-	}
-	m, _ := filepath.Glob(filepath.Join(res, "*-merged-microblog-redis"))
-	if len(m) != 1 {
-		t.Fatalf("merged directories %v", m)
-	}
-	merged, err := result.Read(m[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := merged.Merged(true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	we, _ := result.EncodeHist(want)
-	ge, _ := result.EncodeHist(got["post"])
-	if we != ge || merged.Summary.Ops["post"].Count != posts {
-		t.Errorf("merged post histogram is not the HDR sum of the shards' (count %d, want %d)", merged.Summary.Ops["post"].Count, posts)
-	}
-	if _, err := os.Stat(filepath.Join(m[0], "report.html")); err != nil {
-		t.Error(err)
-	}
 	// A shard given twice, or one missing, is refused.
 	if code, _, stderr := execute(ctx, "merge", "--results", res, dirs[0], dirs[0], dirs[1]); code != cli.ExitUsage || !strings.Contains(stderr, "given twice") {
 		t.Errorf("a shard twice: exit %d %s", code, stderr)
@@ -115,6 +70,19 @@ func TestShardsRunAndMerge(t *testing.T) {
 	if code, _, stderr := execute(ctx, "merge", "--results", res, dirs[0], dirs[2]); code != cli.ExitUsage || !strings.Contains(stderr, "missing") {
 		t.Errorf("a shard missing: exit %d %s", code, stderr)
 	}
+}
+
+// onRedis prepares a shard test (skipped with -short, parallel): its
+// directory, a Redis of its own, and a --start-at 4 s ahead.
+func onRedis(t *testing.T) (base, dsn, startAt string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts Redis (install with scripts/install-servers.sh)")
+	}
+	t.Parallel()
+	base = t.TempDir()
+	dsn = upRedis(t, base)
+	return base, dsn, time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339Nano)
 }
 
 // upRedis starts a one-node Redis with the project's own cluster command
@@ -235,13 +203,7 @@ func mergeShards(t *testing.T, base string, dirs []string) *result.Run {
 // exactly the unsharded plan: 8 × 1,500 records in 8 × 8 batches, each
 // record once.
 func TestIngestShardProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts Redis (install with scripts/install-servers.sh)")
-	}
-	t.Parallel()
-	base := t.TempDir()
-	dsn := upRedis(t, base)
-	startAt := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339Nano)
+	base, dsn, startAt := onRedis(t)
 	const sources, records, batch = 8, 1500, 200
 	dirs := shardProcesses(t, base, "*-ingest-redis", 2, "run", "ingest", "--db", dsn, "--sources", fmt.Sprint(sources),
 		"--records", fmt.Sprint(records), "--batch", fmt.Sprint(batch), "--split", "5,3", "--start-at", startAt, "--hdr-log")
@@ -278,13 +240,7 @@ func TestIngestShardProcesses(t *testing.T) {
 // writes its quarter of the dataset, waits for the others' before querying,
 // and the merged run holds exactly the unsharded run's requests.
 func TestTrajectoryShardProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts Redis (install with scripts/install-servers.sh)")
-	}
-	t.Parallel()
-	base := t.TempDir()
-	dsn := upRedis(t, base)
-	startAt := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339Nano)
+	base, dsn, startAt := onRedis(t)
 	const clients, batch, queries, repeat = 4, 500, 3, 2
 	dirs := shardProcesses(t, base, "*-trajectory-redis", clients, "run", "trajectory", "--db", dsn, "--scale", "0.0005",
 		"--mode", "random", "--clients", fmt.Sprint(clients), "--batch", fmt.Sprint(batch), "--queries", fmt.Sprint(queries),
@@ -320,12 +276,7 @@ func TestTrajectoryShardProcesses(t *testing.T) {
 // merged sweep holds every run's batches of all sources, and each shard's
 // verify saw exactly the whole run's records (else its runs fail).
 func TestIngestSweepShardProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts Redis (install with scripts/install-servers.sh)")
-	}
-	t.Parallel()
-	base := t.TempDir()
-	dsn := upRedis(t, base)
+	base, dsn, _ := onRedis(t)
 	dirs := shardProcesses(t, base, "*-ingest-sweep-redis", 2, "sweep", "ingest", "--db", dsn, "--sources", "4",
 		"--from", "300", "--to", "600", "--step", "300", "--runs", "2", "--warmup-runs", "1", "--batch", "100",
 		"--barrier", filepath.Join(base, "barrier"))
@@ -375,13 +326,7 @@ func TestKubeJobOfEveryShardedCommand(t *testing.T) {
 // waits for them; merged, the requests are the unsharded run's (sets ×
 // repeat × threads × requests per thread), each thread run once.
 func TestWikiShardProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts Redis (install with scripts/install-servers.sh)")
-	}
-	t.Parallel()
-	base := t.TempDir()
-	dsn := upRedis(t, base)
-	startAt := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339Nano)
+	base, dsn, startAt := onRedis(t)
 	const sets, repeat, threads, requests = 2, 2, 4, 400
 	dirs := shardProcesses(t, base, "*-wiki-redis", 2, "run", "wiki", "--db", dsn, "--articles", "300",
 		"--threads", fmt.Sprint(threads), "--requests", fmt.Sprint(requests), "--sets", fmt.Sprint(sets),
