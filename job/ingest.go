@@ -493,6 +493,11 @@ func (j *ingestJob) sweep(ctx context.Context, env *Env) error {
 	lo, hi := cfg.Run.Span()
 	sh.record(&h, "sources", lo, hi)
 	var hooks ingest.SweepHooks
+	// A shard that cannot meet the others (one died, or stopped on a
+	// failed run) ends the sweep: every later run would wait as long.
+	var apart error
+	sctx, stopSweep := context.WithCancel(ctx)
+	defer stopSweep()
 	if sh.sharded() {
 		b, err := j.ingestBarrier(sh, h, startAt)
 		if err != nil {
@@ -501,7 +506,12 @@ func (j *ingestJob) sweep(ctx context.Context, env *Env) error {
 		// Every run of the sweep starts from an empty table: the shards
 		// meet before each, and shard 0 empties it once all are there.
 		hooks.Reset = func(ctx context.Context, records int64, run int) error {
-			return b.resetOnce(ctx, fmt.Sprintf("load-%d-run-%d", records, run), e.store.Reset)
+			err := b.resetOnce(ctx, fmt.Sprintf("load-%d-run-%d", records, run), e.store.Reset)
+			if err != nil && ctx.Err() == nil {
+				apart = fmt.Errorf("load %d, run %d: the shards did not meet: %w", records, run, err)
+				stopSweep()
+			}
+			return err
 		}
 	}
 	if err := startTogether(ctx, &h, startAt, func(s string) { fmt.Fprint(stderr, s) }); err != nil {
@@ -551,8 +561,11 @@ func (j *ingestJob) sweep(ctx context.Context, env *Env) error {
 		points = append(points, ps)
 		return s.Point(ingestStatsPoint(ps))
 	}
-	out, sweepErr := ingest.Sweep(ctx, e.store, cfg, recs, hooks)
+	out, sweepErr := ingest.Sweep(sctx, e.store, cfg, recs, hooks)
 	err = errors.Join(sweepErr, stopClock(clock, p), env.observer().Ended())
+	if apart != nil {
+		err = errors.Join(err, s.Event("shards apart", apart.Error()), apart)
+	}
 
 	s.SetExtra("loads", float64(len(points)))
 	s.SetExtra("runs", float64(out.Runs))

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
@@ -317,5 +318,57 @@ func TestTrajectoryShardsAreTheWholeRun(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("%d shards send other queries than the whole run", len(shards))
 		}
+	}
+}
+
+// The shards meeting in a directory reset once per step, after every shard
+// arrived; a shard whose partner never comes gives up at the limit.
+func TestDirBarrierResetsOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	var mu sync.Mutex
+	var resets []string
+	arrived := map[string]int{}
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b, err := newDirBarrier(dir, "run", shard{i: i, n: 3}, 10*time.Second)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for _, step := range []string{"a", "b"} {
+				mu.Lock()
+				arrived[step]++
+				mu.Unlock()
+				err := b.resetOnce(ctx, step, func(context.Context) error {
+					mu.Lock()
+					defer mu.Unlock()
+					if arrived[step] != 3 {
+						t.Errorf("step %s reset after %d of 3 shards arrived", step, arrived[step])
+					}
+					resets = append(resets, step)
+					return nil
+				})
+				if err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if !slices.Equal(resets, []string{"a", "b"}) {
+		t.Errorf("resets %v, want one per step", resets)
+	}
+	// Alone: shard 0 of 2 waits for shard 1 until the limit.
+	b, err := newDirBarrier(t.TempDir(), "run", shard{i: 0, n: 2}, 300*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.resetOnce(ctx, "a", func(context.Context) error { t.Error("reset without shard 1"); return nil }); err == nil {
+		t.Error("shard 0 met a shard that never came")
 	}
 }
