@@ -45,6 +45,7 @@ type ingestJob struct {
 	from, to, step int64
 	runs, warmups  int
 	onError        string
+	sharding       shardFlags
 	// op
 	source int
 	index  int64
@@ -75,6 +76,9 @@ func newIngestJob() *ingestJob {
 	o.Int(&j.runs, "runs", ingest.DefaultRuns, "runs per load, warm-up runs included", "sweep")
 	o.Int(&j.warmups, "warmup-runs", ingest.DefaultWarmupRuns, "first runs of each load left out of the statistics", "sweep")
 	o.String(&j.onError, "on-error", string(ingest.DefaultOnError), "after a failed run: continue or stop", "sweep")
+	j.sharding.declare(o, "the sources (--rate stays the whole run's: each source keeps its turn in the common schedule); shard 0 empties the table before --start-at", "run", "sweep")
+	j.sharding.declareStart(o, "run", "sweep")
+	j.sharding.declareBarrier(o, "run", "sweep")
 	o.String(&j.out, "out", "", "directory to write records.csv to (required)", "generate")
 	o.Int(&j.source, "source", 0, "source number, from 0 (required by batch)", "op insert", "op batch")
 	o.Int64(&j.index, "index", 0, "index of the record (batch: of its first record) within the source, from 0 (required by batch)", "op insert", "op batch")
@@ -295,10 +299,73 @@ func ingestStatsPoint(p ingest.PointStats) result.Point {
 	return pt
 }
 
+// ingestShard resolves the shard options of run and sweep: the shard, the
+// common start, and this shard's sources set into rc.
+func (j *ingestJob) ingestShard(rc *ingest.RunConfig, sweep bool) (shard, time.Time, error) {
+	sh, at, err := j.sharding.resolve(j.db)
+	if err != nil || !sh.sharded() {
+		return sh, at, err
+	}
+	lo, hi := sh.share(rc.Sources)
+	if lo == hi {
+		return sh, at, Usagef("shard %d/%d: %d sources leave it none (give more --sources, or a --split)", sh.i, sh.n, rc.Sources)
+	}
+	switch {
+	case sweep && j.sharding.barrier == "":
+		return sh, at, Usagef("a sharded sweep needs --barrier DIR (a directory every shard sees): the shards meet there before every run, so the table is emptied once, after all have finished")
+	case !sweep && at.IsZero() && j.sharding.barrier == "":
+		return sh, at, Usagef("a sharded ingest run needs --start-at TIME or --barrier DIR: shard 0 empties the table before the others insert")
+	}
+	rc.Lo, rc.Hi = lo, hi
+	return sh, at, nil
+}
+
+// ingestBarrier is the shards' meeting point in --barrier (nil without).
+func (j *ingestJob) ingestBarrier(sh shard, h result.Header, at time.Time) (*dirBarrier, error) {
+	if j.sharding.barrier == "" || !sh.sharded() {
+		return nil, nil
+	}
+	key, err := runKey(h, at)
+	if err != nil {
+		return nil, err
+	}
+	return newDirBarrier(j.sharding.barrier, "ingest-"+key, sh, shardWaitLimit)
+}
+
+// resetShards empties the table once for all shards before the measured
+// run: through the barrier when there is one (shard 0 resets once every
+// shard has arrived), else by shard 0 alone, which must be done before the
+// common start (the others start inserting then).
+func resetShards(ctx context.Context, sh shard, b *dirBarrier, at time.Time, store ingest.Store) error {
+	if b != nil {
+		return b.resetOnce(ctx, "start", store.Reset)
+	}
+	if sh.i != 0 {
+		return nil
+	}
+	if err := store.Reset(ctx); err != nil {
+		return fmt.Errorf("reset before the run: %w", err)
+	}
+	if late := time.Since(at); late > 0 {
+		return fmt.Errorf("shard 0 emptied the table %s after --start-at: the other shards may have inserted before, so the run would not start from an empty table; choose a later --start-at", late.Round(time.Millisecond))
+	}
+	return nil
+}
+
+// noReset is a store whose Reset does nothing: a shard's run, whose table
+// was emptied once for all shards before it started.
+type noReset struct{ ingest.Store }
+
+func (noReset) Reset(context.Context) error { return nil }
+
 func (j *ingestJob) run(ctx context.Context, env *Env) error {
 	rc := j.runConfig(j.records)
 	if err := rc.Validate(); err != nil {
 		return Usage(err)
+	}
+	sh, startAt, err := j.ingestShard(&rc, false)
+	if err != nil {
+		return err
 	}
 	stderr := env.Stderr
 	e, err := j.open(ctx, ingest.Name)
@@ -313,15 +380,32 @@ func (j *ingestJob) run(ctx context.Context, env *Env) error {
 		"rate": rc.Rate, "loop": loopName(rc.Rate),
 	}
 	h.Series = ingestSeries(false)
+	lo, hi := rc.Span()
+	sh.record(&h, "sources", lo, hi)
+	store := e.store
+	if sh.sharded() {
+		b, err := j.ingestBarrier(sh, h, startAt)
+		if err != nil {
+			return err
+		}
+		if err := resetShards(ctx, sh, b, startAt, store); err != nil {
+			return err
+		}
+		store = noReset{store}
+	}
+	if err := startTogether(ctx, &h, startAt, func(s string) { fmt.Fprint(stderr, s) }); err != nil {
+		return err
+	}
 	s, err := startRun(ctx, env, e.dir, h, e.db)
 	if err != nil {
 		return err
 	}
-	recs := ingestHandles(s, rc.Sources)
+	markStartLate(s, startAt)
+	recs := ingestHandles(s, hi-lo)
 	fmt.Fprintf(stderr, "ingest on %s %s: %d sources × %d records, batches of %d, %s\n",
-		e.info.Name, e.info.Version, rc.Sources, rc.Records, rc.Batch, ingestLoop(rc.Rate))
+		e.info.Name, e.info.Version, hi-lo, rc.Records, rc.Batch, ingestLoop(rc.Rate))
 
-	res, err := ingestOnce(ctx, e.store, rc, recs, func() func() error {
+	res, err := ingestOnce(ctx, store, rc, recs, func() func() error {
 		clock, p := s.startClock(0)
 		return func() error { return stopClock(clock, p) }
 	})
@@ -331,8 +415,8 @@ func (j *ingestJob) run(ctx context.Context, env *Env) error {
 		return errors.Join(err, s.Finish(true), ErrInterrupted)
 	}
 	err = errors.Join(err, s.Point(ingestRunPoint(res)))
-	s.SetExtra("records", float64(rc.Sources)*float64(rc.Records))
-	s.SetExtra("sources", float64(rc.Sources))
+	s.SetExtra("records", float64(hi-lo)*float64(rc.Records))
+	s.SetExtra("sources", float64(hi-lo))
 	s.SetExtra("batch_size", float64(rc.Batch))
 	s.SetExtra("run_seconds", res.Elapsed.Seconds())
 	if res.Failed() {
@@ -386,6 +470,10 @@ func (j *ingestJob) sweep(ctx context.Context, env *Env) error {
 	if err := cfg.Validate(); err != nil {
 		return Usage(err)
 	}
+	sh, startAt, err := j.ingestShard(&cfg.Run, true)
+	if err != nil {
+		return err
+	}
 	stdout, stderr := env.Stdout, env.Stderr
 	e, err := j.open(ctx, ingest.Name+"-sweep")
 	if err != nil {
@@ -402,6 +490,33 @@ func (j *ingestJob) sweep(ctx context.Context, env *Env) error {
 		"confidence": ingest.Level, "rate": cfg.Run.Rate, "loop": loopName(cfg.Run.Rate),
 	}
 	h.Series = ingestSeries(true)
+	lo, hi := cfg.Run.Span()
+	sh.record(&h, "sources", lo, hi)
+	var hooks ingest.SweepHooks
+	// A shard that cannot meet the others (one died, or stopped on a
+	// failed run) ends the sweep: every later run would wait as long.
+	var apart error
+	sctx, stopSweep := context.WithCancel(ctx)
+	defer stopSweep()
+	if sh.sharded() {
+		b, err := j.ingestBarrier(sh, h, startAt)
+		if err != nil {
+			return err
+		}
+		// Every run of the sweep starts from an empty table: the shards
+		// meet before each, and shard 0 empties it once all are there.
+		hooks.Reset = func(ctx context.Context, records int64, run int) error {
+			err := b.resetOnce(ctx, fmt.Sprintf("load-%d-run-%d", records, run), e.store.Reset)
+			if err != nil && ctx.Err() == nil {
+				apart = fmt.Errorf("load %d, run %d: the shards did not meet: %w", records, run, err)
+				stopSweep()
+			}
+			return err
+		}
+	}
+	if err := startTogether(ctx, &h, startAt, func(s string) { fmt.Fprint(stderr, s) }); err != nil {
+		return err
+	}
 	// The progress line is written from the clock's goroutine and the
 	// per-run lines from this one: an *os.File serializes writes itself,
 	// anything else (a test's buffer) gets a lock.
@@ -414,9 +529,10 @@ func (j *ingestJob) sweep(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	recs := ingestHandles(s, cfg.Run.Sources)
+	markStartLate(s, startAt)
+	recs := ingestHandles(s, hi-lo)
 	fmt.Fprintf(stderr, "ingest sweep on %s %s: %d loads (%d..%d records per source), %d runs each (%d warm-up), %d sources, batches of %d, %s\n",
-		e.info.Name, e.info.Version, len(loads), cfg.From, cfg.To, cfg.Runs, cfg.WarmupRuns, cfg.Run.Sources, cfg.Run.Batch, ingestLoop(cfg.Run.Rate))
+		e.info.Name, e.info.Version, len(loads), cfg.From, cfg.To, cfg.Runs, cfg.WarmupRuns, hi-lo, cfg.Run.Batch, ingestLoop(cfg.Run.Rate))
 
 	clock, p := s.startClock(0)
 	say := func(format string, a ...any) {
@@ -426,33 +542,35 @@ func (j *ingestJob) sweep(ctx context.Context, env *Env) error {
 		fmt.Fprintf(stderr, format+"\n", a...)
 	}
 	var points []ingest.PointStats
-	out, sweepErr := ingest.Sweep(ctx, e.store, cfg, recs, ingest.SweepHooks{
-		Run: func(r ingest.RunResult) error {
-			kind := ""
-			if r.Warmup {
-				kind = " (warm-up)"
+	hooks.Run = func(r ingest.RunResult) error {
+		kind := ""
+		if r.Warmup {
+			kind = " (warm-up)"
+		}
+		if r.Failed() {
+			say("load %d, run %d/%d%s: FAILED: %s", r.Records, r.Run, cfg.Runs, kind, r.Cause())
+			if err := s.Event("run failed", fmt.Sprintf("load %d run %d: %s", r.Records, r.Run, r.Cause())); err != nil {
+				return err
 			}
-			if r.Failed() {
-				say("load %d, run %d/%d%s: FAILED: %s", r.Records, r.Run, cfg.Runs, kind, r.Cause())
-				if err := s.Event("run failed", fmt.Sprintf("load %d run %d: %s", r.Records, r.Run, r.Cause())); err != nil {
-					return err
-				}
-			} else {
-				say("load %d, run %d/%d%s: %s records/s in %.2fs", r.Records, r.Run, cfg.Runs, kind, ingestNum(r.Throughput), r.Elapsed.Seconds())
-			}
-			return s.Point(ingestRunPoint(r))
-		},
-		Point: func(ps ingest.PointStats) error {
-			points = append(points, ps)
-			return s.Point(ingestStatsPoint(ps))
-		},
-	})
+		} else {
+			say("load %d, run %d/%d%s: %s records/s in %.2fs", r.Records, r.Run, cfg.Runs, kind, ingestNum(r.Throughput), r.Elapsed.Seconds())
+		}
+		return s.Point(ingestRunPoint(r))
+	}
+	hooks.Point = func(ps ingest.PointStats) error {
+		points = append(points, ps)
+		return s.Point(ingestStatsPoint(ps))
+	}
+	out, sweepErr := ingest.Sweep(sctx, e.store, cfg, recs, hooks)
 	err = errors.Join(sweepErr, stopClock(clock, p), env.observer().Ended())
+	if apart != nil {
+		err = errors.Join(err, s.Event("shards apart", apart.Error()), apart)
+	}
 
 	s.SetExtra("loads", float64(len(points)))
 	s.SetExtra("runs", float64(out.Runs))
 	s.SetExtra("runs_failed", float64(out.Failed))
-	s.SetExtra("sources", float64(cfg.Run.Sources))
+	s.SetExtra("sources", float64(hi-lo))
 	s.SetExtra("batch_size", float64(cfg.Run.Batch))
 	if out.Interrupted {
 		err = errors.Join(err, s.Event("interrupted", fmt.Sprintf("after %d runs", out.Runs)))

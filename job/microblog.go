@@ -37,9 +37,7 @@ type microblogJob struct {
 	matEvery time.Duration
 	user     int64
 	body     string
-	shard    string
-	shards   int
-	startAt  string
+	sharding shardFlags
 }
 
 func newMicroblogJob() *microblogJob {
@@ -55,9 +53,8 @@ func newMicroblogJob() *microblogJob {
 	o.Float64(&j.rate, "rate", 0, "open loop: target operations per second over all clients (0 = closed loop)", "run")
 	o.String(&j.mix, "mix", microblog.DefaultMix, "operation weights, e.g. post=1,userline=2,timeline=2", "run")
 	o.Duration(&j.matEvery, "materialize-every", 100*time.Millisecond, "async model: pause of the background materializer when it has caught up", "run")
-	o.String(&j.shard, "shard", "", "run as shard I of N (e.g. 0/4) of a run spread over machines: this shard runs its share of the clients and of --rate; shard 0 loads the dataset, the others wait for it; merge the shards' results with 'fieldbench merge'", "run")
-	o.Int(&j.shards, "shards", 0, "run as one of N shards whose index is in JOB_COMPLETION_INDEX (a Kubernetes Indexed Job; see 'fieldbench kube job'): the same as --shard $JOB_COMPLETION_INDEX/N", "run")
-	o.String(&j.startAt, "start-at", "", "start the measured run at this wall-clock time (RFC 3339, e.g. 2026-11-25T14:00:00Z), so shards on several machines start together; how late each started is in its result", "run")
+	j.sharding.declare(o, "the clients and of --rate (shard 0 loads the dataset, the others wait for it)", "run")
+	j.sharding.declareStart(o, "run")
 	o.String(&j.results, "results", "results", "directory under which the run directory is created (load: only without --db)", "load", "run")
 	o.String(&j.out, "out", "", "directory to write the CSV files to (required)", "generate")
 	o.Int64(&j.user, "user", 0, "user id (1..users)", "op")
@@ -214,17 +211,13 @@ func (j *microblogJob) run(ctx context.Context, env *Env) error {
 	if err := cfg.Validate(); err != nil {
 		return Usage(err)
 	}
-	sh, err := shardOf(j.shard, j.shards)
-	if err != nil {
-		return err
-	}
-	startAt, err := parseStartAt(j.startAt)
+	sh, startAt, err := j.sharding.resolve(j.db)
 	if err != nil {
 		return err
 	}
 	lo, hi := sh.share(j.clients)
 	if hi == lo {
-		return Usagef("--shard %s: %d clients leave shard %d none", j.shard, j.clients, sh.i)
+		return Usagef("shard %d/%d: %d clients leave it none", sh.i, sh.n, j.clients)
 	}
 	mix, err := workload.ParseMix(j.mix, microblog.ClientOps)
 	if err != nil {
@@ -275,12 +268,8 @@ func (j *microblogJob) run(ctx context.Context, env *Env) error {
 		h.Options["materialize_every"] = j.matEvery.String()
 	}
 	sh.record(&h, "clients", lo, hi)
-	if !startAt.IsZero() {
-		h.Options["start_at"] = startAt.UTC().Format(time.RFC3339Nano)
-		fmt.Fprintf(stderr, "waiting for --start-at %s\n", h.Options["start_at"])
-		if err := waitStart(ctx, startAt); err != nil {
-			return err
-		}
+	if err := startTogether(ctx, &h, startAt, func(s string) { fmt.Fprint(stderr, s) }); err != nil {
+		return err
 	}
 	// This shard's share of the clients and of the rate.
 	cfg.Workers = hi - lo
@@ -289,9 +278,7 @@ func (j *microblogJob) run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	if !startAt.IsZero() {
-		s.SetExtra("start_late_ms", float64(s.Started().Sub(startAt).Microseconds())/1000)
-	}
+	markStartLate(s, startAt)
 	drv.OnPost = obs.PostAcked
 	drv.OnPostFailed = obs.PostFailed
 	s.AddExtra(ld.extra())

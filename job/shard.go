@@ -2,9 +2,13 @@ package job
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fieldbench/fieldbench/merge"
@@ -13,21 +17,24 @@ import (
 
 // shard is this process's part of a run spread over several machines
 // (--shard I/N): each shard computes its own share from (options, I, N)
-// alone, with no coordinator, as k6's execution segments do.
+// alone, with no coordinator, as k6's execution segments do. weights
+// (--split) make the shares uneven: the ingest study's 8 sources over two
+// machines as 5 + 3 is --split 5,3.
 type shard struct {
-	i, n int
+	i, n    int
+	weights []int // nil: equal shares
 }
 
 // parseShard reads --shard ("" is the whole run: shard 0 of 1).
 func parseShard(s string) (shard, error) {
 	if s == "" {
-		return shard{0, 1}, nil
+		return shard{i: 0, n: 1}, nil
 	}
 	i, n, err := merge.ParseShard(s)
 	if err != nil {
 		return shard{}, Usagef("--shard: %v", err)
 	}
-	return shard{i, n}, nil
+	return shard{i: i, n: n}, nil
 }
 
 // shardOf reads --shard, or --shards N with the index from
@@ -46,22 +53,131 @@ func shardOf(spec string, shards int) (shard, error) {
 	return parseShard(idx + "/" + strconv.Itoa(shards))
 }
 
-func (sh shard) sharded() bool { return sh.n > 1 }
-
-// share is the part [lo, hi) of total items (clients, sources, threads)
-// that is this shard's: contiguous, sizes differing by at most one, and
-// together exactly the total.
-func (sh shard) share(total int) (lo, hi int) {
-	return sh.i * total / sh.n, (sh.i + 1) * total / sh.n
+// withSplit sets the shares' weights from --split ("" equal shares): one
+// positive whole number per shard.
+func (sh shard) withSplit(split string) (shard, error) {
+	if split == "" {
+		return sh, nil
+	}
+	parts := strings.Split(split, ",")
+	if len(parts) != sh.n {
+		return sh, Usagef("--split %s has %d weights for %d shards: give one per shard, e.g. --split 5,3 for 2 shards", split, len(parts), sh.n)
+	}
+	w := make([]int, len(parts))
+	for k, p := range parts {
+		v, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || v < 1 {
+			return sh, Usagef("--split %s: weight %q is not a whole number from 1", split, p)
+		}
+		w[k] = v
+	}
+	sh.weights = w
+	return sh, nil
 }
 
-// record writes the shard into a run's header, so merge can check it.
+func (sh shard) sharded() bool { return sh.n > 1 }
+
+// share is the part [lo, hi) of total items (clients, sources, threads,
+// batches) that is this shard's: contiguous, in proportion to the weights
+// (equal shares differ by at most one), and together exactly the total.
+func (sh shard) share(total int) (lo, hi int) {
+	l, h := sh.share64(int64(total))
+	return int(l), int(h)
+}
+
+// share64 is share for counts beyond int (records, articles).
+func (sh shard) share64(total int64) (lo, hi int64) {
+	if sh.weights == nil {
+		return int64(sh.i) * total / int64(sh.n), int64(sh.i+1) * total / int64(sh.n)
+	}
+	var before, sum int64
+	for k, w := range sh.weights {
+		if k < sh.i {
+			before += int64(w)
+		}
+		sum += int64(w)
+	}
+	upto := before + int64(sh.weights[sh.i])
+	return total * before / sum, total * upto / sum
+}
+
+// record writes the shard into a run's header, so merge can check it: the
+// shard, its share of items, and the split (a common option, so shards of
+// different splits are refused as different runs).
 func (sh shard) record(h *result.Header, items string, lo, hi int) {
 	if !sh.sharded() {
 		return
 	}
 	h.Options[merge.ShardOption] = fmt.Sprintf("%d/%d", sh.i, sh.n)
 	h.Options["shard_"+items] = hi - lo
+	if sh.weights != nil {
+		ws := make([]string, len(sh.weights))
+		for k, w := range sh.weights {
+			ws[k] = strconv.Itoa(w)
+		}
+		h.Options["split"] = strings.Join(ws, ",")
+	}
+}
+
+// shardFlags are the options of every command that runs as a shard,
+// declared once per job by declare.
+type shardFlags struct {
+	shard   string
+	shards  int
+	split   string
+	startAt string
+	barrier string
+}
+
+// declareStart declares --start-at of verbs.
+func (f *shardFlags) declareStart(o *Opts, verbs ...string) {
+	o.String(&f.startAt, "start-at", "", "start the measured run at this wall-clock time (RFC 3339, e.g. 2026-11-25T14:00:00Z), so shards on several machines start together; how late each started is in its result", verbs...)
+}
+
+// declare declares --shard, --shards and --split of verbs (an option is
+// declared once per job, so every verb's share is said in one text: share
+// says what a shard takes its share of, "the clients and of --rate").
+func (f *shardFlags) declare(o *Opts, share string, verbs ...string) {
+	o.String(&f.shard, "shard", "", "run as shard I of N (e.g. 0/4) of a run spread over machines: this shard does its share of "+share+"; merge the shards' results with 'fieldbench merge' (docs/shards.md)", verbs...)
+	o.Int(&f.shards, "shards", 0, "run as one of N shards whose index is in JOB_COMPLETION_INDEX (a Kubernetes Indexed Job; see 'fieldbench kube job'): the same as --shard $JOB_COMPLETION_INDEX/N", verbs...)
+	o.String(&f.split, "split", "", "with --shard/--shards: uneven shares, one weight per shard (e.g. --split 5,3: 8 sources over 2 machines as 5 + 3); default equal shares", verbs...)
+}
+
+// declareBarrier declares --barrier for commands whose shards must meet
+// more than once (a sweep resets the database before every run).
+func (f *shardFlags) declareBarrier(o *Opts, verbs ...string) {
+	o.String(&f.barrier, "barrier", "", "with --shard/--shards: a directory every shard sees (a shared volume) where the shards meet before each run, so shard 0 resets the database only once all have finished; required by a sharded sweep", verbs...)
+}
+
+// resolve reads the shard options: the shard (with its split) and the
+// common start (zero when none). db is the run's --db, which a shard needs.
+func (f *shardFlags) resolve(db string) (shard, time.Time, error) {
+	sh, err := shardOf(f.shard, f.shards)
+	if err != nil {
+		return sh, time.Time{}, err
+	}
+	if err := sharedDB(sh, db); err != nil {
+		return sh, time.Time{}, err
+	}
+	if f.split != "" && !sh.sharded() {
+		return sh, time.Time{}, Usagef("--split needs --shard I/N or --shards N with N above 1")
+	}
+	if sh, err = sh.withSplit(f.split); err != nil {
+		return sh, time.Time{}, err
+	}
+	at, err := parseStartAt(f.startAt)
+	return sh, at, err
+}
+
+// startTogether waits for the common start (when given), recording it in
+// the header's options; call it before the measured run starts.
+func startTogether(ctx context.Context, h *result.Header, at time.Time, progress func(string)) error {
+	if at.IsZero() {
+		return nil
+	}
+	h.Options["start_at"] = at.UTC().Format(time.RFC3339Nano)
+	progress(fmt.Sprintf("waiting for --start-at %s\n", h.Options["start_at"]))
+	return waitStart(ctx, at)
 }
 
 // parseStartAt reads --start-at: an RFC 3339 wall-clock time ("" none).
@@ -99,6 +215,10 @@ func waitStart(ctx context.Context, at time.Time) error {
 // waitFor polls ready every second until it holds, for shards that must
 // not load what shard 0 loads: the database under test is the barrier.
 func waitFor(ctx context.Context, limit time.Duration, what string, ready func(context.Context) (bool, error)) error {
+	return pollFor(ctx, limit, time.Second, what, ready)
+}
+
+func pollFor(ctx context.Context, limit, every time.Duration, what string, ready func(context.Context) (bool, error)) error {
 	wctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	for {
@@ -112,7 +232,124 @@ func waitFor(ctx context.Context, limit time.Duration, what string, ready func(c
 				return ErrInterrupted
 			}
 			return fmt.Errorf("waited %s for %s", limit, what)
-		case <-time.After(time.Second):
+		case <-time.After(every):
 		}
 	}
+}
+
+// dirBarrier is a meeting point of a run's shards in a directory they all
+// see: a shard arrives at a named step by writing a file, and waits until
+// all N have (or until shard 0 has, for a step only shard 0 takes). It
+// needs nothing but a shared file system (a ReadWriteMany volume on
+// Kubernetes, NFS between machines).
+type dirBarrier struct {
+	dir   string
+	sh    shard
+	limit time.Duration
+}
+
+// newDirBarrier prepares dir for the run's shards; run names the run (its
+// options), so two runs sharing a directory do not meet each other.
+func newDirBarrier(dir, run string, sh shard, limit time.Duration) (*dirBarrier, error) {
+	d := filepath.Join(dir, run)
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return nil, Usagef("--barrier %s: %v", dir, err)
+	}
+	return &dirBarrier{dir: d, sh: sh, limit: limit}, nil
+}
+
+// arrive marks this shard at step.
+func (b *dirBarrier) arrive(step string) error {
+	p := filepath.Join(b.dir, step+"."+strconv.Itoa(b.sh.i))
+	if err := os.WriteFile(p, []byte(time.Now().UTC().Format(time.RFC3339Nano)+"\n"), 0o644); err != nil {
+		return fmt.Errorf("barrier: %w", err)
+	}
+	return nil
+}
+
+// wait waits until the shards in idx have arrived at step.
+func (b *dirBarrier) wait(ctx context.Context, step string, idx ...int) error {
+	return pollFor(ctx, b.limit, 50*time.Millisecond, fmt.Sprintf("the shards at %q in %s", step, b.dir), func(context.Context) (bool, error) {
+		for _, i := range idx {
+			if _, err := os.Stat(filepath.Join(b.dir, step+"."+strconv.Itoa(i))); err != nil {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
+
+// all is every shard's index.
+func (b *dirBarrier) all() []int {
+	out := make([]int, b.sh.n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// resetOnce makes the shards reset the database once between runs: every
+// shard arrives at step, shard 0 waits for all, resets and arrives at
+// step+"-reset"; the others wait for that.
+func (b *dirBarrier) resetOnce(ctx context.Context, step string, reset func(context.Context) error) error {
+	if err := b.arrive(step); err != nil {
+		return err
+	}
+	if b.sh.i == 0 {
+		if err := b.wait(ctx, step, b.all()...); err != nil {
+			return err
+		}
+		if err := reset(ctx); err != nil {
+			return err
+		}
+		return b.arrive(step + "-reset")
+	}
+	return b.wait(ctx, step+"-reset", 0)
+}
+
+// markStartLate records how late the measured run started after the
+// common start (at zero: no common start, nothing recorded).
+func markStartLate(s *Session, at time.Time) {
+	if !at.IsZero() {
+		s.SetExtra("start_late_ms", float64(s.Started().Sub(at).Microseconds())/1000)
+	}
+}
+
+// shardWaitLimit bounds every wait of a shard for the others (a shard
+// that died must not leave the rest waiting forever).
+const shardWaitLimit = 30 * time.Minute
+
+// sharedDB refuses a sharded run without --db: the default is a SQLite
+// file of each shard's own, which the shards would not share.
+func sharedDB(sh shard, db string) error {
+	if sh.sharded() && db == "" {
+		return Usagef("a shard needs --db: the shards of a run share one database (without --db each would write its own SQLite file)")
+	}
+	return nil
+}
+
+// runKey names a run by what its shards share (workload, database,
+// options, common start), for its barrier directory: shards of one run
+// meet there, a rerun with another --start-at or other options does not
+// meet the files of an earlier one.
+func runKey(h result.Header, at time.Time) (string, error) {
+	k, err := merge.RunKey(h)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(k + "|" + at.UTC().Format(time.RFC3339Nano)))
+	return hex.EncodeToString(sum[:6]), nil
+}
+
+// loadBatch is the unit a sharded load splits: batch k is items
+// [k·loadBatch, (k+1)·loadBatch) of the dataset, so a shard's part is a
+// function of (dataset, i, n) alone and n shards load it exactly once.
+const loadBatch = 1000
+
+// loadShare is the items [lo, hi) of a dataset of total items that shard
+// sh loads: its share of the dataset's batches of size batch.
+func (sh shard) loadShare(total, batch int64) (lo, hi int64) {
+	nb := (total + batch - 1) / batch
+	blo, bhi := sh.share64(nb)
+	return min(blo*batch, total), min(bhi*batch, total)
 }

@@ -40,16 +40,17 @@ type trajectoryJob struct {
 	batch   int
 	reset   bool
 	// The run.
-	mode    string
-	modes   []trajectory.Mode
-	clients int
-	queries int
-	repeat  int
-	radius  int64
-	k       int
-	maxDist int64
-	verify  bool
-	rate    float64
+	mode     string
+	modes    []trajectory.Mode
+	clients  int
+	queries  int
+	repeat   int
+	radius   int64
+	k        int
+	maxDist  int64
+	verify   bool
+	rate     float64
+	sharding shardFlags
 	// One operation (op).
 	x, y                    int64
 	triangle, weekday, slot string
@@ -79,6 +80,8 @@ func newTrajectoryJob() *trajectoryJob {
 	o.Int64(&j.maxDist, "max-dist", trajectory.DefaultMaxDist, "k-NN distance bound (m): cells farther than this are ignored", "run", "op knn")
 	o.Bool(&j.verify, "verify", true, "check every answer against the brute-force reference", "run")
 	o.Float64(&j.rate, "rate", 0, "open loop: target requests per second over all clients of each phase (a write request is --batch records; a read request one query), latency measured from each request's intended start (0 = closed loop)", "run")
+	j.sharding.declare(o, "the random mode's clients and of --rate in run (clients [I·C/N, (I+1)·C/N), each writing and querying what that client of an unsharded run would; one --mode per sharded run, the sequential mode being one client; shard 0 empties the database with --reset before --start-at, and every shard waits for the whole dataset before its read phases), of the records in load (in batches of --batch: batch k is records k·batch..(k+1)·batch-1)", "run", "load")
+	j.sharding.declareStart(o, "run")
 	o.Int64(&j.x, "x", 0, "easting of the position (m, required)", "op distance", "op knn")
 	o.Int64(&j.y, "y", 0, "northing of the position (m, required)", "op distance", "op knn")
 	o.String(&j.triangle, "triangle", "", `vertices "x1,y1,x2,y2,x3,y3" in metres (required)`, "op range")
@@ -297,6 +300,13 @@ func (j *trajectoryJob) load(ctx context.Context, env *Env) error {
 	if err := j.validateWrite(); err != nil {
 		return err
 	}
+	sh, _, err := j.sharding.resolve(j.db)
+	if err != nil {
+		return err
+	}
+	if sh.sharded() {
+		return j.loadShard(ctx, env, sh)
+	}
 	dsn := j.db
 	if dsn == "" {
 		dir, err := NewRunDir(j.results, trajectory.Name+"-load", "sqlite", time.Now())
@@ -319,18 +329,9 @@ func (j *trajectoryJob) load(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	cur := g.NewCursor()
-	buf := make([]trajectory.Record, j.batch)
 	t0 := time.Now()
-	for from := int64(0); from < g.Len(); {
-		if ctx.Err() != nil {
-			return ErrInterrupted
-		}
-		n := cur.Fill(from, buf)
-		if err := st.Write(ctx, buf[:n]); err != nil {
-			return fmt.Errorf("write records %d-%d: %w", from, from+int64(n)-1, err)
-		}
-		from += int64(n)
+	if err := writeTrajRecords(ctx, st, g, 0, g.Len(), j.batch); err != nil {
+		return err
 	}
 	d := time.Since(t0)
 	counts, err := st.Counts(ctx)
@@ -341,6 +342,54 @@ func (j *trajectoryJob) load(ctx context.Context, env *Env) error {
 		counts.Records, counts.Cells, adapter.Redact(dsn), d.Seconds(), float64(counts.Records)/d.Seconds())
 	if j.db == "" {
 		fmt.Fprintf(env.Stdout, "query it with: fieldbench op trajectory region --db %s --weekday mon --slot 12:00\n", dsn)
+	}
+	return nil
+}
+
+// loadShard writes shard sh's part of the records: its share of the
+// dataset's batches of --batch records, so the shards together write every
+// record once. It neither checks nor empties the database: the other
+// shards are writing into it.
+func (j *trajectoryJob) loadShard(ctx context.Context, env *Env, sh shard) error {
+	if j.reset {
+		return Usagef("--reset with --shard would delete the other shards' records: empty the database once before the shards load")
+	}
+	g, err := j.generator()
+	if err != nil {
+		return err
+	}
+	lo, hi := sh.loadShare(g.Len(), int64(j.batch))
+	st, done, err := trajOpStore(ctx, j.db, OpenDB)
+	if err != nil {
+		return err
+	}
+	defer done()
+	t0 := time.Now()
+	if err := writeTrajRecords(ctx, st, g, lo, hi, j.batch); err != nil {
+		return err
+	}
+	d := time.Since(t0)
+	fmt.Fprintf(env.Stdout, "shard %d/%d: loaded records %d..%d (%d of %d) into %s in %.2fs: %.0f records/s\n",
+		sh.i, sh.n, lo, hi-1, hi-lo, g.Len(), adapter.Redact(j.db), d.Seconds(), float64(hi-lo)/d.Seconds())
+	return nil
+}
+
+// writeTrajRecords writes records [from, to) in requests of batch records.
+func writeTrajRecords(ctx context.Context, st trajectory.Store, g *trajectory.Generator, from, to int64, batch int) error {
+	cur := g.NewCursor()
+	buf := make([]trajectory.Record, batch)
+	for from < to {
+		if ctx.Err() != nil {
+			return ErrInterrupted
+		}
+		n := cur.Fill(from, buf[:min(int64(batch), to-from)])
+		if n == 0 {
+			return fmt.Errorf("record %d is past the end of the dataset (%d records)", from, g.Len())
+		}
+		if err := st.Write(ctx, buf[:n]); err != nil {
+			return fmt.Errorf("write records %d-%d: %w", from, from+int64(n)-1, err)
+		}
+		from += int64(n)
 	}
 	return nil
 }
@@ -384,6 +433,11 @@ func (j *trajectoryJob) run(ctx context.Context, env *Env) (err error) {
 	if err := j.validateRun(); err != nil {
 		return err
 	}
+	sh, startAt, err := j.runShard()
+	if err != nil {
+		return err
+	}
+	lo, hi := sh.share(j.clients)
 	stderr := env.Stderr
 	dir, dsn, err := runDirFor(j.results, trajectory.Name, trajectory.Name, j.db)
 	if err != nil {
@@ -403,7 +457,20 @@ func (j *trajectoryJob) run(ctx context.Context, env *Env) (err error) {
 	if err := verifiable(a, j.verify); err != nil {
 		return err
 	}
-	store, err := trajStore(ctx, db, dsn, j.reset)
+	var store trajectory.Store
+	if sh.i == 0 {
+		store, err = trajStore(ctx, db, dsn, j.reset)
+		if err == nil && sh.sharded() && time.Now().After(startAt) {
+			store.Close()
+			return fmt.Errorf("shard 0 emptied the database after --start-at: the other shards may have written before, so the write phase would not start from an empty database; choose a later --start-at")
+		}
+	} else {
+		// The other shards neither check nor empty it: shard 0 does.
+		var b trajectory.Backend
+		if b, err = trajBackend(db, dsn); err == nil {
+			store, err = b.Trajectory(ctx)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -452,25 +519,36 @@ func (j *trajectoryJob) run(ctx context.Context, env *Env) (err error) {
 		"verify": j.verify, "metric": "planar euclidean on easting/northing (m)",
 		"rate": j.rate, "loop": loopName(j.rate),
 	}
+	sh.record(&h, "clients", lo, hi)
 	h.Series = map[string]result.SeriesMeta{
 		trajSeriesThroughput: {Title: "Throughput at the clients per request type and mode", XLabel: "mode and request type", YLabel: "throughput (requests/s)"},
 		trajSeriesRecords:    {Title: "Write throughput in records", XLabel: "mode", YLabel: "throughput (records/s)"},
 		trajSeriesLatency:    {Title: "Latency per request (mean ± SD)", XLabel: "mode and request type", YLabel: "latency (ms)", Band: "sd"},
+	}
+	if err := startTogether(ctx, &h, startAt, func(s string) { fmt.Fprint(stderr, s) }); err != nil {
+		return err
 	}
 	s, err := startRun(ctx, env, dir, h, db)
 	if err != nil {
 		return err
 	}
 	started = true
+	markStartLate(s, startAt)
 	s.SetExtra("records", float64(g.Len()))
 	s.SetExtra("users", float64(g.Users()))
 	s.SetExtra("cells", float64(len(g.City().Cells)))
 	fmt.Fprintf(stderr, "running trajectory on %s %s: %d records (scale %g), modes %s, %d random clients, batch %d, %d queries x %d per type, %s loop\n",
 		info.Name, info.Version, g.Len(), j.scale, strings.Join(modeNames, "+"), j.clients, j.batch, j.queries, j.repeat, loopName(j.rate))
 
-	handles := make([]*recorder.Handle, j.clients)
+	// A shard runs its clients of every phase (the same records and
+	// queries as those clients of an unsharded run) at its share of --rate.
+	handles := make([]*recorder.Handle, hi-lo)
 	for i := range handles {
 		handles[i] = s.rec.Handle()
+	}
+	rate := j.rate
+	if sh.sharded() {
+		rate = j.rate * float64(hi-lo) / float64(j.clients)
 	}
 	clock, prog := s.startClock(0)
 	var failed []string
@@ -526,8 +604,11 @@ phases:
 			runErr = err
 			break
 		}
+		if sh.sharded() {
+			wcs = wcs[lo:hi]
+		}
 		x := s.Since()
-		r := trajRunPhase(ctx, wcs, handles, j.rate, func(requests int64) {
+		r := trajRunPhase(ctx, wcs, handles, rate, func(requests int64) {
 			_ = s.Event(string(mode)+" write", fmt.Sprintf("%d records, %d client(s), %d requests of up to %d", g.Len(), len(wcs), requests, j.batch))
 		})
 		for _, c := range wcs {
@@ -539,6 +620,14 @@ phases:
 			break
 		}
 		fmt.Fprintf(stderr, "%s write: %d records in %.2fs, %.0f records/s\n", mode, r.records, r.elapsed.Seconds(), float64(r.records)/r.elapsed.Seconds())
+		if sh.sharded() {
+			// The queries' answers are those of the whole dataset: wait
+			// until every shard has written its records.
+			if runErr = j.waitForRecords(ctx, store, g.Len()); runErr != nil {
+				break
+			}
+			_ = s.Event("shards written", "every shard's records are in the database")
+		}
 
 		// Read phases, one per query type.
 		for op := trajectory.OpDistance; op <= trajectory.OpRegion; op++ {
@@ -547,8 +636,11 @@ phases:
 				runErr = err
 				break phases
 			}
+			if sh.sharded() {
+				rcs = rcs[lo:hi]
+			}
 			x := s.Since()
-			r := trajRunPhase(ctx, rcs, handles, j.rate, func(requests int64) {
+			r := trajRunPhase(ctx, rcs, handles, rate, func(requests int64) {
 				_ = s.Event(string(mode)+" "+trajectory.Ops[op], fmt.Sprintf("%d requests, %d client(s)", requests, len(rcs)))
 			})
 			for _, c := range rcs {
@@ -590,6 +682,38 @@ phases:
 		return fmt.Errorf("some requests failed (their latencies are not in the figures):\n  %s", msg)
 	}
 	return nil
+}
+
+// runShard resolves run's shard options: a sharded run has one mode, the
+// random one when it has more than one shard (the sequential mode is a
+// single client in order), a shared --db and a --start-at before which
+// shard 0 empties the database.
+func (j *trajectoryJob) runShard() (shard, time.Time, error) {
+	sh, at, err := j.sharding.resolve(j.db)
+	if err != nil || !sh.sharded() {
+		return sh, at, err
+	}
+	switch {
+	case len(j.modes) != 1:
+		return sh, at, Usagef("a sharded trajectory run has one --mode (the modes empty the database in between, which shards cannot do together): run --mode sequential on one machine, then --mode random over the shards")
+	case j.modes[0] == trajectory.Sequential:
+		return sh, at, Usagef("the sequential mode is one client sending in order (the study's one load generator): run it unsharded; shard --mode random")
+	case at.IsZero():
+		return sh, at, Usagef("a sharded trajectory run needs --start-at: shard 0 empties the database (--reset) before that time and every shard starts writing at it")
+	}
+	if lo, hi := sh.share(j.clients); lo == hi {
+		return sh, at, Usagef("shard %d/%d: %d clients leave it none (give at least --clients %d)", sh.i, sh.n, j.clients, sh.n)
+	}
+	return sh, at, nil
+}
+
+// waitForRecords waits until the store holds every record of the dataset
+// (the other shards' writes).
+func (j *trajectoryJob) waitForRecords(ctx context.Context, store trajectory.Store, want int64) error {
+	return pollFor(ctx, shardWaitLimit, 100*time.Millisecond, "the other shards to write their records", func(ctx context.Context) (bool, error) {
+		c, err := store.Counts(ctx)
+		return err == nil && c.Records >= want, err
+	})
 }
 
 // trajOpStore opens the trajectory store of --db for op.

@@ -54,6 +54,7 @@ type wikiJob struct {
 	zipfS                    float64
 	loop                     bool
 	rate                     float64
+	sharding                 shardFlags
 	// op.
 	id   int64
 	full bool
@@ -84,6 +85,8 @@ func newWikiJob() *wikiJob {
 	o.String(&j.results, "results", "results", "directory under which the run directory is created (load: only without --db)", "load", "run")
 	o.Bool(&j.loop, "loop", false, "send every thread's requests from one event loop over raw connections, as pgbench and redis-benchmark do, instead of a goroutine per thread (read-only: --reads 100; postgres and single-server redis; see docs/wiki.md)", "run")
 	o.Float64(&j.rate, "rate", 0, "open loop: target requests per second over all threads, inside each request set (request k of a set is due k/rate after the set starts, dealt round-robin to the threads; latency counts from that intended start, so a database slower than the rate shows as growing latency and set time; at most --threads requests in flight); 0 = closed loop, each thread sends its next request when the last returns. Not with --loop, whose event loop is closed-loop", "run")
+	j.sharding.declare(o, "the threads and of --rate in run (each request set runs threads [I·T/N, (I+1)·T/N); shard 0 loads the articles, the others wait for them), of the articles in load (in batches of 1000: batch k is ids k·1000+1..(k+1)·1000)", "run", "load")
+	j.sharding.declareStart(o, "run")
 	o.Int64(&j.id, "id", 0, "article id (1..articles)", "op")
 	o.Bool(&j.full, "full", false, "print the whole body (default: its first 300 bytes)", "op read")
 	return j
@@ -406,6 +409,13 @@ func (j *wikiJob) load(ctx context.Context, env *Env) error {
 	if err := j.validate(); err != nil {
 		return err
 	}
+	sh, _, err := j.sharding.resolve(j.db)
+	if err != nil {
+		return err
+	}
+	if sh.sharded() {
+		return j.loadShard(ctx, env, sh)
+	}
 	dsn, dir := j.db, ""
 	if dsn == "" {
 		var err error
@@ -453,6 +463,67 @@ func (j *wikiJob) load(ctx context.Context, env *Env) error {
 	return nil
 }
 
+// loadShard loads shard sh's part of the synthetic articles: its share of
+// the dataset's batches, so the shards together load every article once.
+// It never empties the database (the others are loading into it) and loads
+// nothing when its part is already there.
+func (j *wikiJob) loadShard(ctx context.Context, env *Env, sh shard) error {
+	switch {
+	case j.from != "":
+		return Usagef("a dump is read in order and cannot be split: load --from on one machine, then run the shards")
+	case j.reset:
+		return Usagef("--reset with --shard would delete the other shards' articles: empty the database once before the shards load")
+	}
+	lo, hi := sh.loadShare(j.articles, loadBatch)
+	if lo == hi {
+		fmt.Fprintf(env.Stdout, "shard %d/%d: %d articles leave it no batch; nothing to load\n", sh.i, sh.n, j.articles)
+		return nil
+	}
+	first, last := lo+1, hi // ids are 1-based
+	_, _, store, closeAll, err := openWikiStore(ctx, j.db, OpenDB)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	_, e1 := store.Read(ctx, first)
+	_, e2 := store.Read(ctx, last)
+	switch {
+	case e1 == nil && e2 == nil:
+		fmt.Fprintf(env.Stdout, "shard %d/%d: articles %d..%d are already in the database; nothing to load\n", sh.i, sh.n, first, last)
+		return nil
+	case !errors.Is(e1, wiki.ErrNotFound) && e1 != nil:
+		return fmt.Errorf("read article %d: %w", first, e1)
+	case !errors.Is(e2, wiki.ErrNotFound) && e2 != nil:
+		return fmt.Errorf("read article %d: %w", last, e2)
+	case (e1 == nil) != (e2 == nil):
+		return fmt.Errorf("the database holds part of articles %d..%d (a shard's load cut short): empty it and load again", first, last)
+	}
+	g, err := wiki.NewGenerator(j.seed, j.articles)
+	if err != nil {
+		return Usage(err)
+	}
+	t0 := time.Now()
+	c, err := store.Populate(ctx, g.Source(first, last))
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w: articles %d..%d are partly loaded", ErrInterrupted, first, last)
+		}
+		return fmt.Errorf("populate articles %d..%d: %w (they are partly loaded: empty the database and load again)", first, last, err)
+	}
+	d := time.Since(t0).Seconds()
+	fmt.Fprintf(env.Stdout, "shard %d/%d: loaded articles %d..%d (%d of %d, %.1f MB of text) into %s in %.2fs\n",
+		sh.i, sh.n, first, last, c.Articles, j.articles, float64(c.Bytes)/1e6, adapter.Redact(j.db), d)
+	return nil
+}
+
+// waitForArticles waits until shard 0 has loaded every article.
+func (j *wikiJob) waitForArticles(ctx context.Context, store wiki.Store) error {
+	return waitFor(ctx, shardWaitLimit, "shard 0 to load the articles", func(ctx context.Context) (bool, error) {
+		c, err := store.Counts(ctx)
+		return err == nil && c.Articles == j.articles && c.MaxID == j.articles, err
+	})
+}
+
 // plan checks run's request-set options and returns the plan (its Articles
 // are set once the database is prepared).
 func (j *wikiJob) plan() (wiki.Plan, error) {
@@ -488,6 +559,17 @@ func (j *wikiJob) run(ctx context.Context, env *Env) error {
 		return err
 	}
 	sets, repeat, useLoop := j.sets, j.repeat, j.loop
+	sh, startAt, err := j.sharding.resolve(j.db)
+	if err != nil {
+		return err
+	}
+	lo, hi := sh.share(p.Threads)
+	switch {
+	case lo == hi:
+		return Usagef("shard %d/%d: %d threads leave it none", sh.i, sh.n, p.Threads)
+	case sh.sharded() && j.from != "":
+		return Usagef("shards do not load a dump: load it first with 'fieldbench load wiki --from', then run the shards")
+	}
 	stderr := env.Stderr
 	obs := env.observer()
 	if useLoop && j.db == "" {
@@ -506,7 +588,7 @@ func (j *wikiJob) run(ctx context.Context, env *Env) error {
 	// store without them is refused at once.
 	var loopConns []loop.Conn
 	if useLoop {
-		if loopConns, err = openLoopConns(ctx, a, store, p.Threads); err != nil {
+		if loopConns, err = openLoopConns(ctx, a, store, hi-lo); err != nil {
 			os.Remove(dir) // still empty: the run did not start
 			return err
 		}
@@ -516,6 +598,12 @@ func (j *wikiJob) run(ctx context.Context, env *Env) error {
 			}
 		}()
 	}
+	if sh.i > 0 {
+		// Shard 0 loads; the others wait until every article is there.
+		if err := j.waitForArticles(ctx, store); err != nil {
+			return err
+		}
+	}
 	ld, err := j.prepare(ctx, db, store, stderr)
 	if err != nil {
 		return err
@@ -523,6 +611,16 @@ func (j *wikiJob) run(ctx context.Context, env *Env) error {
 	p.Articles = ld.counts.Articles
 	if err := p.Validate(); err != nil {
 		return err
+	}
+	if sh.sharded() {
+		// The shards wait for --articles articles: a database holding
+		// another number would leave them waiting. The source is said
+		// alike in every shard (merge checks the options are one run's),
+		// whichever shard loaded.
+		if ld.counts.Articles != j.articles {
+			return Usagef("the database holds %d articles, not --articles %d: shards run on the synthetic articles of --articles (load them with 'fieldbench load wiki --articles %d', or give that count)", ld.counts.Articles, j.articles, ld.counts.Articles)
+		}
+		ld.source = fmt.Sprintf("%d articles in the database (an empty one gets synthetic articles of seed %d from shard 0)", j.articles, j.seed)
 	}
 	info, err := db.Info(ctx)
 	if err != nil {
@@ -561,10 +659,15 @@ func (j *wikiJob) run(ctx context.Context, env *Env) error {
 		h.Options["rate"] = j.rate
 		h.Options["loop"] = loopName(j.rate)
 	}
+	sh.record(&h, "threads", lo, hi)
+	if err := startTogether(ctx, &h, startAt, func(s string) { fmt.Fprint(stderr, s) }); err != nil {
+		return err
+	}
 	s, err := startRun(ctx, env, dir, h, db)
 	if err != nil {
 		return err
 	}
+	markStartLate(s, startAt)
 	s.AddExtra(ld.extra())
 	if rest := p.Requests % p.Threads; rest != 0 {
 		fmt.Fprintf(stderr, "note: %d requests over %d threads: each thread does %d, so a request set has %d requests\n",
@@ -573,14 +676,18 @@ func (j *wikiJob) run(ctx context.Context, env *Env) error {
 	fmt.Fprintf(stderr, "running wiki on %s %s: %s × %s of %d requests (%d%% reads, %s ids over %d articles) on %s%s\n",
 		info.Name, info.Version, plural(sets, "request set"), plural(repeat, "execution"), p.PerThread()*int64(p.Threads), p.ReadPct, p.Dist, p.Articles, plural(p.Threads, "thread"), pace)
 
-	handles := make([]*recorder.Handle, p.Threads)
+	// A shard runs its threads of every request set: the same request
+	// streams as those threads of an unsharded run, and its share of --rate.
+	handles := make([]*recorder.Handle, hi-lo)
 	for i := range handles {
 		handles[i] = s.rec.Handle()
 	}
-	workers := make([]runner.Worker, p.Threads)
-	loopClients := make([]loop.Client, p.Threads)
+	workers := make([]runner.Worker, hi-lo)
+	loopClients := make([]loop.Client, hi-lo)
+	rate := j.rate * float64(hi-lo) / float64(p.Threads)
 	var loopErr error
 	batch := func(ctx context.Context, clients []*wiki.Client, per int64) bool {
+		clients = clients[lo:hi]
 		if useLoop {
 			for i, c := range clients {
 				loopClients[i] = c
@@ -595,8 +702,8 @@ func (j *wikiJob) run(ctx context.Context, env *Env) error {
 		for i, c := range clients {
 			workers[i] = c
 		}
-		if j.rate > 0 {
-			return runner.PacedBatch(ctx, workers, handles, per, j.rate)
+		if rate > 0 {
+			return runner.PacedBatch(ctx, workers, handles, per, rate)
 		}
 		return runner.Batch(ctx, workers, handles, per)
 	}
@@ -633,11 +740,12 @@ func (j *wikiJob) run(ctx context.Context, env *Env) error {
 	s.SetExtra("updates_acknowledged", float64(tot.Updated))
 	// Every acknowledged update appended one byte, so the growth of the
 	// stored text tells how many were lost (see docs/wiki.md).
+	// A shard cannot tell: the other shards' updates grow the text too.
 	dctx, cancel := Detached(ctx, 5*time.Minute)
-	if after, err := store.Counts(dctx); err == nil {
+	if after, err := store.Counts(dctx); err == nil && !sh.sharded() {
 		s.SetExtra("lost_updates", float64(tot.Updated-(after.Bytes-ld.counts.Bytes)))
 		s.SetExtra("final_total_bytes", float64(after.Bytes))
-	} else {
+	} else if err != nil {
 		fmt.Fprintf(stderr, "fieldbench: count articles after the run: %v\n", err)
 	}
 	cancel()

@@ -43,6 +43,10 @@ func ParseShard(s string) (i, n int, err error) {
 	return i, n, nil
 }
 
+// RunKey is what shards of one run share, as a string: workload,
+// database and every option but the shard's own (shard and shard_*).
+func RunKey(h result.Header) (string, error) { return sameRun(h) }
+
 // sameRun is what shards of one run share: every option but the shard's
 // own (shard and shard_*).
 func sameRun(h result.Header) (string, error) {
@@ -139,7 +143,7 @@ func Shards(runs []*result.Run) (*result.Run, error) {
 			key := int(math.Round(iv.Start + off))
 			a := secs[key]
 			if a == nil {
-				a = &acc{start: float64(key), end: float64(key), drain: true, ops: map[string]*opAcc{}, groups: map[string]map[string]*hdrhistogram.Histogram{}}
+				a = &acc{start: float64(key), end: float64(key), drain: true, ops: map[string]*opAcc{}, groups: map[string]map[string][]string{}}
 				secs[key] = a
 			}
 			if err := a.add(iv); err != nil {
@@ -176,27 +180,34 @@ func Shards(runs []*result.Run) (*result.Run, error) {
 		keys = append(keys, k)
 	}
 	sort.Ints(keys)
+	var hs histSum
+	totals := map[string]*histSum{} // every operation's sum past warm-up, for the summary
 	for _, k := range keys {
-		iv, err := secs[k].interval()
+		iv, err := secs[k].interval(&hs, totals)
 		if err != nil {
 			return nil, err
 		}
 		out.Intervals = append(out.Intervals, iv)
+		delete(secs, k) // its encodings can go
 	}
 	sort.SliceStable(out.Events, func(a, b int) bool { return out.Events[a].At < out.Events[b].At })
-	sum, err := out.Summarize()
-	if err != nil {
-		return nil, err
+	merged := map[string]*hdrhistogram.Histogram{}
+	for op, t := range totals {
+		merged[op] = t.hist()
 	}
+	sum := out.SummarizeMerged(merged)
 	sum.Extra = extra
 	out.Summary = &sum
 	return out, nil
 }
 
+// opAcc is one operation in one second of every shard: its histograms are
+// kept encoded until the second is merged (decoding them all at once would
+// hold a 140 KB counts array per shard, second and operation).
 type opAcc struct {
 	count  int64
 	errors map[string]int64
-	hist   *hdrhistogram.Histogram
+	hists  []string
 }
 
 // acc is one wall-clock second of every shard.
@@ -204,7 +215,7 @@ type acc struct {
 	start, end    float64
 	warmup, drain bool
 	ops           map[string]*opAcc
-	groups        map[string]map[string]*hdrhistogram.Histogram
+	groups        map[string]map[string][]string
 }
 
 func (a *acc) add(iv result.Interval) error {
@@ -214,43 +225,51 @@ func (a *acc) add(iv result.Interval) error {
 	for op, oi := range iv.Ops {
 		o := a.ops[op]
 		if o == nil {
-			o = &opAcc{errors: map[string]int64{}, hist: result.NewHist()}
+			o = &opAcc{errors: map[string]int64{}}
 			a.ops[op] = o
 		}
 		o.count += oi.Count
 		for k, n := range oi.Errors {
 			o.errors[k] += n
 		}
-		h, err := result.DecodeHist(oi.Hist)
-		if err != nil {
-			return fmt.Errorf("interval at %.0fs, %s: %w", iv.Start, op, err)
-		}
-		o.hist.Merge(h)
+		o.hists = append(o.hists, oi.Hist)
 	}
 	for op, gs := range iv.Groups {
 		if a.groups[op] == nil {
-			a.groups[op] = map[string]*hdrhistogram.Histogram{}
+			a.groups[op] = map[string][]string{}
 		}
 		for g, enc := range gs {
-			h, err := result.DecodeHist(enc)
-			if err != nil {
-				return err
-			}
-			if a.groups[op][g] == nil {
-				a.groups[op][g] = result.NewHist()
-			}
-			a.groups[op][g].Merge(h)
+			a.groups[op][g] = append(a.groups[op][g], enc)
 		}
 	}
 	return nil
 }
 
-func (a *acc) interval() (result.Interval, error) {
+// sumOf adds the encoded histograms hists exactly and encodes the sum.
+func sumOf(sum *histSum, hists []string) (string, error) {
+	sum.reset()
+	for _, enc := range hists {
+		if err := sum.add(enc); err != nil {
+			return "", err
+		}
+	}
+	return sum.encode()
+}
+
+// interval merges the second's histograms, adding each operation's sum to
+// totals unless the second is warm-up (as Run.Merged(true) would).
+func (a *acc) interval(sum *histSum, totals map[string]*histSum) (result.Interval, error) {
 	iv := result.Interval{Start: a.start, End: a.end, Warmup: a.warmup, Drain: a.drain, Ops: map[string]result.OpInterval{}}
 	for op, o := range a.ops {
-		enc, err := result.EncodeHist(o.hist)
+		enc, err := sumOf(sum, o.hists)
 		if err != nil {
-			return iv, err
+			return iv, fmt.Errorf("interval at %.0fs, %s: %w", a.start, op, err)
+		}
+		if !a.warmup {
+			if totals[op] == nil {
+				totals[op] = &histSum{}
+			}
+			totals[op].addSum(sum)
 		}
 		oi := result.OpInterval{Count: o.count, Hist: enc}
 		if len(o.errors) > 0 {
@@ -263,10 +282,10 @@ func (a *acc) interval() (result.Interval, error) {
 			iv.Groups = map[string]map[string]string{}
 		}
 		iv.Groups[op] = map[string]string{}
-		for g, h := range gs {
-			enc, err := result.EncodeHist(h)
+		for g, hs := range gs {
+			enc, err := sumOf(sum, hs)
 			if err != nil {
-				return iv, err
+				return iv, fmt.Errorf("interval at %.0fs, %s group %s: %w", a.start, op, g, err)
 			}
 			iv.Groups[op][g] = enc
 		}

@@ -123,6 +123,14 @@ func (r *Run) Summarize() (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
+	return r.SummarizeMerged(merged), nil
+}
+
+// SummarizeMerged is Summarize with the operations' histograms already
+// merged (what Merged(true) returns), for a caller that has them: merging
+// the shards of a run adds them as it goes instead of decoding every
+// merged interval again.
+func (r *Run) SummarizeMerged(merged map[string]*hdrhistogram.Histogram) Summary {
 	s := Summary{Ops: map[string]OpSummary{}}
 	var first, last float64 = -1, 0
 	errs := map[string]map[string]int64{}
@@ -170,5 +178,5 @@ func (r *Run) Summarize() (Summary, error) {
 		s.Extra = r.Summary.Extra
 		s.Client = r.Summary.Client
 	}
-	return s, nil
+	return s
 }

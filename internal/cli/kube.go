@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -26,14 +27,14 @@ func newKubeCmd() *cobra.Command {
 
 func newKubeJobCmd() *cobra.Command {
 	var s kube.Spec
-	var secret string
+	var secret, verb string
 	var shards int
 	c := &cobra.Command{
 		Use:   "job WORKLOAD [-- RUN OPTIONS...]",
 		Short: "Print the Indexed Job that runs WORKLOAD as --shards shards (kubectl apply -f -)",
 		Long: `kube job prints a Kubernetes Indexed Job (completions = parallelism = --shards,
 completionMode Indexed): every pod runs 'fieldbench run WORKLOAD RUN OPTIONS
---shards N', taking its index from JOB_COMPLETION_INDEX, its DSN from the
+--shards N' (or sweep, with --command sweep), taking its index from JOB_COMPLETION_INDEX, its DSN from the
 Secret --secret NAME/KEY (never written in the manifest) and writing its run
 directory under /results (a PersistentVolumeClaim with --results-claim, or an
 emptyDir to copy out with kubectl cp). Collect every shard's directory, then
@@ -49,13 +50,13 @@ Give --start-at so the shards start their measured phase together.`,
 			if err != nil {
 				return job.Usage(err)
 			}
-			if !j.Opts().Has("run", "shards") {
-				return usagef("kube job: %s runs cannot be sharded yet (microblog can)", name)
+			if !j.Opts().Has(verb, "shards") {
+				return usagef("kube job: '%s %s' cannot run as shards (--command run, or sweep for ingest)", verb, name)
 			}
 			// Check the run options now, as run would parse them.
-			fs := pflag.NewFlagSet("run "+name, pflag.ContinueOnError)
+			fs := pflag.NewFlagSet(verb+" "+name, pflag.ContinueOnError)
 			fs.SetOutput(new(strings.Builder))
-			for _, f := range j.Opts().For("run") {
+			for _, f := range j.Opts().For(verb) {
 				switch f.Name {
 				case "db", "shard", "shards", "results":
 					continue // the Job sets them
@@ -65,6 +66,18 @@ Give --start-at so the shards start their measured phase together.`,
 			if err := fs.Parse(runArgs); err != nil {
 				return usagef("run options: %v (db, shard, shards and results are set by the Job)", err)
 			}
+			if f := fs.Lookup("split"); f != nil && f.Changed {
+				// Every pod would refuse a split that is not one weight per shard.
+				ws := strings.Split(f.Value.String(), ",")
+				for _, w := range ws {
+					if n, err := strconv.Atoi(strings.TrimSpace(w)); err != nil || n < 1 {
+						return usagef("--split %s: weight %q is not a whole number from 1", f.Value, w)
+					}
+				}
+				if len(ws) != shards {
+					return usagef("--split %s has %d weights for --shards %d: give one per shard", f.Value, len(ws), shards)
+				}
+			}
 			ns, key, ok := strings.Cut(secret, "/")
 			if !ok {
 				return usagef("--secret %q: want NAME/KEY of the Secret that holds the DSN", secret)
@@ -73,7 +86,7 @@ Give --start-at so the shards start their measured phase together.`,
 			if s.Name == "" {
 				s.Name = "fieldbench-" + name
 			}
-			s.Args = append([]string{"run", name}, runArgs...)
+			s.Args = append([]string{verb, name}, runArgs...)
 			out, err := s.YAML()
 			if err != nil {
 				return job.Usage(err)
@@ -84,6 +97,7 @@ Give --start-at so the shards start their measured phase together.`,
 	}
 	f := c.Flags()
 	f.IntVar(&shards, "shards", 2, "number of shards (pods), 1..1000")
+	f.StringVar(&verb, "command", "run", "what every pod runs: run, or sweep (ingest; give -- --barrier DIR on a ReadWriteMany --results-claim, e.g. /results/barrier)")
 	f.StringVar(&s.Image, "image", "", "container image with fieldbench (build it with the repository's Dockerfile); required")
 	f.StringVar(&secret, "secret", "", "Secret NAME/KEY holding the DSN; required")
 	f.StringVar(&s.Name, "name", "", "the Job's name (default fieldbench-WORKLOAD)")

@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/fieldbench/fieldbench/internal/cli"
 	"github.com/fieldbench/fieldbench/result"
@@ -18,20 +21,8 @@ import (
 // by --start-at, merge into one result whose histogram is the exact HDR
 // sum of theirs and whose posts never collided.
 func TestShardsRunAndMerge(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts Redis (install with scripts/install-servers.sh)")
-	}
-	t.Parallel()
-	base := t.TempDir()
+	base, dsn, startAt := onRedis(t)
 	ctx := context.Background()
-	dir := filepath.Join(base, "redis")
-	code, out, stderr := execute(ctx, "cluster", "up", "redis", "--nodes", "1", "--dir", dir)
-	t.Cleanup(func() { execute(ctx, "cluster", "down", "--dir", dir) })
-	if code != 0 {
-		t.Fatalf("up: exit %d\n%s\n%s", code, out, stderr)
-	}
-	dsn := strings.TrimSpace(strings.SplitN(strings.SplitN(out, "DSN: ", 2)[1], "\n", 2)[0])
-	startAt := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339Nano)
 	const n = 3
 	var wg sync.WaitGroup
 	for i := range n {
@@ -51,8 +42,7 @@ func TestShardsRunAndMerge(t *testing.T) {
 		return
 	}
 	var dirs []string
-	want := result.NewHist()
-	var posts, clients int64
+	var clients int64
 	for i := range n {
 		m, _ := filepath.Glob(filepath.Join(base, fmt.Sprint(i), "*-microblog-redis"))
 		if len(m) != 1 {
@@ -63,15 +53,6 @@ func TestShardsRunAndMerge(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := r.Merged(true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want.Merge(h["post"])
-		posts += r.Summary.Ops["post"].Count
-		for kind := range r.Summary.Ops["post"].Errors {
-			t.Errorf("shard %d: post error %s", i, kind)
-		}
 		clients += int64(r.Header.Options["shard_clients"].(float64))
 		if late := r.Summary.Extra["start_late_ms"]; late < 0 || late > 2000 {
 			t.Errorf("shard %d started %v ms after --start-at", i, late)
@@ -80,12 +61,115 @@ func TestShardsRunAndMerge(t *testing.T) {
 	if clients != 7 {
 		t.Errorf("the shards ran %d clients, want the run's 7", clients)
 	}
+	mergeShards(t, base, dirs) // the exact HDR sum; no post failed
 	res := filepath.Join(base, "merged")
-	code, out, stderr = execute(ctx, append([]string{"merge", "--results", res}, dirs...)...)
+	// A shard given twice, or one missing, is refused.
+	if code, _, stderr := execute(ctx, "merge", "--results", res, dirs[0], dirs[0], dirs[1]); code != cli.ExitUsage || !strings.Contains(stderr, "given twice") {
+		t.Errorf("a shard twice: exit %d %s", code, stderr)
+	}
+	if code, _, stderr := execute(ctx, "merge", "--results", res, dirs[0], dirs[2]); code != cli.ExitUsage || !strings.Contains(stderr, "missing") {
+		t.Errorf("a shard missing: exit %d %s", code, stderr)
+	}
+}
+
+// onRedis prepares a shard test (skipped with -short, parallel): its
+// directory, a Redis of its own, and a --start-at 4 s ahead.
+func onRedis(t *testing.T) (base, dsn, startAt string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts Redis (install with scripts/install-servers.sh)")
+	}
+	t.Parallel()
+	base = t.TempDir()
+	dsn = upRedis(t, base)
+	return base, dsn, time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339Nano)
+}
+
+// upRedis starts a one-node Redis with the project's own cluster command
+// and returns its DSN.
+func upRedis(t *testing.T, base string) string {
+	t.Helper()
+	ctx := context.Background()
+	dir := filepath.Join(base, "redis")
+	code, out, stderr := execute(ctx, "cluster", "up", "redis", "--nodes", "1", "--dir", dir)
+	t.Cleanup(func() { execute(ctx, "cluster", "down", "--dir", dir) })
+	if code != 0 {
+		t.Fatalf("up: exit %d\n%s\n%s", code, out, stderr)
+	}
+	return strings.TrimSpace(strings.SplitN(strings.SplitN(out, "DSN: ", 2)[1], "\n", 2)[0])
+}
+
+// shardProcesses runs n fieldbench processes as the pods of an Indexed Job
+// run them: the same arguments (with --shards n), the index in
+// JOB_COMPLETION_INDEX, each writing under base/<index>. It returns each
+// shard's run directory.
+func shardProcesses(t *testing.T, base, pattern string, n int, args ...string) []string {
+	t.Helper()
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			a := append(append([]string{}, args...), "--shards", fmt.Sprint(n), "--results", filepath.Join(base, fmt.Sprint(i)))
+			cmd := exec.CommandContext(ctx, os.Args[0], a...)
+			cmd.Env = append(os.Environ(), asFieldbench+"=1", fmt.Sprintf("JOB_COMPLETION_INDEX=%d", i))
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("shard %d: %v\n%s", i, err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	var dirs []string
+	for i := range n {
+		m, _ := filepath.Glob(filepath.Join(base, fmt.Sprint(i), pattern))
+		if len(m) != 1 {
+			t.Fatalf("shard %d: run directories %v", i, m)
+		}
+		dirs = append(dirs, m[0])
+	}
+	return dirs
+}
+
+// mergeShards merges dirs with the merge command, checks that every
+// operation's merged histogram is the HDR sum of the shards' bit for bit
+// and its count their sum, and returns the merged run.
+func mergeShards(t *testing.T, base string, dirs []string) *result.Run {
+	t.Helper()
+	want := map[string]*hdrhistogram.Histogram{}
+	counts := map[string]int64{}
+	for i, d := range dirs {
+		r, err := result.Read(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := r.Merged(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for op, hist := range h {
+			if want[op] == nil {
+				want[op] = result.NewHist()
+			}
+			want[op].Merge(hist)
+		}
+		for op, o := range r.Summary.Ops {
+			counts[op] += o.Count
+			for kind := range o.Errors {
+				t.Errorf("shard %d: %s error %s", i, op, kind)
+			}
+		}
+	}
+	res := filepath.Join(base, "merged")
+	code, out, stderr := execute(context.Background(), append([]string{"merge", "--results", res}, dirs...)...)
 	if code != cli.ExitOK {
 		t.Fatalf("merge: exit %d\n%s\n%s", code, out, stderr)
 	}
-	m, _ := filepath.Glob(filepath.Join(res, "*-merged-microblog-redis"))
+	m, _ := filepath.Glob(filepath.Join(res, "*-merged-*"))
 	if len(m) != 1 {
 		t.Fatalf("merged directories %v", m)
 	}
@@ -97,19 +181,162 @@ func TestShardsRunAndMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	we, _ := result.EncodeHist(want)
-	ge, _ := result.EncodeHist(got["post"])
-	if we != ge || merged.Summary.Ops["post"].Count != posts {
-		t.Errorf("merged post histogram is not the HDR sum of the shards' (count %d, want %d)", merged.Summary.Ops["post"].Count, posts)
+	for op, w := range want {
+		we, _ := result.EncodeHist(w)
+		ge, _ := result.EncodeHist(got[op])
+		if we != ge || merged.Summary.Ops[op].Count != counts[op] {
+			t.Errorf("merged %s histogram is not the HDR sum of the shards' (count %d, want %d)", op, merged.Summary.Ops[op].Count, counts[op])
+		}
 	}
 	if _, err := os.Stat(filepath.Join(m[0], "report.html")); err != nil {
 		t.Error(err)
 	}
-	// A shard given twice, or one missing, is refused.
-	if code, _, stderr := execute(ctx, "merge", "--results", res, dirs[0], dirs[0], dirs[1]); code != cli.ExitUsage || !strings.Contains(stderr, "given twice") {
-		t.Errorf("a shard twice: exit %d %s", code, stderr)
+	if code, _, stderr := execute(context.Background(), "report", m[0], "--out", filepath.Join(base, "again.html")); code != cli.ExitOK {
+		t.Errorf("report of the merged run: exit %d %s", code, stderr)
 	}
-	if code, _, stderr := execute(ctx, "merge", "--results", res, dirs[0], dirs[2]); code != cli.ExitUsage || !strings.Contains(stderr, "missing") {
-		t.Errorf("a shard missing: exit %d %s", code, stderr)
+	return merged
+}
+
+// The ingest study's setup: 8 sources over two load machines as 5 + 3, as
+// two processes of an Indexed Job (JOB_COMPLETION_INDEX, --shards 2,
+// --split 5,3, one --start-at) against a real Redis; merged, the run is
+// exactly the unsharded plan: 8 × 1,500 records in 8 × 8 batches, each
+// record once.
+func TestIngestShardProcesses(t *testing.T) {
+	base, dsn, startAt := onRedis(t)
+	const sources, records, batch = 8, 1500, 200
+	dirs := shardProcesses(t, base, "*-ingest-redis", 2, "run", "ingest", "--db", dsn, "--sources", fmt.Sprint(sources),
+		"--records", fmt.Sprint(records), "--batch", fmt.Sprint(batch), "--split", "5,3", "--start-at", startAt, "--hdr-log")
+	var shares []float64
+	for _, d := range dirs {
+		r, err := result.Read(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shares = append(shares, r.Header.Options["shard_sources"].(float64))
+		if late := r.Summary.Extra["start_late_ms"]; late < 0 || late > 2000 {
+			t.Errorf("%s started %v ms after --start-at", d, late)
+		}
+		if _, err := os.Stat(filepath.Join(d, "hdr", "batch.hlog")); err != nil {
+			t.Error(err)
+		}
+	}
+	if shares[0] != 5 || shares[1] != 3 {
+		t.Errorf("the shards drove %v sources, want 5 and 3", shares)
+	}
+	merged := mergeShards(t, base, dirs)
+	// The unsharded plan: every source sends ceil(records/batch) batches.
+	if got, want := merged.Summary.Ops["batch"].Count, int64(sources*((records+batch-1)/batch)); got != want {
+		t.Errorf("merged: %d batches, the unsharded run sends %d", got, want)
+	}
+	code, out, stderr := execute(context.Background(), "op", "ingest", "count", "--db", dsn)
+	if code != cli.ExitOK || strings.TrimSpace(out) != fmt.Sprintf(`{"records":%d}`, sources*records) {
+		t.Errorf("stored after the shards: exit %d %s %s, want %d records (ids never collide)", code, out, stderr, sources*records)
+	}
+}
+
+// The trajectory study's random load: four load generators, here four
+// processes of one Job (--shards 4, one random client each) on Redis. Each
+// writes its quarter of the dataset, waits for the others' before querying,
+// and the merged run holds exactly the unsharded run's requests.
+func TestTrajectoryShardProcesses(t *testing.T) {
+	base, dsn, startAt := onRedis(t)
+	const clients, batch, queries, repeat = 4, 500, 3, 2
+	dirs := shardProcesses(t, base, "*-trajectory-redis", clients, "run", "trajectory", "--db", dsn, "--scale", "0.0005",
+		"--mode", "random", "--clients", fmt.Sprint(clients), "--batch", fmt.Sprint(batch), "--queries", fmt.Sprint(queries),
+		"--repeat", fmt.Sprint(repeat), "--reset", "--start-at", startAt)
+	r0, err := result.Read(dirs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	records := int64(r0.Header.Options["records"].(float64))
+	merged := mergeShards(t, base, dirs)
+	// The unsharded plan: client k writes records [k·n/4, (k+1)·n/4) in
+	// requests of batch, and each query type is sent queries × repeat times.
+	var writes int64
+	for k := range int64(clients) {
+		share := records*(k+1)/clients - records*k/clients
+		writes += (share + batch - 1) / batch
+	}
+	if got := merged.Summary.Ops["write"].Count; got != writes {
+		t.Errorf("merged: %d write requests, the unsharded run sends %d", got, writes)
+	}
+	for _, op := range []string{"distance", "knn", "range", "region"} {
+		if got := merged.Summary.Ops[op].Count; got != queries*repeat {
+			t.Errorf("merged: %d %s requests, the unsharded run sends %d", got, op, queries*repeat)
+		}
+	}
+	if got := merged.Summary.Extra["shards"]; got != clients {
+		t.Errorf("merged %v shards", got)
+	}
+}
+
+// A sharded ingest sweep: the shards meet in a --barrier directory before
+// every run, so the table is emptied once per run, after all finished; the
+// merged sweep holds every run's batches of all sources, and each shard's
+// verify saw exactly the whole run's records (else its runs fail).
+func TestIngestSweepShardProcesses(t *testing.T) {
+	base, dsn, _ := onRedis(t)
+	dirs := shardProcesses(t, base, "*-ingest-sweep-redis", 2, "sweep", "ingest", "--db", dsn, "--sources", "4",
+		"--from", "300", "--to", "600", "--step", "300", "--runs", "2", "--warmup-runs", "1", "--batch", "100",
+		"--barrier", filepath.Join(base, "barrier"))
+	for _, d := range dirs {
+		r, err := result.Read(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := r.Summary.Extra["runs_failed"]; f != 0 || r.Summary.Extra["runs"] != 4 {
+			t.Errorf("%s: %v of %v runs failed", d, f, r.Summary.Extra["runs"])
+		}
+	}
+	merged := mergeShards(t, base, dirs)
+	// 2 loads × 2 runs × 4 sources × (300 or 600)/100 batches.
+	if got, want := merged.Summary.Ops["batch"].Count, int64(2*4*(3+6)); got != want {
+		t.Errorf("merged sweep: %d batches, the unsharded sweep sends %d", got, want)
+	}
+}
+
+// kube job prints the Job of any sharded command: the ingest study's 5 + 3
+// run, and a sweep; a command that cannot run as shards is refused.
+func TestKubeJobOfEveryShardedCommand(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		args []string
+		want string
+		code int
+	}{
+		{[]string{"ingest", "--shards", "2", "--", "--sources", "8", "--split", "5,3", "--start-at", "2026-11-25T14:00:00Z"}, `- run - ingest - --sources - "8" - --split - 5,3`, cli.ExitOK},
+		{[]string{"ingest", "--command", "sweep", "--shards", "2", "--", "--barrier", "/results/barrier"}, "- sweep - ingest", cli.ExitOK},
+		{[]string{"trajectory", "--shards", "4", "--", "--mode", "random", "--clients", "4", "--reset"}, "completionMode: Indexed", cli.ExitOK},
+		{[]string{"wiki", "--shards", "3", "--", "--threads", "6"}, "parallelism: 3", cli.ExitOK},
+		{[]string{"microblog", "--command", "sweep"}, "cannot run as shards", cli.ExitUsage},
+		{[]string{"ingest", "--shards", "2", "--", "--split", "5,x"}, "not a whole number", cli.ExitUsage},
+		{[]string{"ingest", "--shards", "3", "--", "--split", "5,3"}, "2 weights for --shards 3", cli.ExitUsage},
+	} {
+		args := append([]string{"kube", "job", tc.args[0], "--image", "reg/fb:dev", "--secret", "fb-db/dsn"}, tc.args[1:]...)
+		code, out, stderr := execute(ctx, args...)
+		if code != tc.code || !strings.Contains(strings.Join(strings.Fields(out+stderr), " "), tc.want) {
+			t.Errorf("%v: exit %d\n%s%s\nwant exit %d and %q", tc.args, code, out, stderr, tc.code, tc.want)
+		}
+	}
+}
+
+// A wiki run as two processes of a Job: shard 0 loads the articles, shard 1
+// waits for them; merged, the requests are the unsharded run's (sets ×
+// repeat × threads × requests per thread), each thread run once.
+func TestWikiShardProcesses(t *testing.T) {
+	base, dsn, startAt := onRedis(t)
+	const sets, repeat, threads, requests = 2, 2, 4, 400
+	dirs := shardProcesses(t, base, "*-wiki-redis", 2, "run", "wiki", "--db", dsn, "--articles", "300",
+		"--threads", fmt.Sprint(threads), "--requests", fmt.Sprint(requests), "--sets", fmt.Sprint(sets),
+		"--repeat", fmt.Sprint(repeat), "--start-at", startAt)
+	merged := mergeShards(t, base, dirs)
+	got := merged.Summary.Ops["read"].Count + merged.Summary.Ops["update"].Count
+	if want := int64(sets * repeat * requests); got != want {
+		t.Errorf("merged: %d requests, the unsharded run makes %d", got, want)
+	}
+	if n := len(merged.Points); n != 2*sets {
+		t.Errorf("merged: %d request-set points, want %d per shard", n, sets)
 	}
 }

@@ -28,6 +28,10 @@ type timeoutError struct{}
 func (timeoutError) Error() string        { return "run timeout exceeded" }
 func (timeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
 
+// shardWait bounds how long a shard without --timeout waits for the other
+// shards' records before verifying the count.
+const shardWait = 30 * time.Minute
+
 // ErrLost is the cause of a run after which the store holds fewer (or more)
 // records than were acknowledged.
 var ErrLost = errors.New("stored records differ from acknowledged inserts")
@@ -52,6 +56,22 @@ type RunConfig struct {
 	// of slowing the sources down. 0 is the study's closed loop: each
 	// source sends its next batch when the previous one is acknowledged.
 	Rate float64
+	// Lo and Hi, when Hi > 0, are the sources [Lo, Hi) this process drives:
+	// a shard's share of a run spread over machines. Source s inserts the
+	// same records (a function of seed, s and index) whichever process
+	// drives it, so shards never write the same record, and in an open
+	// loop a source keeps its place in the common schedule (Intended). The
+	// store then also receives the other shards' records: Verify waits, up
+	// to Timeout, until it holds all Sources × Records.
+	Lo, Hi int
+}
+
+// Span is the sources this process drives: [Lo, Hi), or all of them.
+func (c RunConfig) Span() (lo, hi int) {
+	if c.Hi <= 0 {
+		return 0, c.Sources
+	}
+	return c.Lo, c.Hi
 }
 
 // Intended is when batch k (from 0) of source src is due in an open-loop
@@ -82,6 +102,8 @@ func (c RunConfig) Validate() error {
 		return fmt.Errorf("--timeout must not be negative (got %s)", c.Timeout)
 	case c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0):
 		return fmt.Errorf("--rate must be 0 (closed loop) or a positive number of batches per second (got %g)", c.Rate)
+	case c.Hi > 0 && (c.Lo < 0 || c.Lo >= c.Hi || c.Hi > c.Sources):
+		return fmt.Errorf("sources [%d, %d) are not a part of the %d sources", c.Lo, c.Hi, c.Sources)
 	}
 	return nil
 }
@@ -93,8 +115,8 @@ type RunResult struct {
 	Warmup   bool  // a sweep's warm-up run, left out of the statistics
 	Inserted int64 // records acknowledged by the store
 	Elapsed  time.Duration
-	// Throughput is Sources × Records / Elapsed in records per second; 0
-	// when the run failed.
+	// Throughput is Sources × Records / Elapsed in records per second (a
+	// shard: its own sources' records); 0 when the run failed.
 	Throughput float64
 	// Err is why the run failed (nil when it succeeded). A failure is a
 	// result: the database could not take this load.
@@ -132,8 +154,9 @@ func Run(ctx context.Context, store Store, cfg RunConfig, recs []BatchRecorder) 
 		res.Err = err
 		return res
 	}
-	if len(recs) != cfg.Sources {
-		res.Err = fmt.Errorf("ingest: %d recorders for %d sources", len(recs), cfg.Sources)
+	lo, hi := cfg.Span()
+	if len(recs) != hi-lo {
+		res.Err = fmt.Errorf("ingest: %d recorders for %d sources", len(recs), hi-lo)
 		return res
 	}
 	runCtx, fail := context.WithCancelCause(ctx)
@@ -148,13 +171,13 @@ func Run(ctx context.Context, store Store, cfg RunConfig, recs []BatchRecorder) 
 	var wg sync.WaitGroup
 	var start time.Time // set before ready closes, read after
 	ready := make(chan struct{})
-	for s := range cfg.Sources {
+	for s := lo; s < hi; s++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			buf := make([]Record, min(int64(cfg.Batch), cfg.Records))
 			<-ready
-			source(runCtx, fail, store, cfg, s, buf, recs[s], &inserted, start)
+			source(runCtx, fail, store, cfg, s, buf, recs[s-lo], &inserted, start)
 		}()
 	}
 	start = time.Now()
@@ -163,7 +186,8 @@ func Run(ctx context.Context, store Store, cfg RunConfig, recs []BatchRecorder) 
 	res.Elapsed = time.Since(start)
 	res.Inserted = inserted.Load()
 
-	total := int64(cfg.Sources) * cfg.Records
+	total := int64(hi-lo) * cfg.Records
+	whole := int64(cfg.Sources) * cfg.Records
 	switch {
 	case ctx.Err() != nil:
 		res.Interrupted = true
@@ -182,10 +206,21 @@ func Run(ctx context.Context, store Store, cfg RunConfig, recs []BatchRecorder) 
 		// The count is untimed but bounded like the run, so a database
 		// that hangs on it cannot hang a sweep.
 		cctx, cancel := ctx, context.CancelFunc(func() {})
-		if cfg.Timeout > 0 {
-			cctx, cancel = context.WithTimeout(ctx, cfg.Timeout)
+		if limit := cfg.Timeout; limit > 0 || total < whole {
+			if limit <= 0 {
+				limit = shardWait // never wait forever for a shard that died
+			}
+			cctx, cancel = context.WithTimeout(ctx, limit)
 		}
 		n, err := store.Count(cctx)
+		for err == nil && n < whole && total < whole && cctx.Err() == nil {
+			// A shard: the other shards' sources may still be inserting.
+			select {
+			case <-cctx.Done():
+			case <-time.After(100 * time.Millisecond):
+				n, err = store.Count(cctx)
+			}
+		}
 		cancel()
 		switch {
 		case ctx.Err() != nil:
@@ -195,8 +230,11 @@ func Run(ctx context.Context, store Store, cfg RunConfig, recs []BatchRecorder) 
 		case err != nil:
 			res.Err = fmt.Errorf("count stored records after the run: %w", err)
 			return res
-		case n != total:
+		case n != whole && total == whole:
 			res.Err = fmt.Errorf("%w: %d records stored, %d acknowledged", ErrLost, n, total)
+			return res
+		case n != whole:
+			res.Err = fmt.Errorf("%w: %d records stored, %d expected from all shards' sources (this shard's %d acknowledged)", ErrLost, n, whole, total)
 			return res
 		}
 	}

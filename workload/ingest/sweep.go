@@ -142,6 +142,10 @@ type SweepHooks struct {
 	// Point receives each load's statistics once its runs are done, and a
 	// partial load's when the sweep stops inside it.
 	Point func(PointStats) error
+	// Reset, when set, replaces the store's Reset before each run: the
+	// shards of a sweep spread over machines meet there, and one of them
+	// resets the store once all have finished the previous run.
+	Reset func(ctx context.Context, records int64, run int) error
 }
 
 // SweepOutcome tells how a sweep ended.
@@ -178,7 +182,11 @@ func Sweep(ctx context.Context, store Store, cfg SweepConfig, recs []BatchRecord
 			}
 			rc := cfg.Run
 			rc.Records = load
-			res := resetAndRun(ctx, store, rc, recs)
+			reset := store.Reset
+			if hooks.Reset != nil {
+				reset = func(ctx context.Context) error { return hooks.Reset(ctx, load, k) }
+			}
+			res := resetAndRun(ctx, store, reset, rc, recs)
 			res.Run, res.Warmup = k, k <= cfg.WarmupRuns
 			if res.Interrupted {
 				out.Interrupted = true
@@ -216,8 +224,8 @@ func Sweep(ctx context.Context, store Store, cfg SweepConfig, recs []BatchRecord
 	return out, nil
 }
 
-func resetAndRun(ctx context.Context, store Store, rc RunConfig, recs []BatchRecorder) RunResult {
-	if err := store.Reset(ctx); err != nil {
+func resetAndRun(ctx context.Context, store Store, reset func(context.Context) error, rc RunConfig, recs []BatchRecorder) RunResult {
+	if err := reset(ctx); err != nil {
 		res := RunResult{Records: rc.Records, Err: fmt.Errorf("reset before the run: %w", err)}
 		res.Interrupted = ctx.Err() != nil
 
