@@ -12,6 +12,8 @@ command -v mvn >/dev/null 2>&1 || packages+=(maven)
 # pouchdb-server (the couchdb engine) runs on Node.js from npm.
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
+# CouchbaseMock (the couchbase engine) runs in a network namespace: ip.
+command -v ip >/dev/null 2>&1 || packages+=(iproute2)
 
 # install_pouchdb puts pouchdb-server 4.2.0 in fieldbench's cache (outside
 # the repository), where the couchdb engine looks; the engine installs it
@@ -26,6 +28,33 @@ install_pouchdb() {
   echo "pouchdb-server@4.2.0" > "$work/.complete"
   rm -rf "$dir" && mv "$work" "$dir"
   echo "install-servers: pouchdb-server installed in $dir"
+}
+
+# fetch_couchbasemock puts the CouchbaseMock 1.5.27 jar (the couchbase
+# engine's stand-in for Couchbase Server; one jar, no dependencies) in the
+# jar cache the Cassandra and HBase jars use (FIELDBENCH_JARS overrides),
+# as the engine does itself on first use when this step was skipped.
+fetch_couchbasemock() {
+  local gav=com.couchbase.mock:CouchbaseMock:1.5.27
+  local dir="${FIELDBENCH_JARS:-${XDG_CACHE_HOME:-$HOME/.cache}/fieldbench/jars}/couchbasemock-1.5.27"
+  [[ -e "$dir/.complete" ]] && { echo "install-servers: CouchbaseMock present ($dir)"; return; }
+  mkdir -p "$(dirname "$dir")"
+  local work
+  work=$(mktemp -d "$(dirname "$dir")/couchbasemock-1.5.27.tmp-XXXXXX")
+  cat > "$work/pom.xml" <<'POM'
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>fieldbench</groupId><artifactId>jars</artifactId><version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency><groupId>com.couchbase.mock</groupId><artifactId>CouchbaseMock</artifactId><version>1.5.27</version></dependency>
+  </dependencies>
+</project>
+POM
+  mvn -B -q -f "$work/pom.xml" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$work/lib"
+  echo "$gav" > "$work/lib/.complete"
+  rm -rf "$dir" && mv "$work/lib" "$dir" && rm -rf "$work"
+  echo "install-servers: CouchbaseMock installed in $dir"
 }
 
 # FerretDB (the MongoDB wire-protocol server that `cluster up mongodb`
@@ -49,6 +78,7 @@ if [[ ${#missing[@]} -eq 0 ]]; then
   echo "install-servers: all present (${packages[*]})"
   mkdir -p "${XDG_CACHE_HOME:-$HOME/.cache}/fieldbench"
   install_pouchdb
+  fetch_couchbasemock
   build_ferretdb
   exit 0
 fi
@@ -66,5 +96,6 @@ $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 mkdir -p "${XDG_CACHE_HOME:-$HOME/.cache}/fieldbench"
 install_pouchdb
+fetch_couchbasemock
 echo "install-servers: done"
 build_ferretdb
