@@ -20,7 +20,7 @@ import (
 // installed here: the cluster description, `cluster status` and results
 // name it as CouchbaseMock. CouchbaseMock is one JVM that simulates a
 // cluster of N nodes serving one bucket ("default", no password, 64
-// vBuckets, one replica): key-value (memcached binary protocol, each
+// vBuckets, one replica; option buckets=N adds fb1..fbN alike): key-value (memcached binary protocol, each
 // simulated node on a port of its own) and views (map/reduce in
 // JavaScript, over its REST port). It has no N1QL, no durability levels
 // and keeps nothing on disk.
@@ -54,6 +54,11 @@ const couchbaseNetnsPrefix = "fbcb-"
 // a port in one JVM; past this the figures describe the mock's threads).
 const couchbaseMaxNodes = 8
 
+// couchbaseMaxBuckets bounds the extra buckets (option buckets=N): tests
+// give each check a bucket of its own, since CouchbaseMock's views read
+// every document of their bucket at each query.
+const couchbaseMaxBuckets = 32
+
 // Name implements Engine.
 func (couchbaseEngine) Name() string { return "couchbase" }
 
@@ -84,8 +89,13 @@ func CouchbaseMockJar(ctx context.Context) (string, error) {
 
 // Up implements Engine.
 func (e couchbaseEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster, error) {
-	for k := range opts.Extra {
-		return nil, fmt.Errorf("couchbase: unknown option %q (the engine has none)", k)
+	extra := 0
+	for k, v := range opts.Extra {
+		n, err := strconv.Atoi(v)
+		if k != "buckets" || err != nil || n < 0 || n > couchbaseMaxBuckets {
+			return nil, fmt.Errorf("couchbase: option %s=%q: the engine's one option is buckets=N (0..%d), extra buckets fb1..fbN besides default", k, v, couchbaseMaxBuckets)
+		}
+		extra = n
 	}
 	nodes := max(opts.Nodes, 1)
 	if err := CheckNodes(e.Name(), nodes, nil); err != nil {
@@ -110,7 +120,14 @@ func (e couchbaseEngine) Up(ctx context.Context, dir string, opts Options) (*Clu
 	if err := CreateNetns(ctx, ns); err != nil {
 		return nil, fmt.Errorf("couchbase: %w", err)
 	}
-	err = Retry(5, func(int) error { return startCouchbaseMock(ctx, c, mdir, nodes) })
+	buckets := "default:"
+	for i := 1; i <= extra; i++ {
+		buckets += fmt.Sprintf(",fb%d:", i)
+	}
+	if extra > 0 {
+		c.Options["buckets"] = buckets
+	}
+	err = Retry(5, func(int) error { return startCouchbaseMock(ctx, c, mdir, nodes, buckets) })
 	if err != nil {
 		_ = DeleteNetns(context.WithoutCancel(ctx), ns)
 		return c, fmt.Errorf("couchbase: %w", err)
@@ -129,10 +146,10 @@ type mockConfig struct {
 }
 
 // startCouchbaseMock starts the JVM in c's namespace on a REST port free
-// on the host, reads its key-value ports, and starts the forwarder for
-// all of them; it stops what it started when a step fails (a key-value
+// on the host, reads the key-value ports of every bucket (buckets is the
+// mock's --buckets list), and starts the forwarder for all of them; it stops what it started when a step fails (a key-value
 // port the mock chose may be taken on the host: Retry starts again).
-func startCouchbaseMock(ctx context.Context, c *Cluster, mdir string, nodes int) error {
+func startCouchbaseMock(ctx context.Context, c *Cluster, mdir string, nodes int, buckets string) error {
 	ns := c.Options["netns"]
 	rest, err := FreePort(Loopback)
 	if err != nil {
@@ -141,7 +158,7 @@ func startCouchbaseMock(ctx context.Context, c *Cluster, mdir string, nodes int)
 	logFile := filepath.Join(mdir, "couchbasemock.log")
 	pid, err := Start(Proc{Path: "ip", Args: []string{"netns", "exec", ns, "java", "-Xmx512m", "-jar", c.Options["jar"],
 		"--host", Loopback, "--port", strconv.Itoa(rest), "--nodes", strconv.Itoa(nodes),
-		"--replicas", "1", "--vbuckets", "64", "--buckets", "default:", "--cccp"},
+		"--replicas", "1", "--vbuckets", "64", "--buckets", buckets, "--cccp"},
 		Dir: mdir, LogFile: logFile})
 	if err != nil {
 		return err
@@ -152,29 +169,39 @@ func startCouchbaseMock(ctx context.Context, c *Cluster, mdir string, nodes int)
 	inside := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) { return DialNetns(ctx, ns, addr) }}}
 	defer inside.CloseIdleConnections()
-	var cfg mockConfig
-	for {
-		cfg, err = readMockConfig(wctx, inside, rest)
-		if err == nil && len(cfg.NodesExt) == nodes {
-			break
-		}
-		if !Alive(pid) {
-			return fmt.Errorf("CouchbaseMock (pid %d) exited; log %s ends:\n%s", pid, logFile, LogTail(logFile, 1500))
-		}
-		if wctx.Err() != nil {
-			return fail(fmt.Errorf("CouchbaseMock did not answer on its REST port %d in %s: %v: %w; log ends:\n%s", rest, ns, err, wctx.Err(), LogTail(logFile, 1500)))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 	ports := []int{rest}
-	var kv []int
-	for i, n := range cfg.NodesExt {
-		p := n.Services["kv"]
-		if p <= 0 || n.Hostname != Loopback {
-			return fail(fmt.Errorf("CouchbaseMock node %d: host %q, kv port %d: want %s and a port", i+1, n.Hostname, p, Loopback))
+	var kv []int // the default bucket's, one per node
+	var bucketKV []string
+	for i, bucket := range strings.Split(buckets, ",") {
+		name := strings.TrimSuffix(bucket, ":")
+		var cfg mockConfig
+		for {
+			cfg, err = readMockConfig(wctx, inside, rest, name)
+			if err == nil && len(cfg.NodesExt) == nodes {
+				break
+			}
+			if !Alive(pid) {
+				return fmt.Errorf("CouchbaseMock (pid %d) exited; log %s ends:\n%s", pid, logFile, LogTail(logFile, 1500))
+			}
+			if wctx.Err() != nil {
+				return fail(fmt.Errorf("CouchbaseMock did not answer on its REST port %d in %s: %v: %w; log ends:\n%s", rest, ns, err, wctx.Err(), LogTail(logFile, 1500)))
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
-		kv = append(kv, p)
-		ports = append(ports, p)
+		// Each bucket has a key-value port on each simulated node.
+		for k, n := range cfg.NodesExt {
+			p := n.Services["kv"]
+			if p <= 0 || n.Hostname != Loopback {
+				return fail(fmt.Errorf("CouchbaseMock bucket %s node %d: host %q, kv port %d: want %s and a port", name, k+1, n.Hostname, p, Loopback))
+			}
+			if i == 0 {
+				kv = append(kv, p)
+			}
+			ports = append(ports, p)
+		}
+		if i > 0 {
+			bucketKV = append(bucketKV, fmt.Sprintf("%s=%d", name, cfg.NodesExt[0].Services["kv"]))
+		}
 	}
 	if !portsFree(Loopback, ports) {
 		return fail(fmt.Errorf("a port CouchbaseMock chose in its namespace (%v) is taken on the host", ports))
@@ -200,6 +227,10 @@ func startCouchbaseMock(ctx context.Context, c *Cluster, mdir string, nodes int)
 		}
 	}
 	c.Options["rest_port"] = strconv.Itoa(rest)
+	if len(bucketKV) > 0 {
+		// A client bootstraps on a key-value port of its own bucket.
+		c.Options["bucket_kv_ports"] = strings.Join(bucketKV, ",")
+	}
 	c.Options["forwarder_pid"] = strconv.Itoa(fpid)
 	c.Nodes = c.Nodes[:0]
 	for i, p := range kv {
@@ -209,11 +240,11 @@ func startCouchbaseMock(ctx context.Context, c *Cluster, mdir string, nodes int)
 	return nil
 }
 
-// readMockConfig reads the default bucket's configuration from the REST
-// port through client.
-func readMockConfig(ctx context.Context, client *http.Client, rest int) (mockConfig, error) {
+// readMockConfig reads a bucket's configuration from the REST port through
+// client.
+func readMockConfig(ctx context.Context, client *http.Client, rest int, bucket string) (mockConfig, error) {
 	var cfg mockConfig
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s:%d/pools/default/buckets/default", Loopback, rest), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s:%d/pools/default/buckets/%s", Loopback, rest, bucket), nil)
 	if err != nil {
 		return cfg, err
 	}
@@ -227,7 +258,7 @@ func readMockConfig(ctx context.Context, client *http.Client, rest int) (mockCon
 		return cfg, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return cfg, fmt.Errorf("GET /pools/default/buckets/default: %s", resp.Status)
+		return cfg, fmt.Errorf("GET /pools/default/buckets/%s: %s", bucket, resp.Status)
 	}
 	if err := json.Unmarshal(b, &cfg); err != nil {
 		return cfg, fmt.Errorf("bucket configuration: %w", err)
@@ -245,7 +276,7 @@ func (couchbaseEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, er
 	if rest > 0 {
 		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		client := &http.Client{Timeout: 5 * time.Second}
-		cfg, cerr = readMockConfig(sctx, client, rest)
+		cfg, cerr = readMockConfig(sctx, client, rest, "default")
 		client.CloseIdleConnections()
 		cancel()
 	}
