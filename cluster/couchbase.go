@@ -216,7 +216,7 @@ func startCouchbaseMock(ctx context.Context, c *Cluster, mdir string, nodes int,
 	}
 	fwdLog := filepath.Join(mdir, "forwarder.log")
 	fpid, err := Start(Proc{Path: self, Dir: mdir, LogFile: fwdLog,
-		Env: []string{ForwardEnv + "=" + ns + " " + strings.Join(list, ",")}})
+		Env: []string{ForwardEnv + "=" + ns + " " + strconv.Itoa(pid) + " " + strings.Join(list, ",")}})
 	if err != nil {
 		return fail(err)
 	}

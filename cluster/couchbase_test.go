@@ -73,6 +73,17 @@ func TestCouchbaseMockContained(t *testing.T) {
 		}
 	}
 	fpid, _ := strconv.Atoi(c.Options["forwarder_pid"])
+	// A forwarder never outlives its server (here killed behind Down's
+	// back): it would hold the server's ports on the host.
+	if err := Kill(jvm); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); Alive(fpid) && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if Alive(fpid) {
+		t.Errorf("the forwarder (pid %d) still runs 10 s after its server ended", fpid)
+	}
 	if err := e.Down(ctx, c); err != nil {
 		t.Fatalf("Down: %v", err)
 	}

@@ -14,7 +14,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -36,7 +35,9 @@ import (
 // outlives the `cluster up` that started it, as the servers do.
 
 // ForwardEnv, when set in a process's environment, makes it a forwarder
-// instead of the program it is: "NETNS PORT,PORT...".
+// instead of the program it is: "NETNS PID PORT,PORT...", PID being the
+// server's: the forwarder ends when the server has, so it never holds the
+// server's ports on the host after it.
 const ForwardEnv = "FIELDBENCH_NETNS_FORWARD"
 
 func init() {
@@ -161,13 +162,18 @@ func dialIn(ctx context.Context, name, addr string) (net.Conn, bool, error) {
 	return c, restored, derr
 }
 
-// runForwarder is a forwarder's main: spec is "NETNS PORT,PORT...". It
-// listens on 127.0.0.1:PORT for each port and joins every connection to
-// 127.0.0.1:PORT inside NETNS, until it is signalled.
+// runForwarder is a forwarder's main: spec is "NETNS PID PORT,PORT...".
+// It listens on 127.0.0.1:PORT for each port and joins every connection to
+// 127.0.0.1:PORT inside NETNS, until it is signalled or process PID ends.
 func runForwarder(spec string) error {
-	name, list, ok := strings.Cut(spec, " ")
-	if !ok || name == "" || list == "" {
-		return fmt.Errorf("%s=%q: want \"NETNS PORT,PORT...\"", ForwardEnv, spec)
+	f := strings.Fields(spec)
+	if len(f) != 3 {
+		return fmt.Errorf("%s=%q: want \"NETNS PID PORT,PORT...\"", ForwardEnv, spec)
+	}
+	name, list := f[0], f[2]
+	server, err := strconv.Atoi(f[1])
+	if err != nil || server <= 0 {
+		return fmt.Errorf("%s: bad server pid %q", ForwardEnv, f[1])
 	}
 	var ls []net.Listener
 	for _, p := range strings.Split(list, ",") {
@@ -181,12 +187,14 @@ func runForwarder(spec string) error {
 		}
 		ls = append(ls, l)
 	}
-	fmt.Printf("forwarding 127.0.0.1:{%s} to the same ports in network namespace %s\n", list, name)
-	var wg sync.WaitGroup
+	fmt.Printf("forwarding 127.0.0.1:{%s} to the same ports in network namespace %s (server pid %d)\n", list, name, server)
 	for _, l := range ls {
-		wg.Go(func() { serveForward(l, name) })
+		go serveForward(l, name)
 	}
-	wg.Wait()
+	for Alive(server) {
+		time.Sleep(500 * time.Millisecond)
+	}
+	fmt.Printf("server pid %d ended: forwarder exits\n", server)
 	return nil
 }
 
