@@ -32,6 +32,7 @@ var nodeLimits = map[string]struct {
 		"and nodes join one at a time (about a minute each)"},
 	"couchdb": {8, "each node is a Node.js pouchdb-server process (about 100 MB resident) that replicates every database " +
 		"from every other node, so replication work grows with the square of the nodes"},
+	"couchbase": {couchbaseMaxNodes, "CouchbaseMock simulates every node in one JVM: more nodes are more threads of that one process"},
 }
 
 // CheckNodes refuses a node count that engine cannot sensibly start on

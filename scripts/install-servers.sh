@@ -13,6 +13,8 @@ command -v mvn >/dev/null 2>&1 || packages+=(maven)
 # on Node.js from npm.
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
+# CouchbaseMock (the couchbase engine) runs in a network namespace: ip.
+command -v ip >/dev/null 2>&1 || packages+=(iproute2)
 
 # install_npm NAME VERSION ENVVAR puts the npm package NAME@VERSION in
 # fieldbench's cache (outside the repository; $ENVVAR overrides the
@@ -34,6 +36,33 @@ install_npm() {
 }
 install_pouchdb() { install_npm pouchdb-server 4.2.0 FIELDBENCH_POUCHDB; }
 install_reqlite() { install_npm reqlite 2.3.0 FIELDBENCH_REQLITE; }
+
+# fetch_couchbasemock puts the CouchbaseMock 1.5.27 jar (the couchbase
+# engine's stand-in for Couchbase Server; one jar, no dependencies) in the
+# jar cache the Cassandra and HBase jars use (FIELDBENCH_JARS overrides),
+# as the engine does itself on first use when this step was skipped.
+fetch_couchbasemock() {
+  local gav=com.couchbase.mock:CouchbaseMock:1.5.27
+  local dir="${FIELDBENCH_JARS:-${XDG_CACHE_HOME:-$HOME/.cache}/fieldbench/jars}/couchbasemock-1.5.27"
+  [[ -e "$dir/.complete" ]] && { echo "install-servers: CouchbaseMock present ($dir)"; return; }
+  mkdir -p "$(dirname "$dir")"
+  local work
+  work=$(mktemp -d "$(dirname "$dir")/couchbasemock-1.5.27.tmp-XXXXXX")
+  cat > "$work/pom.xml" <<'POM'
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>fieldbench</groupId><artifactId>jars</artifactId><version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency><groupId>com.couchbase.mock</groupId><artifactId>CouchbaseMock</artifactId><version>1.5.27</version></dependency>
+  </dependencies>
+</project>
+POM
+  mvn -B -q -f "$work/pom.xml" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$work/lib"
+  echo "$gav" > "$work/lib/.complete"
+  rm -rf "$dir" && mv "$work/lib" "$dir" && rm -rf "$work"
+  echo "install-servers: CouchbaseMock installed in $dir"
+}
 
 # FerretDB (the MongoDB wire-protocol server that `cluster up mongodb`
 # starts) is built once from its Go module through the Go toolchain into
@@ -75,6 +104,7 @@ if [[ ${#missing[@]} -eq 0 ]]; then
   mkdir -p "${XDG_CACHE_HOME:-$HOME/.cache}/fieldbench"
   install_pouchdb
   install_reqlite
+  fetch_couchbasemock
   build_ferretdb
   build_iridium
   exit 0
@@ -94,6 +124,7 @@ DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recomme
 mkdir -p "${XDG_CACHE_HOME:-$HOME/.cache}/fieldbench"
 install_pouchdb
 install_reqlite
+fetch_couchbasemock
 echo "install-servers: done"
 build_ferretdb
 build_iridium

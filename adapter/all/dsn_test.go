@@ -8,6 +8,7 @@ import (
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/adapter/cassandra"
+	"github.com/fieldbench/fieldbench/adapter/couchbase"
 	"github.com/fieldbench/fieldbench/adapter/hbase"
 	"github.com/fieldbench/fieldbench/adapter/mariadb"
 	"github.com/fieldbench/fieldbench/adapter/postgres"
@@ -20,6 +21,7 @@ import (
 // parsers are every adapter's DSN parser, by scheme.
 var parsers = map[string]func(string) error{
 	"cassandra": func(d string) error { _, err := cassandra.ParseDSN(d); return err },
+	"couchbase": func(d string) error { _, err := couchbase.ParseDSN(d); return err },
 	"hbase":     func(d string) error { _, err := hbase.ParseDSN(d); return err },
 	"mariadb":   func(d string) error { _, err := mariadb.ParseDSN(d); return err },
 	"postgres":  func(d string) error { _, err := postgres.ParseDSN(d); return err },
@@ -71,6 +73,7 @@ func FuzzParseDSN(f *testing.F) {
 		"hbase://127.0.0.1:8080/ns?timeout=5s&conns=4",
 		"rethinkdb://admin:pw@127.0.0.1:28015/fieldbench?parts=1&timeout=5s",
 		"sqlserver://sa:pw@127.0.0.1:1433?database=fieldbench&encrypt=disable&ingest=bulk",
+		"couchbase://u:pw@127.0.0.1:11210,127.0.0.1:11211/default?prefix=fb&stale=ok&replicate_to=1",
 		"sqlite:///tmp/fb.db", "sqlite://", "postgres://nohost:99999", "mysql://u:pw@[::1/x",
 	} {
 		f.Add(s, "s3cr3t")
