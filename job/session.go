@@ -40,6 +40,7 @@ type Session struct {
 	self   *probe.SelfMeter // the client's own cost, recorded in the summary
 	sum    *result.Summary  // set by Finish
 	reconn adapter.Reconnector
+	pools  *poolMeter // nil when the adapter does not report its pools
 }
 
 // StartSession creates the result file in dir and starts the clock of the
@@ -70,6 +71,9 @@ func startRun(ctx context.Context, env *Env, dir string, h result.Header, db ada
 	}
 	s.out = env.Outputs
 	s.reconn, _ = db.(adapter.Reconnector)
+	if p, ok := db.(adapter.Pooler); ok {
+		s.pools = startPools(p)
+	}
 	if s.out.Live != nil {
 		s.out.Live.Start(h.Workload, h.Adapter)
 	}
@@ -159,6 +163,7 @@ func (s *Session) writeInterval(snap recorder.Snapshot, warm, drain bool) error 
 		return err
 	}
 	iv.Drain = drain
+	s.pools.sample()
 	s.intervals = append(s.intervals, iv)
 	if s.out.Live != nil {
 		s.out.Live.Interval(iv)
@@ -191,6 +196,7 @@ func (s *Session) Finish(interrupted bool) error {
 	sum.Interrupted = interrupted
 	sum.Extra = extra
 	cost := s.self.Stop(s.header.Clients())
+	cost.Connections = s.pools.stop()
 	sum.Client = &cost
 	if w := cost.Warning(); w != "" {
 		fmt.Fprintln(s.stderr, "fieldbench: "+w)
@@ -214,6 +220,49 @@ func (s *Session) Finish(interrupted bool) error {
 	}
 	fmt.Fprintf(s.stdout, "\nresult: %s\nreport: %s\n", s.w.Path(), out)
 	return s.export(run)
+}
+
+// poolMeter follows the adapter's connection pools over a run: the peak of
+// open connections (sampled at every interval) and the waits for a free
+// connection counted from the run's start (the load before it excluded).
+type poolMeter struct {
+	p     adapter.Pooler
+	mu    sync.Mutex
+	first adapter.PoolStats
+	peak  adapter.PoolStats
+}
+
+func startPools(p adapter.Pooler) *poolMeter {
+	first := p.Pools()
+	return &poolMeter{p: p, first: first, peak: first}
+}
+
+// sample reads the pools once (a nil meter does nothing).
+func (m *poolMeter) sample() adapter.PoolStats {
+	if m == nil {
+		return adapter.PoolStats{}
+	}
+	now := m.p.Pools()
+	m.mu.Lock()
+	m.peak.Open = max(m.peak.Open, now.Open)
+	m.peak.Max = max(m.peak.Max, now.Max)
+	m.mu.Unlock()
+	return now
+}
+
+// stop reads the pools a last time and returns the run's figures (nil for
+// a nil meter).
+func (m *poolMeter) stop() *result.Connections {
+	if m == nil {
+		return nil
+	}
+	last := m.sample()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return &result.Connections{
+		PeakOpen: m.peak.Open, Max: m.peak.Max,
+		Waits: last.Waits - m.first.Waits, WaitSeconds: (last.Waited - m.first.Waited).Seconds(),
+	}
 }
 
 // export writes the run's standard outputs (Outputs) beside its result.

@@ -171,6 +171,7 @@ var (
 	_ adapter.DB          = (*DB)(nil)
 	_ adapter.Sizer       = (*DB)(nil)
 	_ adapter.Reconnector = (*DB)(nil)
+	_ adapter.Pooler      = (*DB)(nil)
 	_ microblog.Backend   = (*DB)(nil)
 	_ wiki.Backend        = (*DB)(nil)
 	_ ingest.Backend      = (*DB)(nil)
@@ -214,6 +215,16 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 // Reconnects implements adapter.Reconnector: the dials to every server.
 func (db *DB) Reconnects() adapter.BackoffStats {
 	return adapter.SumStats(db.backoffs)
+}
+
+// Pools implements adapter.Pooler: database/sql's statistics of every
+// server's pool (unbounded: Max is 0, the idle cap is maxIdle).
+func (db *DB) Pools() adapter.PoolStats {
+	var sum adapter.PoolStats
+	for _, p := range db.pools {
+		sum = sum.Add(adapter.SQLPoolStats(p))
+	}
+	return sum
 }
 
 // pick returns the next server's pool, round-robin.

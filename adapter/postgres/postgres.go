@@ -134,6 +134,7 @@ var (
 	_ adapter.DB          = (*DB)(nil)
 	_ adapter.Sizer       = (*DB)(nil)
 	_ adapter.Reconnector = (*DB)(nil)
+	_ adapter.Pooler      = (*DB)(nil)
 )
 
 // newPool opens a pool whose every new connection dials through b.
@@ -204,6 +205,22 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 // Reconnects implements adapter.Reconnector: the dials of every pool.
 func (db *DB) Reconnects() adapter.BackoffStats {
 	return adapter.SumStats(db.backoffs)
+}
+
+// Pools implements adapter.Pooler: pgxpool's statistics of the primary's
+// pool and of each replica's (waits are acquisitions that found the pool
+// empty).
+func (db *DB) Pools() adapter.PoolStats {
+	var sum adapter.PoolStats
+	for i, p := range append([]*pgxpool.Pool{db.w}, db.reads...) {
+		if i > 0 && p == db.w {
+			continue // reads go to the primary: counted once
+		}
+		s := p.Stat()
+		sum = sum.Add(adapter.PoolStats{Open: int(s.TotalConns()), Max: int(s.MaxConns()),
+			Waits: s.EmptyAcquireCount(), Waited: s.EmptyAcquireWaitTime()})
+	}
+	return sum
 }
 
 // reader is the pool the next read goes to.

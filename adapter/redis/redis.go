@@ -146,6 +146,7 @@ type DB struct {
 var (
 	_ adapter.DB         = (*DB)(nil)
 	_ adapter.Sizer      = (*DB)(nil)
+	_ adapter.Pooler     = (*DB)(nil)
 	_ microblog.Backend  = (*DB)(nil)
 	_ wiki.Backend       = (*DB)(nil)
 	_ ingest.Backend     = (*DB)(nil)
@@ -185,6 +186,18 @@ func (db *DB) Client() goredis.UniversalClient { return db.rdb }
 
 // Close implements adapter.DB.
 func (db *DB) Close() error { return db.rdb.Close() }
+
+// Pools implements adapter.Pooler: go-redis's pool statistics (summed over
+// the nodes of a cluster, whose pools' total size go-redis does not say:
+// Max is then 0).
+func (db *DB) Pools() adapter.PoolStats {
+	s := db.rdb.PoolStats()
+	p := adapter.PoolStats{Open: int(s.TotalConns), Waits: int64(s.WaitCount), Waited: time.Duration(s.WaitDurationNs)}
+	if db.cc == nil {
+		p.Max = db.cfg.PoolSize
+	}
+	return p
+}
 
 // forEachMaster runs fn on every master (the one server when not a
 // cluster), concurrently in a cluster.
