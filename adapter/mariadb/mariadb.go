@@ -26,6 +26,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/adapter/rawio"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
@@ -191,7 +192,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	db := &DB{conns: maxIdle}
 	for _, c := range cfg.Nodes {
 		b := adapter.NewBackoff()
-		c.DialFunc = b.DialFunc(c.DialFunc)
+		c.DialFunc = rawio.Dial(b.DialFunc(c.DialFunc)) // see adapter/rawio
 		db.backoffs = append(db.backoffs, b)
 		conn, err := mysql.NewConnector(c)
 		if err != nil {

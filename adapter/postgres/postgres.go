@@ -29,6 +29,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/adapter/rawio"
 )
 
 // Name is the adapter's name.
@@ -147,7 +148,9 @@ func newPool(ctx context.Context, dsn string, b *adapter.Backoff) (*pgxpool.Pool
 		cfg.MaxConns = defaultPoolConns
 	}
 	cfg.ConnConfig.BuildFrontend = bufferedFrontend
-	cfg.ConnConfig.DialFunc = b.DialFunc(cfg.ConnConfig.DialFunc)
+	// Raw reads and writes: no hand-over of the processor per request (see
+	// adapter/rawio).
+	cfg.ConnConfig.DialFunc = rawio.Dial(b.DialFunc(cfg.ConnConfig.DialFunc))
 	p, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect to %s: %w", cfg.ConnConfig.Host+":"+strconv.Itoa(int(cfg.ConnConfig.Port)), err)

@@ -28,6 +28,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/adapter/rawio"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
@@ -164,14 +165,14 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		db.cc = goredis.NewClusterClient(&goredis.ClusterOptions{
 			Addrs: cfg.Addrs, Username: cfg.Username, Password: cfg.Password,
 			PoolSize: cfg.PoolSize, ReadTimeout: cfg.Timeout, WriteTimeout: cfg.Timeout,
-			DisableIdentity: true, Protocol: 2,
+			DisableIdentity: true, Protocol: 2, Dialer: rawio.Dial(nil),
 		})
 		db.rdb = db.cc
 	} else {
 		db.rdb = goredis.NewClient(&goredis.Options{
 			Addr: cfg.Addrs[0], Username: cfg.Username, Password: cfg.Password,
 			PoolSize: cfg.PoolSize, ReadTimeout: cfg.Timeout, WriteTimeout: cfg.Timeout,
-			DisableIdentity: true, Protocol: 2,
+			DisableIdentity: true, Protocol: 2, Dialer: rawio.Dial(nil),
 		})
 	}
 	if err := db.rdb.Ping(ctx).Err(); err != nil {
