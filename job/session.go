@@ -23,11 +23,10 @@ import (
 // the database and the workers; the session does the rest the same way for
 // every workload.
 type Session struct {
-	dir       string
-	w         *result.Writer
-	rec       *recorder.Recorder
-	header    result.Header
-	intervals []result.Interval
+	dir    string
+	w      *result.Writer
+	rec    *recorder.Recorder
+	header result.Header
 	// mu guards points, events and extra: observers write them from their
 	// own goroutines while the load runs.
 	mu     sync.Mutex
@@ -40,6 +39,7 @@ type Session struct {
 	self   *probe.SelfMeter // the client's own cost, recorded in the summary
 	sum    *result.Summary  // set by Finish
 	reconn adapter.Reconnector
+	pools  *poolMeter // nil when the adapter does not report its pools
 }
 
 // StartSession creates the result file in dir and starts the clock of the
@@ -70,6 +70,9 @@ func startRun(ctx context.Context, env *Env, dir string, h result.Header, db ada
 	}
 	s.out = env.Outputs
 	s.reconn, _ = db.(adapter.Reconnector)
+	if p, ok := db.(adapter.Pooler); ok {
+		s.pools = startPools(p)
+	}
 	if s.out.Live != nil {
 		s.out.Live.Start(h.Workload, h.Adapter)
 	}
@@ -159,7 +162,7 @@ func (s *Session) writeInterval(snap recorder.Snapshot, warm, drain bool) error 
 		return err
 	}
 	iv.Drain = drain
-	s.intervals = append(s.intervals, iv)
+	s.pools.sample()
 	if s.out.Live != nil {
 		s.out.Live.Interval(iv)
 	}
@@ -177,8 +180,17 @@ func (s *Session) Finish(interrupted bool) error {
 		s.SetExtra("reconnect_dials_failed", float64(st.Failed))
 		s.SetExtra("reconnect_wait_seconds", st.Waited.Seconds())
 	}
+	// The intervals are read back from the file rather than kept in memory
+	// while the run goes on: an hour's 3,600 intervals of encoded
+	// histograms would be a heap that grows with the run's length (and
+	// with GOGC=400, five times that in RSS). Each was written by one
+	// write call, so the file holds every one.
+	back, err := result.Read(s.w.Path())
+	if err != nil {
+		return errors.Join(err, s.w.Close())
+	}
 	s.mu.Lock()
-	run := &result.Run{Dir: s.dir, Header: s.header, Intervals: s.intervals, Points: s.points, Events: s.events}
+	run := &result.Run{Dir: s.dir, Header: s.header, Intervals: back.Intervals, Points: s.points, Events: s.events}
 	extra := make(map[string]float64, len(s.extra))
 	for k, v := range s.extra {
 		extra[k] = v
@@ -191,6 +203,7 @@ func (s *Session) Finish(interrupted bool) error {
 	sum.Interrupted = interrupted
 	sum.Extra = extra
 	cost := s.self.Stop(s.header.Clients())
+	cost.Connections = s.pools.stop()
 	sum.Client = &cost
 	if w := cost.Warning(); w != "" {
 		fmt.Fprintln(s.stderr, "fieldbench: "+w)
@@ -214,6 +227,49 @@ func (s *Session) Finish(interrupted bool) error {
 	}
 	fmt.Fprintf(s.stdout, "\nresult: %s\nreport: %s\n", s.w.Path(), out)
 	return s.export(run)
+}
+
+// poolMeter follows the adapter's connection pools over a run: the peak of
+// open connections (sampled at every interval) and the waits for a free
+// connection counted from the run's start (the load before it excluded).
+type poolMeter struct {
+	p     adapter.Pooler
+	mu    sync.Mutex
+	first adapter.PoolStats
+	peak  adapter.PoolStats
+}
+
+func startPools(p adapter.Pooler) *poolMeter {
+	first := p.Pools()
+	return &poolMeter{p: p, first: first, peak: first}
+}
+
+// sample reads the pools once (a nil meter does nothing).
+func (m *poolMeter) sample() adapter.PoolStats {
+	if m == nil {
+		return adapter.PoolStats{}
+	}
+	now := m.p.Pools()
+	m.mu.Lock()
+	m.peak.Open = max(m.peak.Open, now.Open)
+	m.peak.Max = max(m.peak.Max, now.Max)
+	m.mu.Unlock()
+	return now
+}
+
+// stop reads the pools a last time and returns the run's figures (nil for
+// a nil meter).
+func (m *poolMeter) stop() *result.Connections {
+	if m == nil {
+		return nil
+	}
+	last := m.sample()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return &result.Connections{
+		PeakOpen: m.peak.Open, Max: m.peak.Max,
+		Waits: last.Waits - m.first.Waits, WaitSeconds: (last.Waited - m.first.Waited).Seconds(),
+	}
 }
 
 // export writes the run's standard outputs (Outputs) beside its result.

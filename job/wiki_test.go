@@ -76,6 +76,11 @@ func TestWikiRateOpenLoop(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// SQLite's pools (one writer connection, a few readers) report
+			// how many connections served the threads.
+			if c := run.Summary.Client; c == nil || c.Connections == nil || c.Connections.PeakOpen < 1 || c.Connections.Max < 2 {
+				t.Fatalf("client cost %+v: want the connections that served the threads", c)
+			}
 			opts := run.Header.Options
 			if tc.rate == 0 {
 				if _, has := opts["rate"]; has {

@@ -24,6 +24,9 @@ func TestClientCostAndMarks(t *testing.T) {
 			[]string{"Harness only — no database", "Busy client: fieldbench itself used 85 % of its 2 CPU(s)", "peak RSS 300.0 MiB", "peak goroutines 100,012", "100,000 clients"}, nil},
 		{"sqlite, idle client", "sqlite", &result.ClientCost{CPUUserSeconds: 1, WallSeconds: 10, CPUs: 2, MaxRSSBytes: 40 << 20, PeakGoroutines: 30},
 			[]string{"CPU 1.00 s user + 0.00 s system (5 % of 2 CPU(s)", "peak RSS 40.0 MiB"}, []string{"Harness only", "Busy client", "busy"}},
+		{"pooled connections", "postgres", &result.ClientCost{CPUUserSeconds: 1, WallSeconds: 10, CPUs: 2, Clients: 1000,
+			Connections: &result.Connections{PeakOpen: 24, Max: 40, Waits: 1234, WaitSeconds: 0.5}},
+			[]string{"1,000 clients served by 24 connections (pool of 40), 1,234 waits for a free connection (500ms in all)"}, nil},
 		{"old file without cost", "sqlite", nil, nil, []string{"Harness only", "Busy", "client cost", "client:"}},
 	} {
 		run := fixtureRuns(t, runA())[0]

@@ -138,6 +138,15 @@ func clientText(c *result.ClientCost) string {
 	if c.Clients > 0 {
 		s += ", " + fmtCount(int64(c.Clients)) + " clients"
 	}
+	if p := c.Connections; p != nil {
+		s += " served by " + fmtCount(int64(p.PeakOpen)) + " connections"
+		if p.Max > 0 {
+			s += " (pool of " + fmtCount(int64(p.Max)) + ")"
+		}
+		if p.Waits > 0 {
+			s += fmt.Sprintf(", %s waits for a free connection (%s in all)", fmtCount(p.Waits), fmtSecondsUS(p.WaitSeconds))
+		}
+	}
 	if c.Busy {
 		s += " — busy"
 	}

@@ -191,6 +191,25 @@ type ClientCost struct {
 	Clients int `json:"clients,omitempty"`
 	// Busy: the client used more than BusyShare of the CPU it may use.
 	Busy bool `json:"busy,omitempty"`
+	// Connections is how many database connections served the Clients
+	// (absent when the adapter does not report its pools).
+	Connections *Connections `json:"connections,omitempty"`
+}
+
+// Connections is what the adapter's connection pools did over a run, read
+// from the driver's own pool statistics: clients share pooled connections,
+// and a client's wait for one is part of its latency.
+type Connections struct {
+	// PeakOpen is the most connections open at once (sampled every
+	// second and at the end).
+	PeakOpen int `json:"peak_open"`
+	// Max is the pools' capacity (0: unbounded, or the driver does not
+	// say).
+	Max int `json:"max,omitempty"`
+	// Waits is how many times a client found no free connection and waited
+	// for one during the run; WaitSeconds is their total wait.
+	Waits       int64   `json:"waits"`
+	WaitSeconds float64 `json:"wait_seconds"`
 }
 
 // CPUShare is the client's CPU seconds over the CPU seconds it could have

@@ -42,7 +42,7 @@ func PacedBatch(ctx context.Context, workers []Worker, handles []*recorder.Handl
 					stopped.Store(true)
 					return
 				}
-				do(opCtx, w, h, op, intended)
+				do(opCtx, w, h, op, since(intended))
 			}
 		}()
 	}

@@ -102,6 +102,9 @@ type Outcome struct {
 	Elapsed     time.Duration
 	Interrupted bool  // the parent context was cancelled (Ctrl-C)
 	NotStarted  int64 // open loop: operations scheduled but never started
+	// Executors is how many goroutines ran the open loop's operations: as
+	// many as were ever in flight at once, at most one per client.
+	Executors int
 }
 
 // Run drives the workers until cfg.Duration has passed or ctx is cancelled.
@@ -126,31 +129,31 @@ func Run(ctx context.Context, cfg Config, rec *recorder.Recorder, workers []Work
 	opCtx, cancelOps := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelOps()
 
-	var sched <-chan time.Time
-	var scheduled, started atomic.Int64
+	var scheduled atomic.Int64
 	var schedWG sync.WaitGroup
+	// halted is stop as a flag: a closed-loop client checks it before every
+	// operation with one atomic load, where a select over channels locks
+	// them (and every client shares them).
+	var halted atomic.Bool
+	var wg sync.WaitGroup // the goroutines that run operations
+	var pool *openPool
 	if cfg.Rate > 0 {
-		ch := make(chan time.Time, 4096)
-		sched = ch
+		pool = newOpenPool(opCtx, rec, workers, stop, &wg)
 		schedWG.Add(1)
 		go func() {
 			defer schedWG.Done()
-			schedule(ch, stop, start, end, cfg.Rate, &scheduled)
+			defer pool.close()
+			schedule(pool.dispatch, stop, start, end, cfg.Rate, &scheduled)
 		}()
-	}
-
-	var wg sync.WaitGroup
-	for _, w := range workers {
-		h := rec.Handle()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if sched != nil {
-				openLoop(opCtx, w, h, sched, stop, &started)
-			} else {
-				closedLoop(opCtx, w, h, stop, ctx.Done())
-			}
-		}()
+	} else {
+		for _, w := range workers {
+			h := rec.Handle()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				closedLoop(opCtx, w, h, &halted)
+			}()
+		}
 	}
 
 	clock := StartClock(rec, cfg.Tick, cfg.Warmup, onTick)
@@ -163,6 +166,7 @@ func Run(ctx context.Context, cfg Config, rec *recorder.Recorder, workers []Work
 		out.Interrupted = true
 	case <-clockFailed(clock):
 	}
+	halted.Store(true)
 	close(stop)
 	schedWG.Wait()
 	done := make(chan struct{})
@@ -175,7 +179,10 @@ func Run(ctx context.Context, cfg Config, rec *recorder.Recorder, workers []Work
 	}
 	// The last interval runs to now: it includes the in-flight tail.
 	out.Elapsed = time.Since(start)
-	out.NotStarted = scheduled.Load() - started.Load()
+	if pool != nil {
+		out.NotStarted = scheduled.Load() - pool.started.Load()
+		out.Executors = pool.spawned // the scheduler is done: no race
+	}
 	return out, clock.Stop()
 }
 
@@ -190,43 +197,145 @@ func clockFailed(c *Clock) <-chan struct{} {
 	return ch
 }
 
-func closedLoop(ctx context.Context, w Worker, h *recorder.Handle, stop, interrupt <-chan struct{}) {
-	for {
+// closedLoop runs operations back to back until halted (Run sets it when
+// the run ends or is interrupted).
+func closedLoop(ctx context.Context, w Worker, h *recorder.Handle, halted *atomic.Bool) {
+	for !halted.Load() {
+		op := w.Next()
+		do(ctx, w, h, op, mono())
+	}
+}
+
+// openPool runs the open loop. A client that waits for its next operation
+// is its state alone (its Worker and recording shard in the idle list), not
+// a parked goroutine: operations run on executor goroutines, started as
+// operations overlap and reused, so there are as many goroutines as
+// operations ever in flight at once (at most one per client), not one per
+// client. With 100,000 clients of which a handful are busy at any moment,
+// the garbage collector no longer scans 100,000 stacks, and no stack grows
+// and shrinks back on every operation, where a CPU profile of the
+// 100,000-client steps of scripts/scale-clients.sh found much of the time.
+//
+// The scheduler dispatches each intended start to an idle client, waiting
+// for one when every client is busy: a backlog then shows as latency from
+// the intended start, as before.
+type openPool struct {
+	ctx     context.Context
+	idle    chan *openClient // the clients not running an operation
+	work    chan openJob     // to executors waiting for an operation
+	stop    <-chan struct{}
+	wg      *sync.WaitGroup
+	spawned int // executors started (only the scheduler's goroutine counts)
+	clients int
+	started atomic.Int64
+	// busy counts the executors inside an operation. Another executor is
+	// started only when every one is: one between two operations is about
+	// to take the next, and starting one more for each time of a backlog
+	// (a process descheduled for 100 ms owes 10,000 operations at
+	// 100,000/s) would start a goroutine per client again.
+	busy atomic.Int64
+}
+
+type openClient struct {
+	w Worker
+	h *recorder.Handle
+}
+
+type openJob struct {
+	c        *openClient
+	intended time.Time
+}
+
+func newOpenPool(ctx context.Context, rec *recorder.Recorder, workers []Worker, stop <-chan struct{}, wg *sync.WaitGroup) *openPool {
+	p := &openPool{ctx: ctx, idle: make(chan *openClient, len(workers)), work: make(chan openJob),
+		stop: stop, wg: wg, clients: len(workers)}
+	for _, w := range workers {
+		p.idle <- &openClient{w: w, h: rec.Handle()}
+	}
+	return p
+}
+
+// dispatch hands the operation intended at at to an idle client on an
+// executor; false when the run stopped first. It is called from the
+// scheduler's goroutine alone.
+func (p *openPool) dispatch(at time.Time) bool {
+	var c *openClient
+	select { // one case and a default: no lock when a client is idle
+	case c = <-p.idle:
+	default:
 		select {
-		case <-stop:
-			return
-		case <-interrupt:
-			return
-		default:
+		case c = <-p.idle:
+		case <-p.stop:
+			return false
 		}
-		op := w.Next()
-		t0 := time.Now()
-		do(ctx, w, h, op, t0)
+	}
+	j := openJob{c: c, intended: at}
+	select {
+	case p.work <- j: // an executor was waiting
+		return true
+	default:
+	}
+	if p.spawned < p.clients && p.busy.Load() >= int64(p.spawned) {
+		p.spawned++
+		p.wg.Add(1)
+		go p.execute(j)
+		return true
+	}
+	select {
+	case p.work <- j:
+		return true
+	case <-p.stop:
+		return false
 	}
 }
 
-// openLoop waits on the schedule alone: a plain receive parks a client more
-// cheaply than a select over three channels, which matters at 100,000
-// clients. The scheduler closes sched when the run stops (Run closes stop
-// on an interrupt too); a time still buffered then is not started.
-func openLoop(ctx context.Context, w Worker, h *recorder.Handle, sched <-chan time.Time, stop <-chan struct{}, started *atomic.Int64) {
-	for intended := range sched {
+// close ends the executors once the scheduler is done: each returns after
+// its operation in flight.
+func (p *openPool) close() { close(p.work) }
+
+// execute runs j, then every operation it is handed, until the pool closes.
+func (p *openPool) execute(j openJob) {
+	defer p.wg.Done()
+	for {
 		select { // one case and a default: a lock-free check
-		case <-stop:
+		case <-p.stop:
+			p.idle <- j.c
 			return
 		default:
 		}
-		started.Add(1)
-		op := w.Next()
-		do(ctx, w, h, op, intended)
+		p.started.Add(1)
+		p.busy.Add(1)
+		op := j.c.w.Next()
+		do(p.ctx, j.c.w, j.c.h, op, since(j.intended))
+		p.busy.Add(-1)
+		p.idle <- j.c // room for every client: never blocks
+		var ok bool
+		if j, ok = <-p.work; !ok {
+			return
+		}
 	}
 }
 
-// do runs one operation and records its latency from t0, the actual start in
-// closed loop and the intended start in open loop.
-func do(ctx context.Context, w Worker, h *recorder.Handle, op int, t0 time.Time) {
+// epoch is the origin of the monotonic clock the operations are timed on.
+// time.Since of a Time that carries a monotonic reading reads the monotonic
+// clock alone, where time.Now reads the wall clock as well: two clock reads
+// instead of four per operation, which were half of the harness's own CPU
+// per operation in a profile of BenchmarkHarnessNoop.
+var epoch = time.Now()
+
+// mono is now on the monotonic clock, as an offset from epoch.
+func mono() time.Duration { return time.Since(epoch) }
+
+// since is t as an offset from epoch, without reading a clock (t must
+// carry a monotonic reading, as every time.Now does).
+func since(t time.Time) time.Duration { return t.Sub(epoch) }
+
+// do runs one operation and records its latency from t0 (on the mono
+// clock), the actual start in closed loop and the intended start in open
+// loop.
+func do(ctx context.Context, w Worker, h *recorder.Handle, op int, t0 time.Duration) {
 	group, err := w.Do(ctx, op)
-	d := time.Since(t0)
+	d := mono() - t0
 	switch {
 	case err == nil && group >= 0:
 		h.RecordGroup(op, group, d)
@@ -239,15 +348,21 @@ func do(ctx context.Context, w Worker, h *recorder.Handle, op int, t0 time.Time)
 	}
 }
 
-// schedule emits intended start times at rate per second until end or stop.
-// A full channel blocks the scheduler but not the clock: each time is
-// computed from the schedule, so a backlog shows as latency.
-func schedule(ch chan<- time.Time, stop <-chan struct{}, start, end time.Time, rate float64, scheduled *atomic.Int64) {
-	defer close(ch)
+// schedule dispatches intended start times at rate per second until end or
+// stop (or until dispatch returns false). A dispatch that waits for a free
+// client blocks the scheduler but not the clock: each time is computed from
+// the schedule, so a backlog shows as latency.
+func schedule(dispatch func(time.Time) bool, stop <-chan struct{}, start, end time.Time, rate float64, scheduled *atomic.Int64) {
 	per := time.Duration(float64(time.Second) / rate)
 	if per <= 0 {
 		per = 1
 	}
+	last := int64((end.Sub(start) + per - 1) / per) // intended times before end
+	// Every time due by the stop counts as scheduled, dispatched or not: a
+	// dispatch waiting for a free client does not stop the clock.
+	defer func() {
+		scheduled.Store(min(int64(time.Since(start)/per)+1, last))
+	}()
 	var sent int64
 	timer := time.NewTimer(time.Hour) // reused: one timer, not one per wait
 	defer timer.Stop()
@@ -256,21 +371,10 @@ func schedule(ch chan<- time.Time, stop <-chan struct{}, start, end time.Time, r
 		if !now.Before(end) {
 			return
 		}
-		due := int64(now.Sub(start)/per) + 1
-		if max := int64((end.Sub(start) + per - 1) / per); due > max { // intended times before end
-			due = max
-		}
+		due := min(int64(now.Sub(start)/per)+1, last)
 		scheduled.Store(due)
 		for ; sent < due; sent++ {
-			at := start.Add(time.Duration(sent) * per)
-			select { // a client waiting or room in the buffer: no lock on stop
-			case ch <- at:
-				continue
-			default:
-			}
-			select {
-			case ch <- at:
-			case <-stop:
+			if !dispatch(start.Add(time.Duration(sent) * per)) {
 				return
 			}
 		}

@@ -104,6 +104,66 @@ func TestOpenLoopMeasuresFromIntendedStart(t *testing.T) {
 	}
 }
 
+// exclusive fails when one client is driven by two goroutines at once: an
+// open-loop client's operations must run one after the other.
+type exclusive struct {
+	d       time.Duration
+	inUse   atomic.Bool
+	overlap *atomic.Int64
+}
+
+func (e *exclusive) Next() int { return 0 }
+func (e *exclusive) Do(context.Context, int) (int, error) {
+	if !e.inUse.CompareAndSwap(false, true) {
+		e.overlap.Add(1)
+		return -1, nil
+	}
+	time.Sleep(e.d)
+	e.inUse.Store(false)
+	return -1, nil
+}
+
+// TestOpenLoopExecutors: open-loop operations run on as many goroutines as
+// are in flight at once, not one per client. Instant operations need few
+// (the bound is wide: only a process stalled inside every operation at
+// once would need one per client); operations of 100 ms at 400/s keep
+// about 40 in flight, so the executors grow to that, and never past the
+// clients. No client ever runs two operations at once.
+func TestOpenLoopExecutors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		clients  int
+		d        time.Duration
+		rate     float64
+		min, max int
+	}{
+		{"instant", 1000, 0, 2000, 1, 500},
+		{"slow", 60, 100 * time.Millisecond, 400, 20, 60},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var overlap atomic.Int64
+			rec := recorder.New([]string{"op"}, time.Now())
+			workers := make([]runner.Worker, tc.clients)
+			for i := range workers {
+				workers[i] = &exclusive{d: tc.d, overlap: &overlap}
+			}
+			out, err := runner.Run(context.Background(), runner.Config{Workers: tc.clients, Duration: time.Second, Rate: tc.rate}, rec, workers,
+				func(recorder.Snapshot, bool) error { return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Executors < tc.min || out.Executors > tc.max {
+				t.Fatalf("%d executors for %d clients, want %d to %d", out.Executors, tc.clients, tc.min, tc.max)
+			}
+			if n := overlap.Load(); n > 0 {
+				t.Fatalf("%d operations started on a client that was still busy", n)
+			}
+		})
+	}
+}
+
 func TestOpenLoopKeepsRate(t *testing.T) {
 	t.Parallel()
 	w := &sleeper{}

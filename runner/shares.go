@@ -47,7 +47,7 @@ func Shares(ctx context.Context, workers []Worker, handles []*recorder.Handle, c
 				}
 				if rate <= 0 {
 					op := w.Next()
-					do(opCtx, w, h, op, time.Now())
+					do(opCtx, w, h, op, mono())
 					continue
 				}
 				intended := intendedStart(t0, slots.Add(1)-1, rate)
@@ -59,7 +59,7 @@ func Shares(ctx context.Context, workers []Worker, handles []*recorder.Handle, c
 					sw.Intended(intended)
 				}
 				op := w.Next()
-				do(opCtx, w, h, op, intended)
+				do(opCtx, w, h, op, since(intended))
 			}
 		}()
 	}

@@ -4,8 +4,12 @@
 # 10,000 and 100,000 clients, open loop at one operation per client per
 # second, and prints per step the peak RSS of the fieldbench process, the
 # RSS per client ((peak RSS at N - peak RSS at 1) / N), the client's CPU per
-# operation and the achieved/offered rate. Every step is its own process
-# (peak RSS is per process) and runs under nice -n 10.
+# operation, the achieved/offered rate, the peak goroutines and the CPU
+# the process got (its CPU seconds over the wall time, in % of one CPU:
+# CPU/op × offered rate is what it needed; on a machine loaded past its
+# cores a niced process gets less, and the achieved rate shows it). Every
+# step is its own process (peak RSS is per process) and runs under
+# nice -n 10.
 #
 #   scripts/scale-clients.sh
 #   STEPS="1 1000" DURATION=5s scripts/scale-clients.sh microblog
@@ -58,7 +62,7 @@ step() {
 }
 
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs, $(free -g | awk '/Mem:/ {print $2}') GiB; load average $(cut -d' ' -f1-3 /proc/loadavg); $(go version | cut -d' ' -f3)"
-printf '%-14s %8s %11s %15s %11s %12s %10s %9s %10s\n' family clients "peak RSS" "RSS per client" "CPU/op" "achieved/s" "offered/s" achieved goroutines
+printf '%-14s %8s %11s %15s %11s %12s %10s %9s %10s %8s\n' family clients "peak RSS" "RSS per client" "CPU/op" "achieved/s" "offered/s" achieved goroutines "CPU got"
 for fam in "${FAMILIES[@]}"; do
 	base=""
 	for n in $STEPS; do
@@ -72,8 +76,9 @@ for fam in "${FAMILIES[@]}"; do
 			 ((.cpu_per_op_us * 10 | round / 10 | tostring) + " µs"),
 			 (.achieved_ops_per_sec | round), .offered_ops_per_sec,
 			 ((.achieved_ops_per_sec / .offered_ops_per_sec * 1000 | round / 10 | tostring) + " %"),
-			 .client.peak_goroutines] | @tsv' <<<"$j" |
-			awk -F'\t' '{printf "%-14s %8s %11s %15s %11s %12s %10s %9s %10s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9}'
+			 .client.peak_goroutines,
+			 (((.client.cpu_user_seconds + .client.cpu_sys_seconds) / .client.wall_seconds * 100 | round | tostring) + " %")] | @tsv' <<<"$j" |
+			awk -F'\t' '{printf "%-14s %8s %11s %15s %11s %12s %10s %9s %10s %8s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10}'
 	done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

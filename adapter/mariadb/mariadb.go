@@ -26,6 +26,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/adapter/rawio"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
@@ -171,6 +172,7 @@ var (
 	_ adapter.DB          = (*DB)(nil)
 	_ adapter.Sizer       = (*DB)(nil)
 	_ adapter.Reconnector = (*DB)(nil)
+	_ adapter.Pooler      = (*DB)(nil)
 	_ microblog.Backend   = (*DB)(nil)
 	_ wiki.Backend        = (*DB)(nil)
 	_ ingest.Backend      = (*DB)(nil)
@@ -190,7 +192,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	db := &DB{conns: maxIdle}
 	for _, c := range cfg.Nodes {
 		b := adapter.NewBackoff()
-		c.DialFunc = b.DialFunc(c.DialFunc)
+		c.DialFunc = rawio.Dial(b.DialFunc(c.DialFunc)) // see adapter/rawio
 		db.backoffs = append(db.backoffs, b)
 		conn, err := mysql.NewConnector(c)
 		if err != nil {
@@ -214,6 +216,16 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 // Reconnects implements adapter.Reconnector: the dials to every server.
 func (db *DB) Reconnects() adapter.BackoffStats {
 	return adapter.SumStats(db.backoffs)
+}
+
+// Pools implements adapter.Pooler: database/sql's statistics of every
+// server's pool (unbounded: Max is 0, the idle cap is maxIdle).
+func (db *DB) Pools() adapter.PoolStats {
+	var sum adapter.PoolStats
+	for _, p := range db.pools {
+		sum = sum.Add(adapter.SQLPoolStats(p))
+	}
+	return sum
 }
 
 // pick returns the next server's pool, round-robin.

@@ -29,6 +29,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/adapter/rawio"
 )
 
 // Name is the adapter's name.
@@ -134,6 +135,7 @@ var (
 	_ adapter.DB          = (*DB)(nil)
 	_ adapter.Sizer       = (*DB)(nil)
 	_ adapter.Reconnector = (*DB)(nil)
+	_ adapter.Pooler      = (*DB)(nil)
 )
 
 // newPool opens a pool whose every new connection dials through b.
@@ -146,7 +148,9 @@ func newPool(ctx context.Context, dsn string, b *adapter.Backoff) (*pgxpool.Pool
 		cfg.MaxConns = defaultPoolConns
 	}
 	cfg.ConnConfig.BuildFrontend = bufferedFrontend
-	cfg.ConnConfig.DialFunc = b.DialFunc(cfg.ConnConfig.DialFunc)
+	// Raw reads and writes: no hand-over of the processor per request (see
+	// adapter/rawio).
+	cfg.ConnConfig.DialFunc = rawio.Dial(b.DialFunc(cfg.ConnConfig.DialFunc))
 	p, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect to %s: %w", cfg.ConnConfig.Host+":"+strconv.Itoa(int(cfg.ConnConfig.Port)), err)
@@ -204,6 +208,22 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 // Reconnects implements adapter.Reconnector: the dials of every pool.
 func (db *DB) Reconnects() adapter.BackoffStats {
 	return adapter.SumStats(db.backoffs)
+}
+
+// Pools implements adapter.Pooler: pgxpool's statistics of the primary's
+// pool and of each replica's (waits are acquisitions that found the pool
+// empty).
+func (db *DB) Pools() adapter.PoolStats {
+	var sum adapter.PoolStats
+	for i, p := range append([]*pgxpool.Pool{db.w}, db.reads...) {
+		if i > 0 && p == db.w {
+			continue // reads go to the primary: counted once
+		}
+		s := p.Stat()
+		sum = sum.Add(adapter.PoolStats{Open: int(s.TotalConns()), Max: int(s.MaxConns()),
+			Waits: s.EmptyAcquireCount(), Waited: s.EmptyAcquireWaitTime()})
+	}
+	return sum
 }
 
 // reader is the pool the next read goes to.

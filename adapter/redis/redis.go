@@ -28,6 +28,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/adapter/rawio"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
@@ -146,6 +147,7 @@ type DB struct {
 var (
 	_ adapter.DB         = (*DB)(nil)
 	_ adapter.Sizer      = (*DB)(nil)
+	_ adapter.Pooler     = (*DB)(nil)
 	_ microblog.Backend  = (*DB)(nil)
 	_ wiki.Backend       = (*DB)(nil)
 	_ ingest.Backend     = (*DB)(nil)
@@ -163,14 +165,14 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		db.cc = goredis.NewClusterClient(&goredis.ClusterOptions{
 			Addrs: cfg.Addrs, Username: cfg.Username, Password: cfg.Password,
 			PoolSize: cfg.PoolSize, ReadTimeout: cfg.Timeout, WriteTimeout: cfg.Timeout,
-			DisableIdentity: true, Protocol: 2,
+			DisableIdentity: true, Protocol: 2, Dialer: rawio.Dial(nil),
 		})
 		db.rdb = db.cc
 	} else {
 		db.rdb = goredis.NewClient(&goredis.Options{
 			Addr: cfg.Addrs[0], Username: cfg.Username, Password: cfg.Password,
 			PoolSize: cfg.PoolSize, ReadTimeout: cfg.Timeout, WriteTimeout: cfg.Timeout,
-			DisableIdentity: true, Protocol: 2,
+			DisableIdentity: true, Protocol: 2, Dialer: rawio.Dial(nil),
 		})
 	}
 	if err := db.rdb.Ping(ctx).Err(); err != nil {
@@ -185,6 +187,18 @@ func (db *DB) Client() goredis.UniversalClient { return db.rdb }
 
 // Close implements adapter.DB.
 func (db *DB) Close() error { return db.rdb.Close() }
+
+// Pools implements adapter.Pooler: go-redis's pool statistics (summed over
+// the nodes of a cluster, whose pools' total size go-redis does not say:
+// Max is then 0).
+func (db *DB) Pools() adapter.PoolStats {
+	s := db.rdb.PoolStats()
+	p := adapter.PoolStats{Open: int(s.TotalConns), Waits: int64(s.WaitCount), Waited: time.Duration(s.WaitDurationNs)}
+	if db.cc == nil {
+		p.Max = db.cfg.PoolSize
+	}
+	return p
+}
 
 // forEachMaster runs fn on every master (the one server when not a
 // cluster), concurrently in a cluster.

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/fieldbench/fieldbench/adapter/rawio"
 )
 
 // wikiReader sends the wiki read — the workload's hot path, one MGET of an
@@ -134,6 +136,7 @@ func (r *wikiReader) dial(ctx context.Context, addr string) (*respConn, error) {
 	if err != nil {
 		return nil, err
 	}
+	nc = rawio.Wrap(nc) // see adapter/rawio
 	c := &respConn{nc: nc, br: bufio.NewReaderSize(nc, 16<<10), buf: make([]byte, 0, 128)}
 	if pw := r.db.cfg.Password; pw != "" {
 		args := []string{"AUTH", pw}

@@ -101,6 +101,7 @@ type DB struct {
 var (
 	_ adapter.DB        = (*DB)(nil)
 	_ adapter.Sizer     = (*DB)(nil)
+	_ adapter.Pooler    = (*DB)(nil)
 	_ microblog.Backend = (*DB)(nil)
 )
 
@@ -209,6 +210,12 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 
 // Path is the absolute path of the database file.
 func (db *DB) Path() string { return db.path }
+
+// Pools implements adapter.Pooler: database/sql's statistics of the writer
+// pool (one connection) and the reader pool.
+func (db *DB) Pools() adapter.PoolStats {
+	return adapter.SQLPoolStats(db.w).Add(adapter.SQLPoolStats(db.r))
+}
 
 // Close closes both pools.
 func (db *DB) Close() error {

@@ -1,0 +1,109 @@
+package rawio_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/fieldbench/fieldbench/adapter/rawio"
+)
+
+// echoServer echoes every connection on a loopback port until the test ends.
+func echoServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_, _ = io.Copy(c, c)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// TestWrappedConn: through a real loopback socket, a payload far larger
+// than the socket buffers comes back whole (writes that find the buffer
+// full wait for room, reads that find nothing wait for data), a read past
+// its deadline fails as a timeout, and a closed peer reads as io.EOF.
+func TestWrappedConn(t *testing.T) {
+	t.Parallel()
+	addr := echoServer(t)
+	for _, tc := range []struct {
+		name string
+		size int
+	}{{"small", 100}, {"larger than the socket buffers", 8 << 20}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := rawio.Dial(nil)(context.Background(), "tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, plain := c.(*net.TCPConn); plain && runtime.GOOS == "linux" {
+				t.Fatal("Dial returned the plain connection on Linux")
+			}
+			want := bytes.Repeat([]byte("fieldbench"), tc.size/10+1)[:tc.size]
+			errc := make(chan error, 1)
+			go func() {
+				_, err := c.Write(want)
+				errc <- err
+			}()
+			got := make([]byte, len(want))
+			if _, err := io.ReadFull(c, got); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-errc; err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatal("the echo differs from what was written")
+			}
+		})
+	}
+	t.Run("deadline and EOF", func(t *testing.T) {
+		c, err := rawio.Dial(nil)(context.Background(), "tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.SetReadDeadline(time.Now().Add(50 * time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+		var ne net.Error
+		if _, err := c.Read(make([]byte, 10)); !errors.As(err, &ne) || !ne.Timeout() {
+			t.Fatalf("read past the deadline: %v, want a timeout", err)
+		}
+		c.Close()
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		go func() {
+			if s, err := ln.Accept(); err == nil {
+				s.Close()
+			}
+		}()
+		c, err = rawio.Dial(nil)(context.Background(), "tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Read(make([]byte, 10)); err != io.EOF {
+			t.Fatalf("read from a closed peer: %v, want io.EOF", err)
+		}
+	})
+}
