@@ -170,15 +170,22 @@ func (s *Session) writeInterval(snap recorder.Snapshot, warm, drain bool) error 
 // prints the terminal table. It runs after an interrupt too: nothing
 // measured is lost.
 func (s *Session) Finish(interrupted bool) error {
+	s.mu.Lock()
+	run := &result.Run{Dir: s.dir, Header: s.header, Intervals: s.intervals, Points: s.points, Events: s.events}
+	s.mu.Unlock()
+	// Time without service: the seconds no operation succeeded, and the
+	// dials refused and waited out meanwhile.
+	if total, longest := run.Unavailable(); s.reconn != nil || total > 0 {
+		s.SetExtra("reconnect_unavailable_seconds", total)
+		s.SetExtra("reconnect_unavailable_longest_seconds", longest)
+	}
 	if s.reconn != nil {
-		// Time without service shows as dials refused and waited out.
 		st := s.reconn.Reconnects()
 		s.SetExtra("reconnect_dials", float64(st.Dials))
 		s.SetExtra("reconnect_dials_failed", float64(st.Failed))
 		s.SetExtra("reconnect_wait_seconds", st.Waited.Seconds())
 	}
 	s.mu.Lock()
-	run := &result.Run{Dir: s.dir, Header: s.header, Intervals: s.intervals, Points: s.points, Events: s.events}
 	extra := make(map[string]float64, len(s.extra))
 	for k, v := range s.extra {
 		extra[k] = v

@@ -201,3 +201,44 @@ func TestReadRejectsNonResult(t *testing.T) {
 		t.Fatal("a missing directory must be an error")
 	}
 }
+
+// Time without service from the intervals: seconds with no success, the
+// longest stretch, warm-up and drain left out, empty seconds counted only
+// beside seconds with failures.
+func TestUnavailable(t *testing.T) {
+	t.Parallel()
+	ok := map[string]result.OpInterval{"read": {Count: 5}}
+	failed := map[string]result.OpInterval{"read": {Errors: map[string]int64{"connection refused": 3}}}
+	mixed := map[string]result.OpInterval{"read": {Count: 1, Errors: map[string]int64{"timeout": 1}}}
+	empty := map[string]result.OpInterval{}
+	ivs := func(ops ...map[string]result.OpInterval) []result.Interval {
+		out := make([]result.Interval, len(ops))
+		for i, o := range ops {
+			out[i] = result.Interval{Start: float64(i), End: float64(i + 1), Ops: o}
+		}
+		return out
+	}
+	warm := ivs(failed, ok)
+	warm[0].Warmup = true
+	drain := ivs(ok, failed)
+	drain[1].Drain = true
+	for _, tc := range []struct {
+		name          string
+		ivs           []result.Interval
+		total, longst float64
+	}{
+		{"always served", ivs(ok, ok, mixed), 0, 0},
+		{"two outages", ivs(ok, failed, failed, mixed, failed, ok), 3, 2},
+		{"hung, then failing", ivs(ok, empty, empty, failed, ok), 3, 3},
+		{"failing, then hung to the end", ivs(ok, failed, empty, empty), 3, 3},
+		{"idle seconds alone", ivs(ok, empty, ok, empty), 0, 0},
+		{"warm-up left out", warm, 0, 0},
+		{"drain left out", drain, 0, 0},
+	} {
+		run := &result.Run{Intervals: tc.ivs}
+		total, longest := run.Unavailable()
+		if total != tc.total || longest != tc.longst {
+			t.Errorf("%s: Unavailable() = %v, %v; want %v, %v", tc.name, total, longest, tc.total, tc.longst)
+		}
+	}
+}
