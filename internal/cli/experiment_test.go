@@ -49,6 +49,13 @@ func TestExperimentBadInput(t *testing.T) {
 func experimentRun(t *testing.T, scenario string, limit time.Duration) ([]*result.Run, string) {
 	t.Helper()
 	base := t.TempDir()
+	// PostgreSQL runs as its own user when the test runs as root: it must
+	// reach its cluster directory (t.TempDir and its parent are 0700).
+	for _, d := range []string{base, filepath.Dir(base)} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	path := filepath.Join(base, "scenario.yaml")
 	if err := os.WriteFile(path, []byte(scenario), 0o644); err != nil {
 		t.Fatal(err)
