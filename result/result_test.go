@@ -242,3 +242,35 @@ func TestUnavailable(t *testing.T) {
 		}
 	}
 }
+
+// What a kill can leave before any measurement: no result file in the run
+// directory, an empty one, a cut-off header. Each is refused with a
+// message that says the run is incomplete, not that the file is foreign.
+func TestReadIncompleteRefusedClearly(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, content string
+		write         bool
+	}{
+		{"no result file", "", false},
+		{"empty", "", true},
+		{"header cut off", `{"kind":"header","header":{"fieldbench_ver`, true},
+	} {
+		dir := t.TempDir()
+		if tc.write {
+			if err := os.WriteFile(filepath.Join(dir, result.FileName), []byte(tc.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := result.Read(dir)
+		if err == nil || !strings.Contains(err.Error(), "incomplete") {
+			t.Errorf("%s: %v; want an error saying the run is incomplete", tc.name, err)
+		}
+	}
+	// A foreign file is still called foreign.
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, result.FileName), []byte("{\"kind\":\"summary\",\"summary\":{}}\n"), 0o644)
+	if _, err := result.Read(dir); err == nil || !strings.Contains(err.Error(), "not a fieldbench result") {
+		t.Errorf("file without a header: %v", err)
+	}
+}

@@ -182,6 +182,7 @@ type DB struct {
 	// dials space out reconnections to a node that refuses them, one
 	// Backoff per node; see adapter.Backoff.
 	dials *adapter.Backoffs
+	gate  *adapter.Backoff // requests that found no connection; see gatedPolicy
 
 	mu     sync.Mutex
 	tables map[string]bool // created by this DB (skip the DDL next time)
@@ -219,12 +220,13 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	cc.Dialer = dials
 	// Token-aware routing: a single-partition request goes straight to a
 	// replica, as the study's clients did.
-	cc.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
+	gate := adapter.NewBackoff()
+	cc.PoolConfig.HostSelectionPolicy = gatedPolicy{HostSelectionPolicy: gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy()), b: gate}
 	s, err := cc.CreateSession()
 	if err != nil {
 		return nil, fmt.Errorf("cassandra: connect to %s: %w", strings.Join(cfg.Hosts, ","), err)
 	}
-	db := &DB{cfg: cfg, s: s, ks: cfg.Keyspace, tables: map[string]bool{}, dials: dials}
+	db := &DB{cfg: cfg, s: s, ks: cfg.Keyspace, tables: map[string]bool{}, dials: dials, gate: gate}
 	q := fmt.Sprintf("CREATE KEYSPACE IF NOT EXISTS %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': %d}", db.ks, cfg.RF)
 	if err := db.ddl(ctx, q); err != nil {
 		s.Close()
@@ -233,8 +235,13 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	return db, nil
 }
 
-// Reconnects implements adapter.Reconnector: the dials to every node.
-func (db *DB) Reconnects() adapter.BackoffStats { return db.dials.Reconnects() }
+// Reconnects implements adapter.Reconnector: the dials to every node, and
+// the time requests that found no connection waited at the gate.
+func (db *DB) Reconnects() adapter.BackoffStats {
+	st := db.dials.Reconnects()
+	st.Waited += db.gate.Stats().Waited
+	return st
+}
 
 // Session is the driver session (for tests and tools).
 func (db *DB) Session() *gocql.Session { return db.s }

@@ -27,7 +27,7 @@ var faultMatrix = []faultCase{
 	{engine: "postgres", nodes: []string{"pg1"}, duration: 16 * time.Second, limit: 3 * time.Minute},
 	{engine: "mariadb", nodes: []string{"node1"}, duration: 16 * time.Second, limit: 3 * time.Minute},
 	{engine: "redis", nodes: []string{"redis1"}, duration: 16 * time.Second, limit: 3 * time.Minute},
-	{engine: "cassandra", nodes: []string{"cass1"}, duration: 50 * time.Second, limit: 6 * time.Minute},
+	{engine: "cassandra", nodes: []string{"cass1"}, duration: 60 * time.Second, limit: 6 * time.Minute},
 	{engine: "hbase", nodes: []string{"master", "rest"}, duration: 60 * time.Second, limit: 8 * time.Minute},
 }
 
