@@ -127,6 +127,7 @@ func (es *expSession) do(ctx context.Context, a Action) error {
 		return es.s.Event("mark", a.Note)
 	case "stop":
 		es.stop.Store(true)
+		es.s.StopLoad()
 		return es.s.Event("stop-load", a.Note)
 	case "add":
 		return es.join(ctx, a)
@@ -183,7 +184,11 @@ func (es *expSession) nodeAction(ctx context.Context, do, node string) error {
 		return err
 	}
 	if do != "kill" {
-		return es.s.Event(do+"-done", fmt.Sprintf("%s in %.1fs", node, time.Since(t0).Seconds()))
+		err := es.s.Event(do+"-done", fmt.Sprintf("%s in %.1fs", node, time.Since(t0).Seconds()))
+		if do == "restart" {
+			es.tl.Signal("restarted")
+		}
+		return err
 	}
 	return nil
 }

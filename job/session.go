@@ -40,6 +40,9 @@ type Session struct {
 	self   *probe.SelfMeter // the client's own cost, recorded in the summary
 	sum    *result.Summary  // set by Finish
 	reconn adapter.Reconnector
+	// stopLoad closes when an observer ends the load early (StopLoad).
+	stopLoad chan struct{}
+	stopOnce sync.Once
 }
 
 // StartSession creates the result file in dir and starts the clock of the
@@ -55,7 +58,8 @@ func StartSession(dir string, h result.Header, stdout, stderr io.Writer) (*Sessi
 		rec:    recorder.New(h.Operations, h.Started),
 		extra:  map[string]float64{},
 		stdout: stdout, stderr: stderr,
-		self: probe.StartSelf(0),
+		stopLoad: make(chan struct{}),
+		self:     probe.StartSelf(0),
 	}, nil
 }
 
@@ -118,8 +122,14 @@ func (s *Session) Point(p result.Point) error {
 // Since is seconds from the run's start, for event and point times.
 func (s *Session) Since() float64 { return time.Since(s.header.Started).Seconds() }
 
+// StopLoad ends a load driven for a duration (Traits.Stoppable) before its
+// end, as its end would: an experiment's stop action. Safe to call more
+// than once and from any goroutine.
+func (s *Session) StopLoad() { s.stopOnce.Do(func() { close(s.stopLoad) }) }
+
 // drive runs the workers, writing every interval as it completes.
 func (s *Session) drive(ctx context.Context, cfg runner.Config, workers []runner.Worker) (runner.Outcome, error) {
+	cfg.Stop = s.stopLoad
 	p := newProgress(s.stderr, cfg.Duration, s.rec.Ops())
 	defer p.done()
 	return runner.Run(ctx, cfg, s.rec, workers, func(snap recorder.Snapshot, warm bool) error {
