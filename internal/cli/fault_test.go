@@ -3,6 +3,8 @@ package cli_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -64,13 +66,19 @@ func (f faultFigures) String() string {
 // report and scores read, its time without service and reconnections
 // recorded. The figures are logged (-v) for docs/faults.md.
 //
-// One engine: go test -run 'TestFaultMatrix/redis' ./internal/cli
+// One engine: go test -run 'TestFaultMatrix/redis' ./internal/cli, or
+// FIELDBENCH_FAULT_ENGINES=postgres,redis to keep only those (the JVM
+// engines take minutes to start and restart on a loaded machine).
 func TestFaultMatrix(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts servers (install with scripts/install-servers.sh)")
 	}
+	only := os.Getenv("FIELDBENCH_FAULT_ENGINES")
 	for _, fc := range faultMatrix {
 		t.Run(fc.engine, func(t *testing.T) {
+			if only != "" && !slices.Contains(strings.Split(only, ","), fc.engine) {
+				t.Skipf("not in FIELDBENCH_FAULT_ENGINES=%s", only)
+			}
 			e, err := cluster.Get(fc.engine)
 			if err == nil {
 				err = e.Check()
