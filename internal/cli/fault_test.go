@@ -30,7 +30,7 @@ var faultMatrix = []faultCase{
 	{engine: "mariadb", nodes: []string{"node1"}, limit: 3 * time.Minute},
 	{engine: "redis", nodes: []string{"redis1"}, limit: 3 * time.Minute},
 	{engine: "cassandra", nodes: []string{"cass1"}, limit: 8 * time.Minute},
-	{engine: "hbase", nodes: []string{"master", "rest"}, limit: 8 * time.Minute},
+	{engine: "hbase", nodes: []string{"master", "rest"}, limit: 10 * time.Minute},
 }
 
 // faultFigures are what one fault run measured, read from its result file.
