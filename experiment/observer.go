@@ -77,6 +77,11 @@ func (x *expRun) begin(ctx context.Context, s *job.Session) *expSession {
 				es.tlErr = err
 				fmt.Fprintf(x.stderr, "\nfieldbench: %v\n", err)
 				_ = s.Event("timeline-failed", err.Error())
+				// The experiment asked for will not happen: the load stops
+				// now rather than run to its end (a crash experiment runs
+				// for a long duration and stops on "restarted").
+				es.stop.Store(true)
+				s.StopLoad()
 			}
 		}()
 	}
