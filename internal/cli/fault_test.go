@@ -40,6 +40,7 @@ var faultMatrix = []faultCase{
 type faultFigures struct {
 	killAt, restartAt, restartDone float64 // seconds since the run started
 	recoveredAt                    float64 // end of the last second with an error
+	servedAt                       float64 // start of the first second served after the outage
 	unavailable, longest           float64 // result.Run.Unavailable
 	errors                         int64
 	kinds                          map[string]int64
@@ -55,9 +56,10 @@ func (f faultFigures) String() string {
 	sort.Strings(kinds)
 	return fmt.Sprintf("kill at %.1fs, restart at %.1fs, restart done at %.1fs; %.0f s without service (longest %.0f s); "+
 		"%d errors in %d seconds, last error second ends %.1f s after the kill, %.1f s after the restart was done; "+
+		"served again %.1f s after the kill; "+
 		"%.0f dials, %.0f refused; kinds: %s",
 		f.killAt, f.restartAt, f.restartDone, f.unavailable, f.longest, f.errors, f.errorSeconds,
-		f.recoveredAt-f.killAt, f.recoveredAt-f.restartDone, f.dials, f.refused, strings.Join(kinds, ", "))
+		f.recoveredAt-f.killAt, f.recoveredAt-f.restartDone, f.servedAt-f.killAt, f.dials, f.refused, strings.Join(kinds, ", "))
 }
 
 // TestFaultMatrix is issue 13's fault matrix: for each engine with a
@@ -136,7 +138,7 @@ timeline:
 		t.Fatalf("incomplete result: summary %+v", run.Summary)
 	}
 	f.kinds = map[string]int64{}
-	servedAfter := false
+	servedAfter, down := false, false
 	for _, iv := range run.Intervals {
 		var ok, failed int64
 		for op, oi := range iv.Ops {
@@ -148,6 +150,15 @@ timeline:
 				failed += n
 				f.kinds[k] += n
 			}
+		}
+		// Requests may hang without an error (HBase's gateway back before
+		// its master): served again is the first success after seconds
+		// with none.
+		switch {
+		case iv.Start >= f.killAt && ok == 0:
+			down = true
+		case down && ok > 0 && f.servedAt == 0:
+			f.servedAt = iv.Start
 		}
 		if failed > 0 {
 			f.errors += failed
