@@ -74,6 +74,11 @@ audit: true
 			}
 			whole := time.Since(start)
 			checkResults(t, bin, results)
+			// A kill mid-write cuts a line anywhere: the complete files cut
+			// at seeded random bytes (the timing of a real kill rarely
+			// lands inside a write).
+			cutCopies(t, rng, results, filepath.Join(tmp, c.name+"-cut"))
+			checkResults(t, bin, filepath.Join(tmp, c.name+"-cut"))
 			for i := range kills {
 				after := time.Duration(rng.Float64() * 1.1 * float64(whole))
 				results := filepath.Join(tmp, c.name+"-killed-"+string(rune('a'+i)))
@@ -82,6 +87,30 @@ audit: true
 				checkResults(t, bin, results)
 			}
 		})
+	}
+}
+
+// cutCopies copies every result file under from into run directories
+// under to, each cut at a random byte.
+func cutCopies(t *testing.T, rng *rand.Rand, from, to string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(from, "*", "result.jsonl"))
+	more, _ := filepath.Glob(filepath.Join(from, "*", "*", "result.jsonl"))
+	for i, f := range append(files, more...) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range 3 {
+			dir := filepath.Join(to, fmt.Sprintf("cut-%d-%d", i, j))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			n := rng.IntN(len(b) + 1)
+			if err := os.WriteFile(filepath.Join(dir, "result.jsonl"), b[:n], 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }
 
