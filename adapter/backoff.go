@@ -111,22 +111,84 @@ func (b *Backoff) Done(err error) {
 // driver's dial hook takes (pgconn's DialFunc, go-redis's Dialer, the
 // MySQL driver's dial function).
 func (b *Backoff) DialFunc(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	dial = orDefaultDial(dial)
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return b.dial(ctx, dial, network, addr)
+	}
+}
+
+// orDefaultDial is dial, or a net.Dialer's when nil.
+func orDefaultDial(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	if dial == nil {
 		d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 		dial = d.DialContext
 	}
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if err := b.Wait(ctx); err != nil {
-			return nil, err
-		}
-		c, err := dial(ctx, network, addr)
-		b.Done(err)
-		return c, err
+	return dial
+}
+
+// dial waits for the backoff, dials and records the outcome.
+func (b *Backoff) dial(ctx context.Context, dial func(ctx context.Context, network, addr string) (net.Conn, error), network, addr string) (net.Conn, error) {
+	if err := b.Wait(ctx); err != nil {
+		return nil, err
 	}
+	c, err := dial(ctx, network, addr)
+	b.Done(err)
+	return c, err
 }
 
 // Reconnector is an optional capability of a DB whose connections dial
 // through a Backoff: what it counted, for the result of a run.
 type Reconnector interface {
 	Reconnects() BackoffStats
+}
+
+// Backoffs is one Backoff per server address, for a driver with a single
+// dial hook for every server of a cluster (go-redis's cluster client,
+// gocql): a dead node's dials are spaced without slowing those to the
+// live ones. The zero value is ready to use.
+type Backoffs struct {
+	mu sync.Mutex
+	by map[string]*Backoff
+}
+
+// For returns addr's Backoff (with the default bounds), made on first use.
+func (bs *Backoffs) For(addr string) *Backoff {
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	b := bs.by[addr]
+	if b == nil {
+		if bs.by == nil {
+			bs.by = map[string]*Backoff{}
+		}
+		b = NewBackoff()
+		bs.by[addr] = b
+	}
+	return b
+}
+
+// DialFunc wraps dial (nil: a net.Dialer) with the Backoff of the address
+// dialled.
+func (bs *Backoffs) DialFunc(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	dial = orDefaultDial(dial)
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return bs.For(addr).dial(ctx, dial, network, addr)
+	}
+}
+
+// DialContext is DialFunc(nil) as a method, for drivers that take a
+// dialer value (gocql's Dialer interface).
+func (bs *Backoffs) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	return bs.DialFunc(nil)(ctx, network, addr)
+}
+
+// Reconnects sums the counts of every address (it makes Backoffs an
+// adapter.Reconnector).
+func (bs *Backoffs) Reconnects() BackoffStats {
+	bs.mu.Lock()
+	all := make([]*Backoff, 0, len(bs.by))
+	for _, b := range bs.by {
+		all = append(all, b)
+	}
+	bs.mu.Unlock()
+	return SumStats(all)
 }

@@ -63,3 +63,49 @@ func TestBackoffSpacesRefusedDials(t *testing.T) {
 		t.Error("a dial after a success waited: the backoff was not reset")
 	}
 }
+
+// One Backoff per address: refusals from a dead server do not space the
+// dials to a live one, and the counts of both are summed.
+func TestBackoffsPerAddress(t *testing.T) {
+	t.Parallel()
+	dead, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadAddr := dead.Addr().String()
+	dead.Close()
+	live, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	go func() {
+		for {
+			c, err := live.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	var bs adapter.Backoffs
+	ctx := context.Background()
+	for range 3 {
+		if _, err := bs.DialContext(ctx, "tcp", deadAddr); err == nil {
+			t.Fatal("dial to a closed port succeeded")
+		}
+	}
+	for range 3 {
+		c, err := bs.DialContext(ctx, "tcp", live.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+	}
+	if w := bs.For(live.Addr().String()).Stats().Waited; w != 0 {
+		t.Errorf("dials to the live server waited %v", w)
+	}
+	if st := bs.Reconnects(); st.Dials != 6 || st.Failed != 3 {
+		t.Errorf("stats %+v: want 6 dials, 3 failed", st)
+	}
+}

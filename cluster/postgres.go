@@ -236,6 +236,18 @@ func (e pgEngine) Up(ctx context.Context, dir string, opts Options) (_ *Cluster,
 	return c, nil
 }
 
+// pgSocketDir is where a node's Unix socket goes: its directory, or none
+// (TCP only, which is all fieldbench uses) when the socket's path would
+// pass the 107 bytes a Unix socket path may have — PostgreSQL then refused
+// to start at all in a deep results directory (an experiment's cluster).
+func pgSocketDir(nodeDir string) string {
+	const maxSocketPath = 107
+	if len(nodeDir)+len("/.s.PGSQL.65535.lock") > maxSocketPath {
+		return ""
+	}
+	return nodeDir
+}
+
 // pgNodeDir creates a node's directory (its Unix socket directory, log and
 // data directory's parent), owned by postgres.
 func pgNewNode(c *Cluster, name, role string) (*Node, error) {
@@ -309,7 +321,7 @@ func (pgEngine) start(ctx context.Context, c *Cluster, node *Node) error {
 		}
 		pid, err := Start(Proc{
 			Path: filepath.Join(bin, "postgres"),
-			Args: []string{"-D", node.DataDir, "-p", strconv.Itoa(node.Port), "-k", nodeDir,
+			Args: []string{"-D", node.DataDir, "-p", strconv.Itoa(node.Port), "-k", pgSocketDir(nodeDir),
 				"-c", "listen_addresses=" + Loopback, "-c", "cluster_name=" + node.Name},
 			Dir:     nodeDir,
 			LogFile: node.LogFile,

@@ -85,6 +85,11 @@ func (x *expRun) begin(ctx context.Context, s *job.Session) *expSession {
 				es.tlErr = err
 				fmt.Fprintf(x.stderr, "\nfieldbench: %v\n", err)
 				_ = s.Event("timeline-failed", err.Error())
+				// The experiment asked for will not happen: the load stops
+				// now rather than run to its end (a crash experiment runs
+				// for a long duration and stops on "restarted").
+				es.stop.Store(true)
+				s.StopLoad()
 			}
 		}()
 	}
@@ -135,6 +140,7 @@ func (es *expSession) do(ctx context.Context, a Action) error {
 		return es.s.Event("mark", a.Note)
 	case "stop":
 		es.stop.Store(true)
+		es.s.StopLoad()
 		return es.s.Event("stop-load", a.Note)
 	case "add":
 		return es.join(ctx, a)
@@ -195,7 +201,11 @@ func (es *expSession) nodeAction(ctx context.Context, do, node string) error {
 		return err
 	}
 	if do != "kill" {
-		return es.s.Event(do+"-done", fmt.Sprintf("%s in %.1fs", node, time.Since(t0).Seconds()))
+		err := es.s.Event(do+"-done", fmt.Sprintf("%s in %.1fs", node, time.Since(t0).Seconds()))
+		if do == "restart" {
+			es.tl.Signal("restarted")
+		}
+		return err
 	}
 	return nil
 }

@@ -175,7 +175,7 @@ type Action struct {
 var Actions = []string{"add", "remove", "kill", "stop-node", "restart", "stop", "mark"}
 
 // Conditions a timeline can wait for.
-var Conditions = []string{"start", "baseline", "joined", "settled", "stable"}
+var Conditions = []string{"start", "baseline", "joined", "settled", "stable", "restarted"}
 
 // Duration is a time.Duration written as "100s" or "1m30s" in YAML.
 type Duration time.Duration
@@ -364,7 +364,7 @@ func (sc *Scenario) checkKeys(bad func(string, ...any)) {
 			bad("cluster.nodes: at least 1 (got %d)", c.Nodes)
 		}
 	}
-	grows := false
+	grows, restarts := false, false
 	for i, a := range sc.Timeline {
 		where := fmt.Sprintf("timeline[%d]", i)
 		if !contains(Actions, a.Do) {
@@ -384,8 +384,8 @@ func (sc *Scenario) checkKeys(bad func(string, ...any)) {
 		if a.Sets > 0 && tr.SetsOption == "" {
 			bad("%s.sets: workload %s runs no request sets", where, sc.Workload.Name)
 		}
-		if a.Do == "stop" && tr.SetsOption == "" {
-			bad("%s: stop ends request sets, which workload %s does not run; it ends with its duration option", where, sc.Workload.Name)
+		if a.Do == "stop" && tr.SetsOption == "" && !tr.Stoppable {
+			bad("%s: stop ends request sets or a run for a duration, neither of which workload %s does; it ends on its own", where, sc.Workload.Name)
 		}
 		switch a.Do {
 		case "add", "remove", "kill", "stop-node", "restart":
@@ -409,6 +409,12 @@ func (sc *Scenario) checkKeys(bad func(string, ...any)) {
 		}
 		if (a.When == "baseline" || a.When == "stable") && tr.SetsOption == "" {
 			bad("%s.when: %s is detected from request sets, which workload %s does not run", where, a.When, sc.Workload.Name)
+		}
+		if a.When == "restarted" && !restarts {
+			bad("%s.when: restarted needs an earlier restart action", where)
+		}
+		if a.Do == "restart" {
+			restarts = true
 		}
 		if (a.When == "joined" || a.When == "settled") && !grows {
 			bad("%s.when: %s needs an earlier add action", where, a.When)

@@ -182,6 +182,9 @@ type Traits struct {
 	// load command (with reset) before running, so every step has its own
 	// dataset; nil when steps share the dataset.
 	StepLoad []string
+	// Stoppable: the run is driven for a duration and ends early on
+	// Session.StopLoad (an experiment's stop action).
+	Stoppable bool
 	// Audit: the run reports every post to the observer and calls its
 	// AfterLoad with the store, so the durability audit can read them back.
 	Audit bool

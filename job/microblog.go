@@ -574,4 +574,4 @@ func postOne(ctx context.Context, store microblog.Store, user int64, body string
 
 // Traits: every post is reported to the observer, and the store is handed
 // to its AfterLoad for the durability audit.
-func (j *microblogJob) Traits() Traits { return Traits{Audit: true} }
+func (j *microblogJob) Traits() Traits { return Traits{Audit: true, Stoppable: true} }

@@ -40,6 +40,9 @@ type Session struct {
 	sum    *result.Summary  // set by Finish
 	reconn adapter.Reconnector
 	pools  *poolMeter // nil when the adapter does not report its pools
+	// stopLoad closes when an observer ends the load early (StopLoad).
+	stopLoad chan struct{}
+	stopOnce sync.Once
 }
 
 // StartSession creates the result file in dir and starts the clock of the
@@ -55,7 +58,8 @@ func StartSession(dir string, h result.Header, stdout, stderr io.Writer) (*Sessi
 		rec:    recorder.New(h.Operations, h.Started),
 		extra:  map[string]float64{},
 		stdout: stdout, stderr: stderr,
-		self: probe.StartSelf(0),
+		stopLoad: make(chan struct{}),
+		self:     probe.StartSelf(0),
 	}, nil
 }
 
@@ -121,8 +125,14 @@ func (s *Session) Point(p result.Point) error {
 // Since is seconds from the run's start, for event and point times.
 func (s *Session) Since() float64 { return time.Since(s.header.Started).Seconds() }
 
+// StopLoad ends a load driven for a duration (Traits.Stoppable) before its
+// end, as its end would: an experiment's stop action. Safe to call more
+// than once and from any goroutine.
+func (s *Session) StopLoad() { s.stopOnce.Do(func() { close(s.stopLoad) }) }
+
 // drive runs the workers, writing every interval as it completes.
 func (s *Session) drive(ctx context.Context, cfg runner.Config, workers []runner.Worker) (runner.Outcome, error) {
+	cfg.Stop = s.stopLoad
 	p := newProgress(s.stderr, cfg.Duration, s.rec.Ops())
 	defer p.done()
 	return runner.Run(ctx, cfg, s.rec, workers, func(snap recorder.Snapshot, warm bool) error {
@@ -173,13 +183,6 @@ func (s *Session) writeInterval(snap recorder.Snapshot, warm, drain bool) error 
 // prints the terminal table. It runs after an interrupt too: nothing
 // measured is lost.
 func (s *Session) Finish(interrupted bool) error {
-	if s.reconn != nil {
-		// Time without service shows as dials refused and waited out.
-		st := s.reconn.Reconnects()
-		s.SetExtra("reconnect_dials", float64(st.Dials))
-		s.SetExtra("reconnect_dials_failed", float64(st.Failed))
-		s.SetExtra("reconnect_wait_seconds", st.Waited.Seconds())
-	}
 	// The intervals are read back from the file rather than kept in memory
 	// while the run goes on: an hour's 3,600 intervals of encoded
 	// histograms would be a heap that grows with the run's length (and
@@ -191,6 +194,20 @@ func (s *Session) Finish(interrupted bool) error {
 	}
 	s.mu.Lock()
 	run := &result.Run{Dir: s.dir, Header: s.header, Intervals: back.Intervals, Points: s.points, Events: s.events}
+	s.mu.Unlock()
+	// Time without service: the seconds no operation succeeded, and the
+	// dials refused and waited out meanwhile.
+	if total, longest := run.Unavailable(); s.reconn != nil || total > 0 {
+		s.SetExtra("reconnect_unavailable_seconds", total)
+		s.SetExtra("reconnect_unavailable_longest_seconds", longest)
+	}
+	if s.reconn != nil {
+		st := s.reconn.Reconnects()
+		s.SetExtra("reconnect_dials", float64(st.Dials))
+		s.SetExtra("reconnect_dials_failed", float64(st.Failed))
+		s.SetExtra("reconnect_wait_seconds", st.Waited.Seconds())
+	}
+	s.mu.Lock()
 	extra := make(map[string]float64, len(s.extra))
 	for k, v := range s.extra {
 		extra[k] = v

@@ -24,6 +24,8 @@ type extraGroup struct {
 var extraGroups = []extraGroup{
 	{prefix: "audit_", title: "Durability audit",
 		order: []string{"ok", "acknowledged", "lost", "stale", "never_acknowledged_present", "never_acknowledged_absent"}},
+	{prefix: "reconnect_", title: "Time without service and reconnections",
+		order: []string{"unavailable_seconds", "unavailable_longest_seconds", "dials", "dials_failed", "wait_seconds"}},
 	{prefix: "convergence_", title: "Convergence",
 		order: []string{"mean_ms", "sd_ms", "p50_ms", "p99_ms", "max_ms", "count", "timeouts"},
 		stats: []string{"mean_ms", "sd_ms", "p50_ms", "p99_ms", "max_ms", "count", "timeouts"}},
@@ -31,19 +33,24 @@ var extraGroups = []extraGroup{
 
 // extraLabels names the audit figures for readers who have not read the code.
 var extraLabels = map[string]string{
-	"audit_ok":                         "passed: nothing lost, nothing stale",
-	"audit_acknowledged":               "writes acknowledged",
-	"audit_lost":                       "lost (acknowledged, not read back)",
-	"audit_stale":                      "stale (an older value read back)",
-	"audit_never_acknowledged_present": "not acknowledged, yet present",
-	"audit_never_acknowledged_absent":  "not acknowledged, absent",
-	"convergence_mean_ms":              "mean time to visible",
-	"convergence_sd_ms":                "sd",
-	"convergence_p50_ms":               "p50",
-	"convergence_p99_ms":               "p99",
-	"convergence_max_ms":               "max",
-	"convergence_count":                "writes probed",
-	"convergence_timeouts":             "never visible before the timeout",
+	"audit_ok":                              "passed: nothing lost, nothing stale",
+	"audit_acknowledged":                    "writes acknowledged",
+	"audit_lost":                            "lost (acknowledged, not read back)",
+	"audit_stale":                           "stale (an older value read back)",
+	"audit_never_acknowledged_present":      "not acknowledged, yet present",
+	"audit_never_acknowledged_absent":       "not acknowledged, absent",
+	"reconnect_unavailable_seconds":         "seconds without service (no operation succeeded)",
+	"reconnect_unavailable_longest_seconds": "longest stretch without service (s)",
+	"reconnect_dials":                       "connections dialled",
+	"reconnect_dials_failed":                "dials refused or failed",
+	"reconnect_wait_seconds":                "seconds waited out in backoff (summed over clients)",
+	"convergence_mean_ms":                   "mean time to visible",
+	"convergence_sd_ms":                     "sd",
+	"convergence_p50_ms":                    "p50",
+	"convergence_p99_ms":                    "p99",
+	"convergence_max_ms":                    "max",
+	"convergence_count":                     "writes probed",
+	"convergence_timeouts":                  "never visible before the timeout",
 }
 
 // extrasTable writes the workload-specific figures: one table per known

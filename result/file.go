@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -210,6 +211,11 @@ func Read(dir string) (*Run, error) {
 		dir = filepath.Dir(dir)
 	}
 	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) && path != dir {
+		// A run directory is made before its result file: a run stopped
+		// while loading leaves one without it.
+		return nil, fmt.Errorf("read result: no %s in %s: not a run directory, or an incomplete run stopped before it started measuring: %w", FileName, dir, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read result: %w", err)
 	}
@@ -222,17 +228,23 @@ func Read(dir string) (*Run, error) {
 	return run, nil
 }
 
+// ErrNoHeader is the error for a result file that is empty or whose only
+// line, the header, was cut off: the run was killed as it started.
+var ErrNoHeader = errors.New("incomplete result: the run was stopped before its header line was written; nothing was measured")
+
 // Decode parses a result file. A final line without a newline that does not
 // parse is taken as cut off by a kill and skipped (Truncated is set).
 func Decode(r io.Reader) (*Run, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	run := &Run{}
 	sawHeader := false
+	lines := 0
 	for lineNo := 1; ; lineNo++ {
 		b, err := br.ReadBytes('\n')
 		if len(b) == 0 && err == io.EOF {
 			break
 		}
+		lines++
 		if err != nil && err != io.EOF {
 			return nil, err
 		}
@@ -264,6 +276,9 @@ func Decode(r io.Reader) (*Run, error) {
 		}
 	}
 	if !sawHeader {
+		if run.Truncated || lines == 0 {
+			return nil, ErrNoHeader
+		}
 		return nil, errors.New("no header line: not a fieldbench result file")
 	}
 	return run, nil

@@ -180,3 +180,51 @@ func (r *Run) SummarizeMerged(merged map[string]*hdrhistogram.Histogram) Summary
 	}
 	return s
 }
+
+// Unavailable is the time without service: the measured seconds (warm-up
+// and drain excluded) in which no operation succeeded, and the longest
+// such stretch of consecutive intervals. A server that was killed shows
+// here as the seconds its clients got only errors; read from the intervals
+// alone, so a killed run's file gives it too. Seconds with no operation
+// finished at all (requests hanging) count when they join seconds with
+// failures (before or after them): a run's last partial second, empty
+// because the clients had stopped, is not an outage, and in open loop
+// (a target rate) neither is a second in which nothing was due.
+func (r *Run) Unavailable() (total, longest float64) {
+	var stretch, pending float64 // pending: empty seconds not yet joined to failures
+	failing := false
+	end := func() {
+		stretch, pending, failing = 0, 0, false
+	}
+	for _, iv := range r.Intervals {
+		if iv.Warmup || iv.Drain {
+			continue
+		}
+		var ok, failed int64
+		for _, oi := range iv.Ops {
+			ok += oi.Count
+			for _, n := range oi.Errors {
+				failed += n
+			}
+		}
+		d := iv.End - iv.Start
+		switch {
+		case ok > 0:
+			end()
+			continue
+		case failed > 0:
+			failing = true
+			stretch += pending + d
+			total += pending + d
+			pending = 0
+		case failing:
+			stretch += d
+			total += d
+		default:
+			pending += d
+			continue
+		}
+		longest = max(longest, stretch)
+	}
+	return total, longest
+}

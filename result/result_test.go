@@ -201,3 +201,76 @@ func TestReadRejectsNonResult(t *testing.T) {
 		t.Fatal("a missing directory must be an error")
 	}
 }
+
+// Time without service from the intervals: seconds with no success, the
+// longest stretch, warm-up and drain left out, empty seconds counted only
+// beside seconds with failures.
+func TestUnavailable(t *testing.T) {
+	t.Parallel()
+	ok := map[string]result.OpInterval{"read": {Count: 5}}
+	failed := map[string]result.OpInterval{"read": {Errors: map[string]int64{"connection refused": 3}}}
+	mixed := map[string]result.OpInterval{"read": {Count: 1, Errors: map[string]int64{"timeout": 1}}}
+	empty := map[string]result.OpInterval{}
+	ivs := func(ops ...map[string]result.OpInterval) []result.Interval {
+		out := make([]result.Interval, len(ops))
+		for i, o := range ops {
+			out[i] = result.Interval{Start: float64(i), End: float64(i + 1), Ops: o}
+		}
+		return out
+	}
+	warm := ivs(failed, ok)
+	warm[0].Warmup = true
+	drain := ivs(ok, failed)
+	drain[1].Drain = true
+	for _, tc := range []struct {
+		name          string
+		ivs           []result.Interval
+		total, longst float64
+	}{
+		{"always served", ivs(ok, ok, mixed), 0, 0},
+		{"two outages", ivs(ok, failed, failed, mixed, failed, ok), 3, 2},
+		{"hung, then failing", ivs(ok, empty, empty, failed, ok), 3, 3},
+		{"failing, then hung to the end", ivs(ok, failed, empty, empty), 3, 3},
+		{"idle seconds alone", ivs(ok, empty, ok, empty), 0, 0},
+		{"warm-up left out", warm, 0, 0},
+		{"drain left out", drain, 0, 0},
+	} {
+		run := &result.Run{Intervals: tc.ivs}
+		total, longest := run.Unavailable()
+		if total != tc.total || longest != tc.longst {
+			t.Errorf("%s: Unavailable() = %v, %v; want %v, %v", tc.name, total, longest, tc.total, tc.longst)
+		}
+	}
+}
+
+// What a kill can leave before any measurement: no result file in the run
+// directory, an empty one, a cut-off header. Each is refused with a
+// message that says the run is incomplete, not that the file is foreign.
+func TestReadIncompleteRefusedClearly(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, content string
+		write         bool
+	}{
+		{"no result file", "", false},
+		{"empty", "", true},
+		{"header cut off", `{"kind":"header","header":{"fieldbench_ver`, true},
+	} {
+		dir := t.TempDir()
+		if tc.write {
+			if err := os.WriteFile(filepath.Join(dir, result.FileName), []byte(tc.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := result.Read(dir)
+		if err == nil || !strings.Contains(err.Error(), "incomplete") {
+			t.Errorf("%s: %v; want an error saying the run is incomplete", tc.name, err)
+		}
+	}
+	// A foreign file is still called foreign.
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, result.FileName), []byte("{\"kind\":\"summary\",\"summary\":{}}\n"), 0o644)
+	if _, err := result.Read(dir); err == nil || !strings.Contains(err.Error(), "not a fieldbench result") {
+		t.Errorf("file without a header: %v", err)
+	}
+}

@@ -38,6 +38,9 @@ type Config struct {
 	Grace time.Duration
 	// Tick is the interval length (default 1 s).
 	Tick time.Duration
+	// Stop, when it closes, ends the run before Duration as its end would
+	// (not an interrupt): an experiment's stop action. nil: never.
+	Stop <-chan struct{}
 }
 
 // Validate reports the first bad setting in words a user understands.
@@ -107,7 +110,8 @@ type Outcome struct {
 	Executors int
 }
 
-// Run drives the workers until cfg.Duration has passed or ctx is cancelled.
+// Run drives the workers until cfg.Duration has passed, cfg.Stop closes or
+// ctx is cancelled.
 // onTick receives every interval (warm-up flagged) from the ticking goroutine;
 // it must not block for long. The final partial interval is delivered too.
 func Run(ctx context.Context, cfg Config, rec *recorder.Recorder, workers []Worker, onTick func(recorder.Snapshot, bool) error) (Outcome, error) {
@@ -162,6 +166,7 @@ func Run(ctx context.Context, cfg Config, rec *recorder.Recorder, workers []Work
 	out := Outcome{}
 	select {
 	case <-timer.C:
+	case <-cfg.Stop:
 	case <-ctx.Done():
 		out.Interrupted = true
 	case <-clockFailed(clock):

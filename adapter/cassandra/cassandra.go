@@ -179,17 +179,22 @@ type DB struct {
 	cfg Config
 	s   *gocql.Session
 	ks  string
+	// dials space out reconnections to a node that refuses them, one
+	// Backoff per node; see adapter.Backoff.
+	dials *adapter.Backoffs
+	gate  *adapter.Backoff // requests that found no connection; see gatedPolicy
 
 	mu     sync.Mutex
 	tables map[string]bool // created by this DB (skip the DDL next time)
 }
 
 var (
-	_ adapter.DB         = (*DB)(nil)
-	_ microblog.Backend  = (*DB)(nil)
-	_ wiki.Backend       = (*DB)(nil)
-	_ ingest.Backend     = (*DB)(nil)
-	_ trajectory.Backend = (*DB)(nil)
+	_ adapter.DB          = (*DB)(nil)
+	_ adapter.Reconnector = (*DB)(nil)
+	_ microblog.Backend   = (*DB)(nil)
+	_ wiki.Backend        = (*DB)(nil)
+	_ ingest.Backend      = (*DB)(nil)
+	_ trajectory.Backend  = (*DB)(nil)
 )
 
 // Open connects and creates the keyspace when absent (SimpleStrategy with
@@ -207,20 +212,35 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	cc.Logger = gocql.NewLogger(gocql.LogLevelNone)
 	cc.MaxWaitSchemaAgreement = 2 * time.Minute
 	cc.ReconnectionPolicy = &gocql.ConstantReconnectionPolicy{MaxRetries: 3, Interval: time.Second}
+	// A node marked down is tried again every second (gocql's default is
+	// every 60 s: a single node restarted after a crash stayed unused for
+	// up to a minute), its dials spaced further by the backoff.
+	cc.ReconnectInterval = adapter.DefaultBackoffMax
+	dials := &adapter.Backoffs{}
+	cc.Dialer = dials
 	// Token-aware routing: a single-partition request goes straight to a
 	// replica, as the study's clients did.
-	cc.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
+	gate := adapter.NewBackoff()
+	cc.PoolConfig.HostSelectionPolicy = gatedPolicy{HostSelectionPolicy: gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy()), b: gate}
 	s, err := cc.CreateSession()
 	if err != nil {
 		return nil, fmt.Errorf("cassandra: connect to %s: %w", strings.Join(cfg.Hosts, ","), err)
 	}
-	db := &DB{cfg: cfg, s: s, ks: cfg.Keyspace, tables: map[string]bool{}}
+	db := &DB{cfg: cfg, s: s, ks: cfg.Keyspace, tables: map[string]bool{}, dials: dials, gate: gate}
 	q := fmt.Sprintf("CREATE KEYSPACE IF NOT EXISTS %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': %d}", db.ks, cfg.RF)
 	if err := db.ddl(ctx, q); err != nil {
 		s.Close()
 		return nil, err
 	}
 	return db, nil
+}
+
+// Reconnects implements adapter.Reconnector: the dials to every node, and
+// the time requests that found no connection waited at the gate.
+func (db *DB) Reconnects() adapter.BackoffStats {
+	st := db.dials.Reconnects()
+	st.Waited += db.gate.Stats().Waited
+	return st
 }
 
 // Session is the driver session (for tests and tools).

@@ -124,13 +124,17 @@ type DB struct {
 	cfg  Config
 	base string
 	http *http.Client
+	// dials space out reconnections to a gateway that refuses them; see
+	// adapter.Backoff.
+	dials *adapter.Backoff
 }
 
 var (
-	_ adapter.DB        = (*DB)(nil)
-	_ wiki.Backend      = (*DB)(nil)
-	_ ingest.Backend    = (*DB)(nil)
-	_ microblog.Backend = (*DB)(nil)
+	_ adapter.DB          = (*DB)(nil)
+	_ adapter.Reconnector = (*DB)(nil)
+	_ wiki.Backend        = (*DB)(nil)
+	_ ingest.Backend      = (*DB)(nil)
+	_ microblog.Backend   = (*DB)(nil)
 
 	_ trajectory.Backend = (*DB)(nil)
 )
@@ -141,13 +145,14 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	dials := adapter.NewBackoff()
 	tr := &http.Transport{
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:         dials.DialFunc((&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext),
 		MaxIdleConns:        cfg.Conns,
 		MaxIdleConnsPerHost: cfg.Conns,
 		IdleConnTimeout:     90 * time.Second,
 	}
-	db := &DB{cfg: cfg, base: "http://" + cfg.Addr, http: &http.Client{Transport: tr, Timeout: cfg.Timeout}}
+	db := &DB{cfg: cfg, base: "http://" + cfg.Addr, http: &http.Client{Transport: tr, Timeout: cfg.Timeout}, dials: dials}
 	if _, err := db.version(ctx); err != nil {
 		tr.CloseIdleConnections()
 		return nil, err
@@ -170,6 +175,9 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	}
 	return db, nil
 }
+
+// Reconnects implements adapter.Reconnector: the dials to the gateway.
+func (db *DB) Reconnects() adapter.BackoffStats { return db.dials.Stats() }
 
 // Close implements adapter.DB.
 func (db *DB) Close() error {

@@ -142,16 +142,20 @@ type DB struct {
 	cfg Config
 	rdb goredis.UniversalClient
 	cc  *goredis.ClusterClient // nil for one server
+	// dials space out reconnections to a server that refuses them, one
+	// Backoff per node; see adapter.Backoff.
+	dials *adapter.Backoffs
 }
 
 var (
-	_ adapter.DB         = (*DB)(nil)
-	_ adapter.Sizer      = (*DB)(nil)
-	_ adapter.Pooler     = (*DB)(nil)
-	_ microblog.Backend  = (*DB)(nil)
-	_ wiki.Backend       = (*DB)(nil)
-	_ ingest.Backend     = (*DB)(nil)
-	_ trajectory.Backend = (*DB)(nil)
+	_ adapter.DB          = (*DB)(nil)
+	_ adapter.Sizer       = (*DB)(nil)
+	_ adapter.Pooler      = (*DB)(nil)
+	_ adapter.Reconnector = (*DB)(nil)
+	_ microblog.Backend   = (*DB)(nil)
+	_ wiki.Backend        = (*DB)(nil)
+	_ ingest.Backend      = (*DB)(nil)
+	_ trajectory.Backend  = (*DB)(nil)
 )
 
 // Open connects and pings.
@@ -160,19 +164,20 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{cfg: cfg}
+	db := &DB{cfg: cfg, dials: &adapter.Backoffs{}}
+	dial := rawio.Dial(db.dials.DialFunc(nil)) // see adapter/rawio
 	if cfg.Cluster {
 		db.cc = goredis.NewClusterClient(&goredis.ClusterOptions{
 			Addrs: cfg.Addrs, Username: cfg.Username, Password: cfg.Password,
 			PoolSize: cfg.PoolSize, ReadTimeout: cfg.Timeout, WriteTimeout: cfg.Timeout,
-			DisableIdentity: true, Protocol: 2, Dialer: rawio.Dial(nil),
+			DisableIdentity: true, Protocol: 2, Dialer: dial,
 		})
 		db.rdb = db.cc
 	} else {
 		db.rdb = goredis.NewClient(&goredis.Options{
 			Addr: cfg.Addrs[0], Username: cfg.Username, Password: cfg.Password,
 			PoolSize: cfg.PoolSize, ReadTimeout: cfg.Timeout, WriteTimeout: cfg.Timeout,
-			DisableIdentity: true, Protocol: 2, Dialer: rawio.Dial(nil),
+			DisableIdentity: true, Protocol: 2, Dialer: dial,
 		})
 	}
 	if err := db.rdb.Ping(ctx).Err(); err != nil {
@@ -181,6 +186,9 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	}
 	return db, nil
 }
+
+// Reconnects implements adapter.Reconnector: the dials to every node.
+func (db *DB) Reconnects() adapter.BackoffStats { return db.dials.Reconnects() }
 
 // Client is the underlying go-redis client (for tests and tools).
 func (db *DB) Client() goredis.UniversalClient { return db.rdb }

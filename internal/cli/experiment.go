@@ -56,9 +56,9 @@ Every action is an event in the result file, drawn on every time chart of
 the report. Join experiments end with the elasticity score, scalability
 experiments with one score per step; 'fieldbench scores' recomputes them from
 the result files alone. Results go to results/<time>-experiment-<name>/.`,
-		Example: `  fieldbench experiment scenarios/microblog-crash.yaml
-  fieldbench experiment scenarios/wiki-elasticity.yaml --results out/
-  fieldbench experiment scenarios/wiki-elasticity.yaml --dry-run`,
+		Example: `  fieldbench experiment scenarios/microblog/crash.yaml
+  fieldbench experiment scenarios/wiki/elasticity-cassandra.yaml --results out/
+  fieldbench experiment scenarios/wiki/elasticity-cassandra.yaml --dry-run`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sc, err := experiment.Load(args[0])

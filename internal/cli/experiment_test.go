@@ -49,6 +49,13 @@ func TestExperimentBadInput(t *testing.T) {
 func experimentRun(t *testing.T, scenario string, limit time.Duration) ([]*result.Run, string) {
 	t.Helper()
 	base := t.TempDir()
+	// PostgreSQL runs as its own user when the test runs as root: it must
+	// reach its cluster directory (t.TempDir and its parent are 0700).
+	for _, d := range []string{base, filepath.Dir(base)} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	path := filepath.Join(base, "scenario.yaml")
 	if err := os.WriteFile(path, []byte(scenario), 0o644); err != nil {
 		t.Fatal(err)
@@ -228,4 +235,27 @@ audit: true
 	if float64(run.Summary.Ops["post"].Count) != x["audit_acknowledged"] {
 		t.Errorf("posts %d, acknowledged in the audit %v", run.Summary.Ops["post"].Count, x["audit_acknowledged"])
 	}
+}
+
+// A stop action ends a microblog run before its duration, as its end would
+// (not an interrupt): what lets a fault experiment run until a restarted
+// node has served again for a while (when: restarted, after: 10s).
+func TestExperimentStopsMicroblog(t *testing.T) {
+	start := time.Now()
+	runs, _ := experimentRun(t, `
+name: stop
+study: test
+description: test
+workload: {name: microblog, options: {users: 40, clients: 2, duration: 10m}}
+timeline:
+  - {at: 2s, do: stop}
+`, 2*time.Minute)
+	run := runs[0]
+	if len(eventsNamed(run, "stop-load")) != 1 || run.Summary == nil || run.Summary.Interrupted {
+		t.Fatalf("events %+v, summary %+v", run.Events, run.Summary)
+	}
+	if d := run.Summary.DurationSeconds; d < 2 || d > 60 {
+		t.Errorf("measured %.1f s; the stop came at 2 s of a 10-minute run", d)
+	}
+	t.Logf("experiment took %v", time.Since(start).Round(time.Millisecond))
 }
