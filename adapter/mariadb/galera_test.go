@@ -36,7 +36,7 @@ func TestGalera(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute) // a wide margin: three nodes with state transfers took over 3 min on a loaded machine
 	defer cancel()
 	t0 := time.Now()
 	c, err := e.Up(ctx, dir, cluster.Options{Nodes: 3})
