@@ -50,7 +50,7 @@ same database (without --db, one SQLite file made for the search). Results go
 to results/<time>-findmax-<workload>-search/: a run directory per step and a
 result file and report with the knee chart.`,
 		Example: findmaxExample(name),
-		Args: cobra.NoArgs,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rules, err := findmax.ParseSLO(slo)
 			if err != nil {
