@@ -32,14 +32,8 @@ USERS=${USERS:-400}
 SLOW=${SLOW:-commit_delay=50000 commit_siblings=0}
 GATES=${GATES:-throughput-10%,p99+25%}
 
-work=$(mktemp -d /tmp/fieldbench-falsealarm-XXXXXX)
-chmod 755 "$work"
-fb="$work/fieldbench"
-if [[ -n ${FIELDBENCH_BIN:-} ]]; then
-  cp "$FIELDBENCH_BIN" "$fb"
-else
-  go build -o "$fb" ./cmd/fieldbench
-fi
+. scripts/lib-fieldbench.sh
+fb_setup falsealarm
 dir="$work/pg"
 cleanup() {
   "$fb" cluster down --dir "$dir" >/dev/null 2>&1 || true

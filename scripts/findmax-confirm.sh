@@ -30,14 +30,8 @@ MIX=${MIX:-userline=1,timeline=1}
 PRECISION=${PRECISION:-0.1}
 engines=(${@:-postgres cassandra})
 
-work=$(mktemp -d /tmp/fieldbench-findmax-XXXXXX)
-chmod 755 "$work"
-fb="$work/fieldbench"
-if [[ -n ${FIELDBENCH_BIN:-} ]]; then
-  cp "$FIELDBENCH_BIN" "$fb"
-else
-  go build -o "$fb" ./cmd/fieldbench
-fi
+. scripts/lib-fieldbench.sh
+fb_setup findmax
 clusters=()
 cleanup() {
   for d in "${clusters[@]}"; do "$fb" cluster down --dir "$d" >/dev/null 2>&1 || true; done
