@@ -12,7 +12,7 @@
 #
 #   scripts/compare-falsealarm.sh
 #   PAIRS=20 SECONDS_=30 scripts/compare-falsealarm.sh
-#   SLOW='commit_delay=20000 commit_siblings=0' SLOW_PAIRS=5 scripts/compare-falsealarm.sh
+#   SLOW='commit_delay=60000 commit_siblings=0' SLOW_PAIRS=5 scripts/compare-falsealarm.sh
 #   FIELDBENCH_BIN=/tmp/fieldbench scripts/compare-falsealarm.sh
 #
 # Runs are microblog, closed loop, CLIENTS clients, SECONDS_ long of which
@@ -29,7 +29,7 @@ SECONDS_=${SECONDS_:-20}
 WARMUP=${WARMUP:-5}
 CLIENTS=${CLIENTS:-8}
 USERS=${USERS:-400}
-SLOW=${SLOW:-commit_delay=50000 commit_siblings=0}
+SLOW=${SLOW:-commit_delay=30000 commit_siblings=0}
 GATES=${GATES:-throughput-10%,p99+25%}
 
 . scripts/lib-fieldbench.sh
