@@ -51,6 +51,13 @@ for engine in "${engines[@]}"; do
   clusters+=("$dir")
   dsn=$("$fb" cluster up "$engine" --nodes 1 --dir "$dir" 2>/dev/null | sed -n 's/^DSN: //p')
   [[ -n $dsn ]] || { echo "$engine: the cluster did not start (see $dir)" >&2; exit 1; }
+  # Loaded before the search, so a load that fails (a write timeout on a
+  # loaded machine) is not taken for the first step breaking.
+  if ! "$fb" load microblog --db "$dsn" >"$work/load" 2>&1; then
+    echo "$engine: loading the dataset failed:" >&2; tail -3 "$work/load" >&2
+    "$fb" cluster down --dir "$dir" >/dev/null 2>&1 || true
+    continue
+  fi
   for ((r = 1; r <= ROUNDS; r++)); do
     res="$work/results-$engine-$r"
     "$fb" findmax microblog --db "$dsn" --mix "$MIX" --clients "$CLIENTS" --slo "$SLO" \
