@@ -110,8 +110,14 @@ func Run(ctx context.Context, cfg Config) (Outcome, string, error) {
 	}
 	size := job.TraitsOf(j).SizeStep
 	timed := o.Has("run", "duration")
+	// A phased run's first seconds are a phase of their own, not a warm-up.
+	warmup := cfg.StepWarmup
+	if job.TraitsOf(j).Phased {
+		warmup = 0
+		fmt.Fprintf(cfg.Stderr, "findmax %s: its run is a sequence of phases; every request is judged (--step-warmup does not apply)\n", name)
+	}
 	fmt.Fprintf(cfg.Stderr, "findmax %s: steps of %s (%s warm-up) from %g ops/s, objective %s, at least %.0f %% of the offered rate achieved\n",
-		name, cfg.StepDuration, cfg.StepWarmup, cfg.From, specs(cfg.Rules), 100*cfg.MinShare)
+		name, cfg.StepDuration, warmup, cfg.From, specs(cfg.Rules), 100*cfg.MinShare)
 	// run runs the job once at rate for d (its work sized to last d when
 	// the run has no duration) and judges the run after its warm-up.
 	run := func(ctx context.Context, n int, rate float64, d time.Duration, what string) Step {
@@ -148,7 +154,7 @@ func Run(ctx context.Context, cfg Config) (Outcome, string, error) {
 			st.Err = context.Canceled
 		}
 		if st.Dir != "" {
-			if sum, err := stepSummary(st.Dir, cfg.StepWarmup); err == nil {
+			if sum, err := stepSummary(st.Dir, warmup); err == nil {
 				st.Verdict = Judge(sum, rate, cfg.Rules, cfg.MinShare)
 			} else if st.Err == nil {
 				st.Err = fmt.Errorf("read the step's result: %v", err)

@@ -194,6 +194,11 @@ type Traits struct {
 	// a length. It reads the job's other options (threads, batch, scale...)
 	// as they are set. nil for a run that has a --duration.
 	SizeStep func(rate float64, d time.Duration) map[string]string
+	// Phased: the run is a sequence of phases of different operations
+	// (trajectory: writes, then each query type), so leaving out its first
+	// seconds as warm-up would leave out a phase: a rate search judges
+	// every request of its steps.
+	Phased bool
 }
 
 // workFor is how many units of work (requests, batches) an open-loop run at

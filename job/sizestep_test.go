@@ -47,4 +47,9 @@ func TestSizeStep(t *testing.T) {
 	if j, _ := New("microblog"); TraitsOf(j).SizeStep != nil {
 		t.Error("microblog's run has a --duration: no work to size")
 	}
+	for name, phased := range map[string]bool{"trajectory": true, "wiki": false, "ingest": false} {
+		if j, _ := New(name); TraitsOf(j).Phased != phased {
+			t.Errorf("%s: phased %v, want %v (a phased run's first seconds are its write phase)", name, !phased, phased)
+		}
+	}
 }

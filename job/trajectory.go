@@ -811,5 +811,5 @@ func (j *trajectoryJob) Traits() Traits {
 			repeat = max(1, int64(math.Round(float64(reads)/float64(len(trajectory.QueryOps)*j.queries))))
 		}
 		return map[string]string{"reset": "true", "repeat": strconv.FormatInt(repeat, 10)}
-	}}
+	}, Phased: true}
 }
