@@ -47,17 +47,22 @@ for engine in "${engines[@]}"; do
   cassandra) from=${FROM:-100} ;;
   *) from=${FROM:-100} ;;
   esac
-  dir="$work/$engine"
-  clusters+=("$dir")
-  dsn=$("$fb" cluster up "$engine" --nodes 1 --dir "$dir" 2>/dev/null | sed -n 's/^DSN: //p')
-  [[ -n $dsn ]] || { echo "$engine: the cluster did not start (see $dir)" >&2; exit 1; }
   # Loaded before the search, so a load that fails (a write timeout on a
-  # loaded machine) is not taken for the first step breaking.
-  if ! "$fb" load microblog --db "$dsn" >"$work/load" 2>&1; then
-    echo "$engine: loading the dataset failed:" >&2; tail -3 "$work/load" >&2
+  # loaded machine: Cassandra's populate times out there now and then) is
+  # not taken for the first step breaking; it is tried again on a fresh
+  # cluster, LOAD_TRIES times in all.
+  dsn=""
+  for ((t = 1; t <= ${LOAD_TRIES:-3}; t++)); do
+    dir="$work/$engine-$t"
+    clusters+=("$dir")
+    dsn=$("$fb" cluster up "$engine" --nodes 1 --dir "$dir" 2>/dev/null | sed -n 's/^DSN: //p')
+    [[ -n $dsn ]] || { echo "$engine: the cluster did not start (see $dir)" >&2; exit 1; }
+    "$fb" load microblog --db "$dsn" >"$work/load" 2>&1 && break
+    echo "$engine: loading the dataset failed (try $t):" >&2; tail -1 "$work/load" >&2
     "$fb" cluster down --dir "$dir" >/dev/null 2>&1 || true
-    continue
-  fi
+    dsn=""
+  done
+  [[ -n $dsn ]] || continue
   for ((r = 1; r <= ROUNDS; r++)); do
     res="$work/results-$engine-$r"
     "$fb" findmax microblog --db "$dsn" --mix "$MIX" --clients "$CLIENTS" --slo "$SLO" \
