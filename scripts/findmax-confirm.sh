@@ -75,8 +75,8 @@ for engine in "${engines[@]}"; do
       "at \(.confirm_rate // "-"): \(held("confirm")) (\(.confirm_achieved // 0 | floor) achieved); " +
       "at \(.confirm_over_rate // "-"): \(held("confirm_over")) (\(.confirm_over_achieved // 0 | floor) achieved); load average \($load)"' \
       "$res"/*-findmax-microblog-search/result.jsonl
-    grep -E '^step [0-9]+: .* achieved' "$work/err" | sed 's/^/    /'
-    grep -E '^confirmation at' "$work/out" | sed 's/^/    /'
+    grep -E '^step [0-9]+: .* achieved' "$work/err" | sed 's/^/    /' || true
+    grep -E '^confirmation at' "$work/out" | sed 's/^/    /' || true
   done
   "$fb" cluster down --dir "$dir" >/dev/null 2>&1 || true
 done
