@@ -43,7 +43,7 @@ func TestSearchEnds(t *testing.T) {
 		reason string
 	}{
 		{"first step breaks", Search{From: 500, Max: 1e6, Precision: 0.05, MaxSteps: 20}, 100, 0, "first rate tried"},
-		{"holds up to max", Search{From: 100, Max: 300, Precision: 0.05, MaxSteps: 20}, 1e9, 300, "held up to --max"},
+		{"holds up to max", Search{From: 100, Max: 300, Precision: 0.05, MaxSteps: 20}, 1e9, 300, "held up to --max-rate"},
 		{"step budget", Search{From: 1, Max: 1e9, Precision: 0.0001, MaxSteps: 6}, 1000, 32, "--max-steps"},
 	}
 	for _, tt := range tests {
@@ -127,5 +127,48 @@ func TestParseSLO(t *testing.T) {
 	}
 	if r, _ := ParseSLO("p99:post<50ms"); r[0].Op != "post" || r[0].Limit != 50*time.Millisecond {
 		t.Errorf("parsed %+v", r)
+	}
+}
+
+// TestStepSummaryLeavesOutWarmup: a step sized to the rate marks no warm-up
+// itself; its verdict must still leave out the first seconds.
+func TestStepSummaryLeavesOutWarmup(t *testing.T) {
+	dir := t.TempDir()
+	w, err := result.Create(dir, result.Header{Workload: "wiki", Operations: []string{"read"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, us := range []int64{900_000, 1_000, 1_000} {
+		h := result.NewHist()
+		for k := 0; k < 100; k++ {
+			if err := h.RecordValue(us); err != nil {
+				t.Fatal(err)
+			}
+		}
+		enc, err := result.EncodeHist(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Intervals start 0.3 s in, after the run's setup.
+		iv := result.Interval{Start: 0.3 + float64(i), End: 1.3 + float64(i), Ops: map[string]result.OpInterval{"read": {Count: 100, Hist: enc}}}
+		if err := w.Interval(iv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		warmup       time.Duration
+		p99Below, ps float64
+	}{{0, 1e6, 100}, {time.Second, 2_000, 100}} {
+		sum, err := stepSummary(dir, tc.warmup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := sum.Ops["read"]
+		if float64(r.P99US) >= tc.p99Below || math.Abs(r.OpsPerSec-tc.ps) > 1 {
+			t.Errorf("warm-up %s: p99 %d µs, %.1f ops/s; want p99 below %g µs at %g ops/s", tc.warmup, r.P99US, r.OpsPerSec, tc.p99Below, tc.ps)
+		}
 	}
 }

@@ -32,9 +32,9 @@ type Search struct {
 func (s Search) Validate() error {
 	switch {
 	case !(s.From > 0) || math.IsInf(s.From, 0):
-		return fmt.Errorf("--from must be a positive rate (got %g)", s.From)
+		return fmt.Errorf("--from-rate must be a positive rate (got %g)", s.From)
 	case !(s.Max >= s.From) || math.IsInf(s.Max, 0):
-		return fmt.Errorf("--max must be at least --from (got %g < %g)", s.Max, s.From)
+		return fmt.Errorf("--max-rate must be at least --from-rate (got %g < %g)", s.Max, s.From)
 	case !(s.Precision > 0 && s.Precision < 1):
 		return fmt.Errorf("--precision must be between 0 and 1 (got %g)", s.Precision)
 	case s.MaxSteps < 2:
@@ -101,7 +101,7 @@ func (s Search) Run(ctx context.Context, run Runner) Outcome {
 		}
 		out.Max, out.Lo = rate, rate
 		if rate >= s.Max {
-			out.Reason = fmt.Sprintf("held up to --max %g", s.Max)
+			out.Reason = fmt.Sprintf("held up to --max-rate %g", s.Max)
 			return out
 		}
 		if len(out.Steps) >= s.MaxSteps {
@@ -110,7 +110,7 @@ func (s Search) Run(ctx context.Context, run Runner) Outcome {
 		}
 	}
 	if out.Max == 0 {
-		out.Reason = fmt.Sprintf("broke the objective at the first rate tried (%g): try a lower --from", s.From)
+		out.Reason = fmt.Sprintf("broke the objective at the first rate tried (%g): try a lower --from-rate", s.From)
 		return out
 	}
 	// The bisection.

@@ -791,3 +791,14 @@ func (j *ingestJob) generate(ctx context.Context, env *Env) error {
 	fmt.Fprintf(env.Stdout, "wrote %d records (%d sources x %d) to %s\n", int64(j.sources)*j.records, j.sources, j.records, path)
 	return nil
 }
+
+// Traits: a rate-search step inserts, from each source, as many batches as
+// its turn at the rate (--rate batches/s over all sources) comes round in
+// the step; each run empties the table first, so every step starts alike.
+func (j *ingestJob) Traits() Traits {
+	return Traits{SizeStep: func(rate float64, d time.Duration) map[string]string {
+		sources := int64(max(j.sources, 1))
+		batches := (workFor(rate, d, sources) + sources - 1) / sources
+		return map[string]string{"records": strconv.FormatInt(batches*int64(max(j.batch, 1)), 10)}
+	}}
+}

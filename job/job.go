@@ -11,8 +11,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/fieldbench/fieldbench/result"
 	"github.com/fieldbench/fieldbench/workload"
@@ -188,6 +190,24 @@ type Traits struct {
 	// Audit: the run reports every post to the observer and calls its
 	// AfterLoad with the store, so the durability audit can read them back.
 	Audit bool
+	// SizeStep is for a run that is a fixed amount of work (request sets,
+	// records, phases) with an open-loop --rate but no --duration: it
+	// returns the run options (as the command line writes them) whose work
+	// lasts about d at rate, so a rate search (findmax) can give each step
+	// a length. It reads the job's other options (threads, batch, scale...)
+	// as they are set. nil for a run that has a --duration.
+	SizeStep func(rate float64, d time.Duration) map[string]string
+	// Phased: the run is a sequence of phases of different operations
+	// (trajectory: writes, then each query type), so leaving out its first
+	// seconds as warm-up would leave out a phase: a rate search judges
+	// every request of its steps.
+	Phased bool
+}
+
+// workFor is how many units of work (requests, batches) an open-loop run at
+// rate does in d: at least min, so a short step is still a valid run.
+func workFor(rate float64, d time.Duration, min int64) int64 {
+	return max(int64(math.Ceil(rate*d.Seconds())), min)
 }
 
 // Traited is a job with Traits.

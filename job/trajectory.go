@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -916,4 +917,23 @@ func (j *trajectoryJob) runWriteOp(ctx context.Context, env *Env) error {
 		from += int64(k)
 	}
 	return nil
+}
+
+// Traits: a rate-search step is a run on a database emptied first (--reset)
+// whose read phases are repeated (--repeat) until the mode's requests, its
+// write phase included, take about the step at the rate; a write phase
+// longer than that makes a longer step. Every phase runs at the rate, so
+// the rate found is the one all of them sustain.
+func (j *trajectoryJob) Traits() Traits {
+	return Traits{SizeStep: func(rate float64, d time.Duration) map[string]string {
+		modes, err := trajectory.ParseModes(j.mode)
+		records, rerr := trajectory.RecordsForScale(j.scale)
+		repeat := int64(1)
+		if err == nil && rerr == nil && j.batch > 0 && j.queries > 0 {
+			writes := (records + int64(j.batch) - 1) / int64(j.batch)
+			reads := workFor(rate, d, 0)/int64(len(modes)) - writes
+			repeat = max(1, int64(math.Round(float64(reads)/float64(len(trajectory.QueryOps)*j.queries))))
+		}
+		return map[string]string{"reset": "true", "repeat": strconv.FormatInt(repeat, 10)}
+	}, Phased: true}
 }

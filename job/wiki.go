@@ -843,6 +843,12 @@ func (j *wikiJob) runOp(ctx context.Context, env *Env, op string) error {
 
 // Traits: request sets bounded by --sets; each scalability step loads its
 // own articles (the study doubled the dataset with the cluster).
+// A rate-search step is one request set executed once, of as many requests
+// as the rate sends in the step.
 func (j *wikiJob) Traits() Traits {
-	return Traits{SetsOption: "sets", StepLoad: []string{"articles", "seed", "from"}}
+	return Traits{SetsOption: "sets", StepLoad: []string{"articles", "seed", "from"},
+		SizeStep: func(rate float64, d time.Duration) map[string]string {
+			n := workFor(rate, d, int64(max(j.threads, 1)))
+			return map[string]string{"sets": "1", "repeat": "1", "requests": strconv.FormatInt(n, 10)}
+		}}
 }

@@ -10,9 +10,6 @@ import (
 	"github.com/fieldbench/fieldbench/job"
 )
 
-// stepOptions are the run options a rate search sets itself at each step.
-var stepOptions = map[string]bool{"rate": true, "duration": true, "warmup": true}
-
 func newFindmaxCmd() *cobra.Command {
 	var subs []*cobra.Command
 	for _, name := range job.Names() {
@@ -32,21 +29,28 @@ func findmaxCmd(j job.Job, name string) *cobra.Command {
 		Use:   name,
 		Short: "Maximum sustainable " + name + " throughput under --slo",
 		Long: `findmax runs open-loop steps of the workload (each --step-duration long,
---step-warmup of it excluded) at offered rates from --from, doubling until a
+--step-warmup of it excluded) at offered rates from --from-rate, doubling until a
 step breaks the objective, then bisecting between the last rate that held and
 the first that broke until the bracket is within --precision. A step holds
 when every operation's figure named in --slo stays below its limit and at
 least --min-achieved of the offered rate completed; a step whose verdict is
 close (within 10 % of a limit) runs twice and holds only if both do. A run
 that fails is a step that breaks. It stops by itself after --max-steps.
+--confirm D then runs the workload twice more at a fixed rate for D: at the
+rate found and --confirm-over above it, and says whether each held.
+
+A workload whose run is a fixed amount of work rather than a time (wiki,
+ingest, trajectory) has that work sized so each step lasts --step-duration at
+its rate (wiki: one request set; ingest: --records per source; trajectory:
+--repeat of the read phases, on a database emptied first); such a step is
+cut, and breaks, if it runs past 4 x --step-duration + 5 min.
 
 The other flags are the workload's own run options; every step runs on the
 same database (without --db, one SQLite file made for the search). Results go
 to results/<time>-findmax-<workload>-search/: a run directory per step and a
 result file and report with the knee chart.`,
-		Example: `  fieldbench findmax microblog --slo 'p99<50ms' --clients 50 --step-duration 20s
-  fieldbench findmax microblog --db postgres://... --slo 'p99<20ms,p99.9:post<100ms' --from 500`,
-		Args: cobra.NoArgs,
+		Example: findmaxExample(name),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rules, err := findmax.ParseSLO(slo)
 			if err != nil {
@@ -59,21 +63,33 @@ result file and report with the knee chart.`,
 			return err
 		},
 	}
+	own := findmax.StepOptions(j)
 	for _, f := range j.Opts().For("run") {
-		if !stepOptions[f.Name] {
+		if !own[f.Name] {
 			cmd.Flags().AddFlag(f)
 		}
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&slo, "slo", "", "latency objective, required: FIGURE[:OP]<DURATION, comma-separated (figures: mean, p50, p90, p99, p99.9, max), e.g. 'p99<50ms'")
 	fl.Float64Var(&cfg.MinShare, "min-achieved", 0.95, "share of the offered rate that must complete for a step to hold")
-	fl.Float64Var(&cfg.From, "from", 100, "first offered rate, operations per second")
-	fl.Float64Var(&cfg.Max, "max", 1e6, "highest offered rate tried")
+	fl.Float64Var(&cfg.From, "from-rate", 100, "first offered rate, operations per second")
+	fl.Float64Var(&cfg.Max, "max-rate", 1e6, "highest offered rate tried")
 	fl.Float64Var(&cfg.Precision, "precision", 0.05, "stop when the bracket [held, broke) is this narrow (0.05: within 5 %)")
 	fl.IntVar(&cfg.MaxSteps, "max-steps", 20, "most steps run (each takes --step-duration)")
 	fl.BoolVar(&cfg.RepeatClose, "repeat-close", true, "run a step again when its verdict is within 10 % of a limit")
 	fl.DurationVar(&cfg.StepDuration, "step-duration", 30*time.Second, "length of one step, warm-up included")
 	fl.DurationVar(&cfg.StepWarmup, "step-warmup", 5*time.Second, "start of each step excluded from its verdict")
+	fl.DurationVar(&cfg.Confirm, "confirm", 0, "after the search, confirm the answer with two fixed-rate runs this long: at the rate found (should hold) and --confirm-over above it (should break); 0 = none")
+	fl.Float64Var(&cfg.ConfirmOver, "confirm-over", 0.2, "how far above the rate found the second confirmation run offers (0.2: 20 %)")
 	withCluster(cmd, func(*cluster.Cluster) {})
 	return cmd
+}
+
+func findmaxExample(name string) string {
+	if name == "microblog" {
+		return `  fieldbench findmax microblog --slo 'p99<50ms' --clients 50 --step-duration 20s
+  fieldbench findmax microblog --db postgres://... --slo 'p99<20ms,p99.9:post<100ms' --from-rate 500 --confirm 1m`
+	}
+	return "  fieldbench findmax " + name + " --slo 'p99<50ms' --step-duration 20s\n" +
+		"  fieldbench findmax " + name + " --db postgres://... --slo 'p99<100ms' --from-rate 50 --confirm 1m"
 }
