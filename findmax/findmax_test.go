@@ -59,17 +59,43 @@ func TestSearchEnds(t *testing.T) {
 
 func TestSearchRepeatsCloseAndStopsOnInterrupt(t *testing.T) {
 	s := Search{From: 100, Max: 1e6, Precision: 0.05, MaxSteps: 20, RepeatClose: true}
-	n := 0
-	// Every step is close; the second run of 200 breaks: 200 must not hold.
-	out := s.Run(context.Background(), func(_ context.Context, k int, rate float64) Step {
-		n++
-		return Step{N: k, Rate: rate, Verdict: Verdict{Pass: !(rate == 200 && n == 4), Close: true}}
-	})
-	if out.Max >= 200 || out.Hi != 200 {
-		t.Errorf("a close step that fails its repeat held: max %v hi %v", out.Max, out.Hi)
+	// verdicts gives, per rate, the verdicts of its successive runs (all
+	// close); a rate not listed holds up to 400 and breaks above, far.
+	cases := []struct {
+		name     string
+		rate     float64 // the rate whose runs are close
+		verdicts []bool  // its successive verdicts
+		wantHold bool
+		wantRuns int
+	}{
+		{"a close hold that breaks twice on its repeats does not hold", 200, []bool{true, false, false}, false, 3},
+		{"a close hold confirmed by its repeat holds", 200, []bool{true, true}, true, 2},
+		{"a close break that holds on two repeats holds", 400, []bool{false, true, true}, true, 3},
+		{"a close break confirmed by its repeat breaks", 400, []bool{false, false}, false, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			runs := map[float64]int{}
+			out := s.Run(context.Background(), func(_ context.Context, k int, rate float64) Step {
+				i := runs[rate]
+				runs[rate]++
+				pass := rate <= 400
+				close := false
+				if rate == c.rate && i < len(c.verdicts) {
+					pass, close = c.verdicts[i], true
+				}
+				return Step{N: k, Rate: rate, Verdict: Verdict{Pass: pass, Close: close}}
+			})
+			if held := out.Max >= c.rate; held != c.wantHold {
+				t.Errorf("rate %v held: %v, want %v (max %v, bracket [%v, %v))", c.rate, held, c.wantHold, out.Max, out.Lo, out.Hi)
+			}
+			if runs[c.rate] != c.wantRuns {
+				t.Errorf("rate %v ran %d times, want %d", c.rate, runs[c.rate], c.wantRuns)
+			}
+		})
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	out = s.Run(ctx, func(_ context.Context, k int, rate float64) Step {
+	out := s.Run(ctx, func(_ context.Context, k int, rate float64) Step {
 		if k == 3 {
 			cancel()
 		}

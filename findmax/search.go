@@ -2,7 +2,8 @@
 // under a latency objective: open-loop steps at offered rates, a coarse
 // ramp (doubling) until a step breaks the objective, then a bisection
 // between the last rate that held and the first that broke, each step with
-// its own warm-up, a step whose verdict is close repeated. The answer is
+// its own warm-up, a step whose verdict is close decided by the best of
+// three runs. The answer is
 // the highest rate that held, with the bracket the search narrowed it to.
 // A database that fails at some rate is a result, as in the ingest study.
 package findmax
@@ -21,8 +22,9 @@ type Search struct {
 	// answer is known within 5 %).
 	Precision float64
 	MaxSteps  int
-	// RepeatClose runs a step again when its verdict is close; it holds
-	// only if both runs hold.
+	// RepeatClose decides a close verdict (held or broken) by the best of
+	// three runs at the same rate: a second run, and a third when the two
+	// disagree.
 	RepeatClose bool
 	Rules       []Rule
 	MinShare    float64 // of the offered rate that must be achieved
@@ -71,16 +73,36 @@ type Outcome struct {
 func (s Search) Run(ctx context.Context, run Runner) Outcome {
 	var out Outcome
 	out.Hi = math.Inf(1)
+	// step runs one rate. A close verdict, held or broken, is not taken on
+	// one run: a second run at the same rate confirms it, and when the two
+	// disagree a third decides (best of three). Repeating only close
+	// passes, or only close breaks, would bias the answer one way: a
+	// passing stall (a GC pause, a neighbour's burst) that breaks a step
+	// by a few percent would close the bracket under the true maximum.
 	step := func(rate float64) bool {
 		st := run(ctx, len(out.Steps)+1, rate)
 		out.Steps = append(out.Steps, st)
 		pass := st.Err == nil && st.Verdict.Pass
-		if pass && st.Verdict.Close && s.RepeatClose && len(out.Steps) < s.MaxSteps && ctx.Err() == nil {
+		if !st.Verdict.Close || !s.RepeatClose || st.Err != nil {
+			return pass
+		}
+		held, broke := 0, 0
+		count := func(p bool) {
+			if p {
+				held++
+			} else {
+				broke++
+			}
+		}
+		count(pass)
+		for held < 2 && broke < 2 && len(out.Steps) < s.MaxSteps && ctx.Err() == nil {
 			again := run(ctx, len(out.Steps)+1, rate)
 			out.Steps = append(out.Steps, again)
-			pass = again.Err == nil && again.Verdict.Pass
+			count(again.Err == nil && again.Verdict.Pass)
 		}
-		return pass
+		// Out of steps or interrupted before two agree: hold only on a
+		// majority that held (a tie counts as broken).
+		return held > broke
 	}
 	interrupted := func() bool {
 		if ctx.Err() != nil || errors.Is(lastErr(out), context.Canceled) {

@@ -76,7 +76,7 @@ result file and report with the knee chart.`,
 	fl.Float64Var(&cfg.Max, "max-rate", 1e6, "highest offered rate tried")
 	fl.Float64Var(&cfg.Precision, "precision", 0.05, "stop when the bracket [held, broke) is this narrow (0.05: within 5 %)")
 	fl.IntVar(&cfg.MaxSteps, "max-steps", 20, "most steps run (each takes --step-duration)")
-	fl.BoolVar(&cfg.RepeatClose, "repeat-close", true, "run a step again when its verdict is within 10 % of a limit")
+	fl.BoolVar(&cfg.RepeatClose, "repeat-close", true, "decide a step whose verdict is within 10 % of a limit (held or broken) by the best of three runs")
 	fl.DurationVar(&cfg.StepDuration, "step-duration", 30*time.Second, "length of one step, warm-up included")
 	fl.DurationVar(&cfg.StepWarmup, "step-warmup", 5*time.Second, "start of each step excluded from its verdict")
 	fl.DurationVar(&cfg.Confirm, "confirm", 0, "after the search, confirm the answer with two fixed-rate runs this long: at the rate found (should hold) and --confirm-over above it (should break); 0 = none")
