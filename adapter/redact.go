@@ -31,9 +31,28 @@ const Mask = "xxxxx"
 // never less. A password the driver itself would not see whole (one with an
 // unescaped '&' in a query) is masked up to that '&'.
 func Redact(dsn string) string {
+	if driverForm(dsn) {
+		// user:password@tcp(host)/db: the driver takes everything up to
+		// the last '@' for the userinfo, '=' and spaces included, so a
+		// password such as " pass=" must not be read as a key=value pair
+		// whose value swallows the '@' (found by FuzzRedact).
+		return redactParams(redactUserinfo(dsn))
+	}
 	// Parameters first: a value holding '@' must not be taken for the end
 	// of a userinfo (which would hide its key from redactParams).
 	return redactUserinfo(redactParams(dsn))
+}
+
+// driverForm reports whether s is a scheme-less driver DSN
+// (user:password@...): it starts with a user name and a ':' and holds an
+// '@'. A key=value DSN (host=... password=...) starts with a key, which
+// holds '=' or white space before any ':'.
+func driverForm(s string) bool {
+	if scheme, _, ok := strings.Cut(s, "://"); ok && validScheme(scheme) {
+		return false
+	}
+	user, _, ok := strings.Cut(s, ":")
+	return ok && user != "" && strings.Contains(s, "@") && !strings.ContainsAny(user, "/?#@ \t\r\n=&'\"")
 }
 
 // RedactText masks every DSN found in free text, such as an error message
