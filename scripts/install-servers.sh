@@ -110,6 +110,16 @@ if [[ ${#missing[@]} -eq 0 ]]; then
   exit 0
 fi
 
+# On a fresh machine the Iridium build (CPU) runs beside the package, npm
+# and Maven downloads (network) rather than after them; its output goes to
+# a log, shown when it fails.
+iridium_log=$(mktemp)
+build_iridium > "$iridium_log" 2>&1 &
+iridium_pid=$!
+# stop_iridium ends the build when this script stops before waiting for it.
+stop_iridium() { [[ -n "$iridium_pid" ]] && kill "$iridium_pid" 2>/dev/null; return 0; }
+trap stop_iridium EXIT
+
 SUDO=""
 [[ $(id -u) -ne 0 ]] && SUDO="sudo"
 echo "install-servers: installing ${missing[*]}"
@@ -117,7 +127,7 @@ echo "install-servers: installing ${missing[*]}"
 if [[ ! -e /usr/sbin/policy-rc.d ]]; then
   printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
   $SUDO chmod +x /usr/sbin/policy-rc.d
-  trap '$SUDO rm -f /usr/sbin/policy-rc.d' EXIT
+  trap '$SUDO rm -f /usr/sbin/policy-rc.d; stop_iridium' EXIT
 fi
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
@@ -125,6 +135,16 @@ mkdir -p "${XDG_CACHE_HOME:-$HOME/.cache}/fieldbench"
 install_pouchdb
 install_reqlite
 fetch_couchbasemock
-echo "install-servers: done"
 build_ferretdb
-build_iridium
+iridium_ok=1
+wait "$iridium_pid" || iridium_ok=0
+iridium_pid=""
+if [[ $iridium_ok -eq 0 ]]; then
+  cat "$iridium_log" >&2
+  rm -f "$iridium_log"
+  echo "install-servers: building Iridium SQL failed" >&2
+  exit 1
+fi
+cat "$iridium_log"
+rm -f "$iridium_log"
+echo "install-servers: done"
