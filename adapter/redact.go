@@ -43,6 +43,10 @@ func Redact(dsn string) string {
 	return redactUserinfo(redactParams(dsn))
 }
 
+// notInUser are the characters no user name in a DSN holds: a "user"
+// part holding one is not a user name.
+const notInUser = "/?#@ \t\r\n=&'\""
+
 // driverForm reports whether s is a scheme-less driver DSN
 // (user:password@...): it starts with a user name and a ':' and holds an
 // '@'. A key=value DSN (host=... password=...) starts with a key, which
@@ -52,7 +56,7 @@ func driverForm(s string) bool {
 		return false
 	}
 	user, _, ok := strings.Cut(s, ":")
-	return ok && user != "" && strings.Contains(s, "@") && !strings.ContainsAny(user, "/?#@ \t\r\n=&'\"")
+	return ok && user != "" && strings.Contains(s, "@") && !strings.ContainsAny(user, notInUser)
 }
 
 // RedactText masks every DSN found in free text, such as an error message
@@ -160,7 +164,7 @@ func maskUserinfo(ui string, clean bool) string {
 	switch {
 	case !hasPw && clean:
 		return ui
-	case !hasPw, strings.ContainsAny(user, "/?#@ \t\r\n=&'\""):
+	case !hasPw, strings.ContainsAny(user, notInUser):
 		return Mask
 	default:
 		return user + ":" + Mask
