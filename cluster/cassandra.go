@@ -218,8 +218,21 @@ func (e cassandraEngine) Up(ctx context.Context, dir string, opts Options) (*Clu
 		}
 	}
 	c.DSN = cassandraDSN(c)
+	// Each node starts without waiting for gossip to settle: a node may
+	// answer CQL before the others have heard of it (seen: cass3 without
+	// tokens in cass1's view right after Up). The cluster is up when
+	// every node is NORMAL in the ring's view.
+	for _, n := range c.Nodes {
+		if err := e.waitNormal(ctx, c, n.Name, cassandraSettleLimit); err != nil {
+			return c, err
+		}
+	}
 	return c, nil
 }
+
+// cassandraSettleLimit bounds how long Up waits for gossip to show every
+// new node NORMAL (a second or two on a quiet machine).
+const cassandraSettleLimit = 2 * time.Minute
 
 // cassandraDSN lists every node as a contact point.
 func cassandraDSN(c *Cluster) string {
@@ -726,7 +739,7 @@ func (e cassandraEngine) waitNormal(ctx context.Context, c *Cluster, name string
 		}
 		select {
 		case <-wctx.Done():
-			return fmt.Errorf("cassandra: %s not joined after %s (%s): %w", name, limit, last, wctx.Err())
+			return fmt.Errorf("cassandra: %s not NORMAL in the ring after %s (%s): %w", name, limit, last, wctx.Err())
 		case <-time.After(time.Second):
 		}
 	}

@@ -232,9 +232,21 @@ func TestRedisKillFailoverRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// WAIT: the replicas have the writes before the kill.
+	// WAIT: the replicas have the writes before the kill. Each WAIT blocks
+	// at most 1 s, below the client's 3 s read timeout (a WAIT of 5 s met
+	// an i/o timeout on a loaded machine); it is repeated until the
+	// replica acknowledges or the test's deadline passes.
 	if err := cc.ForEachMaster(ctx, func(ctx context.Context, m *goredis.Client) error {
-		return m.Do(ctx, "WAIT", 1, 5000).Err()
+		for {
+			n, err := m.Do(ctx, "WAIT", 1, 1000).Int()
+			if err == nil && n >= 1 {
+				return nil
+			}
+			if ctx.Err() != nil {
+				return fmt.Errorf("%s: no replica acknowledged the writes: %v, %w", m.Options().Addr, err, ctx.Err())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/couchbase/gocb/v2"
@@ -507,11 +508,30 @@ func (db *DB) writeAll(ctx context.Context, keys []string, docs []any) error {
 		opts.DurabilityLevel = durabilities[db.cfg.Durability]
 	}
 	return parallel(ctx, len(keys), func(i int) error {
-		if _, err := db.col.Upsert(keys[i], docs[i], opts); err != nil {
-			return fmt.Errorf("upsert %s: %w", keys[i], err)
+		var err error
+		for attempt := 1; ; attempt++ {
+			if _, err = db.col.Upsert(keys[i], docs[i], opts); err == nil {
+				return nil
+			}
+			if attempt == upsertAttempts || !connectionLost(err) || ctx.Err() != nil {
+				return fmt.Errorf("upsert %s (attempt %d): %w", keys[i], attempt, err)
+			}
 		}
-		return nil
 	})
+}
+
+// upsertAttempts bounds the writes of one document whose connection was
+// lost in flight. The SDK does not retry an upsert then (it cannot know
+// the write is idempotent); ours are: each key holds one deterministic
+// document, so writing it again stores the same thing once. Seen once on
+// a loaded machine: CouchbaseMock closed a connection during an
+// observe-based (replicate_to) write.
+const upsertAttempts = 3
+
+// connectionLost reports whether err is the server closing the connection
+// with the request in flight.
+func connectionLost(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // parallel runs fn(i) for i in [0, n), 32 at a time, and returns the first

@@ -3,14 +3,17 @@ package couchbase
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/couchbase/gocb/v2"
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
@@ -323,5 +326,25 @@ func TestOpenErrorsHideThePassword(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "secret") {
 		t.Errorf("Open error shows the password: %v", err)
+	}
+}
+
+// TestConnectionLost: only a connection closed with the request in flight
+// makes an upsert be sent again, however the SDK wraps it.
+func TestConnectionLost(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{&gocb.KeyValueError{InnerError: io.EOF}, true},
+		{fmt.Errorf("upsert k: %w", gocb.KeyValueError{InnerError: io.ErrUnexpectedEOF}), true},
+		{fmt.Errorf("write: %w", syscall.ECONNRESET), true},
+		{&gocb.KeyValueError{InnerError: gocb.ErrAmbiguousTimeout}, false},
+		{&gocb.KeyValueError{InnerError: gocb.ErrDurabilityImpossible}, false},
+		{context.Canceled, false},
+	} {
+		if got := connectionLost(c.err); got != c.want {
+			t.Errorf("connectionLost(%v) = %v, want %v", c.err, got, c.want)
+		}
 	}
 }
