@@ -172,7 +172,7 @@ func TestRedisThreeMasters(t *testing.T) {
 func TestRedisAddRebalance(t *testing.T) {
 	t.Parallel()
 	e, c := redisUp(t, Options{Nodes: 2})
-	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a bound, loose for a loaded machine
 	defer cancel()
 	cc := clusterClient(c)
 	defer cc.Close()
@@ -188,7 +188,7 @@ func TestRedisAddRebalance(t *testing.T) {
 		t.Fatalf("Add: %v", err)
 	}
 	t.Logf("add-node + rebalance of %d keys: %v", keys, time.Since(t0))
-	waitSettled(t, e, c, 30*time.Second)
+	waitSettled(t, e, c, time.Minute)
 	st := statusOf(t, e, c)
 	m, s := sumSlots(t, st)
 	if m != 3 || s != redisSlots {
@@ -223,7 +223,7 @@ func TestRedisKillFailoverRestart(t *testing.T) {
 	if len(c.Nodes) != 6 {
 		t.Fatalf("%d nodes, want 6", len(c.Nodes))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a bound, loose for a loaded machine
 	defer cancel()
 	cc := clusterClient(c)
 	defer cc.Close()
@@ -266,13 +266,13 @@ func TestRedisKillFailoverRestart(t *testing.T) {
 		if err == nil && len(ms) == 3 && !slices.Contains(ms, victim.Addr()) {
 			break
 		}
-		if time.Since(t0) > 30*time.Second {
-			t.Fatalf("no failover within 30 s: masters %v, %v", ms, err)
+		if time.Since(t0) > time.Minute {
+			t.Fatalf("no failover within 60 s: masters %v, %v", ms, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Logf("failover took %v", time.Since(t0))
-	if err := waitClusterOK(ctx, c, 0, 20*time.Second); err != nil {
+	if err := waitClusterOK(ctx, c, 0, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	if st := statusOf(t, e, c); st[0].State != "stopped" {
@@ -281,7 +281,7 @@ func TestRedisKillFailoverRestart(t *testing.T) {
 	// A client learns the new topology on its next (lazy, asynchronous)
 	// refresh: reads may fail until then, for a bounded time.
 	cc.ReloadState(ctx)
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(45 * time.Second)
 	for i := 0; i < 200; {
 		v, err := cc.Get(ctx, fmt.Sprintf("key:%d", i)).Int()
 		if err == nil && v == i {
@@ -299,7 +299,7 @@ func TestRedisKillFailoverRestart(t *testing.T) {
 	if victim.Role != "replica" || !Alive(victim.PID) {
 		t.Fatalf("restarted %s: role %q pid %d", victim.Name, victim.Role, victim.PID)
 	}
-	if err := waitClusterOK(ctx, c, 6, 20*time.Second); err != nil {
+	if err := waitClusterOK(ctx, c, 6, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 }

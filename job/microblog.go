@@ -53,7 +53,7 @@ func newMicroblogJob() *microblogJob {
 	o.Float64(&j.rate, "rate", 0, "open loop: target operations per second over all clients (0 = closed loop)", "run")
 	o.String(&j.mix, "mix", microblog.DefaultMix, "operation weights, e.g. post=1,userline=2,timeline=2", "run")
 	o.Duration(&j.matEvery, "materialize-every", 100*time.Millisecond, "async model: pause of the background materializer when it has caught up", "run")
-	j.sharding.declare(o, "the clients and of --rate (shard 0 loads the dataset, the others wait for it)", "run")
+	j.sharding.declare(o, "the clients and of --rate in run (shard 0 loads the dataset, the others wait for it), of the users in load (users I·U/N+1..(I+1)·U/N with the follows of which they are the followee and the tweets they wrote; PostgreSQL and Redis, other adapters load the dataset whole)", "run", "load")
 	j.sharding.declareStart(o, "run")
 	o.String(&j.results, "results", "results", "directory under which the run directory is created (load: only without --db)", "load", "run")
 	o.String(&j.out, "out", "", "directory to write the CSV files to (required)", "generate")
@@ -147,6 +147,13 @@ func (j *microblogJob) load(ctx context.Context, env *Env) error {
 	if err := j.validate(); err != nil {
 		return err
 	}
+	sh, _, err := j.sharding.resolve(j.db)
+	if err != nil {
+		return err
+	}
+	if sh.sharded() {
+		return j.loadShard(ctx, env, sh)
+	}
 	dsn, dir := j.db, ""
 	if dsn == "" {
 		var err error
@@ -185,6 +192,60 @@ func (j *microblogJob) load(ctx context.Context, env *Env) error {
 		}
 		fmt.Fprintf(out, "run it with: fieldbench run microblog --db %s\n", dsn)
 	}
+	return nil
+}
+
+// loadShard loads shard sh's part of the dataset: its share of the users,
+// the follows of which they are the followee and the tweets they wrote
+// (microblog.Part), beside the other shards loading theirs. The adapter
+// must load in parts (microblog.PartLoader); the database is whole when
+// the last part is in, which is what the shards of run wait for.
+func (j *microblogJob) loadShard(ctx context.Context, env *Env, sh shard) error {
+	model, _ := microblog.ParseModel(j.model)
+	a, db, err := OpenDB(ctx, j.db)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	b, err := microblogBackend(db, j.db)
+	if err != nil {
+		return err
+	}
+	pl, ok := b.(microblog.PartLoader)
+	if !ok {
+		return Usagef("the %s adapter loads the microblog dataset whole, not in parts: load it once without --shard (the shards of run wait for it)", a.Name())
+	}
+	if have, err := b.MicroblogModel(ctx); err != nil {
+		return fmt.Errorf("read the database's microblog model: %w", err)
+	} else if have != "" && have != model {
+		return Usagef("the database holds the %s model, not %s: load the parts with --model %s, or use a fresh database", have, model, have)
+	}
+	ds, err := microblog.Generate(microblog.GenOptions{Users: j.users, Seed: j.seed})
+	if err != nil {
+		return Usage(err)
+	}
+	lo, hi := sh.share(ds.Users)
+	if lo == hi {
+		fmt.Fprintf(env.Stdout, "shard %d/%d: %d users leave it none; nothing to load\n", sh.i, sh.n, ds.Users)
+		return nil
+	}
+	part := microblog.Part{I: sh.i, N: sh.n, First: int64(lo) + 1, Last: int64(hi)}
+	size := ds.PartSize(part)
+	fmt.Fprintf(env.Stderr, "shard %s: loading users %d..%d, %d follows, %d tweets (%s model)...\n",
+		part, part.First, part.Last, size.Follows, size.Tweets, model)
+	t0 := time.Now()
+	err = pl.PopulatePart(ctx, model, ds, part)
+	switch {
+	case errors.Is(err, microblog.ErrPartLoaded):
+		fmt.Fprintf(env.Stdout, "shard %s: users %d..%d are already in the database; nothing to load\n", part, part.First, part.Last)
+		return nil
+	case err != nil && ctx.Err() != nil:
+		return fmt.Errorf("%w: shard %s's part (users %d..%d) may be partly loaded: %v", ErrInterrupted, part, part.First, part.Last, err)
+	case err != nil:
+		return fmt.Errorf("load shard %s (users %d..%d): %w", part, part.First, part.Last, err)
+	}
+	fmt.Fprintf(env.Stdout, "shard %s: loaded users %d..%d, %d follows, %d tweets (%s model) into %s in %.2fs\n",
+		part, part.First, part.Last, size.Follows, size.Tweets, model, adapter.Redact(j.db), time.Since(t0).Seconds())
 	return nil
 }
 

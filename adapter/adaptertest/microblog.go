@@ -19,6 +19,7 @@ func init() {
 		for _, m := range microblog.Models {
 			t.Run(string(m), func(t *testing.T) { checkMicroblog(t, open(t), m) })
 			t.Run(string(m)+"-tiny", func(t *testing.T) { checkMicroblogTiny(t, open(t), m) })
+			t.Run(string(m)+"-parts", func(t *testing.T) { checkMicroblogParts(t, open(t), m) })
 		}
 	})
 }
@@ -369,4 +370,79 @@ func sameTweets(got, want []microblog.Tweet) error {
 		}
 	}
 	return nil
+}
+
+// microblogParts is how many parts checkMicroblogParts loads at once.
+const microblogParts = 3
+
+// checkMicroblogParts loads a generated dataset as microblogParts parts at
+// the same time (as shards on several machines would), the last part only
+// once the others are in: before it the dataset does not read as whole,
+// after it the database reads exactly as after Populate (model, counts,
+// every userline and timeline against the oracle). A part loaded again is
+// refused with ErrPartLoaded; a whole Populate is refused. Adapters that
+// load the dataset whole only are skipped.
+func checkMicroblogParts(t testing.TB, db adapter.DB, m microblog.Model) {
+	ctx := checkContext(t)
+	pl, ok := db.(microblog.PartLoader)
+	if !ok {
+		t.Skipf("%T loads the microblog dataset whole (no microblog.PartLoader)", db)
+	}
+	ds, err := microblog.Generate(microblog.GenOptions{Users: microblogUsers, Seed: microblogSeed})
+	if err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	parts := make([]microblog.Part, microblogParts)
+	for i := range parts {
+		parts[i] = microblog.Part{I: i, N: microblogParts,
+			First: int64(i*ds.Users/microblogParts) + 1, Last: int64((i + 1) * ds.Users / microblogParts)}
+	}
+	errs := make([]error, microblogParts-1)
+	var wg sync.WaitGroup
+	for i := range errs {
+		wg.Go(func() { errs[i] = pl.PopulatePart(ctx, m, ds, parts[i]) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if errors.Is(err, adapter.ErrUnsupported) {
+			t.Skipf("model %s not supported: %v", m, err)
+		}
+		if err != nil {
+			t.Fatalf("PopulatePart(%s): %v", parts[i], err)
+		}
+	}
+	b := db.(microblog.Backend)
+	whole := microblog.Counts{Users: int64(ds.Users), Follows: int64(len(ds.Follows)), Tweets: int64(len(ds.Tweets))}
+	if have, err := b.MicroblogModel(ctx); err == nil && have == m {
+		s := OpenMicroblog(t, b, m)
+		if c, err := s.Counts(ctx); err == nil && c == whole {
+			t.Errorf("with %d of %d parts loaded, Counts already reads the whole dataset: %+v", microblogParts-1, microblogParts, c)
+		}
+	}
+	if err := pl.PopulatePart(ctx, m, ds, parts[0]); !errors.Is(err, microblog.ErrPartLoaded) {
+		t.Errorf("PopulatePart(%s) a second time = %v, want ErrPartLoaded", parts[0], err)
+	}
+	last := parts[microblogParts-1]
+	if err := pl.PopulatePart(ctx, m, ds, last); err != nil {
+		t.Fatalf("PopulatePart(%s): %v", last, err)
+	}
+	if have, err := b.MicroblogModel(ctx); err != nil || have != m {
+		t.Fatalf("MicroblogModel after every part = %q, %v; want %q", have, err, m)
+	}
+	s := OpenMicroblog(t, b, m)
+	if c, err := s.Counts(ctx); err != nil || c != whole {
+		t.Errorf("Counts after every part = %+v, %v; want %+v", c, err, whole)
+	}
+	if err := s.Populate(ctx, ds); err == nil {
+		t.Errorf("Populate after every part succeeded; want it refused")
+	}
+	if err := pl.PopulatePart(ctx, m, ds, last); !errors.Is(err, microblog.ErrPartLoaded) {
+		t.Errorf("PopulatePart(%s) after every part = %v, want ErrPartLoaded", last, err)
+	}
+	if mat, ok := s.(microblog.Materializer); ok {
+		if done, err := mat.MaterializeOnce(ctx); err != nil || len(done) != 0 {
+			t.Fatalf("MaterializeOnce after the parts = %d tweets, %v; want nothing pending", len(done), err)
+		}
+	}
+	CompareMicroblog(t, s, microblog.NewOracle(ds), ds.Users, "after the parts", microblog.Limit, 1)
 }

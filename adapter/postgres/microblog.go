@@ -402,52 +402,8 @@ func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
 		} else if has {
 			return fmt.Errorf("postgres %s: populate: the database already holds microblog data; use a fresh database", s.model)
 		}
-		u := 0
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"users"}, []string{"id", "name"},
-			pgx.CopyFromFunc(func() ([]any, error) {
-				if u >= ds.Users {
-					return nil, nil
-				}
-				u++
-				return []any{int64(u), microblog.UserName(int64(u))}, nil
-			})); err != nil {
-			return fmt.Errorf("postgres %s: copy users: %w", s.model, err)
-		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"follows"}, []string{"follower", "followee"},
-			pgx.CopyFromSlice(len(ds.Follows), func(i int) ([]any, error) {
-				return []any{ds.Follows[i].Follower, ds.Follows[i].Followee}, nil
-			})); err != nil {
-			return fmt.Errorf("postgres %s: copy follows: %w", s.model, err)
-		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"tweets"}, []string{"id", "author", "time", "body"},
-			pgx.CopyFromSlice(len(ds.Tweets), func(i int) ([]any, error) {
-				t := &ds.Tweets[i]
-				return []any{t.ID, t.Author, t.Time.UnixMicro(), t.Body}, nil
-			})); err != nil {
-			return fmt.Errorf("postgres %s: copy tweets: %w", s.model, err)
-		}
-		var steps []string
-		const fanout = ` from follows as f join tweets as t on t.author = f.followee order by 1, 2, 3`
-		switch s.model {
-		case microblog.Denormalized:
-			steps = []string{
-				`insert into userline (owner, time, tweet_id, body) select author, time, id, body from tweets order by 1, 2, 3`,
-				`insert into timeline (owner, time, tweet_id, author, body) select f.follower, t.time, t.id, t.author, t.body` + fanout,
-			}
-		case microblog.Normalized:
-			steps = []string{
-				`insert into userline (owner, time, tweet_id) select author, time, id from tweets order by 1, 2, 3`,
-				`insert into timeline (owner, time, tweet_id) select f.follower, t.time, t.id` + fanout,
-			}
-		case microblog.Async:
-			steps = []string{
-				`insert into timeline (owner, time, tweet_id, author, body) select f.follower, t.time, t.id, t.author, t.body` + fanout,
-			}
-		}
-		for _, q := range steps {
-			if _, err := tx.Exec(ctx, q); err != nil {
-				return fmt.Errorf("postgres %s: derive userline/timeline: %w", s.model, err)
-			}
+		if err := copyMicroblog(ctx, tx, s.model, ds, microblog.Part{I: 0, N: 1, First: 1, Last: int64(ds.Users)}); err != nil {
+			return err
 		}
 		if _, err := tx.Exec(ctx, `insert into meta (key, value) values ($1, $2)
 			on conflict (key) do update set value = excluded.value`, metaModelKey, string(s.model)); err != nil {
@@ -460,6 +416,118 @@ func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
 	}
 	if _, err := s.db.w.Exec(ctx, "analyze"); err != nil {
 		return fmt.Errorf("postgres %s: analyze after populate: %w", s.model, err)
+	}
+	return nil
+}
+
+// copyMicroblog writes part of ds in tx: COPY of its users, the follows of
+// its followees and its authors' tweets, then the userline and timeline
+// entries of those tweets derived in SQL. The follows joined are the
+// part's own (a tweet's readers follow its author), so parts written by
+// concurrent transactions derive exactly their own entries.
+func copyMicroblog(ctx context.Context, tx pgx.Tx, model microblog.Model, ds *microblog.Dataset, part microblog.Part) error {
+	u := part.First - 1
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"users"}, []string{"id", "name"},
+		pgx.CopyFromFunc(func() ([]any, error) {
+			if u >= part.Last {
+				return nil, nil
+			}
+			u++
+			return []any{u, microblog.UserName(u)}, nil
+		})); err != nil {
+		return fmt.Errorf("postgres %s: copy users: %w", model, err)
+	}
+	var follows [][]any
+	for f := part.First; f <= part.Last; f++ {
+		for _, r := range ds.Followers(f) {
+			follows = append(follows, []any{r, f})
+		}
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"follows"}, []string{"follower", "followee"}, pgx.CopyFromRows(follows)); err != nil {
+		return fmt.Errorf("postgres %s: copy follows: %w", model, err)
+	}
+	var tweets [][]any
+	for i := range ds.Tweets {
+		if t := &ds.Tweets[i]; part.Holds(t.Author) {
+			tweets = append(tweets, []any{t.ID, t.Author, t.Time.UnixMicro(), t.Body})
+		}
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"tweets"}, []string{"id", "author", "time", "body"}, pgx.CopyFromRows(tweets)); err != nil {
+		return fmt.Errorf("postgres %s: copy tweets: %w", model, err)
+	}
+	var steps []string
+	const (
+		own    = ` from tweets where author between $1 and $2 order by 1, 2, 3`
+		fanout = ` from follows as f join tweets as t on t.author = f.followee where t.author between $1 and $2 order by 1, 2, 3`
+	)
+	switch model {
+	case microblog.Denormalized:
+		steps = []string{
+			`insert into userline (owner, time, tweet_id, body) select author, time, id, body` + own,
+			`insert into timeline (owner, time, tweet_id, author, body) select f.follower, t.time, t.id, t.author, t.body` + fanout,
+		}
+	case microblog.Normalized:
+		steps = []string{
+			`insert into userline (owner, time, tweet_id) select author, time, id` + own,
+			`insert into timeline (owner, time, tweet_id) select f.follower, t.time, t.id` + fanout,
+		}
+	case microblog.Async:
+		steps = []string{
+			`insert into timeline (owner, time, tweet_id, author, body) select f.follower, t.time, t.id, t.author, t.body` + fanout,
+		}
+	}
+	for _, q := range steps {
+		if _, err := tx.Exec(ctx, q, part.First, part.Last); err != nil {
+			return fmt.Errorf("postgres %s: derive userline/timeline: %w", model, err)
+		}
+	}
+	return nil
+}
+
+var _ microblog.PartLoader = (*DB)(nil)
+
+// PopulatePart implements microblog.PartLoader: the schema as Microblog
+// makes it, then the part in one transaction (all of it or nothing),
+// holding the schema lock shared so that parts load side by side while a
+// schema change waits. A part whose users are all there is loaded; one
+// whose users are partly there belongs to a load in another number of
+// parts.
+func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *microblog.Dataset, part microblog.Part) error {
+	if _, err := microblog.ParseModel(string(model)); err != nil {
+		return fmt.Errorf("postgres: %w: %w", adapter.ErrUnsupported, err)
+	}
+	if err := part.Validate(ds); err != nil {
+		return err
+	}
+	if err := db.ensureSchema(ctx, model); err != nil {
+		return err
+	}
+	err := pgx.BeginFunc(ctx, db.w, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "select pg_advisory_xact_lock_shared($1)", int64(schemaLock)); err != nil {
+			return fmt.Errorf("postgres: lock schema: %w", err)
+		}
+		if have, err := recordedModel(ctx, tx); err != nil {
+			return err
+		} else if have != model {
+			return fmt.Errorf("postgres: %w: the database holds (or is being loaded with) the %s model; load the %s model into a fresh database", ErrModelMismatch, have, model)
+		}
+		var there int64
+		if err := tx.QueryRow(ctx, "select count(*) from users where id between $1 and $2", part.First, part.Last).Scan(&there); err != nil {
+			return fmt.Errorf("postgres: check part %s: %w", part, err)
+		}
+		switch size := part.Last - part.First + 1; {
+		case there == size:
+			return fmt.Errorf("postgres: part %s (users %d..%d): %w", part, part.First, part.Last, microblog.ErrPartLoaded)
+		case there > 0:
+			return fmt.Errorf("postgres: part %s: %d of its users %d..%d are there already, loaded in another number of parts: use a fresh database", part, there, part.First, part.Last)
+		}
+		return copyMicroblog(ctx, tx, model, ds, part)
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := db.w.Exec(ctx, "analyze"); err != nil {
+		return fmt.Errorf("postgres %s: analyze after loading part %s: %w", model, part, err)
 	}
 	return nil
 }

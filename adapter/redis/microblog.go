@@ -369,40 +369,8 @@ func (s *mbStore) Populate(ctx context.Context, ds *microblog.Dataset) error {
 		return fmt.Errorf("redis %s: populate: the database already holds microblog data; use a fresh database", s.model)
 	}
 	l := &loader{ctx: ctx, db: s.db}
-	followers := map[int64][]any{}
-	for _, f := range ds.Follows {
-		followers[f.Followee] = append(followers[f.Followee], f.Follower)
-	}
-	for u, fs := range followers {
-		for i := 0; i < len(fs); i += 500 {
-			chunk := fs[i:min(i+500, len(fs))]
-			if err := l.add(func(p goredis.Pipeliner) { p.SAdd(ctx, mbFollowers(u), chunk...) }); err != nil {
-				return fmt.Errorf("redis %s: load follows: %w", s.model, err)
-			}
-		}
-	}
-	denorm := s.model != microblog.Normalized
-	timelines := map[int64][]goredis.Z{}
-	for _, t := range ds.Tweets {
-		us := t.Time.UnixMicro()
-		z := goredis.Z{Score: float64(us), Member: member(t, denorm)}
-		if err := l.add(func(p goredis.Pipeliner) {
-			p.HSet(ctx, mbTweet(t.ID), "a", t.Author, "t", us, "b", t.Body)
-			p.ZAdd(ctx, mbUserline(t.Author), z)
-		}); err != nil {
-			return fmt.Errorf("redis %s: load tweets: %w", s.model, err)
-		}
-		for _, f := range followers[t.Author] {
-			timelines[f.(int64)] = append(timelines[f.(int64)], z)
-		}
-	}
-	for u, zs := range timelines {
-		for i := 0; i < len(zs); i += 500 {
-			chunk := zs[i:min(i+500, len(zs))]
-			if err := l.add(func(p goredis.Pipeliner) { p.ZAdd(ctx, mbTimeline(u), chunk...) }); err != nil {
-				return fmt.Errorf("redis %s: load timelines: %w", s.model, err)
-			}
-		}
+	if err := loadMicroblog(ctx, l, s.model, ds, microblog.Part{I: 0, N: 1, First: 1, Last: int64(ds.Users)}); err != nil {
+		return err
 	}
 	if err := l.add(func(p goredis.Pipeliner) {
 		p.HSet(ctx, mbCountsKey, "users", ds.Users, "follows", len(ds.Follows))
@@ -412,6 +380,119 @@ func (s *mbStore) Populate(ctx context.Context, ds *microblog.Dataset) error {
 	}
 	if err := l.flush(); err != nil {
 		return fmt.Errorf("redis %s: populate: %w", s.model, err)
+	}
+	return nil
+}
+
+// loadMicroblog queues part's follower sets (of its followees), tweet
+// hashes and userlines (of its authors) and the timeline entries its
+// tweets make; every command adds to a set or sorted set, so parts loaded
+// at the same time never undo each other.
+func loadMicroblog(ctx context.Context, l *loader, model microblog.Model, ds *microblog.Dataset, part microblog.Part) error {
+	for u := part.First; u <= part.Last; u++ {
+		fs := ds.Followers(u)
+		for i := 0; i < len(fs); i += 500 {
+			chunk := make([]any, 0, min(500, len(fs)-i))
+			for _, f := range fs[i:min(i+500, len(fs))] {
+				chunk = append(chunk, f)
+			}
+			if err := l.add(func(p goredis.Pipeliner) { p.SAdd(ctx, mbFollowers(u), chunk...) }); err != nil {
+				return fmt.Errorf("redis %s: load follows: %w", model, err)
+			}
+		}
+	}
+	denorm := model != microblog.Normalized
+	timelines := map[int64][]goredis.Z{}
+	for _, t := range ds.Tweets {
+		if !part.Holds(t.Author) {
+			continue
+		}
+		us := t.Time.UnixMicro()
+		z := goredis.Z{Score: float64(us), Member: member(t, denorm)}
+		if err := l.add(func(p goredis.Pipeliner) {
+			p.HSet(ctx, mbTweet(t.ID), "a", t.Author, "t", us, "b", t.Body)
+			p.ZAdd(ctx, mbUserline(t.Author), z)
+		}); err != nil {
+			return fmt.Errorf("redis %s: load tweets: %w", model, err)
+		}
+		for _, f := range ds.Followers(t.Author) {
+			timelines[f] = append(timelines[f], z)
+		}
+	}
+	for u, zs := range timelines {
+		for i := 0; i < len(zs); i += 500 {
+			chunk := zs[i:min(i+500, len(zs))]
+			if err := l.add(func(p goredis.Pipeliner) { p.ZAdd(ctx, mbTimeline(u), chunk...) }); err != nil {
+				return fmt.Errorf("redis %s: load timelines: %w", model, err)
+			}
+		}
+	}
+	return nil
+}
+
+// mbPartsKey is the set of the parts loaded ("I/N") by PopulatePart.
+const mbPartsKey = "mb:{mb}:parts"
+
+var _ microblog.PartLoader = (*DB)(nil)
+
+// PopulatePart implements microblog.PartLoader. It never clears keys (as
+// opening a store of an empty database does: another part may be loading
+// now); it records the model unless one is recorded, records the part in
+// a set once its commands are answered, and the part that finds every
+// part recorded writes the counts that mark the dataset whole (two
+// finishing at once both write the same).
+func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *microblog.Dataset, part microblog.Part) error {
+	if _, err := microblog.ParseModel(string(model)); err != nil {
+		return fmt.Errorf("redis: %w: %w", adapter.ErrUnsupported, err)
+	}
+	if err := part.Validate(ds); err != nil {
+		return err
+	}
+	parts, err := db.rdb.SMembers(ctx, mbPartsKey).Result()
+	if err != nil {
+		return fmt.Errorf("redis: read loaded parts: %w", err)
+	}
+	for _, q := range parts {
+		if q == part.String() {
+			return fmt.Errorf("redis: part %s: %w", part, microblog.ErrPartLoaded)
+		}
+		if _, n, _ := strings.Cut(q, "/"); n != strconv.Itoa(part.N) {
+			return fmt.Errorf("redis: part %s: the database holds part %s of a load in another number of parts: use a fresh database", part, q)
+		}
+	}
+	if len(parts) == 0 {
+		if n, err := db.rdb.Exists(ctx, mbCountsKey).Result(); err != nil {
+			return fmt.Errorf("redis: check microblog data: %w", err)
+		} else if n > 0 {
+			return fmt.Errorf("redis: part %s: the dataset was loaded whole: %w", part, microblog.ErrPartLoaded)
+		}
+	}
+	if _, err := db.rdb.SetNX(ctx, mbModelKey, string(model), 0).Result(); err != nil {
+		return fmt.Errorf("redis: record microblog model: %w", err)
+	}
+	if have, err := db.rdb.Get(ctx, mbModelKey).Result(); err != nil {
+		return fmt.Errorf("redis: read microblog model: %w", err)
+	} else if have != string(model) {
+		return fmt.Errorf("redis: %w: the database holds (or is being loaded with) the %s model; load the %s model into a fresh database", ErrModelMismatch, have, model)
+	}
+	l := &loader{ctx: ctx, db: db}
+	if err := loadMicroblog(ctx, l, model, ds, part); err != nil {
+		return err
+	}
+	if err := l.flush(); err != nil {
+		return fmt.Errorf("redis %s: load part %s: %w", model, part, err)
+	}
+	if err := db.rdb.SAdd(ctx, mbPartsKey, part.String()).Err(); err != nil {
+		return fmt.Errorf("redis: record part %s: %w", part, err)
+	}
+	n, err := db.rdb.SCard(ctx, mbPartsKey).Result()
+	if err != nil {
+		return fmt.Errorf("redis: count loaded parts: %w", err)
+	}
+	if n == int64(part.N) {
+		if err := db.rdb.HSet(ctx, mbCountsKey, "users", ds.Users, "follows", len(ds.Follows)).Err(); err != nil {
+			return fmt.Errorf("redis: record the whole dataset's counts: %w", err)
+		}
 	}
 	return nil
 }

@@ -34,7 +34,7 @@ func newKubeJobCmd() *cobra.Command {
 		Short: "Print the Indexed Job that runs WORKLOAD as --shards shards (kubectl apply -f -)",
 		Long: `kube job prints a Kubernetes Indexed Job (completions = parallelism = --shards,
 completionMode Indexed): every pod runs 'fieldbench run WORKLOAD RUN OPTIONS
---shards N' (or sweep, with --command sweep), taking its index from JOB_COMPLETION_INDEX, its DSN from the
+--shards N' (or load or sweep, with --command), taking its index from JOB_COMPLETION_INDEX, its DSN from the
 Secret --secret NAME/KEY (never written in the manifest) and writing its run
 directory under /results (a PersistentVolumeClaim with --results-claim, or an
 emptyDir to copy out with kubectl cp). Collect every shard's directory, then
@@ -51,7 +51,7 @@ Give --start-at so the shards start their measured phase together.`,
 				return job.Usage(err)
 			}
 			if !j.Opts().Has(verb, "shards") {
-				return usagef("kube job: '%s %s' cannot run as shards (--command run, or sweep for ingest)", verb, name)
+				return usagef("kube job: '%s %s' cannot run as shards (--command run; load for microblog, wiki and trajectory; sweep for ingest)", verb, name)
 			}
 			// Check the run options now, as run would parse them.
 			fs := pflag.NewFlagSet(verb+" "+name, pflag.ContinueOnError)
@@ -97,7 +97,7 @@ Give --start-at so the shards start their measured phase together.`,
 	}
 	f := c.Flags()
 	f.IntVar(&shards, "shards", 2, "number of shards (pods), 1..1000")
-	f.StringVar(&verb, "command", "run", "what every pod runs: run, or sweep (ingest; give -- --barrier DIR on a ReadWriteMany --results-claim, e.g. /results/barrier)")
+	f.StringVar(&verb, "command", "run", "what every pod runs: run; load (microblog, wiki, trajectory: each pod loads its share of the dataset); or sweep (ingest; give -- --barrier DIR on a ReadWriteMany --results-claim, e.g. /results/barrier)")
 	f.StringVar(&s.Image, "image", "", "container image with fieldbench (build it with the repository's Dockerfile); required")
 	f.StringVar(&secret, "secret", "", "Secret NAME/KEY holding the DSN; required")
 	f.StringVar(&s.Name, "name", "", "the Job's name (default fieldbench-WORKLOAD)")

@@ -102,7 +102,8 @@ func upRedis(t *testing.T, base string) string {
 // shardProcesses runs n fieldbench processes as the pods of an Indexed Job
 // run them: the same arguments (with --shards n), the index in
 // JOB_COMPLETION_INDEX, each writing under base/<index>. It returns each
-// shard's run directory.
+// shard's run directory, found by pattern ("": none, for commands that
+// write no run directory).
 func shardProcesses(t *testing.T, base, pattern string, n int, args ...string) []string {
 	t.Helper()
 	var wg sync.WaitGroup
@@ -125,6 +126,9 @@ func shardProcesses(t *testing.T, base, pattern string, n int, args ...string) [
 		t.FailNow()
 	}
 	var dirs []string
+	if pattern == "" {
+		return nil
+	}
 	for i := range n {
 		m, _ := filepath.Glob(filepath.Join(base, fmt.Sprint(i), pattern))
 		if len(m) != 1 {
@@ -310,6 +314,7 @@ func TestKubeJobOfEveryShardedCommand(t *testing.T) {
 		{[]string{"ingest", "--command", "sweep", "--shards", "2", "--", "--barrier", "/results/barrier"}, "- sweep - ingest", cli.ExitOK},
 		{[]string{"trajectory", "--shards", "4", "--", "--mode", "random", "--clients", "4", "--reset"}, "completionMode: Indexed", cli.ExitOK},
 		{[]string{"wiki", "--shards", "3", "--", "--threads", "6"}, "parallelism: 3", cli.ExitOK},
+		{[]string{"microblog", "--command", "load", "--shards", "4", "--", "--users", "4000"}, "- load - microblog - --users", cli.ExitOK},
 		{[]string{"microblog", "--command", "sweep"}, "cannot run as shards", cli.ExitUsage},
 		{[]string{"ingest", "--shards", "2", "--", "--split", "5,x"}, "not a whole number", cli.ExitUsage},
 		{[]string{"ingest", "--shards", "3", "--", "--split", "5,3"}, "2 weights for --shards 3", cli.ExitUsage},
@@ -338,5 +343,36 @@ func TestWikiShardProcesses(t *testing.T) {
 	}
 	if n := len(merged.Points); n != 2*sets {
 		t.Errorf("merged: %d request-set points, want %d per shard", n, sets)
+	}
+}
+
+// The microblog dataset loaded by three processes of a Job at once, each
+// its share of the users: the database then holds exactly the unsharded
+// dataset (an unsharded load finds nothing to load), a shard loaded again
+// loads nothing, a load in another number of parts is refused, and an
+// adapter that loads whole says so.
+func TestMicroblogLoadShardProcesses(t *testing.T) {
+	base, dsn, _ := onRedis(t)
+	ctx := context.Background()
+	args := []string{"microblog", "--db", dsn, "--users", "90", "--model", "normalized"}
+	shardProcesses(t, base, "", 3, append([]string{"load"}, args...)...)
+	for _, tc := range []struct {
+		extra []string
+		code  int
+		want  string
+	}{
+		{nil, cli.ExitOK, "already holds this dataset (normalized model); nothing to load"},
+		{[]string{"--shard", "1/3"}, cli.ExitOK, "users 31..60 are already in the database; nothing to load"},
+		{[]string{"--shard", "0/2"}, cli.ExitFailure, "another number of parts"},
+		{[]string{"--shard", "1/3", "--model", "denormalized"}, cli.ExitUsage, "holds the normalized model"},
+	} {
+		code, out, stderr := execute(ctx, append(append([]string{"load"}, args...), tc.extra...)...)
+		if code != tc.code || !strings.Contains(out+stderr, tc.want) {
+			t.Errorf("load %v: exit %d\n%s%s\nwant exit %d and %q", tc.extra, code, out, stderr, tc.code, tc.want)
+		}
+	}
+	db := "sqlite://" + filepath.Join(base, "mb.db")
+	if code, _, stderr := execute(ctx, "load", "microblog", "--db", db, "--shard", "0/2"); code != cli.ExitUsage || !strings.Contains(stderr, "loads the microblog dataset whole") {
+		t.Errorf("a sharded load on SQLite: exit %d %s", code, stderr)
 	}
 }
