@@ -43,6 +43,9 @@ type Session struct {
 	// stopLoad closes when an observer ends the load early (StopLoad).
 	stopLoad chan struct{}
 	stopOnce sync.Once
+	// restoreGC puts back the collector's setting of before the run
+	// (relaxGC); Finish calls it first.
+	restoreGC func()
 }
 
 // StartSession creates the result file in dir and starts the clock of the
@@ -55,9 +58,10 @@ func StartSession(dir string, h result.Header, stdout, stderr io.Writer) (*Sessi
 	}
 	return &Session{
 		dir: dir, w: w, header: h,
-		rec:    recorder.New(h.Operations, h.Started),
-		extra:  map[string]float64{},
-		stdout: stdout, stderr: stderr,
+		restoreGC: relaxGC(),
+		rec:       recorder.New(h.Operations, h.Started),
+		extra:     map[string]float64{},
+		stdout:    stdout, stderr: stderr,
 		stopLoad: make(chan struct{}),
 		self:     probe.StartSelf(0),
 	}, nil
@@ -183,11 +187,14 @@ func (s *Session) writeInterval(snap recorder.Snapshot, warm, drain bool) error 
 // prints the terminal table. It runs after an interrupt too: nothing
 // measured is lost.
 func (s *Session) Finish(interrupted bool) error {
+	if s.restoreGC != nil {
+		s.restoreGC()
+	}
 	// The intervals are read back from the file rather than kept in memory
 	// while the run goes on: an hour's 3,600 intervals of encoded
 	// histograms would be a heap that grows with the run's length (and
-	// with GOGC=400, five times that in RSS). Each was written by one
-	// write call, so the file holds every one.
+	// with the measured phase's GOGC=400, five times that in RSS). Each
+	// was written by one write call, so the file holds every one.
 	back, err := result.Read(s.w.Path())
 	if err != nil {
 		return errors.Join(err, s.w.Close())
