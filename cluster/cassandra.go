@@ -222,10 +222,12 @@ func (e cassandraEngine) Up(ctx context.Context, dir string, opts Options) (*Clu
 	// answer CQL before the others have heard of it (seen: cass3 without
 	// tokens in cass1's view right after Up). The cluster is up when
 	// every node is NORMAL in the ring's view.
-	for _, n := range c.Nodes {
-		if err := e.waitNormal(ctx, c, n.Name, cassandraSettleLimit); err != nil {
-			return c, err
-		}
+	names := make([]string, len(c.Nodes))
+	for i, n := range c.Nodes {
+		names[i] = n.Name
+	}
+	if err := e.waitNormal(ctx, c, cassandraSettleLimit, names...); err != nil {
+		return c, err
 	}
 	return c, nil
 }
@@ -711,7 +713,7 @@ func (e cassandraEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
 	// A bootstrapping node may answer CQL while its gossip still says
 	// BOOT (seen on a loaded machine): the join is done when the ring
 	// says NORMAL.
-	if err := e.waitNormal(ctx, c, n.Name, cassandraJoinLimit); err != nil {
+	if err := e.waitNormal(ctx, c, cassandraJoinLimit, n.Name); err != nil {
 		return n, err
 	}
 	return n, nil
@@ -721,25 +723,32 @@ func (e cassandraEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
 // after it answers CQL.
 const cassandraJoinLimit = 15 * time.Minute
 
-// waitNormal waits until node name is up with gossip NORMAL.
-func (e cassandraEngine) waitNormal(ctx context.Context, c *Cluster, name string, limit time.Duration) error {
+// waitNormal waits until every node named is up with gossip NORMAL, each
+// Status (one ring view, one CQL check per node) answering for all of them.
+func (e cassandraEngine) waitNormal(ctx context.Context, c *Cluster, limit time.Duration, names ...string) error {
 	wctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
 	last := "no status yet"
 	for {
 		if st, err := e.Status(wctx, c); err == nil {
+			var behind []string
 			for _, ns := range st {
-				if ns.Name == name {
-					if ns.State == "up" && ns.Detail["gossip"] == "NORMAL" {
-						return nil
-					}
-					last = ns.State + ", gossip " + ns.Detail["gossip"]
+				if want[ns.Name] && (ns.State != "up" || ns.Detail["gossip"] != "NORMAL") {
+					behind = append(behind, ns.Name+": "+ns.State+", gossip "+ns.Detail["gossip"])
 				}
 			}
+			if len(behind) == 0 {
+				return nil
+			}
+			last = strings.Join(behind, "; ")
 		}
 		select {
 		case <-wctx.Done():
-			return fmt.Errorf("cassandra: %s not NORMAL in the ring after %s (%s): %w", name, limit, last, wctx.Err())
+			return fmt.Errorf("cassandra: not NORMAL in the ring after %s (%s): %w", limit, last, wctx.Err())
 		case <-time.After(time.Second):
 		}
 	}

@@ -58,12 +58,12 @@ func StartSession(dir string, h result.Header, stdout, stderr io.Writer) (*Sessi
 	}
 	return &Session{
 		dir: dir, w: w, header: h,
+		rec:    recorder.New(h.Operations, h.Started),
+		extra:  map[string]float64{},
+		stdout: stdout, stderr: stderr,
+		stopLoad:  make(chan struct{}),
+		self:      probe.StartSelf(0),
 		restoreGC: relaxGC(),
-		rec:       recorder.New(h.Operations, h.Started),
-		extra:     map[string]float64{},
-		stdout:    stdout, stderr: stderr,
-		stopLoad: make(chan struct{}),
-		self:     probe.StartSelf(0),
 	}, nil
 }
 
@@ -187,9 +187,7 @@ func (s *Session) writeInterval(snap recorder.Snapshot, warm, drain bool) error 
 // prints the terminal table. It runs after an interrupt too: nothing
 // measured is lost.
 func (s *Session) Finish(interrupted bool) error {
-	if s.restoreGC != nil {
-		s.restoreGC()
-	}
+	s.restoreGC()
 	// The intervals are read back from the file rather than kept in memory
 	// while the run goes on: an hour's 3,600 intervals of encoded
 	// histograms would be a heap that grows with the run's length (and
