@@ -380,6 +380,7 @@ func (es *expSession) audit(ctx context.Context, store microblog.Store, ds *micr
 		return
 	}
 	x := es.x
+	es.settleForAudit(ctx)
 	fmt.Fprintln(x.stderr, "durability audit: reading back every post of the run...")
 	a, err := AuditMicroblog(ctx, store, ds, es.ledger)
 	if err != nil {
@@ -401,6 +402,56 @@ func (es *expSession) audit(ctx context.Context, store microblog.Store, ds *micr
 	}
 	_ = es.s.Event("audit", detail)
 	fmt.Fprintf(x.stderr, "durability audit: %s\n", detail)
+}
+
+// auditSettleLimit bounds the wait for replication before the audit: long
+// enough for a replica that was down for the run's second half to catch up
+// here (pouchdb-server took about 20 s after a restart), short enough to
+// leave the audit most of the 5 minutes the job gives AfterLoad.
+const auditSettleLimit = 2 * time.Minute
+
+// settleForAudit waits, before the audit reads the posts back, until the
+// database reports no data moving between its running nodes (cluster.Mover:
+// replicas catching up, streams, slot moves), at most auditSettleLimit. The
+// audit reads through one node: a post acknowledged by another node and
+// not yet replicated to it is late, not lost, and a replicated database is
+// judged, as Jepsen's final reads are, once it has quiesced. An engine that
+// cannot tell is audited at once; one still moving at the limit is audited
+// anyway, and the result says so (audit_unsettled = 1) so that its "lost"
+// figure is read as an upper bound.
+func (es *expSession) settleForAudit(ctx context.Context) {
+	x := es.x
+	m, ok := x.eng.(cluster.Mover)
+	if !ok || x.cl == nil {
+		return
+	}
+	t0 := time.Now()
+	wctx, cancel := context.WithTimeout(ctx, auditSettleLimit)
+	defer cancel()
+	said := false
+	err := quiesce(wctx, time.Second, func(ctx context.Context) (bool, string, error) {
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		return m.Moving(ctx, x.cl)
+	}, func(what string) {
+		if !said {
+			fmt.Fprintf(x.stderr, "durability audit: waiting for the replicas to agree (%s)...\n", what)
+			said = true
+		}
+	})
+	waited := time.Since(t0).Seconds()
+	es.s.SetExtra("audit_settle_seconds", waited)
+	if err != nil {
+		detail := fmt.Sprintf("%v: auditing anyway; posts reported lost may be late ones", err)
+		fmt.Fprintf(x.stderr, "durability audit: %s\n", detail)
+		es.s.SetExtra("audit_unsettled", 1)
+		_ = es.s.Event("audit-unsettled", detail)
+		return
+	}
+	if said {
+		fmt.Fprintf(x.stderr, "durability audit: replicas agree after %.1fs\n", waited)
+		_ = es.s.Event("audit-settled", fmt.Sprintf("no data moving after %.1fs", waited))
+	}
 }
 
 // nodesUp is how many nodes ran after the last cluster change. The

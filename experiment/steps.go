@@ -77,17 +77,38 @@ func (x *expRun) waitSettled(ctx context.Context, limit time.Duration) error {
 	}
 	wctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
+	return quiesce(wctx, time.Second, func(ctx context.Context) (bool, string, error) {
+		return m.Moving(ctx, x.cl)
+	}, nil)
+}
+
+// quiesce asks moving every poll until it answers that no data moves,
+// calling onMoving (when not nil) with what does. It returns nil then, or,
+// once ctx ends first, an error saying what was still moving (or why the
+// database could not be asked). An error from moving is not an answer: a
+// node restarting may refuse a status for a moment.
+func quiesce(ctx context.Context, poll time.Duration, moving func(context.Context) (bool, string, error), onMoving func(what string)) error {
+	t0 := time.Now()
+	last := "no answer yet"
 	for {
-		moving, what, err := m.Moving(wctx, x.cl)
-		if err == nil && !moving {
+		m, what, err := moving(ctx)
+		switch {
+		case err == nil && !m:
 			return nil
-		}
-		if wctx.Err() != nil {
-			return fmt.Errorf("data still moving after %s (%s)", limit, what)
+		case err != nil:
+			if ctx.Err() == nil {
+				last = "could not ask: " + err.Error()
+			}
+		default:
+			last = what
+			if onMoving != nil {
+				onMoving(what)
+			}
 		}
 		select {
-		case <-wctx.Done():
-		case <-time.After(time.Second):
+		case <-ctx.Done():
+			return fmt.Errorf("data still moving after %s (%s)", time.Since(t0).Round(time.Second), last)
+		case <-time.After(poll):
 		}
 	}
 }

@@ -79,9 +79,13 @@ type mbTweetDoc struct {
 	Body   string `json:"body"`
 }
 
+// mbLineDoc is a userline or timeline document. Its tweet id is a JSON
+// string: a run's ids take 63 bits (microblog.TweetIDs), and a server that
+// reads JSON numbers as doubles (pouchdb-server, being JavaScript; CouchDB's
+// own views too) would keep only 53 of them and hand back another id.
 type mbLineDoc struct {
 	ID     string `json:"_id"`
-	Tweet  int64  `json:"id,omitempty"`
+	Tweet  int64  `json:"id,omitempty,string"`
 	Author int64  `json:"author,omitempty"`
 	US     int64  `json:"us,omitempty"`
 	Body   string `json:"body,omitempty"`
