@@ -560,8 +560,10 @@ func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *micro
 	if err != nil {
 		return err
 	}
-	if len(st.loaded) < part.N {
-		return nil
+	for i := range part.N {
+		if !slices.Contains(st.loaded, microblog.Part{I: i, N: part.N}.String()) {
+			return nil
+		}
 	}
 	counts := []any{
 		bson.D{{Key: "_id", Value: "users"}, {Key: "v", Value: strconv.Itoa(ds.Users)}},
