@@ -113,6 +113,12 @@ func TestConformance(t *testing.T) {
 	adaptertest.Run(t, func(t *testing.T) adapter.DB { return fresh(t, "") })
 }
 
+// TestMicroblogPartRefusals: parts that cannot join the load are refused
+// before they write.
+func TestMicroblogPartRefusals(t *testing.T) {
+	adaptertest.CheckMicroblogPartRefusals(t, fresh(t, ""), ErrModelMismatch)
+}
+
 // TestTrajectoryMango checks the Mango path (spatial=mango) against the
 // oracle on two servers that replicate each other: a small dataset
 // written by the workload's write clients, then every generated query of

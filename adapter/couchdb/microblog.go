@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +22,7 @@ import (
 // (_all_docs), so nothing waits for a view to be built:
 //
 //	<prefix>_mb_meta     "model": {model, users, follows} as Populate wrote them
+//	                     (a load in parts adds {parts, loaded}, below)
 //	<prefix>_mb_follows  "FOLLOWEE:FOLLOWER" (19 digits each), no fields: a
 //	                     user's followers are one key range, keys only
 //	<prefix>_mb_tweets   "ID": {author, us, body}; a second post of an id is
@@ -67,9 +69,14 @@ var ErrModelMismatch = errors.New("databases hold another microblog model")
 
 type mbMetaDoc struct {
 	ID      string `json:"_id"`
+	Rev     string `json:"_rev,omitempty"`
 	Model   string `json:"model"`
 	Users   int64  `json:"users"`
 	Follows int64  `json:"follows"`
+	// Parts is N of a load in parts (0: loaded whole by Populate), Loaded
+	// the parts in, "I/N"; users and follows are set with the last one.
+	Parts  int      `json:"parts,omitempty"`
+	Loaded []string `json:"loaded,omitempty"`
 }
 
 type mbTweetDoc struct {
@@ -104,8 +111,8 @@ var (
 	_ microblog.Materializer = (*mbAsync)(nil)
 )
 
-// MicroblogModel implements microblog.Backend: the model Populate
-// recorded, "" when none was loaded.
+// MicroblogModel implements microblog.Backend: the model Populate or a
+// first PopulatePart recorded, "" when none was loaded.
 func (db *DB) MicroblogModel(ctx context.Context) (microblog.Model, error) {
 	var m mbMetaDoc
 	err := db.do(ctx, http.MethodGet, couchapi.Path(db.name(mbMeta), "model"), nil, nil, &m)
@@ -178,44 +185,9 @@ func (s *mbStore) Populate(ctx context.Context, ds *microblog.Dataset) error {
 		}
 		return s.errf("populate: %w", err)
 	}
-	var buf []any
-	flush := func(kind string, force bool) error {
-		if len(buf) == 0 || (!force && len(buf) < mbFlush) {
-			return nil
-		}
-		err := s.db.bulkAll(ctx, kind, buf, false)
-		buf = buf[:0]
-		return err
-	}
-	for _, f := range ds.Follows {
-		buf = append(buf, map[string]string{"_id": key(f.Followee) + ":" + key(f.Follower)})
-		if err := flush(mbFollows, false); err != nil {
-			return s.errf("populate follows: %w", err)
-		}
-	}
-	if err := flush(mbFollows, true); err != nil {
-		return s.errf("populate follows: %w", err)
-	}
-	for _, t := range ds.Tweets {
-		buf = append(buf, tweetDoc(t))
-		if err := flush(mbTweets, false); err != nil {
-			return s.errf("populate tweets: %w", err)
-		}
-	}
-	if err := flush(mbTweets, true); err != nil {
-		return s.errf("populate tweets: %w", err)
-	}
-	for _, t := range ds.Tweets {
-		buf = append(buf, s.lineDoc("u", t.Author, t))
-		for _, f := range ds.Followers(t.Author) {
-			buf = append(buf, s.lineDoc("t", f, t))
-		}
-		if err := flush(mbLines, false); err != nil {
-			return s.errf("populate lines: %w", err)
-		}
-	}
-	if err := flush(mbLines, true); err != nil {
-		return s.errf("populate lines: %w", err)
+	all := microblog.Part{I: 0, N: 1, First: 1, Last: int64(ds.Users)}
+	if err := s.db.loadMicroblog(ctx, s.model, ds, all, false); err != nil {
+		return s.errf("populate: %w", err)
 	}
 	meta := mbMetaDoc{ID: "model", Model: string(s.model), Users: int64(ds.Users), Follows: int64(len(ds.Follows))}
 	if err := s.db.do(ctx, http.MethodPut, couchapi.Path(s.db.name(mbMeta), "model"), nil, meta, nil); err != nil {
@@ -224,8 +196,65 @@ func (s *mbStore) Populate(ctx context.Context, ds *microblog.Dataset) error {
 	return nil
 }
 
-// Counts implements microblog.Store: users and follows as Populate
-// recorded them, tweets by doc_count.
+// loadMicroblog writes part's follows (of its followees), tweets and
+// userline documents (of its authors) and the timeline documents its
+// tweets make, mbFlush documents gathered at a time. With skipConflicts a
+// document that exists is kept: every _id is a function of the dataset,
+// so it is the one this load would write.
+func (db *DB) loadMicroblog(ctx context.Context, model microblog.Model, ds *microblog.Dataset, part microblog.Part, skipConflicts bool) error {
+	s := &mbStore{db: db, model: model}
+	var buf []any
+	flush := func(kind string, force bool) error {
+		if len(buf) == 0 || (!force && len(buf) < mbFlush) {
+			return nil
+		}
+		err := db.bulkAll(ctx, kind, buf, skipConflicts)
+		buf = buf[:0]
+		return err
+	}
+	for u := part.First; u <= part.Last; u++ {
+		for _, f := range ds.Followers(u) {
+			buf = append(buf, map[string]string{"_id": key(u) + ":" + key(f)})
+		}
+		if err := flush(mbFollows, false); err != nil {
+			return fmt.Errorf("follows: %w", err)
+		}
+	}
+	if err := flush(mbFollows, true); err != nil {
+		return fmt.Errorf("follows: %w", err)
+	}
+	for _, t := range ds.Tweets {
+		if !part.Holds(t.Author) {
+			continue
+		}
+		buf = append(buf, tweetDoc(t))
+		if err := flush(mbTweets, false); err != nil {
+			return fmt.Errorf("tweets: %w", err)
+		}
+	}
+	if err := flush(mbTweets, true); err != nil {
+		return fmt.Errorf("tweets: %w", err)
+	}
+	for _, t := range ds.Tweets {
+		if !part.Holds(t.Author) {
+			continue
+		}
+		buf = append(buf, s.lineDoc("u", t.Author, t))
+		for _, f := range ds.Followers(t.Author) {
+			buf = append(buf, s.lineDoc("t", f, t))
+		}
+		if err := flush(mbLines, false); err != nil {
+			return fmt.Errorf("lines: %w", err)
+		}
+	}
+	if err := flush(mbLines, true); err != nil {
+		return fmt.Errorf("lines: %w", err)
+	}
+	return nil
+}
+
+// Counts implements microblog.Store: users and follows as Populate (or the
+// last PopulatePart) recorded them, tweets by doc_count.
 func (s *mbStore) Counts(ctx context.Context) (microblog.Counts, error) {
 	var c microblog.Counts
 	var m mbMetaDoc
@@ -446,4 +475,90 @@ func (s *mbAsync) MaterializeOnce(ctx context.Context) ([]microblog.Materialized
 		return nil, s.errf("materialize: empty the queue: %w", err)
 	}
 	return out, nil
+}
+
+var _ microblog.PartLoader = (*DB)(nil)
+
+// PopulatePart implements microblog.PartLoader. The "model" document of
+// mb_meta holds the load's model, its number of parts and the parts
+// loaded: the first part creates it (a PUT without _rev: of two at once,
+// one is refused with 409 and reads the other's), every part checks it
+// before writing any data (another model, another number of parts, the
+// dataset loaded whole, or the part itself loaded: ErrPartLoaded), then
+// writes its documents, keeping those there already (409 on _bulk_docs),
+// and at last adds itself to the document's parts. The update that
+// completes the parts also sets the users and follows counts that make the
+// dataset whole, in the same revision. Two parts updating at once: one
+// gets 409 and retries on the fresh revision. It never deletes.
+func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *microblog.Dataset, part microblog.Part) error {
+	if _, err := microblog.ParseModel(string(model)); err != nil {
+		return fmt.Errorf("couchdb: %w: %w", adapter.ErrUnsupported, err)
+	}
+	if err := part.Validate(ds); err != nil {
+		return err
+	}
+	if err := db.ensure(ctx, mbKinds...); err != nil {
+		return err
+	}
+	path := couchapi.Path(db.name(mbMeta), "model")
+	var m mbMetaDoc
+	err := db.do(ctx, http.MethodGet, path, nil, nil, &m)
+	if couchapi.IsNotFound(err) {
+		m = mbMetaDoc{ID: "model", Model: string(model), Parts: part.N}
+		err = db.do(ctx, http.MethodPut, path, nil, m, nil)
+		if couchapi.IsConflict(err) { // another part created it first
+			m = mbMetaDoc{}
+			err = db.do(ctx, http.MethodGet, path, nil, nil, &m)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("couchdb: part %s: record the model and parts: %w", part, err)
+	}
+	if err := m.refuse(model, part); err != nil {
+		return err
+	}
+	if err := db.loadMicroblog(ctx, model, ds, part, true); err != nil {
+		return fmt.Errorf("couchdb %s: load part %s: %w", model, part, err)
+	}
+	// Each conflict means another part's update went in, and there are at
+	// most N of those: N+8 tries cannot run out but by a server that keeps
+	// refusing.
+	for range part.N + 8 {
+		var m mbMetaDoc // fresh: decoding keeps the fields a document lacks
+		if err := db.do(ctx, http.MethodGet, path, nil, nil, &m); err != nil {
+			return fmt.Errorf("couchdb: part %s: read the loaded parts: %w", part, err)
+		}
+		if slices.Contains(m.Loaded, part.String()) {
+			return nil // loaded twice at once: the same documents, recorded once
+		}
+		m.Loaded = append(m.Loaded, part.String())
+		if len(m.Loaded) == part.N {
+			m.Users, m.Follows = int64(ds.Users), int64(len(ds.Follows))
+		}
+		err := db.do(ctx, http.MethodPut, path, nil, m, nil)
+		if !couchapi.IsConflict(err) {
+			if err != nil {
+				return fmt.Errorf("couchdb: record part %s: %w", part, err)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("couchdb: record part %s: %d conflicting updates of %s/model in a row", part, part.N+8, db.name(mbMeta))
+}
+
+// refuse says why part cannot be loaded in model beside the load m
+// describes, nil when it can.
+func (m mbMetaDoc) refuse(model microblog.Model, part microblog.Part) error {
+	switch {
+	case m.Model != string(model):
+		return fmt.Errorf("couchdb: %w: they hold (or are being loaded with) the %s model; load the %s model under a fresh prefix",
+			ErrModelMismatch, m.Model, model)
+	case m.Parts == 0:
+		return fmt.Errorf("couchdb: part %s: the dataset was loaded whole: %w", part, microblog.ErrPartLoaded)
+	case m.Parts != part.N:
+		return fmt.Errorf("couchdb: part %s: the databases hold parts of a load in %d parts, another number of parts: use a fresh prefix", part, m.Parts)
+	case slices.Contains(m.Loaded, part.String()):
+		return fmt.Errorf("couchdb: part %s (users %d..%d): %w", part, part.First, part.Last, microblog.ErrPartLoaded)
+	}
+	return nil
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,7 +21,7 @@ import (
 // Microblog collections, documents shaped for the reads:
 //
 //   - mb_meta: {_id: "model"|"users"|"follows", v: string}, what Populate
-//     loaded;
+//     loaded (PopulatePart adds the documents of a load in parts, below);
 //   - mb_followers: {_id: "user" (decimal string), followers: [ids]}, one
 //     document per user followed, so a post reads its fan-out list with
 //     one findOne by _id (a string _id: FerretDB uses its _id index only
@@ -81,8 +83,8 @@ var (
 	_ microblog.Materializer = (*mbAsync)(nil)
 )
 
-// MicroblogModel implements microblog.Backend: the model Populate
-// recorded, "" when none was loaded.
+// MicroblogModel implements microblog.Backend: the model Populate or a
+// first PopulatePart recorded, "" when none was loaded.
 func (db *DB) MicroblogModel(ctx context.Context) (microblog.Model, error) {
 	var m struct {
 		V string `bson:"v"`
@@ -353,8 +355,8 @@ func (s *mbStore) MaxTweetID(ctx context.Context) (int64, error) {
 	return best, nil
 }
 
-// Counts implements microblog.Store: users and follows as Populate
-// recorded them, tweets counted.
+// Counts implements microblog.Store: users and follows as Populate (or the
+// last PopulatePart) recorded them, tweets counted.
 func (s *mbStore) Counts(ctx context.Context) (microblog.Counts, error) {
 	var c microblog.Counts
 	cur, err := s.db.c(mbMeta).Find(ctx, bson.D{})
@@ -401,30 +403,8 @@ func (s *mbStore) Populate(ctx context.Context, ds *microblog.Dataset) error {
 	if n, err := s.db.countAll(ctx, mbTweets); err != nil || n > 0 {
 		return s.errf("populate: the database already holds tweets (%d) or cannot be read: %v", n, err)
 	}
-	followers := map[int64][]int64{}
-	for _, f := range ds.Follows {
-		followers[f.Followee] = append(followers[f.Followee], f.Follower)
-	}
-	var fol []any
-	for u, fs := range followers {
-		fol = append(fol, bson.D{{Key: "_id", Value: strconv.FormatInt(u, 10)}, {Key: "followers", Value: fs}})
-	}
-	tweets, lines := map[string][]any{}, map[string][]any{}
-	add := func(m map[string][]any, coll string, d bson.D) { m[coll] = append(m[coll], d) }
-	for _, t := range ds.Tweets {
-		add(tweets, s.db.partOf(mbTweets, t.ID), tweetDoc(t))
-		add(lines, s.db.partOf(mbUserline, t.Author), s.lineDoc(t.Author, t))
-		for _, f := range followers[t.Author] {
-			add(lines, s.db.partOf(mbTimeline, f), s.lineDoc(f, t))
-		}
-	}
-	if err := s.db.insertChunks(ctx, mbFollowers, fol, false); err != nil {
-		return s.errf("populate: %w", err)
-	}
-	if err := s.db.insertGrouped(ctx, tweets, false, nil); err != nil {
-		return s.errf("populate: %w", err)
-	}
-	if err := s.db.insertLines(ctx, lines, false); err != nil {
+	all := microblog.Part{I: 0, N: 1, First: 1, Last: int64(ds.Users)}
+	if err := s.db.loadMicroblog(ctx, s.model, ds, all, false); err != nil {
 		return s.errf("populate: %w", err)
 	}
 	// The model goes in last: a load that failed half way leaves no model,
@@ -438,6 +418,41 @@ func (s *mbStore) Populate(ctx context.Context, ds *microblog.Dataset) error {
 		return s.errf("populate: %w", err)
 	}
 	return nil
+}
+
+// loadMicroblog inserts part's followers documents (of its followees),
+// tweets and userline documents (of its authors) and the timeline
+// documents its tweets make. With skipDuplicates, documents already there
+// are kept: every _id is a function of the dataset, so a document there is
+// the one this load would write (parts loading at the same time overlap
+// in nothing but their partitions).
+func (db *DB) loadMicroblog(ctx context.Context, model microblog.Model, ds *microblog.Dataset, part microblog.Part, skipDuplicates bool) error {
+	s := &mbStore{db: db, model: model}
+	var fol []any
+	for u := part.First; u <= part.Last; u++ {
+		if fs := ds.Followers(u); len(fs) > 0 {
+			fol = append(fol, bson.D{{Key: "_id", Value: strconv.FormatInt(u, 10)}, {Key: "followers", Value: fs}})
+		}
+	}
+	tweets, lines := map[string][]any{}, map[string][]any{}
+	add := func(m map[string][]any, coll string, d bson.D) { m[coll] = append(m[coll], d) }
+	for _, t := range ds.Tweets {
+		if !part.Holds(t.Author) {
+			continue
+		}
+		add(tweets, db.partOf(mbTweets, t.ID), tweetDoc(t))
+		add(lines, db.partOf(mbUserline, t.Author), s.lineDoc(t.Author, t))
+		for _, f := range ds.Followers(t.Author) {
+			add(lines, db.partOf(mbTimeline, f), s.lineDoc(f, t))
+		}
+	}
+	if err := db.insertChunks(ctx, mbFollowers, fol, skipDuplicates); err != nil {
+		return err
+	}
+	if err := db.insertGrouped(ctx, tweets, skipDuplicates, nil); err != nil {
+		return err
+	}
+	return db.insertLines(ctx, lines, skipDuplicates)
 }
 
 // MaterializeOnce implements microblog.Materializer: it reads up to 512
@@ -476,4 +491,144 @@ func (s *mbAsync) MaterializeOnce(ctx context.Context) ([]microblog.Materialized
 		return nil, s.errf("materialize: delete pending: %w", err)
 	}
 	return done, nil
+}
+
+var _ microblog.PartLoader = (*DB)(nil)
+
+// Loading in parts, mb_meta's other documents: {_id: "parts", v: "N",
+// partitions: P}, the number of parts of the load and the DSN's parts=
+// its documents were spread over, and {_id: "part I/N"} for each part
+// loaded. Every one is inserted, never updated: FerretDB 1.24 applies an
+// update as a read then a replace without a lock, so two parts adding
+// themselves to one document ($addToSet) at once could lose one, while an
+// insert of a given _id succeeds once.
+const (
+	mbPartsID = "parts"
+	mbPartID  = "part "
+)
+
+// mbMetaDoc is an mb_meta document as PopulatePart reads them all.
+type mbMetaDoc struct {
+	ID         string `bson:"_id"`
+	V          string `bson:"v"`
+	Partitions int    `bson:"partitions"`
+}
+
+// PopulatePart implements microblog.PartLoader. It inserts the model and
+// the number of parts unless they are there (the first part to insert
+// them decides; a part of another model or number of parts is refused
+// before it writes any data), then part's documents, skipping those there
+// already, then its own "part I/N" document. The part that then finds
+// every part's document inserts the users and follows counts that make
+// the dataset whole (of two finishing at once, the later read sees both
+// parts; if both see every part, both insert the same counts, and the
+// second insert is a duplicate, skipped). It never drops or deletes.
+func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *microblog.Dataset, part microblog.Part) error {
+	if _, err := microblog.ParseModel(string(model)); err != nil {
+		return fmt.Errorf("mongodb: %w: %w", adapter.ErrUnsupported, err)
+	}
+	if err := part.Validate(ds); err != nil {
+		return err
+	}
+	if st, err := db.loadState(ctx); err != nil {
+		return err
+	} else if err := st.refuse(model, part, db.cfg.Parts); err != nil {
+		return err
+	}
+	meta := []any{
+		bson.D{{Key: "_id", Value: "model"}, {Key: "v", Value: string(model)}},
+		bson.D{{Key: "_id", Value: mbPartsID}, {Key: "v", Value: strconv.Itoa(part.N)}, {Key: "partitions", Value: db.cfg.Parts}},
+	}
+	if err := db.insertChunks(ctx, mbMeta, meta, true); err != nil {
+		return fmt.Errorf("mongodb %s: part %s: record the model and parts: %w", model, part, err)
+	}
+	// Another part may have inserted them first, with another model or
+	// number of parts.
+	if st, err := db.loadState(ctx); err != nil {
+		return err
+	} else if err := st.refuse(model, part, db.cfg.Parts); err != nil {
+		return err
+	}
+	if err := db.loadMicroblog(ctx, model, ds, part, true); err != nil {
+		return fmt.Errorf("mongodb %s: load part %s: %w", model, part, err)
+	}
+	done := []any{bson.D{{Key: "_id", Value: mbPartID + part.String()}}}
+	if err := db.insertChunks(ctx, mbMeta, done, true); err != nil {
+		return fmt.Errorf("mongodb %s: record part %s: %w", model, part, err)
+	}
+	st, err := db.loadState(ctx)
+	if err != nil {
+		return err
+	}
+	for i := range part.N {
+		if !slices.Contains(st.loaded, microblog.Part{I: i, N: part.N}.String()) {
+			return nil
+		}
+	}
+	counts := []any{
+		bson.D{{Key: "_id", Value: "users"}, {Key: "v", Value: strconv.Itoa(ds.Users)}},
+		bson.D{{Key: "_id", Value: "follows"}, {Key: "v", Value: strconv.Itoa(len(ds.Follows))}},
+	}
+	if err := db.insertChunks(ctx, mbMeta, counts, true); err != nil {
+		return fmt.Errorf("mongodb %s: record the whole dataset's counts: %w", model, err)
+	}
+	return nil
+}
+
+// mbLoadState is what mb_meta says about a load in parts.
+type mbLoadState struct {
+	model  string     // "" when none is recorded
+	whole  bool       // the users count is recorded
+	parts  *mbMetaDoc // nil when no load in parts began
+	loaded []string   // the parts loaded, "I/N"
+}
+
+// loadState reads mb_meta (a handful of documents).
+func (db *DB) loadState(ctx context.Context) (mbLoadState, error) {
+	var st mbLoadState
+	cur, err := db.c(mbMeta).Find(ctx, bson.D{})
+	if err != nil {
+		return st, fmt.Errorf("mongodb: read microblog metadata: %w", err)
+	}
+	var docs []mbMetaDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return st, fmt.Errorf("mongodb: read microblog metadata: %w", err)
+	}
+	for i, d := range docs {
+		switch {
+		case d.ID == "model":
+			st.model = d.V
+		case d.ID == "users":
+			st.whole = true
+		case d.ID == mbPartsID:
+			st.parts = &docs[i]
+		case strings.HasPrefix(d.ID, mbPartID):
+			st.loaded = append(st.loaded, strings.TrimPrefix(d.ID, mbPartID))
+		}
+	}
+	return st, nil
+}
+
+// refuse says why part cannot be loaded in model with partitions
+// collections per kind: another model, another number of parts or of
+// partitions, the dataset loaded whole, or part itself loaded
+// (ErrPartLoaded); nil when it can.
+func (st mbLoadState) refuse(model microblog.Model, part microblog.Part, partitions int) error {
+	switch {
+	case st.model != "" && st.model != string(model):
+		return fmt.Errorf("mongodb: %w: the database holds (or is being loaded with) the %s model; load the %s model into a fresh database",
+			ErrModelMismatch, st.model, model)
+	case st.parts == nil && st.whole:
+		return fmt.Errorf("mongodb: part %s: the dataset was loaded whole: %w", part, microblog.ErrPartLoaded)
+	case st.parts == nil:
+		return nil
+	case st.parts.V != strconv.Itoa(part.N):
+		return fmt.Errorf("mongodb: part %s: the database holds parts of a load in %s parts, another number of parts: use a fresh database", part, st.parts.V)
+	case st.parts.Partitions != partitions:
+		return fmt.Errorf("mongodb: part %s: the other parts were loaded with parts=%d collections per kind, this DSN says parts=%d: load every part with the same DSN options",
+			part, st.parts.Partitions, partitions)
+	case slices.Contains(st.loaded, part.String()):
+		return fmt.Errorf("mongodb: part %s (users %d..%d): %w", part, part.First, part.Last, microblog.ErrPartLoaded)
+	}
+	return nil
 }

@@ -149,6 +149,26 @@ func TestMicroblogModelMismatch(t *testing.T) {
 	}
 }
 
+// TestMicroblogPartRefusals: parts that cannot join the load are refused
+// before they write (adaptertest.CheckMicroblogPartRefusals), and so is a
+// part sent with another parts= than the others: its documents would go
+// to collections the readers never look in.
+func TestMicroblogPartRefusals(t *testing.T) {
+	db := openFresh(t, "")
+	adaptertest.CheckMicroblogPartRefusals(t, db, ErrModelMismatch)
+	other := adaptertest.Open(t, Open, "mongodb://"+addr(t)+"/"+db.Config().Database+"?parts=8")
+	ds := adaptertest.TinyMicroblog()
+	part := microblog.Part{I: 1, N: 3, First: 2, Last: 3}
+	err := other.PopulatePart(t.Context(), microblog.Normalized, ds, part)
+	if err == nil || !strings.Contains(err.Error(), "parts=64") || !strings.Contains(err.Error(), "parts=8") {
+		t.Errorf("PopulatePart(%s) with parts=8 beside parts=64 = %v; want a refusal naming both", part, err)
+	}
+	want := ds.PartSize(microblog.Part{I: 0, N: 3, First: 1, Last: 1}).Tweets
+	if n, err := db.countAll(t.Context(), mbTweets); err != nil || n != want {
+		t.Errorf("tweets after the refused part = %d, %v; want part 0/3's %d", n, err, want)
+	}
+}
+
 func TestParseDSN(t *testing.T) {
 	tests := []struct {
 		dsn     string
