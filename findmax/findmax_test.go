@@ -2,6 +2,7 @@ package findmax
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -196,5 +197,49 @@ func TestStepSummaryLeavesOutWarmup(t *testing.T) {
 		if float64(r.P99US) >= tc.p99Below || math.Abs(r.OpsPerSec-tc.ps) > 1 {
 			t.Errorf("warm-up %s: p99 %d µs, %.1f ops/s; want p99 below %g µs at %g ops/s", tc.warmup, r.P99US, r.OpsPerSec, tc.p99Below, tc.ps)
 		}
+	}
+}
+
+// Confirm backs off one precision step at a time until a longer run holds,
+// at most the given number of times, and stops on an interrupt.
+func TestConfirmBacksOff(t *testing.T) {
+	s := Search{Precision: 0.1}
+	for _, tc := range []struct {
+		name      string
+		holdsUpTo float64 // a run at or below it holds
+		backoffs  int
+		cancelAt  int // cancel the context on this run (0: never)
+		want      float64
+		wantRates []float64
+	}{
+		{"holds at once", 27200, 3, 0, 27200, []float64{27200}},
+		{"one back-off", 25000, 3, 0, 24727, []float64{27200, 24727}},
+		{"two back-offs", 22500, 3, 0, 22479, []float64{27200, 24727, 22479}},
+		{"none holds", 1000, 2, 0, 0, []float64{27200, 24727, 22479}},
+		{"no back-off asked", 25000, 0, 0, 0, []float64{27200}},
+		{"interrupted", 1000, 5, 2, 0, []float64{27200, 24727}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var rates []float64
+			got, steps := s.Confirm(ctx, 27200, tc.backoffs, func(ctx context.Context, n int, rate float64) Step {
+				rates = append(rates, rate)
+				if n != len(rates) {
+					t.Errorf("run %d numbered %d", len(rates), n)
+				}
+				if n == tc.cancelAt {
+					cancel()
+					return Step{N: n, Rate: rate, Err: context.Canceled}
+				}
+				return Step{N: n, Rate: rate, Verdict: Verdict{Pass: rate <= tc.holdsUpTo}}
+			})
+			if got != tc.want || len(steps) != len(tc.wantRates) || fmt.Sprint(rates) != fmt.Sprint(tc.wantRates) {
+				t.Errorf("Confirm = %g after %v (%d steps), want %g after %v", got, rates, len(steps), tc.want, tc.wantRates)
+			}
+		})
+	}
+	if got := roundRate(45.67); got != 45.7 {
+		t.Errorf("roundRate(45.67) = %g", got)
 	}
 }

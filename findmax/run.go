@@ -58,14 +58,17 @@ type Config struct {
 	Job          job.Job
 	StepDuration time.Duration
 	StepWarmup   time.Duration
-	// Confirm, when set, runs two more fixed-rate runs of this length after
-	// the search: at the rate found, which should hold, and ConfirmOver
-	// (0.2: 20 %) above it, which should break.
-	Confirm        time.Duration
-	ConfirmOver    float64
-	Results        string
-	Stdout, Stderr io.Writer
-	Version        string
+	// Confirm, when set, runs the workload at a fixed rate for this long
+	// after the search: at the rate found, backing off one precision step
+	// at a time (at most ConfirmBackoffs times) until a run holds, then
+	// ConfirmOver (0.2: 20 %) above the rate that held, which should break.
+	// The answer is then the rate that held for Confirm (Search.Confirm).
+	Confirm         time.Duration
+	ConfirmOver     float64
+	ConfirmBackoffs int
+	Results         string
+	Stdout, Stderr  io.Writer
+	Version         string
 }
 
 // stepCap bounds a step whose work is sized to the rate (no --duration):
@@ -91,6 +94,9 @@ func Run(ctx context.Context, cfg Config) (Outcome, string, error) {
 	}
 	if cfg.Confirm > 0 && (cfg.StepWarmup >= cfg.Confirm || !(cfg.ConfirmOver > 0)) {
 		return Outcome{}, "", job.Usagef("--confirm %s must be longer than --step-warmup %s, and --confirm-over positive (got %g)", cfg.Confirm, cfg.StepWarmup, cfg.ConfirmOver)
+	}
+	if cfg.ConfirmBackoffs < 0 {
+		return Outcome{}, "", job.Usagef("--confirm-backoffs must be 0 or more (got %d)", cfg.ConfirmBackoffs)
 	}
 	name := j.Workload().Name
 	dir, err := job.NewRunDir(cfg.Results, "findmax-"+name, "search", time.Now())
@@ -174,21 +180,28 @@ func Run(ctx context.Context, cfg Config) (Outcome, string, error) {
 	out := cfg.Search.Run(ctx, func(ctx context.Context, n int, rate float64) Step {
 		return run(ctx, n, rate, cfg.StepDuration, "step")
 	})
-	var conf []Step
+	var conf confirmation
 	if cfg.Confirm > 0 && out.Max > 0 && !out.Interrupted {
-		for i, rate := range []float64{out.Max, math.Round(out.Max * (1 + cfg.ConfirmOver))} {
-			st := run(ctx, i+1, rate, cfg.Confirm, "confirmation")
+		conf.asked = true
+		conf.rate, conf.runs = cfg.Search.Confirm(ctx, out.Max, cfg.ConfirmBackoffs, func(ctx context.Context, n int, rate float64) Step {
+			return run(ctx, n, rate, cfg.Confirm, "confirmation")
+		})
+		if n := len(conf.runs); n > 0 && errors.Is(conf.runs[n-1].Err, context.Canceled) {
+			out.Interrupted, conf.runs = true, conf.runs[:n-1]
+		}
+		if conf.rate > 0 && !out.Interrupted {
+			st := run(ctx, len(conf.runs)+1, roundRate(conf.rate*(1+cfg.ConfirmOver)), cfg.Confirm, "confirmation")
 			if errors.Is(st.Err, context.Canceled) {
 				out.Interrupted = true
-				break
+			} else {
+				conf.over = &st
 			}
-			conf = append(conf, st)
 		}
 	}
 	if err := write(dir, cfg, out, conf); err != nil {
 		return out, dir, err
 	}
-	printOutcome(cfg.Stdout, out, dir, conf)
+	printOutcome(cfg.Stdout, cfg, out, dir, conf)
 	if out.Interrupted {
 		return out, dir, job.ErrInterrupted
 	}
@@ -242,35 +255,70 @@ func firstLine(s string) string {
 	return line
 }
 
-func printOutcome(w io.Writer, out Outcome, dir string, conf []Step) {
+// confirmation is what the fixed-rate runs after a search found.
+type confirmation struct {
+	asked bool
+	runs  []Step  // at the answer, then one per back-off
+	rate  float64 // the highest rate that held for --confirm; 0 when none did
+	over  *Step   // --confirm-over above rate
+}
+
+// answer is the search's answer for runs of the confirmation's length
+// when one was asked for, and the bracket it lies in: a back-off moves the
+// bracket's top to the lowest rate that broke for that length.
+func (c confirmation) answer(out Outcome) (max, lo, hi float64) {
+	if !c.asked || len(c.runs) == 0 {
+		return out.Max, out.Lo, out.Hi
+	}
+	hi = out.Hi
+	for _, st := range c.runs {
+		if !(st.Err == nil && st.Verdict.Pass) {
+			hi = math.Min(hi, st.Rate)
+		}
+	}
+	return c.rate, c.rate, hi
+}
+
+func printOutcome(w io.Writer, cfg Config, out Outcome, dir string, conf confirmation) {
 	fmt.Fprintln(w)
+	max, lo, hi := conf.answer(out)
 	switch {
 	case out.Max == 0:
 		fmt.Fprintf(w, "no sustainable rate found: %s\n", out.Reason)
-	case math.IsInf(out.Hi, 1):
-		fmt.Fprintf(w, "maximum sustainable rate: at least %.0f ops/s (%s)\n", out.Max, out.Reason)
+	case conf.asked && len(conf.runs) > 0 && max == 0:
+		fmt.Fprintf(w, "no sustainable rate for %s found: steps of %s held up to %.0f ops/s, but no rate held for %s down to %.0f ops/s (%d back-offs; --confirm-backoffs)\n",
+			cfg.Confirm, cfg.StepDuration, out.Max, cfg.Confirm, conf.runs[len(conf.runs)-1].Rate, len(conf.runs)-1)
+	case math.IsInf(hi, 1):
+		fmt.Fprintf(w, "maximum sustainable rate: at least %.0f ops/s (%s)\n", max, out.Reason)
 	default:
-		fmt.Fprintf(w, "maximum sustainable rate: %.0f ops/s (the true maximum lies in [%.0f, %.0f); %s; %d steps)\n", out.Max, out.Lo, out.Hi, out.Reason, len(out.Steps))
+		fmt.Fprintf(w, "maximum sustainable rate: %.0f ops/s (the true maximum lies in [%.0f, %.0f); %s; %d steps)\n", max, lo, hi, out.Reason, len(out.Steps))
 	}
-	for i, st := range conf {
+	if conf.asked && max > 0 && max < out.Max {
+		fmt.Fprintf(w, "for runs of %s: steps of %s held up to %.0f ops/s, which broke for %s; %.0f held after %d back-off(s)\n",
+			cfg.Confirm, cfg.StepDuration, out.Max, cfg.Confirm, max, len(conf.runs)-1)
+	}
+	for i, st := range conf.runs {
 		expect := "should hold"
 		if i > 0 {
-			expect = "should break"
+			expect = "backed off, should hold"
 		}
-		fmt.Fprintf(w, "confirmation at %.0f ops/s (%s): %s, %.0f achieved%s\n", st.Rate, expect, verdictWord(st.Verdict.Pass), st.Verdict.Achieved, because(st.Verdict))
+		fmt.Fprintf(w, "confirmation at %.0f ops/s (%s): %s, %.0f achieved%s\n", st.Rate, expect, verdictWord(st.Err == nil && st.Verdict.Pass), st.Verdict.Achieved, because(st.Verdict))
+	}
+	if st := conf.over; st != nil {
+		fmt.Fprintf(w, "confirmation at %.0f ops/s (should break): %s, %.0f achieved%s\n", st.Rate, verdictWord(st.Err == nil && st.Verdict.Pass), st.Verdict.Achieved, because(st.Verdict))
 	}
 	fmt.Fprintf(w, "result: %s\nreport: %s\n", filepath.Join(dir, "result.jsonl"), filepath.Join(dir, "report.html"))
 }
 
 // write records the search: the knee chart's points, one event per step,
 // the answer in the summary, and the report.
-func write(dir string, cfg Config, out Outcome, conf []Step) error {
+func write(dir string, cfg Config, out Outcome, conf confirmation) error {
 	name := cfg.Job.Workload().Name
 	h := result.Header{
 		Version: cfg.Version, Workload: name, Adapter: "findmax", Machine: probe.Machine(), Started: time.Now().UTC(),
 		Options: map[string]any{"command": "findmax", "slo": specs(cfg.Rules), "min_achieved": cfg.MinShare, "from": cfg.From, "max": cfg.Max,
 			"precision": cfg.Precision, "step_duration": cfg.StepDuration.String(), "step_warmup": cfg.StepWarmup.String(),
-			"confirm": cfg.Confirm.String(), "confirm_over": cfg.ConfirmOver},
+			"confirm": cfg.Confirm.String(), "confirm_over": cfg.ConfirmOver, "confirm_backoffs": cfg.ConfirmBackoffs},
 		Series: map[string]result.SeriesMeta{
 			SeriesLatency:  {Title: "Latency against the offered rate: one line per operation and figure, the objective as a line of its own; each step's verdict is in the events", XLabel: "offered (ops/s)", YLabel: "latency (ms)"},
 			SeriesAchieved: {Title: "Achieved against offered rate", XLabel: "offered (ops/s)", YLabel: "achieved (ops/s)"},
@@ -325,20 +373,34 @@ func write(dir string, cfg Config, out Outcome, conf []Step) error {
 			}
 		}
 	}
-	extra := map[string]float64{"steps": float64(len(out.Steps)), "max_sustainable_rate": out.Max, "bracket_low": out.Lo}
-	if !math.IsInf(out.Hi, 1) {
-		extra["bracket_high"] = out.Hi
+	// max_sustainable_rate is the answer for runs of --confirm when
+	// confirmations ran, the search's (for steps of --step-duration)
+	// otherwise; search_max_rate is always the search's.
+	max, lo, hi := conf.answer(out)
+	extra := map[string]float64{"steps": float64(len(out.Steps)), "max_sustainable_rate": max, "bracket_low": lo, "search_max_rate": out.Max}
+	if !math.IsInf(hi, 1) {
+		extra["bracket_high"] = hi
 	}
 	errs = append(errs, w.Event(result.Event{At: float64(len(out.Steps)) + 1, Name: "findmax", Detail: out.Reason}))
-	// The confirmations: fixed-rate runs at the answer and above it.
-	for i, st := range conf {
+	// The confirmations: fixed-rate runs at the answer (and each back-off),
+	// then above the rate that held. confirm_* is the last run at or below
+	// the answer: the one that held, or the lowest tried.
+	runs := conf.runs
+	if conf.over != nil {
+		runs = append(runs[:len(runs):len(runs)], *conf.over)
+	}
+	for i, st := range runs {
 		key := "confirm"
-		if i > 0 {
+		if conf.over != nil && i == len(runs)-1 {
 			key = "confirm_over"
 		}
-		extra[key+"_rate"], extra[key+"_achieved"], extra[key+"_held"] = st.Rate, st.Verdict.Achieved, b2f(st.Verdict.Pass)
-		errs = append(errs, w.Event(result.Event{At: float64(len(out.Steps)) + 2 + float64(i), Name: "confirmation " + verdictWord(st.Verdict.Pass),
+		held := st.Err == nil && st.Verdict.Pass
+		extra[key+"_rate"], extra[key+"_achieved"], extra[key+"_held"] = st.Rate, st.Verdict.Achieved, b2f(held)
+		errs = append(errs, w.Event(result.Event{At: float64(len(out.Steps)) + 2 + float64(i), Name: "confirmation " + verdictWord(held),
 			Detail: fmt.Sprintf("%g ops/s for %s: achieved %.0f%s; run %s", st.Rate, cfg.Confirm, st.Verdict.Achieved, because(st.Verdict), filepath.Base(st.Dir))}))
+	}
+	if conf.asked {
+		extra["confirm_backoffs"] = float64(max0(len(conf.runs) - 1))
 	}
 	errs = append(errs, w.Summary(result.Summary{Ops: map[string]result.OpSummary{}, Extra: extra, Interrupted: out.Interrupted}))
 	errs = append(errs, w.Close())
@@ -392,4 +454,11 @@ func b2f(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+func max0(n int) int {
+	if n < 0 {
+		return 0
+	}
+	return n
 }

@@ -36,8 +36,11 @@ when every operation's figure named in --slo stays below its limit and at
 least --min-achieved of the offered rate completed; a step whose verdict is
 close (within 10 % of a limit) runs twice and holds only if both do. A run
 that fails is a step that breaks. It stops by itself after --max-steps.
---confirm D then runs the workload twice more at a fixed rate for D: at the
-rate found and --confirm-over above it, and says whether each held.
+--confirm D then runs the workload at a fixed rate for D: at the rate found
+and, if that breaks (a queue that builds slowly at the knee outlasts a short
+step), one --precision step lower at a time, at most --confirm-backoffs times,
+until a run holds; the answer is then the rate that held for D. A last run
+--confirm-over above it should break; each verdict is printed.
 
 A workload whose run is a fixed amount of work rather than a time (wiki,
 ingest, trajectory) has that work sized so each step lasts --step-duration at
@@ -79,8 +82,9 @@ result file and report with the knee chart.`,
 	fl.BoolVar(&cfg.RepeatClose, "repeat-close", true, "decide a step whose verdict is within 10 % of a limit (held or broken) by the best of three runs")
 	fl.DurationVar(&cfg.StepDuration, "step-duration", 30*time.Second, "length of one step, warm-up included")
 	fl.DurationVar(&cfg.StepWarmup, "step-warmup", 5*time.Second, "start of each step excluded from its verdict")
-	fl.DurationVar(&cfg.Confirm, "confirm", 0, "after the search, confirm the answer with two fixed-rate runs this long: at the rate found (should hold) and --confirm-over above it (should break); 0 = none")
-	fl.Float64Var(&cfg.ConfirmOver, "confirm-over", 0.2, "how far above the rate found the second confirmation run offers (0.2: 20 %)")
+	fl.DurationVar(&cfg.Confirm, "confirm", 0, "after the search, confirm the answer with fixed-rate runs this long: at the rate found, backing off until one holds (the answer for runs this long), then --confirm-over above it (should break); 0 = none")
+	fl.Float64Var(&cfg.ConfirmOver, "confirm-over", 0.2, "how far above the confirmed rate the last confirmation run offers (0.2: 20 %)")
+	fl.IntVar(&cfg.ConfirmBackoffs, "confirm-backoffs", 3, "most times a confirmation that breaks is run again one --precision step lower")
 	withCluster(cmd, func(*cluster.Cluster) {})
 	return cmd
 }
