@@ -174,8 +174,12 @@ func (db *DB) MicroblogModel(ctx context.Context) (microblog.Model, error) {
 }
 
 // schemaLockKey is the meta row whose row lock is the schema lock: shared
-// while a part loads, exclusive while the schema changes.
+// while a part loads or a schema is checked, exclusive while the schema
+// changes.
 const schemaLockKey = "schema_lock"
+
+// errSchemaBusy says the exclusive schema lock was not free.
+var errSchemaBusy = errors.New("the schema lock is held")
 
 // withSchemaLock runs fn holding the schema lock, shared or exclusive.
 // GET_LOCK cannot be it: it is exclusive only (parts must load side by
@@ -186,9 +190,12 @@ const schemaLockKey = "schema_lock"
 // DDL commits implicitly in MariaDB, so the lock cannot live in the
 // statements that change the schema, which fn runs on other connections.
 // A part's own transaction takes the lock shared itself (see
-// PopulatePart). A lock wait past innodb_lock_wait_timeout (50 s by
-// default) is an error, as when a schema change waits for another model's
-// parts.
+// PopulatePart).
+//
+// The exclusive lock is taken with NOWAIT, failing with errSchemaBusy: a
+// waiting exclusive request would queue every later shared one behind it
+// (InnoDB grants a row's locks in order), so one process waiting for a
+// part to end would stall the other parts starting meanwhile.
 func (db *DB) withSchemaLock(ctx context.Context, exclusive bool, fn func() error) error {
 	p := db.first()
 	if ok, err := tableExists(ctx, p, "meta"); err != nil {
@@ -219,32 +226,25 @@ func (db *DB) withSchemaLock(ctx context.Context, exclusive bool, fn func() erro
 	return fn()
 }
 
-// lockSchema takes the schema lock in tx until it ends.
+// lockSchema takes the schema lock in tx until it ends: shared, waiting
+// for a schema change to end, or exclusive without waiting.
 func lockSchema(ctx context.Context, tx *sql.Tx, exclusive bool) error {
-	q, how := "select v from meta where k = ? lock in share mode", "shared"
+	q := "select v from meta where k = ? lock in share mode"
 	if exclusive {
-		q, how = "select v from meta where k = ? for update", "exclusive"
+		q = "select v from meta where k = ? for update nowait"
 	}
 	var v string
-	if err := tx.QueryRowContext(ctx, q, schemaLockKey).Scan(&v); err != nil {
-		return fmt.Errorf("mariadb: take the schema lock (%s): %w", how, err)
+	err := tx.QueryRowContext(ctx, q, schemaLockKey).Scan(&v)
+	var me *mysql.MySQLError
+	switch {
+	case err == nil:
+		return nil
+	case exclusive && errors.As(err, &me) && me.Number == 1205: // ER_LOCK_WAIT_TIMEOUT, as NOWAIT reports it
+		return errSchemaBusy
+	case exclusive:
+		return fmt.Errorf("mariadb: take the schema lock (exclusive): %w", err)
 	}
-	return nil
-}
-
-// schemaReady reports whether model is recorded in meta and all its tables
-// are there.
-func schemaReady(ctx context.Context, q queryer, model microblog.Model) (bool, error) {
-	have, err := recordedModel(ctx, q)
-	if err != nil || have != model {
-		return false, err
-	}
-	for _, t := range modelTables[model] {
-		if ok, err := tableExists(ctx, q, t); err != nil || !ok {
-			return false, err
-		}
-	}
-	return true, nil
+	return fmt.Errorf("mariadb: take the schema lock (shared): %w", err)
 }
 
 // modelTables are the tables of each model.
@@ -254,59 +254,94 @@ var modelTables = map[microblog.Model][]string{
 	microblog.Async:        {"users", "follows", "tweets", "timeline"},
 }
 
-// ensureSchema creates model's tables. A schema that is ready is left as
-// it is under the shared schema lock, so opening a store or loading a part
-// does not wait for parts loading; otherwise, under the exclusive lock, a
+// schemaState reads the schema for model: the model recorded (have),
+// whether model's tables are all there under it (ready), and an error
+// wrapping ErrModelMismatch when the database holds data of another model
+// or of none recorded.
+func schemaState(ctx context.Context, q queryer, model microblog.Model) (have microblog.Model, ready bool, err error) {
+	if have, err = recordedModel(ctx, q); err != nil {
+		return "", false, err
+	}
+	has, err := hasMicroblogData(ctx, q)
+	if err != nil {
+		return "", false, err
+	}
+	switch {
+	case have != "" && have != model && has:
+		return "", false, fmt.Errorf("mariadb: %w: the database holds the %s model; use a fresh database (or the %s model) to run the %s model",
+			ErrModelMismatch, have, have, model)
+	case have == "" && has:
+		return "", false, fmt.Errorf("mariadb: %w: microblog tables hold data but no model is recorded in meta; use a fresh database", ErrModelMismatch)
+	case have != model:
+		return have, false, nil
+	}
+	for _, t := range modelTables[model] {
+		if ok, err := tableExists(ctx, q, t); err != nil || !ok {
+			return have, false, err
+		}
+	}
+	return have, true, nil
+}
+
+// ensureSchema creates model's tables. It checks the schema under the
+// shared schema lock, so that opening a store or loading a part does not
+// wait for parts loading, and changes it under the exclusive one: a
 // database holding another model's data is refused before anything
 // changes, and one holding none is switched. DDL commits implicitly in
-// MariaDB, so this is a sequence of statements, not a transaction; the
-// model is recorded last, so a part (which checks it under the shared
-// lock) never sees a model whose tables are not all there.
+// MariaDB, so a change is a sequence of statements, not a transaction; the
+// model is recorded last. When the exclusive lock is held, the check is
+// made again once it is free: the holder was a schema change (done by
+// then), or parts of this model (the schema is then ready) or of another
+// (their data is then refused once committed); so this waits, for as long
+// as ctx allows, while another model's parts load.
 func (db *DB) ensureSchema(ctx context.Context, model microblog.Model) error {
 	p := db.first()
-	var ready bool
-	if err := db.withSchemaLock(ctx, false, func() (err error) {
-		ready, err = schemaReady(ctx, p, model)
-		return err
-	}); err != nil || ready {
+	for {
+		var ready bool
+		if err := db.withSchemaLock(ctx, false, func() (err error) {
+			_, ready, err = schemaState(ctx, p, model)
+			return err
+		}); err != nil || ready {
+			return err
+		}
+		err := db.withSchemaLock(ctx, true, func() error { return changeSchema(ctx, p, model) })
+		if !errors.Is(err, errSchemaBusy) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("mariadb: wait for the schema lock: %w", ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// changeSchema makes model's schema, under the exclusive schema lock.
+func changeSchema(ctx context.Context, p *sql.DB, model microblog.Model) error {
+	have, ready, err := schemaState(ctx, p, model)
+	if err != nil || ready {
 		return err
 	}
-	return db.withSchemaLock(ctx, true, func() error {
-		have, err := recordedModel(ctx, p)
-		if err != nil {
-			return err
+	if have != model {
+		if _, err := p.ExecContext(ctx, "delete from meta where k = ?", metaModelKey); err != nil {
+			return fmt.Errorf("mariadb: clear the recorded model: %w", err)
 		}
-		has, err := hasMicroblogData(ctx, p)
-		if err != nil {
-			return err
-		}
-		switch {
-		case have != "" && have != model && has:
-			return fmt.Errorf("mariadb: %w: the database holds the %s model; use a fresh database (or the %s model) to run the %s model",
-				ErrModelMismatch, have, have, model)
-		case have == "" && has:
-			return fmt.Errorf("mariadb: %w: microblog tables hold data but no model is recorded in meta; use a fresh database", ErrModelMismatch)
-		case have != model:
-			if _, err := p.ExecContext(ctx, "delete from meta where k = ?", metaModelKey); err != nil {
-				return fmt.Errorf("mariadb: clear the recorded model: %w", err)
-			}
-			for _, t := range microblogTables {
-				if _, err := p.ExecContext(ctx, "drop table if exists "+t); err != nil {
-					return fmt.Errorf("mariadb: drop empty %s table: %w", t, err)
-				}
+		for _, t := range microblogTables {
+			if _, err := p.ExecContext(ctx, "drop table if exists "+t); err != nil {
+				return fmt.Errorf("mariadb: drop empty %s table: %w", t, err)
 			}
 		}
-		for _, s := range append(append([]string{}, commonSchema...), modelSchema[model]...) {
-			if _, err := p.ExecContext(ctx, s); err != nil {
-				return fmt.Errorf("mariadb: create %s schema: %w", model, err)
-			}
+	}
+	for _, s := range append(append([]string{}, commonSchema...), modelSchema[model]...) {
+		if _, err := p.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("mariadb: create %s schema: %w", model, err)
 		}
-		if _, err := p.ExecContext(ctx, "insert into meta (k, v) values (?, ?) on duplicate key update v = values(v)",
-			metaModelKey, string(model)); err != nil {
-			return fmt.Errorf("mariadb: record model: %w", err)
-		}
-		return nil
-	})
+	}
+	if _, err := p.ExecContext(ctx, "insert into meta (k, v) values (?, ?) on duplicate key update v = values(v)",
+		metaModelKey, string(model)); err != nil {
+		return fmt.Errorf("mariadb: record model: %w", err)
+	}
+	return nil
 }
 
 // Microblog implements microblog.Backend: every model fits a relational
@@ -684,16 +719,17 @@ var errDuplicateUser = errors.New("a user of the part was inserted by another cl
 // makes it, then the part in one transaction on the first node (all of it
 // or nothing), holding the schema lock shared so that parts load side by
 // side while a schema change waits for them. A part whose users are all
-// there is loaded; one whose users are partly there belongs to a load in
-// another number of parts.
+// there is already loaded (ErrPartLoaded); one whose users are partly
+// there belongs to a load in another number of parts.
 //
 // The transaction runs at READ COMMITTED. At REPEATABLE READ, InnoDB's
-// INSERT ... SELECT sets shared next-key locks on every row and gap it
-// reads — all of tweets in the denormalized and normalized models, whose
-// tweets have no author index — and two parts, each holding those locks
-// and inserting into the other's gaps, deadlock. At READ COMMITTED the
-// SELECT is a consistent read without locks and inserts of disjoint keys
-// take no gap locks, so parts do not wait for each other. inTx still
+// INSERT ... SELECT sets shared next-key locks on the rows and gaps it
+// reads (all of tweets in the denormalized and normalized models, whose
+// tweets have no author index), so a part waits for another's uncommitted
+// inserts or deadlocks with it (TestPartLoadsBesideAnOpenPart fails so in
+// every model). At READ COMMITTED the SELECT is a consistent read without
+// locks and inserts of disjoint keys take no gap locks, so parts do not
+// wait for each other. inTx still
 // reruns a part rolled back for a deadlock or a Galera certification
 // conflict (error 1213), up to 5 times: it wrote nothing, and its checks
 // then see what the other transaction committed.
@@ -720,7 +756,7 @@ func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *micro
 		if have, err := recordedModel(ctx, tx); err != nil {
 			return err
 		} else if have != model {
-			return fmt.Errorf("mariadb: %w: the database holds (or is being switched to) the %q model; load the %s model into a fresh database",
+			return fmt.Errorf("mariadb: %w: the database records the %q model (opened by another process meanwhile); load the %s model into a fresh database",
 				ErrModelMismatch, have, model)
 		}
 		if err := partThere(ctx, tx, part); err != nil {

@@ -2,6 +2,7 @@ package mariadb
 
 import (
 	"database/sql"
+	"errors"
 	"testing"
 
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
@@ -27,7 +28,9 @@ func TestPartsFromTwoClients(t *testing.T) {
 // TestPartLoadsBesideAnOpenPart loads a part while another part's
 // transaction has written all its rows but not committed: the part must
 // not wait for it (the schema lock is shared between parts, and their
-// inserts and INSERT ... SELECTs take no locks the other holds). Lock
+// inserts and INSERT ... SELECTs take no locks the other holds), and a
+// schema change may not take the lock exclusive meanwhile (opening
+// another model waits for the part, then refuses its data). Lock
 // waits are cut to 2 s in this database's sessions, so a part that did
 // wait fails with a lock wait timeout instead of passing late. Every
 // model's tables are exercised.
@@ -58,11 +61,34 @@ func TestPartLoadsBesideAnOpenPart(t *testing.T) {
 			if err := insertPart(ctx, tx, m, ds, open); err != nil {
 				t.Fatal(err)
 			}
+			// Meanwhile another model is opened: it must wait for the part
+			// and then refuse its data, not switch the schema under it
+			// (nothing is committed yet, so the database looks empty).
+			other := microblog.Normalized
+			if m == other {
+				other = microblog.Denormalized
+			}
+			opened := make(chan error, 1)
+			go func() {
+				s, err := db.Microblog(ctx, other)
+				if err == nil {
+					s.Close()
+				}
+				opened <- err
+			}()
 			if err := db.PopulatePart(ctx, m, ds, loaded); err != nil {
 				t.Fatalf("PopulatePart(%s) beside part %s's open transaction: %v", loaded, open, err)
 			}
+			// A schema change may not start while a part loads.
+			err = db.withSchemaLock(ctx, true, func() error { return errors.New("the schema lock was exclusive") })
+			if !errors.Is(err, errSchemaBusy) {
+				t.Errorf("the exclusive schema lock while a part loads: %v; want errSchemaBusy", err)
+			}
 			if err := tx.Commit(); err != nil {
 				t.Fatal(err)
+			}
+			if err := <-opened; !errors.Is(err, ErrModelMismatch) {
+				t.Errorf("Microblog(%s) while a %s part loads: %v; want ErrModelMismatch once the part is in", other, m, err)
 			}
 			s := adaptertest.OpenMicroblog(t, db, m)
 			whole := microblog.Counts{Users: int64(ds.Users), Follows: int64(len(ds.Follows)), Tweets: int64(len(ds.Tweets))}
