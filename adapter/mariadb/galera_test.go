@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/url"
 	"os"
 	"sync"
 	"testing"
@@ -19,7 +20,8 @@ import (
 // lists every node, operations are spread over them, and with
 // wsrep_sync_wait=1 (causal reads) every userline and timeline read on any
 // node must equal the oracle after concurrent posts; an ingest run's
-// count must be exact.
+// count must be exact. The dataset loaded in parts by two clients at once
+// (in a database of its own) must read as whole.
 func TestGalera(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a Galera cluster takes ~15 s to start")
@@ -117,4 +119,17 @@ func TestGalera(t *testing.T) {
 	if n, err := is.Count(ctx); err != nil || n != 8000 {
 		t.Fatalf("ingest count %d, %v", n, err)
 	}
+
+	if _, err := db.first().ExecContext(ctx, "create database fieldbench_parts"); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(c.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/fieldbench_parts"
+	q := u.Query()
+	q.Set("wsrep_sync_wait", "1")
+	u.RawQuery = q.Encode()
+	adaptertest.MicroblogPartsTwoClients(t, adaptertest.Open(t, Open, u.String()), adaptertest.Open(t, Open, u.String()), ErrModelMismatch)
 }

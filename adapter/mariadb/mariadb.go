@@ -361,10 +361,15 @@ func isRetryable(err error) bool {
 // inTx runs fn in a transaction on pool, retrying a few times when the
 // server rolled it back for a deadlock or a certification conflict.
 func inTx(ctx context.Context, pool *sql.DB, what string, fn func(tx *sql.Tx) error) error {
+	return inTxOpts(ctx, pool, what, nil, fn)
+}
+
+// inTxOpts is inTx with transaction options (an isolation level).
+func inTxOpts(ctx context.Context, pool *sql.DB, what string, opts *sql.TxOptions, fn func(tx *sql.Tx) error) error {
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
 		err = func() error {
-			tx, err := pool.BeginTx(ctx, nil)
+			tx, err := pool.BeginTx(ctx, opts)
 			if err != nil {
 				return fmt.Errorf("mariadb: begin %s: %w", what, err)
 			}

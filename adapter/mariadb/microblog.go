@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
@@ -171,29 +173,159 @@ func (db *DB) MicroblogModel(ctx context.Context) (microblog.Model, error) {
 	return m, nil
 }
 
-// ensureSchema creates model's tables. DDL commits implicitly in MariaDB,
-// so this is a sequence of statements, not a transaction: a database
-// holding another model's data is refused before anything changes.
-func (db *DB) ensureSchema(ctx context.Context, model microblog.Model) error {
+// schemaLockKey is the meta row whose row lock is the schema lock: shared
+// while a part loads or a schema is checked, exclusive while the schema
+// changes.
+const schemaLockKey = "schema_lock"
+
+// errSchemaBusy says the exclusive schema lock was not free.
+var errSchemaBusy = errors.New("the schema lock is held")
+
+// withSchemaLock runs fn holding the schema lock, shared or exclusive.
+// GET_LOCK cannot be it: it is exclusive only (parts must load side by
+// side), and Galera refuses it. The lock is a row lock on meta's
+// schema_lock row, taken by a transaction on a connection of its own that
+// writes nothing (so, on Galera, it never replicates and stays on the
+// first node, where every process sends its schema changes and loads):
+// DDL commits implicitly in MariaDB, so the lock cannot live in the
+// statements that change the schema, which fn runs on other connections.
+// A part's own transaction takes the lock shared itself (see
+// PopulatePart).
+//
+// The exclusive lock is taken with NOWAIT, failing with errSchemaBusy: a
+// waiting exclusive request would queue every later shared one behind it
+// (InnoDB grants a row's locks in order), so one process waiting for a
+// part to end would stall the other parts starting meanwhile.
+func (db *DB) withSchemaLock(ctx context.Context, exclusive bool, fn func() error) error {
 	p := db.first()
-	if _, err := p.ExecContext(ctx, createMeta); err != nil {
-		return fmt.Errorf("mariadb: create meta table: %w", err)
+	if ok, err := tableExists(ctx, p, "meta"); err != nil {
+		return err
+	} else if !ok {
+		// Only when missing: CREATE TABLE on an existing table could wait
+		// for the metadata locks of parts loading.
+		if _, err := p.ExecContext(ctx, createMeta); err != nil {
+			return fmt.Errorf("mariadb: create meta table: %w", err)
+		}
 	}
-	have, err := recordedModel(ctx, p)
+	if _, err := p.ExecContext(ctx, "insert ignore into meta (k, v) values (?, '')", schemaLockKey); err != nil {
+		return fmt.Errorf("mariadb: create the schema lock row: %w", err)
+	}
+	conn, err := p.Conn(ctx)
 	if err != nil {
+		return fmt.Errorf("mariadb: connect for the schema lock: %w", err)
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("mariadb: begin the schema lock: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if err := lockSchema(ctx, tx, exclusive); err != nil {
 		return err
 	}
-	has, err := hasMicroblogData(ctx, p)
+	return fn()
+}
+
+// lockSchema takes the schema lock in tx until it ends: shared, waiting
+// for a schema change to end, or exclusive without waiting.
+func lockSchema(ctx context.Context, tx *sql.Tx, exclusive bool) error {
+	q := "select v from meta where k = ? lock in share mode"
+	if exclusive {
+		q = "select v from meta where k = ? for update nowait"
+	}
+	var v string
+	err := tx.QueryRowContext(ctx, q, schemaLockKey).Scan(&v)
+	var me *mysql.MySQLError
+	switch {
+	case err == nil:
+		return nil
+	case exclusive && errors.As(err, &me) && me.Number == 1205: // ER_LOCK_WAIT_TIMEOUT, as NOWAIT reports it
+		return errSchemaBusy
+	case exclusive:
+		return fmt.Errorf("mariadb: take the schema lock (exclusive): %w", err)
+	}
+	return fmt.Errorf("mariadb: take the schema lock (shared): %w", err)
+}
+
+// modelTables are the tables of each model.
+var modelTables = map[microblog.Model][]string{
+	microblog.Denormalized: {"users", "follows", "tweets", "userline", "timeline"},
+	microblog.Normalized:   {"users", "follows", "tweets", "userline", "timeline"},
+	microblog.Async:        {"users", "follows", "tweets", "timeline"},
+}
+
+// schemaState reads the schema for model: the model recorded (have),
+// whether model's tables are all there under it (ready), and an error
+// wrapping ErrModelMismatch when the database holds data of another model
+// or of none recorded.
+func schemaState(ctx context.Context, q queryer, model microblog.Model) (have microblog.Model, ready bool, err error) {
+	if have, err = recordedModel(ctx, q); err != nil {
+		return "", false, err
+	}
+	has, err := hasMicroblogData(ctx, q)
 	if err != nil {
-		return err
+		return "", false, err
 	}
 	switch {
 	case have != "" && have != model && has:
-		return fmt.Errorf("mariadb: %w: the database holds the %s model; use a fresh database (or the %s model) to run the %s model",
+		return "", false, fmt.Errorf("mariadb: %w: the database holds the %s model; use a fresh database (or the %s model) to run the %s model",
 			ErrModelMismatch, have, have, model)
 	case have == "" && has:
-		return fmt.Errorf("mariadb: %w: microblog tables hold data but no model is recorded in meta; use a fresh database", ErrModelMismatch)
+		return "", false, fmt.Errorf("mariadb: %w: microblog tables hold data but no model is recorded in meta; use a fresh database", ErrModelMismatch)
 	case have != model:
+		return have, false, nil
+	}
+	for _, t := range modelTables[model] {
+		if ok, err := tableExists(ctx, q, t); err != nil || !ok {
+			return have, false, err
+		}
+	}
+	return have, true, nil
+}
+
+// ensureSchema creates model's tables. It checks the schema under the
+// shared schema lock, so that opening a store or loading a part does not
+// wait for parts loading, and changes it under the exclusive one: a
+// database holding another model's data is refused before anything
+// changes, and one holding none is switched. DDL commits implicitly in
+// MariaDB, so a change is a sequence of statements, not a transaction; the
+// model is recorded last. When the exclusive lock is held, the check is
+// made again once it is free: the holder was a schema change (done by
+// then), or parts of this model (the schema is then ready) or of another
+// (their data is then refused once committed); so this waits, for as long
+// as ctx allows, while another model's parts load.
+func (db *DB) ensureSchema(ctx context.Context, model microblog.Model) error {
+	p := db.first()
+	for {
+		var ready bool
+		if err := db.withSchemaLock(ctx, false, func() (err error) {
+			_, ready, err = schemaState(ctx, p, model)
+			return err
+		}); err != nil || ready {
+			return err
+		}
+		err := db.withSchemaLock(ctx, true, func() error { return changeSchema(ctx, p, model) })
+		if !errors.Is(err, errSchemaBusy) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("mariadb: wait for the schema lock: %w", ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// changeSchema makes model's schema, under the exclusive schema lock.
+func changeSchema(ctx context.Context, p *sql.DB, model microblog.Model) error {
+	have, ready, err := schemaState(ctx, p, model)
+	if err != nil || ready {
+		return err
+	}
+	if have != model {
+		if _, err := p.ExecContext(ctx, "delete from meta where k = ?", metaModelKey); err != nil {
+			return fmt.Errorf("mariadb: clear the recorded model: %w", err)
+		}
 		for _, t := range microblogTables {
 			if _, err := p.ExecContext(ctx, "drop table if exists "+t); err != nil {
 				return fmt.Errorf("mariadb: drop empty %s table: %w", t, err)
@@ -496,34 +628,7 @@ func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
 	if err := load(ctx, p, "tweets (id, author, time, body)", tweets); err != nil {
 		return err
 	}
-	var steps []string
-	switch s.model {
-	case microblog.Denormalized:
-		steps = []string{
-			`insert into userline (owner, time, tweet_id, body)
-			 select author, time, id, body from tweets where author between ? and ?`,
-			`insert into timeline (owner, time, tweet_id, author, body)
-			 select f.follower, t.time, t.id, t.author, t.body
-			 from follows as f join tweets as t on t.author = f.followee
-			 where f.follower between ? and ?`,
-		}
-	case microblog.Normalized:
-		steps = []string{
-			`insert into userline (owner, time, tweet_id)
-			 select author, time, id from tweets where author between ? and ?`,
-			`insert into timeline (owner, time, tweet_id)
-			 select f.follower, t.time, t.id
-			 from follows as f join tweets as t on t.author = f.followee
-			 where f.follower between ? and ?`,
-		}
-	case microblog.Async:
-		steps = []string{
-			`insert into timeline (owner, time, tweet_id, author, body)
-			 select f.follower, t.time, t.id, t.author, t.body
-			 from follows as f join tweets as t on t.author = f.followee
-			 where f.follower between ? and ?`,
-		}
-	}
+	steps := deriveSQL(s.model, "f.follower")
 	for lo := int64(1); lo <= int64(ds.Users); lo += deriveUsers {
 		hi := lo + deriveUsers - 1
 		for _, q := range steps {
@@ -535,31 +640,194 @@ func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
 	return nil
 }
 
+// deriveSQL is the INSERT ... SELECTs that derive userline and timeline
+// from tweets and follows for a range of users (two parameters, first and
+// last): the userline of the authors in it, and the timeline entries of
+// the follows whose column by (f.follower or f.followee) is in it.
+func deriveSQL(model microblog.Model, by string) []string {
+	timeline := `
+		 from follows as f join tweets as t on t.author = f.followee
+		 where ` + by + ` between ? and ?`
+	switch model {
+	case microblog.Denormalized:
+		return []string{
+			`insert into userline (owner, time, tweet_id, body)
+			 select author, time, id, body from tweets where author between ? and ?`,
+			`insert into timeline (owner, time, tweet_id, author, body)
+			 select f.follower, t.time, t.id, t.author, t.body` + timeline,
+		}
+	case microblog.Normalized:
+		return []string{
+			`insert into userline (owner, time, tweet_id)
+			 select author, time, id from tweets where author between ? and ?`,
+			`insert into timeline (owner, time, tweet_id)
+			 select f.follower, t.time, t.id` + timeline,
+		}
+	case microblog.Async:
+		return []string{
+			`insert into timeline (owner, time, tweet_id, author, body)
+			 select f.follower, t.time, t.id, t.author, t.body` + timeline,
+		}
+	}
+	return nil
+}
+
 // load inserts rows into target ("table (cols)") with multi-row INSERTs
 // of loadRows rows, loadTxRows rows a transaction.
 func load(ctx context.Context, p *sql.DB, target string, rows [][]any) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	cols := len(rows[0])
-	args := make([]any, 0, cols*min(len(rows), loadRows))
 	for txLo := 0; txLo < len(rows); txLo += loadTxRows {
 		part := rows[txLo:min(txLo+loadTxRows, len(rows))]
-		err := inTx(ctx, p, "load "+target, func(tx *sql.Tx) error {
-			for lo := 0; lo < len(part); lo += loadRows {
-				chunk := part[lo:min(lo+loadRows, len(part))]
-				args = args[:0]
-				for _, r := range chunk {
-					args = append(args, r...)
-				}
-				if _, err := tx.ExecContext(ctx, "insert into "+target+" values "+values(cols, len(chunk)), args...); err != nil {
-					return fmt.Errorf("mariadb: load %s: %w", target, err)
-				}
-			}
-			return nil
-		})
-		if err != nil {
+		if err := inTx(ctx, p, "load "+target, func(tx *sql.Tx) error { return insertRows(ctx, tx, target, part) }); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// insertRows inserts rows into target ("table (cols)") in tx with
+// multi-row INSERTs of loadRows rows.
+func insertRows(ctx context.Context, tx *sql.Tx, target string, rows [][]any) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	cols := len(rows[0])
+	args := make([]any, 0, cols*min(len(rows), loadRows))
+	for lo := 0; lo < len(rows); lo += loadRows {
+		chunk := rows[lo:min(lo+loadRows, len(rows))]
+		args = args[:0]
+		for _, r := range chunk {
+			args = append(args, r...)
+		}
+		if _, err := tx.ExecContext(ctx, "insert into "+target+" values "+values(cols, len(chunk)), args...); err != nil {
+			return fmt.Errorf("mariadb: load %s: %w", target, err)
+		}
+	}
+	return nil
+}
+
+var _ microblog.PartLoader = (*DB)(nil)
+
+// errDuplicateUser marks a part whose users another client inserted
+// between the part's check and its own inserts (their commit made its
+// insert fail with a duplicate key).
+var errDuplicateUser = errors.New("a user of the part was inserted by another client")
+
+// PopulatePart implements microblog.PartLoader: the schema as Microblog
+// makes it, then the part in one transaction on the first node (all of it
+// or nothing), holding the schema lock shared so that parts load side by
+// side while a schema change waits for them. A part whose users are all
+// there is already loaded (ErrPartLoaded); one whose users are partly
+// there belongs to a load in another number of parts.
+//
+// The transaction runs at READ COMMITTED. At REPEATABLE READ, InnoDB's
+// INSERT ... SELECT sets shared next-key locks on the rows and gaps it
+// reads (all of tweets in the denormalized and normalized models, whose
+// tweets have no author index), so a part waits for another's uncommitted
+// inserts or deadlocks with it (TestPartLoadsBesideAnOpenPart fails so in
+// every model). At READ COMMITTED the SELECT is a consistent read without
+// locks and inserts of disjoint keys take no gap locks, so parts do not
+// wait for each other. inTx still
+// reruns a part rolled back for a deadlock or a Galera certification
+// conflict (error 1213), up to 5 times: it wrote nothing, and its checks
+// then see what the other transaction committed.
+//
+// One part is one transaction, so on Galera its write set holds the part's
+// rows and their fan-out and must fit wsrep_max_ws_size: load a large
+// dataset in more parts.
+func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *microblog.Dataset, part microblog.Part) error {
+	if _, err := microblog.ParseModel(string(model)); err != nil {
+		return fmt.Errorf("mariadb: %w: %w", adapter.ErrUnsupported, err)
+	}
+	if err := part.Validate(ds); err != nil {
+		return err
+	}
+	if err := db.ensureSchema(ctx, model); err != nil {
+		return err
+	}
+	p := db.first()
+	rc := &sql.TxOptions{Isolation: sql.LevelReadCommitted}
+	err := inTxOpts(ctx, p, "load part "+part.String(), rc, func(tx *sql.Tx) error {
+		if err := lockSchema(ctx, tx, false); err != nil {
+			return err
+		}
+		if have, err := recordedModel(ctx, tx); err != nil {
+			return err
+		} else if have != model {
+			return fmt.Errorf("mariadb: %w: the database records the %q model (opened by another process meanwhile); load the %s model into a fresh database",
+				ErrModelMismatch, have, model)
+		}
+		if err := partThere(ctx, tx, part); err != nil {
+			return err
+		}
+		return insertPart(ctx, tx, model, ds, part)
+	})
+	if errors.Is(err, errDuplicateUser) {
+		// Committed by another client since the check: say what is there.
+		if err := partThere(ctx, p, part); err != nil {
+			return err
+		}
+	}
+	return err
+}
+
+// partThere checks what q sees of part's users: an error wrapping
+// ErrPartLoaded when they are all there, one saying so when some are
+// (another number of parts), nil when none.
+func partThere(ctx context.Context, q queryer, part microblog.Part) error {
+	var there int64
+	if err := q.QueryRowContext(ctx, "select count(*) from users where id between ? and ?", part.First, part.Last).Scan(&there); err != nil {
+		return fmt.Errorf("mariadb: check part %s: %w", part, err)
+	}
+	switch size := part.Last - part.First + 1; {
+	case there == size:
+		return fmt.Errorf("mariadb: part %s (users %d..%d): %w", part, part.First, part.Last, microblog.ErrPartLoaded)
+	case there > 0:
+		return fmt.Errorf("mariadb: part %s: %d of its users %d..%d are there already, loaded in another number of parts: use a fresh database",
+			part, there, part.First, part.Last)
+	}
+	return nil
+}
+
+// insertPart writes part's users, the follows of its followees and its
+// authors' tweets in tx, then derives their userline and timeline entries
+// in SQL (a tweet's readers follow its author, so the follows joined are
+// the part's own).
+func insertPart(ctx context.Context, tx *sql.Tx, model microblog.Model, ds *microblog.Dataset, part microblog.Part) error {
+	users := make([][]any, 0, part.Last-part.First+1)
+	for u := part.First; u <= part.Last; u++ {
+		users = append(users, []any{u, microblog.UserName(u)})
+	}
+	if err := insertRows(ctx, tx, "users (id, name)", users); err != nil {
+		var me *mysql.MySQLError
+		if errors.As(err, &me) && me.Number == 1062 { // ER_DUP_ENTRY
+			return fmt.Errorf("%w: %w", errDuplicateUser, err)
+		}
+		return err
+	}
+	var follows [][]any
+	for f := part.First; f <= part.Last; f++ {
+		for _, r := range ds.Followers(f) {
+			follows = append(follows, []any{f, r})
+		}
+	}
+	if err := insertRows(ctx, tx, "follows (followee, follower)", follows); err != nil {
+		return err
+	}
+	var tweets [][]any
+	for i := range ds.Tweets {
+		if t := &ds.Tweets[i]; part.Holds(t.Author) {
+			tweets = append(tweets, []any{t.ID, t.Author, t.Time.UnixMicro(), t.Body})
+		}
+	}
+	if err := insertRows(ctx, tx, "tweets (id, author, time, body)", tweets); err != nil {
+		return err
+	}
+	for _, q := range deriveSQL(model, "f.followee") {
+		if _, err := tx.ExecContext(ctx, q, part.First, part.Last); err != nil {
+			return fmt.Errorf("mariadb %s: derive userline/timeline of part %s: %w", model, part, err)
 		}
 	}
 	return nil

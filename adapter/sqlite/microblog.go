@@ -8,6 +8,10 @@ import (
 	"strings"
 	"time"
 
+	sqlitedrv "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
 
@@ -399,7 +403,7 @@ func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
 		if err := tweets.close(ctx); err != nil {
 			return err
 		}
-		if err := s.derive(ctx, tx); err != nil {
+		if err := derive(ctx, tx, s.model, 1, int64(ds.Users)); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx,
@@ -424,8 +428,9 @@ func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
 	return nil
 }
 
-// derive fills userline and timeline from follows and tweets, in SQL and in
-// primary-key order. It first copies follows and tweets into two temporary
+// derive fills userline and timeline from the follows and tweets of the
+// authors first..last (a tweet's readers follow its author, so those are
+// all the rows their tweets make), in SQL and in primary-key order. It first copies follows and tweets into two temporary
 // tables clustered for the fan-out — follows by (follower, followee), tweets
 // by (author, time, id) with the body — so SQLite walks each follower's
 // followees in order, reads their tweets without touching the tweets table,
@@ -433,25 +438,27 @@ func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
 // (tens of millions of rows at scale, a sort that spills to disk). Temporary
 // tables live in the connection's temp database, so they leave no free
 // pages behind in the database file (whose size is a reported figure).
-func (s *store) derive(ctx context.Context, tx *sql.Tx) error {
+func derive(ctx context.Context, tx *sql.Tx, model microblog.Model, first, last int64) error {
 	body := ", body"
-	if s.model == microblog.Normalized {
+	if model == microblog.Normalized {
 		body = "" // the fan-out carries ids only
 	}
 	steps := []string{
 		`create temp table load_tweets (
 			author integer not null, time integer not null, id integer not null` + body + `,
 			primary key (author, time, id)) without rowid`,
-		`insert into temp.load_tweets select author, time, id` + body + ` from main.tweets order by author, time, id`,
+		`insert into temp.load_tweets select author, time, id` + body + ` from main.tweets
+		 where author between ?1 and ?2 order by author, time, id`,
 		`create temp table load_follows (
 			follower integer not null, followee integer not null,
 			primary key (follower, followee)) without rowid`,
-		`insert into temp.load_follows select follower, followee from main.follows order by follower, followee`,
+		`insert into temp.load_follows select follower, followee from main.follows
+		 where followee between ?1 and ?2 order by follower, followee`,
 	}
 	const fanout = `
 		from temp.load_follows as f cross join temp.load_tweets as t on t.author = f.followee
 		order by f.follower, t.time, t.id`
-	switch s.model {
+	switch model {
 	case microblog.Denormalized:
 		steps = append(steps,
 			`insert into main.userline (owner, time, tweet_id, body)
@@ -471,8 +478,12 @@ func (s *store) derive(ctx context.Context, tx *sql.Tx) error {
 	}
 	steps = append(steps, `drop table temp.load_follows`, `drop table temp.load_tweets`)
 	for _, q := range steps {
-		if _, err := tx.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("sqlite %s: populate userline/timeline (%.50s...): %w", s.model, strings.Join(strings.Fields(q), " "), err)
+		var args []any
+		if strings.Contains(q, "?1") {
+			args = []any{first, last}
+		}
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("sqlite %s: populate userline/timeline (%.50s...): %w", model, strings.Join(strings.Fields(q), " "), err)
 		}
 	}
 	return nil
@@ -526,4 +537,130 @@ func (l *loader) close(ctx context.Context) error {
 	}
 	l.buf = l.buf[:0]
 	return nil
+}
+
+var _ microblog.PartLoader = (*DB)(nil)
+
+// PopulatePart implements microblog.PartLoader. A part is one write
+// transaction (BEGIN IMMEDIATE on the writer connection): the schema as
+// Microblog makes it, the check of what is there, the part's users,
+// follows and tweets and the userline and timeline entries they make. One
+// SQLite file has one writer, so parts loaded by several processes run one
+// after another, each whole or not at all. The process that finds the
+// database whole once its part is in moves the WAL into the file and
+// optimizes, as Populate does.
+func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *microblog.Dataset, part microblog.Part) error {
+	if _, err := microblog.ParseModel(string(model)); err != nil {
+		return fmt.Errorf("sqlite: %w: %w", adapter.ErrUnsupported, err)
+	}
+	if err := part.Validate(ds); err != nil {
+		return err
+	}
+	tx, err := db.beginWaiting(ctx)
+	if err != nil {
+		return fmt.Errorf("sqlite %s: begin part %s: %w", model, part, err)
+	}
+	whole, err := db.populatePart(ctx, tx, model, ds, part)
+	if err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite %s: commit part %s: %w", model, part, err)
+	}
+	if !whole {
+		return nil
+	}
+	if _, err := db.w.ExecContext(ctx, "pragma wal_checkpoint(truncate)"); err != nil {
+		return fmt.Errorf("sqlite %s: checkpoint after the last part: %w", model, err)
+	}
+	if _, err := db.w.ExecContext(ctx, "pragma optimize"); err != nil {
+		return fmt.Errorf("sqlite %s: optimize after the last part: %w", model, err)
+	}
+	return nil
+}
+
+// populatePart writes part in tx and reports whether the database then
+// holds every user of ds.
+func (db *DB) populatePart(ctx context.Context, tx *sql.Tx, model microblog.Model, ds *microblog.Dataset, part microblog.Part) (whole bool, err error) {
+	if err := db.ensureSchemaTx(ctx, tx, model); err != nil {
+		return false, err
+	}
+	var there int64
+	if err := tx.QueryRowContext(ctx, "select count(*) from users where id between ? and ?", part.First, part.Last).Scan(&there); err != nil {
+		return false, fmt.Errorf("sqlite %s: check part %s: %w", model, part, err)
+	}
+	switch size := part.Last - part.First + 1; {
+	case there == size:
+		return false, fmt.Errorf("sqlite %s: part %s (users %d..%d): %w", db.path, part, part.First, part.Last, microblog.ErrPartLoaded)
+	case there > 0:
+		return false, fmt.Errorf("sqlite %s: part %s: %d of its users %d..%d are there already, loaded in another number of parts: use a fresh database",
+			db.path, part, there, part.First, part.Last)
+	}
+	users := newLoader(tx, "users (id, name)", 2)
+	for u := part.First; u <= part.Last; u++ {
+		if err := users.add(ctx, u, microblog.UserName(u)); err != nil {
+			return false, err
+		}
+	}
+	if err := users.close(ctx); err != nil {
+		return false, err
+	}
+	follows := newLoader(tx, "follows (follower, followee)", 2)
+	for f := part.First; f <= part.Last; f++ {
+		for _, r := range ds.Followers(f) {
+			if err := follows.add(ctx, r, f); err != nil {
+				return false, err
+			}
+		}
+	}
+	if err := follows.close(ctx); err != nil {
+		return false, err
+	}
+	tweets := newLoader(tx, "tweets (id, author, time, body)", 4)
+	for i := range ds.Tweets {
+		if t := &ds.Tweets[i]; part.Holds(t.Author) {
+			if err := tweets.add(ctx, t.ID, t.Author, t.Time.UnixMicro(), t.Body); err != nil {
+				return false, err
+			}
+		}
+	}
+	if err := tweets.close(ctx); err != nil {
+		return false, err
+	}
+	if err := derive(ctx, tx, model, part.First, part.Last); err != nil {
+		return false, err
+	}
+	var users64 int64
+	if err := tx.QueryRowContext(ctx, "select count(*) from users").Scan(&users64); err != nil {
+		return false, fmt.Errorf("sqlite %s: count users after part %s: %w", model, part, err)
+	}
+	return users64 == int64(ds.Users), nil
+}
+
+// beginWaiting begins a write transaction on the writer connection,
+// waiting for as long as ctx allows while another process writes: BEGIN
+// IMMEDIATE gives up with SQLITE_BUSY after the busy timeout, and another
+// process's part may take longer than that. Each try waits the busy
+// timeout (the pause between tries only keeps a BUSY that SQLite returns
+// at once, without its busy handler, from spinning).
+func (db *DB) beginWaiting(ctx context.Context) (*sql.Tx, error) {
+	for {
+		tx, err := db.w.BeginTx(ctx, nil)
+		if err == nil || !isBusy(err) {
+			return tx, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// isBusy reports SQLITE_BUSY (or one of its extended codes): another
+// connection holds the lock.
+func isBusy(err error) bool {
+	var se *sqlitedrv.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
 }

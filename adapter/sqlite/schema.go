@@ -184,9 +184,8 @@ func (db *DB) MicroblogModel(ctx context.Context) (microblog.Model, error) {
 	return m, nil
 }
 
-// ensureSchema creates model's tables in one write transaction. A database
-// whose schema belongs to another model is switched only while it holds no
-// data; otherwise the error wraps ErrModelMismatch.
+// ensureSchema creates model's tables in one write transaction (see
+// ensureSchemaTx).
 func (db *DB) ensureSchema(ctx context.Context, model microblog.Model) (err error) {
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -197,6 +196,20 @@ func (db *DB) ensureSchema(ctx context.Context, model microblog.Model) (err erro
 			_ = tx.Rollback()
 		}
 	}()
+	if err := db.ensureSchemaTx(ctx, tx, model); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: commit %s schema: %w", model, err)
+	}
+	return nil
+}
+
+// ensureSchemaTx creates model's tables in tx, a write transaction, and
+// records the model in meta. A database whose schema belongs to another
+// model is switched only while it holds no data; otherwise the error wraps
+// ErrModelMismatch.
+func (db *DB) ensureSchemaTx(ctx context.Context, tx *sql.Tx, model microblog.Model) error {
 	if _, err := tx.ExecContext(ctx, createMeta); err != nil {
 		return fmt.Errorf("sqlite: create meta table: %w", err)
 	}
@@ -238,9 +251,6 @@ func (db *DB) ensureSchema(ctx context.Context, model microblog.Model) (err erro
 		`insert into meta (key, value) values (?, ?) on conflict (key) do update set value = excluded.value`,
 		metaModelKey, string(model)); err != nil {
 		return fmt.Errorf("sqlite: record model in meta: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlite: commit %s schema: %w", model, err)
 	}
 	return nil
 }

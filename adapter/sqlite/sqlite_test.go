@@ -67,6 +67,16 @@ func TestEmptyDatabaseSwitchesModel(t *testing.T) {
 	adaptertest.SwitchesModelWhenEmpty(t, openTemp(t), ErrModelMismatch)
 }
 
+// TestPartsFromTwoClients loads microblog parts through two handles on one
+// file, as two processes on one machine do: two writer connections, so
+// SQLite's file lock, not the writer pool, orders their parts. Parts that
+// do not fit are refused.
+func TestPartsFromTwoClients(t *testing.T) {
+	t.Parallel()
+	dsn := tempDSN(t)
+	adaptertest.MicroblogPartsTwoClients(t, adaptertest.Open(t, Open, dsn), adaptertest.Open(t, Open, dsn), ErrModelMismatch)
+}
+
 func TestBadDSN(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -349,8 +349,9 @@ func TestWikiShardProcesses(t *testing.T) {
 // The microblog dataset loaded by three processes of a Job at once, each
 // its share of the users: the database then holds exactly the unsharded
 // dataset (an unsharded load finds nothing to load), a shard loaded again
-// loads nothing, a load in another number of parts is refused, and an
-// adapter that loads whole says so.
+// loads nothing, a load in another number of parts is refused. SQLite
+// loads in parts as well, from processes on one machine; an adapter that
+// loads whole says so.
 func TestMicroblogLoadShardProcesses(t *testing.T) {
 	base, dsn, _ := onRedis(t)
 	ctx := context.Background()
@@ -371,8 +372,25 @@ func TestMicroblogLoadShardProcesses(t *testing.T) {
 			t.Errorf("load %v: exit %d\n%s%s\nwant exit %d and %q", tc.extra, code, out, stderr, tc.code, tc.want)
 		}
 	}
-	db := "sqlite://" + filepath.Join(base, "mb.db")
-	if code, _, stderr := execute(ctx, "load", "microblog", "--db", db, "--shard", "0/2"); code != cli.ExitUsage || !strings.Contains(stderr, "loads the microblog dataset whole") {
-		t.Errorf("a sharded load on SQLite: exit %d %s", code, stderr)
+	// SQLite loads in parts too: two processes on one file at once (SQLite
+	// runs their parts one after the other) make the whole dataset, which
+	// an unsharded load then finds.
+	sqlite := []string{"microblog", "--db", "sqlite://" + filepath.Join(base, "mb.db"), "--users", "90", "--model", "normalized"}
+	shardProcesses(t, filepath.Join(base, "sqlite"), "", 2, append([]string{"load"}, sqlite...)...)
+	for _, tc := range []struct {
+		extra []string
+		want  string
+	}{
+		{[]string{"--shard", "1/2"}, "users 46..90 are already in the database; nothing to load"},
+		{nil, "already holds this dataset (normalized model); nothing to load"},
+	} {
+		code, out, stderr := execute(ctx, append(append([]string{"load"}, sqlite...), tc.extra...)...)
+		if code != cli.ExitOK || !strings.Contains(out, tc.want) {
+			t.Errorf("load on SQLite %v: exit %d\n%s%s\nwant exit 0 and %q", tc.extra, code, out, stderr, tc.want)
+		}
+	}
+	// null:// (no database) loads whole only.
+	if code, _, stderr := execute(ctx, "load", "microblog", "--db", "null://", "--shard", "0/2"); code != cli.ExitUsage || !strings.Contains(stderr, "loads the microblog dataset whole") {
+		t.Errorf("a sharded load on null://: exit %d %s", code, stderr)
 	}
 }
