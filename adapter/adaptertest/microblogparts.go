@@ -63,6 +63,7 @@ func CheckMicroblogPartRefusals(t *testing.T, db adapter.DB, mismatch error) {
 		}
 	}
 }
+
 // PartsDB is a database that loads the microblog dataset in parts.
 type PartsDB interface {
 	MicroblogDB
