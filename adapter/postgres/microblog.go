@@ -129,13 +129,50 @@ func (db *DB) MicroblogModel(ctx context.Context) (microblog.Model, error) {
 	return m, nil
 }
 
+// schemaRetry is how long ensureSchema waits before it looks again when
+// another session holds the schema lock.
+const schemaRetry = 100 * time.Millisecond
+
 // ensureSchema creates model's tables in one transaction; a database whose
 // tables belong to another model is switched only while it holds no data.
+// A schema already made for model (its model recorded in meta, which the
+// transaction that makes the tables also writes) is left as it is without
+// asking for the exclusive schema lock: parts of a sharded load hold that
+// lock shared for their whole load, and PostgreSQL queues a later shared
+// request behind a waiting exclusive one, so one process asking for it
+// would stall every part that starts after it. For the same reason the
+// exclusive lock is only tried (pg_try_advisory_xact_lock), and the check
+// made again after schemaRetry when another session holds it.
 func (db *DB) ensureSchema(ctx context.Context, model microblog.Model) error {
-	return pgx.BeginFunc(ctx, db.w, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "select pg_advisory_xact_lock($1)", int64(schemaLock)); err != nil {
-			return fmt.Errorf("postgres: lock schema: %w", err)
+	for {
+		have, err := recordedModel(ctx, db.w)
+		if err != nil || have == model {
+			return err
 		}
+		made := false
+		err = pgx.BeginFunc(ctx, db.w, func(tx pgx.Tx) error {
+			if err := tx.QueryRow(ctx, "select pg_try_advisory_xact_lock($1)", int64(schemaLock)).Scan(&made); err != nil {
+				return fmt.Errorf("postgres: lock schema: %w", err)
+			}
+			if !made {
+				return nil
+			}
+			return makeSchema(ctx, tx, model)
+		})
+		if err != nil || made {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("postgres: wait for the schema lock: %w", ctx.Err())
+		case <-time.After(schemaRetry):
+		}
+	}
+}
+
+// makeSchema is ensureSchema's work, in tx, which holds the schema lock.
+func makeSchema(ctx context.Context, tx pgx.Tx, model microblog.Model) error {
+	{
 		if _, err := tx.Exec(ctx, commonSchema[0]); err != nil {
 			return fmt.Errorf("postgres: create meta table: %w", err)
 		}
@@ -170,7 +207,7 @@ func (db *DB) ensureSchema(ctx context.Context, model microblog.Model) error {
 			return fmt.Errorf("postgres: record model in meta: %w", err)
 		}
 		return nil
-	})
+	}
 }
 
 // Microblog implements microblog.Backend. The Async store also implements
