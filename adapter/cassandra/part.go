@@ -161,7 +161,7 @@ func (db *DB) schemaHost() string {
 
 // loadedParts reads the parts recorded (at QUORUM).
 func (db *DB) loadedParts(ctx context.Context) ([]string, error) {
-	it := db.s.Query("SELECT part FROM "+db.t("mb_parts")+" WHERE bucket = 0").Consistency(gocql.Quorum).IterContext(ctx)
+	it := db.s.Query("SELECT part FROM " + db.t("mb_parts") + " WHERE bucket = 0").Consistency(gocql.Quorum).IterContext(ctx)
 	var parts []string
 	var p string
 	for it.Scan(&p) {
