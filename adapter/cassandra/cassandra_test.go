@@ -304,3 +304,10 @@ func TestWikiUpdateMissing(t *testing.T) {
 		t.Fatalf("Counts after a failed update = %+v, %v", c, err)
 	}
 }
+
+// TestPopulatePartRefusals: a part loaded twice, a part of another number
+// of parts or of another model, and a part of a dataset loaded whole are
+// refused (the suite checks the loading itself).
+func TestPopulatePartRefusals(t *testing.T) {
+	adaptertest.MicroblogPartRefusals(t, openFresh(t, ""), openFresh(t, ""), ErrModelMismatch)
+}

@@ -27,6 +27,8 @@ var mbTables = []string{
 	"mb_timeline (user bigint, us bigint, id bigint, author bigint, body text, PRIMARY KEY (user, us, id)) WITH CLUSTERING ORDER BY (us DESC, id DESC)",
 	// The async model's queue: one partition, by tweet id.
 	"mb_pending (bucket int, id bigint, author bigint, us bigint, body text, PRIMARY KEY (bucket, id))",
+	// The parts PopulatePart loaded ("I/N"): one partition, read whole.
+	"mb_parts (bucket int, part text, PRIMARY KEY (bucket, part))",
 }
 
 // ErrModelMismatch is wrapped by Microblog when the keyspace holds
@@ -365,12 +367,34 @@ func (s *mbStore) Populate(ctx context.Context, ds *microblog.Dataset) error {
 	if !errors.Is(err, gocql.ErrNotFound) {
 		return s.errf("populate: %w", err)
 	}
+	// Parts whose users wrote no tweet leave mb_tweets empty.
+	var part string
+	err = s.db.s.Query("SELECT part FROM "+s.db.t("mb_parts")+" WHERE bucket = 0 LIMIT 1").ScanContext(ctx, &part)
+	if err == nil {
+		return s.errf("populate: the keyspace holds part %s of a load in parts; use a fresh keyspace", part)
+	}
+	if !errors.Is(err, gocql.ErrNotFound) {
+		return s.errf("populate: %w", err)
+	}
 	meta := "INSERT INTO " + s.db.t("mb_meta") + " (k, v) VALUES (?, ?)"
 	for _, kv := range [][2]string{{"model", string(s.model)}, {"users", strconv.Itoa(ds.Users)}, {"follows", strconv.Itoa(len(ds.Follows))}} {
 		if err := s.db.s.Query(meta, kv[0], kv[1]).ExecContext(ctx); err != nil {
 			return s.errf("populate: %w", err)
 		}
 	}
+	if err := s.load(ctx, ds, microblog.Part{I: 0, N: 1, First: 1, Last: int64(ds.Users)}); err != nil {
+		return s.errf("populate: %w", err)
+	}
+	return nil
+}
+
+// load writes part's follower partitions (of its followees), tweets and
+// userlines (of its authors) and the timeline rows its tweets make, as
+// single-partition unlogged batches of up to 100 rows sent concurrently
+// (the DSN's concurrency= in flight). Every write is an insert of a fixed
+// key, so parts loaded at the same time never undo each other and a
+// retried write is harmless.
+func (s *mbStore) load(ctx context.Context, ds *microblog.Dataset, part microblog.Part) error {
 	followers := map[int64][]int64{}
 	for _, f := range ds.Follows {
 		followers[f.Followee] = append(followers[f.Followee], f.Follower)
@@ -388,6 +412,9 @@ func (s *mbStore) Populate(ctx context.Context, ds *microblog.Dataset) error {
 	fol := map[int64][]stmt{}
 	q := "INSERT INTO " + s.db.t("mb_followers") + " (user, follower) VALUES (?, ?)"
 	for u, fs := range followers {
+		if !part.Holds(u) {
+			continue
+		}
 		for _, f := range fs {
 			fol[u] = append(fol[u], stmt{q, []any{u, f}})
 		}
@@ -396,6 +423,9 @@ func (s *mbStore) Populate(ctx context.Context, ds *microblog.Dataset) error {
 	ul, tl := map[int64][]stmt{}, map[int64][]stmt{}
 	tq := "INSERT INTO " + s.db.t("mb_tweets") + " (id, author, us, body) VALUES (?, ?, ?, ?)"
 	for _, t := range ds.Tweets {
+		if !part.Holds(t.Author) {
+			continue
+		}
 		jobs = append(jobs, job{[]stmt{{tq, []any{t.ID, t.Author, t.Time.UnixMicro(), t.Body}}}})
 		ul[t.Author] = append(ul[t.Author], stmt{s.lineInsert("mb_userline"), s.lineArgs(t.Author, t)})
 		for _, f := range followers[t.Author] {
@@ -404,7 +434,7 @@ func (s *mbStore) Populate(ctx context.Context, ds *microblog.Dataset) error {
 	}
 	group(ul)
 	group(tl)
-	err = s.db.parallel(ctx, len(jobs), func(ctx context.Context, i int) error {
+	return s.db.parallel(ctx, len(jobs), func(ctx context.Context, i int) error {
 		j := jobs[i]
 		if len(j.stmts) == 1 {
 			return s.db.s.Query(j.stmts[0].q, j.stmts[0].args...).Idempotent(true).RetryPolicy(populateRetry).ExecContext(ctx)
@@ -415,10 +445,6 @@ func (s *mbStore) Populate(ctx context.Context, ds *microblog.Dataset) error {
 		}
 		return b.RetryPolicy(populateRetry).ExecContext(ctx)
 	})
-	if err != nil {
-		return s.errf("populate: %w", err)
-	}
-	return nil
 }
 
 // MaterializeOnce implements microblog.Materializer: it reads up to 512

@@ -258,6 +258,41 @@ func TestMicroblogModelMismatch(t *testing.T) {
 	}
 }
 
+// TestPopulatePartRefusals: a part loaded twice, a part of another number
+// of parts or of another model, and a part of a dataset loaded whole are
+// refused (the suite checks the loading itself, with timeline=doc; this
+// loads the parts with the view's timelines).
+func TestPopulatePartRefusals(t *testing.T) {
+	db := openFresh(t, "&timeline=view")
+	whole := adaptertest.Open(t, Open, bucketDSN(t, db.cfg.Bucket)+"?prefix=w&timeline=view")
+	adaptertest.MicroblogPartRefusals(t, db, whole, ErrModelMismatch)
+}
+
+// TestPopulatePartAgain: a part whose load failed half way is not recorded
+// and is loaded again; with timeline=doc its appends to the followers'
+// timeline documents must not be made twice. Loading part 0's documents
+// twice before PopulatePart loads it a third time stands for that.
+func TestPopulatePartAgain(t *testing.T) {
+	db := openFresh(t, "&timeline=doc")
+	ctx := t.Context()
+	ds := adaptertest.TinyMicroblog()
+	m := microblog.Denormalized
+	parts := []microblog.Part{{I: 0, N: 2, First: 1, Last: 2}, {I: 1, N: 2, First: 3, Last: 5}}
+	s := &mbStore{db: db, model: m}
+	for range 2 {
+		if err := s.load(ctx, ds, parts[0], true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range parts {
+		if err := db.PopulatePart(ctx, m, ds, p); err != nil {
+			t.Fatalf("PopulatePart(%s): %v", p, err)
+		}
+	}
+	st := adaptertest.OpenMicroblog(t, db, m)
+	adaptertest.CompareMicroblog(t, st, microblog.NewOracle(ds), ds.Users, "after part 0 three times", microblog.Limit)
+}
+
 func TestParseDSN(t *testing.T) {
 	t.Parallel()
 	def := Config{ConnStr: "couchbase://127.0.0.1:11210", User: "default", Bucket: "default", Prefix: "fb", Stale: "false", Timeout: 30 * time.Second, Timeline: "view"}

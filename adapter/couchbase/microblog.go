@@ -225,6 +225,33 @@ func (s *mbStore) Populate(ctx context.Context, ds *microblog.Dataset) error {
 	} else if m != nil {
 		return fmt.Errorf("couchbase: prefix %s is loaded already (%s model)", s.db.cfg.Prefix, m.Model)
 	}
+	if err := s.load(ctx, ds, microblog.Part{I: 0, N: 1, First: 1, Last: int64(ds.Users)}, false); err != nil {
+		return err
+	}
+	p := s.db.cfg.Prefix
+	var maxID int64
+	for _, t := range ds.Tweets {
+		maxID = max(maxID, t.ID)
+	}
+	stats := mbStats{FB: p, K: kindStats, N: int64(len(ds.Tweets)), Max: maxID}
+	if _, err := s.db.col.Upsert(s.db.statsKey(), stats, &gocb.UpsertOptions{Context: ctx}); err != nil {
+		return fmt.Errorf("couchbase: populate: stats: %w", err)
+	}
+	meta := mbMeta{FB: p, K: kindMeta, Model: string(s.model), Users: int64(ds.Users), Follows: int64(len(ds.Follows))}
+	if _, err := s.db.col.Insert(s.db.metaKey(), meta, &gocb.InsertOptions{Context: ctx}); err != nil {
+		return fmt.Errorf("couchbase: record the microblog model: %w", err)
+	}
+	return nil
+}
+
+// load writes part's user documents (of its followees), tweets and
+// userlines (of its authors) and the timeline entries its tweets make, in
+// bulk requests of upserts: every document but a timeline=doc timeline is
+// whole within one part, so writing it again stores the same thing. A
+// timeline document gathers the tweets of authors of every part: Populate
+// (appendTimelines false) writes it whole; a part appends its entries
+// (appendTimelines true, see appendTimelines).
+func (s *mbStore) load(ctx context.Context, ds *microblog.Dataset, part microblog.Part, appendTimelines bool) error {
 	p := s.db.cfg.Prefix
 	var keys []string
 	var docs []any
@@ -235,7 +262,7 @@ func (s *mbStore) Populate(ctx context.Context, ds *microblog.Dataset) error {
 		}
 		return s.flush(ctx, &keys, &docs)
 	}
-	for u := int64(1); u <= int64(ds.Users); u++ {
+	for u := part.First; u <= part.Last; u++ {
 		if f := ds.Followers(u); len(f) > 0 {
 			if err := add(s.db.key(kindUser, strconv.FormatInt(u, 10)), mbUser{FB: p, K: kindUser, Followers: f}); err != nil {
 				return err
@@ -244,9 +271,10 @@ func (s *mbStore) Populate(ctx context.Context, ds *microblog.Dataset) error {
 	}
 	lines := map[int64][]mbEntry{}
 	tls := map[int64][]mbTLEntry{}
-	var maxID int64
 	for _, t := range ds.Tweets {
-		maxID = max(maxID, t.ID)
+		if !part.Holds(t.Author) {
+			continue
+		}
 		if err := add(s.tweetKey(t.ID), mbTweet{FB: p, K: kindTweet, ID: t.ID, Author: t.Author, US: t.Time.UnixMicro(), Body: t.Body}); err != nil {
 			return err
 		}
@@ -266,21 +294,18 @@ func (s *mbStore) Populate(ctx context.Context, ds *microblog.Dataset) error {
 			return err
 		}
 	}
-	for u, e := range tls {
-		if err := add(s.tlDocKey(u), mbTLDoc{FB: p, K: kindTLDoc, Entries: e}); err != nil {
-			return err
+	if !appendTimelines {
+		for u, e := range tls {
+			if err := add(s.tlDocKey(u), mbTLDoc{FB: p, K: kindTLDoc, Entries: e}); err != nil {
+				return err
+			}
 		}
 	}
 	if err := s.flush(ctx, &keys, &docs); err != nil {
 		return err
 	}
-	stats := mbStats{FB: p, K: kindStats, N: int64(len(ds.Tweets)), Max: maxID}
-	if _, err := s.db.col.Upsert(s.db.statsKey(), stats, &gocb.UpsertOptions{Context: ctx}); err != nil {
-		return fmt.Errorf("couchbase: populate: stats: %w", err)
-	}
-	meta := mbMeta{FB: p, K: kindMeta, Model: string(s.model), Users: int64(ds.Users), Follows: int64(len(ds.Follows))}
-	if _, err := s.db.col.Insert(s.db.metaKey(), meta, &gocb.InsertOptions{Context: ctx}); err != nil {
-		return fmt.Errorf("couchbase: record the microblog model: %w", err)
+	if appendTimelines {
+		return s.appendTimelines(ctx, part, tls)
 	}
 	return nil
 }

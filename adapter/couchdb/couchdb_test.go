@@ -116,7 +116,7 @@ func TestConformance(t *testing.T) {
 // TestMicroblogPartRefusals: parts that cannot join the load are refused
 // before they write.
 func TestMicroblogPartRefusals(t *testing.T) {
-	adaptertest.CheckMicroblogPartRefusals(t, fresh(t, ""), ErrModelMismatch)
+	adaptertest.MicroblogPartRefusals(t, fresh(t, ""), fresh(t, ""), ErrModelMismatch)
 }
 
 // TestTrajectoryMango checks the Mango path (spatial=mango) against the

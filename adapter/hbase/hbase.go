@@ -323,7 +323,9 @@ func (db *DB) ensureTable(ctx context.Context, name string, families ...string) 
 	if err != nil {
 		return fmt.Errorf("hbase: create table %s: %w", t, err)
 	}
-	if code/100 != 2 {
+	// 304: the gateway found the table created meanwhile (by another
+	// client creating it at the same time), which is what was asked.
+	if code/100 != 2 && code != http.StatusNotModified {
 		return fmt.Errorf("hbase: create table %s: %d %s", t, code, short(body))
 	}
 	return nil

@@ -117,6 +117,13 @@ func TestConformance(t *testing.T) {
 	adaptertest.Run(t, func(t *testing.T) adapter.DB { return openFresh(t, "conf") })
 }
 
+// TestPopulatePartRefusals: a part loaded twice, a part of another number
+// of parts or of another model, and a part of a dataset loaded whole are
+// refused (the suite checks the loading itself).
+func TestPopulatePartRefusals(t *testing.T) {
+	adaptertest.MicroblogPartRefusals(t, openFresh(t, "parta"), openFresh(t, "partb"), ErrModelMismatch)
+}
+
 func TestParseDSN(t *testing.T) {
 	for _, tc := range []struct {
 		dsn, addr, ns, err string

@@ -68,6 +68,10 @@ func lineKey(kind byte, user int64, t microblog.Tweet) string {
 	return string(kind) + hex16(user) + rev16(t.Time.UnixMicro()) + rev16(t.ID) + hex16(t.Author)
 }
 
+// ErrModelMismatch is wrapped by Microblog and PopulatePart when the
+// database holds microblog data of another model.
+var ErrModelMismatch = errors.New("database holds another microblog model")
+
 type mbStore struct {
 	db    *DB
 	model microblog.Model
@@ -99,7 +103,7 @@ func (db *DB) Microblog(ctx context.Context, model microblog.Model) (microblog.S
 		return nil, err
 	}
 	if have != "" && have != model {
-		return nil, fmt.Errorf("hbase: the database holds the %s microblog model; use a fresh database for %s", have, model)
+		return nil, fmt.Errorf("hbase: %w: the database holds the %s microblog model; use a fresh database for %s", ErrModelMismatch, have, model)
 	}
 	st := &mbStore{db: db, model: model}
 	if model == microblog.Async {
@@ -134,6 +138,23 @@ func (s *mbStore) Populate(ctx context.Context, ds *microblog.Dataset) error {
 	} else if m != "" {
 		return fmt.Errorf("hbase: populate: the database already holds microblog data; use a fresh database")
 	}
+	if err := s.load(ctx, ds, microblog.Part{I: 0, N: 1, First: 1, Last: int64(ds.Users)}, s.db.putRows); err != nil {
+		return err
+	}
+	// The model last: a failed load leaves no model, Counts stays honest.
+	return s.db.putRows(ctx, mbMeta, []row{{Key: []byte("meta"), Cells: []cell{
+		{Column: []byte("m:model"), Value: []byte(s.model)},
+		{Column: []byte("m:users"), Value: []byte(strconv.Itoa(ds.Users))},
+		{Column: []byte("m:follows"), Value: []byte(strconv.Itoa(len(ds.Follows)))},
+	}}})
+}
+
+// load writes part's follower rows (of its followees), tweet rows and
+// userline rows (of its authors) and the timeline rows its tweets make, in
+// multi-row puts of up to 1000 rows through put. Every row is a put of a
+// fixed key, so parts loaded at the same time never undo each other and a
+// put done twice is harmless.
+func (s *mbStore) load(ctx context.Context, ds *microblog.Dataset, part microblog.Part, put func(ctx context.Context, table string, rows []row) error) error {
 	followers := map[int64][]cell{}
 	for _, f := range ds.Follows {
 		followers[f.Followee] = append(followers[f.Followee], cell{Column: []byte("f:" + hex16(f.Follower)), Value: []byte{}})
@@ -141,13 +162,16 @@ func (s *mbStore) Populate(ctx context.Context, ds *microblog.Dataset) error {
 	var rows []row
 	flush := func(table string, force bool) error {
 		if len(rows) >= 1000 || (force && len(rows) > 0) {
-			err := s.db.putRows(ctx, table, rows)
+			err := put(ctx, table, rows)
 			rows = rows[:0]
 			return err
 		}
 		return nil
 	}
 	for u, cs := range followers {
+		if !part.Holds(u) {
+			continue
+		}
 		rows = append(rows, row{Key: []byte(hex16(u)), Cells: cs})
 		if err := flush(mbFollows, false); err != nil {
 			return err
@@ -157,6 +181,9 @@ func (s *mbStore) Populate(ctx context.Context, ds *microblog.Dataset) error {
 		return err
 	}
 	for _, t := range ds.Tweets {
+		if !part.Holds(t.Author) {
+			continue
+		}
 		rows = append(rows, tweetRow(t))
 		if err := flush(mbTweets, false); err != nil {
 			return err
@@ -166,6 +193,9 @@ func (s *mbStore) Populate(ctx context.Context, ds *microblog.Dataset) error {
 		return err
 	}
 	for _, t := range ds.Tweets {
+		if !part.Holds(t.Author) {
+			continue
+		}
 		rows = append(rows, s.lineRow('U', t.Author, t))
 		for _, f := range followers[t.Author] {
 			u, _ := strconv.ParseInt(string(f.Column[2:]), 16, 64)
@@ -178,12 +208,7 @@ func (s *mbStore) Populate(ctx context.Context, ds *microblog.Dataset) error {
 	if err := flush(mbLines, true); err != nil {
 		return err
 	}
-	// The model last: a failed load leaves no model, Counts stays honest.
-	return s.db.putRows(ctx, mbMeta, []row{{Key: []byte("meta"), Cells: []cell{
-		{Column: []byte("m:model"), Value: []byte(s.model)},
-		{Column: []byte("m:users"), Value: []byte(strconv.Itoa(ds.Users))},
-		{Column: []byte("m:follows"), Value: []byte(strconv.Itoa(len(ds.Follows)))},
-	}}})
+	return nil
 }
 
 // lineRow is t's row in the userline (kind U) or timeline (kind T) of

@@ -150,12 +150,16 @@ func TestMicroblogModelMismatch(t *testing.T) {
 }
 
 // TestMicroblogPartRefusals: parts that cannot join the load are refused
-// before they write (adaptertest.CheckMicroblogPartRefusals), and so is a
+// before they write (adaptertest.MicroblogPartRefusals), and so is a
 // part sent with another parts= than the others: its documents would go
 // to collections the readers never look in.
 func TestMicroblogPartRefusals(t *testing.T) {
+	adaptertest.MicroblogPartRefusals(t, openFresh(t, ""), openFresh(t, ""), ErrModelMismatch)
 	db := openFresh(t, "")
-	adaptertest.CheckMicroblogPartRefusals(t, db, ErrModelMismatch)
+	first := microblog.Part{I: 0, N: 3, First: 1, Last: 1}
+	if err := db.PopulatePart(t.Context(), microblog.Normalized, adaptertest.TinyMicroblog(), first); err != nil {
+		t.Fatalf("PopulatePart(%s): %v", first, err)
+	}
 	other := adaptertest.Open(t, Open, "mongodb://"+addr(t)+"/"+db.Config().Database+"?parts=8")
 	ds := adaptertest.TinyMicroblog()
 	part := microblog.Part{I: 1, N: 3, First: 2, Last: 3}

@@ -1,0 +1,206 @@
+package cassandra
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/workload/microblog"
+)
+
+var _ microblog.PartLoader = (*DB)(nil)
+
+// PopulatePart implements microblog.PartLoader. Several processes, each
+// with its own DB and no word from the others, may load parts of one
+// dataset into one keyspace at once:
+//
+//   - the tables are created IF NOT EXISTS through one coordinator that
+//     every process picks alike (schemaHost), then schema agreement;
+//   - the model is recorded by a lightweight transaction (INSERT ... IF NOT
+//     EXISTS), so the first part to start decides it and a part of another
+//     model is refused with ErrModelMismatch;
+//   - the part's rows are inserts of fixed keys, never a truncation;
+//   - once they are acknowledged the part is recorded in mb_parts, and the
+//     part that then reads all N parts recorded writes the users and
+//     follows counts that mark the dataset whole (two finishing together
+//     write the same).
+//
+// The records of parts, the model and the counts are written and read at
+// QUORUM whatever the DSN's consistency: a part recorded is then seen by
+// every later read, so of two parts finishing together at least the later
+// finds both.
+func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *microblog.Dataset, part microblog.Part) error {
+	if _, err := microblog.ParseModel(string(model)); err != nil {
+		return fmt.Errorf("cassandra: %w: %w", adapter.ErrUnsupported, err)
+	}
+	if ds == nil {
+		return errors.New("cassandra: load part: nil dataset")
+	}
+	if err := part.Validate(ds); err != nil {
+		return err
+	}
+	if err := db.createPartTables(ctx); err != nil {
+		return err
+	}
+	parts, err := db.loadedParts(ctx)
+	if err != nil {
+		return err
+	}
+	for _, q := range parts {
+		if q == part.String() {
+			return fmt.Errorf("cassandra: part %s: %w", part, microblog.ErrPartLoaded)
+		}
+		if _, n, _ := strings.Cut(q, "/"); n != strconv.Itoa(part.N) {
+			return fmt.Errorf("cassandra: part %s: the keyspace holds part %s of a load in another number of parts: use a fresh keyspace", part, q)
+		}
+	}
+	meta, err := db.readMeta(ctx)
+	if err != nil {
+		return err
+	}
+	if have := meta["model"]; have != "" && have != string(model) {
+		return mismatch(have, model)
+	}
+	if _, whole := meta["users"]; whole && len(parts) == 0 {
+		return fmt.Errorf("cassandra: part %s: the dataset was loaded whole: %w", part, microblog.ErrPartLoaded)
+	}
+	if err := db.recordModel(ctx, model); err != nil {
+		return err
+	}
+	s := &mbStore{db: db, model: model}
+	if err := s.load(ctx, ds, part); err != nil {
+		return s.errf("load part %s: %w", part, err)
+	}
+	q := "INSERT INTO " + db.t("mb_parts") + " (bucket, part) VALUES (0, ?)"
+	if err := db.s.Query(q, part.String()).Consistency(gocql.Quorum).Idempotent(true).RetryPolicy(populateRetry).ExecContext(ctx); err != nil {
+		return fmt.Errorf("cassandra: record part %s: %w", part, err)
+	}
+	if parts, err = db.loadedParts(ctx); err != nil {
+		return err
+	}
+	n := 0
+	for _, q := range parts {
+		if strings.HasSuffix(q, "/"+strconv.Itoa(part.N)) {
+			n++
+		}
+	}
+	if n < part.N {
+		return nil
+	}
+	q = "INSERT INTO " + db.t("mb_meta") + " (k, v) VALUES (?, ?)"
+	for _, kv := range [][2]string{{"users", strconv.Itoa(ds.Users)}, {"follows", strconv.Itoa(len(ds.Follows))}} {
+		if err := db.s.Query(q, kv[0], kv[1]).Consistency(gocql.Quorum).Idempotent(true).RetryPolicy(populateRetry).ExecContext(ctx); err != nil {
+			return fmt.Errorf("cassandra: record the whole dataset's counts: %w", err)
+		}
+	}
+	return nil
+}
+
+// mismatch is the error of a part of model loaded into a keyspace that
+// holds (or is being loaded with) the model have.
+func mismatch(have string, model microblog.Model) error {
+	return fmt.Errorf("cassandra: %w: the keyspace holds (or is being loaded with) the %s model; load the %s model into a fresh keyspace",
+		ErrModelMismatch, have, model)
+}
+
+// createPartTables creates the microblog tables, as Microblog does, but
+// through schemaHost: two coordinators each creating a table that neither
+// has yet can give it two ids, a schema disagreement Cassandra does not
+// resolve by itself; one coordinator runs the statements one after the
+// other, and IF NOT EXISTS makes the second a no-op. When that host cannot
+// be reached the driver's choice is used.
+func (db *DB) createPartTables(ctx context.Context) error {
+	host := db.schemaHost()
+	for _, d := range mbTables {
+		name, _, _ := strings.Cut(d, " ")
+		db.mu.Lock()
+		done := db.tables[name]
+		db.mu.Unlock()
+		if done {
+			continue
+		}
+		stmt := "CREATE TABLE IF NOT EXISTS " + db.t(name) + " " + strings.TrimPrefix(d, name+" ")
+		err := db.s.Query(stmt).Consistency(gocql.All).SetHostID(host).ExecContext(ctx)
+		if err != nil && host != "" {
+			err = db.s.Query(stmt).Consistency(gocql.All).ExecContext(ctx)
+		}
+		if err != nil {
+			return fmt.Errorf("cassandra: %s: %w", firstWords(stmt, 6), err)
+		}
+		if err := db.s.AwaitSchemaAgreement(ctx); err != nil {
+			return fmt.Errorf("cassandra: schema agreement after %s: %w", firstWords(stmt, 6), err)
+		}
+		db.mu.Lock()
+		db.tables[name] = true
+		db.mu.Unlock()
+	}
+	return nil
+}
+
+// schemaHost is the host id every process loading parts picks for its
+// schema statements: the smallest id of the hosts up, as the driver sees
+// the ring ("" when it knows none).
+func (db *DB) schemaHost() string {
+	var ids []string
+	for _, h := range db.s.GetHosts() {
+		if h.IsUp() && h.HostID() != "" {
+			ids = append(ids, h.HostID())
+		}
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	return slices.Min(ids)
+}
+
+// loadedParts reads the parts recorded (at QUORUM).
+func (db *DB) loadedParts(ctx context.Context) ([]string, error) {
+	it := db.s.Query("SELECT part FROM " + db.t("mb_parts") + " WHERE bucket = 0").Consistency(gocql.Quorum).IterContext(ctx)
+	var parts []string
+	var p string
+	for it.Scan(&p) {
+		parts = append(parts, p)
+	}
+	if err := it.Close(); err != nil {
+		return nil, fmt.Errorf("cassandra: read loaded parts: %w", err)
+	}
+	return parts, nil
+}
+
+// readMeta reads mb_meta (at QUORUM).
+func (db *DB) readMeta(ctx context.Context) (map[string]string, error) {
+	it := db.s.Query("SELECT k, v FROM " + db.t("mb_meta")).Consistency(gocql.Quorum).IterContext(ctx)
+	meta := map[string]string{}
+	var k, v string
+	for it.Scan(&k, &v) {
+		meta[k] = v
+	}
+	if err := it.Close(); err != nil {
+		return nil, fmt.Errorf("cassandra: read microblog metadata: %w", err)
+	}
+	return meta, nil
+}
+
+// recordModel records model unless a model is recorded, by a lightweight
+// transaction, and refuses another model recorded before.
+func (db *DB) recordModel(ctx context.Context, model microblog.Model) error {
+	q := "INSERT INTO " + db.t("mb_meta") + " (k, v) VALUES ('model', ?) IF NOT EXISTS"
+	prev := map[string]any{}
+	applied, err := db.s.Query(q, string(model)).Consistency(gocql.Quorum).SerialConsistency(gocql.Serial).MapScanCASContext(ctx, prev)
+	if err != nil {
+		return fmt.Errorf("cassandra: record microblog model: %w", err)
+	}
+	if applied {
+		return nil
+	}
+	if have, _ := prev["v"].(string); have != string(model) {
+		return mismatch(have, model)
+	}
+	return nil
+}
