@@ -99,3 +99,10 @@ func TestPartLoadsBesideAnOpenPart(t *testing.T) {
 		})
 	}
 }
+
+// TestPartRefusals: parts that cannot join the load are refused before
+// they write, and a database loaded whole refuses every part.
+func TestPartRefusals(t *testing.T) {
+	t.Parallel()
+	adaptertest.MicroblogPartRefusals(t, openFresh(t), openFresh(t), ErrModelMismatch)
+}

@@ -215,3 +215,18 @@ func TestInfoAndSize(t *testing.T) {
 }
 
 func removeAll(dir string) { os.RemoveAll(dir) }
+
+// TestPartRefusals: parts that cannot join the load are refused before
+// they write, and a database loaded whole refuses every part.
+func TestPartRefusals(t *testing.T) {
+	adaptertest.MicroblogPartRefusals(t, openFresh(t), openFresh(t), ErrModelMismatch)
+}
+
+// TestPartsFromTwoClients loads microblog parts through two handles on one
+// database at once, as two processes of a sharded load do: a schema made
+// by one is taken as it is by the other (ensureSchema asks for no lock a
+// loading part holds).
+func TestPartsFromTwoClients(t *testing.T) {
+	dsn := freshDSN(t)
+	adaptertest.MicroblogPartsTwoClients(t, adaptertest.Open(t, Open, dsn), adaptertest.Open(t, Open, dsn), ErrModelMismatch)
+}

@@ -182,3 +182,10 @@ func BenchmarkPopulate(b *testing.B) {
 		})
 	}
 }
+
+// TestPartRefusals: parts that cannot join the load are refused before
+// they write, and a database loaded whole refuses every part.
+func TestPartRefusals(t *testing.T) {
+	t.Parallel()
+	adaptertest.MicroblogPartRefusals(t, openTemp(t), openTemp(t), ErrModelMismatch)
+}
