@@ -53,7 +53,7 @@ func newMicroblogJob() *microblogJob {
 	o.Float64(&j.rate, "rate", 0, "open loop: target operations per second over all clients (0 = closed loop)", "run")
 	o.String(&j.mix, "mix", microblog.DefaultMix, "operation weights, e.g. post=1,userline=2,timeline=2", "run")
 	o.Duration(&j.matEvery, "materialize-every", 100*time.Millisecond, "async model: pause of the background materializer when it has caught up", "run")
-	j.sharding.declare(o, "the clients and of --rate in run (shard 0 loads the dataset, the others wait for it), of the users in load (users I·U/N+1..(I+1)·U/N with the follows of which they are the followee and the tweets they wrote; PostgreSQL and Redis, other adapters load the dataset whole)", "run", "load")
+	j.sharding.declare(o, "the clients and of --rate in run (shard 0 loads the dataset, the others wait for it), of the users in load (users I·U/N+1..(I+1)·U/N with the follows of which they are the followee and the tweets they wrote; every adapter but null, whose memory no other process shares)", "run", "load")
 	j.sharding.declareStart(o, "run")
 	o.String(&j.results, "results", "results", "directory under which the run directory is created (load: only without --db)", "load", "run")
 	o.String(&j.out, "out", "", "directory to write the CSV files to (required)", "generate")
@@ -224,11 +224,18 @@ func (j *microblogJob) loadShard(ctx context.Context, env *Env, sh shard) error 
 	if err != nil {
 		return Usage(err)
 	}
-	lo, hi := sh.share(ds.Users)
-	if lo == hi {
-		fmt.Fprintf(env.Stdout, "shard %d/%d: %d users leave it none; nothing to load\n", sh.i, sh.n, ds.Users)
-		return nil
+	// A shard with no users could not record its part, and the database
+	// would never read as whole (the part that finds all N recorded marks
+	// it so): every shard checks every share, and all refuse before any
+	// loads.
+	for k := range sh.n {
+		other := sh
+		other.i = k
+		if lo, hi := other.share(ds.Users); lo == hi {
+			return Usagef("shard %d/%d's share of the %d users is empty, and a sharded load needs every part: use fewer shards (or a --split that gives each some)", k, sh.n, ds.Users)
+		}
 	}
+	lo, hi := sh.share(ds.Users)
 	part := microblog.Part{I: sh.i, N: sh.n, First: int64(lo) + 1, Last: int64(hi)}
 	size := ds.PartSize(part)
 	fmt.Fprintf(env.Stderr, "shard %s: loading users %d..%d, %d follows, %d tweets (%s model)...\n",

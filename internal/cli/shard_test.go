@@ -393,4 +393,14 @@ func TestMicroblogLoadShardProcesses(t *testing.T) {
 	if code, _, stderr := execute(ctx, "load", "microblog", "--db", "null://", "--shard", "0/2"); code != cli.ExitUsage || !strings.Contains(stderr, "loads the microblog dataset whole") {
 		t.Errorf("a sharded load on null://: exit %d %s", code, stderr)
 	}
+	// A split that leaves one shard no user is refused by every shard,
+	// the ones with users included, before any loads: the empty part could
+	// never be recorded, and the database would never read as whole.
+	empty := []string{"load", "microblog", "--db", "sqlite://" + filepath.Join(base, "empty.db"), "--users", "10", "--split", "1,30"}
+	for _, s := range []string{"0/2", "1/2"} {
+		code, out, stderr := execute(ctx, append(empty, "--shard", s)...)
+		if code != cli.ExitUsage || !strings.Contains(stderr, "shard 0/2's share of the 10 users is empty") || strings.Contains(out, "loaded") {
+			t.Errorf("load --shard %s with an empty share: exit %d\n%s%s", s, code, out, stderr)
+		}
+	}
 }
