@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Confirms `fieldbench findmax` on servers fieldbench starts itself on
 # loopback: for each engine, a rate search, then (findmax --confirm) a
-# fixed-rate run at the rate found, which should meet the objective, and one
-# OVER (20 %) above it, which should not. Prints one line per round with the
+# fixed-rate run at the rate found, backing off one PRECISION step at a time
+# until one meets the objective (BACKOFFS at most), and one OVER (20 %)
+# above the rate that held, which should not. Prints one line per round with the
 # figures; the servers are stopped at the end. Each engine gets a fresh
 # cluster, loaded by the first step; the rounds reuse it.
 #
@@ -28,6 +29,7 @@ SLO=${SLO:-p90<100ms}
 CLIENTS=${CLIENTS:-32}
 MIX=${MIX:-userline=1,timeline=1}
 PRECISION=${PRECISION:-0.1}
+BACKOFFS=${BACKOFFS:-3}
 engines=(${@:-postgres cassandra})
 
 . scripts/lib-fieldbench.sh
@@ -40,7 +42,7 @@ cleanup() {
 trap cleanup EXIT
 
 echo "machine: $(nproc) cores; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "SLO=$SLO STEP=$STEP WARMUP=$WARMUP CONFIRM=$CONFIRM OVER=$OVER CLIENTS=$CLIENTS MIX=$MIX PRECISION=$PRECISION ROUNDS=$ROUNDS"
+echo "SLO=$SLO STEP=$STEP WARMUP=$WARMUP CONFIRM=$CONFIRM OVER=$OVER BACKOFFS=$BACKOFFS CLIENTS=$CLIENTS MIX=$MIX PRECISION=$PRECISION ROUNDS=$ROUNDS"
 for engine in "${engines[@]}"; do
   case $engine in
   postgres) from=${FROM:-200} ;;
@@ -67,11 +69,11 @@ for engine in "${engines[@]}"; do
     res="$work/results-$engine-$r"
     "$fb" findmax microblog --db "$dsn" --mix "$MIX" --clients "$CLIENTS" --slo "$SLO" \
       --step-duration "$STEP" --step-warmup "$WARMUP" --from-rate "$from" --precision "$PRECISION" \
-      --confirm "$CONFIRM" --confirm-over "$OVER" --results "$res" >"$work/out" 2>"$work/err" || {
+      --confirm "$CONFIRM" --confirm-over "$OVER" --confirm-backoffs "$BACKOFFS" --results "$res" >"$work/out" 2>"$work/err" || {
       echo "$engine round $r: findmax failed:" >&2; tail -5 "$work/err" >&2; continue; }
     jq -r --arg e "$engine" --arg r "$r" --arg load "$(cut -d' ' -f1 /proc/loadavg)" 'select(.kind=="summary") | .summary.extra |
       def held(k): if .[k+"_held"] == 1 then "holds" else "breaks" end;
-      "\($e) round \($r): max \(.max_sustainable_rate) ops/s, bracket [\(.bracket_low), \(.bracket_high // "inf")), \(.steps) steps; " +
+      "\($e) round \($r): steps held up to \(.search_max_rate) ops/s (\(.steps) steps); max for the confirmation length \(.max_sustainable_rate) ops/s after \(.confirm_backoffs // 0) back-offs, bracket [\(.bracket_low), \(.bracket_high // "inf")); " +
       "at \(.confirm_rate // "-"): \(held("confirm")) (\(.confirm_achieved // 0 | floor) achieved); " +
       "at \(.confirm_over_rate // "-"): \(held("confirm_over")) (\(.confirm_over_achieved // 0 | floor) achieved); load average \($load)"' \
       "$res"/*-findmax-microblog-search/result.jsonl
