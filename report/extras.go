@@ -33,7 +33,7 @@ var extraGroups = []extraGroup{
 
 // extraLabels names the audit figures for readers who have not read the code.
 var extraLabels = map[string]string{
-	"audit_ok":                              "passed: nothing lost, nothing stale",
+	"audit_ok":                              "read back intact (in the userline and every follower's timeline)",
 	"audit_acknowledged":                    "writes acknowledged",
 	"audit_lost":                            "lost (acknowledged, not read back)",
 	"audit_stale":                           "stale (an older value read back)",

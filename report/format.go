@@ -131,11 +131,6 @@ func fmtSeconds(s float64) string {
 // fmtExtra formats a Summary.Extra figure by its key's unit suffix.
 func fmtExtra(key string, v float64) string {
 	switch {
-	case strings.HasSuffix(key, "_ok"):
-		if v != 0 {
-			return "yes"
-		}
-		return "no"
 	case strings.HasSuffix(key, "_seconds"):
 		return fmtSeconds(v)
 	case strings.HasSuffix(key, "_bytes"):
