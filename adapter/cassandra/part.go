@@ -52,13 +52,8 @@ func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *micro
 	if err != nil {
 		return err
 	}
-	for _, q := range parts {
-		if q == part.String() {
-			return fmt.Errorf("cassandra: part %s: %w", part, microblog.ErrPartLoaded)
-		}
-		if _, n, _ := strings.Cut(q, "/"); n != strconv.Itoa(part.N) {
-			return fmt.Errorf("cassandra: part %s: the keyspace holds part %s of a load in another number of parts: use a fresh keyspace", part, q)
-		}
+	if err := part.CheckRecorded(parts); err != nil {
+		return fmt.Errorf("cassandra: %w", err)
 	}
 	meta, err := db.readMeta(ctx)
 	if err != nil {
@@ -84,13 +79,7 @@ func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *micro
 	if parts, err = db.loadedParts(ctx); err != nil {
 		return err
 	}
-	n := 0
-	for _, q := range parts {
-		if strings.HasSuffix(q, "/"+strconv.Itoa(part.N)) {
-			n++
-		}
-	}
-	if n < part.N {
+	if !part.Complete(parts) {
 		return nil
 	}
 	q = "INSERT INTO " + db.t("mb_meta") + " (k, v) VALUES (?, ?)"

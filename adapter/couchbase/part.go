@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/couchbase/gocb/v2"
 
@@ -61,13 +60,8 @@ func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *micro
 	if err != nil {
 		return err
 	}
-	for _, q := range parts {
-		if q == part.String() {
-			return fmt.Errorf("couchbase: part %s: %w", part, microblog.ErrPartLoaded)
-		}
-		if _, n, _ := strings.Cut(q, "/"); n != strconv.Itoa(part.N) {
-			return fmt.Errorf("couchbase: part %s: prefix %s holds part %s of a load in another number of parts: use a fresh prefix", part, db.cfg.Prefix, q)
-		}
+	if err := part.CheckRecorded(parts); err != nil {
+		return fmt.Errorf("couchbase: prefix %s: %w", db.cfg.Prefix, err)
 	}
 	meta, err := db.meta(ctx)
 	if err != nil {
@@ -102,13 +96,7 @@ func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *micro
 	if parts, err = db.loadedParts(ctx); err != nil {
 		return err
 	}
-	n := 0
-	for _, q := range parts {
-		if strings.HasSuffix(q, "/"+strconv.Itoa(part.N)) {
-			n++
-		}
-	}
-	if n < part.N {
+	if !part.Complete(parts) {
 		return nil
 	}
 	var maxID int64

@@ -63,13 +63,8 @@ func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *micro
 	if err != nil {
 		return err
 	}
-	for _, q := range parts {
-		if q == part.String() {
-			return fmt.Errorf("hbase: part %s: %w", part, microblog.ErrPartLoaded)
-		}
-		if _, n, _ := strings.Cut(q, "/"); n != strconv.Itoa(part.N) {
-			return fmt.Errorf("hbase: part %s: the database holds part %s of a load in another number of parts: use a fresh database", part, q)
-		}
+	if err := part.CheckRecorded(parts); err != nil {
+		return fmt.Errorf("hbase: %w", err)
 	}
 	meta, _, err := db.getRow(ctx, mbMeta, "meta")
 	if err != nil {
@@ -95,13 +90,7 @@ func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *micro
 	if parts, err = db.loadedParts(ctx); err != nil {
 		return err
 	}
-	n := 0
-	for _, q := range parts {
-		if strings.HasSuffix(q, "/"+strconv.Itoa(part.N)) {
-			n++
-		}
-	}
-	if n < part.N {
+	if !part.Complete(parts) {
 		return nil
 	}
 	counts := row{Key: []byte("meta"), Cells: []cell{

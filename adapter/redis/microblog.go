@@ -452,13 +452,8 @@ func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *micro
 	if err != nil {
 		return fmt.Errorf("redis: read loaded parts: %w", err)
 	}
-	for _, q := range parts {
-		if q == part.String() {
-			return fmt.Errorf("redis: part %s: %w", part, microblog.ErrPartLoaded)
-		}
-		if _, n, _ := strings.Cut(q, "/"); n != strconv.Itoa(part.N) {
-			return fmt.Errorf("redis: part %s: the database holds part %s of a load in another number of parts: use a fresh database", part, q)
-		}
+	if err := part.CheckRecorded(parts); err != nil {
+		return fmt.Errorf("redis: %w", err)
 	}
 	if len(parts) == 0 {
 		if n, err := db.rdb.Exists(ctx, mbCountsKey).Result(); err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 )
 
 // Part is part I of N of a dataset, for loading it from N processes (the
@@ -70,3 +72,34 @@ type PartLoader interface {
 
 // ErrPartLoaded says a part of the dataset was loaded before.
 var ErrPartLoaded = errors.New("this part of the dataset is already loaded")
+
+// CheckRecorded checks part p against the parts a database records as
+// loaded (their String, "I/N"), for adapters that record each part once
+// its writes are acknowledged: an error wrapping ErrPartLoaded when p is
+// among them, one saying so when they belong to a load in another number
+// of parts (whose users overlap p's in another way), nil otherwise.
+func (p Part) CheckRecorded(recorded []string) error {
+	n := strconv.Itoa(p.N)
+	for _, q := range recorded {
+		if q == p.String() {
+			return fmt.Errorf("part %s: %w", p, ErrPartLoaded)
+		}
+		if _, qn, _ := strings.Cut(q, "/"); qn != n {
+			return fmt.Errorf("part %s: the database holds part %s of a load in another number of parts: use a fresh database", p, q)
+		}
+	}
+	return nil
+}
+
+// Complete reports whether recorded holds every part of p's load: the
+// part that finds it so marks the dataset whole (two that finish together
+// both do, writing the same).
+func (p Part) Complete(recorded []string) bool {
+	suffix, seen := "/"+strconv.Itoa(p.N), map[string]bool{}
+	for _, q := range recorded {
+		if strings.HasSuffix(q, suffix) {
+			seen[q] = true
+		}
+	}
+	return len(seen) >= p.N
+}
