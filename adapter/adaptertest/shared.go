@@ -24,6 +24,10 @@ type SharedCluster struct {
 	Options cluster.Options
 	// Timeout bounds starting it (a first install or build included).
 	Timeout time.Duration
+	// Ready, when set, runs once the cluster is up, under the same
+	// Timeout: work every test would otherwise pay in its own first
+	// request (a gateway's first connection to its cluster, say).
+	Ready func(ctx context.Context, c *cluster.Cluster) error
 
 	once sync.Once
 	err  error
@@ -59,10 +63,17 @@ func (s *SharedCluster) start() error {
 	if s.dir, err = os.MkdirTemp("", "fb-"+s.Engine+"-adapter-*"); err != nil {
 		return err
 	}
+	// The state file first, so that a server whose start is cut short is
+	// still found and stopped (cluster.SpawnLog).
+	if _, err := cluster.Prepare(s.dir, e.Name()); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.Timeout)
 	defer cancel()
-	s.c, err = e.Up(ctx, s.dir, s.Options)
-	return err
+	if s.c, err = e.Up(ctx, s.dir, s.Options); err != nil || s.Ready == nil {
+		return err
+	}
+	return s.Ready(ctx, s.c)
 }
 
 // Stop stops the cluster if it was started, removes its directory when

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,59 +20,14 @@ import (
 )
 
 // The package's tests share one single-node cluster, started on first use
-// and stopped by TestMain; every test works in keyspaces of its own.
-var server struct {
-	once   sync.Once
-	err    error
-	engine cluster.Engine
-	c      *cluster.Cluster
-	dir    string
-}
+// (a first jar fetch included) and stopped by TestMain; every test works in
+// keyspaces of its own.
+var server = &adaptertest.SharedCluster{Engine: "cassandra", Options: testClusterOptions(1), Timeout: 10 * time.Minute}
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if server.c != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		_ = server.engine.Down(ctx, server.c)
-		cancel()
-	}
-	if server.dir != "" && code == 0 {
-		os.RemoveAll(server.dir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(server.Stop(m.Run())) }
 
-// hosts returns the shared node's host:port, failing the test when
-// Cassandra cannot run here (skipping under -short).
-func hosts(t testing.TB) string {
-	t.Helper()
-	server.once.Do(func() {
-		e, err := cluster.Get("cassandra")
-		if err != nil {
-			server.err = err
-			return
-		}
-		if err := e.Check(); err != nil {
-			server.err = fmt.Errorf("cassandra cannot run here (run scripts/install-servers.sh): %w", err)
-			return
-		}
-		server.engine = e
-		if server.dir, err = os.MkdirTemp("", "fb-cassandra-adapter-*"); err != nil {
-			server.err = err
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // a first jar fetch included
-		defer cancel()
-		server.c, server.err = e.Up(ctx, server.dir, testClusterOptions(1))
-	})
-	if server.err != nil {
-		if testing.Short() {
-			t.Skipf("%v", server.err)
-		}
-		t.Fatalf("start cassandra: %v", server.err)
-	}
-	return server.c.Nodes[0].Addr()
-}
+// hosts returns the shared node's host:port.
+func hosts(t testing.TB) string { return server.Get(t).Nodes[0].Addr() }
 
 // testClusterOptions raises the server's request timeouts to 10 s (the
 // driver's is 12 s): on a loaded 2-core machine a starved node misses

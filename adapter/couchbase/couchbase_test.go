@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -27,62 +26,13 @@ import (
 // bucket of its own (CouchbaseMock's views read every document of their
 // bucket at each query, so a shared bucket would slow each view by the
 // documents of the tests before), which the mock drops when it stops.
-var server struct {
-	once   sync.Once
-	err    error
-	engine cluster.Engine
-	c      *cluster.Cluster
-	dir    string
-}
+var server = &adaptertest.SharedCluster{Engine: "couchbase", Timeout: 5 * time.Minute, // a first jar fetch included
+	Options: cluster.Options{Nodes: 3, Extra: map[string]string{"buckets": strconv.Itoa(testBuckets)}}}
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if server.c != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		_ = server.engine.Down(ctx, server.c)
-		cancel()
-	}
-	if server.dir != "" && code == 0 {
-		os.RemoveAll(server.dir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(server.Stop(m.Run())) }
 
-// dsn returns the shared server's DSN, failing the test when CouchbaseMock
-// cannot run here (skipping under -short).
-func dsn(t testing.TB) string {
-	t.Helper()
-	server.once.Do(func() {
-		e, err := cluster.Get("couchbase")
-		if err != nil {
-			server.err = err
-			return
-		}
-		if err := e.Check(); err != nil {
-			server.err = fmt.Errorf("CouchbaseMock cannot run here (scripts/install-servers.sh, as root): %w", err)
-			return
-		}
-		server.engine = e
-		if server.dir, err = os.MkdirTemp("", "fb-couchbase-adapter-*"); err != nil {
-			server.err = err
-			return
-		}
-		if _, err := cluster.Prepare(server.dir, e.Name()); err != nil {
-			server.err = err
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a first jar fetch included
-		defer cancel()
-		server.c, server.err = e.Up(ctx, server.dir, cluster.Options{Nodes: 3, Extra: map[string]string{"buckets": strconv.Itoa(testBuckets)}})
-	})
-	if server.err != nil {
-		if testing.Short() {
-			t.Skipf("%v", server.err)
-		}
-		t.Fatalf("start CouchbaseMock: %v", server.err)
-	}
-	return server.c.DSN
-}
+// dsn returns the shared server's DSN.
+func dsn(t testing.TB) string { return server.Get(t).DSN }
 
 // testBuckets is how many buckets the tests can use (fb1...): the opens
 // of the whole package.
@@ -105,13 +55,13 @@ func openFresh(t testing.TB, opts string) *DB {
 // one of its bucket's (the engine lists them).
 func bucketDSN(t testing.TB, bucket string) string {
 	t.Helper()
-	dsn(t)
-	for _, bp := range strings.Split(server.c.Options["bucket_kv_ports"], ",") {
+	c := server.Get(t)
+	for _, bp := range strings.Split(c.Options["bucket_kv_ports"], ",") {
 		if name, port, _ := strings.Cut(bp, "="); name == bucket {
 			return "couchbase://127.0.0.1:" + port + "/" + bucket
 		}
 	}
-	t.Fatalf("bucket %s not in the cluster's bucket_kv_ports %q", bucket, server.c.Options["bucket_kv_ports"])
+	t.Fatalf("bucket %s not in the cluster's bucket_kv_ports %q", bucket, c.Options["bucket_kv_ports"])
 	return ""
 }
 

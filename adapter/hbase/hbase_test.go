@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,77 +19,34 @@ import (
 
 // The package's tests share one HBase (master with one in-process region
 // server, and the REST gateway) started once; TestMain stops it.
-var server struct {
-	once   sync.Once
-	err    error
-	engine cluster.Engine
-	cl     *cluster.Cluster
-	dir    string
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if server.cl != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		_ = server.engine.Down(ctx, server.cl)
-		cancel()
-		if code == 0 {
-			os.RemoveAll(server.dir)
-		}
-	}
-	os.Exit(code)
-}
-
-func startServer() error {
-	e, err := cluster.Get("hbase")
-	if err != nil {
-		return err
-	}
-	if err := e.Check(); err != nil {
-		return fmt.Errorf("hbase cannot run here (run scripts/install-servers.sh): %w", err)
-	}
-	server.engine = e
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
-	defer cancel()
-	server.dir, err = os.MkdirTemp("", "fb-hbase-adapter-*")
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	server.cl, err = e.Up(ctx, server.dir, cluster.Options{Nodes: 1})
-	if err != nil {
-		return err
-	}
+var server = &adaptertest.SharedCluster{Engine: "hbase", Options: cluster.Options{Nodes: 1}, Timeout: 6 * time.Minute,
 	// The gateway's first requests set up its connection to the cluster
 	// (slow on a loaded machine): pay that here, under the start's limit,
 	// not in the first test's.
-	db, err := Open(ctx, server.cl.DSN+"/conf")
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if err := db.ensureTable(ctx, "warmup", "w"); err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "hbase: up and answering in %v\n", time.Since(start).Round(time.Millisecond))
-	return nil
-}
+	Ready: func(ctx context.Context, c *cluster.Cluster) error {
+		start := time.Now()
+		db, err := Open(ctx, c.DSN+"/conf")
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		if err := db.ensureTable(ctx, "warmup", "w"); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "hbase: answering %v after its start\n", time.Since(start).Round(time.Millisecond))
+		return nil
+	}}
 
-// dsn returns the shared server's DSN in namespace ns ("" = default),
-// failing the test when HBase cannot run here (skipping under -short).
+func TestMain(m *testing.M) { os.Exit(server.Stop(m.Run())) }
+
+// dsn returns the shared server's DSN in namespace ns ("" = default).
 func dsn(t testing.TB, ns string) string {
 	t.Helper()
-	server.once.Do(func() { server.err = startServer() })
-	if server.err != nil {
-		if testing.Short() && strings.Contains(server.err.Error(), "install-servers.sh") {
-			t.Skip(server.err)
-		}
-		t.Fatal(server.err)
-	}
+	c := server.Get(t)
 	if ns == "" {
-		return server.cl.DSN
+		return c.DSN
 	}
-	return server.cl.DSN + "/" + ns
+	return c.DSN + "/" + ns
 }
 
 // openFresh opens the shared server with the family tables dropped.

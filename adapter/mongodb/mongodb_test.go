@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,60 +17,14 @@ import (
 )
 
 // The package's tests share one FerretDB server, started by the mongodb
-// engine on first use and stopped by TestMain; every test works in a
-// database of its own.
-var server struct {
-	once   sync.Once
-	err    error
-	engine cluster.Engine
-	c      *cluster.Cluster
-	dir    string
-}
+// engine on first use (a first build included) and stopped by TestMain;
+// every test works in a database of its own.
+var server = &adaptertest.SharedCluster{Engine: "mongodb", Options: cluster.Options{Nodes: 1}, Timeout: 15 * time.Minute}
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if server.c != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		_ = server.engine.Down(ctx, server.c)
-		cancel()
-	}
-	if server.dir != "" && code == 0 {
-		os.RemoveAll(server.dir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(server.Stop(m.Run())) }
 
-// addr returns the shared server's host:port, failing the test when
-// FerretDB cannot run here (skipping under -short).
-func addr(t testing.TB) string {
-	t.Helper()
-	server.once.Do(func() {
-		e, err := cluster.Get("mongodb")
-		if err != nil {
-			server.err = err
-			return
-		}
-		if err := e.Check(); err != nil {
-			server.err = fmt.Errorf("FerretDB cannot run here (run scripts/install-servers.sh): %w", err)
-			return
-		}
-		server.engine = e
-		if server.dir, err = os.MkdirTemp("", "fb-mongodb-adapter-*"); err != nil {
-			server.err = err
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute) // a first build included
-		defer cancel()
-		server.c, server.err = e.Up(ctx, server.dir, cluster.Options{Nodes: 1})
-	})
-	if server.err != nil {
-		if testing.Short() {
-			t.Skipf("%v", server.err)
-		}
-		t.Fatalf("start FerretDB: %v", server.err)
-	}
-	return server.c.Nodes[0].Addr()
-}
+// addr returns the shared server's host:port.
+func addr(t testing.TB) string { return server.Get(t).Nodes[0].Addr() }
 
 var databases atomic.Int64
 
