@@ -186,6 +186,9 @@ type DB struct {
 
 	mu     sync.Mutex
 	tables map[string]bool // created by this DB (skip the DDL next time)
+	// partSchema makes the parts a process loads at once create their
+	// tables one after the other (createPartTables).
+	partSchema sync.Mutex
 }
 
 var (

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
@@ -101,10 +102,15 @@ func mismatch(have string, model microblog.Model) error {
 // createPartTables creates the microblog tables, as Microblog does, but
 // through schemaHost: two coordinators each creating a table that neither
 // has yet can give it two ids, a schema disagreement Cassandra does not
-// resolve by itself; one coordinator runs the statements one after the
-// other, and IF NOT EXISTS makes the second a no-op. When that host cannot
-// be reached the driver's choice is used.
+// resolve by itself (reads then fail with INCOMPATIBLE_SCHEMA); one
+// coordinator runs the statements one after the other, and IF NOT EXISTS
+// makes the second a no-op. Only when the driver has no connection to that
+// host is the driver's choice used: after a timeout the host may still
+// apply the statement, and a second coordinator would race it. The parts
+// of one process create the tables one at a time.
 func (db *DB) createPartTables(ctx context.Context) error {
+	db.partSchema.Lock()
+	defer db.partSchema.Unlock()
 	host := db.schemaHost()
 	for _, d := range mbTables {
 		name, _, _ := strings.Cut(d, " ")
@@ -116,7 +122,7 @@ func (db *DB) createPartTables(ctx context.Context) error {
 		}
 		stmt := "CREATE TABLE IF NOT EXISTS " + db.t(name) + " " + strings.TrimPrefix(d, name+" ")
 		err := db.s.Query(stmt).Consistency(gocql.All).SetHostID(host).ExecContext(ctx)
-		if err != nil && host != "" {
+		if errors.Is(err, gocql.ErrNoConnections) && host != "" {
 			err = db.s.Query(stmt).Consistency(gocql.All).ExecContext(ctx)
 		}
 		if err != nil {
@@ -125,12 +131,49 @@ func (db *DB) createPartTables(ctx context.Context) error {
 		if err := db.s.AwaitSchemaAgreement(ctx); err != nil {
 			return fmt.Errorf("cassandra: schema agreement after %s: %w", firstWords(stmt, 6), err)
 		}
+		if err := db.awaitTable(ctx, name); err != nil {
+			return err
+		}
 		db.mu.Lock()
 		db.tables[name] = true
 		db.mu.Unlock()
 	}
 	return nil
 }
+
+// awaitTable waits, at most tableWait, until every node up knows table
+// name. Schema agreement alone is not enough here: a part whose CREATE ...
+// IF NOT EXISTS found the table already made by another part changed
+// nothing, and the driver's agreement check, asked before the other's
+// change had reached the node it asks, saw every node agree on the old
+// schema; the part's next read then went to a node without the table
+// ("table mb_parts does not exist", seen on a 3-node cluster).
+func (db *DB) awaitTable(ctx context.Context, name string) error {
+	wctx, cancel := context.WithTimeout(ctx, tableWait)
+	defer cancel()
+	const q = "SELECT table_name FROM system_schema.tables WHERE keyspace_name = ? AND table_name = ?"
+	for _, h := range db.s.GetHosts() {
+		if !h.IsUp() || h.HostID() == "" {
+			continue
+		}
+		for {
+			var got string
+			err := db.s.Query(q, db.ks, name).SetHostID(h.HostID()).Consistency(gocql.One).ScanContext(wctx, &got)
+			if err == nil && got == name {
+				break
+			}
+			select {
+			case <-wctx.Done():
+				return fmt.Errorf("cassandra: node %s does not know table %s.%s after %s (%v)", h.ConnectAddress(), db.ks, name, tableWait, err)
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
+// tableWait bounds awaitTable.
+const tableWait = 30 * time.Second
 
 // schemaHost is the host id every process loading parts picks for its
 // schema statements: the smallest id of the hosts up, as the driver sees
