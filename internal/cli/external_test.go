@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,8 +94,8 @@ func externalCluster(bin string, cl *cluster.Cluster, commands map[string]string
 
 // checkExternalHeader: the run names the engine external and the server
 // as the database answered its version query, and says which probes came
-// from the database (Redis: CPU and RSS from INFO; Cassandra: none) and
-// which were not available.
+// from the database (Redis: CPU and RSS from INFO; Cassandra: disk use
+// from system_views.disk_usage) and which were not available.
 func checkExternalHeader(t *testing.T, run *result.Run, cl *cluster.Cluster) {
 	t.Helper()
 	ci := run.Header.Cluster
@@ -103,7 +104,7 @@ func checkExternalHeader(t *testing.T, run *result.Run, cl *cluster.Cluster) {
 	}
 	fromDB, unavailable := "node-cpu, node-rss", "node-read, node-write, node-disk"
 	if cl.Engine == "cassandra" {
-		fromDB, unavailable = "none", "node-cpu, node-rss, node-read, node-write, node-disk"
+		fromDB, unavailable = "node-disk", "node-cpu, node-rss, node-read, node-write"
 	}
 	if run.Header.Options["probes_unavailable"] != unavailable || run.Header.Options["probes_from_database"] != fromDB {
 		t.Errorf("probes recorded as %v / %v", run.Header.Options["probes_from_database"], run.Header.Options["probes_unavailable"])
@@ -239,8 +240,9 @@ timeline:
 // whose node is killed and restarted by commands (the built `fieldbench
 // cluster kill/restart`, as ssh or kubectl would); membership and the
 // restart's end come from Cassandra's own ring, the version from
-// system.local, and the audit reads back every acknowledged post at the
-// DSN's consistency.
+// system.local, each node's disk use from its system_views.disk_usage,
+// and the audit reads back every acknowledged post at the DSN's
+// consistency.
 func TestExperimentExternalCrashCassandra(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds fieldbench and starts Cassandra (install with scripts/install-servers.sh)")
@@ -272,6 +274,24 @@ audit: true
 	x := run.Summary.Extra
 	if acked := x["audit_acknowledged"]; acked == 0 || acked != x["audit_ok"]+x["audit_lost"]+x["audit_stale"] {
 		t.Errorf("audit figures do not add up: %v", x)
+	}
+	// Disk use as each node reports it: whole MiB (the table rounds each
+	// table up), more than none (the system tables alone take some) and
+	// far below 10 GiB for this run's few thousand posts.
+	disk := map[string]int{}
+	for _, p := range run.Points {
+		if p.Series != "node-disk" {
+			continue
+		}
+		disk[p.Labels["node"]]++
+		if p.Y <= 0 || p.Y >= 10<<30 || math.Mod(p.Y, 1<<20) != 0 {
+			t.Errorf("node-disk of %s at %.0f s: %.0f bytes; want whole MiB, above 0, below 10 GiB", p.Labels["node"], p.X, p.Y)
+		}
+	}
+	for _, n := range cl.Nodes {
+		if disk[n.Name] == 0 {
+			t.Errorf("no node-disk point for %s (points per node: %v)", n.Name, disk)
+		}
 	}
 	if !strings.Contains(out, "microblog on cassandra "+cl.Version) {
 		t.Errorf("the summary does not name the server as Cassandra reported it:\n%s", out)
