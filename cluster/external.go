@@ -79,10 +79,13 @@ type remoteDB struct {
 	// process (NodeResources), and the names of those it fills.
 	resources func(ctx context.Context, c *Cluster) (map[string]NodeResources, error)
 	reported  []string
+	// source says where the reported figures come from, for the result.
+	source string
 }
 
 var remoteDBs = map[string]remoteDB{
-	"redis": {dsn: redisDSN, version: redisVersion, members: redisMembers, resources: redisResources, reported: []string{"cpu", "rss"}},
+	"redis": {dsn: redisDSN, version: redisVersion, members: redisMembers, resources: redisResources, reported: []string{"cpu", "rss"},
+		source: "INFO of each node: cpu = used_cpu_sys + used_cpu_user, rss = used_memory_rss"},
 	"cassandra": {dsn: func(c *Cluster) string {
 		var hosts []string
 		for _, n := range c.Nodes {
@@ -91,7 +94,8 @@ var remoteDBs = map[string]remoteDB{
 			}
 		}
 		return "cassandra://" + strings.Join(hosts, ",") + "/fieldbench"
-	}, version: cassVersion, members: cassMembers, resources: cassResources, reported: []string{"disk"}},
+	}, version: cassVersion, members: cassMembers, resources: cassResources, reported: []string{"disk"},
+		source: "system_views.disk_usage of each node: disk = the sum over its tables of their SSTables, each table rounded up to whole MiB (no commit log, hints or snapshots)"},
 }
 
 // ExternalDatabases are the databases an external cluster can run: those
@@ -530,11 +534,18 @@ type NodeResources struct {
 type ResourceReporter interface {
 	// ReportedResources names the figures Resources fills (cpu, rss, disk).
 	ReportedResources() []string
+	// ResourceSource says, in one line, where the database takes them
+	// from: the same series name means different things on different
+	// databases (du of a directory, or what a database counts).
+	ResourceSource() string
 	Resources(ctx context.Context, c *Cluster) (map[string]NodeResources, error)
 }
 
 // ReportedResources implements ResourceReporter.
 func (e *External) ReportedResources() []string { return e.rdb.reported }
+
+// ResourceSource implements ResourceReporter.
+func (e *External) ResourceSource() string { return e.rdb.source }
 
 // Resources implements ResourceReporter: what the database says about the
 // running nodes, by node name.

@@ -102,15 +102,18 @@ func checkExternalHeader(t *testing.T, run *result.Run, cl *cluster.Cluster) {
 	if ci == nil || ci.Engine != "external" || ci.Database != cl.Engine || ci.Version == "" || ci.Version != cl.Version {
 		t.Errorf("cluster in the result: %+v; want engine external, database %s, version %q", ci, cl.Engine, cl.Version)
 	}
-	fromDB, unavailable := "node-cpu, node-rss", "node-read, node-write, node-disk"
+	fromDB, unavailable, source := "node-cpu, node-rss", "node-read, node-write, node-disk", "used_memory_rss"
 	if cl.Engine == "cassandra" {
-		fromDB, unavailable = "node-disk", "node-cpu, node-rss, node-read, node-write"
+		fromDB, unavailable, source = "node-disk", "node-cpu, node-rss, node-read, node-write", "system_views.disk_usage"
 	}
 	if run.Header.Options["probes_unavailable"] != unavailable || run.Header.Options["probes_from_database"] != fromDB {
 		t.Errorf("probes recorded as %v / %v", run.Header.Options["probes_from_database"], run.Header.Options["probes_unavailable"])
 	}
-	if len(eventsNamed(run, "probes")) != 1 {
-		t.Errorf("no probes event saying what was not available: %+v", run.Events)
+	if src, _ := run.Header.Options["probes_database_source"].(string); !strings.Contains(src, source) {
+		t.Errorf("probes_database_source %q does not name %s", src, source)
+	}
+	if evs := eventsNamed(run, "probes"); len(evs) != 1 || !strings.Contains(evs[0].Detail, source) {
+		t.Errorf("want one probes event naming %s and saying what was not available: %+v", source, run.Events)
 	}
 }
 
