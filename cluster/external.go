@@ -632,9 +632,10 @@ func cassMembers(ctx context.Context, c *Cluster) (map[string]string, error) {
 // cassResources asks every running node for its disk use (cassDiskUsage),
 // all at once: a node that does not answer only delays the others by its
 // own timeout. Cassandra reports no CPU time or memory through CQL (no
-// virtual table of 5.0 has them; nodetool reads them over JMX, which a
-// remote cluster rarely exposes), so those are NaN. A node that does not
-// answer has no entry.
+// virtual table of 5.0 has them; nodetool reads them over JMX, which
+// fieldbench does not use for nodes it did not start), so those are NaN.
+// A node that does not answer has no entry; it is an error only when no
+// running node answered.
 func cassResources(ctx context.Context, c *Cluster) (map[string]NodeResources, error) {
 	timeout := 5 * time.Second
 	if d, ok := ctx.Deadline(); ok {
@@ -663,6 +664,9 @@ func cassResources(ctx context.Context, c *Cluster) (map[string]NodeResources, e
 			out[n.Name] = NodeResources{CPUSeconds: math.NaN(), RSSBytes: math.NaN(), DiskBytes: disk[i]}
 		}
 	}
+	if len(out) == 0 && len(running) > 0 {
+		return nil, fmt.Errorf("cassandra: no running node reported its disk use: %w", errors.Join(errs...))
+	}
 	return out, nil
 }
 
@@ -679,7 +683,7 @@ func cassResources(ctx context.Context, c *Cluster) (map[string]NodeResources, e
 func cassDiskUsage(ctx context.Context, n *Node, timeout time.Duration) (float64, error) {
 	s, err := cassNodeSession(n, timeout)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("%s (%s): %w", n.Name, n.Addr(), err)
 	}
 	defer s.Close()
 	var total, mib int64
@@ -688,7 +692,7 @@ func cassDiskUsage(ctx context.Context, n *Node, timeout time.Duration) (float64
 		total += mib
 	}
 	if err := it.Close(); err != nil {
-		return 0, fmt.Errorf("read system_views.disk_usage on %s: %w", n.Addr(), err)
+		return 0, fmt.Errorf("%s (%s): read system_views.disk_usage: %w", n.Name, n.Addr(), err)
 	}
 	return float64(total) * (1 << 20), nil
 }
