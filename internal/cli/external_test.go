@@ -296,6 +296,7 @@ audit: true
 			t.Errorf("no node-disk point for %s (points per node: %v)", n.Name, disk)
 		}
 	}
+	t.Logf("node-disk points per node: %v; first and last of %s: %s", disk, victim, firstLastDisk(run, victim))
 	if !strings.Contains(out, "microblog on cassandra "+cl.Version) {
 		t.Errorf("the summary does not name the server as Cassandra reported it:\n%s", out)
 	}
@@ -306,4 +307,19 @@ audit: true
 	if b, _ := os.ReadFile(logs[0]); !strings.Contains(string(b), "cluster restart "+victim) || strings.Count(string(b), "--- exit 0") != 2 {
 		t.Errorf("command log:\n%s", b)
 	}
+}
+
+// firstLastDisk shows a node's first and last node-disk points, for the
+// test's log.
+func firstLastDisk(run *result.Run, node string) string {
+	var got []string
+	for _, p := range run.Points {
+		if p.Series == "node-disk" && p.Labels["node"] == node {
+			got = append(got, strconv.FormatFloat(p.Y/(1<<20), 'f', 0, 64)+" MiB at "+strconv.FormatFloat(p.X, 'f', 0, 64)+" s")
+		}
+	}
+	if len(got) == 0 {
+		return "none"
+	}
+	return got[0] + ", " + got[len(got)-1]
 }
