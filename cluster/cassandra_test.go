@@ -184,6 +184,17 @@ func TestCassandraOneNode(t *testing.T) {
 	if err := e.Remove(ctx, c, "cass1"); err == nil || !strings.Contains(err.Error(), "only running node") {
 		t.Errorf("Remove of the only node: %v", err)
 	}
+	// The node's disk use as the node itself reports it (an external
+	// cluster's "disk" probe): a whole number of MiB, at least one (a
+	// fresh node has flushed its system tables), and no CPU or memory
+	// figure, which Cassandra does not report through CQL.
+	res, err := cassResources(ctx, c)
+	r, ok := res["cass1"]
+	if err != nil || len(res) != 1 || !ok || r.DiskBytes < 1<<20 || r.DiskBytes > 10<<30 || math.Mod(r.DiskBytes, 1<<20) != 0 ||
+		!math.IsNaN(r.CPUSeconds) || !math.IsNaN(r.RSSBytes) {
+		t.Errorf("cassResources = %+v, %v; want cass1 with disk in whole MiB, 1 MiB to 10 GiB, CPU and RSS NaN", res, err)
+	}
+	t.Logf("system_views.disk_usage on cass1: %.0f MiB", r.DiskBytes/(1<<20))
 	conf, err := os.ReadFile(c.Nodes[0].Config)
 	if err != nil {
 		t.Fatal(err)
@@ -204,6 +215,9 @@ func TestCassandraOneNode(t *testing.T) {
 	}
 	if st := cassStatus(t, e, c); st[0].State != "stopped" {
 		t.Fatalf("status after Down: %+v", st)
+	}
+	if res, err := cassResources(ctx, c); err != nil || len(res) != 0 {
+		t.Errorf("cassResources after Down = %+v, %v; want no figure for a stopped node", res, err)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -78,10 +79,13 @@ type remoteDB struct {
 	// process (NodeResources), and the names of those it fills.
 	resources func(ctx context.Context, c *Cluster) (map[string]NodeResources, error)
 	reported  []string
+	// source says where the reported figures come from, for the result.
+	source string
 }
 
 var remoteDBs = map[string]remoteDB{
-	"redis": {dsn: redisDSN, version: redisVersion, members: redisMembers, resources: redisResources, reported: []string{"cpu", "rss"}},
+	"redis": {dsn: redisDSN, version: redisVersion, members: redisMembers, resources: redisResources, reported: []string{"cpu", "rss"},
+		source: "INFO of each node: cpu = used_cpu_sys + used_cpu_user, rss = used_memory_rss"},
 	"cassandra": {dsn: func(c *Cluster) string {
 		var hosts []string
 		for _, n := range c.Nodes {
@@ -90,7 +94,8 @@ var remoteDBs = map[string]remoteDB{
 			}
 		}
 		return "cassandra://" + strings.Join(hosts, ",") + "/fieldbench"
-	}, version: cassVersion, members: cassMembers},
+	}, version: cassVersion, members: cassMembers, resources: cassResources, reported: []string{"disk"},
+		source: "system_views.disk_usage of each node: disk = the sum over its tables of their SSTables, each table rounded up to whole MiB (no commit log, hints or snapshots)"},
 }
 
 // ExternalDatabases are the databases an external cluster can run: those
@@ -518,7 +523,10 @@ func (e *External) waitFor(ctx context.Context, what string, done func(context.C
 type NodeResources struct {
 	CPUSeconds float64 // CPU time used since the server started
 	RSSBytes   float64
-	DiskBytes  float64
+	// DiskBytes is the node's data on disk as the database counts it,
+	// which need not be what du says of its directory (Cassandra: its
+	// tables' SSTables only, each table rounded up to whole MiB).
+	DiskBytes float64
 }
 
 // ResourceReporter is an engine whose database reports its nodes'
@@ -526,11 +534,18 @@ type NodeResources struct {
 type ResourceReporter interface {
 	// ReportedResources names the figures Resources fills (cpu, rss, disk).
 	ReportedResources() []string
+	// ResourceSource says, in one line, where the database takes them
+	// from: the same series name means different things on different
+	// databases (du of a directory, or what a database counts).
+	ResourceSource() string
 	Resources(ctx context.Context, c *Cluster) (map[string]NodeResources, error)
 }
 
 // ReportedResources implements ResourceReporter.
 func (e *External) ReportedResources() []string { return e.rdb.reported }
+
+// ResourceSource implements ResourceReporter.
+func (e *External) ResourceSource() string { return e.rdb.source }
 
 // Resources implements ResourceReporter: what the database says about the
 // running nodes, by node name.
@@ -612,6 +627,74 @@ func cassMembers(ctx context.Context, c *Cluster) (map[string]string, error) {
 		return out, nil
 	}
 	return nil, fmt.Errorf("cassandra: no running node answered: %w", errors.Join(errs...))
+}
+
+// cassResources asks every running node for its disk use (cassDiskUsage),
+// all at once: a node that does not answer only delays the others by its
+// own timeout. Cassandra reports no CPU time or memory through CQL (no
+// virtual table of 5.0 has them; nodetool reads them over JMX, which
+// fieldbench does not use for nodes it did not start), so those are NaN.
+// A node that does not answer has no entry; it is an error only when no
+// running node answered.
+func cassResources(ctx context.Context, c *Cluster) (map[string]NodeResources, error) {
+	timeout := 5 * time.Second
+	if d, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, max(time.Until(d), 100*time.Millisecond))
+	}
+	var running []*Node
+	for _, n := range c.Nodes {
+		if n.Running() {
+			running = append(running, n)
+		}
+	}
+	disk := make([]float64, len(running))
+	errs := make([]error, len(running))
+	var wg sync.WaitGroup
+	for i, n := range running {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			disk[i], errs[i] = cassDiskUsage(ctx, n, timeout)
+		}()
+	}
+	wg.Wait()
+	out := map[string]NodeResources{}
+	for i, n := range running {
+		if errs[i] == nil {
+			out[n.Name] = NodeResources{CPUSeconds: math.NaN(), RSSBytes: math.NaN(), DiskBytes: disk[i]}
+		}
+	}
+	if len(out) == 0 && len(running) > 0 {
+		return nil, fmt.Errorf("cassandra: no running node reported its disk use: %w", errors.Join(errs...))
+	}
+	return out, nil
+}
+
+// cassDiskUsage is node n's disk use as n itself reports it: the sum of
+// the mebibytes column of the node-local virtual table
+// system_views.disk_usage (Cassandra 4.0 and later), one row per table of
+// every keyspace, system ones included, in bytes. Each row is the table's
+// TotalDiskSpaceUsed metric (the bytes of its SSTables, obsolete ones not
+// yet deleted included) rounded *up* to whole MiB, so the sum is an upper
+// bound, above the bytes by less than 1 MiB per table that has any
+// SSTable. Commit log, hints, saved caches and snapshots are not in it.
+// A virtual table answers for the node asked only, hence a session to n
+// alone (cassNodeSession).
+func cassDiskUsage(ctx context.Context, n *Node, timeout time.Duration) (float64, error) {
+	s, err := cassNodeSession(n, timeout)
+	if err != nil {
+		return 0, fmt.Errorf("%s (%s): %w", n.Name, n.Addr(), err)
+	}
+	defer s.Close()
+	var total, mib int64
+	it := s.Query("SELECT mebibytes FROM system_views.disk_usage").IterContext(ctx)
+	for it.Scan(&mib) {
+		total += mib
+	}
+	if err := it.Close(); err != nil {
+		return 0, fmt.Errorf("%s (%s): read system_views.disk_usage: %w", n.Name, n.Addr(), err)
+	}
+	return float64(total) * (1 << 20), nil
 }
 
 // cassVersion asks n for its release_version.

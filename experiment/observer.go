@@ -64,9 +64,12 @@ func (x *expRun) begin(ctx context.Context, s *job.Session) *expSession {
 			defer es.wg.Done()
 			es.probeRemote(ctx)
 		}()
-		if fromDB, unavailable := x.remoteProbes(); len(unavailable) > 0 || len(fromDB) > 0 {
-			_ = s.Event("probes", fmt.Sprintf("nodes fieldbench did not start: %s as the database reports them; not available (no /proc of those nodes here): %s",
-				orNone(fromDB), orNone(unavailable)))
+		if fromDB, unavailable, source := x.remoteProbes(); len(unavailable) > 0 || len(fromDB) > 0 {
+			if source != "" {
+				source = " (" + source + ")"
+			}
+			_ = s.Event("probes", fmt.Sprintf("nodes fieldbench did not start: %s as the database reports them%s; not available (no /proc of those nodes here): %s",
+				orNone(fromDB), source, orNone(unavailable)))
 		}
 	}
 	if len(x.sc.Timeline) > 0 {
@@ -486,9 +489,12 @@ func (o *observer) Header(h *result.Header) {
 	}
 	if x.cl != nil {
 		probeSeries(h)
-		if fromDB, unavailable := x.remoteProbes(); len(fromDB) > 0 || len(unavailable) > 0 {
+		if fromDB, unavailable, source := x.remoteProbes(); len(fromDB) > 0 || len(unavailable) > 0 {
 			h.Options["probes_from_database"] = orNone(fromDB)
 			h.Options["probes_unavailable"] = orNone(unavailable)
+			if source != "" {
+				h.Options["probes_database_source"] = source
+			}
 		}
 		h.Options["experiment"] = x.sc.Name
 		if x.step > 0 {

@@ -170,16 +170,16 @@ func nodeKey(st cluster.NodeStatus) string {
 var remoteSeries = map[string]string{"cpu": seriesNodeCPU, "rss": seriesNodeRSS, "disk": seriesNodeDisk}
 
 // remoteProbes says, for a cluster with nodes fieldbench did not start,
-// which per-node series come from the database itself and which are not
-// available (their /proc is not readable from here): nil, nil when every
-// node is local.
-func (x *expRun) remoteProbes() (fromDB, unavailable []string) {
+// which per-node series come from the database itself (and where the
+// database takes them from) and which are not available (their /proc is
+// not readable from here): nil, nil, "" when every node is local.
+func (x *expRun) remoteProbes() (fromDB, unavailable []string, source string) {
 	remote := false
 	for _, n := range x.cl.Nodes {
 		remote = remote || n.Remote
 	}
 	if !remote {
-		return nil, nil
+		return nil, nil, ""
 	}
 	got := map[string]bool{}
 	if r, ok := x.eng.(cluster.ResourceReporter); ok {
@@ -189,6 +189,9 @@ func (x *expRun) remoteProbes() (fromDB, unavailable []string) {
 				fromDB = append(fromDB, s)
 			}
 		}
+		if len(fromDB) > 0 {
+			source = r.ResourceSource()
+		}
 	}
 	for _, s := range []string{seriesNodeCPU, seriesNodeRSS, seriesNodeRead, seriesNodeWrite, seriesNodeDisk} {
 		if !got[s] {
@@ -196,7 +199,7 @@ func (x *expRun) remoteProbes() (fromDB, unavailable []string) {
 		}
 	}
 	sort.Strings(fromDB)
-	return fromDB, unavailable
+	return fromDB, unavailable, source
 }
 
 // probeRemote writes, every probe interval until ctx ends, what the

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,23 +94,26 @@ func externalCluster(bin string, cl *cluster.Cluster, commands map[string]string
 
 // checkExternalHeader: the run names the engine external and the server
 // as the database answered its version query, and says which probes came
-// from the database (Redis: CPU and RSS from INFO; Cassandra: none) and
-// which were not available.
+// from the database (Redis: CPU and RSS from INFO; Cassandra: disk use
+// from system_views.disk_usage) and which were not available.
 func checkExternalHeader(t *testing.T, run *result.Run, cl *cluster.Cluster) {
 	t.Helper()
 	ci := run.Header.Cluster
 	if ci == nil || ci.Engine != "external" || ci.Database != cl.Engine || ci.Version == "" || ci.Version != cl.Version {
 		t.Errorf("cluster in the result: %+v; want engine external, database %s, version %q", ci, cl.Engine, cl.Version)
 	}
-	fromDB, unavailable := "node-cpu, node-rss", "node-read, node-write, node-disk"
+	fromDB, unavailable, source := "node-cpu, node-rss", "node-read, node-write, node-disk", "used_memory_rss"
 	if cl.Engine == "cassandra" {
-		fromDB, unavailable = "none", "node-cpu, node-rss, node-read, node-write, node-disk"
+		fromDB, unavailable, source = "node-disk", "node-cpu, node-rss, node-read, node-write", "system_views.disk_usage"
 	}
 	if run.Header.Options["probes_unavailable"] != unavailable || run.Header.Options["probes_from_database"] != fromDB {
 		t.Errorf("probes recorded as %v / %v", run.Header.Options["probes_from_database"], run.Header.Options["probes_unavailable"])
 	}
-	if len(eventsNamed(run, "probes")) != 1 {
-		t.Errorf("no probes event saying what was not available: %+v", run.Events)
+	if src, _ := run.Header.Options["probes_database_source"].(string); !strings.Contains(src, source) {
+		t.Errorf("probes_database_source %q does not name %s", src, source)
+	}
+	if evs := eventsNamed(run, "probes"); len(evs) != 1 || !strings.Contains(evs[0].Detail, source) {
+		t.Errorf("want one probes event naming %s and saying what was not available: %+v", source, run.Events)
 	}
 }
 
@@ -239,8 +243,9 @@ timeline:
 // whose node is killed and restarted by commands (the built `fieldbench
 // cluster kill/restart`, as ssh or kubectl would); membership and the
 // restart's end come from Cassandra's own ring, the version from
-// system.local, and the audit reads back every acknowledged post at the
-// DSN's consistency.
+// system.local, each node's disk use from its system_views.disk_usage,
+// and the audit reads back every acknowledged post at the DSN's
+// consistency.
 func TestExperimentExternalCrashCassandra(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds fieldbench and starts Cassandra (install with scripts/install-servers.sh)")
@@ -273,6 +278,25 @@ audit: true
 	if acked := x["audit_acknowledged"]; acked == 0 || acked != x["audit_ok"]+x["audit_lost"]+x["audit_stale"] {
 		t.Errorf("audit figures do not add up: %v", x)
 	}
+	// Disk use as each node reports it: whole MiB (the table rounds each
+	// table up), more than none (the system tables alone take some) and
+	// far below 10 GiB for this run's few thousand posts.
+	disk := map[string]int{}
+	for _, p := range run.Points {
+		if p.Series != "node-disk" {
+			continue
+		}
+		disk[p.Labels["node"]]++
+		if p.Y <= 0 || p.Y >= 10<<30 || math.Mod(p.Y, 1<<20) != 0 {
+			t.Errorf("node-disk of %s at %.0f s: %.0f bytes; want whole MiB, above 0, below 10 GiB", p.Labels["node"], p.X, p.Y)
+		}
+	}
+	for _, n := range cl.Nodes {
+		if disk[n.Name] == 0 {
+			t.Errorf("no node-disk point for %s (points per node: %v)", n.Name, disk)
+		}
+	}
+	t.Logf("node-disk points per node: %v; first and last of %s: %s", disk, victim, firstLastDisk(run, victim))
 	if !strings.Contains(out, "microblog on cassandra "+cl.Version) {
 		t.Errorf("the summary does not name the server as Cassandra reported it:\n%s", out)
 	}
@@ -283,4 +307,19 @@ audit: true
 	if b, _ := os.ReadFile(logs[0]); !strings.Contains(string(b), "cluster restart "+victim) || strings.Count(string(b), "--- exit 0") != 2 {
 		t.Errorf("command log:\n%s", b)
 	}
+}
+
+// firstLastDisk shows a node's first and last node-disk points, for the
+// test's log.
+func firstLastDisk(run *result.Run, node string) string {
+	var got []string
+	for _, p := range run.Points {
+		if p.Series == "node-disk" && p.Labels["node"] == node {
+			got = append(got, strconv.FormatFloat(p.Y/(1<<20), 'f', 0, 64)+" MiB at "+strconv.FormatFloat(p.X, 'f', 0, 64)+" s")
+		}
+	}
+	if len(got) == 0 {
+		return "none"
+	}
+	return got[0] + ", " + got[len(got)-1]
 }
