@@ -260,11 +260,11 @@ func TestExperimentExternalCrashCassandra(t *testing.T) {
 		t.Fatalf("DSN %q has no consistency=QUORUM to set to ONE", cl.DSN)
 	}
 	runs, out := experimentRun(t, "name: ext-crash-cassandra\n"+externalCluster(bin, cl, map[string]string{"kill": "kill {name}", "restart": "restart {name}"})+
-		"  dsn: \""+dsn+"\"\n"+`workload: {name: microblog, options: {users: 100, clients: 4, duration: 40s}}
+		"  dsn: \""+dsn+"\"\n"+`workload: {name: microblog, options: {users: 100, clients: 4, duration: 70s}}
 probe_every: 2s
 timeline:
   - {at: 8s, do: kill, nodes: [`+victim+`]}
-  - {at: 16s, do: restart, nodes: [`+victim+`]}
+  - {at: 14s, do: restart, nodes: [`+victim+`]}
 audit: true
 `, 8*time.Minute)
 	run := runs[0]
