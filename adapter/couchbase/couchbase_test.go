@@ -31,8 +31,6 @@ var server = &adaptertest.SharedCluster{Engine: "couchbase", Timeout: 5 * time.M
 
 func TestMain(m *testing.M) { os.Exit(server.Stop(m.Run())) }
 
-// dsn returns the shared server's DSN.
-func dsn(t testing.TB) string { return server.Get(t).DSN }
 
 // testBuckets is how many buckets the tests can use (fb1...): the opens
 // of the whole package.
