@@ -31,7 +31,6 @@ var server = &adaptertest.SharedCluster{Engine: "couchbase", Timeout: 5 * time.M
 
 func TestMain(m *testing.M) { os.Exit(server.Stop(m.Run())) }
 
-
 // testBuckets is how many buckets the tests can use (fb1...): the opens
 // of the whole package.
 const testBuckets = 24
