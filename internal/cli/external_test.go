@@ -117,6 +117,33 @@ func checkExternalHeader(t *testing.T, run *result.Run, cl *cluster.Cluster) {
 	}
 }
 
+// externalCrash runs the crash experiment on cl through the external
+// engine (more holds more cluster keys, indented as they are): a microblog
+// run of duration whose second node is killed at kill and restarted at
+// restart by the built `fieldbench cluster kill|restart`, then the audit.
+// It checks what every database must give — one event per action, the
+// restart's end, the header, audit figures that add up — and returns the
+// run and the command's output.
+func externalCrash(t *testing.T, bin string, cl *cluster.Cluster, more, duration, kill, restart string, limit time.Duration) (*result.Run, string) {
+	t.Helper()
+	victim := cl.Nodes[1].Name
+	runs, out := experimentRun(t, "name: ext-crash-"+cl.Engine+"\n"+externalCluster(bin, cl, map[string]string{"kill": "kill {name}", "restart": "restart {name}"})+more+
+		"workload: {name: microblog, options: {users: 100, clients: 4, duration: "+duration+"}}\nprobe_every: 2s\ntimeline:\n"+
+		"  - {at: "+kill+", do: kill, nodes: ["+victim+"]}\n  - {at: "+restart+", do: restart, nodes: ["+victim+"]}\naudit: true\n", limit)
+	run := runs[0]
+	for _, ev := range []string{"kill", "restart", "restart-done", "audit"} {
+		if len(eventsNamed(run, ev)) != 1 {
+			t.Errorf("want one %q event; events: %+v", ev, run.Events)
+		}
+	}
+	checkExternalHeader(t, run, cl)
+	x := run.Summary.Extra
+	if acked := x["audit_acknowledged"]; acked == 0 || acked != x["audit_ok"]+x["audit_lost"]+x["audit_stale"] {
+		t.Errorf("audit figures do not add up: %v", x)
+	}
+	return run, out
+}
+
 // TestExperimentExternalCrashRedis runs the crash experiment through the
 // external engine: the kill and restart are commands (the built
 // `fieldbench cluster kill/restart` on a Redis Cluster this test started),
@@ -130,25 +157,7 @@ func TestExperimentExternalCrashRedis(t *testing.T) {
 	bin := fieldbenchBin(t)
 	cl := localRedis(t, "--nodes", "3", "--opt", "replicas=1", "--opt", "node-timeout=2000")
 	victim := cl.Nodes[1].Name
-	runs, out := experimentRun(t, "name: ext-crash\n"+externalCluster(bin, cl, map[string]string{"kill": "kill {name}", "restart": "restart {name}"})+`
-workload: {name: microblog, options: {users: 100, clients: 4, duration: 18s}}
-probe_every: 2s
-timeline:
-  - {at: 5s, do: kill, nodes: [`+victim+`]}
-  - {at: 10s, do: restart, nodes: [`+victim+`]}
-audit: true
-`, 4*time.Minute)
-	run := runs[0]
-	for _, ev := range []string{"kill", "restart", "restart-done", "audit"} {
-		if len(eventsNamed(run, ev)) != 1 {
-			t.Errorf("want one %q event; events: %+v", ev, run.Events)
-		}
-	}
-	checkExternalHeader(t, run, cl)
-	x := run.Summary.Extra
-	if acked := x["audit_acknowledged"]; acked == 0 || acked != x["audit_ok"]+x["audit_lost"]+x["audit_stale"] {
-		t.Errorf("audit figures do not add up: %v", x)
-	}
+	run, out := externalCrash(t, bin, cl, "", "18s", "5s", "10s", 4*time.Minute)
 	cpu := map[string]bool{}
 	for _, p := range run.Points {
 		if p.Series == "node-cpu" {
@@ -259,25 +268,7 @@ func TestExperimentExternalCrashCassandra(t *testing.T) {
 	if dsn == cl.DSN {
 		t.Fatalf("DSN %q has no consistency=QUORUM to set to ONE", cl.DSN)
 	}
-	runs, out := experimentRun(t, "name: ext-crash-cassandra\n"+externalCluster(bin, cl, map[string]string{"kill": "kill {name}", "restart": "restart {name}"})+
-		"  dsn: \""+dsn+"\"\n"+`workload: {name: microblog, options: {users: 100, clients: 4, duration: 70s}}
-probe_every: 2s
-timeline:
-  - {at: 8s, do: kill, nodes: [`+victim+`]}
-  - {at: 14s, do: restart, nodes: [`+victim+`]}
-audit: true
-`, 8*time.Minute)
-	run := runs[0]
-	for _, ev := range []string{"kill", "restart", "restart-done", "audit"} {
-		if len(eventsNamed(run, ev)) != 1 {
-			t.Errorf("want one %q event; events: %+v", ev, run.Events)
-		}
-	}
-	checkExternalHeader(t, run, cl)
-	x := run.Summary.Extra
-	if acked := x["audit_acknowledged"]; acked == 0 || acked != x["audit_ok"]+x["audit_lost"]+x["audit_stale"] {
-		t.Errorf("audit figures do not add up: %v", x)
-	}
+	run, out := externalCrash(t, bin, cl, "  dsn: \""+dsn+"\"\n", "70s", "8s", "14s", 8*time.Minute)
 	// Disk use as each node reports it: whole MiB (the table rounds each
 	// table up), more than none (the system tables alone take some) and
 	// far below 10 GiB for this run's few thousand posts.
