@@ -27,6 +27,12 @@ func (x *expRun) runSteps(ctx context.Context, dsn string) error {
 		if err := x.growTo(ctx, st.Nodes); err != nil {
 			return fmt.Errorf("step %d: %w", x.step, err)
 		}
+		// The grown cluster's DSN names its new nodes too: a client that
+		// knows only the first (CouchDB's adapter without peers=) would
+		// empty one node where the step's reset must empty them all.
+		if x.cl != nil && x.cl.DSN != "" {
+			dsn = x.cl.DSN
+		}
 		opts := Merge(x.sc.Workload.Options, st.Options)
 		fmt.Fprintf(x.stderr, "\nstep %d of %d: %d node(s)\n", x.step, len(x.sc.Steps), st.Nodes)
 		if keep := x.sc.traits().StepLoad; keep != nil {

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -258,4 +259,40 @@ timeline:
 		t.Errorf("measured %.1f s; the stop came at 2 s of a 10-minute run", d)
 	}
 	t.Logf("experiment took %v", time.Since(start).Round(time.Millisecond))
+}
+
+// A scenario of steps that grow a CouchDB cluster: each step's run gets
+// the grown cluster's DSN, so the adapter knows every node (its reset then
+// empties them all, and the cluster settles before the next step). With
+// the first node's DSN only, a reset emptied one node, the other kept the
+// previous step's records, and the next step waited for data that would
+// never stop moving.
+func TestExperimentStepsGrowCouchDB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts pouchdb-server (install with scripts/install-servers.sh)")
+	}
+	runs, _ := experimentRun(t, `
+name: steps-couchdb
+cluster: {engine: couchdb, nodes: 1}
+workload: {name: trajectory, options: {mode: random, clients: 2, queries: 2, repeat: 1, batch: 100, reset: true}}
+steps:
+  - {nodes: 1, options: {scale: 0.001}}
+  - {nodes: 2, options: {scale: 0.0005}}
+  - {nodes: 2, options: {scale: 0.001}}
+probe_every: -1s
+`, 6*time.Minute)
+	if len(runs) != 3 {
+		t.Fatalf("%d runs, want one per step", len(runs))
+	}
+	servers := map[string]string{}
+	for _, r := range runs {
+		step := fmt.Sprint(r.Header.Options["step"])
+		servers[step] = r.Header.Database.Config["servers"]
+		if got, want := r.Summary.Extra["stored_records"], r.Header.Options["records"]; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("step %s stored %v records, generated %v", step, got, want)
+		}
+	}
+	if servers["1"] != "1" || servers["2"] != "2" || servers["3"] != "2" {
+		t.Errorf("servers the adapter knew per step: %v; want 1, 2, 2", servers)
+	}
 }
