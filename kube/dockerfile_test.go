@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -52,7 +53,7 @@ func TestDockerfileBuildsStaticBinary(t *testing.T) {
 			args[i+1] = out
 		}
 	}
-	if len(args) < 2 || args[0] != "go" || args[1] != "build" || !contains(env, "CGO_ENABLED=0") {
+	if len(args) < 2 || args[0] != "go" || args[1] != "build" || !slices.Contains(env, "CGO_ENABLED=0") {
 		t.Fatalf("the Dockerfile's build is %q: want CGO_ENABLED=0 go build ...", build)
 	}
 	cmd := exec.Command(args[0], args[1:]...)
@@ -104,15 +105,6 @@ func shellWords(line string) []string {
 		out = append(out, w.String())
 	}
 	return out
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 func TestShellWords(t *testing.T) {

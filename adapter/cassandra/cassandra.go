@@ -273,6 +273,12 @@ func (db *DB) ddl(ctx context.Context, stmt string) error {
 // createTables runs CREATE TABLE IF NOT EXISTS statements once per DB.
 // Each statement is "name (columns...) [WITH ...]".
 func (db *DB) createTables(ctx context.Context, defs ...string) error {
+	return db.createTablesWith(ctx, func(_, stmt string) error { return db.ddl(ctx, stmt) }, defs...)
+}
+
+// createTablesWith is createTables with exec running each statement (name
+// is the table's): the tables this DB made already are skipped.
+func (db *DB) createTablesWith(ctx context.Context, exec func(name, stmt string) error, defs ...string) error {
 	for _, d := range defs {
 		name, _, _ := strings.Cut(d, " ")
 		db.mu.Lock()
@@ -281,7 +287,7 @@ func (db *DB) createTables(ctx context.Context, defs ...string) error {
 		if done {
 			continue
 		}
-		if err := db.ddl(ctx, "CREATE TABLE IF NOT EXISTS "+db.t(name)+" "+strings.TrimPrefix(d, name+" ")); err != nil {
+		if err := exec(name, "CREATE TABLE IF NOT EXISTS "+db.t(name)+" "+strings.TrimPrefix(d, name+" ")); err != nil {
 			return err
 		}
 		db.mu.Lock()

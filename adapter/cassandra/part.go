@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
@@ -112,15 +111,7 @@ func (db *DB) createPartTables(ctx context.Context) error {
 	db.partSchema.Lock()
 	defer db.partSchema.Unlock()
 	host := db.schemaHost()
-	for _, d := range mbTables {
-		name, _, _ := strings.Cut(d, " ")
-		db.mu.Lock()
-		done := db.tables[name]
-		db.mu.Unlock()
-		if done {
-			continue
-		}
-		stmt := "CREATE TABLE IF NOT EXISTS " + db.t(name) + " " + strings.TrimPrefix(d, name+" ")
+	return db.createTablesWith(ctx, func(name, stmt string) error {
 		err := db.s.Query(stmt).Consistency(gocql.All).SetHostID(host).ExecContext(ctx)
 		if errors.Is(err, gocql.ErrNoConnections) && host != "" {
 			err = db.s.Query(stmt).Consistency(gocql.All).ExecContext(ctx)
@@ -131,14 +122,8 @@ func (db *DB) createPartTables(ctx context.Context) error {
 		if err := db.s.AwaitSchemaAgreement(ctx); err != nil {
 			return fmt.Errorf("cassandra: schema agreement after %s: %w", firstWords(stmt, 6), err)
 		}
-		if err := db.awaitTable(ctx, name); err != nil {
-			return err
-		}
-		db.mu.Lock()
-		db.tables[name] = true
-		db.mu.Unlock()
-	}
-	return nil
+		return db.awaitTable(ctx, name)
+	}, mbTables...)
 }
 
 // awaitTable waits, at most tableWait, until every node up knows table
