@@ -86,6 +86,23 @@ func checkWiki(t testing.TB, db adapter.DB) {
 			bad.add("after Populate: %v", err)
 		}
 	}
+	if into, ok := s.(wiki.ReaderInto); ok {
+		// One buffer for every read, as a client thread uses it: each read
+		// must be whole in it, the missing article still ErrNotFound.
+		var buf []byte
+		for id := int64(wikiArticles); id >= 1; id-- {
+			a, err := into.ReadInto(ctx, id, &buf)
+			if err != nil {
+				t.Fatalf("ReadInto(%d): %v", id, err)
+			}
+			if err := sameArticle(a, g.Article(id)); err != nil {
+				bad.add("ReadInto after Populate: %v", err)
+			}
+		}
+		if _, err := into.ReadInto(ctx, wikiArticles+1, &buf); !errors.Is(err, wiki.ErrNotFound) {
+			t.Errorf("ReadInto(%d) of a missing article = %v; want an error wrapping wiki.ErrNotFound", wikiArticles+1, err)
+		}
+	}
 	for name, err := range map[string]error{
 		"Read(0)":                                 func() error { _, err := s.Read(ctx, 0); return err }(),
 		fmt.Sprintf("Read(%d)", wikiArticles+1):   func() error { _, err := s.Read(ctx, wikiArticles+1); return err }(),

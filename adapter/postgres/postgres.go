@@ -21,6 +21,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -150,7 +151,14 @@ func newPool(ctx context.Context, dsn string, b *adapter.Backoff) (*pgxpool.Pool
 	cfg.ConnConfig.BuildFrontend = bufferedFrontend
 	// Raw reads and writes: no hand-over of the processor per request (see
 	// adapter/rawio).
-	cfg.ConnConfig.DialFunc = rawio.Dial(b.DialFunc(cfg.ConnConfig.DialFunc))
+	raw := rawio.Dial(b.DialFunc(cfg.ConnConfig.DialFunc))
+	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := raw(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &pgNet{Conn: nc}, nil // the wiki read's way to the socket (wikiread.go)
+	}
 	p, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect to %s: %w", cfg.ConnConfig.Host+":"+strconv.Itoa(int(cfg.ConnConfig.Port)), err)
@@ -170,11 +178,16 @@ func newPool(ctx context.Context, dsn string, b *adapter.Backoff) (*pgxpool.Pool
 const readBufferSize = 64 << 10
 
 // bufferedFrontend is pgx's default frontend reading through a larger
-// buffer. pgx's own buffer sits above it unchanged; the one thing that looks
-// below pgx's buffer, SyncConn (for Hijack and direct use of the net.Conn),
-// is never called by fieldbench.
+// buffer. pgx's own buffer sits above it unchanged. The buffer is kept on
+// the connection (pgNet) so that the wiki read, which takes its replies
+// from the socket itself, uses the connection only when pgx left nothing
+// unread in it (SyncConn checks pgx's own buffer, not this one).
 func bufferedFrontend(r io.Reader, w io.Writer) *pgproto3.Frontend {
-	return pgproto3.NewFrontend(bufio.NewReaderSize(r, readBufferSize), w)
+	br := bufio.NewReaderSize(r, readBufferSize)
+	if pn, ok := w.(*pgNet); ok {
+		pn.br = br
+	}
+	return pgproto3.NewFrontend(br, w)
 }
 
 // Open connects to the primary (and the replicas when read_from=replicas).

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fieldbench/fieldbench/workload/wiki"
 )
@@ -31,7 +32,10 @@ const populateTxRows = 20_000
 // read_from=replicas), writes on the primary.
 type wikiStore struct{ db *DB }
 
-var _ wiki.Store = (*wikiStore)(nil)
+var (
+	_ wiki.Store      = (*wikiStore)(nil)
+	_ wiki.ReaderInto = (*wikiStore)(nil)
+)
 
 // Wiki implements wiki.Backend.
 func (db *DB) Wiki(ctx context.Context) (wiki.Store, error) {
@@ -59,14 +63,25 @@ var (
 )
 
 // Read implements wiki.Store: one execution of the prepared SELECT on a
-// pooled connection (no pipelining, no caching). It works at the pgconn
-// level because the read is the wiki workload's hot path and pgx's generic
-// QueryRow/Scan costs client CPU the comparison with pgbench showed: it
-// builds a Rows, plans the scan, and scans the body into a []byte that had
-// to be copied again into the Article's string. Here each column is copied
-// once, from the connection's read buffer into the returned strings (see
-// docs/postgres.md, "Client efficiency").
+// pooled connection (no pipelining, no caching), sent and read by
+// readDirect on the connection's socket; through pgconn when the
+// connection is not a plain socket (TLS). The read is the wiki workload's
+// hot path, and pgx's generic QueryRow/Scan costs client CPU the
+// comparison with pgbench showed: it builds a Rows, plans the scan, and
+// scans the body into a []byte that had to be copied again into the
+// Article's string. Here each column is copied once, from the reply into
+// the returned strings (see docs/postgres.md, "Client efficiency").
 func (s *wikiStore) Read(ctx context.Context, id int64) (wiki.Article, error) {
+	return s.read(ctx, id, nil)
+}
+
+// ReadInto implements wiki.ReaderInto: Read, copying the article into *buf
+// (when it is read directly; through pgconn it gets strings of its own).
+func (s *wikiStore) ReadInto(ctx context.Context, id int64, buf *[]byte) (wiki.Article, error) {
+	return s.read(ctx, id, buf)
+}
+
+func (s *wikiStore) read(ctx context.Context, id int64, buf *[]byte) (wiki.Article, error) {
 	c, err := s.db.reader().Acquire(ctx)
 	if err != nil {
 		return wiki.Article{}, fmt.Errorf("postgres: read article: %w", err)
@@ -76,8 +91,17 @@ func (s *wikiStore) Read(ctx context.Context, id int64) (wiki.Article, error) {
 	if err != nil {
 		return wiki.Article{}, fmt.Errorf("postgres: read article: prepare: %w", err)
 	}
+	if a, ok, err := readDirect(ctx, c, id, buf); ok {
+		return a, err
+	}
+	return readPgconn(ctx, c, sd.Name, id)
+}
+
+// readPgconn is the read through pgconn's ExecPrepared, for a connection
+// readDirect cannot use.
+func readPgconn(ctx context.Context, c *pgxpool.Conn, stmt string, id int64) (wiki.Article, error) {
 	param := binary.BigEndian.AppendUint64(make([]byte, 0, 8), uint64(id))
-	rr := c.Conn().PgConn().ExecPrepared(ctx, sd.Name, [][]byte{param}, wikiReadParamFormats, wikiReadResultFormats)
+	rr := c.Conn().PgConn().ExecPrepared(ctx, stmt, [][]byte{param}, wikiReadParamFormats, wikiReadResultFormats)
 	a, found, bad := wiki.Article{ID: id}, false, false
 	for rr.NextRow() {
 		v := rr.Values()

@@ -1,10 +1,15 @@
 package postgres
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/workload/wiki"
@@ -76,5 +81,80 @@ func TestWikiReadPrepared(t *testing.T) {
 		if _, err := s.Read(ctx, n+1); !errors.Is(err, wiki.ErrNotFound) {
 			t.Fatalf("Read(%d) = %v, want ErrNotFound", n+1, err)
 		}
+	}
+}
+
+// TestWikiReadDirectFailures covers what the direct read (wikiread.go)
+// does when a read does not simply succeed, on a pool of one connection so
+// that every read after a failure uses what the failure left: a server
+// error (a lock not granted within lock_timeout) leaves the connection in
+// step, and the next read on it succeeds; a read cancelled by its context
+// while the server holds it returns the context's error, and the pool
+// replaces the connection; and the pgconn path the direct read falls back
+// to returns the same article.
+func TestWikiReadDirectFailures(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	dsn := freshDSN(t)
+	db := adaptertest.Open(t, Open, dsn+"&pool_max_conns=1&lock_timeout=300")
+	s := adaptertest.OpenWiki(t, db)
+	if _, err := s.Populate(ctx, adaptertest.TinyArticles(3)); err != nil {
+		t.Fatal(err)
+	}
+	readOK := func(when string) {
+		t.Helper()
+		if a, err := s.Read(ctx, 2); err != nil || a != adaptertest.TinyArticle(2) {
+			t.Fatalf("Read(2) %s = %+v, %v", when, a, err)
+		}
+	}
+	readOK("before")
+
+	// Another session holds the table.
+	locker, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close(ctx)
+	tx, err := locker.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "lock table articles in access exclusive mode"); err != nil {
+		t.Fatal(err)
+	}
+	var pgErr *pgconn.PgError
+	if _, err := s.Read(ctx, 2); !errors.As(err, &pgErr) || pgErr.Code != "55P03" {
+		t.Fatalf("Read(2) under a lock with lock_timeout = %v; want the server's lock_not_available (55P03)", err)
+	}
+	pid := db.w.Stat().TotalConns()
+	shortCtx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	_, err = s.Read(shortCtx, 2)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Read(2) cancelled while waiting = %v; want context.DeadlineExceeded", err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	readOK("after the lock")
+	if pid != 1 {
+		t.Fatalf("pool of %d connections; want 1", pid)
+	}
+
+	// The fallback path reads the same article.
+	c, err := db.reader().Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release()
+	sd, err := c.Conn().Prepare(ctx, wikiReadStmt, wikiReadSQL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, err := readPgconn(ctx, c, sd.Name, 3); err != nil || a != adaptertest.TinyArticle(3) {
+		t.Fatalf("readPgconn(3) = %+v, %v", a, err)
+	}
+	if _, err := readPgconn(ctx, c, sd.Name, 4); !errors.Is(err, wiki.ErrNotFound) {
+		t.Fatalf("readPgconn(4) = %v; want ErrNotFound", err)
 	}
 }

@@ -45,3 +45,28 @@ func Dial(dial func(ctx context.Context, network, addr string) (net.Conn, error)
 		return Wrap(c), nil
 	}
 }
+
+// Deadline bounds one request/reply exchange on nc by timeout (0: none)
+// and by ctx's deadline (each exchange sets nc's deadline anew, clearing an
+// earlier one), and makes a cancellation of ctx end it at once: the
+// deadline is set in the past, so a blocked read or write returns a
+// timeout. stop releases what it set up; it reports false when ctx was
+// cancelled meanwhile, after which nc is not to be used again.
+//
+// Why here: the adapters' own request paths (Redis's wiki MGET,
+// PostgreSQL's wiki read) talk to the socket directly, where a driver
+// would have watched the context for them.
+func Deadline(ctx context.Context, nc net.Conn, timeout time.Duration) (stop func() bool) {
+	var dl time.Time
+	if timeout > 0 {
+		dl = time.Now().Add(timeout)
+	}
+	if d, ok := ctx.Deadline(); ok && (dl.IsZero() || d.Before(dl)) {
+		dl = d
+	}
+	nc.SetDeadline(dl)
+	if ctx.Done() == nil {
+		return func() bool { return true }
+	}
+	return context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
+}

@@ -152,7 +152,7 @@ func (r *wikiReader) dial(ctx context.Context, addr string) (*respConn, error) {
 }
 
 func (c *respConn) auth(ctx context.Context, timeout time.Duration, args []string) error {
-	stop := c.deadline(ctx, timeout)
+	stop := rawio.Deadline(ctx, c.nc, timeout)
 	defer stop()
 	c.buf = append(c.buf[:0], '*')
 	c.buf = strconv.AppendInt(c.buf, int64(len(args)), 10)
@@ -173,26 +173,9 @@ func (c *respConn) auth(ctx context.Context, timeout time.Duration, args []strin
 	return nil
 }
 
-// deadline bounds the exchange by timeout and by ctx's deadline, and makes
-// a cancellation of ctx end it; stop releases what it set up.
-func (c *respConn) deadline(ctx context.Context, timeout time.Duration) (stop func() bool) {
-	var dl time.Time
-	if timeout > 0 {
-		dl = time.Now().Add(timeout)
-	}
-	if d, ok := ctx.Deadline(); ok && (dl.IsZero() || d.Before(dl)) {
-		dl = d
-	}
-	c.nc.SetDeadline(dl)
-	if ctx.Done() == nil {
-		return func() bool { return true }
-	}
-	return context.AfterFunc(ctx, func() { c.nc.SetDeadline(time.Unix(1, 0)) })
-}
-
 // mget sends MGET wiki:{id}:t wiki:{id}:b and reads the two values.
 func (c *respConn) mget(ctx context.Context, ids []byte, timeout time.Duration) (title, body string, ok bool, err error) {
-	stop := c.deadline(ctx, timeout)
+	stop := rawio.Deadline(ctx, c.nc, timeout)
 	defer stop()
 	b := appendMGET(c.buf[:0], ids)
 	c.buf = b

@@ -85,6 +85,7 @@ func (p Plan) Clients(store Store, set, rep int) []*Client {
 		b := splitmix64(splitmix64(splitmix64(a^uint64(set))^uint64(rep)) ^ uint64(i))
 		r := rand.New(rand.NewPCG(a, b))
 		c := &Client{store: store, rng: r, n: p.Articles, reads: p.ReadPct, mult: mult}
+		c.into, _ = store.(ReaderInto)
 		if p.Dist == Zipf && p.Articles > 1 {
 			c.zipf = rand.NewZipf(r, p.ZipfS, 1, uint64(p.Articles-1))
 		}
@@ -117,6 +118,8 @@ func gcd(a, b uint64) uint64 {
 // next request (untimed), Do performs it (timed).
 type Client struct {
 	store Store
+	into  ReaderInto // store's, when it has it
+	buf   []byte     // into's memory, reused read after read
 	rng   *rand.Rand
 	zipf  *rand.Zipf
 	n     int64
@@ -157,17 +160,35 @@ func (c *Client) pick() int64 {
 // Do performs the request Next drew: read the article and, for an update,
 // append "1" to its body and write it back. The group is always -1.
 func (c *Client) Do(ctx context.Context, op int) (int, error) {
-	a, err := c.store.Read(ctx, c.id)
+	a, err := c.read(ctx)
 	if err != nil {
 		return -1, err
 	}
-	if op == OpUpdate {
+	if op == OpUpdate { // the new body is a copy: the next read may reuse c.buf
 		if err := c.store.Update(ctx, c.id, a.Body+"1"); err != nil {
 			return -1, err
 		}
 		c.updated++
 	}
 	return -1, nil
+}
+
+// maxKeptBuf bounds the read memory a client keeps between reads: an
+// article larger than this is read into memory of its own, so a client
+// holds at most this much however large the largest article is.
+const maxKeptBuf = 64 << 10
+
+// read reads the request's article, into the client's own memory when the
+// store can (ReaderInto).
+func (c *Client) read(ctx context.Context) (Article, error) {
+	if c.into == nil {
+		return c.store.Read(ctx, c.id)
+	}
+	a, err := c.into.ReadInto(ctx, c.id, &c.buf)
+	if cap(c.buf) > maxKeptBuf {
+		c.buf = nil // a's strings keep it alive as long as they need it
+	}
+	return a, err
 }
 
 // BatchFunc executes one repetition of a request set: every client does

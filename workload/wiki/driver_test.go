@@ -3,6 +3,7 @@ package wiki
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 func TestPlanValidate(t *testing.T) {
@@ -437,3 +439,91 @@ func TestPopulateBatchesSplitsByRowsAndBytes(t *testing.T) {
 		t.Fatalf("a failed insert must stop with the earlier batches counted: %+v %v", got, err)
 	}
 }
+
+// intoStore is a MemStore that reads into its caller's memory, as an
+// adapter implementing ReaderInto does, and counts those reads.
+type intoStore struct {
+	*MemStore
+	into int
+}
+
+func (s *intoStore) ReadInto(ctx context.Context, id int64, buf *[]byte) (Article, error) {
+	a, err := s.MemStore.Read(ctx, id)
+	if err != nil {
+		return a, err
+	}
+	s.into++
+	b := append(append((*buf)[:0], a.Title...), a.Body...)
+	*buf = b
+	return Article{ID: id, Title: string(b[:len(a.Title)]), Body: unsafe.String(unsafe.SliceData(b[len(a.Title):]), len(a.Body))}, nil
+}
+
+// TestClientReadsInto checks that a client reads through ReaderInto when
+// the store has it, that an update stores a body of its own (the next read
+// reuses the memory the read body was in), and that a client keeps no more
+// than maxKeptBuf between reads.
+func TestClientReadsInto(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		bodyLen int
+		kept    bool
+	}{
+		{"small articles", 100, true},
+		{"articles over the kept bound", maxKeptBuf + 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &intoStore{MemStore: NewMemStore()}
+			const n = 3
+			var arts []Article
+			for id := int64(1); id <= n; id++ {
+				arts = append(arts, Article{ID: id, Title: fmt.Sprint("t", id), Body: strings.Repeat(fmt.Sprint(id), tc.bodyLen)})
+			}
+			if _, err := s.Populate(ctx, &sliceSource{arts: arts}); err != nil {
+				t.Fatal(err)
+			}
+			p := Plan{Requests: 20, ReadPct: 50, Threads: 1, Dist: Uniform, Seed: 3, Articles: n}
+			c := p.Clients(s, 1, 1)[0]
+			want := map[int64]int{} // updates per article
+			for range p.Requests {
+				op := c.Next()
+				if _, err := c.Do(ctx, op); err != nil {
+					t.Fatal(err)
+				}
+				if op == OpUpdate {
+					want[c.id]++
+				}
+				if kept := c.buf != nil; kept != tc.kept {
+					t.Fatalf("client keeps its read memory: %v; want %v (cap %d)", kept, tc.kept, cap(c.buf))
+				}
+			}
+			if s.into != p.Requests {
+				t.Errorf("%d reads through ReadInto; want %d", s.into, p.Requests)
+			}
+			for _, a := range arts {
+				got, err := s.MemStore.Read(ctx, a.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if wantBody := a.Body + strings.Repeat("1", want[a.ID]); got.Body != wantBody {
+					t.Errorf("article %d: body of %d bytes ending %q; want %d bytes ending %q", a.ID, len(got.Body), tail(got.Body), len(wantBody), tail(wantBody))
+				}
+			}
+		})
+	}
+}
+
+// sliceSource yields arts in order.
+type sliceSource struct{ arts []Article }
+
+func (s *sliceSource) Next() (Article, error) {
+	if len(s.arts) == 0 {
+		return Article{}, io.EOF
+	}
+	a := s.arts[0]
+	s.arts = s.arts[1:]
+	return a, nil
+}
+
+func tail(s string) string { return s[max(0, len(s)-8):] }
