@@ -16,8 +16,10 @@
 #   fieldbench  `fieldbench run ingest` into the cassandra adapter with the
 #               DSN option insert=single: every record is its own prepared
 #               single-row INSERT (no batch), ONE, RF 1; one source whose
-#               InsertBatch keeps INFLIGHT inserts in flight from a fixed
-#               pool of goroutines; rows of the ingest workload (10 columns,
+#               InsertBatch keeps INFLIGHT inserts in flight on one
+#               connection (adapter/cassandra/pipeline.go: the CQL protocol
+#               spoken directly, as latte's driver multiplexes its
+#               connection); rows of the ingest workload (10 columns,
 #               the study's 126-byte record), generated as they are sent;
 #               no count afterwards (--verify=false).
 #   latte       `latte run` of a workload script written here with the same

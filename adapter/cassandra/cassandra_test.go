@@ -2,9 +2,11 @@ package cassandra
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -124,8 +126,10 @@ func TestConformanceThreeNodes(t *testing.T) {
 }
 
 // TestIngestSingleInserts: insert=single stores every record with its own
-// INSERT; the count is exact and a second insert of the same records
-// (same keys) adds nothing.
+// INSERT (pipeline.go, the CQL protocol spoken directly): each stored row
+// holds exactly the record's values, the count is exact, and a second
+// insert of the same records (same keys) adds nothing. Two stores insert
+// at once, so two pipelined connections run side by side.
 func TestIngestSingleInserts(t *testing.T) {
 	db := openFresh(t, "insert=single&concurrency=16")
 	ctx := t.Context()
@@ -137,16 +141,83 @@ func TestIngestSingleInserts(t *testing.T) {
 	ingest.Fill(recs[:250], 1, 0, 0)
 	ingest.Fill(recs[250:], 1, 1, 0)
 	for range 2 {
-		if err := s.InsertBatch(ctx, recs); err != nil {
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for h, part := range [][]ingest.Record{recs[:250], recs[250:]} {
+			wg.Add(1)
+			go func() { defer wg.Done(); errs[h] = s.InsertBatch(ctx, part) }()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if n, err := s.Count(ctx); err != nil || n != int64(len(recs)) {
 		t.Fatalf("Count = %d, %v; want %d", n, err, len(recs))
 	}
+	for _, r := range recs {
+		var got ingest.Record
+		var measured, recorded int64
+		err := db.s.Query("SELECT id, source, seq, channel, measured_us, tag, quality, value, recorded_us FROM "+db.t("ingest_records")+
+			" WHERE source = ? AND bucket = ? AND seq = ? AND id = ?", r.Source, r.Seq>>ingestBucketBits, r.Seq, r.ID).
+			ScanContext(ctx, &got.ID, &got.Source, &got.Seq, &got.Channel, &measured, &got.Tag, &got.Quality, &got.Value, &recorded)
+		if err != nil {
+			t.Fatalf("read back record %d of source %d: %v", r.Seq, r.Source, err)
+		}
+		got.MeasuredAt, got.RecordedAt = time.UnixMicro(measured).UTC(), time.UnixMicro(recorded).UTC()
+		want := r
+		want.MeasuredAt, want.RecordedAt = r.MeasuredAt.Truncate(time.Microsecond).UTC(), r.RecordedAt.Truncate(time.Microsecond).UTC()
+		if got != want {
+			t.Fatalf("stored row %+v; want %+v", got, want)
+		}
+	}
 	if info, err := db.Info(ctx); err != nil || info.Config["insert"] != "single" {
 		t.Errorf("Info = %+v, %v", info, err)
 	}
+}
+
+// TestIngestSingleInsertsFailures: insert=single refuses a table whose
+// columns are not the records' (it would store other values), and a
+// cancelled insert returns the context's error at once and leaves the
+// store usable.
+func TestIngestSingleInsertsFailures(t *testing.T) {
+	ctx := t.Context()
+	t.Run("table of another shape", func(t *testing.T) {
+		db := openFresh(t, "insert=single")
+		if err := db.ddl(ctx, "CREATE TABLE "+db.t("ingest_records")+
+			" (source int, bucket int, seq int, id text, channel int, measured_us bigint, tag text, quality int, value float, recorded_us bigint, PRIMARY KEY ((source, bucket), seq, id))"); err != nil {
+			t.Fatal(err)
+		}
+		s, err := db.Ingest(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs := make([]ingest.Record, 3)
+		ingest.Fill(recs, 1, 0, 0)
+		err = s.InsertBatch(ctx, recs)
+		if err == nil || !strings.Contains(err.Error(), "bind variable 8 is value of type 0x0008, want value of type 0x0007") {
+			t.Fatalf("InsertBatch into a table with value float = %v; want the bind variable refused", err)
+		}
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		db := openFresh(t, "insert=single&concurrency=4")
+		s, err := db.Ingest(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs := make([]ingest.Record, 200_000)
+		ingest.Fill(recs, 1, 0, 0)
+		cctx, cancel := context.WithCancel(ctx)
+		time.AfterFunc(200*time.Millisecond, cancel)
+		start := time.Now()
+		err = s.InsertBatch(cctx, recs)
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled InsertBatch = %v (after %v); want context.Canceled", err, time.Since(start))
+		}
+		if err := s.InsertBatch(ctx, recs[:10]); err != nil {
+			t.Fatalf("InsertBatch after a cancelled one: %v", err)
+		}
+	})
 }
 
 func TestParseDSN(t *testing.T) {

@@ -3,8 +3,6 @@ package cassandra
 import (
 	"context"
 	"fmt"
-	"sync"
-	"sync/atomic"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
@@ -22,7 +20,10 @@ const ingestTable = `ingest_records (source int, bucket int, seq int, id text, c
 
 const ingestBucketBits = 16
 
-type ingestStore struct{ db *DB }
+type ingestStore struct {
+	db    *DB
+	pipes *insertPipes // insert=single's connections (pipeline.go)
+}
 
 var _ ingest.Store = (*ingestStore)(nil)
 
@@ -31,11 +32,20 @@ func (db *DB) Ingest(ctx context.Context) (ingest.Store, error) {
 	if err := db.createTables(ctx, ingestTable); err != nil {
 		return nil, err
 	}
-	return &ingestStore{db: db}, nil
+	return &ingestStore{db: db, pipes: newInsertPipes(db, ingestInsert(db))}, nil
 }
 
-// Close implements ingest.Store.
-func (s *ingestStore) Close() error { return nil }
+// ingestInsert is the single-row INSERT of a record.
+func ingestInsert(db *DB) string {
+	return "INSERT INTO " + db.t("ingest_records") +
+		" (source, bucket, seq, id, channel, measured_us, tag, quality, value, recorded_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+}
+
+// Close implements ingest.Store: closes insert=single's connections.
+func (s *ingestStore) Close() error {
+	s.pipes.close()
+	return nil
+}
 
 type partKey struct{ source, bucket int32 }
 
@@ -49,16 +59,16 @@ type partKey struct{ source, bucket int32 }
 // completion and costs a batchlog write.
 //
 // With the DSN option insert=single every record is its own prepared
-// INSERT instead (up to concurrency in flight): plain single-row inserts,
-// for comparing the client's cost per insert with other tools.
+// INSERT instead (up to concurrency in flight on one connection, sent by
+// insertPipes): plain single-row inserts, for comparing the client's cost
+// per insert with other tools.
 func (s *ingestStore) InsertBatch(ctx context.Context, recs []ingest.Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	q := "INSERT INTO " + s.db.t("ingest_records") +
-		" (source, bucket, seq, id, channel, measured_us, tag, quality, value, recorded_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	q := ingestInsert(s.db)
 	if s.db.cfg.SingleInserts {
-		if err := s.insertEach(ctx, q, recs); err != nil {
+		if err := s.pipes.insert(ctx, recs, s.db.cfg.Concurrency); err != nil {
 			return fmt.Errorf("cassandra ingest: insert %d records one by one: %w", len(recs), err)
 		}
 		return nil
@@ -86,40 +96,6 @@ func (s *ingestStore) InsertBatch(ctx context.Context, recs []ingest.Record) err
 	})
 	if err != nil {
 		return fmt.Errorf("cassandra ingest: insert %d records: %w", len(recs), err)
-	}
-	return nil
-}
-
-// insertEach sends every record as its own INSERT from at most
-// concurrency workers (a fixed pool: no goroutine per record, whose cost
-// would count against the client) and returns the first error.
-func (s *ingestStore) insertEach(ctx context.Context, q string, recs []ingest.Record) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(s.db.cfg.Concurrency, len(recs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				i := next.Add(1) - 1
-				if i >= int64(len(recs)) {
-					return
-				}
-				r := &recs[i]
-				err := s.db.s.Query(q, r.Source, r.Seq>>ingestBucketBits, r.Seq, r.ID, r.Channel, r.MeasuredAt.UnixMicro(),
-					r.Tag, r.Quality, r.Value, r.RecordedAt.UnixMicro()).ExecContext(ctx)
-				if err != nil {
-					cancel(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if err := context.Cause(ctx); err != nil {
-		return err
 	}
 	return nil
 }
