@@ -195,7 +195,7 @@ func (p *insertPipes) dial(ctx context.Context, host string) (*pipeConn, error) 
 func (c *pipeConn) handshake(query string) error {
 	body := binary.BigEndian.AppendUint16(nil, 1)
 	body = appendString(appendString(body, "CQL_VERSION"), "3.0.0")
-	op, reply, err := c.roundTrip(opStartup, body)
+	op, _, err := c.roundTrip(opStartup, body)
 	switch {
 	case err != nil:
 		return fmt.Errorf("startup: %w", err)
@@ -206,7 +206,7 @@ func (c *pipeConn) handshake(query string) error {
 	}
 	body = binary.BigEndian.AppendUint32(nil, uint32(len(query)))
 	body = append(body, query...)
-	op, reply, err = c.roundTrip(opPrepare, body)
+	op, reply, err := c.roundTrip(opPrepare, body)
 	if err != nil {
 		return fmt.Errorf("prepare: %w", err)
 	}
