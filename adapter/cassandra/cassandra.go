@@ -340,6 +340,11 @@ func (db *DB) Info(ctx context.Context) (adapter.Info, error) {
 		"batch":       map[bool]string{true: "logged", false: "unlogged"}[db.cfg.Logged],
 		"insert":      map[bool]string{true: "single", false: "batch"}[db.cfg.SingleInserts],
 	}
+	if db.cfg.SingleInserts {
+		// The ingest inserts do not go through gocql (pipeline.go): a
+		// result says which client sent them.
+		cfg["insert_driver"] = "CQL v4 pipeline (adapter/cassandra/pipeline.go)"
+	}
 	if m, err := db.MicroblogModel(ctx); err == nil && m != "" {
 		cfg["microblog_model"] = string(m)
 	}

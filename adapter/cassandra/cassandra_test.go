@@ -171,7 +171,7 @@ func TestIngestSingleInserts(t *testing.T) {
 			t.Fatalf("stored row %+v; want %+v", got, want)
 		}
 	}
-	if info, err := db.Info(ctx); err != nil || info.Config["insert"] != "single" {
+	if info, err := db.Info(ctx); err != nil || info.Config["insert"] != "single" || !strings.Contains(info.Config["insert_driver"], "pipeline") {
 		t.Errorf("Info = %+v, %v", info, err)
 	}
 }
