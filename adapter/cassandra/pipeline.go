@@ -321,6 +321,11 @@ func (c *pipeConn) run(ctx context.Context, recs []ingest.Record, window int, co
 		if timeout > 0 {
 			c.nc.SetDeadline(time.Now().Add(timeout))
 		}
+		// After the deadline is set: a cancellation from before it would
+		// otherwise be overwritten (one from after it sets its own).
+		if ctx.Err() != nil {
+			return fail(ctx.Err())
+		}
 		if len(c.wbuf) > 0 {
 			if _, err := c.nc.Write(c.wbuf); err != nil {
 				return fail(err)

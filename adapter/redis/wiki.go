@@ -40,7 +40,10 @@ type wikiStore struct {
 	rd *wikiReader // the reads' own connections (wikiread.go)
 }
 
-var _ wiki.Store = (*wikiStore)(nil)
+var (
+	_ wiki.Store      = (*wikiStore)(nil)
+	_ wiki.ReaderInto = (*wikiStore)(nil)
+)
 
 // Wiki implements wiki.Backend (nothing to create).
 func (db *DB) Wiki(context.Context) (wiki.Store, error) {
@@ -56,7 +59,17 @@ func (s *wikiStore) Close() error {
 // Read implements wiki.Store: one MGET of title and body, sent by
 // wikiReader (go-redis when a read is redirected or a connection fails).
 func (s *wikiStore) Read(ctx context.Context, id int64) (wiki.Article, error) {
-	title, body, ok, err := s.rd.read(ctx, id)
+	return s.read(ctx, id, nil)
+}
+
+// ReadInto implements wiki.ReaderInto: Read, the values read into *buf
+// (strings of their own when go-redis does the read).
+func (s *wikiStore) ReadInto(ctx context.Context, id int64, buf *[]byte) (wiki.Article, error) {
+	return s.read(ctx, id, buf)
+}
+
+func (s *wikiStore) read(ctx context.Context, id int64, buf *[]byte) (wiki.Article, error) {
+	title, body, ok, err := s.rd.read(ctx, id, buf)
 	if err != nil {
 		return wiki.Article{}, fmt.Errorf("redis: read article: %w", err)
 	}

@@ -129,7 +129,7 @@ func TestWikiReadFallback(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, _, _, err := c.mget(ctx, ids, time.Second); !errors.Is(err, errRedirect) {
+			if _, _, _, err := c.mget(ctx, ids, time.Second, nil); !errors.Is(err, errRedirect) {
 				t.Fatalf("read of article %d from %s (not its master): %v, want a redirection", id, other, err)
 			}
 			return c

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -62,8 +63,9 @@ func newWikiReader(db *DB) *wikiReader {
 var errRedirect = errors.New("redis: redirected")
 
 // read returns the title and body of article id; ok is false when either
-// key is missing.
-func (r *wikiReader) read(ctx context.Context, id int64) (title, body string, ok bool, err error) {
+// key is missing. With dst they are read into *dst (wiki.ReaderInto) and
+// share its memory; through go-redis they are strings of their own.
+func (r *wikiReader) read(ctx context.Context, id int64, dst *[]byte) (title, body string, ok bool, err error) {
 	if err := ctx.Err(); err != nil {
 		return "", "", false, err
 	}
@@ -73,7 +75,7 @@ func (r *wikiReader) read(ctx context.Context, id int64) (title, body string, ok
 	if err == nil {
 		var c *respConn
 		if c, err = r.get(ctx, addr); err == nil {
-			title, body, ok, err = c.mget(ctx, ids, r.timeout)
+			title, body, ok, err = c.mget(ctx, ids, r.timeout, dst)
 			switch {
 			case err == nil:
 				r.put(addr, c)
@@ -173,8 +175,9 @@ func (c *respConn) auth(ctx context.Context, timeout time.Duration, args []strin
 	return nil
 }
 
-// mget sends MGET wiki:{id}:t wiki:{id}:b and reads the two values.
-func (c *respConn) mget(ctx context.Context, ids []byte, timeout time.Duration) (title, body string, ok bool, err error) {
+// mget sends MGET wiki:{id}:t wiki:{id}:b and reads the two values, into
+// *dst when it is not nil.
+func (c *respConn) mget(ctx context.Context, ids []byte, timeout time.Duration, dst *[]byte) (title, body string, ok bool, err error) {
 	stop := rawio.Deadline(ctx, c.nc, timeout)
 	defer stop()
 	b := appendMGET(c.buf[:0], ids)
@@ -192,13 +195,23 @@ func (c *respConn) mget(ctx context.Context, ids []byte, timeout time.Duration) 
 	if string(line) != "*2" {
 		return "", "", false, fmt.Errorf("redis: MGET: unexpected reply %q", line)
 	}
-	t, okT, err := c.bulk()
+	var buf []byte
+	if dst != nil {
+		buf = (*dst)[:0]
+	}
+	t, okT, buf, err := c.bulk(buf, dst != nil)
 	if err != nil {
 		return "", "", false, err
 	}
-	bd, okB, err := c.bulk()
+	bd, okB, buf, err := c.bulk(buf, dst != nil)
 	if err != nil {
 		return "", "", false, err
+	}
+	if dst != nil {
+		*dst = buf
+		// The title's string was made before the body was appended, which
+		// may have moved buf: point both into where they are now.
+		t, bd = unsafe.String(unsafe.SliceData(buf), len(t)), unsafe.String(unsafe.SliceData(buf[len(t):]), len(bd))
 	}
 	return t, bd, okT && okB, nil
 }
@@ -241,37 +254,50 @@ func (c *respConn) line() ([]byte, error) {
 	return l[:len(l)-2], nil
 }
 
-// bulk reads one bulk string: its value, or ok false for a nil. The value
-// is read into its own allocation, which the returned string then shares
-// (nothing writes to it again), so it is copied once, from the socket.
-func (c *respConn) bulk() (string, bool, error) {
+// bulk reads one bulk string: its value, or ok false for a nil. Without
+// into, the value is read into its own allocation, which the returned
+// string then shares (nothing writes to it again), so it is copied once,
+// from the socket. With into, it is appended to buf (returned, maybe
+// moved), and the string is only a length for mget to place.
+func (c *respConn) bulk(buf []byte, into bool) (string, bool, []byte, error) {
 	l, err := c.line()
 	if err != nil {
-		return "", false, err
+		return "", false, buf, err
 	}
 	if len(l) < 2 || l[0] != '$' {
-		return "", false, fmt.Errorf("redis: MGET: unexpected value %q", l)
+		return "", false, buf, fmt.Errorf("redis: MGET: unexpected value %q", l)
 	}
 	n, err := strconv.Atoi(string(l[1:]))
 	switch {
 	case err != nil:
-		return "", false, fmt.Errorf("redis: MGET: bad length %q", l)
+		return "", false, buf, fmt.Errorf("redis: MGET: bad length %q", l)
 	case n == -1:
-		return "", false, nil
+		return "", false, buf, nil
 	case n < 0:
-		return "", false, fmt.Errorf("redis: MGET: bad length %q", l)
+		return "", false, buf, fmt.Errorf("redis: MGET: bad length %q", l)
 	}
-	v := make([]byte, n+2)
+	var v []byte
+	if into {
+		start := len(buf)
+		buf = slices.Grow(buf, n+2)[:start+n+2]
+		v = buf[start:]
+	} else {
+		v = make([]byte, n+2)
+	}
 	if _, err := io.ReadFull(c.br, v); err != nil {
-		return "", false, err
+		return "", false, buf, err
 	}
 	if v[n] != '\r' || v[n+1] != '\n' {
-		return "", false, errors.New("redis: MGET: value not followed by CRLF")
+		return "", false, buf, errors.New("redis: MGET: value not followed by CRLF")
+	}
+	if into {
+		buf = buf[:len(buf)-2] // the CRLF goes
+		return unsafe.String(unsafe.SliceData(v), n), true, buf, nil
 	}
 	if n == 0 {
-		return "", true, nil
+		return "", true, buf, nil
 	}
-	return unsafe.String(&v[0], n), true, nil
+	return unsafe.String(&v[0], n), true, buf, nil
 }
 
 func appendBulk(b, v []byte) []byte {
