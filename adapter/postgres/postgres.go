@@ -130,6 +130,9 @@ type DB struct {
 	// backoffs space out dials to a server that refuses them, one per
 	// pool (per server); see adapter.Backoff.
 	backoffs []*adapter.Backoff
+	// held keeps the wiki read's connections of the primary's pool
+	// between reads (held.go); nil when reads go to replicas.
+	held *heldConns
 }
 
 var (
@@ -201,9 +204,9 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{w: w, reads: []*pgxpool.Pool{w}, backoffs: []*adapter.Backoff{wb}}
+	db := &DB{w: w, reads: []*pgxpool.Pool{w}, backoffs: []*adapter.Backoff{wb}, held: newHeldConns(w)}
 	if o.ReadFromReplicas {
-		db.reads = nil
+		db.reads, db.held = nil, nil
 		for _, r := range o.Replicas {
 			rb := adapter.NewBackoff()
 			db.backoffs = append(db.backoffs, rb)
@@ -252,6 +255,9 @@ func (db *DB) ReadsFromReplicas() bool { return len(db.reads) > 0 && db.reads[0]
 
 // Close closes every pool.
 func (db *DB) Close() error {
+	if db.held != nil {
+		db.held.close() // the pool's Close waits for every acquired connection
+	}
 	for _, p := range db.reads {
 		if p != db.w {
 			p.Close()

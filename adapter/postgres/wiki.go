@@ -82,11 +82,11 @@ func (s *wikiStore) ReadInto(ctx context.Context, id int64, buf *[]byte) (wiki.A
 }
 
 func (s *wikiStore) read(ctx context.Context, id int64, buf *[]byte) (wiki.Article, error) {
-	c, err := s.db.reader().Acquire(ctx)
+	c, err := s.acquire(ctx)
 	if err != nil {
 		return wiki.Article{}, fmt.Errorf("postgres: read article: %w", err)
 	}
-	defer c.Release()
+	defer s.release(c)
 	sd, err := c.Conn().Prepare(ctx, wikiReadStmt, wikiReadSQL)
 	if err != nil {
 		return wiki.Article{}, fmt.Errorf("postgres: read article: prepare: %w", err)
@@ -95,6 +95,26 @@ func (s *wikiStore) read(ctx context.Context, id int64, buf *[]byte) (wiki.Artic
 		return a, err
 	}
 	return readPgconn(ctx, c, sd.Name, id)
+}
+
+// acquire returns a connection for a read: one the last reads held
+// (held.go), else one from the reader pool.
+func (s *wikiStore) acquire(ctx context.Context) (*pgxpool.Conn, error) {
+	if s.db.held != nil {
+		if c := s.db.held.get(ctx); c != nil {
+			return c, nil
+		}
+	}
+	return s.db.reader().Acquire(ctx)
+}
+
+// release gives a read's connection to the held ones, or to its pool.
+func (s *wikiStore) release(c *pgxpool.Conn) {
+	if s.db.held != nil {
+		s.db.held.put(c)
+		return
+	}
+	c.Release()
 }
 
 // readPgconn is the read through pgconn's ExecPrepared, for a connection

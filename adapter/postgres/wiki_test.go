@@ -158,3 +158,86 @@ func TestWikiReadDirectFailures(t *testing.T) {
 		t.Fatalf("readPgconn(4) = %v; want ErrNotFound", err)
 	}
 }
+
+// TestWikiHeldConns checks the connections the wiki read keeps between
+// reads (held.go): whatever the pool's size, updates and counts still get
+// a connection while reads hold theirs; Close does not wait for them; and
+// a held connection the server ended is given back to the pool once it
+// has been idle for heldIdle, so the read after it gets a live one.
+func TestWikiHeldConns(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		poolMax int
+		held    int // held after 4 concurrent reads
+	}{
+		{1, 0},
+		{2, 1},
+		{8, 4},
+	} {
+		t.Run(fmt.Sprintf("pool of %d", tc.poolMax), func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			dsn := freshDSN(t)
+			db, err := Open(ctx, dsn+fmt.Sprintf("&pool_max_conns=%d", tc.poolMax))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := db.Wiki(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Populate(ctx, adaptertest.TinyArticles(4)); err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			for id := int64(1); id <= 4; id++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if _, err := s.Read(ctx, id); err != nil {
+						t.Error(err)
+					}
+				}()
+			}
+			wg.Wait()
+			db.held.mu.Lock()
+			n := len(db.held.conns)
+			db.held.mu.Unlock()
+			if n > tc.held {
+				t.Fatalf("%d connections held after 4 concurrent reads; want at most %d", n, tc.held)
+			}
+			if err := s.Update(ctx, 2, "new body"); err != nil {
+				t.Fatalf("Update while reads hold connections: %v", err)
+			}
+			if c, err := s.Counts(ctx); err != nil || c.Articles != 4 {
+				t.Fatalf("Counts while reads hold connections = %+v, %v", c, err)
+			}
+
+			// The server ends every other session; a read after heldIdle
+			// gets a live connection.
+			if _, err := s.Read(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			admin, err := pgx.Connect(ctx, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer admin.Close(ctx)
+			if _, err := admin.Exec(ctx, "select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()"); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(heldIdle + 100*time.Millisecond)
+			if a, err := s.Read(ctx, 2); err != nil || a.Body != "new body" {
+				t.Fatalf("Read after the server ended the held connections = %+v, %v", a, err)
+			}
+
+			done := make(chan struct{})
+			go func() { s.Close(); db.Close(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatal("Close still waiting after 30 s")
+			}
+		})
+	}
+}
