@@ -177,9 +177,10 @@ func TestIngestSingleInserts(t *testing.T) {
 }
 
 // TestIngestSingleInsertsFailures: insert=single refuses a table whose
-// columns are not the records' (it would store other values), and a
-// cancelled insert returns the context's error at once and leaves the
-// store usable.
+// columns are not the records' (it would store other values), sends a
+// batch again on a new connection when the idle one it took is broken,
+// and a cancelled insert returns the context's error at once and leaves
+// the store usable.
 func TestIngestSingleInsertsFailures(t *testing.T) {
 	ctx := t.Context()
 	t.Run("table of another shape", func(t *testing.T) {
@@ -197,6 +198,36 @@ func TestIngestSingleInsertsFailures(t *testing.T) {
 		err = s.InsertBatch(ctx, recs)
 		if err == nil || !strings.Contains(err.Error(), "bind variable 8 is value of type 0x0008, want value of type 0x0007") {
 			t.Fatalf("InsertBatch into a table with value float = %v; want the bind variable refused", err)
+		}
+	})
+	t.Run("idle connection broken", func(t *testing.T) {
+		db := openFresh(t, "insert=single&concurrency=8")
+		st, err := db.Ingest(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := st.(*ingestStore)
+		recs := make([]ingest.Record, 100)
+		ingest.Fill(recs, 1, 0, 0)
+		if err := s.InsertBatch(ctx, recs[:50]); err != nil {
+			t.Fatal(err)
+		}
+		// The idle connection's socket goes away, as when its node
+		// restarts; the next batch finds out on its first write or read.
+		s.pipes.mu.Lock()
+		for _, c := range s.pipes.idle {
+			c.nc.Close()
+		}
+		idle := len(s.pipes.idle)
+		s.pipes.mu.Unlock()
+		if idle == 0 {
+			t.Fatal("no idle connection after a batch")
+		}
+		if err := s.InsertBatch(ctx, recs[50:]); err != nil {
+			t.Fatalf("InsertBatch after the idle connection broke: %v", err)
+		}
+		if n, err := s.Count(ctx); err != nil || n != int64(len(recs)) {
+			t.Fatalf("Count = %d, %v; want %d", n, err, len(recs))
 		}
 	})
 	t.Run("cancelled", func(t *testing.T) {

@@ -33,10 +33,13 @@ import (
 // What it does not do, and how that shows: it sends each request to a
 // contact point of the DSN, in turn per connection (the coordinator
 // forwards it to the replicas; gocql would pick a replica by token), and
-// does not retry: a failed request (an error answer, a statement the node
-// no longer knows after a restart, a broken or silent connection) fails
-// the InsertBatch and the connection is closed; the next InsertBatch
-// dials and prepares again. Without authentication and TLS, as the
+// does not retry a request: a failed one (an error answer, a statement
+// the node no longer knows after a restart, a broken or silent connection)
+// fails the InsertBatch and the connection is closed; the next InsertBatch
+// dials and prepares again. Only when a connection that was idle fails
+// before any acknowledgement (a node restarted meanwhile) is the batch
+// sent again, on another connection (each idle one is tried at most once,
+// then a new one). Without authentication and TLS, as the
 // adapter (the DSN refuses a user).
 type insertPipes struct {
 	db    *DB
@@ -100,34 +103,43 @@ func newInsertPipes(db *DB, query string) *insertPipes {
 
 // insert sends every record as its own EXECUTE, at most window in flight,
 // and returns once each was acknowledged, or at the first failure.
+//
+// A connection that was idle may have been ended meanwhile (a node
+// restarted): when one fails before any insert on it was acknowledged, the
+// records go again, once, on a new connection. Sending them twice is
+// harmless: an INSERT of the same key writes the same row.
 func (p *insertPipes) insert(ctx context.Context, recs []ingest.Record, window int) error {
-	c, err := p.get(ctx)
-	if err != nil {
-		return err
-	}
-	stop := context.AfterFunc(ctx, func() { c.nc.SetDeadline(time.Unix(1, 0)) })
-	err = c.run(ctx, recs, window, uint16(p.db.cfg.Consistency), p.db.cfg.Timeout)
-	if !stop() || err != nil {
+	for {
+		c, reused, err := p.get(ctx)
+		if err != nil {
+			return err
+		}
+		stop := context.AfterFunc(ctx, func() { c.nc.SetDeadline(time.Unix(1, 0)) })
+		acked, err := c.run(ctx, recs, window, uint16(p.db.cfg.Consistency), p.db.cfg.Timeout)
+		if stop() && err == nil {
+			p.put(c)
+			return nil
+		}
 		c.nc.Close() // cancelled (its deadline spent), or in an unknown state
-		return err
+		if err == nil || !reused || acked > 0 || ctx.Err() != nil {
+			return err
+		}
 	}
-	p.put(c)
-	return nil
 }
 
-// get returns an idle connection or dials one, trying each contact point
-// once, starting with the one after the last dialled.
-func (p *insertPipes) get(ctx context.Context) (*pipeConn, error) {
+// get returns an idle connection (reused) or dials one, trying each
+// contact point once, starting with the one after the last dialled.
+func (p *insertPipes) get(ctx context.Context) (c *pipeConn, reused bool, err error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return nil, errors.New("cassandra: ingest store closed")
+		return nil, false, errors.New("cassandra: ingest store closed")
 	}
 	if n := len(p.idle); n > 0 {
 		c := p.idle[n-1]
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
-		return c, nil
+		return c, true, nil
 	}
 	hosts := p.db.cfg.Hosts
 	first := p.next
@@ -137,14 +149,14 @@ func (p *insertPipes) get(ctx context.Context) (*pipeConn, error) {
 	for i := range hosts {
 		c, err := p.dial(ctx, hosts[(first+i)%len(hosts)])
 		if err == nil {
-			return c, nil
+			return c, false, nil
 		}
 		errs = append(errs, err)
 		if ctx.Err() != nil {
 			break
 		}
 	}
-	return nil, errors.Join(errs...)
+	return nil, false, errors.Join(errs...)
 }
 
 func (p *insertPipes) put(c *pipeConn) {
@@ -180,9 +192,6 @@ func (p *insertPipes) dial(ctx context.Context, host string) (*pipeConn, error) 
 	err = c.handshake(p.query)
 	if !stop() && err == nil {
 		err = ctx.Err()
-	}
-	if err == nil {
-		err = c.nc.SetDeadline(time.Time{}) // run sets its own
 	}
 	if err != nil {
 		c.nc.Close()
@@ -262,7 +271,11 @@ func preparedID(b []byte) ([]byte, error) {
 	id := append([]byte(nil), r.bytes16()...)
 	flags := r.u32()
 	cols := int(r.u32())
-	for range r.u32() { // partition key indexes
+	pks := int(r.u32())
+	if pks < 0 || pks > len(r.b)/2 {
+		return nil, fmt.Errorf("malformed Prepared result: %d partition key indexes", pks)
+	}
+	for range pks {
 		r.u16()
 	}
 	global := flags&0x0001 != 0
@@ -294,7 +307,7 @@ func preparedID(b []byte) ([]byte, error) {
 // what came in one read, repeat until every record is acknowledged. Each
 // round must make progress (its write done and a reply read) within
 // timeout; the caller ends the wait at once when ctx is cancelled.
-func (c *pipeConn) run(ctx context.Context, recs []ingest.Record, window int, consistency uint16, timeout time.Duration) error {
+func (c *pipeConn) run(ctx context.Context, recs []ingest.Record, window int, consistency uint16, timeout time.Duration) (acked int, err error) {
 	window = min(window, len(recs), maxStreams)
 	c.pending = c.pending[:0]
 	c.free = c.free[:0]
@@ -302,13 +315,13 @@ func (c *pipeConn) run(ctx context.Context, recs []ingest.Record, window int, co
 		c.pending = append(c.pending, -1)
 		c.free = append(c.free, int16(window-1-s))
 	}
-	fail := func(err error) error {
+	next, done := 0, 0
+	fail := func(err error) (int, error) {
 		if cerr := ctx.Err(); cerr != nil {
 			err = cerr
 		}
-		return fmt.Errorf("cassandra: insert: %w", err)
+		return done, fmt.Errorf("cassandra: insert: %w", err)
 	}
-	next, done := 0, 0
 	for done < len(recs) {
 		c.wbuf = c.wbuf[:0]
 		for len(c.free) > 0 && next < len(recs) {
@@ -366,7 +379,7 @@ func (c *pipeConn) run(ctx context.Context, recs []ingest.Record, window int, co
 	if timeout > 0 {
 		c.nc.SetDeadline(time.Time{})
 	}
-	return nil
+	return done, nil
 }
 
 // appendExecute appends the EXECUTE of the prepared INSERT for r on stream

@@ -20,11 +20,15 @@ import (
 // difference between that path and pgbench (docs/postgres.md, "Client
 // efficiency").
 //
-// What keeps it from starving the pool's other users (Update, Counts,
-// Reset): it holds at most half the pool's connections (none when the
-// pool has one), so the others always find the rest; and DB.Close gives
-// them back before closing the pool, which waits for every acquired
-// connection. A connection held longer than heldIdle gets a ping before
+// What keeps it from starving the pool's other users: it holds at most
+// half the pool's connections (none when the pool has one), so the other
+// half serves Counts, Reset and every other store; the wiki Update takes
+// a held connection first too; and DB.Close gives them back before closing
+// the pool, which waits for every acquired connection. It is not fair:
+// when more threads read than half the pool, the reads that find no held
+// connection wait in the pool's queue while held ones cycle among the
+// others; and a held connection is not retired by the pool's lifetime
+// limits while reads keep using it. A connection held longer than heldIdle gets a ping before
 // the next read uses it, as the pool pings a connection idle
 // that long before handing it out: so a read after a server restart gets
 // a live connection, as it does from the pool.
@@ -67,10 +71,15 @@ func (h *heldConns) get(ctx context.Context) *pgxpool.Conn {
 		if time.Since(hc.at) < heldIdle {
 			return hc.c
 		}
+		if ctx.Err() != nil { // no ping can tell: leave it to the pool
+			hc.c.Release()
+			return nil
+		}
 		if err := hc.c.Ping(ctx); err == nil {
 			return hc.c
+		} else if ctx.Err() == nil {
+			hc.c.Conn().Close(ctx) // the ping failed: marks it closed, the pool drops it
 		}
-		hc.c.Conn().Close(ctx) // marks it closed: the pool drops it
 		hc.c.Release()
 	}
 }

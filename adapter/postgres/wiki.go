@@ -82,7 +82,7 @@ func (s *wikiStore) ReadInto(ctx context.Context, id int64, buf *[]byte) (wiki.A
 }
 
 func (s *wikiStore) read(ctx context.Context, id int64, buf *[]byte) (wiki.Article, error) {
-	c, err := s.acquire(ctx)
+	c, err := s.acquire(ctx, s.db.reader())
 	if err != nil {
 		return wiki.Article{}, fmt.Errorf("postgres: read article: %w", err)
 	}
@@ -97,18 +97,20 @@ func (s *wikiStore) read(ctx context.Context, id int64, buf *[]byte) (wiki.Artic
 	return readPgconn(ctx, c, sd.Name, id)
 }
 
-// acquire returns a connection for a read: one the last reads held
-// (held.go), else one from the reader pool.
-func (s *wikiStore) acquire(ctx context.Context) (*pgxpool.Conn, error) {
+// acquire returns a connection for a read or an update: one the last
+// reads held (held.go; the primary's, and nil when reads go to replicas),
+// else one from pool.
+func (s *wikiStore) acquire(ctx context.Context, pool *pgxpool.Pool) (*pgxpool.Conn, error) {
 	if s.db.held != nil {
 		if c := s.db.held.get(ctx); c != nil {
 			return c, nil
 		}
 	}
-	return s.db.reader().Acquire(ctx)
+	return pool.Acquire(ctx)
 }
 
-// release gives a read's connection to the held ones, or to its pool.
+// release gives a read's or an update's connection to the held ones, or
+// to its pool.
 func (s *wikiStore) release(c *pgxpool.Conn) {
 	if s.db.held != nil {
 		s.db.held.put(c)
@@ -145,7 +147,12 @@ func readPgconn(ctx context.Context, c *pgxpool.Conn, stmt string, id int64) (wi
 
 // Update implements wiki.Store: one autocommitted UPDATE on the primary.
 func (s *wikiStore) Update(ctx context.Context, id int64, body string) error {
-	tag, err := s.db.w.Exec(ctx, `update articles set body = $1 where id = $2`, []byte(body), id)
+	c, err := s.acquire(ctx, s.db.w)
+	if err != nil {
+		return fmt.Errorf("postgres: update article: %w", err)
+	}
+	defer s.release(c)
+	tag, err := c.Exec(ctx, `update articles set body = $1 where id = $2`, []byte(body), id)
 	if err != nil {
 		return fmt.Errorf("postgres: update article: %w", err)
 	}

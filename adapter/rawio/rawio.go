@@ -47,15 +47,16 @@ func Dial(dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Deadline bounds one request/reply exchange on nc by timeout (0: none)
-// and by ctx's deadline (each exchange sets nc's deadline anew, clearing an
-// earlier one), and makes a cancellation of ctx end it at once: the
-// deadline is set in the past, so a blocked read or write returns a
-// timeout. stop releases what it set up; it reports false when ctx was
-// cancelled meanwhile, after which nc is not to be used again.
+// and by ctx's deadline, and makes a cancellation of ctx end it at once:
+// the deadline is set in the past, so a blocked read or write returns a
+// timeout. stop releases what it set up and clears the deadline it set, so
+// that the connection goes back to its pool without one (a driver that
+// uses it next sets only the deadlines it wants); it reports false when
+// ctx was cancelled meanwhile, after which nc is not to be used again.
 //
 // Why here: the adapters' own request paths (Redis's wiki MGET,
-// PostgreSQL's wiki read) talk to the socket directly, where a driver
-// would have watched the context for them.
+// PostgreSQL's wiki read, Cassandra's insert pipeline) talk to the socket
+// directly, where a driver would have watched the context for them.
 func Deadline(ctx context.Context, nc net.Conn, timeout time.Duration) (stop func() bool) {
 	var dl time.Time
 	if timeout > 0 {
@@ -64,9 +65,21 @@ func Deadline(ctx context.Context, nc net.Conn, timeout time.Duration) (stop fun
 	if d, ok := ctx.Deadline(); ok && (dl.IsZero() || d.Before(dl)) {
 		dl = d
 	}
-	nc.SetDeadline(dl)
-	if ctx.Done() == nil {
-		return func() bool { return true }
+	if !dl.IsZero() {
+		nc.SetDeadline(dl)
 	}
-	return context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
+	cancelled := func() bool { return true }
+	if ctx.Done() != nil {
+		cancelled = context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
+	}
+	if dl.IsZero() {
+		return cancelled
+	}
+	return func() bool {
+		if !cancelled() {
+			return false
+		}
+		nc.SetDeadline(time.Time{})
+		return true
+	}
 }

@@ -107,3 +107,43 @@ func TestWrappedConn(t *testing.T) {
 		}
 	})
 }
+
+// TestDeadline: an exchange bounded by its context's deadline leaves no
+// deadline behind once stopped (the connection's next user reads long
+// after it), and a cancellation ends a blocked read at once, after which
+// stop reports it.
+func TestDeadline(t *testing.T) {
+	addr := echoServer(t)
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	c := rawio.Wrap(nc)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	stop := rawio.Deadline(ctx, c, 0)
+	if !stop() {
+		t.Fatal("stop reported a cancellation that did not happen")
+	}
+	cancel()
+	time.Sleep(100 * time.Millisecond) // past the deadline the exchange had
+	if _, err := c.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 1)
+	if _, err := io.ReadFull(c, b); err != nil {
+		t.Fatalf("read after the exchange's deadline passed: %v (a deadline was left behind)", err)
+	}
+
+	ctx, cancel = context.WithCancel(context.Background())
+	stop = rawio.Deadline(ctx, c, time.Minute)
+	time.AfterFunc(50*time.Millisecond, cancel)
+	var ne net.Error
+	if _, err := c.Read(b); !errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatalf("read blocked when the context was cancelled = %v; want a timeout", err)
+	}
+	if stop() {
+		t.Fatal("stop did not report the cancellation")
+	}
+}

@@ -52,6 +52,9 @@ type respConn struct {
 	nc  net.Conn
 	br  *bufio.Reader
 	buf []byte // the request being written, reused
+	// spent is set when the context of an exchange was cancelled as it
+	// ended: the answer is good, the connection is not (rawio.Deadline).
+	spent bool
 }
 
 func newWikiReader(db *DB) *wikiReader {
@@ -77,10 +80,13 @@ func (r *wikiReader) read(ctx context.Context, id int64, dst *[]byte) (title, bo
 		if c, err = r.get(ctx, addr); err == nil {
 			title, body, ok, err = c.mget(ctx, ids, r.timeout, dst)
 			switch {
+			case err == nil && c.spent:
+				c.nc.Close()
+				return title, body, ok, nil
 			case err == nil:
 				r.put(addr, c)
 				return title, body, ok, nil
-			case errors.Is(err, errRedirect):
+			case errors.Is(err, errRedirect) && !c.spent:
 				r.put(addr, c) // the answer was read whole: the connection is fine
 			default:
 				c.nc.Close()
@@ -153,9 +159,13 @@ func (r *wikiReader) dial(ctx context.Context, addr string) (*respConn, error) {
 	return c, nil
 }
 
-func (c *respConn) auth(ctx context.Context, timeout time.Duration, args []string) error {
+func (c *respConn) auth(ctx context.Context, timeout time.Duration, args []string) (err error) {
 	stop := rawio.Deadline(ctx, c.nc, timeout)
-	defer stop()
+	defer func() {
+		if !stop() && err == nil {
+			err = ctx.Err()
+		}
+	}()
 	c.buf = append(c.buf[:0], '*')
 	c.buf = strconv.AppendInt(c.buf, int64(len(args)), 10)
 	c.buf = append(c.buf, "\r\n"...)
@@ -179,7 +189,11 @@ func (c *respConn) auth(ctx context.Context, timeout time.Duration, args []strin
 // *dst when it is not nil.
 func (c *respConn) mget(ctx context.Context, ids []byte, timeout time.Duration, dst *[]byte) (title, body string, ok bool, err error) {
 	stop := rawio.Deadline(ctx, c.nc, timeout)
-	defer stop()
+	defer func() {
+		if !stop() {
+			c.spent = true // its deadline may be set in the past any moment
+		}
+	}()
 	b := appendMGET(c.buf[:0], ids)
 	c.buf = b
 	if _, err := c.nc.Write(b); err != nil {
