@@ -367,3 +367,34 @@ func TestWikiUpdateMissing(t *testing.T) {
 func TestPopulatePartRefusals(t *testing.T) {
 	adaptertest.MicroblogPartRefusals(t, openFresh(t, ""), openFresh(t, ""), ErrModelMismatch)
 }
+
+// TestRecordModelContended: parts that start together all run the model's
+// lightweight transaction on one Paxos row; each must succeed (the
+// contended rounds are retried), and the model they recorded then refuses
+// another.
+func TestRecordModelContended(t *testing.T) {
+	db := openFresh(t, "")
+	ctx := t.Context()
+	if err := db.createPartTables(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const parts = 8
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for i := range parts {
+		wg.Go(func() { errs[i] = db.recordModel(ctx, microblog.Normalized) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("contender %d: %v", i, err)
+		}
+	}
+	meta, err := db.readMeta(ctx)
+	if err != nil || meta["model"] != string(microblog.Normalized) {
+		t.Fatalf("recorded model = %q, %v", meta["model"], err)
+	}
+	if err := db.recordModel(ctx, microblog.Denormalized); !errors.Is(err, ErrModelMismatch) {
+		t.Errorf("another model after the contest: %v, want ErrModelMismatch", err)
+	}
+}

@@ -206,10 +206,18 @@ func (db *DB) readMeta(ctx context.Context) (map[string]string, error) {
 
 // recordModel records model unless a model is recorded, by a lightweight
 // transaction, and refuses another model recorded before.
+//
+// Parts that start together contend for the same Paxos row, and a node
+// stalled by a long GC pause can leave a round short of a quorum; the
+// coordinator then answers with a write timeout whose outcome is unknown.
+// Running the same INSERT ... IF NOT EXISTS again is harmless (it applies
+// now or reports the model that did), so the query is marked idempotent
+// and retried with backoff like the load's other writes.
 func (db *DB) recordModel(ctx context.Context, model microblog.Model) error {
 	q := "INSERT INTO " + db.t("mb_meta") + " (k, v) VALUES ('model', ?) IF NOT EXISTS"
 	prev := map[string]any{}
-	applied, err := db.s.Query(q, string(model)).Consistency(gocql.Quorum).SerialConsistency(gocql.Serial).MapScanCASContext(ctx, prev)
+	applied, err := db.s.Query(q, string(model)).Consistency(gocql.Quorum).SerialConsistency(gocql.Serial).
+		Idempotent(true).RetryPolicy(populateRetry).MapScanCASContext(ctx, prev)
 	if err != nil {
 		return fmt.Errorf("cassandra: record microblog model: %w", err)
 	}
