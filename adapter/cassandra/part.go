@@ -176,9 +176,9 @@ func (db *DB) schemaHost() string {
 	return slices.Min(ids)
 }
 
-// loadedParts reads the parts recorded (at QUORUM).
+// loadedParts reads the parts recorded (at QUORUM, retried as readMeta).
 func (db *DB) loadedParts(ctx context.Context) ([]string, error) {
-	it := db.s.Query("SELECT part FROM " + db.t("mb_parts") + " WHERE bucket = 0").Consistency(gocql.Quorum).IterContext(ctx)
+	it := db.s.Query("SELECT part FROM " + db.t("mb_parts") + " WHERE bucket = 0").Consistency(gocql.Quorum).Idempotent(true).RetryPolicy(populateRetry).IterContext(ctx)
 	var parts []string
 	var p string
 	for it.Scan(&p) {
@@ -190,9 +190,10 @@ func (db *DB) loadedParts(ctx context.Context) ([]string, error) {
 	return parts, nil
 }
 
-// readMeta reads mb_meta (at QUORUM).
+// readMeta reads mb_meta (at QUORUM; a read, retried like the load's
+// writes when a stalled replica times it out).
 func (db *DB) readMeta(ctx context.Context) (map[string]string, error) {
-	it := db.s.Query("SELECT k, v FROM " + db.t("mb_meta")).Consistency(gocql.Quorum).IterContext(ctx)
+	it := db.s.Query("SELECT k, v FROM " + db.t("mb_meta")).Consistency(gocql.Quorum).Idempotent(true).RetryPolicy(populateRetry).IterContext(ctx)
 	meta := map[string]string{}
 	var k, v string
 	for it.Scan(&k, &v) {
