@@ -5,15 +5,36 @@ package rawio
 import (
 	"io"
 	"net"
+	"sync"
 	"syscall"
 	"unsafe"
 )
 
 // conn is a net.Conn whose Read and Write go through the socket's RawConn
 // with raw system calls; everything else is the embedded connection's.
+//
+// The functions handed to the RawConn are bound once, in wrap, and their
+// arguments and results live in the conn: a closure made per call escapes
+// (RawConn is an interface) and cost three allocations per Read or Write,
+// garbage on every request of the goroutine-per-client path. rmu and wmu
+// keep that state to one Read and one Write at a time, which the socket's
+// own locks inside RawConn do anyway; a Read and a Write may still run
+// together.
 type conn struct {
 	net.Conn
 	rc syscall.RawConn
+
+	rmu    sync.Mutex
+	rp     []byte
+	rn     int
+	rerrno syscall.Errno
+	readFn func(fd uintptr) bool
+
+	wmu     sync.Mutex
+	wp      []byte
+	wdone   int
+	werrno  syscall.Errno
+	writeFn func(fd uintptr) bool
 }
 
 func wrap(c net.Conn) net.Conn {
@@ -30,7 +51,9 @@ func wrap(c net.Conn) net.Conn {
 	if err != nil {
 		return c
 	}
-	return &conn{Conn: c, rc: rc}
+	w := &conn{Conn: c, rc: rc}
+	w.readFn, w.writeFn = w.readSome, w.writeAll
+	return w
 }
 
 // Read reads what the socket holds, waiting (in the netpoller, honouring
@@ -39,21 +62,12 @@ func (c *conn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var n int
-	var errno syscall.Errno
-	err := c.rc.Read(func(fd uintptr) bool {
-		for {
-			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-			if e == syscall.EINTR {
-				continue
-			}
-			if e == syscall.EAGAIN {
-				return false // wait for readiness, then try again
-			}
-			n, errno = int(r), e
-			return true
-		}
-	})
+	c.rmu.Lock()
+	c.rp, c.rn, c.rerrno = p, 0, 0
+	err := c.rc.Read(c.readFn)
+	n, errno := c.rn, c.rerrno
+	c.rp = nil // the caller's buffer is not kept
+	c.rmu.Unlock()
 	switch {
 	case err != nil:
 		return 0, err
@@ -65,27 +79,31 @@ func (c *conn) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// readSome is Read's one attempt on the socket: false asks the RawConn to
+// wait for readiness and call it again.
+func (c *conn) readSome(fd uintptr) bool {
+	for {
+		r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&c.rp[0])), uintptr(len(c.rp)))
+		switch e {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false // wait for readiness, then try again
+		}
+		c.rn, c.rerrno = int(r), e
+		return true
+	}
+}
+
 // Write writes all of p, waiting for room in the socket's buffer when it
 // is full.
 func (c *conn) Write(p []byte) (int, error) {
-	var done int
-	var errno syscall.Errno
-	err := c.rc.Write(func(fd uintptr) bool {
-		for done < len(p) {
-			r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[done])), uintptr(len(p)-done))
-			switch e {
-			case 0:
-				done += int(r)
-			case syscall.EINTR:
-			case syscall.EAGAIN:
-				return false
-			default:
-				errno = e
-				return true
-			}
-		}
-		return true
-	})
+	c.wmu.Lock()
+	c.wp, c.wdone, c.werrno = p, 0, 0
+	err := c.rc.Write(c.writeFn)
+	done, errno := c.wdone, c.werrno
+	c.wp = nil
+	c.wmu.Unlock()
 	if err != nil {
 		return done, err
 	}
@@ -93,6 +111,25 @@ func (c *conn) Write(p []byte) (int, error) {
 		return done, &net.OpError{Op: "write", Net: c.LocalAddr().Network(), Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: errno}
 	}
 	return done, nil
+}
+
+// writeAll is Write's attempt on the socket: it writes until all of wp is
+// sent, an error, or a full buffer (false: wait for room, call again).
+func (c *conn) writeAll(fd uintptr) bool {
+	for c.wdone < len(c.wp) {
+		r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&c.wp[c.wdone])), uintptr(len(c.wp)-c.wdone))
+		switch e {
+		case 0:
+			c.wdone += int(r)
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return false
+		default:
+			c.werrno = e
+			return true
+		}
+	}
+	return true
 }
 
 // SyscallConn is the socket's own: what looks below the connection (a

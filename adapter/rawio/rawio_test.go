@@ -147,3 +147,82 @@ func TestDeadline(t *testing.T) {
 		t.Fatal("stop did not report the cancellation")
 	}
 }
+
+// TestWrappedConnAllocs: a request written and its echo read back allocate
+// nothing (the state of a raw read or write lives in the connection, not
+// in a closure per call).
+func TestWrappedConnAllocs(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("raw reads and writes are Linux-only")
+	}
+	c, err := rawio.Dial(nil)(context.Background(), "tcp", echoServer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	req, reply := []byte("one request"), make([]byte, 64)
+	allocs := testing.AllocsPerRun(200, func() {
+		if _, err := c.Write(req); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, reply[:len(req)]); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%.1f allocations per write and read, want 0", allocs)
+	}
+}
+
+// TestWrappedConnConcurrent: two goroutines reading and one writing on one
+// connection at once (as net.Conn allows) get every byte exactly once;
+// under -race this also checks the state the raw calls share.
+func TestWrappedConnConcurrent(t *testing.T) {
+	t.Parallel()
+	c, err := rawio.Dial(nil)(context.Background(), "tcp", echoServer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const total = 1 << 20
+	var got [2]int
+	done := make(chan error, 2)
+	var left = make(chan int, 1)
+	left <- total
+	for i := range got {
+		go func() {
+			buf := make([]byte, 4096)
+			for {
+				n, err := c.Read(buf)
+				if err != nil {
+					done <- err
+					return
+				}
+				got[i] += n
+				rest := <-left - n
+				left <- rest
+				if rest <= 0 {
+					c.SetReadDeadline(time.Now()) // wakes the other reader
+					done <- nil
+					return
+				}
+			}
+		}()
+	}
+	chunk := bytes.Repeat([]byte{'x'}, 1000)
+	for sent := 0; sent < total; sent += len(chunk) {
+		if _, err := c.Write(chunk[:min(len(chunk), total-sent)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range got {
+		err := <-done
+		var ne net.Error
+		if err != nil && !(errors.As(err, &ne) && ne.Timeout()) {
+			t.Fatal(err)
+		}
+	}
+	if got[0]+got[1] != total {
+		t.Errorf("read %d + %d bytes, want %d in all", got[0], got[1], total)
+	}
+}
