@@ -83,7 +83,7 @@ func newWikiJob() *wikiJob {
 	o.String(&j.dist, "dist", string(wiki.Uniform), "how request ids are drawn: uniform (the study) or zipf", "run")
 	o.Float64(&j.zipfS, "zipf-s", wiki.DefaultZipfS, "skew s of --dist zipf (> 1; rank k has weight 1/k^s)", "run")
 	o.String(&j.results, "results", "results", "directory under which the run directory is created (load: only without --db)", "load", "run")
-	o.Bool(&j.loop, "loop", false, "send every thread's requests from one event loop over raw connections, as pgbench and redis-benchmark do, instead of a goroutine per thread (read-only: --reads 100; postgres and single-server redis; see docs/wiki.md)", "run")
+	o.Bool(&j.loop, "loop", false, "send every thread's requests from one event loop over raw connections, as pgbench and redis-benchmark do, instead of a goroutine per thread (reads and updates; postgres, reading from the primary, and single-server redis; see docs/wiki.md)", "run")
 	o.Float64(&j.rate, "rate", 0, "open loop: target requests per second over all threads, inside each request set (request k of a set is due k/rate after the set starts, dealt round-robin to the threads; latency counts from that intended start, so a database slower than the rate shows as growing latency and set time; at most --threads requests in flight); 0 = closed loop, each thread sends its next request when the last returns. Not with --loop, whose event loop is closed-loop", "run")
 	j.sharding.declare(o, "the threads and of --rate in run (each request set runs threads [I·T/N, (I+1)·T/N); shard 0 loads the articles, the others wait for them), of the articles in load (in batches of 1000: batch k is ids k·1000+1..(k+1)·1000)", "run", "load")
 	j.sharding.declareStart(o, "run")
@@ -537,8 +537,6 @@ func (j *wikiJob) plan() (wiki.Plan, error) {
 		return p, Usagef("--sets must be at least 1 (got %d)", j.sets)
 	case j.repeat < 1:
 		return p, Usagef("--repeat must be at least 1 (got %d)", j.repeat)
-	case j.loop && j.reads != 100:
-		return p, Usagef("--loop sends read requests only: give --reads 100 (got %d)", j.reads)
 	case !(j.rate >= 0) || math.IsInf(j.rate, 0):
 		return p, Usagef("--rate must be a number of requests per second, 0 or more (got %g)", j.rate)
 	case j.rate > 0 && j.loop:
@@ -573,7 +571,7 @@ func (j *wikiJob) run(ctx context.Context, env *Env) error {
 	stderr := env.Stderr
 	obs := env.observer()
 	if useLoop && j.db == "" {
-		return Usagef("--loop needs --db: a postgres or redis DSN (the default SQLite file has no event-loop reads)")
+		return Usagef("--loop needs --db: a postgres or redis DSN (the default SQLite file has no event-loop connections)")
 	}
 	dir, dsn, err := runDirFor(j.results, wiki.Name, wiki.Name, j.db)
 	if err != nil {
@@ -774,7 +772,7 @@ func openLoopConns(ctx context.Context, a adapter.Adapter, store wiki.Store, n i
 	case !loop.Supported:
 		return nil, Usagef("--loop needs Linux (epoll)")
 	case !ok:
-		return nil, Usagef("--loop: the %s adapter has no event-loop reads (postgres and redis have)", a.Name())
+		return nil, Usagef("--loop: the %s adapter has no event-loop connections (postgres and redis have)", a.Name())
 	}
 	return lr.LoopConns(ctx, n)
 }

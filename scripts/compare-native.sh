@@ -14,6 +14,15 @@
 # Comparisons:
 #   pg-read     fieldbench wiki point reads vs pgbench -M prepared running
 #               the same SELECT (a pgbench -S-style read of one row by key)
+#   pg-mixed    fieldbench wiki with READS % reads (default 80) and the rest
+#               updates vs pgbench -M prepared running the same SELECT and,
+#               for an update, the SELECT then an UPDATE writing the body
+#               back with one byte appended (scripts weighted READS and
+#               100-READS); operations per second, an update counting once.
+#               pgbench's update sends the body as a text parameter, which
+#               the server checks as UTF-8 and concatenates with '1' itself;
+#               fieldbench sends bytea in binary: a little less server work
+#               on fieldbench's side
 #   pg-ingest   fieldbench ingest (COPY per batch) vs psql \copy of the same
 #               rows from a CSV file
 #   redis-get   fieldbench wiki point reads on Redis vs redis-benchmark -t get
@@ -30,11 +39,11 @@
 #   - same connections: CLIENTS fieldbench threads, each using one
 #     connection at a time (CLIENTS in use), against CLIENTS
 #     pgbench/redis-benchmark connections;
-#   - same client design for the reads (LOOP, default 1): fieldbench run
+#   - same client design for the reads and updates (LOOP, default 1): fieldbench run
 #     wiki --loop sends every connection's requests from one event loop,
 #     as pgbench and redis-benchmark do; LOOP=0 measures its default
 #     driver, a goroutine per thread, which costs more client CPU;
-#   - same client OS threads for the reads: CLIENT_THREADS (default 1, what
+#   - same client OS threads for the reads and updates: CLIENT_THREADS (default 1, what
 #     pgbench -j and redis-benchmark --threads default to) is pgbench -j,
 #     redis-benchmark --threads and fieldbench's GOMAXPROCS (Go's documented
 #     setting for how many threads run Go code at once); the ingest runs
@@ -78,7 +87,9 @@ ROUNDS=${ROUNDS:-3}
 CLIENT_THREADS=${CLIENT_THREADS:-1}
 LOOP=${LOOP:-1}
 CORES=${CORES:-shared split}
-which=("${@:-pg-read pg-ingest redis-get redis-mget}")
+READS=${READS:-80}
+[[ $READS =~ ^[0-9]+$ ]] && ((READS <= 100)) || { echo "READS is a percentage, 0 to 100 (got $READS)" >&2; exit 2; }
+which=("${@:-pg-read pg-mixed pg-ingest redis-get redis-mget}")
 
 work=$(mktemp -d /tmp/fieldbench-compare-XXXXXX)
 chmod 755 "$work"
@@ -96,7 +107,7 @@ cleanup() {
 trap cleanup EXIT
 
 echo "machine: $(nproc) cores; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "CLIENTS=$CLIENTS CLIENT_THREADS=$CLIENT_THREADS LOOP=$LOOP SECONDS_=$SECONDS_ ARTICLES=$ARTICLES RECORDS=$RECORDS ROUNDS=$ROUNDS CORES=$CORES"
+echo "CLIENTS=$CLIENTS CLIENT_THREADS=$CLIENT_THREADS LOOP=$LOOP READS=$READS SECONDS_=$SECONDS_ ARTICLES=$ARTICLES RECORDS=$RECORDS ROUNDS=$ROUNDS CORES=$CORES"
 ncpu=$(nproc)
 for m in $CORES; do
   case $m in
@@ -151,34 +162,35 @@ for line in open(path):
 PY
 }
 
-# fb_reads result-dir -> "ops/s ops" of the newest wiki run: completed reads
-# over the summed request-set times (the measured phase; the gaps between
-# repetitions and the counts before and after are not in it).
-fb_reads() {
+# fb_ops result-dir -> "ops/s ops" of the newest wiki run: completed reads
+# and updates over the summed request-set times (the measured phase; the
+# gaps between repetitions and the counts before and after are not in it).
+fb_ops() {
   python3 - "$1" <<'PY'
 import glob, json, sys
 path = sorted(glob.glob(sys.argv[1] + "/*/result.jsonl"))[-1]
-wall, reads = 0.0, None
+wall, ops = 0.0, 0
 for line in open(path):
     l = json.loads(line)
     if l["kind"] == "point":
         wall += l["point"]["y"] * l["point"]["n"]
     elif l["kind"] == "summary":
-        op = l["summary"]["ops"]["read"]
-        if op.get("errors"):
-            sys.exit(f"fieldbench read errors: {op['errors']}")
-        reads = op["count"]
-print(reads / wall, reads)
+        for name, op in l["summary"]["ops"].items():
+            if op.get("errors"):
+                sys.exit(f"fieldbench {name} errors: {op['errors']}")
+            ops += op["count"]
+print(ops / wall, ops)
 PY
 }
 
-# fb_wiki dsn requests-per-set -> runs fieldbench's read-only request sets
-# (CLIENTS threads, 5 repetitions of one set); sets FB_RATE, FB_OPS.
+# fb_wiki dsn requests-per-set -> runs fieldbench's request sets (CLIENTS
+# threads, 5 repetitions of one set, FB_READS % reads); sets FB_RATE, FB_OPS.
+FB_READS=100
 fb_wiki() {
   rm -rf "$work/r-wiki"
-  timed env GOMAXPROCS="$CLIENT_THREADS" "$fb" run wiki --db "$1" --reads 100 --threads "$CLIENTS" --requests "$2" \
+  timed env GOMAXPROCS="$CLIENT_THREADS" "$fb" run wiki --db "$1" --reads "$FB_READS" --threads "$CLIENTS" --requests "$2" \
     --sets 1 --repeat 5 --results "$work/r-wiki" $( ((LOOP)) && echo --loop)
-  read -r FB_RATE FB_OPS < <(fb_reads "$work/r-wiki")
+  read -r FB_RATE FB_OPS < <(fb_ops "$work/r-wiki")
 }
 
 # requests_for rate -> requests per set so that 5 repetitions last ~SECONDS_
@@ -223,8 +235,10 @@ pg_port() { sed -E 's#.*@127\.0\.0\.1:([0-9]+)/.*#\1#' <<<"$1"; }
 
 for c in ${which[*]}; do
   case $c in
-  pg-read)
-    clusters+=("$work/pg"); dsn=$(up postgres "$work/pg")
+  pg-read | pg-mixed)
+    FB_READS=100
+    [[ $c == pg-mixed ]] && FB_READS=$READS
+    clusters+=("$work/$c"); dsn=$(up postgres "$work/$c")
     port=$(pg_port "$dsn")
     "$fb" load wiki --db "$dsn" --articles "$ARTICLES" >/dev/null 2>&1
     # pgbench can only ask for text results, in which a bytea body comes
@@ -238,20 +252,26 @@ alter table articles_text add primary key (id);
 vacuum analyze articles_text;
 SQL
     printf '\\set id random(1, %d)\nselect title, body from articles_text where id = :id;\n' "$ARTICLES" >"$work/read.sql"
+    # An update as fieldbench's: read the article, write its body back with
+    # one byte appended (under -M prepared :body is a bind parameter; in
+    # pgbench's simple mode it would be pasted into the SQL unquoted).
+    printf '\\set id random(1, %d)\nselect title, body from articles_text where id = :id \\gset\nupdate articles_text set body = :body || '"'1'"' where id = :id;\n' "$ARTICLES" >"$work/update.sql"
+    scripts=(-f "$work/read.sql")
+    ((FB_READS < 100)) && scripts=(-f "$work/read.sql@$FB_READS" -f "$work/update.sql@$((100 - FB_READS))")
     pgb() { # seconds -> sets NA_RATE, NA_OPS
-      timed pgbench -n -M prepared -c "$CLIENTS" -j "$CLIENT_THREADS" -T "$1" -f "$work/read.sql" \
+      timed pgbench -n -M prepared -c "$CLIENTS" -j "$CLIENT_THREADS" -T "$1" "${scripts[@]}" \
         -h 127.0.0.1 -p "$port" -U postgres fieldbench
       NA_RATE=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$work/out")
       NA_OPS=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$work/out")
     }
     for mode in $CORES; do
-      place "$mode" "$work/pg"
+      place "$mode" "$work/$c"
       # warm-up (discarded): both sides read every page they will read, and
       # fieldbench's rate sizes its request sets to ~SECONDS_.
       pgb 3
       fb_wiki "$dsn" $((CLIENTS * 2000))
       req=$(requests_for "$FB_RATE")
-      read_rounds "pg-read-$mode" "$dsn" "$req" pgb "$SECONDS_"
+      read_rounds "$c-$mode" "$dsn" "$req" pgb "$SECONDS_"
     done
     ;;
   pg-ingest)
@@ -281,6 +301,7 @@ SQL
     done
     ;;
   redis-get | redis-mget)
+    FB_READS=100
     if [[ -z ${rdsn:-} ]]; then
       clusters+=("$work/redis"); rdsn=$(up redis "$work/redis")
       rport=$(sed -E 's#redis://127\.0\.0\.1:([0-9]+).*#\1#' <<<"$rdsn")

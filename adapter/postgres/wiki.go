@@ -57,9 +57,18 @@ const (
 	wikiReadSQL  = `select title, body from articles where id = $1`
 )
 
+// The update's statement, prepared on the event loop's connections (the
+// goroutine path's Update sends the same SQL through pgx, whose statement
+// cache prepares it).
+const (
+	wikiUpdateStmt = "fieldbench_wiki_update"
+	wikiUpdateSQL  = `update articles set body = $1 where id = $2`
+)
+
 var (
-	wikiReadParamFormats  = []int16{pgx.BinaryFormatCode}
-	wikiReadResultFormats = []int16{pgx.BinaryFormatCode, pgx.BinaryFormatCode}
+	wikiUpdateParamFormats = []int16{pgx.BinaryFormatCode, pgx.BinaryFormatCode}
+	wikiReadParamFormats   = []int16{pgx.BinaryFormatCode}
+	wikiReadResultFormats  = []int16{pgx.BinaryFormatCode, pgx.BinaryFormatCode}
 )
 
 // Read implements wiki.Store: one execution of the prepared SELECT on a
@@ -152,7 +161,7 @@ func (s *wikiStore) Update(ctx context.Context, id int64, body string) error {
 		return fmt.Errorf("postgres: update article: %w", err)
 	}
 	defer s.release(c)
-	tag, err := c.Exec(ctx, `update articles set body = $1 where id = $2`, []byte(body), id)
+	tag, err := c.Exec(ctx, wikiUpdateSQL, []byte(body), id)
 	if err != nil {
 		return fmt.Errorf("postgres: update article: %w", err)
 	}

@@ -36,11 +36,11 @@ func TestWikiPopulateSourceError(t *testing.T) {
 	adaptertest.WikiPopulateSourceError(t, adaptertest.OpenWiki(t, openFresh(t)))
 }
 
-// TestWikiLoopReads reads through runner/loop: the connections pgconn set
-// up and gave away, with the statement prepared on each.
-func TestWikiLoopReads(t *testing.T) {
+// TestWikiLoop reads and updates through runner/loop: the connections
+// pgconn set up and gave away, with the statements prepared on each.
+func TestWikiLoop(t *testing.T) {
 	t.Parallel()
-	adaptertest.WikiLoopReads(t, adaptertest.OpenWiki(t, openFresh(t)))
+	adaptertest.WikiLoop(t, adaptertest.OpenWiki(t, openFresh(t)))
 }
 
 // TestWikiReadPrepared reads through the prepared statement on every

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -153,6 +154,56 @@ func appendWikiRead(dst []byte, param [][]byte, id int64) []byte {
 	return dst
 }
 
+// appendWikiUpdate appends one execution of the prepared update (the
+// event loop's write-back of an update): Bind (body and id in binary),
+// Execute, Sync. params holds two slices, the second of 8 bytes, reused.
+func appendWikiUpdate(dst []byte, params [][]byte, body []byte, id int64) []byte {
+	params[0] = body
+	binary.BigEndian.PutUint64(params[1], uint64(id))
+	b := pgproto3.Bind{PreparedStatement: wikiUpdateStmt, ParameterFormatCodes: wikiUpdateParamFormats, Parameters: params}
+	dst, _ = b.Encode(dst)
+	dst, _ = (&pgproto3.Execute{}).Encode(dst)
+	dst, _ = (&pgproto3.Sync{}).Encode(dst)
+	params[0] = nil // the body is the caller's
+	return dst
+}
+
+// parseWikiUpdate looks for the whole reply to one appendWikiUpdate at the
+// start of buf: BindComplete, CommandComplete "UPDATE n", ReadyForQuery,
+// or an ErrorResponse. n must be 1; 0 is a missing article.
+func parseWikiUpdate(buf []byte) (end int, opErr, err error) {
+	if end, err = replyEnd(buf); end == 0 || err != nil {
+		return 0, nil, err
+	}
+	tag := ""
+	for off := 0; off < end; {
+		typ, size := buf[off], int(binary.BigEndian.Uint32(buf[off+1:]))
+		msg := buf[off+5 : off+1+size]
+		off += 1 + size
+		switch typ {
+		case '2', 'Z', 'N', 'S', 'A':
+		case 'C':
+			tag = string(bytes.TrimRight(msg, "\x00"))
+		case 'E':
+			var e pgproto3.ErrorResponse
+			if err := e.Decode(msg); err != nil {
+				return 0, nil, fmt.Errorf("postgres: malformed error reply: %w", err)
+			}
+			opErr = fmt.Errorf("postgres: update article: %w", pgconn.ErrorResponseToPgError(&e))
+		default:
+			return 0, nil, fmt.Errorf("postgres: unexpected message %q in an update's reply", typ)
+		}
+	}
+	switch {
+	case opErr != nil:
+	case tag == "UPDATE 0":
+		opErr = fmt.Errorf("postgres: update: %w", wiki.ErrNotFound)
+	case tag != "UPDATE 1":
+		opErr = fmt.Errorf("postgres: update article: unexpected command tag %q", tag)
+	}
+	return end, opErr, nil
+}
+
 // parseWikiRead looks for the whole reply to one appendWikiRead at the
 // start of buf: BindComplete, DataRow (at most one), CommandComplete, or an
 // ErrorResponse (the read failed; the server then skips to Sync and still
@@ -162,23 +213,8 @@ func appendWikiRead(dst []byte, param [][]byte, id int64) []byte {
 // (not found, an error answer, a row of the wrong shape); err means the
 // stream cannot be trusted.
 func parseWikiRead(buf []byte, id int64) (end int, title, body []byte, opErr, err error) {
-	// Whole messages only: find ReadyForQuery by the headers first.
-	for off := 0; end == 0; {
-		if len(buf)-off < 5 {
-			return 0, nil, nil, nil, nil
-		}
-		size := int(binary.BigEndian.Uint32(buf[off+1:]))
-		if size < 4 {
-			return 0, nil, nil, nil, fmt.Errorf("postgres: malformed message (length %d)", size)
-		}
-		if len(buf)-off < 1+size {
-			return 0, nil, nil, nil, nil
-		}
-		typ := buf[off]
-		off += 1 + size
-		if typ == 'Z' {
-			end = off
-		}
+	if end, err = replyEnd(buf); end == 0 || err != nil {
+		return 0, nil, nil, nil, err
 	}
 	rows, bad := 0, false
 	for off := 0; off < end; {
@@ -210,6 +246,29 @@ func parseWikiRead(buf []byte, id int64) (end int, title, body []byte, opErr, er
 		opErr = fmt.Errorf("postgres: read: %w", wiki.ErrNotFound)
 	}
 	return end, title, body, opErr, nil
+}
+
+// replyEnd finds the end of the first whole reply in buf by the message
+// headers alone: the offset after its ReadyForQuery, 0 while it is
+// incomplete.
+func replyEnd(buf []byte) (int, error) {
+	for off := 0; ; {
+		if len(buf)-off < 5 {
+			return 0, nil
+		}
+		size := int(binary.BigEndian.Uint32(buf[off+1:]))
+		if size < 4 {
+			return 0, fmt.Errorf("postgres: malformed message (length %d)", size)
+		}
+		if len(buf)-off < 1+size {
+			return 0, nil
+		}
+		typ := buf[off]
+		off += 1 + size
+		if typ == 'Z' {
+			return off, nil
+		}
+	}
 }
 
 // twoColumns returns the two columns of a DataRow body; ok is false unless

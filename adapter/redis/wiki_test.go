@@ -31,9 +31,9 @@ func openWikiStoreOn(t *testing.T, standalone bool) wiki.Store {
 	return s
 }
 
-// TestWikiLoopReads reads through runner/loop from the standalone server.
-func TestWikiLoopReads(t *testing.T) {
-	adaptertest.WikiLoopReads(t, openWikiStoreOn(t, true))
+// TestWikiLoop reads and updates through runner/loop on the standalone server.
+func TestWikiLoop(t *testing.T) {
+	adaptertest.WikiLoop(t, openWikiStoreOn(t, true))
 }
 
 // TestWikiLoopRefusesCluster: with three masters, which one to ask depends

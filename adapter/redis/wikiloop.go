@@ -73,21 +73,50 @@ func (s *wikiStore) soleServer(ctx context.Context) (string, error) {
 	return addr, nil
 }
 
-// mgetConn is one event-loop connection sending the wiki read.
+// mgetConn is one event-loop connection. A read is the MGET of Read; an
+// update is what wiki.Client.Do does through Read and Update: the MGET,
+// then the body it returned with one byte appended written back with SET
+// ... XX, as Update does (nil: the article is missing).
 type mgetConn struct {
-	fd  int
-	ids [20]byte
+	fd    int
+	op    int
+	ids   [20]byte
+	id    []byte // the request's id in decimal, in ids
+	wrote bool   // the update's SET is the outstanding request
+	body  []byte // the body to write back, reused
 }
 
 func (c *mgetConn) FD() int { return c.fd }
 
-func (c *mgetConn) AppendRequest(dst []byte, id int64) []byte {
-	return appendMGET(dst, strconv.AppendInt(c.ids[:0], id, 10))
+func (c *mgetConn) AppendRequest(dst []byte, op int, id int64) []byte {
+	c.op, c.wrote = op, false
+	c.id = strconv.AppendInt(c.ids[:0], id, 10)
+	return appendMGET(dst, c.id)
 }
 
-// Reply checks a whole MGET reply as wikiReader does: two values, both
-// present (else not found), or an error reply.
+// FollowUp is an update's SET after its MGET.
+func (c *mgetConn) FollowUp(dst []byte) ([]byte, bool) {
+	if c.op != wiki.OpUpdate || c.wrote {
+		return dst, false
+	}
+	c.wrote = true
+	dst = append(dst, "*4\r\n$3\r\nSET\r\n$"...)
+	dst = strconv.AppendInt(dst, int64(len(c.id)+9), 10) // len("wiki:{" + id + "}:b")
+	dst = append(dst, "\r\nwiki:{"...)
+	dst = append(dst, c.id...)
+	dst = append(dst, "}:b\r\n"...)
+	dst = appendBulk(dst, c.body)
+	return append(dst, "$2\r\nXX\r\n"...), true
+}
+
+// Reply checks the reply to the outstanding request: an MGET's as
+// wikiReader does (two values, both present, else not found; or an error
+// reply), keeping the body an update writes back; a SET's +OK, or nil for
+// a missing article.
 func (c *mgetConn) Reply(buf []byte) (int, error, error) {
+	if c.wrote {
+		return setReply(buf)
+	}
 	line, n, err := respLine(buf, 0)
 	if n == 0 || err != nil {
 		return 0, nil, err
@@ -99,7 +128,7 @@ func (c *mgetConn) Reply(buf []byte) (int, error, error) {
 		return 0, nil, fmt.Errorf("redis: MGET: unexpected reply %q", line)
 	}
 	found := true
-	for range 2 {
+	for v := range 2 {
 		l, m, err := respLine(buf, n)
 		if m == 0 || err != nil {
 			return 0, nil, err
@@ -116,11 +145,30 @@ func (c *mgetConn) Reply(buf []byte) (int, error, error) {
 			return 0, nil, nil
 		case buf[m+size] != '\r' || buf[m+size+1] != '\n':
 			return 0, nil, errors.New("redis: MGET: value not followed by CRLF")
+		case v == 1 && c.op == wiki.OpUpdate:
+			c.body = append(append(c.body[:0], buf[m:m+size]...), '1')
 		}
 		n = m + size + 2
 	}
 	if !found {
 		return n, fmt.Errorf("redis: read: %w", wiki.ErrNotFound), nil
+	}
+	return n, nil, nil
+}
+
+// setReply checks a whole reply to SET ... XX: +OK, or nil when the key
+// is missing (the update's article is not found).
+func setReply(buf []byte) (int, error, error) {
+	line, n, err := respLine(buf, 0)
+	switch {
+	case n == 0 || err != nil:
+		return 0, nil, err
+	case line[0] == '-':
+		return n, fmt.Errorf("redis: update article: %s", line[1:]), nil // as Update's go-redis error reads
+	case string(line) == "$-1":
+		return n, fmt.Errorf("redis: update: %w", wiki.ErrNotFound), nil
+	case string(line) != "+OK":
+		return 0, nil, fmt.Errorf("redis: SET: unexpected reply %q", line)
 	}
 	return n, nil, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/internal/cli"
+	"github.com/fieldbench/fieldbench/result"
 	"github.com/fieldbench/fieldbench/workload/wiki"
 )
 
@@ -46,8 +47,7 @@ func TestWikiBadInput(t *testing.T) {
 		{"dump is a directory", []string{"load", "wiki", "--results", res, "--from", dir}, "is a directory"},
 		{"articles and dump", []string{"load", "wiki", "--results", res, "--from", wikiDump, "--articles", "5"}, "--articles and --from exclude each other"},
 		{"loop on the default database", run("--loop", "--reads", "100"), "--loop needs --db"},
-		{"loop with updates", run("--loop"), "--loop sends read requests only: give --reads 100 (got 80)"},
-		{"loop on sqlite", run("--loop", "--reads", "100", "--db", "sqlite://"+filepath.Join(dir, "loop.db")), "--loop: the sqlite adapter has no event-loop reads (postgres and redis have)"},
+		{"loop on sqlite", run("--loop", "--reads", "100", "--db", "sqlite://"+filepath.Join(dir, "loop.db")), "--loop: the sqlite adapter has no event-loop connections (postgres and redis have)"},
 		{"unknown adapter", run("--db", "nosuchdb://x"), `no adapter for DSN scheme "nosuchdb"`},
 		{"bad flag", run("--request", "5"), "unknown flag"},
 		{"generate without out", []string{"generate", "wiki"}, "needs --out"},
@@ -105,13 +105,76 @@ func TestWikiRunEndToEnd(t *testing.T) {
 		}
 		prevX = p.X
 	}
-	sum := run.Summary
+	checkWikiRun(t, run.Summary, dsn, wiki.Plan{Requests: requests, ReadPct: 60, Threads: threads, Dist: wiki.Uniform, Seed: seed, Articles: articles}, sets, repeat)
+	ctx := context.Background()
+
+	// A second run on the same database uses the loaded articles, and an
+	// explicit, different --articles is refused.
+	code, _, stderr = execute(ctx, "run", "wiki", "--db", dsn, "--results", filepath.Join(dir, "results2"), "--articles", "99", "--sets", "1", "--repeat", "1", "--requests", "10")
+	if code != cli.ExitUsage || !strings.Contains(stderr, "holds 300 articles, not --articles 99") {
+		t.Fatalf("mismatched --articles: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestWikiRunLoopEndToEnd runs reads and updates through the event loop
+// (run wiki --loop) on a real PostgreSQL and a real Redis that the CLI
+// starts, and checks the run as TestWikiRunEndToEnd does: every article
+// what the oracle allows after replaying the plan, the lost updates
+// reported being those found.
+func TestWikiRunLoopEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL and Redis (install with scripts/install-servers.sh)")
+	}
+	t.Parallel()
+	for _, engine := range []string{"postgres", "redis"} {
+		t.Run(engine, func(t *testing.T) {
+			base, err := os.MkdirTemp("", "fieldbench-cli-loop-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(base, 0o755) // PostgreSQL runs as the postgres user
+			t.Cleanup(func() { os.RemoveAll(base) })
+			dir := filepath.Join(base, engine)
+			ctx := context.Background()
+			code, out, stderr := execute(ctx, "cluster", "up", engine, "--nodes", "1", "--dir", dir)
+			t.Cleanup(func() { execute(ctx, "cluster", "down", "--dir", dir) })
+			if code != 0 || !strings.Contains(out, "DSN: ") {
+				t.Fatalf("up: exit %d\n%s\n%s", code, out, stderr)
+			}
+			dsn := strings.TrimSpace(strings.SplitN(strings.SplitN(out, "DSN: ", 2)[1], "\n", 2)[0])
+			const articles, requests, threads, sets, repeat, seed = 200, 300, 3, 2, 2, 11
+			results := filepath.Join(base, "results")
+			code, out, stderr = execute(ctx, "run", "wiki", "--loop", "--db", dsn, "--results", results,
+				"--articles", itoa(articles), "--requests", itoa(requests), "--threads", itoa(threads), "--sets", itoa(sets),
+				"--repeat", itoa(repeat), "--seed", itoa(seed), "--reads", "60")
+			if code != 0 {
+				t.Fatalf("run --loop: exit %d\n%s\n%s", code, out, stderr)
+			}
+			run := onlyRun(t, results)
+			if c, _ := run.Header.Options["client"].(string); !strings.Contains(c, "event loop") {
+				t.Errorf("the result does not say the event loop sent the requests: options %v", run.Header.Options)
+			}
+			if run.Summary == nil || run.Summary.Ops["update"].Count == 0 {
+				t.Fatalf("no updates recorded: %+v", run.Summary)
+			}
+			checkWikiRun(t, run.Summary, dsn, wiki.Plan{Requests: requests, ReadPct: 60, Threads: threads, Dist: wiki.Uniform, Seed: seed, Articles: articles}, sets, repeat)
+		})
+	}
+}
+
+// checkWikiRun checks a wiki run's summary against the database at dsn:
+// every request recorded without error, the figures the summary must have,
+// and every stored article what the oracle allows after replaying the
+// run's plan p (sets × repeat), the lost updates reported being those found.
+func checkWikiRun(t *testing.T, sum *result.Summary, dsn string, p wiki.Plan, sets, repeat int) {
+	t.Helper()
 	if sum == nil {
 		t.Fatal("no summary")
 	}
+	articles, seed, total := p.Articles, p.Seed, int64(sets*repeat*p.Requests)
 	reads, updates := sum.Ops["read"].Count, sum.Ops["update"].Count
-	if reads+updates != sets*repeat*requests || len(sum.Ops["read"].Errors)+len(sum.Ops["update"].Errors) > 0 {
-		t.Fatalf("ops %+v, want %d requests without errors", sum.Ops, sets*repeat*requests)
+	if reads+updates != total || len(sum.Ops["read"].Errors)+len(sum.Ops["update"].Errors) > 0 {
+		t.Fatalf("ops %+v, want %d requests without errors", sum.Ops, total)
 	}
 	for _, k := range []string{"articles", "total_bytes", "populate_seconds", "db_size_bytes", "request_set_mean_ms", "request_set_sd_ms", "lost_updates"} {
 		if _, ok := sum.Extra[k]; !ok {
@@ -123,17 +186,13 @@ func TestWikiRunEndToEnd(t *testing.T) {
 	for id := int64(1); id <= articles; id++ {
 		genBytes += int64(g.Size(id))
 	}
-	if sum.Extra["articles"] != articles || sum.Extra["total_bytes"] != float64(genBytes) || sum.Extra["updates_acknowledged"] != float64(updates) {
+	if sum.Extra["articles"] != float64(articles) || sum.Extra["total_bytes"] != float64(genBytes) || sum.Extra["updates_acknowledged"] != float64(updates) {
 		t.Errorf("figures %v: want %d articles, %d bytes, %d updates", sum.Extra, articles, genBytes, updates)
 	}
-
-	// Every stored article is what the oracle allows after replaying the
-	// run's plan, and the lost updates the run reported are those found.
 	o, err := wiki.NewOracle(g.Source(1, articles))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := wiki.Plan{Requests: requests, ReadPct: 60, Threads: threads, Dist: wiki.Uniform, Seed: seed, Articles: articles}
 	if n := o.Replay(p, sets, repeat); n != updates {
 		t.Fatalf("replay made %d updates, the run recorded %d", n, updates)
 	}
@@ -161,13 +220,6 @@ func TestWikiRunEndToEnd(t *testing.T) {
 	}
 	if sum.Extra["lost_updates"] != float64(lost) {
 		t.Errorf("run reported %v lost updates, the database shows %d", sum.Extra["lost_updates"], lost)
-	}
-
-	// A second run on the same database uses the loaded articles, and an
-	// explicit, different --articles is refused.
-	code, _, stderr = execute(ctx, "run", "wiki", "--db", dsn, "--results", filepath.Join(dir, "results2"), "--articles", "99", "--sets", "1", "--repeat", "1", "--requests", "10")
-	if code != cli.ExitUsage || !strings.Contains(stderr, "holds 300 articles, not --articles 99") {
-		t.Fatalf("mismatched --articles: exit %d\n%s", code, stderr)
 	}
 }
 

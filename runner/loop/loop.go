@@ -10,11 +10,14 @@
 // efficiency"). On a small machine where the client shares the cores with
 // the server, that CPU is taken from the server and the figures measure
 // the client. Here one goroutine owns every connection: it writes a
-// request, polls, reads the reply, and every operation is still one
-// request and one reply (nothing is pipelined or batched).
+// request, polls, reads the reply, and every operation sends the same
+// requests as the store's own (one, or an update's read and then its
+// write-back), one at a time on its connection: nothing is pipelined or
+// batched.
 //
 // An adapter offers it through a Conn: a socket already connected and
-// authenticated, and the framing of the one request it sends.
+// authenticated, and the framing of the requests it sends and of their
+// replies.
 package loop
 
 import (
@@ -29,22 +32,30 @@ type Conn interface {
 	// FD is the connected socket. The loop makes it non-blocking and only
 	// reads, writes and polls it; Close closes it.
 	FD() int
-	// AppendRequest appends the request for key to dst.
-	AppendRequest(dst []byte, key int64) []byte
+	// AppendRequest appends the first (often the only) request of
+	// operation op (the client's Next) on key to dst.
+	AppendRequest(dst []byte, op int, key int64) []byte
 	// Reply looks at every byte received since the request was sent. It
 	// returns n == 0 while the reply is incomplete, else the reply's length;
 	// opErr is an operation that failed (an error reply, a missing row: the
 	// connection stays usable); err is a connection that cannot go on (a
 	// malformed reply), which ends the run.
 	Reply(buf []byte) (n int, opErr, err error)
+	// FollowUp is asked after each reply without opErr: it appends the
+	// operation's next request to dst and reports true, or reports false
+	// when the operation is done. An operation of several exchanges (a
+	// wiki update: the read, then the article written back) is timed and
+	// recorded once, from its first request to its last reply.
+	FollowUp(dst []byte) ([]byte, bool)
 	// Close ends the session politely where the protocol has a way to.
 	Close() error
 }
 
-// Opener is a store that offers event-loop connections for its hot read
-// (a wiki store's Read: fieldbench run wiki --loop). LoopConns opens n,
-// each sending the same request as the store's own operation, one request
-// and one reply, the reply checked as the store checks it. The caller
+// Opener is a store that offers event-loop connections for its
+// operations (a wiki store's read and update: fieldbench run wiki --loop).
+// LoopConns opens n, each sending the same requests as the store's own
+// operations, one request and one reply at a time, each reply checked as
+// the store checks it. The caller
 // closes them. It lives here, not in the workload, so that workloads keep
 // depending on no database or runner package.
 type Opener interface {
@@ -52,10 +63,13 @@ type Opener interface {
 }
 
 // Client draws one closed-loop client's requests: Next the operation (the
-// recorder's index), ID its key. wiki.Client is one.
+// recorder's index), ID its key; Acknowledged is told of each operation
+// that succeeded (a wiki client counts its updates, which tell lost ones
+// apart). wiki.Client is one.
 type Client interface {
 	Next() int
 	ID() int64
+	Acknowledged(op int)
 }
 
 // DefaultTimeout is how long the loop waits for a server that sends

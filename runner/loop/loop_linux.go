@@ -26,24 +26,29 @@ const firstBuf = 64 << 10
 
 // conn is one connection and the client whose requests it carries.
 type conn struct {
-	c      Conn
-	fd     int
-	client Client
-	h      *recorder.Handle
-	left   int64 // requests still to send
-	busy   bool  // a request is outstanding
-	op     int
-	start  time.Time
-	req    []byte
-	buf    []byte
-	n      int // bytes of the reply received so far
+	c       Conn
+	fd      int
+	ep      int // the loop's epoll descriptor
+	client  Client
+	h       *recorder.Handle
+	left    int64 // operations still to begin
+	busy    bool  // a request is outstanding
+	op      int
+	start   time.Time
+	req     []byte
+	sent    int  // bytes of req written so far
+	waitOut bool // req is partly written: the loop also polls for room
+	buf     []byte
+	n       int // bytes of the reply received so far
 }
 
-// Run has client i send per requests over conns[i], one at a time, each
-// timed from the write of its request to the read that completed its
-// reply and recorded into handles[i]. It returns when every client is done,
-// or — interrupted — when ctx ended first: requests already sent are
-// answered and recorded, no new ones are sent. An error is a connection
+// Run has client i perform per operations over conns[i], one at a time,
+// each timed from the write of its first request to the read that
+// completed its last reply (the Conn's FollowUp says whether another
+// request follows) and recorded into handles[i]; a successful one is
+// acknowledged to the client. It returns when every client is done, or —
+// interrupted — when ctx ended first: operations already begun are
+// finished and recorded, no new ones are begun. An error is a connection
 // that broke (closed, a malformed reply, or timeout with no byte from the
 // server); what was recorded before it stays recorded.
 //
@@ -77,7 +82,7 @@ func Run(ctx context.Context, conns []Conn, clients []Client, handles []*recorde
 		if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(i)}); err != nil {
 			return false, fmt.Errorf("loop: connection %d: epoll: %w", i, err)
 		}
-		cs[i] = conn{c: c, fd: fd, client: clients[i], h: handles[i], left: per, buf: make([]byte, firstBuf)}
+		cs[i] = conn{c: c, fd: fd, ep: ep, client: clients[i], h: handles[i], left: per, buf: make([]byte, firstBuf)}
 	}
 	active := 0
 	for i := range cs {
@@ -114,6 +119,14 @@ func Run(ctx context.Context, conns []Conn, clients []Client, handles []*recorde
 		for _, ev := range events[:n] {
 			i := int(ev.Fd)
 			c := &cs[i]
+			if ev.Events&unix.EPOLLOUT != 0 && c.waitOut {
+				if err := c.flush(i); err != nil {
+					return stopping, err
+				}
+			}
+			if ev.Events&^uint32(unix.EPOLLOUT) == 0 {
+				continue // room to write, nothing to read
+			}
 			finished, err := c.receive(i)
 			if err != nil {
 				return stopping, err
@@ -137,38 +150,67 @@ func Run(ctx context.Context, conns []Conn, clients []Client, handles []*recorde
 	return interrupted, nil
 }
 
-// send draws the client's next request and writes it.
+// send draws the client's next operation and writes its first request.
 func (c *conn) send(i int) error {
 	c.op = c.client.Next()
-	c.req = c.c.AppendRequest(c.req[:0], c.client.ID())
+	c.req = c.c.AppendRequest(c.req[:0], c.op, c.client.ID())
 	c.left--
+	c.start = time.Now()
+	return c.write(i)
+}
+
+// write starts sending c.req, the outstanding request.
+func (c *conn) write(i int) error {
 	c.busy = true
 	c.n = 0
-	c.start = time.Now()
-	for b := c.req; len(b) > 0; {
-		n, err := rawIO(unix.SYS_WRITE, c.fd, b)
+	c.sent = 0
+	return c.flush(i)
+}
+
+// flush writes what is left of c.req. When the socket's buffer is full (an
+// update's write-back of a large article can fill it) the rest waits for
+// the loop to see room (EPOLLOUT), so the other connections go on being
+// served meanwhile.
+func (c *conn) flush(i int) error {
+	for c.sent < len(c.req) {
+		n, err := rawIO(unix.SYS_SENDTO, c.fd, c.req[c.sent:], unix.MSG_NOSIGNAL)
 		switch err {
 		case nil:
-			b = b[n:]
+			c.sent += n
 		case unix.EINTR:
-		case unix.EAGAIN: // the socket's buffer is full: rare for a request
-			if _, err := unix.Poll([]unix.PollFd{{Fd: int32(c.fd), Events: unix.POLLOUT}}, 1000); err != nil && err != unix.EINTR {
-				return fmt.Errorf("loop: connection %d: %w", i, err)
+		case unix.EAGAIN:
+			if c.waitOut {
+				return nil
 			}
+			c.waitOut = true
+			return c.poll(i, unix.EPOLLIN|unix.EPOLLOUT)
 		default:
 			return fmt.Errorf("loop: connection %d: write: %w", i, err)
 		}
 	}
+	if c.waitOut {
+		c.waitOut = false
+		return c.poll(i, unix.EPOLLIN)
+	}
 	return nil
 }
 
-// receive reads what the socket has and, when the reply is whole, records
-// the operation; finished reports that.
+// poll sets the events the loop waits for on c.
+func (c *conn) poll(i int, events uint32) error {
+	if err := unix.EpollCtl(c.ep, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: events, Fd: int32(i)}); err != nil {
+		return fmt.Errorf("loop: connection %d: epoll: %w", i, err)
+	}
+	return nil
+}
+
+// receive reads what the socket has and, when the reply is whole, sends
+// the operation's follow-up request or, when there is none, records the
+// operation; finished reports the latter.
 func (c *conn) receive(i int) (finished bool, err error) {
 	if c.n == len(c.buf) {
 		c.buf = append(c.buf, make([]byte, len(c.buf))...)
 	}
-	n, err := rawIO(unix.SYS_READ, c.fd, c.buf[c.n:])
+	n, err := rawIO(unix.SYS_RECVFROM, c.fd, c.buf[c.n:], 0)
 	switch {
 	case err == unix.EAGAIN || err == unix.EINTR:
 		return false, nil
@@ -194,7 +236,12 @@ func (c *conn) receive(i int) (finished bool, err error) {
 	if opErr != nil {
 		c.h.Error(c.op, opErr)
 	} else {
+		var more bool
+		if c.req, more = c.c.FollowUp(c.req[:0]); more {
+			return false, c.write(i)
+		}
 		c.h.Record(c.op, d)
+		c.client.Acknowledged(c.op)
 	}
 	c.busy = false
 	c.n = 0
@@ -218,10 +265,12 @@ func wait(ep int, events []unix.EpollEvent) (int, error) {
 	return 0, nil
 }
 
-// rawIO is read(2) or write(2) of a non-blocking socket, without the
-// scheduler transition of unix.Read and unix.Write.
-func rawIO(trap uintptr, fd int, b []byte) (int, error) {
-	r, _, e := unix.RawSyscall(trap, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+// rawIO is recvfrom(2) or sendto(2) of a non-blocking socket (no address;
+// flags MSG_NOSIGNAL for a send), without the scheduler transition of
+// unix.Read and unix.Write; on a socket they skip the file layer that
+// read(2) and write(2) go through (adapter/rawio does the same).
+func rawIO(trap uintptr, fd int, b []byte, flags int) (int, error) {
+	r, _, e := unix.RawSyscall6(trap, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(flags), 0, 0)
 	if e != 0 {
 		return 0, e
 	}

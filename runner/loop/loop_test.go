@@ -20,11 +20,21 @@ import (
 	"github.com/fieldbench/fieldbench/recorder"
 )
 
-// The test server speaks a line protocol: a request is "KEY\n"; the reply
-// is "KEY:SIZE\n" and SIZE bytes, or "E\n" for keys divisible by 13 (a
-// failed operation). Key 7 answers 300 kB, more than a connection's first
-// buffer. behave can make it close a connection or fall silent.
+// The test server speaks a line protocol: a request is "KEY\n" or
+// "KEY PADDING\n"; the reply is "KEY:SIZE\n" and SIZE bytes, or "E\n" for
+// keys divisible by 13 and negative keys divisible by 7 (a failed
+// operation). Key 7 answers 300 kB, more than a connection's first buffer;
+// a negative key, an empty value, after secondDelay before the server reads
+// the request. behave can make it close a connection or fall silent.
 type behaviour int
+
+// secondDelay is how long the server waits before it reads a request of a
+// negative key (an operation's second exchange).
+const secondDelay = 5 * time.Millisecond
+
+// bigPadding pads the second request of key 7: more than the socket
+// buffers of both ends hold, so the loop must wait for room to send it.
+const bigPadding = 32 << 20
 
 const (
 	answer behaviour = iota
@@ -33,7 +43,10 @@ const (
 )
 
 func replySize(key int64) int {
-	if key == 7 {
+	switch {
+	case key < 0:
+		return 0
+	case key == 7:
 		return 300 << 10
 	}
 	return int(key%5) * 1000
@@ -57,6 +70,9 @@ func serve(t *testing.T, b behaviour) string {
 				defer nc.Close()
 				br := bufio.NewReader(nc)
 				for n := 0; ; n++ {
+					if p, err := br.Peek(1); err == nil && p[0] == '-' {
+						time.Sleep(secondDelay) // before reading: a large request fills the buffers
+					}
 					line, err := br.ReadString('\n')
 					if err != nil {
 						return
@@ -67,8 +83,9 @@ func serve(t *testing.T, b behaviour) string {
 					case b == silent:
 						continue
 					}
-					key, _ := strconv.ParseInt(strings.TrimSpace(line), 10, 64)
-					if key%13 == 0 {
+					k, _, _ := strings.Cut(strings.TrimSpace(line), " ")
+					key, _ := strconv.ParseInt(k, 10, 64)
+					if key%13 == 0 || key < 0 && key%7 == 0 {
 						nc.Write([]byte("E\n"))
 						continue
 					}
@@ -82,18 +99,34 @@ func serve(t *testing.T, b behaviour) string {
 }
 
 // lineConn is the test protocol's Conn; it checks that each reply answers
-// the key it asked for.
+// the key it asked for. Operation 1 takes two exchanges: the key, then its
+// negation (the server answers -KEY with an empty value).
 type lineConn struct {
-	fd     int
-	asked  int64
-	closed bool
+	fd        int
+	op        int
+	asked     int64
+	followUps int // second exchanges sent
+	closed    bool
 }
 
 func (c *lineConn) FD() int { return c.fd }
 
-func (c *lineConn) AppendRequest(dst []byte, key int64) []byte {
-	c.asked = key
+func (c *lineConn) AppendRequest(dst []byte, op int, key int64) []byte {
+	c.op, c.asked = op, key
 	return append(strconv.AppendInt(dst, key, 10), '\n')
+}
+
+func (c *lineConn) FollowUp(dst []byte) ([]byte, bool) {
+	if c.op != 1 || c.asked < 0 {
+		return dst, false
+	}
+	c.asked = -c.asked
+	c.followUps++
+	dst = strconv.AppendInt(dst, c.asked, 10)
+	if c.asked == -7 {
+		dst = append(append(dst, ' '), bytes.Repeat([]byte{'p'}, bigPadding)...)
+	}
+	return append(dst, '\n'), true
 }
 
 func (c *lineConn) Reply(buf []byte) (int, error, error) {
@@ -120,11 +153,23 @@ func (c *lineConn) Reply(buf []byte) (int, error, error) {
 
 func (c *lineConn) Close() error { c.closed = true; return unix.Close(c.fd) }
 
-// counter's requests are 1, 2, 3, ... from its own start.
-type counter struct{ from, n int64 }
+// counter's requests are 1, 2, 3, ... from its own start; mixed, the odd
+// ones are operation 1 (two exchanges), the even ones operation 0.
+type counter struct {
+	from, n int64
+	mixed   bool
+	acked   [2]int64
+}
 
-func (c *counter) Next() int { c.n++; return 0 }
-func (c *counter) ID() int64 { return c.from + c.n }
+func (c *counter) Next() int {
+	c.n++
+	if c.mixed {
+		return int(c.n % 2)
+	}
+	return 0
+}
+func (c *counter) ID() int64           { return c.from + c.n }
+func (c *counter) Acknowledged(op int) { c.acked[op]++ }
 
 func TestRun(t *testing.T) {
 	tests := []struct {
@@ -224,5 +269,64 @@ func TestDetachRefusesNonSockets(t *testing.T) {
 	defer b.Close()
 	if _, err := Detach(a); err == nil || !strings.Contains(err.Error(), "not a plain socket") {
 		t.Fatalf("Detach(net.Pipe) error = %v; want a refusal", err)
+	}
+}
+
+// TestRunFollowUp: an operation of two exchanges sends its second request
+// when the first reply is whole, is recorded once (from its first request
+// to its last reply, so never shorter than the server's delay before the
+// second) and acknowledged once; one refused on either exchange counts as
+// its operation's error, and one refused on its first sends no second. A
+// second request larger than the socket buffers (key 7's) is sent in
+// parts as room appears.
+func TestRunFollowUp(t *testing.T) {
+	addr := serve(t, answer)
+	rec := recorder.New([]string{"get", "update"}, time.Now())
+	const clients, per = 2, 20
+	conns := make([]Conn, clients)
+	cs := make([]Client, clients)
+	handles := make([]*recorder.Handle, clients)
+	lcs := make([]*lineConn, clients)
+	for i := range conns {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fd, err := Detach(nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lcs[i] = &lineConn{fd: fd}
+		t.Cleanup(func() { lcs[i].Close() })
+		conns[i], cs[i], handles[i] = lcs[i], &counter{from: int64(i) * 100, mixed: true}, rec.Handle()
+	}
+	if _, err := Run(context.Background(), conns, cs, handles, per, 0); err != nil {
+		t.Fatal(err)
+	}
+	// Keys 1..20 and 101..120; odd ones are operation 1. Refused on the
+	// first exchange (multiples of 13): 13 and 117 (operation 1), 104
+	// (operation 0); on the second (multiples of 7): 7, 105, 119.
+	s := rec.Tick(time.Now())
+	if low := s.Hists[1].Min(); low < secondDelay.Microseconds()*99/100 { // HDR keeps 3 digits
+		t.Errorf("an operation of two exchanges took %d µs; the server alone waited %v", low, secondDelay)
+	}
+	for op, want := range [2]struct{ ok, errs int64 }{{19, 1}, {15, 5}} {
+		var errs int64
+		for _, n := range s.Errors[op] {
+			errs += n
+		}
+		if got := s.Hists[op].TotalCount(); got != want.ok || errs != want.errs {
+			t.Errorf("operation %d: recorded %d answers and %d errors; want %d and %d", op, got, errs, want.ok, want.errs)
+		}
+	}
+	var acked [2]int64
+	followUps := 0
+	for i, c := range cs {
+		acked[0] += c.(*counter).acked[0]
+		acked[1] += c.(*counter).acked[1]
+		followUps += lcs[i].followUps
+	}
+	if acked != [2]int64{19, 15} || followUps != 18 {
+		t.Errorf("acknowledged %v, %d second exchanges; want [19 15] and 18", acked, followUps)
 	}
 }

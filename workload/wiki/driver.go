@@ -146,6 +146,15 @@ func (c *Client) ID() int64 { return c.id }
 // Updated is the number of updates this client made successfully.
 func (c *Client) Updated() int64 { return c.updated }
 
+// Acknowledged is told of a request that succeeded when something other
+// than Do performed it (runner/loop's event loop, which sends the store's
+// requests itself), so that Updated counts its updates too.
+func (c *Client) Acknowledged(op int) {
+	if op == OpUpdate {
+		c.updated++
+	}
+}
+
 func (c *Client) pick() int64 {
 	switch {
 	case c.n <= 1:
