@@ -171,6 +171,31 @@ func (c *counter) Next() int {
 func (c *counter) ID() int64           { return c.from + c.n }
 func (c *counter) Acknowledged(op int) { c.acked[op]++ }
 
+// dialLines opens n detached connections to the test server at addr, each
+// with a counter client (client i asks from i*100+1; mixed: see counter)
+// and a handle of rec; they are closed when the test ends.
+func dialLines(t *testing.T, addr string, n int, mixed bool, rec *recorder.Recorder) ([]Conn, []Client, []*recorder.Handle, []*lineConn) {
+	t.Helper()
+	conns := make([]Conn, n)
+	clients := make([]Client, n)
+	handles := make([]*recorder.Handle, n)
+	lcs := make([]*lineConn, n)
+	for i := range conns {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fd, err := Detach(nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lcs[i] = &lineConn{fd: fd}
+		t.Cleanup(func() { lcs[i].Close() })
+		conns[i], clients[i], handles[i] = lcs[i], &counter{from: int64(i) * 100, mixed: mixed}, rec.Handle()
+	}
+	return conns, clients, handles, lcs
+}
+
 func TestRun(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -198,23 +223,7 @@ func TestRun(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			addr := serve(t, tc.behave)
 			rec := recorder.New([]string{"get"}, time.Now())
-			conns := make([]Conn, tc.clients)
-			clients := make([]Client, tc.clients)
-			handles := make([]*recorder.Handle, tc.clients)
-			lcs := make([]*lineConn, tc.clients)
-			for i := range conns {
-				nc, err := net.Dial("tcp", addr)
-				if err != nil {
-					t.Fatal(err)
-				}
-				fd, err := Detach(nc)
-				if err != nil {
-					t.Fatal(err)
-				}
-				lcs[i] = &lineConn{fd: fd}
-				t.Cleanup(func() { lcs[i].Close() })
-				conns[i], clients[i], handles[i] = lcs[i], &counter{from: int64(i) * 100}, rec.Handle()
-			}
+			conns, clients, handles, _ := dialLines(t, addr, tc.clients, false, rec)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			if tc.cancel {
@@ -283,23 +292,7 @@ func TestRunFollowUp(t *testing.T) {
 	addr := serve(t, answer)
 	rec := recorder.New([]string{"get", "update"}, time.Now())
 	const clients, per = 2, 20
-	conns := make([]Conn, clients)
-	cs := make([]Client, clients)
-	handles := make([]*recorder.Handle, clients)
-	lcs := make([]*lineConn, clients)
-	for i := range conns {
-		nc, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fd, err := Detach(nc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lcs[i] = &lineConn{fd: fd}
-		t.Cleanup(func() { lcs[i].Close() })
-		conns[i], cs[i], handles[i] = lcs[i], &counter{from: int64(i) * 100, mixed: true}, rec.Handle()
-	}
+	conns, cs, handles, lcs := dialLines(t, addr, clients, true, rec)
 	if _, err := Run(context.Background(), conns, cs, handles, per, 0); err != nil {
 		t.Fatal(err)
 	}
