@@ -29,11 +29,11 @@ func TestParseWikiUpdate(t *testing.T) {
 	ready := &pgproto3.ReadyForQuery{TxStatus: 'I'}
 	tag := func(s string) *pgproto3.CommandComplete { return &pgproto3.CommandComplete{CommandTag: []byte(s)} }
 	tests := []struct {
-		name    string
-		reply   []byte
-		opErr   string // substring; "" = success
+		name     string
+		reply    []byte
+		opErr    string // substring; "" = success
 		notFound bool
-		err     string
+		err      string
 	}{
 		{name: "one row", reply: encode(t, &pgproto3.BindComplete{}, tag("UPDATE 1"), ready)},
 		{name: "with a notice", reply: encode(t, &pgproto3.BindComplete{}, &pgproto3.NoticeResponse{Severity: "NOTICE", Code: "00000", Message: "hi"}, tag("UPDATE 1"), ready)},
