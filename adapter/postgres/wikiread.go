@@ -185,11 +185,11 @@ func parseWikiUpdate(buf []byte) (end int, opErr, err error) {
 		case 'C':
 			tag = string(bytes.TrimRight(msg, "\x00"))
 		case 'E':
-			var e pgproto3.ErrorResponse
-			if err := e.Decode(msg); err != nil {
-				return 0, nil, fmt.Errorf("postgres: malformed error reply: %w", err)
+			pe, err := errorReply(msg)
+			if err != nil {
+				return 0, nil, err
 			}
-			opErr = fmt.Errorf("postgres: update article: %w", pgconn.ErrorResponseToPgError(&e))
+			opErr = fmt.Errorf("postgres: update article: %w", pe)
 		default:
 			return 0, nil, fmt.Errorf("postgres: unexpected message %q in an update's reply", typ)
 		}
@@ -229,11 +229,11 @@ func parseWikiRead(buf []byte, id int64) (end int, title, body []byte, opErr, er
 			title, body, ok = twoColumns(msg)
 			bad = bad || !ok
 		case 'E':
-			var e pgproto3.ErrorResponse
-			if err := e.Decode(msg); err != nil {
-				return 0, nil, nil, nil, fmt.Errorf("postgres: malformed error reply: %w", err)
+			pe, err := errorReply(msg)
+			if err != nil {
+				return 0, nil, nil, nil, err
 			}
-			opErr = fmt.Errorf("postgres: read article: %w", pgconn.ErrorResponseToPgError(&e))
+			opErr = fmt.Errorf("postgres: read article: %w", pe)
 		default:
 			return 0, nil, nil, nil, fmt.Errorf("postgres: unexpected message %q in a read's reply", typ)
 		}
@@ -246,6 +246,16 @@ func parseWikiRead(buf []byte, id int64) (end int, title, body []byte, opErr, er
 		opErr = fmt.Errorf("postgres: read: %w", wiki.ErrNotFound)
 	}
 	return end, title, body, opErr, nil
+}
+
+// errorReply decodes an ErrorResponse's body into the error pgx would
+// return for it.
+func errorReply(msg []byte) (*pgconn.PgError, error) {
+	var e pgproto3.ErrorResponse
+	if err := e.Decode(msg); err != nil {
+		return nil, fmt.Errorf("postgres: malformed error reply: %w", err)
+	}
+	return pgconn.ErrorResponseToPgError(&e), nil
 }
 
 // replyEnd finds the end of the first whole reply in buf by the message
