@@ -60,6 +60,9 @@ func (p *progress) update(s recorder.Snapshot) {
 		}
 		fmt.Fprintf(&b, " | %s p50 %s p99 %s", op, fmtUS(h.ValueAtQuantile(50)), fmtUS(h.ValueAtQuantile(99)))
 	}
+	if s.Late != nil && s.Late.TotalCount() > 0 {
+		fmt.Fprintf(&b, " | late p99 %s", fmtUS(s.Late.ValueAtQuantile(99)))
+	}
 	switch {
 	case p.tty:
 		fmt.Fprintf(p.w, "\r\033[K%s", b.String())

@@ -230,6 +230,9 @@ func (s *Session) Finish(interrupted bool) error {
 	if w := cost.Warning(); w != "" {
 		fmt.Fprintln(s.stderr, "fieldbench: "+w)
 	}
+	if w := sum.LatenessWarning(); w != "" {
+		fmt.Fprintln(s.stderr, "fieldbench: "+w)
+	}
 	run.Summary = &sum
 	s.sum = &sum
 	werr := s.w.Summary(sum)

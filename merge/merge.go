@@ -196,6 +196,9 @@ func Shards(runs []*result.Run) (*result.Run, error) {
 		merged[op] = t.hist()
 	}
 	sum := out.SummarizeMerged(merged)
+	if err := out.AddLateness(&sum); err != nil {
+		return nil, err
+	}
 	sum.Extra = extra
 	out.Summary = &sum
 	return out, nil
@@ -216,6 +219,7 @@ type acc struct {
 	warmup, drain bool
 	ops           map[string]*opAcc
 	groups        map[string]map[string][]string
+	lateness      []string // every shard's schedule lateness of the second
 }
 
 func (a *acc) add(iv result.Interval) error {
@@ -233,6 +237,9 @@ func (a *acc) add(iv result.Interval) error {
 			o.errors[k] += n
 		}
 		o.hists = append(o.hists, oi.Hist)
+	}
+	if iv.Lateness != "" {
+		a.lateness = append(a.lateness, iv.Lateness)
 	}
 	for op, gs := range iv.Groups {
 		if a.groups[op] == nil {
@@ -276,6 +283,13 @@ func (a *acc) interval(sum *histSum, totals map[string]*histSum) (result.Interva
 			oi.Errors = o.errors
 		}
 		iv.Ops[op] = oi
+	}
+	if len(a.lateness) > 0 {
+		enc, err := sumOf(sum, a.lateness)
+		if err != nil {
+			return iv, fmt.Errorf("interval at %.0fs, schedule lateness: %w", a.start, err)
+		}
+		iv.Lateness = enc
 	}
 	for op, gs := range a.groups {
 		if iv.Groups == nil {

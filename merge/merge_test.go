@@ -26,8 +26,15 @@ func shardRun(t *testing.T, i, n int, start time.Time, secs int, lat int64, opts
 		if err != nil {
 			t.Fatal(err)
 		}
+		late := result.NewHist()
+		_ = late.RecordValue(int64(10 * (i + 1)))
+		lateEnc, err := result.EncodeHist(late)
+		if err != nil {
+			t.Fatal(err)
+		}
 		r.Intervals = append(r.Intervals, result.Interval{Start: float64(s), End: float64(s + 1),
-			Ops: map[string]result.OpInterval{"post": {Count: 100, Hist: enc, Errors: map[string]int64{"timeout": int64(i)}}}})
+			Ops:      map[string]result.OpInterval{"post": {Count: 100, Hist: enc, Errors: map[string]int64{"timeout": int64(i)}}},
+			Lateness: lateEnc})
 	}
 	r.Events = append(r.Events, result.Event{At: 1, Name: "mark"})
 	sum, err := r.Summarize()
@@ -72,6 +79,11 @@ func TestShardsMergeExactly(t *testing.T) {
 	}
 	if len(m.Intervals) != 10 {
 		t.Errorf("%d merged seconds, want 10 (shards start within 30 ms)", len(m.Intervals))
+	}
+	// The schedule's lateness merges as exactly: each shard's second held
+	// one lateness of 10(i+1) µs.
+	if l := m.Summary.Schedule; l == nil || l.Count != 3*10 || l.P50US != 20 || l.MaxUS != 30 {
+		t.Errorf("merged schedule lateness %+v, want 30 latenesses of 10, 20 and 30 µs", l)
 	}
 	if c := m.Summary.Ops["post"].Count; c != 3*10*100 {
 		t.Errorf("merged count %d, want 3000", c)

@@ -99,6 +99,7 @@ func (r *Recorder) Handle() *Handle {
 		hists:  make([]*hdrhistogram.Histogram, len(r.ops)),
 		groups: make([][maxGroups]*hdrhistogram.Histogram, len(r.ops)),
 		errs:   make([]map[string]int64, len(r.ops)),
+		late:   result.NewHist(),
 	}
 	for i := range h.hists {
 		h.hists[i] = result.NewHist()
@@ -115,13 +116,23 @@ type Handle struct {
 	hists  []*hdrhistogram.Histogram
 	groups [][maxGroups]*hdrhistogram.Histogram
 	errs   []map[string]int64
-	_      [64]byte // keeps two shards' mutexes off one cache line
+	late   *hdrhistogram.Histogram // open loop: how late operations started
+	_      [64]byte                // keeps two shards' mutexes off one cache line
 }
 
 // Record adds one successful operation taking d.
 func (h *Handle) Record(op int, d time.Duration) {
 	h.mu.Lock()
 	_ = h.hists[op].RecordValue(micros(d)) // out-of-range values are clamped by micros
+	h.mu.Unlock()
+}
+
+// Late records how late an open-loop operation started against its
+// intended start: the load generator's own error, kept beside the
+// latencies that contain it (see result.Interval.Lateness).
+func (h *Handle) Late(d time.Duration) {
+	h.mu.Lock()
+	_ = h.late.RecordValue(micros(d))
 	h.mu.Unlock()
 }
 
@@ -195,6 +206,9 @@ type Snapshot struct {
 	Hists      []*hdrhistogram.Histogram
 	Errors     []map[string]int64
 	Groups     []map[int]*hdrhistogram.Histogram
+	// Late is how late the interval's open-loop operations started (empty
+	// in closed loop).
+	Late *hdrhistogram.Histogram
 }
 
 // Tick merges and resets every handle into a snapshot ending at now.
@@ -205,6 +219,7 @@ func (r *Recorder) Tick(now time.Time) Snapshot {
 		Hists:  make([]*hdrhistogram.Histogram, len(r.ops)),
 		Errors: make([]map[string]int64, len(r.ops)),
 		Groups: make([]map[int]*hdrhistogram.Histogram, len(r.ops)),
+		Late:   result.NewHist(),
 	}
 	r.last = now
 	for i := range r.ops {
@@ -216,6 +231,10 @@ func (r *Recorder) Tick(now time.Time) Snapshot {
 	r.mu.Unlock()
 	for _, h := range handles {
 		h.mu.Lock()
+		if h.late.TotalCount() > 0 {
+			s.Late.Merge(h.late)
+			h.late.Reset()
+		}
 		for i := range r.ops {
 			if h.hists[i].TotalCount() > 0 {
 				s.Hists[i].Merge(h.hists[i])
@@ -251,6 +270,13 @@ func (r *Recorder) Interval(s Snapshot, warmup bool) (result.Interval, error) {
 		End:    s.End.Seconds(),
 		Warmup: warmup,
 		Ops:    map[string]result.OpInterval{},
+	}
+	if s.Late != nil && s.Late.TotalCount() > 0 {
+		enc, err := result.EncodeHist(s.Late)
+		if err != nil {
+			return iv, fmt.Errorf("schedule lateness: %w", err)
+		}
+		iv.Lateness = enc
 	}
 	for i, op := range r.ops {
 		oi := result.OpInterval{Count: s.Hists[i].TotalCount()}

@@ -120,6 +120,9 @@ func runNotes(d *runData) []string {
 	if d.run.Header.HarnessOnly() {
 		notes = append(notes, "Harness only — no database: measured on null://, these figures are fieldbench's own cost.")
 	}
+	if w := d.summary.LatenessWarning(); w != "" {
+		notes = append(notes, "Late schedule: "+strings.TrimPrefix(w, "warning: ")+".")
+	}
 	if c := d.summary.Client; c != nil && c.Busy {
 		notes = append(notes, fmt.Sprintf("Busy client: fieldbench itself used %.0f %% of its %d CPU(s) (over %.0f %%); latencies may include the client's own queueing.",
 			100*c.CPUShare(), c.CPUs, 100*result.BusyShare))
@@ -153,6 +156,15 @@ func clientText(c *result.ClientCost) string {
 	return s
 }
 
+// latenessText is the schedule's lateness in one line ("" in closed loop).
+func latenessText(l *result.Lateness) string {
+	if l == nil {
+		return ""
+	}
+	return fmt.Sprintf("operations started p50 %s, p99 %s, p99.9 %s, max %s after their intended start (%s operations; the load generator's own error, inside every latency)",
+		fmtUS(float64(l.P50US)), fmtUS(float64(l.P99US)), fmtUS(float64(l.P999US)), fmtUS(float64(l.MaxUS)), fmtCount(l.Count))
+}
+
 // runFields are the header block's label/value pairs (raw, unescaped).
 func runFields(d *runData) [][2]string {
 	h := d.run.Header
@@ -178,6 +190,7 @@ func runFields(d *runData) [][2]string {
 		{"started", h.Started.Format(time.RFC3339)},
 		{"warm-up", fmtSeconds(h.WarmupSeconds)},
 		{"client cost", clientText(d.summary.Client)},
+		{"schedule lateness", latenessText(d.summary.Schedule)},
 	}
 	if len(d.run.Intervals) > 0 {
 		fields = append(fields, [2]string{"measured", fmtSeconds(d.summary.DurationSeconds) + " (" + strconv.Itoa(len(d.run.Intervals)) + " intervals, " + strconv.Itoa(len(d.run.Events)) + " events)"})

@@ -36,6 +36,9 @@ func Terminal(w io.Writer, run *result.Run) error {
 	if c := clientText(d.summary.Client); c != "" {
 		fmt.Fprintf(w, "client: %s\n", c)
 	}
+	if l := latenessText(d.summary.Schedule); l != "" {
+		fmt.Fprintf(w, "schedule: %s\n", l)
+	}
 	if ops := measuredOps([]*runData{d}); len(ops) > 0 {
 		fmt.Fprintln(w)
 		if err := opTable(w, d, ops); err != nil {

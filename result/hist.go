@@ -123,7 +123,23 @@ func (r *Run) Summarize() (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	return r.SummarizeMerged(merged), nil
+	s := r.SummarizeMerged(merged)
+	if err := r.AddLateness(&s); err != nil {
+		return Summary{}, err
+	}
+	return s, nil
+}
+
+// AddLateness sets s.Schedule from the intervals, judged against s's
+// operations (Summarize does; a caller of SummarizeMerged calls it).
+func (r *Run) AddLateness(s *Summary) error {
+	l, err := r.ScheduleLateness()
+	if err != nil || l == nil {
+		return err
+	}
+	l.judge(*s)
+	s.Schedule = l
+	return nil
 }
 
 // SummarizeMerged is Summarize with the operations' histograms already

@@ -133,6 +133,11 @@ type Interval struct {
 	Ops   map[string]OpInterval `json:"ops"`
 	// Groups: operation -> group label -> encoded histogram.
 	Groups map[string]map[string]string `json:"groups,omitempty"`
+	// Lateness (open loop only) is how late the interval's operations
+	// started against their intended start, every operation in one
+	// histogram (µs, encoded as Hist). It is the load generator's own
+	// error: each latency measured from the intended start contains it.
+	Lateness string `json:"lateness,omitempty"`
 }
 
 // Event is something that happened at a moment of the run (load finished,
@@ -167,6 +172,9 @@ type Summary struct {
 	// Client is what the fieldbench process itself used (absent in files
 	// written before it was recorded).
 	Client *ClientCost `json:"client,omitempty"`
+	// Schedule is how late open-loop operations started (absent in closed
+	// loop and in files written before it was recorded).
+	Schedule *Lateness `json:"schedule,omitempty"`
 }
 
 // BusyShare is the share of the CPU it may use above which a client is

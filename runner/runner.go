@@ -133,8 +133,6 @@ func Run(ctx context.Context, cfg Config, rec *recorder.Recorder, workers []Work
 	opCtx, cancelOps := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelOps()
 
-	var scheduled atomic.Int64
-	var schedWG sync.WaitGroup
 	// halted is stop as a flag: a closed-loop client checks it before every
 	// operation with one atomic load, where a select over channels locks
 	// them (and every client shares them).
@@ -142,13 +140,9 @@ func Run(ctx context.Context, cfg Config, rec *recorder.Recorder, workers []Work
 	var wg sync.WaitGroup // the goroutines that run operations
 	var pool *openPool
 	if cfg.Rate > 0 {
-		pool = newOpenPool(opCtx, rec, workers, stop, &wg)
-		schedWG.Add(1)
-		go func() {
-			defer schedWG.Done()
-			defer pool.close()
-			schedule(pool.dispatch, stop, start, end, cfg.Rate, &scheduled)
-		}()
+		// Intended starts before the end: k/rate < duration.
+		last := int64(math.Ceil(cfg.Duration.Seconds() * cfg.Rate))
+		pool = newOpenPool(opCtx, rec, workers, stop, &wg, newSchedule(start, cfg.Rate, last))
 	} else {
 		for _, w := range workers {
 			h := rec.Handle()
@@ -173,7 +167,10 @@ func Run(ctx context.Context, cfg Config, rec *recorder.Recorder, workers []Work
 	}
 	halted.Store(true)
 	close(stop)
-	schedWG.Wait()
+	stoppedAt := mono()
+	if pool != nil {
+		pool.sched.interrupt()
+	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	select {
@@ -185,8 +182,11 @@ func Run(ctx context.Context, cfg Config, rec *recorder.Recorder, workers []Work
 	// The last interval runs to now: it includes the in-flight tail.
 	out.Elapsed = time.Since(start)
 	if pool != nil {
-		out.NotStarted = scheduled.Load() - pool.started.Load()
-		out.Executors = pool.spawned // the scheduler is done: no race
+		// Every intended start due by the stop counts, started or not: a
+		// backlog of busy clients does not stop the schedule's clock.
+		out.NotStarted = max(pool.sched.due(stoppedAt)-pool.started.Load(), 0)
+		out.Executors = int(pool.spawned.Load())
+		pool.sched.close()
 	}
 	return out, clock.Stop()
 }
@@ -208,116 +208,6 @@ func closedLoop(ctx context.Context, w Worker, h *recorder.Handle, halted *atomi
 	for !halted.Load() {
 		op := w.Next()
 		do(ctx, w, h, op, mono())
-	}
-}
-
-// openPool runs the open loop. A client that waits for its next operation
-// is its state alone (its Worker and recording shard in the idle list), not
-// a parked goroutine: operations run on executor goroutines, started as
-// operations overlap and reused, so there are as many goroutines as
-// operations ever in flight at once (at most one per client), not one per
-// client. With 100,000 clients of which a handful are busy at any moment,
-// the garbage collector no longer scans 100,000 stacks, and no stack grows
-// and shrinks back on every operation, where a CPU profile of the
-// 100,000-client steps of scripts/scale-clients.sh found much of the time.
-//
-// The scheduler dispatches each intended start to an idle client, waiting
-// for one when every client is busy: a backlog then shows as latency from
-// the intended start, as before.
-type openPool struct {
-	ctx     context.Context
-	idle    chan *openClient // the clients not running an operation
-	work    chan openJob     // to executors waiting for an operation
-	stop    <-chan struct{}
-	wg      *sync.WaitGroup
-	spawned int // executors started (only the scheduler's goroutine counts)
-	clients int
-	started atomic.Int64
-	// busy counts the executors inside an operation. Another executor is
-	// started only when every one is: one between two operations is about
-	// to take the next, and starting one more for each time of a backlog
-	// (a process descheduled for 100 ms owes 10,000 operations at
-	// 100,000/s) would start a goroutine per client again.
-	busy atomic.Int64
-}
-
-type openClient struct {
-	w Worker
-	h *recorder.Handle
-}
-
-type openJob struct {
-	c        *openClient
-	intended time.Time
-}
-
-func newOpenPool(ctx context.Context, rec *recorder.Recorder, workers []Worker, stop <-chan struct{}, wg *sync.WaitGroup) *openPool {
-	p := &openPool{ctx: ctx, idle: make(chan *openClient, len(workers)), work: make(chan openJob),
-		stop: stop, wg: wg, clients: len(workers)}
-	for _, w := range workers {
-		p.idle <- &openClient{w: w, h: rec.Handle()}
-	}
-	return p
-}
-
-// dispatch hands the operation intended at at to an idle client on an
-// executor; false when the run stopped first. It is called from the
-// scheduler's goroutine alone.
-func (p *openPool) dispatch(at time.Time) bool {
-	var c *openClient
-	select { // one case and a default: no lock when a client is idle
-	case c = <-p.idle:
-	default:
-		select {
-		case c = <-p.idle:
-		case <-p.stop:
-			return false
-		}
-	}
-	j := openJob{c: c, intended: at}
-	select {
-	case p.work <- j: // an executor was waiting
-		return true
-	default:
-	}
-	if p.spawned < p.clients && p.busy.Load() >= int64(p.spawned) {
-		p.spawned++
-		p.wg.Add(1)
-		go p.execute(j)
-		return true
-	}
-	select {
-	case p.work <- j:
-		return true
-	case <-p.stop:
-		return false
-	}
-}
-
-// close ends the executors once the scheduler is done: each returns after
-// its operation in flight.
-func (p *openPool) close() { close(p.work) }
-
-// execute runs j, then every operation it is handed, until the pool closes.
-func (p *openPool) execute(j openJob) {
-	defer p.wg.Done()
-	for {
-		select { // one case and a default: a lock-free check
-		case <-p.stop:
-			p.idle <- j.c
-			return
-		default:
-		}
-		p.started.Add(1)
-		p.busy.Add(1)
-		op := j.c.w.Next()
-		do(p.ctx, j.c.w, j.c.h, op, since(j.intended))
-		p.busy.Add(-1)
-		p.idle <- j.c // room for every client: never blocks
-		var ok bool
-		if j, ok = <-p.work; !ok {
-			return
-		}
 	}
 }
 
@@ -350,49 +240,5 @@ func do(ctx context.Context, w Worker, h *recorder.Handle, op int, t0 time.Durat
 		// cancelled by us after the grace period: not the database's error
 	default:
 		h.Error(op, err)
-	}
-}
-
-// schedule dispatches intended start times at rate per second until end or
-// stop (or until dispatch returns false). A dispatch that waits for a free
-// client blocks the scheduler but not the clock: each time is computed from
-// the schedule, so a backlog shows as latency.
-func schedule(dispatch func(time.Time) bool, stop <-chan struct{}, start, end time.Time, rate float64, scheduled *atomic.Int64) {
-	per := time.Duration(float64(time.Second) / rate)
-	if per <= 0 {
-		per = 1
-	}
-	last := int64((end.Sub(start) + per - 1) / per) // intended times before end
-	// Every time due by the stop counts as scheduled, dispatched or not: a
-	// dispatch waiting for a free client does not stop the clock.
-	defer func() {
-		scheduled.Store(min(int64(time.Since(start)/per)+1, last))
-	}()
-	var sent int64
-	timer := time.NewTimer(time.Hour) // reused: one timer, not one per wait
-	defer timer.Stop()
-	for {
-		now := time.Now()
-		if !now.Before(end) {
-			return
-		}
-		due := min(int64(now.Sub(start)/per)+1, last)
-		scheduled.Store(due)
-		for ; sent < due; sent++ {
-			if !dispatch(start.Add(time.Duration(sent) * per)) {
-				return
-			}
-		}
-		next := start.Add(time.Duration(sent) * per)
-		wait := time.Until(next)
-		if wait < 50*time.Microsecond {
-			wait = 50 * time.Microsecond
-		}
-		timer.Reset(wait)
-		select {
-		case <-stop:
-			return
-		case <-timer.C:
-		}
 	}
 }

@@ -266,3 +266,40 @@ func TestFits(t *testing.T) {
 		t.Error("a NaN rate validated")
 	}
 }
+
+// TestOpenLoopRecordsLateness: every started open-loop operation has its
+// lateness against its intended start recorded, beside its latency; a
+// closed loop records none. A backlog (one client, 20 ms per operation, 100
+// wanted a second) shows as lateness that grows far past the service time.
+func TestOpenLoopRecordsLateness(t *testing.T) {
+	t.Parallel()
+	late := func(snaps []recorder.Snapshot) (n, max int64) {
+		for _, s := range snaps {
+			if s.Late != nil {
+				n += s.Late.TotalCount()
+				max = maxI(max, s.Late.Max())
+			}
+		}
+		return
+	}
+	snaps, _, _ := collect(t, runner.Config{Workers: 20, Duration: time.Second, Rate: 500}, &sleeper{}, context.Background())
+	ok, failed := total(snaps)
+	if n, _ := late(snaps); n != ok+failed || n == 0 {
+		t.Fatalf("open loop: %d latenesses recorded for %d operations", n, ok+failed)
+	}
+	snaps, _, _ = collect(t, runner.Config{Workers: 1, Duration: time.Second, Rate: 100}, &sleeper{d: 20 * time.Millisecond}, context.Background())
+	if _, max := late(snaps); max < 200_000 {
+		t.Fatalf("backlog: max lateness %dµs, want the ~0.8 s queue to show", max)
+	}
+	snaps, _, _ = collect(t, runner.Config{Workers: 2, Duration: 300 * time.Millisecond}, &sleeper{}, context.Background())
+	if n, _ := late(snaps); n != 0 {
+		t.Fatalf("closed loop recorded %d latenesses", n)
+	}
+}
+
+func maxI(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
+}

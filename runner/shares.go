@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,40 +27,53 @@ import (
 // start. A database slower than the rate then shows as latency that grows
 // with the backlog, never as fewer operations (the workers are the
 // phase's concurrency: a backlog waits for a free worker).
+//
+// The open loop's intended starts are claimed in turn on a schedule (see
+// schedule): a free worker claims the next, sleeps until it on an alarm of
+// its own and runs the operation itself, and each operation's lateness
+// against its intended start is recorded beside its latency.
 func Shares(ctx context.Context, workers []Worker, handles []*recorder.Handle, counts []int64, rate float64) (elapsed time.Duration, interrupted bool) {
 	var wg sync.WaitGroup
 	var stopped atomic.Bool
-	var slots atomic.Int64 // open loop: the next intended start to take
 	opCtx := context.WithoutCancel(ctx)
 	t0 := time.Now()
+	var sched *schedule
+	if rate > 0 {
+		sched = newSchedule(t0, rate, math.MaxInt64)
+		defer sched.close()
+		defer context.AfterFunc(ctx, sched.interrupt)()
+	}
 	for i, w := range workers {
 		h, n := handles[i], counts[i]
 		sw, scheduled := w.(Scheduled)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			timer := time.NewTimer(time.Hour)
-			timer.Stop()
+			var a *alarm
 			for k := int64(0); k < n; k++ {
 				if ctx.Err() != nil {
 					stopped.Store(true)
 					return
 				}
-				if rate <= 0 {
+				if sched == nil {
 					op := w.Next()
 					do(opCtx, w, h, op, mono())
 					continue
 				}
-				intended := intendedStart(t0, slots.Add(1)-1, rate)
-				if !waitUntil(ctx, timer, intended) {
+				if a == nil {
+					a = sched.alarm()
+				}
+				at, _ := sched.claim() // the schedule has no end
+				if scheduled {
+					sw.Intended(epoch.Add(at))
+				}
+				op := w.Next()
+				if !a.sleepUntil(at) {
 					stopped.Store(true)
 					return
 				}
-				if scheduled {
-					sw.Intended(intended)
-				}
-				op := w.Next()
-				do(opCtx, w, h, op, since(intended))
+				h.Late(mono() - at)
+				do(opCtx, w, h, op, at)
 			}
 		}()
 	}
@@ -73,11 +87,4 @@ func Shares(ctx context.Context, workers []Worker, handles []*recorder.Handle, c
 // too, as the recorder does.
 type Scheduled interface {
 	Intended(t time.Time)
-}
-
-// intendedStart is when operation slot of an open loop at rate per second
-// begun at t0 should start. It is computed from the slot alone, so rounding
-// never accumulates over a long phase.
-func intendedStart(t0 time.Time, slot int64, rate float64) time.Time {
-	return t0.Add(time.Duration(float64(slot) * float64(time.Second) / rate))
 }

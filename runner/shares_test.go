@@ -155,11 +155,17 @@ func TestSharesOpenLoopMeasuresFromIntendedStart(t *testing.T) {
 			if interrupted || w.n.Load() != n {
 				t.Fatalf("did %d of %d operations, interrupted %v", w.n.Load(), n, interrupted)
 			}
-			if got := maxLatency(rec); got < tc.atLeastUS {
+			s := rec.Tick(time.Now())
+			if got := s.Hists[0].Max(); got < tc.atLeastUS {
 				t.Fatalf("largest latency %dµs, want at least %dµs from the intended start", got, tc.atLeastUS)
 			}
 			if elapsed < tc.elapsedMin {
 				t.Fatalf("phase took %s, want at least %s", elapsed, tc.elapsedMin)
+			}
+			// Every operation's lateness against its intended start is
+			// recorded beside its latency.
+			if s.Late.TotalCount() != n {
+				t.Fatalf("%d latenesses recorded for %d operations", s.Late.TotalCount(), n)
 			}
 		})
 	}
