@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -27,7 +28,8 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // HDRLogs writes dir/<op>.hlog for every operation of run: one interval
 // histogram per measured second (values in µs, tagged with the operation),
-// start time and base time the run's start. It returns the files written.
+// start time and base time the run's start to the millisecond. It returns
+// the files written.
 func HDRLogs(run *result.Run, dir string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("hdr log directory: %w", err)
@@ -56,8 +58,8 @@ func writeLog(path string, run *result.Run, op string, startMs int64) (err error
 	for _, e := range []error{
 		w.OutputLogFormatVersion(),
 		w.OutputComment(fmt.Sprintf("fieldbench %s: %s on %s, operation %s, values in microseconds", run.Header.Version, run.Header.Workload, run.Header.Adapter, op)),
-		w.OutputStartTime(startMs),
-		w.OutputBaseTime(startMs),
+		startTime(f, startMs),
+		baseTime(f, startMs),
 		w.OutputLegend(),
 	} {
 		if e != nil {
@@ -81,6 +83,34 @@ func writeLog(path string, run *result.Run, op string, startMs int64) (err error
 		}
 	}
 	return nil
+}
+
+// startTime writes the log's #[StartTime: ...] line to the millisecond, as
+// HdrHistogram's Java writer does ("%.3f" seconds since the epoch).
+// hdrhistogram-go writes whole seconds, which puts every absolute time read
+// from the log up to a second early.
+func startTime(w io.Writer, ms int64) error {
+	_, err := fmt.Fprintf(w, "#[StartTime: %s (seconds since epoch), %s]\n",
+		epochSeconds(ms), time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z07:00"))
+	return err
+}
+
+// baseTime writes the #[BaseTime: ...] line to the millisecond: readers add
+// it to every interval's timestamp (which the library's writer makes
+// relative to the exact base time set with SetBaseTime).
+func baseTime(w io.Writer, ms int64) error {
+	_, err := fmt.Fprintf(w, "#[BaseTime: %s (seconds since epoch)]\n", epochSeconds(ms))
+	return err
+}
+
+// epochSeconds writes ms as seconds with exactly three decimals, in integer
+// arithmetic so no float rounding can move it by a millisecond.
+func epochSeconds(ms int64) string {
+	sign := ""
+	if ms < 0 {
+		sign, ms = "-", -ms
+	}
+	return fmt.Sprintf("%s%d.%03d", sign, ms/1000, ms%1000)
 }
 
 func opsOf(run *result.Run) []string {

@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"math"
 	"os"
+	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,5 +101,109 @@ func TestSummaryCSVAndJSON(t *testing.T) {
 	}
 	if js.Summary.Ops["read"].Count != 250 || js.Workload != "wiki" {
 		t.Errorf("json %+v", js)
+	}
+}
+
+// hlogTimes reads a log's header times and its intervals' absolute starts
+// the way HdrHistogram's Java and Python readers do: "#[StartTime: " and
+// "#[BaseTime: " followed by seconds since the epoch (fractional allowed)
+// and a space; each interval line "[Tag=T,]start,length,max,payload" with
+// start relative to the base time. Times are returned in milliseconds,
+// rounded (the file holds three decimals).
+func hlogTimes(t *testing.T, text string) (start, base int64, intervals []int64) {
+	t.Helper()
+	reStart := regexp.MustCompile(`^#\[StartTime: *([\d.]*) `)
+	reBase := regexp.MustCompile(`^#\[BaseTime: *([\d.]*) `)
+	reInterval := regexp.MustCompile(`^([\d.]*),([\d.]*),([\d.]*),(.*)$`)
+	ms := func(s string) int64 {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		return int64(math.Round(v * 1000))
+	}
+	start, base = -1, -1
+	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		if m := reStart.FindStringSubmatch(line); m != nil {
+			start = ms(m[1])
+			continue
+		}
+		if m := reBase.FindStringSubmatch(line); m != nil {
+			base = ms(m[1])
+			continue
+		}
+		if strings.HasPrefix(line, "#") || strings.HasPrefix(line, `"`) {
+			continue
+		}
+		if i := strings.Index(line, ","); strings.HasPrefix(line, "Tag=") && i > 0 {
+			line = line[i+1:]
+		}
+		m := reInterval.FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("line %q is not an interval", line)
+		}
+		v, err := strconv.ParseFloat(m[1], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		intervals = append(intervals, int64(math.Round(v*1000))+base)
+	}
+	if start < 0 || base < 0 {
+		t.Fatalf("no StartTime or BaseTime line in\n%s", text)
+	}
+	return start, base, intervals
+}
+
+// StartTime and BaseTime are the run's start to the millisecond (the
+// library writes whole seconds, up to a second early), and every interval's
+// absolute start read back is the result file's, to the millisecond.
+func TestHDRLogTimesToTheMillisecond(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		started time.Time
+	}{
+		{"whole second", time.Date(2026, 11, 27, 20, 0, 0, 0, time.UTC)},
+		{"123 ms", time.Date(2025, 11, 27, 20, 0, 0, 123_456_789, time.UTC)},
+		{"999 ms", time.Date(2026, 11, 27, 20, 0, 0, 999_000_000, time.UTC)},
+		{"1 ms, not UTC", time.Date(2026, 1, 2, 3, 4, 5, 1_000_000, time.FixedZone("x", 5*3600))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := sampleRun(t)
+			run.Header.Started = tc.started
+			files, err := HDRLogs(run, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.started.UnixMilli()
+			for _, f := range files {
+				b, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				start, base, ivs := hlogTimes(t, string(b))
+				if start != want || base != want {
+					t.Errorf("%s: StartTime %d ms, BaseTime %d ms, want the run's start %d ms", f, start, base, want)
+				}
+				if len(ivs) != len(run.Intervals) {
+					t.Fatalf("%s: %d intervals, want %d", f, len(ivs), len(run.Intervals))
+				}
+				for i, iv := range run.Intervals {
+					if w := want + int64(iv.Start*1000); ivs[i] != w {
+						t.Errorf("%s interval %d starts at %d ms, want %d", f, i, ivs[i], w)
+					}
+				}
+				// The library's own reader agrees (its float arithmetic
+				// may truncate by one millisecond).
+				rd := hdrhistogram.NewHistogramLogReader(bytes.NewReader(b))
+				h, err := rd.NextIntervalHistogram()
+				if err != nil || h == nil {
+					t.Fatalf("library reader: %v", err)
+				}
+				if d := h.StartTimeMs() - want; d < -1 || d > 0 {
+					t.Errorf("library reader: first interval at %d ms, want %d", h.StartTimeMs(), want)
+				}
+			}
+		})
 	}
 }

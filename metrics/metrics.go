@@ -39,6 +39,7 @@ type Server struct {
 	workload, adapter string
 	ops               map[string]*opState
 	decodeErrors      int64
+	ended             bool
 }
 
 // Listen serves /metrics on addr. A host that is not loopback is refused
@@ -84,7 +85,32 @@ func (s *Server) Close() error {
 func (s *Server) Start(workload, adapter string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.workload, s.adapter, s.ops = workload, adapter, map[string]*opState{}
+	s.workload, s.adapter, s.ops, s.ended = workload, adapter, map[string]*opState{}, false
+}
+
+// End marks the run as ended: fieldbench_run_ended turns 1, so a scraper
+// can tell the final totals from figures still growing.
+func (s *Server) End() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ended = true
+}
+
+// Linger keeps serving, the run ended, for d or until ctx is done
+// (Ctrl-C), whichever comes first. A Prometheus scraping every 15 s would
+// otherwise never see the last seconds of a run: the process exits in the
+// instant after them. Linger returns at once when ctx is already done.
+func (s *Server) Linger(ctx context.Context, d time.Duration) {
+	s.End()
+	if d <= 0 || ctx.Err() != nil {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // Interval adds one second of the run.
@@ -117,6 +143,7 @@ var (
 	descOps     = prometheus.NewDesc("fieldbench_operations_total", "Operations completed successfully.", []string{"workload", "adapter", "operation"}, nil)
 	descErrors  = prometheus.NewDesc("fieldbench_errors_total", "Operations failed, by kind of error.", []string{"workload", "adapter", "operation", "kind"}, nil)
 	descLatency = prometheus.NewDesc("fieldbench_latency_seconds", "Latency of successful operations (open loop: from the intended start).", []string{"workload", "adapter", "operation"}, nil)
+	descEnded   = prometheus.NewDesc("fieldbench_run_ended", "1 once the run has ended (the counters are its final totals), 0 while it goes on.", []string{"workload", "adapter"}, nil)
 )
 
 // Describe implements prometheus.Collector.
@@ -124,12 +151,18 @@ func (s *Server) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descOps
 	ch <- descErrors
 	ch <- descLatency
+	ch <- descEnded
 }
 
 // Collect implements prometheus.Collector: the figures so far.
 func (s *Server) Collect(ch chan<- prometheus.Metric) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	ended := 0.0
+	if s.ended {
+		ended = 1
+	}
+	ch <- prometheus.MustNewConstMetric(descEnded, prometheus.GaugeValue, ended, s.workload, s.adapter)
 	ops := make([]string, 0, len(s.ops))
 	for op := range s.ops {
 		ops = append(ops, op)

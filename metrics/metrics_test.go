@@ -1,10 +1,16 @@
 package metrics
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/fieldbench/fieldbench/result"
 )
@@ -61,5 +67,105 @@ func TestListenRefusesRemote(t *testing.T) {
 			s.Close()
 			t.Errorf("Listen(%q) served without --metrics-allow-remote", addr)
 		}
+	}
+}
+
+// scrape reads the endpoint as Prometheus does, with the Prometheus
+// client's own text parser.
+func scrape(t *testing.T, addr string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fams
+}
+
+func value(t *testing.T, fams map[string]*dto.MetricFamily, name string) float64 {
+	t.Helper()
+	f := fams[name]
+	if f == nil || len(f.GetMetric()) != 1 {
+		t.Fatalf("%s: want one series, got %v", name, f)
+	}
+	m := f.GetMetric()[0]
+	if c := m.GetCounter(); c != nil {
+		return c.GetValue()
+	}
+	return m.GetGauge().GetValue()
+}
+
+// fieldbench_run_ended says whether the counters are a run's final totals:
+// 0 from Start, 1 from End (and Linger), 0 again when the next run starts.
+// Linger serves the final state until its time is up or its context is
+// done, and not at all once the context is done.
+func TestRunEndedAndLinger(t *testing.T) {
+	s, err := Listen("127.0.0.1:0", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	feed := func(n int64) {
+		enc, err := result.EncodeHist(result.NewHist())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Interval(result.Interval{Ops: map[string]result.OpInterval{"read": {Count: n, Hist: enc}}})
+	}
+	s.Start("wiki", "sqlite")
+	feed(7)
+	if v := value(t, scrape(t, s.Addr()), "fieldbench_run_ended"); v != 0 {
+		t.Errorf("run going on: fieldbench_run_ended %v, want 0", v)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Linger(ctx, time.Hour); close(done) }()
+	feed(5) // the drain: the last interval, after the clients stopped
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		fams := scrape(t, s.Addr())
+		if value(t, fams, "fieldbench_run_ended") == 1 {
+			if got := value(t, fams, "fieldbench_operations_total"); got != 12 {
+				t.Errorf("after the run: %v operations, want the final total 12", got)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("fieldbench_run_ended never turned 1")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	select {
+	case <-done:
+		t.Fatal("Linger returned before its hour or its context")
+	default:
+	}
+	cancel() // Ctrl-C
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Linger went on after its context was done")
+	}
+
+	start := time.Now()
+	s.Linger(ctx, time.Hour) // context already done: no wait
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("Linger with a done context waited %v", d)
+	}
+	start = time.Now()
+	s.Linger(context.Background(), 50*time.Millisecond)
+	if d := time.Since(start); d < 50*time.Millisecond {
+		t.Errorf("Linger(50ms) returned after %v", d)
+	}
+
+	s.Start("wiki", "sqlite")
+	if v := value(t, scrape(t, s.Addr()), "fieldbench_run_ended"); v != 0 {
+		t.Errorf("next run: fieldbench_run_ended %v, want 0", v)
 	}
 }

@@ -114,8 +114,8 @@ func runNotes(d *runData) []string {
 	if d.summary.Interrupted {
 		notes = append(notes, "Interrupted: the run was stopped before its planned end.")
 	}
-	if d.run.Truncated {
-		notes = append(notes, "The result file's last line was cut off and skipped.")
+	if n := skippedNote(d.run); n != "" {
+		notes = append(notes, n)
 	}
 	if d.run.Header.HarnessOnly() {
 		notes = append(notes, "Harness only — no database: measured on null://, these figures are fieldbench's own cost.")
@@ -128,6 +128,41 @@ func runNotes(d *runData) []string {
 			100*c.CPUShare(), c.CPUs, 100*result.BusyShare))
 	}
 	return notes
+}
+
+// skippedNote says which lines of the result file were damaged and skipped
+// ("" when none): the figures shown are of the rest.
+func skippedNote(r *result.Run) string {
+	var damaged []string
+	cut := 0
+	for _, sk := range r.Skipped {
+		if r.Truncated && sk.Line == r.Skipped[len(r.Skipped)-1].Line {
+			cut = sk.Line
+			continue
+		}
+		damaged = append(damaged, strconv.Itoa(sk.Line))
+	}
+	var parts []string
+	if len(damaged) > 0 {
+		const most = 10
+		list := strings.Join(damaged[:min(len(damaged), most)], ", ")
+		if len(damaged) > most {
+			list += fmt.Sprintf(" and %d more", len(damaged)-most)
+		}
+		parts = append(parts, "damaged lines of the result file were skipped (line "+list+")")
+	}
+	if cut > 0 || r.Truncated {
+		what := "the result file's last line was cut off and skipped"
+		if cut > 0 {
+			what += " (line " + strconv.Itoa(cut) + ")"
+		}
+		parts = append(parts, what)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	note := strings.Join(parts, "; ") + ": the figures are those of the rest."
+	return strings.ToUpper(note[:1]) + note[1:]
 }
 
 // clientText is the client's own cost in one line ("" when not recorded).

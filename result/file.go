@@ -200,6 +200,43 @@ type Run struct {
 	Summary   *Summary // nil when the run was killed before writing it
 	// Truncated is set when the last line was cut off mid-write.
 	Truncated bool
+	// Path is the file read ("" when decoded from a reader).
+	Path string
+	// Skipped are the lines that could not be read and were passed over:
+	// a damaged file is read as far as it goes, and every reader says
+	// which lines it lost (Warnings).
+	Skipped []SkippedLine
+}
+
+// SkippedLine is one line of a result file that was not read.
+type SkippedLine struct {
+	Line   int    // 1-based
+	Reason string // why: the parser's message, or "cut off"
+}
+
+// maxWarnings bounds the lines Warnings names one by one: a file of
+// garbage is one message, not a screenful.
+const maxWarnings = 10
+
+// Warnings words Skipped for the terminal, each line as FILE:LINE so an
+// editor jumps to it; empty when every line was read.
+func (r *Run) Warnings() []string {
+	if len(r.Skipped) == 0 {
+		return nil
+	}
+	name := r.Path
+	if name == "" {
+		name = FileName
+	}
+	var out []string
+	for i, sk := range r.Skipped {
+		if i == maxWarnings {
+			out = append(out, fmt.Sprintf("%s: %d more damaged lines skipped", name, len(r.Skipped)-maxWarnings))
+			break
+		}
+		out = append(out, fmt.Sprintf("%s:%d: skipped a damaged line (%s); the rest of the file was read", name, sk.Line, sk.Reason))
+	}
+	return out
 }
 
 // Read reads the result file in dir (or dir itself when it names a file).
@@ -224,7 +261,7 @@ func Read(dir string) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read result %s: %w", path, err)
 	}
-	run.Dir = dir
+	run.Dir, run.Path = dir, path
 	return run, nil
 }
 
@@ -232,8 +269,12 @@ func Read(dir string) (*Run, error) {
 // line, the header, was cut off: the run was killed as it started.
 var ErrNoHeader = errors.New("incomplete result: the run was stopped before its header line was written; nothing was measured")
 
-// Decode parses a result file. A final line without a newline that does not
-// parse is taken as cut off by a kill and skipped (Truncated is set).
+// Decode parses a result file as far as it goes. A line that does not
+// parse, or parses as no known kind of line, is skipped and listed in
+// Skipped, so one damaged line costs that line and not the run; a final line
+// without a newline that does not parse is taken as cut off by a kill
+// (Truncated is set, and it is listed too). Only a file without a readable
+// header is refused: without it nothing else can be read.
 func Decode(r io.Reader) (*Run, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	run := &Run{}
@@ -250,11 +291,16 @@ func Decode(r io.Reader) (*Run, error) {
 		}
 		var l Line
 		if jerr := json.Unmarshal(b, &l); jerr != nil {
+			reason := jerr.Error()
 			if err == io.EOF { // last line, no newline: cut off by a kill
 				run.Truncated = true
+				reason = "cut off: the run was stopped while writing it"
+			}
+			run.Skipped = append(run.Skipped, SkippedLine{Line: lineNo, Reason: reason})
+			if err == io.EOF {
 				break
 			}
-			return nil, fmt.Errorf("line %d: %w", lineNo, jerr)
+			continue
 		}
 		switch {
 		case l.Kind == "header" && l.Header != nil:
@@ -269,15 +315,18 @@ func Decode(r io.Reader) (*Run, error) {
 		case l.Kind == "summary" && l.Summary != nil:
 			run.Summary = l.Summary
 		default:
-			return nil, fmt.Errorf("line %d: unknown kind %q", lineNo, l.Kind)
+			run.Skipped = append(run.Skipped, SkippedLine{Line: lineNo, Reason: fmt.Sprintf("unknown kind %q or no content", l.Kind)})
 		}
 		if err == io.EOF {
 			break
 		}
 	}
 	if !sawHeader {
-		if run.Truncated || lines == 0 {
+		switch {
+		case lines == 0 || run.Truncated && lines == 1:
 			return nil, ErrNoHeader
+		case len(run.Skipped) > 0 && run.Skipped[0].Line == 1:
+			return nil, fmt.Errorf("line 1 is no header (%s): not a fieldbench result file, or its header line is damaged and nothing can be read without it", run.Skipped[0].Reason)
 		}
 		return nil, errors.New("no header line: not a fieldbench result file")
 	}

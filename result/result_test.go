@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -272,5 +273,154 @@ func TestReadIncompleteRefusedClearly(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, result.FileName), []byte("{\"kind\":\"summary\",\"summary\":{}}\n"), 0o644)
 	if _, err := result.Read(dir); err == nil || !strings.Contains(err.Error(), "not a fieldbench result") {
 		t.Errorf("file without a header: %v", err)
+	}
+}
+
+// damage rewrites the result file in dir line by line: edit gets each
+// line (1-based, without its newline) and returns what to write instead
+// (the file ends without a newline when last is cut).
+func damage(t *testing.T, dir string, edit func(n int, line string) string, cut bool) string {
+	t.Helper()
+	path := filepath.Join(dir, result.FileName)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	for i := range lines {
+		lines[i] = edit(i+1, lines[i])
+	}
+	out := strings.Join(lines, "\n")
+	if !cut {
+		out += "\n"
+	}
+	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A damaged result file is read as far as it goes: a garbage line in the
+// middle, a line of an unknown kind, a last line cut off are each skipped
+// and named as FILE:LINE in Warnings; the rest of the run is there. A file
+// whose header is damaged is refused, saying so.
+func TestReadDamaged(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		edit      func(n int, line string) string
+		cut       bool
+		intervals int
+		skipped   []int
+		truncated bool
+		err       string
+	}{
+		{name: "intact", edit: func(_ int, l string) string { return l }, intervals: 4},
+		{name: "garbage in the middle", edit: func(n int, l string) string {
+			if n == 3 {
+				return "x\x00garbage{"
+			}
+			return l
+		}, intervals: 3, skipped: []int{3}},
+		{name: "half a line in the middle", edit: func(n int, l string) string {
+			if n == 2 {
+				return l[:len(l)/2]
+			}
+			return l
+		}, intervals: 3, skipped: []int{2}},
+		{name: "unknown kind", edit: func(n int, l string) string {
+			if n == 4 {
+				return `{"kind":"bogus"}`
+			}
+			return l
+		}, intervals: 3, skipped: []int{4}},
+		{name: "last line cut off", edit: func(n int, l string) string {
+			if n == 5 {
+				return l[:10]
+			}
+			return l
+		}, cut: true, intervals: 3, skipped: []int{5}, truncated: true},
+		{name: "garbage and cut off", edit: func(n int, l string) string {
+			switch n {
+			case 2:
+				return "}"
+			case 5:
+				return l[:10]
+			}
+			return l
+		}, cut: true, intervals: 2, skipped: []int{2, 5}, truncated: true},
+		{name: "header damaged", edit: func(n int, l string) string {
+			if n == 1 {
+				return l[:20]
+			}
+			return l
+		}, err: "line 1 is no header"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			w, err := result.Create(dir, header())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 4 {
+				if err := w.Interval(interval(t, float64(i), false, 100)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w.Close()
+			path := damage(t, dir, tc.edit, tc.cut)
+			run, err := result.Read(dir)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(run.Intervals) != tc.intervals || run.Truncated != tc.truncated || run.Header.Workload != "w" {
+				t.Errorf("intervals %d truncated %v, want %d %v", len(run.Intervals), run.Truncated, tc.intervals, tc.truncated)
+			}
+			var got []int
+			for _, s := range run.Skipped {
+				got = append(got, s.Line)
+			}
+			if !reflect.DeepEqual(got, tc.skipped) {
+				t.Errorf("skipped lines %v, want %v", got, tc.skipped)
+			}
+			warns := run.Warnings()
+			if len(warns) != len(tc.skipped) {
+				t.Fatalf("warnings %q for skipped lines %v", warns, tc.skipped)
+			}
+			for i, n := range tc.skipped {
+				if want := path + ":" + strconv.Itoa(n) + ":"; !strings.HasPrefix(warns[i], want) {
+					t.Errorf("warning %q does not name %s", warns[i], want)
+				}
+			}
+			if _, err := run.Summarize(); err != nil {
+				t.Errorf("the rest does not summarize: %v", err)
+			}
+		})
+	}
+}
+
+// A file of garbage after its header is one bounded message, not a line
+// per damaged line.
+func TestWarningsBounded(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString(`{"kind":"header","header":{"workload":"w"}}` + "\n")
+	for range 500 {
+		b.WriteString("garbage\n")
+	}
+	run, err := result.Decode(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := run.Warnings()
+	if len(run.Skipped) != 500 || len(w) != 11 || !strings.Contains(w[10], "490 more damaged lines") {
+		t.Errorf("%d skipped, warnings %q", len(run.Skipped), w)
 	}
 }

@@ -56,7 +56,7 @@ worse by more than the limit (a change within the noise never fails).`,
 			}
 			runs := make([]*result.Run, len(args))
 			for i, a := range args {
-				if runs[i], err = readRun(a); err != nil {
+				if runs[i], err = readRun(cmd.ErrOrStderr(), a); err != nil {
 					return err
 				}
 			}

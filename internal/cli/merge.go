@@ -34,7 +34,7 @@ twice, shards of different runs or options, and a missing shard are refused.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			runs := make([]*result.Run, len(args))
 			for i, a := range args {
-				r, err := readRun(a)
+				r, err := readRun(cmd.ErrOrStderr(), a)
 				if err != nil {
 					return err
 				}

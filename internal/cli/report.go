@@ -34,6 +34,7 @@ directories are put side by side, e.g. the three microblog data models.`,
 				if err != nil {
 					return job.Usage(err)
 				}
+				warnSkipped(cmd.ErrOrStderr(), r)
 				runs = append(runs, r)
 			}
 			if out == "" {

@@ -37,7 +37,7 @@ experiment, in the order given.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var runs []*result.Run
 			for _, a := range args {
-				r, err := readRun(a)
+				r, err := readRun(cmd.ErrOrStderr(), a)
 				if err != nil {
 					return err
 				}
@@ -119,8 +119,10 @@ func nanSafe(v reflect.Value) any {
 	return v.Interface()
 }
 
-// readRun reads a run directory or its result.jsonl (bad input: exit 2).
-func readRun(path string) (*result.Run, error) {
+// readRun reads a run directory or its result.jsonl (bad input: exit 2),
+// as far as it goes: the damaged lines it skipped are named on w (stderr),
+// so no command reads a damaged file without a word.
+func readRun(w io.Writer, path string) (*result.Run, error) {
 	dir := path
 	if st, err := os.Stat(path); err == nil && !st.IsDir() {
 		dir = filepath.Dir(path)
@@ -129,5 +131,14 @@ func readRun(path string) (*result.Run, error) {
 	if err != nil {
 		return nil, job.Usage(err)
 	}
+	warnSkipped(w, r)
 	return r, nil
+}
+
+// warnSkipped prints, one per line, the lines of r's result file that were
+// damaged and skipped (FILE:LINE first, as a compiler's message).
+func warnSkipped(w io.Writer, r *result.Run) {
+	for _, msg := range r.Warnings() {
+		fmt.Fprintf(w, "fieldbench: warning: %s\n", msg)
+	}
 }

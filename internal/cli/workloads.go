@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -52,7 +54,7 @@ func jobCmd(j job.Job, use string, c job.Command) *cobra.Command {
 	var out outputFlags
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		env := &job.Env{Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Version: Version, Cluster: job.ClusterInfo(cl)}
-		stop, err := out.apply(env)
+		stop, err := out.apply(cmd.Context(), env)
 		if err != nil {
 			return err
 		}
@@ -71,6 +73,7 @@ type outputFlags struct {
 	hdrLog, csv, json bool
 	metricsAddr       string
 	allowRemote       bool
+	linger            time.Duration
 }
 
 func (o *outputFlags) bind(cmd *cobra.Command) {
@@ -80,12 +83,21 @@ func (o *outputFlags) bind(cmd *cobra.Command) {
 	f.BoolVar(&o.json, "summary-json", false, "also write summary.json in the run directory")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve live OpenMetrics/Prometheus metrics on HOST:PORT/metrics while the run goes on (loopback only unless --metrics-allow-remote)")
 	f.BoolVar(&o.allowRemote, "metrics-allow-remote", false, "let --metrics-addr listen on an address that is not loopback")
+	f.DurationVar(&o.linger, "metrics-linger", 0, "after the run, keep serving --metrics-addr with the final totals (and fieldbench_run_ended 1) this long, then exit; at least twice the scraper's interval, e.g. 30s for Prometheus's 15s (Ctrl-C ends it at once)")
 }
 
-// apply sets env's outputs and starts the metrics endpoint; stop ends it.
-func (o *outputFlags) apply(env *job.Env) (stop func(), err error) {
+// apply sets env's outputs and starts the metrics endpoint; stop marks the
+// run ended, serves the final figures for --metrics-linger (unless ctx is
+// done: Ctrl-C ends it at once) and ends the endpoint.
+func (o *outputFlags) apply(ctx context.Context, env *job.Env) (stop func(), err error) {
 	env.Outputs = job.Outputs{HDRLog: o.hdrLog, CSV: o.csv, JSON: o.json}
+	if o.linger < 0 {
+		return nil, usagef("--metrics-linger %s: want a duration of 0 or more, e.g. 30s", o.linger)
+	}
 	if o.metricsAddr == "" {
+		if o.linger > 0 {
+			return nil, usagef("--metrics-linger needs --metrics-addr: there is no endpoint to keep serving")
+		}
 		return func() {}, nil
 	}
 	srv, err := metrics.Listen(o.metricsAddr, o.allowRemote)
@@ -94,5 +106,11 @@ func (o *outputFlags) apply(env *job.Env) (stop func(), err error) {
 	}
 	env.Outputs.Live = srv
 	fmt.Fprintf(env.Stderr, "metrics: http://%s/metrics\n", srv.Addr())
-	return func() { _ = srv.Close() }, nil
+	return func() {
+		if o.linger > 0 && ctx.Err() == nil {
+			fmt.Fprintf(env.Stderr, "metrics: run ended; serving its final figures on http://%s/metrics for %s (Ctrl-C to stop now)\n", srv.Addr(), o.linger)
+		}
+		srv.Linger(ctx, o.linger)
+		_ = srv.Close()
+	}, nil
 }
