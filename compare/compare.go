@@ -339,6 +339,7 @@ func Welch(a, b []float64, level float64) (WelchResult, error) {
 	w.Lo, w.Hi = w.Diff-half, w.Diff+half
 	return w, nil
 }
+
 // EffectiveN is the number of independent samples a series is worth given
 // its lag-1 autocorrelation.
 func EffectiveN(xs []float64) float64 {
@@ -378,9 +379,15 @@ func Lag1(xs []float64) float64 {
 // no question a user asked.
 func Differences(base, new *result.Run) []string {
 	var out []string
+	q := func(v string) string {
+		if v == "" {
+			return "(not recorded)"
+		}
+		return fmt.Sprintf("%q", v)
+	}
 	diff := func(what, a, b string) {
 		if a != b {
-			out = append(out, fmt.Sprintf("%s %q against %q", what, a, b))
+			out = append(out, fmt.Sprintf("%s %s against %s", what, q(a), q(b)))
 		}
 	}
 	diff("workload", base.Header.Workload, new.Header.Workload)
