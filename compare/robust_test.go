@@ -264,3 +264,43 @@ func TestCheckGates(t *testing.T) {
 		}
 	}
 }
+
+// The log-scale tests keep the level on identical processes: pairs of
+// log-normal AR(1) series (each second's figure exp of an AR(1) around
+// log 1000, SD 0.3) are called different about 5 % of the time.
+func TestLogScaleFalsePositiveRate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    func([]float64, []float64, float64) (WelchResult, error)
+		rho  float64
+		max  float64
+	}{
+		{"GeoRatio", GeoRatio, 0, 0.08},
+		{"GeoRatio", GeoRatio, 0.5, 0.10},
+		{"LogRatio", LogRatio, 0, 0.08},
+		{"LogRatio", LogRatio, 0.5, 0.10},
+	} {
+		rng := rand.New(rand.NewPCG(21, uint64(tc.rho*1000)))
+		series := func() []float64 {
+			xs := ar1(rng, 60, math.Log(1000), 0.3, tc.rho)
+			for i := range xs {
+				xs[i] = math.Exp(xs[i])
+			}
+			return xs
+		}
+		fp := 0
+		for range 1000 {
+			w, err := tc.f(series(), series(), 0.95)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.Lo > 0 || w.Hi < 0 {
+				fp++
+			}
+		}
+		t.Logf("%s rho %.1f: %.1f %% of identical pairs called different", tc.name, tc.rho, float64(fp)/10)
+		if rate := float64(fp) / 1000; rate > tc.max {
+			t.Errorf("%s rho %.1f: %.1f %% called different, want <= %.0f %%", tc.name, tc.rho, 100*rate, 100*tc.max)
+		}
+	}
+}
