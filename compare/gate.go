@@ -3,8 +3,11 @@ package compare
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/fieldbench/fieldbench/result"
 )
 
 // Gate is one --fail-on rule: a figure (of one operation, or of all) may
@@ -55,21 +58,68 @@ func ParseGates(spec string) ([]Gate, error) {
 	return out, nil
 }
 
-// Violations are the rows that break a gate: worse than its limit, and
-// significant (a change within the noise never fails a build).
+// CheckGates refuses a gate that names an operation measured in neither
+// run: it could never fire, and a CI gate that cannot fire passes every
+// build silently (a typo, or an operation renamed since the gate was
+// written).
+func CheckGates(gates []Gate, base, new *result.Run) error {
+	have := map[string]bool{}
+	for _, r := range []*result.Run{base, new} {
+		for op := range Measured(r) {
+			have[op] = true
+		}
+	}
+	for _, g := range gates {
+		if g.Op != "" && !have[g.Op] {
+			known := make([]string, 0, len(have))
+			for op := range have {
+				known = append(known, op)
+			}
+			sort.Strings(known)
+			return fmt.Errorf("--fail-on %q: operation %q is in neither %s nor %s (their operations: %s)",
+				g.Spec, g.Op, base.Dir, new.Dir, strings.Join(known, ", "))
+		}
+	}
+	return nil
+}
+
+// Measured is the set of operations a run completed at least once, by its
+// summary or, for a run without one, its intervals.
+func Measured(r *result.Run) map[string]bool {
+	out := map[string]bool{}
+	for op, o := range summaryOf(r).Ops {
+		if o.Count > 0 {
+			out[op] = true
+		}
+	}
+	for _, iv := range r.Intervals {
+		for op, o := range iv.Ops {
+			if o.Count > 0 {
+				out[op] = true
+			}
+		}
+	}
+	return out
+}
+
+// Violations are the rows that break a gate: a per-second shift worse than
+// its limit, and significant (a change within the noise never fails a
+// build; one stalled second, which moves the whole-run percentile but not
+// the per-second series, never does either).
 func Violations(rows []Row, gates []Gate) []string {
 	var out []string
 	for _, g := range gates {
 		for _, r := range rows {
-			if r.Figure != g.Figure || (g.Op != "" && r.Op != g.Op) || !r.Significant || math.IsNaN(r.Change) {
+			if r.Figure != g.Figure || (g.Op != "" && r.Op != g.Op) || !r.Significant || math.IsNaN(r.Shift) {
 				continue
 			}
-			worse := r.Change
+			worse := r.Shift
 			if HigherIsBetter(r.Figure) {
-				worse = -r.Change
+				worse = -r.Shift
 			}
 			if worse > g.Limit {
-				out = append(out, fmt.Sprintf("%s: %s %s changed %+.1f%% (limit %s)", g.Spec, r.Op, r.Figure, 100*r.Change, g.Spec))
+				out = append(out, fmt.Sprintf("%s: %s %s changed %+.1f%% per second [%+.1f%%, %+.1f%%] (whole run %+.1f%%; limit %s)",
+					g.Spec, r.Op, r.Figure, 100*r.Shift, 100*r.Lo, 100*r.Hi, 100*r.Change, g.Spec))
 			}
 		}
 	}

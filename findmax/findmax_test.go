@@ -243,3 +243,22 @@ func TestConfirmBacksOff(t *testing.T) {
 		t.Errorf("roundRate(45.67) = %g", got)
 	}
 }
+
+func TestCheckRules(t *testing.T) {
+	ops := []string{"post", "userline", "timeline"}
+	for _, tc := range []struct{ spec, err string }{
+		{"p99<50ms", ""},
+		{"p99:post<50ms,mean:timeline<5ms", ""},
+		{"p99:bogus<1ms", `no operation "bogus" (they send: post, userline, timeline)`},
+		{"p99<50ms,p99.9:async-lag<1s", `no operation "async-lag"`},
+	} {
+		rules, err := ParseSLO(tc.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = CheckRules(rules, ops)
+		if (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("CheckRules(%q) = %v, want error containing %q", tc.spec, err, tc.err)
+		}
+	}
+}

@@ -95,6 +95,9 @@ func Run(ctx context.Context, cfg Config) (Outcome, string, error) {
 	if cfg.Confirm > 0 && (cfg.StepWarmup >= cfg.Confirm || !(cfg.ConfirmOver > 0)) {
 		return Outcome{}, "", job.Usagef("--confirm %s must be longer than --step-warmup %s, and --confirm-over positive (got %g)", cfg.Confirm, cfg.StepWarmup, cfg.ConfirmOver)
 	}
+	if err := CheckRules(cfg.Rules, j.Workload().Operations); err != nil {
+		return Outcome{}, "", job.Usage(err)
+	}
 	if cfg.ConfirmBackoffs < 0 {
 		return Outcome{}, "", job.Usagef("--confirm-backoffs must be 0 or more (got %d)", cfg.ConfirmBackoffs)
 	}

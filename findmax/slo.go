@@ -3,6 +3,7 @@ package findmax
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -51,6 +52,21 @@ func ParseSLO(spec string) ([]Rule, error) {
 		return nil, fmt.Errorf("--slo is required, e.g. --slo 'p99<50ms'")
 	}
 	return out, nil
+}
+
+// CheckRules refuses a rule naming an operation the workload's clients do
+// not send (ops is its Meta().Operations): Judge holds client operations
+// only, so such a rule either breaks every step ("no bogus operation
+// measured", and the search advises a lower rate) or, for a measured
+// non-client operation like async-lag, is silently never judged. Checked
+// before anything runs, so a typo costs no step.
+func CheckRules(rules []Rule, ops []string) error {
+	for _, r := range rules {
+		if r.Op != "" && !slices.Contains(ops, r.Op) {
+			return fmt.Errorf("--slo %q: the workload's clients send no operation %q (they send: %s)", r.Spec, r.Op, strings.Join(ops, ", "))
+		}
+	}
+	return nil
 }
 
 // clientOp reports whether op is one the clients send (a "-lag" operation,

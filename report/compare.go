@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
+	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/fieldbench/fieldbench/compare"
@@ -18,12 +18,10 @@ type Comparison struct {
 }
 
 // runLabel names a run in a comparison: its directory's base name, workload
-// and database.
+// and database. The directory is cleaned first, so "new/" (as a shell's
+// completion writes it) is named "new", not "".
 func runLabel(r *result.Run) string {
-	name := r.Dir
-	if i := strings.LastIndexByte(name, '/'); i >= 0 {
-		name = name[i+1:]
-	}
+	name := filepath.Base(filepath.Clean(r.Dir))
 	return fmt.Sprintf("%s (%s on %s %s)", name, r.Header.Workload, r.Header.Database.Name, r.Header.Database.Version)
 }
 
@@ -68,19 +66,20 @@ func verdict(r compare.Row) string {
 }
 
 // CompareTerminal prints one table per new run: each operation's figures in
-// both runs, the change, its confidence interval and the verdict.
+// both runs, the whole-run change, the change of the per-second mean with
+// its confidence interval, and the verdict.
 func CompareTerminal(w io.Writer, base *result.Run, cs []Comparison, level float64) error {
 	for _, c := range cs {
 		fmt.Fprintf(w, "base: %s\nnew:  %s\n", runLabel(base), runLabel(c.New))
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "op\tfigure\tbase\tnew\tchange\t%.0f%% CI\tp\tverdict\n", 100*level)
+		fmt.Fprintf(tw, "op\tfigure\tbase\tnew\tchange\tper second\t%.0f%% CI\tp\tverdict\n", 100*level)
 		for _, r := range c.Rows {
 			p := "-"
 			if !math.IsNaN(r.P) {
 				p = fmt.Sprintf("%.3g", r.P)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t[%s, %s]\t%s\t%s\n", r.Op, r.Figure, fmtFig(r.Figure, r.Base), fmtFig(r.Figure, r.New),
-				pct(r.Change), pct(r.Lo), pct(r.Hi), p, verdict(r))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t[%s, %s]\t%s\t%s\n", r.Op, r.Figure, fmtFig(r.Figure, r.Base), fmtFig(r.Figure, r.New),
+				pct(r.Change), pct(r.Shift), pct(r.Lo), pct(r.Hi), p, verdict(r))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -96,7 +95,7 @@ func CompareHTML(w io.Writer, base *result.Run, cs []Comparison, level float64, 
 	t := "fieldbench comparison"
 	p.printf("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>%s</title>\n<style>\n%s.worse{background:#fde2e2}.better{background:#e2f5e2}</style>\n</head>\n<body>\n<h1>%s</h1>\n", t, css, t)
 	p.printf("<p>Base: %s</p>\n", esc(runLabel(base)))
-	p.printf("<p style=\"font-size:13px;color:#555\">Change is that of the whole-run figure. The %.0f %% interval and p are Welch's t-test on the per-second series, each mean's variance inflated for its lag-1 autocorrelation (docs/compare.md): a change whose interval holds 0 is within the runs' noise.</p>\n", 100*level)
+	p.printf("<p style=\"font-size:13px;color:#555\">Change is that of the whole-run figure. Per second is the change of the mean of the per-second figure (for a percentile, of each second's percentile): the %.0f %% interval (on the log scale) and p qualify it, from Welch's t-test on the log ratio of the per-second means, each mean's variance inflated for its lag-1 autocorrelation (docs/compare.md). A change whose interval holds 0 is within the runs' noise; one stalled second moves the whole-run percentile, not the verdict.</p>\n", 100*level)
 	if len(violations) > 0 {
 		p.printf("<h2>Gates broken</h2>\n<ul>\n")
 		for _, v := range violations {
@@ -105,7 +104,7 @@ func CompareHTML(w io.Writer, base *result.Run, cs []Comparison, level float64, 
 		p.printf("</ul>\n")
 	}
 	for _, c := range cs {
-		p.printf("<h2>%s</h2>\n<table>\n<tr><th>op</th><th>figure</th><th>base</th><th>new</th><th>change</th><th>%.0f %% CI</th><th>p</th><th>verdict</th></tr>\n", esc(runLabel(c.New)), 100*level)
+		p.printf("<h2>%s</h2>\n<table>\n<tr><th>op</th><th>figure</th><th>base</th><th>new</th><th>change</th><th>per second</th><th>%.0f %% CI</th><th>p</th><th>verdict</th></tr>\n", esc(runLabel(c.New)), 100*level)
 		for _, r := range c.Rows {
 			class := ""
 			if r.Significant && r.Note == "" {
@@ -118,8 +117,8 @@ func CompareHTML(w io.Writer, base *result.Run, cs []Comparison, level float64, 
 			if !math.IsNaN(r.P) {
 				pv = fmt.Sprintf("%.3g", r.P)
 			}
-			p.printf("<tr%s><td>%s</td><td>%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">[%s, %s]</td><td class=\"n\">%s</td><td>%s</td></tr>\n",
-				class, esc(r.Op), esc(r.Figure), esc(fmtFig(r.Figure, r.Base)), esc(fmtFig(r.Figure, r.New)), pct(r.Change), pct(r.Lo), pct(r.Hi), pv, esc(verdict(r)))
+			p.printf("<tr%s><td>%s</td><td>%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">[%s, %s]</td><td class=\"n\">%s</td><td>%s</td></tr>\n",
+				class, esc(r.Op), esc(r.Figure), esc(fmtFig(r.Figure, r.Base)), esc(fmtFig(r.Figure, r.New)), pct(r.Change), pct(r.Shift), pct(r.Lo), pct(r.Hi), pv, esc(verdict(r)))
 		}
 		p.printf("</table>\n")
 	}

@@ -25,6 +25,7 @@ func (e errRegression) Error() string {
 func newCompareCmd() *cobra.Command {
 	var level float64
 	var failOn, out string
+	var force bool
 	c := &cobra.Command{
 		Use:   "compare BASE NEW...",
 		Short: "Is NEW faster than BASE, or is it noise? Per operation and figure: change, confidence interval, significance",
@@ -33,11 +34,19 @@ run with BASE, per operation: throughput, mean, p50, p99 and p99.9. The
 change is that of the whole-run figures; whether it is significant comes from
 the runs' per-second series with Welch's t-test, each mean's variance
 inflated for the series' lag-1 autocorrelation (consecutive seconds of a
-benchmark are not independent), as latte does; the method is in
-docs/compare.md. Runs of at least 30 measured seconds give useful intervals.
+benchmark are not independent), as latte does, on the log of the ratio of
+the per-second means (so no interval goes below -100 %); for a percentile
+the series is each second's percentile, so one stalled second moves the
+whole-run figure but cannot make it significant. The method is in
+docs/compare.md. A run needs 10 measured seconds for a verdict (fewer give
+only the change, and say so); 30 or more give useful intervals.
+
+Runs of different workloads, adapters, data models or mixes are refused
+(exit 2) unless --force is given: their differences are not the build's.
 
 --fail-on makes it a gate for CI: it exits 3 when a figure got significantly
-worse by more than the limit (a change within the noise never fails).`,
+worse by more than the limit (a change within the noise never fails). A rule
+naming an operation that neither run measured is bad input (exit 2).`,
 		Example: `  fieldbench compare results/run-old results/run-new
   fieldbench compare base/ new/ --fail-on 'p99+10%,throughput-5%' --html compare.html`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -58,6 +67,18 @@ worse by more than the limit (a change within the noise never fails).`,
 			for i, a := range args {
 				if runs[i], err = readRun(cmd.ErrOrStderr(), a); err != nil {
 					return err
+				}
+			}
+			for _, r := range runs[1:] {
+				if d := compare.Differences(runs[0], r); len(d) > 0 {
+					msg := fmt.Sprintf("%s and %s differ in more than the build: %s", runs[0].Dir, r.Dir, strings.Join(d, "; "))
+					if !force {
+						return usagef("%s (--force compares them anyway)", msg)
+					}
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s; compared anyway (--force)\n", msg)
+				}
+				if err := compare.CheckGates(gates, runs[0], r); err != nil {
+					return usageError{Err: err}
 				}
 			}
 			var cs []report.Comparison
@@ -96,6 +117,7 @@ worse by more than the limit (a change within the noise never fails).`,
 	}
 	c.Flags().Float64Var(&level, "level", 0.95, "confidence level of the intervals and the test")
 	c.Flags().StringVar(&failOn, "fail-on", "", "exit 3 when a figure gets significantly worse beyond a limit: FIGURE[:OP]+N% for latency (mean, p50, p99, p99.9), throughput[:OP]-N%; comma-separated")
+	c.Flags().BoolVar(&force, "force", false, "compare runs of different workloads, adapters, data models or mixes (with a warning) instead of refusing")
 	c.Flags().StringVar(&out, "html", "", "also write the comparison as an HTML page to FILE")
 	return c
 }

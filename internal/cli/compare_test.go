@@ -16,10 +16,16 @@ import (
 // latencies cycle through lat µs and twice that, 100 reads a second.
 func writeRun(t *testing.T, dir string, n int, lat int64) string {
 	t.Helper()
+	return writeRunWith(t, dir, n, lat, result.Header{Workload: "wiki", Adapter: "sqlite", Operations: []string{"read"}, Started: time.Unix(1e9, 0)})
+}
+
+// writeRunWith is writeRun with the header h.
+func writeRunWith(t *testing.T, dir string, n int, lat int64, h result.Header) string {
+	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	w, err := result.Create(dir, result.Header{Workload: "wiki", Adapter: "sqlite", Operations: []string{"read"}, Started: time.Unix(1e9, 0)})
+	w, err := result.Create(dir, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,5 +89,59 @@ func TestCompareGate(t *testing.T) {
 		if code, _, _ := execute(context.Background(), args...); code != cli.ExitUsage {
 			t.Errorf("%v: exit %d, want %d", args, code, cli.ExitUsage)
 		}
+	}
+}
+
+// compare refuses what would make a CI gate pass without measuring
+// anything, before printing a table: a gate naming an operation neither
+// run has, and runs that measured different things (unless --force). Runs
+// too short for the method give the change and no verdict, so a gate
+// cannot fire on them; a directory typed with a trailing slash keeps its
+// name.
+func TestCompareGuardsTheGate(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	base := writeRun(t, filepath.Join(dir, "base"), 30, 1000)
+	same := writeRun(t, filepath.Join(dir, "same"), 30, 1000)
+	hdr := func(w, mix string) result.Header {
+		return result.Header{Workload: w, Adapter: "sqlite", Operations: []string{"read"}, Started: time.Unix(1e9, 0), Options: map[string]any{"mix": mix}}
+	}
+	mixA := writeRunWith(t, filepath.Join(dir, "mix-a"), 30, 1000, hdr("wiki", "read=9,update=1"))
+	mixB := writeRunWith(t, filepath.Join(dir, "mix-b"), 30, 1000, hdr("wiki", "read=1,update=1"))
+	ingest := writeRunWith(t, filepath.Join(dir, "ingest"), 30, 1000, hdr("ingest", "read=9,update=1"))
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"gate on no operation", []string{base, same, "--fail-on", "p99:bogus+10%"}, cli.ExitUsage, `operation "bogus" is in neither`},
+		{"second gate on no operation", []string{base, same, "--fail-on", "p99+10%,throughput:reads-5%"}, cli.ExitUsage, `operation "reads"`},
+		{"different mixes", []string{mixA, mixB}, cli.ExitUsage, `mix "read=9,update=1" against "read=1,update=1"`},
+		{"different workloads", []string{mixA, ingest}, cli.ExitUsage, `workload "wiki" against "ingest"`},
+		{"a model or mix only one run records", []string{base, mixA}, cli.ExitUsage, `differ in more than the build: mix (not recorded) against "read=9,update=1"`},
+		{"different, forced", []string{mixA, ingest, "--force"}, cli.ExitOK, "warning: "},
+	} {
+		code, out, stderr := execute(context.Background(), append([]string{"compare"}, tc.args...)...)
+		if code != tc.code || !strings.Contains(stderr, tc.stderr) {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d saying %q", tc.name, code, stderr, tc.code, tc.stderr)
+		}
+		if tc.code == cli.ExitUsage && out != "" {
+			t.Errorf("%s: refused after printing:\n%s", tc.name, out)
+		}
+	}
+
+	// Trailing slashes, as in compare's own --help example.
+	code, out, stderr := execute(context.Background(), "compare", base+"/", same+"/")
+	if code != cli.ExitOK || !strings.Contains(out, "base: base (wiki") || !strings.Contains(out, "new:  same (wiki") {
+		t.Errorf("compare base/ same/: exit %d, %s\n%s", code, stderr, out)
+	}
+
+	// 4-second runs, 30 % slower: the change, no verdict, no gate broken.
+	short := writeRun(t, filepath.Join(dir, "short"), 4, 1000)
+	shortSlow := writeRun(t, filepath.Join(dir, "short-slow"), 4, 1300)
+	code, out, stderr = execute(context.Background(), "compare", short, shortSlow, "--fail-on", "p99+10%")
+	if code != cli.ExitOK || !strings.Contains(out, "+30.") || !strings.Contains(out, "too short for a verdict: 4 and 4 measured seconds") || strings.Contains(out, "WORSE") {
+		t.Errorf("4-second runs: exit %d, %s\n%s", code, stderr, out)
 	}
 }

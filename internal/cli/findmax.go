@@ -54,15 +54,24 @@ to results/<time>-findmax-<workload>-search/: a run directory per step and a
 result file and report with the knee chart.`,
 		Example: findmaxExample(name),
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		// The objective is checked before RunE, which --cluster wraps: a
+		// rule naming an operation the workload lacks is refused before a
+		// server starts or a step runs.
+		PreRunE: func(*cobra.Command, []string) error {
 			rules, err := findmax.ParseSLO(slo)
 			if err != nil {
 				return job.Usage(err)
 			}
+			if err := findmax.CheckRules(rules, j.Workload().Operations); err != nil {
+				return job.Usage(err)
+			}
 			cfg.Rules = rules
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Results = j.Opts().Get("results")
 			cfg.Stdout, cfg.Stderr, cfg.Version = cmd.OutOrStdout(), cmd.ErrOrStderr(), Version
-			_, _, err = findmax.Run(cmd.Context(), cfg)
+			_, _, err := findmax.Run(cmd.Context(), cfg)
 			return err
 		},
 	}

@@ -80,3 +80,24 @@ func TestFindmaxBadInput(t *testing.T) {
 		}
 	}
 }
+
+// An objective naming an operation the workload does not have could never
+// be judged: it is refused before a step runs or a directory is made.
+func TestFindmaxSLOUnknownOperation(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ workload, slo, want string }{
+		{"microblog", "p99:bogus<1ms", `the workload's clients send no operation "bogus" (they send: post, userline, timeline)`},
+		{"wiki", "p99<50ms,p99.9:post<1s", `no operation "post" (they send: read, update)`},
+		// Measured beside the clients with --model async, never judged.
+		{"microblog", "p99:async-lag<1s", `no operation "async-lag"`},
+	} {
+		dir := t.TempDir()
+		code, out, stderr := execute(context.Background(), "findmax", tc.workload, "--slo", tc.slo, "--results", dir, "--step-duration", "1s", "--step-warmup", "0s")
+		if code != cli.ExitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("findmax %s --slo %q: exit %d, %q; want exit 2 saying %q", tc.workload, tc.slo, code, stderr, tc.want)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 0 || out != "" {
+			t.Errorf("findmax %s --slo %q ran before refusing: %d entries in --results, stdout %q", tc.workload, tc.slo, len(ents), out)
+		}
+	}
+}
