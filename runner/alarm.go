@@ -18,6 +18,14 @@ import (
 // shows what it cost.
 type alarm struct {
 	precise *preciseTimer // nil: the Go timer below
+	// early is how long before the moment the precise timer is armed, the
+	// rest spun: the mean delay of this timer's past wake-ups (up to
+	// maxEarly). A thread woken from an idle CPU arrives tens of
+	// microseconds after its timer fired on this machine's virtual CPUs
+	// (measured: lateness p50 66 µs at 100 operations/s, 15 µs at 10,000/s
+	// where the CPUs never idle); arming that much earlier and spinning the
+	// remainder takes the mean delay out of every start for as much CPU.
+	early time.Duration
 
 	timer    *time.Timer
 	stop     chan struct{}
@@ -52,9 +60,18 @@ func newAlarm() *alarm {
 func (a *alarm) sleepUntil(at time.Duration) bool {
 	if d := at - mono(); d >= spinBelow {
 		if a.precise != nil {
-			if !a.precise.sleepUntil(at) {
+			wake := at
+			if d >= 2*a.early+spinBelow {
+				wake -= a.early
+			}
+			if !a.precise.sleepUntil(wake) {
 				return false
 			}
+			// Learn the wake-up delay (an exponential mean over about the
+			// last 8 wake-ups), bounded so that a stalled process does not
+			// turn into a long spin.
+			delay := min(max(mono()-wake, 0), maxEarly)
+			a.early += (delay - a.early) / 8
 		} else {
 			a.timer.Reset(d)
 			select {
@@ -86,6 +103,9 @@ func (a *alarm) close() {
 		a.precise = nil
 	}
 }
+
+// maxEarly bounds the early wake-up, and so the CPU spun per start.
+const maxEarly = 50 * time.Microsecond
 
 // spinBelow: a wait shorter than this is spun, not slept. Arming a timer
 // and being woken costs a few microseconds of CPU and as many of delay, so
