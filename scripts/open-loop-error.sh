@@ -25,7 +25,13 @@
 #   with one thread, and open loop at RATE (default 1000/s, far below what
 #   one thread does here) with THREADS (default 4), alternating, ROUNDS
 #   rounds of REQUESTS (default 20000) reads; prints the read p50 of each
-#   and the open/closed ratio (median and range).
+#   and the open/closed ratio (median and range). For reference, the same
+#   server measured by Redis's own tools, without fieldbench: redis-cli
+#   --latency (a PING every 10 ms, as an open loop at 100/s; its average,
+#   in its own whole-ms-rounded units) and redis-benchmark's PING, one
+#   connection closed loop (p50): on a machine whose idle CPUs take tens of
+#   microseconds to wake, a request that finds both processes idle is
+#   slower than one in a busy closed loop, whoever sends it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib-fieldbench.sh
@@ -136,6 +142,14 @@ for line in open(sys.argv[1]):
   done
   # shellcheck disable=SC2086
   echo "redis point read p50 µs: closed loop (1 thread) $(med $closed); open loop ($rate/s, $threads threads) $(med $open); open/closed $(med $ratios)"
+  local port
+  port=$(sed -E 's#redis://127\.0\.0\.1:([0-9]+).*#\1#' <<<"$dsn")
+  if command -v redis-cli >/dev/null && command -v redis-benchmark >/dev/null; then
+    local cli bench
+    cli=$(timeout -s INT 10 redis-cli -h 127.0.0.1 -p "$port" --latency --raw 2>/dev/null | tail -1 || true)
+    bench=$(redis-benchmark -h 127.0.0.1 -p "$port" -t ping_mbulk -c 1 -n 50000 --csv 2>/dev/null | tail -1 | cut -d, -f5 | tr -d '"')
+    echo "reference without fieldbench: redis-cli --latency (a PING every 10 ms) min/max/avg ms, samples: ${cli:-?}; redis-benchmark PING closed loop, 1 connection: p50 ${bench:-?} ms"
+  fi
 }
 
 which=("${@:-null redis}")
