@@ -321,7 +321,7 @@ func (j *ingestJob) ingestShard(rc *ingest.RunConfig, sweep bool) (shard, time.T
 }
 
 // ingestBarrier is the shards' meeting point in --barrier (nil without).
-func (j *ingestJob) ingestBarrier(sh shard, h result.Header, at time.Time) (*dirBarrier, error) {
+func (j *ingestJob) ingestBarrier(sh shard, h result.Header, at time.Time, notice io.Writer) (*dirBarrier, error) {
 	if j.sharding.barrier == "" || !sh.sharded() {
 		return nil, nil
 	}
@@ -329,7 +329,7 @@ func (j *ingestJob) ingestBarrier(sh shard, h result.Header, at time.Time) (*dir
 	if err != nil {
 		return nil, err
 	}
-	return newDirBarrier(j.sharding.barrier, "ingest-"+key, sh, shardWaitLimit)
+	return newDirBarrier(j.sharding.barrier, "ingest-"+key, sh, shardWaitLimit, notice)
 }
 
 // resetShards empties the table once for all shards before the measured
@@ -384,7 +384,7 @@ func (j *ingestJob) run(ctx context.Context, env *Env) error {
 	sh.record(&h, "sources", lo, hi)
 	store := e.store
 	if sh.sharded() {
-		b, err := j.ingestBarrier(sh, h, startAt)
+		b, err := j.ingestBarrier(sh, h, startAt, stderr)
 		if err != nil {
 			return err
 		}
@@ -499,7 +499,7 @@ func (j *ingestJob) sweep(ctx context.Context, env *Env) error {
 	sctx, stopSweep := context.WithCancel(ctx)
 	defer stopSweep()
 	if sh.sharded() {
-		b, err := j.ingestBarrier(sh, h, startAt)
+		b, err := j.ingestBarrier(sh, h, startAt, stderr)
 		if err != nil {
 			return err
 		}

@@ -304,7 +304,7 @@ func (j *microblogJob) run(ctx context.Context, env *Env) error {
 	defer db.Close()
 	if sh.i > 0 {
 		// Shard 0 loads; the others wait until the dataset is whole.
-		if err := j.waitForDataset(ctx, db, dsn); err != nil {
+		if err := j.waitForDataset(ctx, stderr, db, dsn); err != nil {
 			return err
 		}
 	}
@@ -419,7 +419,7 @@ func (j *microblogJob) run(ctx context.Context, env *Env) error {
 }
 
 // waitForDataset waits until shard 0 has loaded the whole dataset.
-func (j *microblogJob) waitForDataset(ctx context.Context, db adapter.DB, dsn string) error {
+func (j *microblogJob) waitForDataset(ctx context.Context, w io.Writer, db adapter.DB, dsn string) error {
 	b, err := microblogBackend(db, dsn)
 	if err != nil {
 		return err
@@ -428,7 +428,7 @@ func (j *microblogJob) waitForDataset(ctx context.Context, db adapter.DB, dsn st
 	if err != nil {
 		return Usage(err)
 	}
-	return waitFor(ctx, 30*time.Minute, "shard 0 to load the dataset", func(ctx context.Context) (bool, error) {
+	return waitFor(ctx, w, shardWaitLimit, "shard 0 to load the dataset", func(ctx context.Context) (bool, error) {
 		model, err := b.MicroblogModel(ctx)
 		if err != nil || model == "" {
 			return false, err

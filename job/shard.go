@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -214,17 +215,38 @@ func waitStart(ctx context.Context, at time.Time) error {
 
 // waitFor polls ready every second until it holds, for shards that must
 // not load what shard 0 loads: the database under test is the barrier.
-func waitFor(ctx context.Context, limit time.Duration, what string, ready func(context.Context) (bool, error)) error {
-	return pollFor(ctx, limit, time.Second, what, ready)
+// Notices of the wait go to w.
+func waitFor(ctx context.Context, w io.Writer, limit time.Duration, what string, ready func(context.Context) (bool, error)) error {
+	return pollFor(ctx, w, limit, time.Second, what, ready)
 }
 
-func pollFor(ctx context.Context, limit, every time.Duration, what string, ready func(context.Context) (bool, error)) error {
+// waitNoticeEvery is how often a shard that still waits says so.
+const waitNoticeEvery = 30 * time.Second
+
+// pollFor polls ready every period until it holds or limit passes. A shard
+// never waits in silence: when the first poll fails it says on w (nil:
+// nowhere) what it waits for and until when, then how long it has waited
+// every waitNoticeEvery.
+func pollFor(ctx context.Context, w io.Writer, limit, every time.Duration, what string, ready func(context.Context) (bool, error)) error {
 	wctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
+	t0 := time.Now()
+	var noticed time.Time
 	for {
 		ok, err := ready(wctx)
 		if err == nil && ok {
+			if !noticed.IsZero() && w != nil {
+				fmt.Fprintf(w, "done waiting for %s after %s\n", what, time.Since(t0).Round(time.Second))
+			}
 			return nil
+		}
+		if w != nil && (noticed.IsZero() || time.Since(noticed) >= waitNoticeEvery) {
+			if noticed.IsZero() {
+				fmt.Fprintf(w, "waiting for %s (at most %s, until %s)\n", what, limit, t0.Add(limit).Format("15:04:05"))
+			} else {
+				fmt.Fprintf(w, "still waiting for %s: %s so far, giving up at %s\n", what, time.Since(t0).Round(time.Second), t0.Add(limit).Format("15:04:05"))
+			}
+			noticed = time.Now()
 		}
 		select {
 		case <-wctx.Done():
@@ -243,19 +265,20 @@ func pollFor(ctx context.Context, limit, every time.Duration, what string, ready
 // needs nothing but a shared file system (a ReadWriteMany volume on
 // Kubernetes, NFS between machines).
 type dirBarrier struct {
-	dir   string
-	sh    shard
-	limit time.Duration
+	dir    string
+	sh     shard
+	limit  time.Duration
+	notice io.Writer // where a wait is announced (nil: nowhere)
 }
 
 // newDirBarrier prepares dir for the run's shards; run names the run (its
 // options), so two runs sharing a directory do not meet each other.
-func newDirBarrier(dir, run string, sh shard, limit time.Duration) (*dirBarrier, error) {
+func newDirBarrier(dir, run string, sh shard, limit time.Duration, notice io.Writer) (*dirBarrier, error) {
 	d := filepath.Join(dir, run)
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		return nil, Usagef("--barrier %s: %v", dir, err)
 	}
-	return &dirBarrier{dir: d, sh: sh, limit: limit}, nil
+	return &dirBarrier{dir: d, sh: sh, limit: limit, notice: notice}, nil
 }
 
 // arrive marks this shard at step.
@@ -269,7 +292,7 @@ func (b *dirBarrier) arrive(step string) error {
 
 // wait waits until the shards in idx have arrived at step.
 func (b *dirBarrier) wait(ctx context.Context, step string, idx ...int) error {
-	return pollFor(ctx, b.limit, 50*time.Millisecond, fmt.Sprintf("the shards at %q in %s", step, b.dir), func(context.Context) (bool, error) {
+	return pollFor(ctx, b.notice, b.limit, 50*time.Millisecond, fmt.Sprintf("the shards at %q in %s", step, b.dir), func(context.Context) (bool, error) {
 		for _, i := range idx {
 			if _, err := os.Stat(filepath.Join(b.dir, step+"."+strconv.Itoa(i))); err != nil {
 				return false, nil
@@ -320,10 +343,15 @@ func markStartLate(s *Session, at time.Time) {
 const shardWaitLimit = 30 * time.Minute
 
 // sharedDB refuses a sharded run without --db: the default is a SQLite
-// file of each shard's own, which the shards would not share.
+// file of each shard's own, which the shards would not share; and on
+// null://, which lives in one process's memory: shard 0's load could
+// never reach the others, which would wait for it until their limit.
 func sharedDB(sh shard, db string) error {
-	if sh.sharded() && db == "" {
+	switch {
+	case sh.sharded() && db == "":
 		return Usagef("a shard needs --db: the shards of a run share one database (without --db each would write its own SQLite file)")
+	case sh.sharded() && strings.HasPrefix(db, result.HarnessOnlyAdapter+":"):
+		return Usagef("--db %s cannot be shared by shards: null:// lives in one process's memory (shards need a database they all reach; for the harness alone run one process without --shard)", db)
 	}
 	return nil
 }

@@ -335,7 +335,7 @@ func TestDirBarrierResetsOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			b, err := newDirBarrier(dir, "run", shard{i: i, n: 3}, 10*time.Second)
+			b, err := newDirBarrier(dir, "run", shard{i: i, n: 3}, 10*time.Second, nil)
 			if err != nil {
 				t.Error(err)
 				return
@@ -364,11 +364,60 @@ func TestDirBarrierResetsOnce(t *testing.T) {
 		t.Errorf("resets %v, want one per step", resets)
 	}
 	// Alone: shard 0 of 2 waits for shard 1 until the limit.
-	b, err := newDirBarrier(t.TempDir(), "run", shard{i: 0, n: 2}, 300*time.Millisecond)
+	b, err := newDirBarrier(t.TempDir(), "run", shard{i: 0, n: 2}, 300*time.Millisecond, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := b.resetOnce(ctx, "a", func(context.Context) error { t.Error("reset without shard 1"); return nil }); err == nil {
 		t.Error("shard 0 met a shard that never came")
+	}
+}
+
+// TestShardNeverWaitsInSilence: a shard that waits for another says what
+// for and until when, then gives up at its limit with an error naming it;
+// one whose wait ends says so.
+func TestShardNeverWaitsInSilence(t *testing.T) {
+	t.Parallel()
+	var out strings.Builder
+	err := pollFor(context.Background(), &out, 300*time.Millisecond, 20*time.Millisecond, "shard 0 to load the dataset",
+		func(context.Context) (bool, error) { return false, nil })
+	if err == nil || !strings.Contains(err.Error(), "shard 0 to load the dataset") {
+		t.Fatalf("err = %v, want the wait's limit named", err)
+	}
+	if !strings.Contains(out.String(), "waiting for shard 0 to load the dataset (at most 300ms, until ") {
+		t.Fatalf("notice %q: want what it waits for and until when", out.String())
+	}
+	out.Reset()
+	n := 0
+	if err := pollFor(context.Background(), &out, time.Minute, time.Millisecond, "x", func(context.Context) (bool, error) { n++; return n > 2, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "waiting for x") || !strings.Contains(out.String(), "done waiting for x") {
+		t.Fatalf("notice %q: want the wait and its end", out.String())
+	}
+}
+
+// TestSharedDBRefusesNull: null:// lives in one process, so shards of it
+// could never meet: refused at once as bad input, 0/1 allowed.
+func TestSharedDBRefusesNull(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		sh shard
+		db string
+		ok bool
+	}{
+		{shard{i: 1, n: 2}, "null://", false},
+		{shard{i: 0, n: 2}, "null://", false},
+		{shard{i: 0, n: 1}, "null://", true},
+		{shard{i: 1, n: 2}, "", false},
+		{shard{i: 1, n: 2}, "redis://127.0.0.1:1", true},
+	} {
+		err := sharedDB(tc.sh, tc.db)
+		if (err == nil) != tc.ok {
+			t.Errorf("%d/%d on %q: %v", tc.sh.i, tc.sh.n, tc.db, err)
+		}
+		if err != nil && !IsUsage(err) {
+			t.Errorf("%d/%d on %q: %v is not bad input (exit 2)", tc.sh.i, tc.sh.n, tc.db, err)
+		}
 	}
 }

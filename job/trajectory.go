@@ -624,7 +624,7 @@ phases:
 		if sh.sharded() {
 			// The queries' answers are those of the whole dataset: wait
 			// until every shard has written its records.
-			if runErr = j.waitForRecords(ctx, store, g.Len()); runErr != nil {
+			if runErr = j.waitForRecords(ctx, stderr, store, g.Len()); runErr != nil {
 				break
 			}
 			_ = s.Event("shards written", "every shard's records are in the database")
@@ -710,8 +710,8 @@ func (j *trajectoryJob) runShard() (shard, time.Time, error) {
 
 // waitForRecords waits until the store holds every record of the dataset
 // (the other shards' writes).
-func (j *trajectoryJob) waitForRecords(ctx context.Context, store trajectory.Store, want int64) error {
-	return pollFor(ctx, shardWaitLimit, 100*time.Millisecond, "the other shards to write their records", func(ctx context.Context) (bool, error) {
+func (j *trajectoryJob) waitForRecords(ctx context.Context, w io.Writer, store trajectory.Store, want int64) error {
+	return pollFor(ctx, w, shardWaitLimit, 100*time.Millisecond, "the other shards to write their records", func(ctx context.Context) (bool, error) {
 		c, err := store.Counts(ctx)
 		return err == nil && c.Records >= want, err
 	})

@@ -517,8 +517,8 @@ func (j *wikiJob) loadShard(ctx context.Context, env *Env, sh shard) error {
 }
 
 // waitForArticles waits until shard 0 has loaded every article.
-func (j *wikiJob) waitForArticles(ctx context.Context, store wiki.Store) error {
-	return waitFor(ctx, shardWaitLimit, "shard 0 to load the articles", func(ctx context.Context) (bool, error) {
+func (j *wikiJob) waitForArticles(ctx context.Context, w io.Writer, store wiki.Store) error {
+	return waitFor(ctx, w, shardWaitLimit, "shard 0 to load the articles", func(ctx context.Context) (bool, error) {
 		c, err := store.Counts(ctx)
 		return err == nil && c.Articles == j.articles && c.MaxID == j.articles, err
 	})
@@ -598,7 +598,7 @@ func (j *wikiJob) run(ctx context.Context, env *Env) error {
 	}
 	if sh.i > 0 {
 		// Shard 0 loads; the others wait until every article is there.
-		if err := j.waitForArticles(ctx, store); err != nil {
+		if err := j.waitForArticles(ctx, env.Stderr, store); err != nil {
 			return err
 		}
 	}
