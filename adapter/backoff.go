@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,21 @@ import (
 // attempt per delay between them, not N. Each caller still gets its own
 // error (the dial's, or the context's), so every failure is counted by
 // whoever records errors; Backoff counts failures and time waited.
+//
+// An outage is measured as an outage, not hidden as waiting (issue 31): a
+// dial waits at most until the next allowed moment (never more than Max)
+// and is made once; the adapters set their drivers to dial once per
+// connection (go-redis's DialerRetries) so that a driver's own retries do
+// not multiply that wait. On top of it, while a DB's Reconnects says Down,
+// the run bounds every operation (see OutageBound and OutageSpacing, and
+// job's outage guard): it fails within OutageBound as an error of its
+// second (kind "unavailable" when the bound cut it, else the driver's), and
+// a failed operation returns no sooner than OutageSpacing after it
+// started. A client in a closed loop thus makes about one failed operation
+// per OutageSpacing during an outage: the errors are counted second by
+// second, and it cannot spin at millions of errors a second (a driver that
+// fails at once, like gocql with no host or go-redis after a pool's worth
+// of failed dials, would otherwise).
 type Backoff struct {
 	Min, Max time.Duration
 
@@ -38,6 +54,32 @@ const (
 	DefaultBackoffMax = time.Second
 )
 
+// OutageBound is the longest an operation may take while its database is
+// down (the last dial to one of its servers failed): the dial's wait for
+// its moment (at most DefaultBackoffMax) and one dial of a refusing
+// server, with room to spare. An operation cut by it fails with an
+// UnavailableError.
+const OutageBound = 2 * time.Second
+
+// OutageSpacing is the least time a failed operation takes while its
+// database is down: the longest step between two dials, so that a client
+// fails about once per step, as often as the backoff lets a dial through.
+const OutageSpacing = DefaultBackoffMax
+
+// UnavailableError is an operation cut by OutageBound: its database could
+// not be reached within the run's bound. Its error kind is "unavailable".
+type UnavailableError struct{ Err error }
+
+func (e *UnavailableError) Error() string {
+	return fmt.Sprintf("database unavailable (no answer within %s while its dials fail): %v", OutageBound, e.Err)
+}
+
+// Unwrap is the error the bound cut (a context deadline).
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// Kind names the error for counting (recorder.KindError).
+func (e *UnavailableError) Kind() string { return "unavailable" }
+
 // NewBackoff is a Backoff with the default bounds.
 func NewBackoff() *Backoff { return &Backoff{Min: DefaultBackoffMin, Max: DefaultBackoffMax} }
 
@@ -45,11 +87,16 @@ func NewBackoff() *Backoff { return &Backoff{Min: DefaultBackoffMin, Max: Defaul
 type BackoffStats struct {
 	Dials, Failed int64         // dial attempts, and those that failed
 	Waited        time.Duration // summed over every caller that waited
+	// Down: the last dial to some server failed (it is unreachable now).
+	Down bool
 }
 
 // Stats returns the counts so far.
 func (b *Backoff) Stats() BackoffStats {
-	return BackoffStats{Dials: b.dials.Load(), Failed: b.failed.Load(), Waited: time.Duration(b.waitedNS.Load())}
+	b.mu.Lock()
+	down := b.failures > 0
+	b.mu.Unlock()
+	return BackoffStats{Dials: b.dials.Load(), Failed: b.failed.Load(), Waited: time.Duration(b.waitedNS.Load()), Down: down}
 }
 
 // SumStats adds the counts of several backoffs (one per server of a DB).
@@ -60,6 +107,7 @@ func SumStats(bs []*Backoff) BackoffStats {
 		st.Dials += s.Dials
 		st.Failed += s.Failed
 		st.Waited += s.Waited
+		st.Down = st.Down || s.Down
 	}
 	return st
 }
