@@ -27,7 +27,7 @@ import (
 // and is made once; the adapters set their drivers to dial once per
 // connection (go-redis's DialerRetries) so that a driver's own retries do
 // not multiply that wait. On top of it, while a DB's Reconnects says Down,
-// the run bounds every operation (see OutageBound and OutageSpacing, and
+// (every server's last dial failed) the run bounds every operation (see OutageBound and OutageSpacing, and
 // job's outage guard): it fails within OutageBound as an error of its
 // second (kind "unavailable" when the bound cut it, else the driver's), and
 // a failed operation returns no sooner than OutageSpacing after it
@@ -87,7 +87,10 @@ func NewBackoff() *Backoff { return &Backoff{Min: DefaultBackoffMin, Max: Defaul
 type BackoffStats struct {
 	Dials, Failed int64         // dial attempts, and those that failed
 	Waited        time.Duration // summed over every caller that waited
-	// Down: the last dial to some server failed (it is unreachable now).
+	// Down: the last dial to every server failed (the database is
+	// unreachable now). One dead node of a cluster whose other nodes serve
+	// is not Down: the live nodes' operations must not be bounded as an
+	// outage's (a slow one would be cut and counted as unavailable).
 	Down bool
 }
 
@@ -99,15 +102,16 @@ func (b *Backoff) Stats() BackoffStats {
 	return BackoffStats{Dials: b.dials.Load(), Failed: b.failed.Load(), Waited: time.Duration(b.waitedNS.Load()), Down: down}
 }
 
-// SumStats adds the counts of several backoffs (one per server of a DB).
+// SumStats adds the counts of several backoffs (one per server of a DB);
+// it is Down when every one of them is.
 func SumStats(bs []*Backoff) BackoffStats {
-	var st BackoffStats
+	st := BackoffStats{Down: len(bs) > 0}
 	for _, b := range bs {
 		s := b.Stats()
 		st.Dials += s.Dials
 		st.Failed += s.Failed
 		st.Waited += s.Waited
-		st.Down = st.Down || s.Down
+		st.Down = st.Down && s.Down
 	}
 	return st
 }

@@ -16,7 +16,7 @@ import (
 // backoff and the drivers' retries, the run ended 10 s late with 0 errors).
 //
 // The database is down when the adapter's backoff says its last dial to
-// some server failed (adapter.BackoffStats.Down), or when the last second
+// every server failed (adapter.BackoffStats.Down), or when the last second
 // had errors and no success (any adapter, with or without a backoff).
 // Both are read once a tick, so the check per operation is one atomic
 // load; an operation started in the tick that noticed the outage is bound

@@ -35,7 +35,7 @@ func TestOutageSample(t *testing.T) {
 		{"only errors", nil, 0, 3, true},
 		{"nothing finished, no backoff", nil, 0, 0, false},
 		{"nothing finished, dials failing", fixedReconn{down: true}, 0, 0, true},
-		{"served, one server's dials failing", fixedReconn{down: true}, 10, 0, true},
+		{"served, every dial failing since", fixedReconn{down: true}, 10, 0, true},
 		{"served, dials fine", fixedReconn{}, 10, 0, false},
 	} {
 		o := &outage{reconn: c.reconn}

@@ -69,7 +69,7 @@ func (p *progress) update(s recorder.Snapshot, down bool) {
 	case down && n == 0:
 		fmt.Fprintf(&b, " | DATABASE UNREACHABLE: no operation succeeded (%d errors this second)", failed)
 	case down:
-		b.WriteString(" | a server is unreachable (its dials fail)")
+		b.WriteString(" | DATABASE UNREACHABLE: its dials fail")
 	}
 	due := p.every.Due(s.End) // called every interval: it keeps the cadence
 	switch {

@@ -244,7 +244,7 @@ func (db *DB) Reconnects() adapter.BackoffStats {
 	st := db.dials.Reconnects()
 	g := db.gate.Stats()
 	st.Waited += g.Waited
-	st.Down = st.Down || g.Down // requests finding no host
+	st.Down = st.Down || g.Down // or requests find no host at all
 	return st
 }
 
