@@ -81,7 +81,10 @@ func bounded(ctx context.Context, bound, spacing time.Duration, do func(context.
 	if err == nil {
 		return group, nil
 	}
-	if octx.Err() != nil && ctx.Err() == nil && errors.Is(octx.Err(), context.DeadlineExceeded) {
+	// Cut by the bound: its deadline passed (a driver may report it as its
+	// own timeout, e.g. a dial's "i/o timeout", a moment before the
+	// context says so), and not because the run was interrupted.
+	if ctx.Err() == nil && (errors.Is(octx.Err(), context.DeadlineExceeded) || time.Since(start) >= bound) {
 		err = &adapter.UnavailableError{Err: err}
 	}
 	if wait := spacing - time.Since(start); wait > 0 && ctx.Err() == nil {

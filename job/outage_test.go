@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -70,6 +72,12 @@ func TestGuardBoundsOperationsWhileDown(t *testing.T) {
 	hang := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
 	fail := func(context.Context) error { return errors.New("connection refused") }
 	succeed := func(context.Context) error { return nil }
+	// A driver that sees the deadline itself and says "i/o timeout".
+	ownTimeout := func(ctx context.Context) error {
+		d, _ := ctx.Deadline()
+		time.Sleep(time.Until(d))
+		return &net.OpError{Op: "dial", Net: "tcp", Err: os.ErrDeadlineExceeded}
+	}
 	noDeadline := func(ctx context.Context) error {
 		if _, ok := ctx.Deadline(); ok {
 			return errors.New("deadline set while the database is up")
@@ -88,6 +96,7 @@ func TestGuardBoundsOperationsWhileDown(t *testing.T) {
 		{"down: success returns at once", true, succeed, "none", 0, true},
 		{"down: a hanging operation is cut", true, hang, "unavailable", adapter.OutageBound, true},
 		{"down: a failure is spaced", true, fail, "connection refused", adapter.OutageSpacing, true},
+		{"down: a driver's own timeout at the bound", true, ownTimeout, "unavailable", adapter.OutageBound, true},
 		{"down: interrupted, not unavailable", true, hang, "canceled", 0, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
