@@ -17,10 +17,10 @@ import (
 //
 // The database is down when the adapter's backoff says its last dial to
 // every server failed (adapter.BackoffStats.Down), or when the last second
-// had errors and no success (any adapter, with or without a backoff).
-// Both are read once a tick, so the check per operation is one atomic
-// load; an operation started in the tick that noticed the outage is bound
-// only by its driver (which dials once per connection, through the
+// had errors and no success (any adapter, with or without a backoff); it
+// stays down until an operation succeeds. Both are read once a tick, so the check per operation is one atomic
+// load; an operation started before the tick that noticed the outage is
+// bound only by its driver (which dials once per connection, through the
 // backoff).
 type outage struct {
 	reconn adapter.Reconnector // nil: the last second alone decides
@@ -34,7 +34,9 @@ func (o *outage) sample(ok, failed int64) bool {
 	if o == nil {
 		return false
 	}
-	down := ok == 0 && failed > 0
+	// An outage lasts until an operation succeeds: a second in which
+	// nothing finished (every client waiting on a dial) does not end it.
+	down := ok == 0 && (failed > 0 || o.down.Load())
 	if !down && o.reconn != nil {
 		down = o.reconn.Reconnects().Down
 	}

@@ -45,6 +45,17 @@ func TestOutageSample(t *testing.T) {
 			t.Errorf("%s: down %v (stored %v), want %v", c.name, got, o.down.Load(), c.want)
 		}
 	}
+	// Down lasts until a success: a second with nothing finished (clients
+	// waiting on dials) does not end it; a served second does.
+	o := &outage{}
+	for i, step := range []struct {
+		ok, failed int64
+		want       bool
+	}{{0, 0, false}, {0, 4, true}, {0, 0, true}, {0, 2, true}, {5, 0, false}, {0, 0, false}} {
+		if got := o.sample(step.ok, step.failed); got != step.want {
+			t.Errorf("second %d (%d ok, %d failed): down %v, want %v", i+1, step.ok, step.failed, got, step.want)
+		}
+	}
 	var none *outage
 	if none.sample(0, 5) {
 		t.Error("a nil outage is down")
