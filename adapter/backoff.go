@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,21 @@ import (
 // attempt per delay between them, not N. Each caller still gets its own
 // error (the dial's, or the context's), so every failure is counted by
 // whoever records errors; Backoff counts failures and time waited.
+//
+// An outage is measured as an outage, not hidden as waiting (issue 31): a
+// dial waits at most until the next allowed moment (never more than Max)
+// and is made once; the adapters set their drivers to dial once per
+// connection (go-redis's DialerRetries) so that a driver's own retries do
+// not multiply that wait. On top of it, while a DB's Reconnects says Down,
+// (every server's last dial failed) the run bounds every operation (see OutageBound and OutageSpacing, and
+// job's outage guard): it fails within OutageBound as an error of its
+// second (kind "unavailable" when the bound cut it, else the driver's), and
+// a failed operation returns no sooner than OutageSpacing after it
+// started. A client in a closed loop thus makes about one failed operation
+// per OutageSpacing during an outage: the errors are counted second by
+// second, and it cannot spin at millions of errors a second (a driver that
+// fails at once, like gocql with no host or go-redis after a pool's worth
+// of failed dials, would otherwise).
 type Backoff struct {
 	Min, Max time.Duration
 
@@ -38,6 +54,35 @@ const (
 	DefaultBackoffMax = time.Second
 )
 
+// OutageBound is the longest an operation may take while its database is
+// down (the last dial to every server failed): one backoff step, the
+// longest a dial waits for its moment. An operation needing more (a
+// driver that retries, each attempt waiting out the backoff: go-redis's
+// cluster client tries a command 4 times) is cut and fails with an
+// UnavailableError. With OutageSpacing equal to it, every failed operation
+// of an outage takes one step: a closed-loop client fails once a second.
+// (At 2 s, a Redis Cluster client failed every other second.)
+const OutageBound = DefaultBackoffMax
+
+// OutageSpacing is the least time a failed operation takes while its
+// database is down: the longest step between two dials, so that a client
+// fails about once per step, as often as the backoff lets a dial through.
+const OutageSpacing = DefaultBackoffMax
+
+// UnavailableError is an operation cut by OutageBound: its database could
+// not be reached within the run's bound. Its error kind is "unavailable".
+type UnavailableError struct{ Err error }
+
+func (e *UnavailableError) Error() string {
+	return fmt.Sprintf("database unavailable (no answer within %s while its dials fail): %v", OutageBound, e.Err)
+}
+
+// Unwrap is the error the bound cut (a context deadline).
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// Kind names the error for counting (recorder.KindError).
+func (e *UnavailableError) Kind() string { return "unavailable" }
+
 // NewBackoff is a Backoff with the default bounds.
 func NewBackoff() *Backoff { return &Backoff{Min: DefaultBackoffMin, Max: DefaultBackoffMax} }
 
@@ -45,21 +90,31 @@ func NewBackoff() *Backoff { return &Backoff{Min: DefaultBackoffMin, Max: Defaul
 type BackoffStats struct {
 	Dials, Failed int64         // dial attempts, and those that failed
 	Waited        time.Duration // summed over every caller that waited
+	// Down: the last dial to every server failed (the database is
+	// unreachable now). One dead node of a cluster whose other nodes serve
+	// is not Down: the live nodes' operations must not be bounded as an
+	// outage's (a slow one would be cut and counted as unavailable).
+	Down bool
 }
 
 // Stats returns the counts so far.
 func (b *Backoff) Stats() BackoffStats {
-	return BackoffStats{Dials: b.dials.Load(), Failed: b.failed.Load(), Waited: time.Duration(b.waitedNS.Load())}
+	b.mu.Lock()
+	down := b.failures > 0
+	b.mu.Unlock()
+	return BackoffStats{Dials: b.dials.Load(), Failed: b.failed.Load(), Waited: time.Duration(b.waitedNS.Load()), Down: down}
 }
 
-// SumStats adds the counts of several backoffs (one per server of a DB).
+// SumStats adds the counts of several backoffs (one per server of a DB);
+// it is Down when every one of them is.
 func SumStats(bs []*Backoff) BackoffStats {
-	var st BackoffStats
+	st := BackoffStats{Down: len(bs) > 0}
 	for _, b := range bs {
 		s := b.Stats()
 		st.Dials += s.Dials
 		st.Failed += s.Failed
 		st.Waited += s.Waited
+		st.Down = st.Down && s.Down
 	}
 	return st
 }

@@ -109,3 +109,38 @@ func TestBackoffsPerAddress(t *testing.T) {
 		t.Errorf("stats %+v: want 6 dials, 3 failed", st)
 	}
 }
+
+// A DB is down when the last dial to every one of its servers failed, not
+// when one node of a serving cluster is dead (its live nodes' operations
+// must not be bounded as an outage's).
+func TestSumStatsDown(t *testing.T) {
+	t.Parallel()
+	refused := errors.New("connection refused")
+	for _, c := range []struct {
+		name string
+		last []error // the last dial's outcome per server
+		want bool
+	}{
+		{"no server", nil, false},
+		{"one server up", []error{nil}, false},
+		{"one server down", []error{refused}, true},
+		{"one of three down", []error{nil, refused, nil}, false},
+		{"all three down", []error{refused, refused, refused}, true},
+	} {
+		var bs []*adapter.Backoff
+		for _, err := range c.last {
+			b := adapter.NewBackoff()
+			b.Done(err)
+			bs = append(bs, b)
+		}
+		if got := adapter.SumStats(bs).Down; got != c.want {
+			t.Errorf("%s: Down %v, want %v", c.name, got, c.want)
+		}
+	}
+	b := adapter.NewBackoff()
+	b.Done(refused)
+	b.Done(nil)
+	if b.Stats().Down {
+		t.Error("a server dialled again after a failure is still down")
+	}
+}

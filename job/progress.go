@@ -15,7 +15,10 @@ import (
 
 // progress prints one live line while a run goes on. On a terminal the line
 // is rewritten in place every second; otherwise (CI logs, files) a line is
-// printed every 10 seconds of the run's clock so logs stay short.
+// printed every 10 seconds of the run's clock so logs stay short — except
+// during an outage: every second in which the database is down is printed
+// and says so (issue 31: a run whose server was stopped printed nothing
+// for 9 s), and so is the first second after it.
 type progress struct {
 	w       io.Writer
 	tty     bool
@@ -24,6 +27,7 @@ type progress struct {
 	every   runner.Cadence
 	errors  int64
 	printed bool
+	wasDown bool // the last interval shown was during an outage
 }
 
 func newProgress(w io.Writer, total time.Duration, ops []string) *progress {
@@ -34,15 +38,16 @@ func newProgress(w io.Writer, total time.Duration, ops []string) *progress {
 	return &progress{w: w, tty: tty, total: total, ops: ops, every: runner.Cadence{Every: 10 * time.Second}}
 }
 
-// update shows snapshot s.
-func (p *progress) update(s recorder.Snapshot) {
-	var n int64
+// update shows snapshot s; down says the database is down (see outage).
+func (p *progress) update(s recorder.Snapshot, down bool) {
+	var n, failed int64
 	for i := range p.ops {
 		n += s.Hists[i].TotalCount()
 		for _, e := range s.Errors[i] {
-			p.errors += e
+			failed += e
 		}
 	}
+	p.errors += failed
 	secs := (s.End - s.Start).Seconds()
 	if secs <= 0 {
 		return
@@ -64,12 +69,20 @@ func (p *progress) update(s recorder.Snapshot) {
 		fmt.Fprintf(&b, " | late p99 %s", fmtUS(s.Late.ValueAtQuantile(99)))
 	}
 	switch {
+	case down && n == 0:
+		fmt.Fprintf(&b, " | DATABASE UNREACHABLE: no operation succeeded (%d errors this second)", failed)
+	case down:
+		b.WriteString(" | DATABASE UNREACHABLE: its dials fail")
+	}
+	due := p.every.Due(s.End) // called every interval: it keeps the cadence
+	switch {
 	case p.tty:
 		fmt.Fprintf(p.w, "\r\033[K%s", b.String())
 		p.printed = true
-	case p.every.Due(s.End):
+	case due || down || p.wasDown:
 		fmt.Fprintln(p.w, b.String())
 	}
+	p.wasDown = down
 }
 
 // done ends the live line.

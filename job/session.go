@@ -39,6 +39,9 @@ type Session struct {
 	self   *probe.SelfMeter // the client's own cost, recorded in the summary
 	sum    *result.Summary  // set by Finish
 	reconn adapter.Reconnector
+	// outage says, tick by tick, whether the database is down, and bounds
+	// the operations of drive meanwhile (see outage).
+	outage *outage
 	pools  *poolMeter // nil when the adapter does not report its pools
 	// stopLoad closes when an observer ends the load early (StopLoad).
 	stopLoad chan struct{}
@@ -62,6 +65,7 @@ func StartSession(dir string, h result.Header, stdout, stderr io.Writer) (*Sessi
 		extra:  map[string]float64{},
 		stdout: stdout, stderr: stderr,
 		stopLoad:  make(chan struct{}),
+		outage:    &outage{},
 		self:      probe.StartSelf(0),
 		restoreGC: relaxGC(),
 	}, nil
@@ -78,6 +82,7 @@ func startRun(ctx context.Context, env *Env, dir string, h result.Header, db ada
 	}
 	s.out = env.Outputs
 	s.reconn, _ = db.(adapter.Reconnector)
+	s.outage.reconn = s.reconn
 	if p, ok := db.(adapter.Pooler); ok {
 		s.pools = startPools(p)
 	}
@@ -134,15 +139,30 @@ func (s *Session) Since() float64 { return time.Since(s.header.Started).Seconds(
 // than once and from any goroutine.
 func (s *Session) StopLoad() { s.stopOnce.Do(func() { close(s.stopLoad) }) }
 
-// drive runs the workers, writing every interval as it completes.
+// drive runs the workers, writing every interval as it completes. While
+// the database is down its operations are bounded (see outage), so an
+// outage is counted as errors of its seconds and the run ends on time.
 func (s *Session) drive(ctx context.Context, cfg runner.Config, workers []runner.Worker) (runner.Outcome, error) {
 	cfg.Stop = s.stopLoad
 	p := newProgress(s.stderr, cfg.Duration, s.rec.Ops())
 	defer p.done()
-	return runner.Run(ctx, cfg, s.rec, workers, func(snap recorder.Snapshot, warm bool) error {
-		p.update(snap)
+	return runner.Run(ctx, cfg, s.rec, s.outage.guard(workers), func(snap recorder.Snapshot, warm bool) error {
+		p.update(snap, s.outage.sample(snapCounts(snap)))
 		return s.writeInterval(snap, warm, false)
 	})
+}
+
+// snapCounts is how many operations of snap succeeded and failed.
+func snapCounts(snap recorder.Snapshot) (ok, failed int64) {
+	for i, h := range snap.Hists {
+		ok += h.TotalCount()
+		if i < len(snap.Errors) {
+			for _, n := range snap.Errors[i] {
+				failed += n
+			}
+		}
+	}
+	return ok, failed
 }
 
 // startClock ticks the recorder every second for work driven in counted
@@ -151,7 +171,7 @@ func (s *Session) drive(ctx context.Context, cfg runner.Config, workers []runner
 func (s *Session) startClock(warmup time.Duration) (*runner.Clock, *progress) {
 	p := newProgress(s.stderr, 0, s.rec.Ops())
 	c := runner.StartClock(s.rec, time.Second, warmup, func(snap recorder.Snapshot, warm bool) error {
-		p.update(snap)
+		p.update(snap, s.outage.sample(snapCounts(snap)))
 		return s.writeInterval(snap, warm, false)
 	})
 	return c, p

@@ -242,7 +242,9 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 // the time requests that found no connection waited at the gate.
 func (db *DB) Reconnects() adapter.BackoffStats {
 	st := db.dials.Reconnects()
-	st.Waited += db.gate.Stats().Waited
+	g := db.gate.Stats()
+	st.Waited += g.Waited
+	st.Down = st.Down || g.Down // or requests find no host at all
 	return st
 }
 

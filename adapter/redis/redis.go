@@ -166,18 +166,22 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	}
 	db := &DB{cfg: cfg, dials: &adapter.Backoffs{}}
 	dial := rawio.Dial(db.dials.DialFunc(nil)) // see adapter/rawio
+	// One dial per new connection: the backoff spaces the dials already,
+	// and go-redis's own 5 attempts (each waiting out the backoff) held an
+	// operation for seconds while its node was down (issue 31).
+	const dialerRetries = 1
 	if cfg.Cluster {
 		db.cc = goredis.NewClusterClient(&goredis.ClusterOptions{
 			Addrs: cfg.Addrs, Username: cfg.Username, Password: cfg.Password,
 			PoolSize: cfg.PoolSize, ReadTimeout: cfg.Timeout, WriteTimeout: cfg.Timeout,
-			DisableIdentity: true, Protocol: 2, Dialer: dial,
+			DisableIdentity: true, Protocol: 2, Dialer: dial, DialerRetries: dialerRetries,
 		})
 		db.rdb = db.cc
 	} else {
 		db.rdb = goredis.NewClient(&goredis.Options{
 			Addr: cfg.Addrs[0], Username: cfg.Username, Password: cfg.Password,
 			PoolSize: cfg.PoolSize, ReadTimeout: cfg.Timeout, WriteTimeout: cfg.Timeout,
-			DisableIdentity: true, Protocol: 2, Dialer: dial,
+			DisableIdentity: true, Protocol: 2, Dialer: dial, DialerRetries: dialerRetries,
 		})
 	}
 	if err := db.rdb.Ping(ctx).Err(); err != nil {
