@@ -62,7 +62,7 @@ result file and report with the knee chart.`,
 			cfg.Rules = rules
 			cfg.Results = j.Opts().Get("results")
 			cfg.Stdout, cfg.Stderr, cfg.Version = cmd.OutOrStdout(), cmd.ErrOrStderr(), Version
-			_, _, err = findmax.Run(cmd.Context(), cfg)
+			_, _, err = findmax.Run(job.WithProgress(cmd.Context(), cfg.Stderr), cfg)
 			return err
 		},
 	}

@@ -158,7 +158,18 @@ adapter.`,
 	}
 	root.AddCommand(newClusterCmd(), newReportCmd(), newExperimentCmd(), newScoresCmd(), newCompareCmd(), newFindmaxCmd(), newMergeCmd(), newKubeCmd())
 	usageArgs(root)
+	finiteFloats(root)
 	return root
+}
+
+// finiteFloats makes every float64 flag of c and its subcommands refuse
+// NaN and ±Inf at parsing (exit 2), whichever package declared it.
+func finiteFloats(c *cobra.Command) {
+	c.Flags().VisitAll(job.Finite)
+	c.PersistentFlags().VisitAll(job.Finite)
+	for _, sub := range c.Commands() {
+		finiteFloats(sub)
+	}
 }
 
 // usageArgs makes a wrong number of arguments a usage error (exit 2) in

@@ -42,7 +42,7 @@ func jobCmd(j job.Job, use string, c job.Command) *cobra.Command {
 		}
 		cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 			if c.Run != nil { // the job words its own refusal
-				return c.Run(cmd.Context(), &job.Env{Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Version: Version})
+				return c.Run(job.WithProgress(cmd.Context(), cmd.ErrOrStderr()), &job.Env{Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Version: Version})
 			}
 			return usagef("%s %s needs an operation: %s", c.Verb, use, strings.Join(names, ", "))
 		}
@@ -57,7 +57,7 @@ func jobCmd(j job.Job, use string, c job.Command) *cobra.Command {
 			return err
 		}
 		defer stop()
-		return c.Run(cmd.Context(), env)
+		return c.Run(job.WithProgress(cmd.Context(), env.Stderr), env)
 	}
 	if c.Measured {
 		out.bind(cmd)
