@@ -94,6 +94,9 @@ func clusterUp(ctx context.Context, engine string, nodes int, dir string, extra 
 	if err := cluster.CheckNodes(engine, nodes, extra); err != nil {
 		return nil, job.Usage(err)
 	}
+	if err := cluster.CheckOptions(engine, cluster.Options{Nodes: nodes, Extra: extra}); err != nil {
+		return nil, job.Usage(err)
+	}
 	if err := e.Check(); err != nil {
 		return nil, fmt.Errorf("%s is not installed here: %w (run scripts/install-servers.sh)", engine, err)
 	}
