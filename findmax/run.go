@@ -81,29 +81,14 @@ func stepCap(d time.Duration) time.Duration { return 4*d + 5*time.Minute }
 // (latency percentiles and achieved rate against the offered rate, the
 // objective, each step's verdict) and whose report draws it.
 func Run(ctx context.Context, cfg Config) (Outcome, string, error) {
-	j := cfg.Job
-	c, ok := job.Find(j, "run")
-	if why := Supported(j); !ok || why != "" {
-		return Outcome{}, "", job.Usagef("findmax: %s", why)
-	}
-	if err := cfg.Search.Validate(); err != nil {
-		return Outcome{}, "", job.Usage(err)
-	}
-	if err := cfg.validate(); err != nil {
+	if err := Check(cfg); err != nil {
 		return Outcome{}, "", err
 	}
+	j := cfg.Job
+	c, _ := job.Find(j, "run")
 	o := j.Opts()
 	size := job.TraitsOf(j).SizeStep
 	timed := o.Has("run", "duration")
-	// The job's own run options, as the first step will set them, are
-	// checked before the search's directory exists: a bad one is bad input
-	// (exit 2), not a step that breaks.
-	if err := setStep(o, timed, size, cfg.From, cfg.StepDuration, cfg.StepWarmup); err != nil {
-		return Outcome{}, "", job.Usage(err)
-	}
-	if err := job.CheckRun(j); err != nil {
-		return Outcome{}, "", err
-	}
 	name := j.Workload().Name
 	dir, err := job.NewRunDir(cfg.Results, "findmax-"+name, "search", time.Now())
 	if err != nil {
@@ -205,6 +190,28 @@ func Run(ctx context.Context, cfg Config) (Outcome, string, error) {
 		return out, dir, ErrNoRate
 	}
 	return out, dir, nil
+}
+
+// Check refuses a search that cannot run, as bad input, before anything
+// starts: the search's own options, and the job's run options as its first
+// step will set them (a bad one is exit 2, not a step that breaks).
+func Check(cfg Config) error {
+	j := cfg.Job
+	_, ok := job.Find(j, "run")
+	if why := Supported(j); !ok || why != "" {
+		return job.Usagef("findmax: %s", why)
+	}
+	if err := cfg.Search.Validate(); err != nil {
+		return job.Usage(err)
+	}
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	o := j.Opts()
+	if err := setStep(o, o.Has("run", "duration"), job.TraitsOf(j).SizeStep, cfg.From, cfg.StepDuration, cfg.StepWarmup); err != nil {
+		return job.Usage(err)
+	}
+	return job.CheckRun(j)
 }
 
 // ErrNoRate is returned by Run when no rate held (the result is written).

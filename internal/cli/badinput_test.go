@@ -215,3 +215,26 @@ func TestFindmaxNoRateExitsOne(t *testing.T) {
 		t.Errorf("the search is not saved: %v", m)
 	}
 }
+
+// Bad run options are refused before a server is started for the run: the
+// --cluster servers, the --metrics-addr endpoint.
+func TestBadInputRefusedBeforeServersStart(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args    []string
+		started string
+	}{
+		{[]string{"run", "microblog", "--cluster", "redis:1", "--model", "async", "--materialize-every", "0s"}, "starting redis"},
+		{[]string{"findmax", "microblog", "--cluster", "redis:1", "--slo", "p99<1s", "--confirm", "-1s"}, "starting redis"},
+		{[]string{"run", "microblog", "--metrics-addr", "127.0.0.1:0", "--clients", "0"}, "metrics:"},
+	} {
+		res := t.TempDir()
+		code, out, stderr := execute(context.Background(), append(tc.args, "--results", res)...)
+		if code != cli.ExitUsage || strings.Contains(out+stderr, tc.started) {
+			t.Errorf("%v: exit %d, %q; want exit 2 before %q", tc.args, code, stderr, tc.started)
+		}
+		if entries, _ := os.ReadDir(res); len(entries) > 0 {
+			t.Errorf("%v: refused, but left %s", tc.args, entries[0].Name())
+		}
+	}
+}

@@ -463,7 +463,10 @@ func newClusterNodeCmd(verb, short string) *cobra.Command {
 // starts the cluster in the results directory (so server logs stay with the
 // results), points --db at it, tells started (the run records it), runs,
 // and stops it whatever happened.
-func withCluster(c *cobra.Command, started func(*cluster.Cluster)) *cobra.Command {
+//
+// check (nil: none) validates the command's own options first: bad input
+// is refused before a server is started for it.
+func withCluster(c *cobra.Command, check func() error, started func(*cluster.Cluster)) *cobra.Command {
 	if c.Flags().Lookup("db") == nil || c.RunE == nil {
 		return c
 	}
@@ -487,6 +490,11 @@ func withCluster(c *cobra.Command, started func(*cluster.Cluster)) *cobra.Comman
 		extra, err := parseOpts(opts)
 		if err != nil {
 			return err
+		}
+		if check != nil {
+			if err := check(); err != nil {
+				return err
+			}
 		}
 		results := "results"
 		if f := cmd.Flags().Lookup("results"); f != nil {

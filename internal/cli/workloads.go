@@ -50,7 +50,18 @@ func jobCmd(j job.Job, use string, c job.Command) *cobra.Command {
 	}
 	var cl *cluster.Cluster // started by --cluster
 	var out outputFlags
+	// check refuses bad run options before a metrics endpoint or a
+	// --cluster server is started for the run.
+	check := func() error {
+		if c.Verb == "run" {
+			return job.CheckRun(j)
+		}
+		return nil
+	}
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := check(); err != nil {
+			return err
+		}
 		env := &job.Env{Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Version: Version, Cluster: job.ClusterInfo(cl)}
 		stop, err := out.apply(env)
 		if err != nil {
@@ -61,7 +72,7 @@ func jobCmd(j job.Job, use string, c job.Command) *cobra.Command {
 	}
 	if c.Measured {
 		out.bind(cmd)
-		withCluster(cmd, func(started *cluster.Cluster) { cl = started })
+		withCluster(cmd, check, func(started *cluster.Cluster) { cl = started })
 	}
 	return cmd
 }
