@@ -90,7 +90,9 @@ func Registered() []Adapter {
 func ForDSN(dsn string) (Adapter, error) {
 	scheme, _, ok := strings.Cut(dsn, "://")
 	if !ok || scheme == "" {
-		return nil, fmt.Errorf("malformed DSN %q: want scheme://..., e.g. sqlite:///tmp/fb.db", Redact(dsn))
+		// Not echoed: a word without a scheme may be a password given to
+		// the wrong flag, which Redact cannot tell from a host name.
+		return nil, fmt.Errorf("malformed DSN (not shown: it has no scheme, and may hold a password): want scheme://..., e.g. sqlite:///tmp/fb.db")
 	}
 	mu.RLock()
 	defer mu.RUnlock()

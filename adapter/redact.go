@@ -329,3 +329,60 @@ func ParseURL(dsn string) (*url.URL, error) {
 	reason := quotedRE.ReplaceAllString(err.Error(), "(not shown)")
 	return nil, BadDSN(fmt.Errorf("malformed DSN %s: %s", Redact(dsn), reason))
 }
+
+// RedactCommand masks the secrets of a command line (an external cluster's
+// kill or restart template) so that it can be printed: what RedactText
+// masks (password-like key=value pairs such as PGPASSWORD=x or
+// --password=x, DSNs), the word after a password-like option
+// (--password x, --auth x, -a x as redis-cli takes it), and every
+// occurrence of one of secrets (the scenario's DSN's password, which a
+// command often repeats in a form no pattern recognizes).
+func RedactCommand(cmd string, secrets ...string) string {
+	for _, s := range secrets {
+		if len(s) >= 3 { // a one- or two-letter "secret" would mask words
+			cmd = strings.ReplaceAll(cmd, s, Mask)
+		}
+	}
+	cmd = RedactText(cmd)
+	words := strings.Fields(cmd)
+	for i := 0; i+1 < len(words); i++ {
+		if secretFlag(words[i]) {
+			cmd = strings.Replace(cmd, words[i]+" "+words[i+1], words[i]+" "+Mask, 1)
+		}
+	}
+	return cmd
+}
+
+// secretFlag reports whether a command-line word is an option whose value
+// is a secret: --password, -password, --auth, --token..., and redis-cli's
+// -a.
+func secretFlag(w string) bool {
+	if !strings.HasPrefix(w, "-") || strings.Contains(w, "=") {
+		return false
+	}
+	name := strings.TrimLeft(w, "-")
+	return w == "-a" || (name != "" && secretKey(name))
+}
+
+// Password is the password dsn holds (its URL userinfo's, or a
+// password-like parameter's), "" when it holds none: what RedactCommand
+// must also find where no pattern would.
+func Password(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil {
+		if pw, ok := u.User.Password(); ok {
+			return pw
+		}
+		for k, vs := range u.Query() {
+			if secretKey(k) && len(vs) > 0 {
+				return vs[0]
+			}
+		}
+	}
+	if driverForm(dsn) {
+		ui := dsn[:strings.LastIndex(dsn, "@")]
+		if _, pw, ok := strings.Cut(ui, ":"); ok {
+			return pw
+		}
+	}
+	return ""
+}

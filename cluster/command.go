@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/fieldbench/fieldbench/adapter"
 )
 
 // A Template is a node action of an external cluster written as a command,
@@ -219,8 +221,10 @@ func (e *CommandError) Unwrap() error { return e.Err }
 
 // runCommand runs argv with a timeout, its output (stdout and stderr)
 // copied into log after a header line, and returns a *CommandError when it
-// could not run, timed out or exited with a code other than 0.
-func runCommand(ctx context.Context, action string, argv []string, timeout time.Duration, log io.Writer) error {
+// could not run, timed out or exited with a code other than 0. The header
+// line shows the command with its secrets masked (adapter.RedactCommand,
+// secrets among them): the log lies in the experiment's directory.
+func runCommand(ctx context.Context, action string, argv []string, timeout time.Duration, log io.Writer, secrets ...string) error {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
@@ -230,7 +234,7 @@ func runCommand(ctx context.Context, action string, argv []string, timeout time.
 	var tail tailBuffer
 	out := io.MultiWriter(log, &tail)
 	cmd.Stdout, cmd.Stderr = out, out
-	fmt.Fprintf(log, "--- %s %s: %s\n", time.Now().UTC().Format(time.RFC3339), action, strings.Join(argv, " "))
+	fmt.Fprintf(log, "--- %s %s: %s\n", time.Now().UTC().Format(time.RFC3339), action, adapter.RedactCommand(strings.Join(argv, " "), secrets...))
 	t0 := time.Now()
 	err := cmd.Run()
 	code := -1

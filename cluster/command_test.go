@@ -71,3 +71,17 @@ func TestRunCommand(t *testing.T) {
 		t.Errorf("missing command: %v", err)
 	}
 }
+
+// The command log, in the experiment's directory, shows a command with its
+// secrets masked: the DSN's password and password-like options.
+func TestRunCommandLogMasksSecrets(t *testing.T) {
+	t.Parallel()
+	var log bytes.Buffer
+	argv := []string{"sh", "-c", "true", "--password", "S3CRETa", "PGPASSWORD=S3CRETb", "dsnpw=S3CRETc"}
+	if err := runCommand(context.Background(), "kill", argv, 10*time.Second, &log, "S3CRETc"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(log.String(), "S3CRET") || !strings.Contains(log.String(), "--password xxxxx") {
+		t.Errorf("log: %q", log.String())
+	}
+}

@@ -89,13 +89,9 @@ func CouchbaseMockJar(ctx context.Context) (string, error) {
 
 // Up implements Engine.
 func (e couchbaseEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster, error) {
-	extra := 0
-	for k, v := range opts.Extra {
-		n, err := strconv.Atoi(v)
-		if k != "buckets" || err != nil || n < 0 || n > couchbaseMaxBuckets {
-			return nil, fmt.Errorf("couchbase: option %s=%q: the engine's one option is buckets=N (0..%d), extra buckets fb1..fbN besides default", k, v, couchbaseMaxBuckets)
-		}
-		extra = n
+	extra, err := parseCouchbaseOpts(opts)
+	if err != nil {
+		return nil, err
 	}
 	nodes := max(opts.Nodes, 1)
 	if err := CheckNodes(e.Name(), nodes, nil); err != nil {
@@ -330,4 +326,16 @@ func (couchbaseEngine) Down(ctx context.Context, c *Cluster) error {
 		errs = append(errs, fmt.Errorf("couchbase: %w", err))
 	}
 	return errors.Join(errs...)
+}
+
+// parseCouchbaseOpts reads the engine's one option, buckets=N.
+func parseCouchbaseOpts(opts Options) (extra int, err error) {
+	for k, v := range opts.Extra {
+		n, err := strconv.Atoi(v)
+		if k != "buckets" || err != nil || n < 0 || n > couchbaseMaxBuckets {
+			return 0, fmt.Errorf("couchbase: option %s=%q: the engine's one option is buckets=N (0..%d), extra buckets fb1..fbN besides default", k, v, couchbaseMaxBuckets)
+		}
+		extra = n
+	}
+	return extra, nil
 }

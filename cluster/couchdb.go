@@ -74,8 +74,8 @@ func InstallPouchDB(ctx context.Context) (string, error) {
 
 // Up implements Engine.
 func (e couchEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster, error) {
-	for k := range opts.Extra {
-		return nil, fmt.Errorf("couchdb: unknown option %q (the engine has none)", k)
+	if err := CheckOptions(e.Name(), opts); err != nil {
+		return nil, err
 	}
 	bin, err := InstallPouchDB(ctx)
 	if err != nil {

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/fieldbench/fieldbench/adapter"
 )
 
 // EngineExternal names a cluster fieldbench did not start: the user's own
@@ -349,7 +351,7 @@ func (e *External) run(ctx context.Context, action string, node *Node, n int) er
 	if e.log == nil {
 		return errors.New("external cluster: closed")
 	}
-	if err := runCommand(ctx, action, argv, e.spec.CommandTimeout, e.log); err != nil {
+	if err := runCommand(ctx, action, argv, e.spec.CommandTimeout, e.log, adapter.Password(e.spec.DSN)); err != nil {
 		return fmt.Errorf("external cluster: %w (output in %s)", err, e.logPath)
 	}
 	return nil

@@ -180,21 +180,9 @@ func (m mariaDB) Up(ctx context.Context, dir string, opts Options) (*Cluster, er
 		return nil, err
 	}
 	n := max(opts.Nodes, 1)
-	galera := n > 1
-	if v, ok := opts.Extra["galera"]; ok {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return nil, fmt.Errorf("mariadb: option galera=%q is not true or false", v)
-		}
-		if !b && n > 1 {
-			return nil, fmt.Errorf("mariadb: %d nodes need galera (option galera=false allows one node only)", n)
-		}
-		galera = b
-	}
-	for k := range opts.Extra {
-		if k != "galera" {
-			return nil, fmt.Errorf("mariadb: unknown option %q (known: galera)", k)
-		}
+	galera, err := parseMariaOpts(opts)
+	if err != nil {
+		return nil, err
 	}
 	if galera {
 		if err := checkGalera(); err != nil {
@@ -688,3 +676,26 @@ var (
 	_ Grower = mariaDB{}
 	_ Killer = mariaDB{}
 )
+
+// parseMariaOpts reads the engine's one option, galera (default: on for
+// more than one node).
+func parseMariaOpts(opts Options) (galera bool, err error) {
+	n := max(opts.Nodes, 1)
+	galera = n > 1
+	if v, ok := opts.Extra["galera"]; ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return false, fmt.Errorf("mariadb: option galera=%q is not true or false", v)
+		}
+		if !b && n > 1 {
+			return false, fmt.Errorf("mariadb: %d nodes need galera (option galera=false allows one node only)", n)
+		}
+		galera = b
+	}
+	for k := range opts.Extra {
+		if k != "galera" {
+			return false, fmt.Errorf("mariadb: unknown option %q (known: galera)", k)
+		}
+	}
+	return galera, nil
+}

@@ -43,7 +43,7 @@ func (sc *Scenario) WritePlan(w io.Writer) error {
 		}
 		for _, a := range cluster.ExternalActions {
 			if t, ok := c.Commands[a]; ok {
-				fmt.Fprintf(w, "    %s: %s\n", a, t)
+				fmt.Fprintf(w, "    %s: %s\n", a, adapter.RedactCommand(t, adapter.Password(c.DSN)))
 			}
 		}
 	case sc.Cluster != nil:

@@ -204,8 +204,12 @@ func Load(path string) (*Scenario, error) {
 		return nil, fmt.Errorf("read scenario: %w", err)
 	}
 	defer f.Close()
-	// One byte past the limit is enough for Parse to refuse it; a 200 MB
-	// file is never read whole.
+	// A file past the limit is refused with its real size, unread.
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > MaxScenarioBytes {
+		return nil, fmt.Errorf("%s: %w", path, tooBig(st.Size()))
+	}
+	// One byte past the limit is enough for Parse to refuse what is not a
+	// regular file; a 200 MB stream is never read whole.
 	b, err := io.ReadAll(io.LimitReader(f, MaxScenarioBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("read scenario: %w", err)
@@ -216,6 +220,11 @@ func Load(path string) (*Scenario, error) {
 	}
 	sc.Path = path
 	return sc, nil
+}
+
+// tooBig is the error of a scenario file of size bytes.
+func tooBig(size int64) error {
+	return fmt.Errorf("the scenario is %d bytes (%.1f MiB); at most %d (1 MiB) are read: a scenario is a page of settings, not data", size, float64(size)/(1<<20), MaxScenarioBytes)
 }
 
 // Limits on a scenario: it is a page of settings, not data. A 200 MB file
@@ -231,12 +240,16 @@ const (
 // would be ignored) and validates it.
 func Parse(b []byte) (*Scenario, error) {
 	if len(b) > MaxScenarioBytes {
-		return nil, fmt.Errorf("the scenario is %d bytes; at most %d (1 MiB) are read: a scenario is a page of settings, not data", len(b), MaxScenarioBytes)
+		// Only MaxScenarioBytes+1 bytes of a stream were read: its size
+		// is not known, only that it is too big.
+		return nil, fmt.Errorf("the scenario is more than %d bytes (1 MiB), the most read: a scenario is a page of settings, not data", MaxScenarioBytes)
 	}
 	var sc Scenario
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
-	if err := dec.Decode(&sc); err != nil {
+	if err := dec.Decode(&sc); errors.Is(err, io.EOF) {
+		return nil, errors.New("the scenario is empty (no YAML document in it): see scenarios/ for examples")
+	} else if err != nil {
 		return nil, fmt.Errorf("not a valid scenario: %w", err)
 	}
 	var next yaml.Node

@@ -67,7 +67,7 @@ func TestParseErrors(t *testing.T) {
 		// and any size was accepted.
 		{"second document", base + "---\nname: y\nworkload: {name: wiki}\n", "second YAML document"},
 		{"second document empty", base + "---\n", "second YAML document"},
-		{"too large", base + "description: " + strings.Repeat("x", MaxScenarioBytes) + "\n", "at most 1048576"},
+		{"too large", base + "description: " + strings.Repeat("x", MaxScenarioBytes) + "\n", "more than 1048576 bytes"},
 		{"too many actions", base + "timeline:\n" + strings.Repeat("  - {at: 1s, do: mark}\n", MaxEntries+1), "10001 timeline actions"},
 	}
 	for _, tc := range cases {

@@ -81,32 +81,19 @@ func stepCap(d time.Duration) time.Duration { return 4*d + 5*time.Minute }
 // (latency percentiles and achieved rate against the offered rate, the
 // objective, each step's verdict) and whose report draws it.
 func Run(ctx context.Context, cfg Config) (Outcome, string, error) {
+	if err := Check(cfg); err != nil {
+		return Outcome{}, "", err
+	}
 	j := cfg.Job
-	c, ok := job.Find(j, "run")
-	if why := Supported(j); !ok || why != "" {
-		return Outcome{}, "", job.Usagef("findmax: %s", why)
-	}
-	if err := cfg.Search.Validate(); err != nil {
-		return Outcome{}, "", job.Usage(err)
-	}
-	if cfg.StepWarmup >= cfg.StepDuration {
-		return Outcome{}, "", job.Usagef("--step-warmup %s must be shorter than --step-duration %s", cfg.StepWarmup, cfg.StepDuration)
-	}
-	if cfg.Confirm > 0 && (cfg.StepWarmup >= cfg.Confirm || !(cfg.ConfirmOver > 0)) {
-		return Outcome{}, "", job.Usagef("--confirm %s must be longer than --step-warmup %s, and --confirm-over positive (got %g)", cfg.Confirm, cfg.StepWarmup, cfg.ConfirmOver)
-	}
-	if err := CheckRules(cfg.Rules, j.Workload().Operations); err != nil {
-		return Outcome{}, "", job.Usage(err)
-	}
-	if cfg.ConfirmBackoffs < 0 {
-		return Outcome{}, "", job.Usagef("--confirm-backoffs must be 0 or more (got %d)", cfg.ConfirmBackoffs)
-	}
+	c, _ := job.Find(j, "run")
+	o := j.Opts()
+	size := job.TraitsOf(j).SizeStep
+	timed := o.Has("run", "duration")
 	name := j.Workload().Name
 	dir, err := job.NewRunDir(cfg.Results, "findmax-"+name, "search", time.Now())
 	if err != nil {
 		return Outcome{}, "", err
 	}
-	o := j.Opts()
 	// One database for every step: the embedded default is made once, in
 	// the search's directory, so each step does not load its own.
 	if o.Get("db") == "" {
@@ -117,8 +104,6 @@ func Run(ctx context.Context, cfg Config) (Outcome, string, error) {
 	if err := o.Set("results", dir); err != nil {
 		return Outcome{}, dir, err
 	}
-	size := job.TraitsOf(j).SizeStep
-	timed := o.Has("run", "duration")
 	// A phased run's first seconds are a phase of their own, not a warm-up.
 	warmup := cfg.StepWarmup
 	if job.TraitsOf(j).Phased {
@@ -131,19 +116,9 @@ func Run(ctx context.Context, cfg Config) (Outcome, string, error) {
 	// the run has no duration) and judges the run after its warm-up.
 	run := func(ctx context.Context, n int, rate float64, d time.Duration, what string) Step {
 		st := Step{N: n, Rate: rate}
-		set := map[string]string{"rate": fmt.Sprint(rate)}
-		if timed {
-			set["duration"], set["warmup"] = d.String(), cfg.StepWarmup.String()
-		} else {
-			for k, v := range size(rate, d) {
-				set[k] = v
-			}
-		}
-		for k, v := range set {
-			if err := o.Set(k, v); err != nil {
-				st.Err = fmt.Errorf("set --%s: %w", k, err)
-				return st
-			}
+		if err := setStep(o, timed, size, rate, d, cfg.StepWarmup); err != nil {
+			st.Err = err
+			return st
 		}
 		before, _ := filepath.Glob(filepath.Join(dir, "*", "result.jsonl"))
 		fmt.Fprintf(cfg.Stderr, "\n%s %d: %g ops/s offered\n", what, n, rate)
@@ -208,7 +183,87 @@ func Run(ctx context.Context, cfg Config) (Outcome, string, error) {
 	if out.Interrupted {
 		return out, dir, job.ErrInterrupted
 	}
+	// A search that found no rate holding is a measurement (saved above)
+	// whose answer is a failure: exit 1, so a script does not read it as
+	// a maximum.
+	if max, _, _ := conf.answer(out); max == 0 {
+		return out, dir, ErrNoRate
+	}
 	return out, dir, nil
+}
+
+// Check refuses a search that cannot run, as bad input, before anything
+// starts: the search's own options, and the job's run options as its first
+// step will set them (a bad one is exit 2, not a step that breaks).
+func Check(cfg Config) error {
+	j := cfg.Job
+	_, ok := job.Find(j, "run")
+	if why := Supported(j); !ok || why != "" {
+		return job.Usagef("findmax: %s", why)
+	}
+	if err := cfg.Search.Validate(); err != nil {
+		return job.Usage(err)
+	}
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	if err := CheckRules(cfg.Rules, j.Workload().Operations); err != nil {
+		return job.Usage(err)
+	}
+	o := j.Opts()
+	if err := setStep(o, o.Has("run", "duration"), job.TraitsOf(j).SizeStep, cfg.From, cfg.StepDuration, cfg.StepWarmup); err != nil {
+		return job.Usage(err)
+	}
+	return job.CheckRun(j)
+}
+
+// ErrNoRate is returned by Run when no rate held (the result is written).
+var ErrNoRate = errors.New("findmax: no sustainable rate found (the search is saved; see its result and report)")
+
+// validate checks the search's own options (the job's run options are
+// checked by the job).
+func (cfg Config) validate() error {
+	switch {
+	case cfg.StepDuration <= 0:
+		return job.Usagef("--step-duration must be positive (got %s)", cfg.StepDuration)
+	case cfg.StepWarmup < 0:
+		return job.Usagef("--step-warmup must not be negative (got %s)", cfg.StepWarmup)
+	case cfg.StepWarmup >= cfg.StepDuration:
+		return job.Usagef("--step-warmup %s must be shorter than --step-duration %s", cfg.StepWarmup, cfg.StepDuration)
+	case cfg.Confirm < 0:
+		return job.Usagef("--confirm must be 0 (none) or a positive duration (got %s)", cfg.Confirm)
+	case !(cfg.ConfirmOver > 0) || math.IsInf(cfg.ConfirmOver, 0):
+		return job.Usagef("--confirm-over must be a positive, finite share (got %g)", cfg.ConfirmOver)
+	case cfg.Confirm > 0 && cfg.StepWarmup >= cfg.Confirm:
+		return job.Usagef("--confirm %s must be longer than --step-warmup %s", cfg.Confirm, cfg.StepWarmup)
+	case cfg.ConfirmBackoffs < 0:
+		return job.Usagef("--confirm-backoffs must be 0 or more (got %d)", cfg.ConfirmBackoffs)
+	}
+	return nil
+}
+
+// setStep sets the run options of one step: its rate and its duration and
+// warm-up, or the work sized to last d at rate.
+func setStep(o *job.Opts, timed bool, size func(float64, time.Duration) map[string]string, rate float64, d, warmup time.Duration) error {
+	set := map[string]string{"rate": fmt.Sprint(rate)}
+	if timed {
+		set["duration"], set["warmup"] = d.String(), warmup.String()
+	} else {
+		for k, v := range size(rate, d) {
+			set[k] = v
+		}
+	}
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := o.Set(k, set[k]); err != nil {
+			return fmt.Errorf("set --%s: %w", k, err)
+		}
+	}
+	return nil
 }
 
 // stepSummary is a step's summary without its first warmup: the intervals

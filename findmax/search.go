@@ -30,13 +30,18 @@ type Search struct {
 	MinShare    float64 // of the offered rate that must be achieved
 }
 
+// MaxRate bounds --from-rate and --max-rate: a billion operations a second
+// is far beyond what one client machine offers, and a rate past it is a
+// typing slip (1e300 would print as 300 digits in every step line).
+const MaxRate = 1e9
+
 // Validate checks the search's bounds.
 func (s Search) Validate() error {
 	switch {
-	case !(s.From > 0) || math.IsInf(s.From, 0):
-		return fmt.Errorf("--from-rate must be a positive rate (got %g)", s.From)
-	case !(s.Max >= s.From) || math.IsInf(s.Max, 0):
-		return fmt.Errorf("--max-rate must be at least --from-rate (got %g < %g)", s.Max, s.From)
+	case !(s.From > 0) || s.From > MaxRate:
+		return fmt.Errorf("--from-rate must be a positive rate up to %g ops/s (got %g)", float64(MaxRate), s.From)
+	case !(s.Max >= s.From) || s.Max > MaxRate:
+		return fmt.Errorf("--max-rate must be at least --from-rate and at most %g ops/s (got %g, --from-rate %g)", float64(MaxRate), s.Max, s.From)
 	case !(s.Precision > 0 && s.Precision < 1):
 		return fmt.Errorf("--precision must be between 0 and 1 (got %g)", s.Precision)
 	case s.MaxSteps < 2:

@@ -233,6 +233,7 @@ func (j *ingestJob) open(ctx context.Context, dirName string) (*ingestDB, error)
 	}
 	e := &ingestDB{dsn: dsn, dir: dir}
 	if e.a, e.db, err = OpenDB(ctx, e.dsn); err != nil {
+		removeIfEmpty(dir)
 		return nil, err
 	}
 	if err := verifiable(e.a, j.verify); err != nil {
@@ -801,4 +802,14 @@ func (j *ingestJob) Traits() Traits {
 		batches := (workFor(rate, d, sources) + sources - 1) / sources
 		return map[string]string{"records": strconv.FormatInt(batches*int64(max(j.batch, 1)), 10)}
 	}}
+}
+
+// CheckRun checks the run's options before anything starts (RunChecker).
+func (j *ingestJob) CheckRun() error {
+	rc := j.runConfig(j.records)
+	if err := rc.Validate(); err != nil {
+		return Usage(err)
+	}
+	_, _, err := j.ingestShard(&rc, false)
+	return err
 }

@@ -164,6 +164,21 @@ func namesLocked() []string {
 	return out
 }
 
+// RunChecker is a job that can check its run options without running:
+// a rate search (findmax) asks it before its first step, so a bad option is
+// refused before any directory is made or server contacted.
+type RunChecker interface {
+	CheckRun() error
+}
+
+// CheckRun checks j's run options as set when j can (nil otherwise).
+func CheckRun(j Job) error {
+	if c, ok := j.(RunChecker); ok {
+		return c.CheckRun()
+	}
+	return nil
+}
+
 // Find returns the command of j for verb ("run", or "op post").
 func Find(j Job, verb string) (Command, bool) {
 	for _, c := range j.Commands() {

@@ -271,7 +271,10 @@ func writeLoadResult(dir string, h result.Header, seconds float64, extra map[str
 	return errors.Join(err, w.Close())
 }
 
-func (j *microblogJob) run(ctx context.Context, env *Env) error {
+// CheckRun reports the first bad run option as a usage error, before
+// anything is created: run calls it first, and a rate search calls it
+// before its first step (RunChecker).
+func (j *microblogJob) CheckRun() error {
 	if err := j.validate(); err != nil {
 		return err
 	}
@@ -279,6 +282,21 @@ func (j *microblogJob) run(ctx context.Context, env *Env) error {
 	if err := cfg.Validate(); err != nil {
 		return Usage(err)
 	}
+	if j.model == string(microblog.Async) && j.matEvery <= 0 {
+		return Usagef("--materialize-every must be positive (got %s)", j.matEvery)
+	}
+	if _, err := workload.ParseMix(j.mix, microblog.ClientOps); err != nil {
+		return Usage(err)
+	}
+	_, _, err := j.sharding.resolve(j.db)
+	return err
+}
+
+func (j *microblogJob) run(ctx context.Context, env *Env) error {
+	if err := j.CheckRun(); err != nil {
+		return err
+	}
+	cfg := runner.Config{Workers: j.clients, Duration: j.duration, Warmup: j.warmup, Rate: j.rate}
 	sh, startAt, err := j.sharding.resolve(j.db)
 	if err != nil {
 		return err
@@ -297,6 +315,7 @@ func (j *microblogJob) run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
+	defer removeIfEmpty(dir)
 	a, db, err := OpenDB(ctx, dsn)
 	if err != nil {
 		return err

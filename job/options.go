@@ -3,7 +3,9 @@ package job
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -53,7 +55,33 @@ func (o *Opts) Int64(p *int64, name string, def int64, help string, verbs ...str
 // Float64 declares a float64 option.
 func (o *Opts) Float64(p *float64, name string, def float64, help string, verbs ...string) {
 	o.fs.Float64Var(p, name, def, help)
+	Finite(o.fs.Lookup(name))
 	o.declared(name, verbs)
+}
+
+// finiteFloat is a float64 flag value that refuses NaN and ±Inf: strconv
+// accepts them ("NaN", "inf"), but no option means anything with them and a
+// NaN that reaches a result line cannot be encoded as JSON.
+type finiteFloat struct{ pflag.Value }
+
+func (f finiteFloat) Set(s string) error {
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
+		return fmt.Errorf("%q is not a finite number", s)
+	}
+	return f.Value.Set(s)
+}
+
+// Finite makes float64 flag f refuse NaN and ±Inf (any other flag, or nil,
+// is left alone). The CLI calls it on every flag of every command, so a
+// float option declared anywhere is checked the same way.
+func Finite(f *pflag.Flag) {
+	if f == nil || f.Value.Type() != "float64" {
+		return
+	}
+	if _, done := f.Value.(finiteFloat); !done {
+		f.Value = finiteFloat{f.Value}
+	}
 }
 
 // String declares a string option.
@@ -177,7 +205,7 @@ func typeWord(t string) string {
 	case "int", "int64":
 		return "a whole number"
 	case "float64":
-		return "a number"
+		return "a finite number"
 	case "bool":
 		return "true or false"
 	case "duration":

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -69,17 +70,71 @@ func DefaultSQLite(dir, workloadName string) string {
 	return "sqlite://" + filepath.Join(dir, workloadName+".db")
 }
 
-// OpenDB opens the database of dsn with its adapter.
+// ConnectTimeout bounds how long opening a database server may take
+// before the command fails, with the line OpenDB prints at once (a
+// driver left to itself printed nothing: MongoDB for its 30 s of server
+// selection, Redis for 13.6 s of dial retries). It is not shorter because
+// an adapter's Open also makes its schema (Cassandra's CREATE KEYSPACE waits
+// for schema agreement), which on a loaded machine takes seconds.
+const ConnectTimeout = 30 * time.Second
+
+type progressKey struct{}
+
+// WithProgress returns ctx carrying w, where OpenDB says which server it is
+// connecting to (the CLI gives its stderr; nil: nowhere).
+func WithProgress(ctx context.Context, w io.Writer) context.Context {
+	return context.WithValue(ctx, progressKey{}, w)
+}
+
+func progressOf(ctx context.Context) io.Writer {
+	if w, ok := ctx.Value(progressKey{}).(io.Writer); ok && w != nil {
+		return w
+	}
+	return io.Discard
+}
+
+// embedded are the adapters that open a file or memory, not a server.
+var embedded = map[string]bool{"sqlite": true, "null": true}
+
+// OpenDB opens the database of dsn with its adapter. A server is announced
+// at once (on the progress writer of ctx) and given ConnectTimeout to
+// answer.
 func OpenDB(ctx context.Context, dsn string) (adapter.Adapter, adapter.DB, error) {
 	a, err := adapter.ForDSN(dsn)
 	if err != nil {
 		return nil, nil, Usage(err)
 	}
-	db, err := a.Open(ctx, dsn)
+	if embedded[a.Name()] {
+		db, err := a.Open(ctx, dsn)
+		if err != nil {
+			return nil, nil, fmt.Errorf("cannot open %s: %w", adapter.Redact(dsn), err)
+		}
+		return a, db, nil
+	}
+	fmt.Fprintf(progressOf(ctx), "connecting to %s (giving up after %s)...\n", adapter.Redact(dsn), ConnectTimeout)
+	// The open's context is cancelled only if the server has not answered
+	// in time: a DB may keep the context it was opened with.
+	octx, cancel := context.WithCancel(ctx)
+	timer := time.AfterFunc(ConnectTimeout, cancel)
+	db, err := a.Open(octx, dsn)
+	late := !timer.Stop()
 	if err != nil {
+		cancel()
+		if late && ctx.Err() == nil {
+			return nil, nil, fmt.Errorf("cannot open %s: no answer within %s (is the server running and reachable?): %w", adapter.Redact(dsn), ConnectTimeout, err)
+		}
 		return nil, nil, fmt.Errorf("cannot open %s: %w", adapter.Redact(dsn), err)
 	}
 	return a, db, nil
+}
+
+// removeIfEmpty removes a run directory a run left empty (it failed before
+// writing anything: a server that could not be reached), so a failed
+// connection does not leave an empty directory behind.
+func removeIfEmpty(dir string) {
+	if dir != "" {
+		_ = os.Remove(dir) // fails, harmlessly, on a directory with files
+	}
 }
 
 // openExisting opens the database of dsn for an operation by hand (op) of

@@ -244,7 +244,7 @@ func (s *Session) Finish(interrupted bool) error {
 	}
 	sum.Interrupted = interrupted
 	sum.Extra = extra
-	cost := s.self.Stop(s.header.Clients())
+	cost := s.self.Stop(ownClients(s.header))
 	cost.Connections = s.pools.stop()
 	sum.Client = &cost
 	if w := cost.Warning(); w != "" {
@@ -380,4 +380,20 @@ func newHeader(env *Env, workloadName string, a adapter.Adapter, info adapter.In
 		Database: info, Seed: seed, Machine: probe.Machine(), Operations: ops,
 		Options: map[string]any{}, Cluster: env.Cluster,
 	}
+}
+
+// ownClients is how many clients this process drove: a shard's own share
+// (shard_clients, shard_threads, shard_sources), not the whole run's, so
+// its summary does not say "10 clients served by 5 connections" for a
+// shard that ran 5.
+func ownClients(h result.Header) int {
+	for _, k := range []string{"clients", "threads", "sources"} {
+		switch v := h.Options["shard_"+k].(type) {
+		case int:
+			return v
+		case float64:
+			return int(v)
+		}
+	}
+	return h.Clients()
 }

@@ -444,6 +444,7 @@ func (j *trajectoryJob) run(ctx context.Context, env *Env) (err error) {
 	if err != nil {
 		return err
 	}
+	defer removeIfEmpty(dir)
 	started := false
 	defer func() {
 		if !started { // refused before measuring: leave no half-made run
@@ -936,4 +937,16 @@ func (j *trajectoryJob) Traits() Traits {
 		}
 		return map[string]string{"reset": "true", "repeat": strconv.FormatInt(repeat, 10)}
 	}, Phased: true}
+}
+
+// CheckRun checks the run's options before anything starts (RunChecker).
+func (j *trajectoryJob) CheckRun() error {
+	if err := j.validateWrite(); err != nil {
+		return err
+	}
+	if err := j.validateRun(); err != nil {
+		return err
+	}
+	_, _, err := j.runShard()
+	return err
 }

@@ -105,10 +105,19 @@ func TestTrajectoryRate(t *testing.T) {
 
 func TestTrajectoryBadRate(t *testing.T) {
 	t.Parallel()
-	for _, rate := range []string{"-1", "NaN", "+Inf"} {
-		_, err := runTrajectory(t, map[string]string{"scale": "0.0002", "rate": rate})
-		if !job.IsUsage(err) || !strings.Contains(err.Error(), "--rate must be") {
-			t.Fatalf("--rate %s: %v, want a usage error about --rate", rate, err)
+	_, err := runTrajectory(t, map[string]string{"scale": "0.0002", "rate": "-1"})
+	if !job.IsUsage(err) || !strings.Contains(err.Error(), "--rate must be") {
+		t.Fatalf("--rate -1: %v, want a usage error about --rate", err)
+	}
+	// NaN and infinities are refused as the option is set (every float
+	// option refuses them).
+	j, err := job.New("trajectory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rate := range []string{"NaN", "+Inf", "-inf"} {
+		if err := j.Opts().Set("rate", rate); err == nil || !strings.Contains(err.Error(), "not a finite number") {
+			t.Errorf("--rate %s: %v, want it refused as not a finite number", rate, err)
 		}
 	}
 }

@@ -577,6 +577,7 @@ func (j *wikiJob) run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
+	defer removeIfEmpty(dir)
 	a, db, store, closeAll, err := openWikiStore(ctx, dsn, OpenDB)
 	if err != nil {
 		return err
@@ -849,4 +850,16 @@ func (j *wikiJob) Traits() Traits {
 			n := workFor(rate, d, int64(max(j.threads, 1)))
 			return map[string]string{"sets": "1", "repeat": "1", "requests": strconv.FormatInt(n, 10)}
 		}}
+}
+
+// CheckRun checks the run's options before anything starts (RunChecker).
+func (j *wikiJob) CheckRun() error {
+	if err := j.validate(); err != nil {
+		return err
+	}
+	if _, err := j.plan(); err != nil {
+		return err
+	}
+	_, _, err := j.sharding.resolve(j.db)
+	return err
 }

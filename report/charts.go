@@ -75,16 +75,28 @@ func latencyOverTime(data []*runData, op string) string {
 func rateOverTime(data []*runData, title, unit string, value func(sample) float64, op string) string {
 	hi := 0.0
 	for _, d := range data {
-		for _, s := range d.samples[op] {
+		for _, s := range measuredSeconds(d.samples[op]) {
 			hi = math.Max(hi, value(s))
 		}
 	}
 	c := timeChart(title, linearAxis(unit, 0, hi, 5, fmtNumber), data, 1)
 	for _, d := range data {
-		c.line(pointsOf(d.samples[op], value), d.color, "")
+		c.line(pointsOf(measuredSeconds(d.samples[op]), value), d.color, "")
 	}
 	c.runLegend(data, false)
 	return c.svg()
+}
+
+// measuredSeconds are the samples of measured seconds: a rate over time leaves
+// out the drain after the clients stopped (sample.drain).
+func measuredSeconds(samples []sample) []sample {
+	out := samples[:0:0]
+	for _, s := range samples {
+		if !s.drain {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func throughputOverTime(data []*runData, op string) string {

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -38,6 +39,10 @@ type sample struct {
 	errRate  float64 // failed ops/s
 	errs     int64
 	p50, p99 float64 // µs; NaN when the interval has no successful op
+	// drain: the interval is time after the clients stopped (see
+	// drained): its latencies are drawn, but it is no measured second, so
+	// rates over time leave it out.
+	drain bool
 }
 
 func loadRuns(runs []*result.Run) ([]*runData, error) {
@@ -99,7 +104,8 @@ func runName(r *result.Run, i int) string {
 func samplesOf(r *result.Run) (map[string][]sample, error) {
 	out := map[string][]sample{}
 	ops := operations([]*result.Run{r})
-	for _, iv := range r.Intervals {
+	for i, iv := range r.Intervals {
+		drain := drained(r, i)
 		dur := iv.End - iv.Start
 		if dur <= 0 {
 			dur = 1
@@ -110,6 +116,7 @@ func samplesOf(r *result.Run) (map[string][]sample, error) {
 				return nil, fmt.Errorf("interval at %.0fs, %s: %w", iv.Start, op, err)
 			}
 			s.t = (iv.Start + iv.End) / 2
+			s.drain = drain
 			out[op] = append(out[op], s)
 		}
 	}
@@ -284,4 +291,30 @@ func hasErrors(data []*runData, op string) bool {
 		}
 	}
 	return false
+}
+
+// tickJitter is how late a run's last full-second tick may come after its
+// planned end.
+const tickJitter = 0.05
+
+// drained reports whether interval i of r is time after the clients
+// stopped: marked so (Interval.Drain), or the run's last interval when it
+// starts at its planned --duration (within a tick's jitter), where the
+// runner records the operations in flight finishing. Drawn as a measured
+// second, that sliver showed the fast operations falling to 0 ops/s at the
+// end of every closed-loop run while the slow posts finished.
+func drained(r *result.Run, i int) bool {
+	iv := r.Intervals[i]
+	if iv.Drain {
+		return true
+	}
+	if i != len(r.Intervals)-1 || i == 0 {
+		return false
+	}
+	ds, ok := r.Header.Options["duration"].(string)
+	if !ok {
+		return false
+	}
+	d, err := time.ParseDuration(ds)
+	return err == nil && d > 0 && iv.Start >= d.Seconds()-tickJitter
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -67,7 +68,26 @@ func (w *Writer) Point(p Point) error {
 // Summary appends the summary, its error kinds redacted.
 func (w *Writer) Summary(s Summary) error {
 	s.Ops = redactOps(s.Ops, func(o *OpSummary) *map[string]int64 { return &o.Errors })
+	s.Extra = finiteExtra(s.Extra)
 	return w.write(Line{Kind: "summary", Summary: &s})
+}
+
+// finiteExtra returns extra without its NaN and ±Inf figures (a figure
+// that could not be computed), which JSON cannot encode: one would cost the
+// summary line. extra itself when every figure is finite.
+func finiteExtra(extra map[string]float64) map[string]float64 {
+	for _, v := range extra {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			out := make(map[string]float64, len(extra))
+			for k, v := range extra {
+				if !math.IsNaN(v) && !math.IsInf(v, 0) {
+					out[k] = v
+				}
+			}
+			return out
+		}
+	}
+	return extra
 }
 
 // redactOps returns ops with every operation's error kinds (reached by
@@ -153,6 +173,13 @@ func redactValue(v any) any {
 			out[k] = adapter.RedactText(s)
 		}
 		return out
+	case float64:
+		// JSON has no NaN or Inf: written as a number, the header line
+		// would fail to encode and the whole result file would be lost.
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Sprint(v)
+		}
+		return v
 	default:
 		return v
 	}

@@ -1,7 +1,9 @@
 package workload
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -13,6 +15,9 @@ type Mix struct {
 	cum  []float64 // cumulative weights
 	text string
 }
+
+// MaxMixWeight bounds one operation's weight in a mix.
+const MaxMixWeight = 1e9
 
 // ParseMix parses spec against the known operations. Weights are
 // non-negative numbers, at least one positive; an operation left out has
@@ -36,8 +41,15 @@ func ParseMix(spec string, known []string) (Mix, error) {
 			return Mix{}, fmt.Errorf("malformed --mix %q: %s given twice", spec, name)
 		}
 		f, err := strconv.ParseFloat(strings.TrimSpace(w), 64)
-		if err != nil || f < 0 || f != f || f > 1e9 {
-			return Mix{}, fmt.Errorf("malformed --mix %q: weight of %s must be a non-negative number", spec, name)
+		switch {
+		case err != nil && !errors.Is(err, strconv.ErrRange), f != f, math.IsInf(f, 0):
+			return Mix{}, fmt.Errorf("malformed --mix %q: weight of %s must be a finite number (got %q)", spec, name, strings.TrimSpace(w))
+		case f < 0:
+			return Mix{}, fmt.Errorf("malformed --mix %q: weight of %s must not be negative (got %q)", spec, name, strings.TrimSpace(w))
+		case f > MaxMixWeight:
+			// Weights are relative: a huge one is a typo, and a sum of
+			// them could overflow to +Inf.
+			return Mix{}, fmt.Errorf("malformed --mix %q: weight of %s is %s, more than %g: weights are relative (post=1,timeline=4 is post=1e6,timeline=4e6)", spec, name, strings.TrimSpace(w), float64(MaxMixWeight))
 		}
 		weights[name] = f
 	}

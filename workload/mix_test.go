@@ -2,6 +2,7 @@ package workload_test
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/fieldbench/fieldbench/workload"
@@ -43,5 +44,26 @@ func TestMixPickFollowsWeights(t *testing.T) {
 	}
 	if n[1] != 0 || n[0] < 9500 || n[0] > 10500 || n[2] < 29500 || n[2] > 30500 {
 		t.Fatalf("picks %v, want ~10000/0/30000", n)
+	}
+}
+
+// Each refusal says what is wrong with the weight: 1e308 is a number, not
+// negative, but past the bound (issue 31: it was called "not a non-negative
+// number").
+func TestParseMixMessages(t *testing.T) {
+	t.Parallel()
+	ops := []string{"post", "userline", "timeline"}
+	for spec, want := range map[string]string{
+		"post=1e308,timeline=1": "more than 1e+09: weights are relative",
+		"post=1e400":            "must be a finite number",
+		"post=NaN":              "must be a finite number",
+		"post=Inf":              "must be a finite number",
+		"post=-2":               "must not be negative",
+		"post=x":                "must be a finite number",
+	} {
+		_, err := workload.ParseMix(spec, ops)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseMix(%q) = %v, want an error saying %q", spec, err, want)
+		}
 	}
 }

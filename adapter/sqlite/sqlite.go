@@ -151,15 +151,17 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	dir := filepath.Dir(abs)
 	st, err := os.Stat(dir)
 	switch {
+	// A DSN naming a file that cannot be is bad input (exit 2), not a
+	// failure of the database.
 	case errors.Is(err, os.ErrNotExist):
-		return nil, fmt.Errorf("sqlite: directory %s does not exist (create it first): %w", dir, err)
+		return nil, adapter.BadDSN(fmt.Errorf("sqlite: directory %s does not exist (create it first): %w", dir, err))
 	case err != nil:
 		return nil, fmt.Errorf("sqlite: check directory %s: %w", dir, err)
 	case !st.IsDir():
-		return nil, fmt.Errorf("sqlite: %s is not a directory", dir)
+		return nil, adapter.BadDSN(fmt.Errorf("sqlite: %s is not a directory", dir))
 	}
 	if st, err := os.Stat(abs); err == nil && st.IsDir() {
-		return nil, fmt.Errorf("sqlite: %s is a directory, not a database file", abs)
+		return nil, adapter.BadDSN(fmt.Errorf("sqlite: %s is a directory, not a database file", abs))
 	}
 
 	common := "_pragma=busy_timeout(" + strconv.Itoa(busyTimeoutMS) + ")" +

@@ -94,6 +94,9 @@ func clusterUp(ctx context.Context, engine string, nodes int, dir string, extra 
 	if err := cluster.CheckNodes(engine, nodes, extra); err != nil {
 		return nil, job.Usage(err)
 	}
+	if err := cluster.CheckOptions(engine, cluster.Options{Nodes: nodes, Extra: extra}); err != nil {
+		return nil, job.Usage(err)
+	}
 	if err := e.Check(); err != nil {
 		return nil, fmt.Errorf("%s is not installed here: %w (run scripts/install-servers.sh)", engine, err)
 	}
@@ -460,7 +463,10 @@ func newClusterNodeCmd(verb, short string) *cobra.Command {
 // starts the cluster in the results directory (so server logs stay with the
 // results), points --db at it, tells started (the run records it), runs,
 // and stops it whatever happened.
-func withCluster(c *cobra.Command, started func(*cluster.Cluster)) *cobra.Command {
+//
+// check (nil: none) validates the command's own options first: bad input
+// is refused before a server is started for it.
+func withCluster(c *cobra.Command, check func() error, started func(*cluster.Cluster)) *cobra.Command {
 	if c.Flags().Lookup("db") == nil || c.RunE == nil {
 		return c
 	}
@@ -484,6 +490,11 @@ func withCluster(c *cobra.Command, started func(*cluster.Cluster)) *cobra.Comman
 		extra, err := parseOpts(opts)
 		if err != nil {
 			return err
+		}
+		if check != nil {
+			if err := check(); err != nil {
+				return err
+			}
 		}
 		results := "results"
 		if f := cmd.Flags().Lookup("results"); f != nil {

@@ -71,7 +71,7 @@ result file and report with the knee chart.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Results = j.Opts().Get("results")
 			cfg.Stdout, cfg.Stderr, cfg.Version = cmd.OutOrStdout(), cmd.ErrOrStderr(), Version
-			_, _, err := findmax.Run(cmd.Context(), cfg)
+			_, _, err := findmax.Run(job.WithProgress(cmd.Context(), cfg.Stderr), cfg)
 			return err
 		},
 	}
@@ -94,7 +94,23 @@ result file and report with the knee chart.`,
 	fl.DurationVar(&cfg.Confirm, "confirm", 0, "after the search, confirm the answer with fixed-rate runs this long: at the rate found, backing off until one holds (the answer for runs this long), then --confirm-over above it (should break); 0 = none")
 	fl.Float64Var(&cfg.ConfirmOver, "confirm-over", 0.2, "how far above the confirmed rate the last confirmation run offers (0.2: 20 %)")
 	fl.IntVar(&cfg.ConfirmBackoffs, "confirm-backoffs", 3, "most times a confirmation that breaks is run again one --precision step lower")
-	withCluster(cmd, func(*cluster.Cluster) {})
+	// check runs before a --cluster is started, and again in Run.
+	check := func() error {
+		rules, err := findmax.ParseSLO(slo)
+		if err != nil {
+			return job.Usage(err)
+		}
+		cfg.Rules = rules
+		return findmax.Check(cfg)
+	}
+	inner := cmd.RunE
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := check(); err != nil {
+			return err
+		}
+		return inner(cmd, args)
+	}
+	withCluster(cmd, check, func(*cluster.Cluster) {})
 	return cmd
 }
 

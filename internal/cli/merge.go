@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -32,8 +33,12 @@ twice, shards of different runs or options, and a missing shard are refused.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
 			runs := make([]*result.Run, len(args))
 			for i, a := range args {
+				if ctx.Err() != nil {
+					return mergeInterrupted("")
+				}
 				r, err := readRun(cmd.ErrOrStderr(), a)
 				if err != nil {
 					return err
@@ -43,6 +48,9 @@ twice, shards of different runs or options, and a missing shard are refused.`,
 			m, err := merge.Shards(runs)
 			if err != nil {
 				return job.Usage(err)
+			}
+			if ctx.Err() != nil {
+				return mergeInterrupted("")
 			}
 			dir, err := job.NewRunDir(results, "merged-"+m.Header.Workload, m.Header.Adapter, time.Now())
 			if err != nil {
@@ -56,6 +64,11 @@ twice, shards of different runs or options, and a missing shard are refused.`,
 			if err := report.WriteFile(out, []*result.Run{m}); err != nil {
 				return err
 			}
+			if ctx.Err() != nil {
+				// Written whole, but stopped before it was announced: a
+				// merged result is only ever presented complete.
+				return mergeInterrupted(dir)
+			}
 			if err := report.Terminal(cmd.OutOrStdout(), m); err != nil {
 				return err
 			}
@@ -66,4 +79,14 @@ twice, shards of different runs or options, and a missing shard are refused.`,
 	}
 	c.Flags().StringVar(&results, "results", "results", "directory under which the merged run's directory is created")
 	return c
+}
+
+// mergeInterrupted is the error of a merge stopped by Ctrl-C (exit 130).
+// A merge has nothing partial worth keeping: a merged directory already
+// written is removed, so no half-announced result is taken for a whole one.
+func mergeInterrupted(dir string) error {
+	if dir != "" {
+		_ = os.RemoveAll(dir)
+	}
+	return fmt.Errorf("merge interrupted: no merged result written: %w", errInterrupted)
 }

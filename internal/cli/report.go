@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -28,6 +29,11 @@ directories are put side by side, e.g. the three microblog data models.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if out != "" {
+				if err := checkWritable(out); err != nil {
+					return err
+				}
+			}
 			runs := make([]*result.Run, 0, len(args))
 			for _, dir := range args {
 				r, err := result.Read(dir)
@@ -56,3 +62,21 @@ directories are put side by side, e.g. the three microblog data models.`,
 
 // writeHTML renders runs to path (see report.WriteFile).
 func writeHTML(path string, runs []*result.Run) error { return report.WriteFile(path, runs) }
+
+// checkWritable refuses, as bad input, an output file that cannot be
+// written: a directory, or one in a directory that does not exist or takes
+// no new file (/proc). It is asked before any work, so a bad --out costs
+// nothing and is exit 2, not a failure after the work.
+func checkWritable(path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return usagef("--out %s is a directory, not a file", path)
+	}
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".fieldbench-check-*")
+	if err != nil {
+		return usagef("--out %s: cannot write a file in %s: %v", path, dir, err)
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}

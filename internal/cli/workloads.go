@@ -44,7 +44,7 @@ func jobCmd(j job.Job, use string, c job.Command) *cobra.Command {
 		}
 		cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 			if c.Run != nil { // the job words its own refusal
-				return c.Run(cmd.Context(), &job.Env{Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Version: Version})
+				return c.Run(job.WithProgress(cmd.Context(), cmd.ErrOrStderr()), &job.Env{Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Version: Version})
 			}
 			return usagef("%s %s needs an operation: %s", c.Verb, use, strings.Join(names, ", "))
 		}
@@ -52,18 +52,29 @@ func jobCmd(j job.Job, use string, c job.Command) *cobra.Command {
 	}
 	var cl *cluster.Cluster // started by --cluster
 	var out outputFlags
+	// check refuses bad run options before a metrics endpoint or a
+	// --cluster server is started for the run.
+	check := func() error {
+		if c.Verb == "run" {
+			return job.CheckRun(j)
+		}
+		return nil
+	}
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := check(); err != nil {
+			return err
+		}
 		env := &job.Env{Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Version: Version, Cluster: job.ClusterInfo(cl)}
 		stop, err := out.apply(cmd.Context(), env)
 		if err != nil {
 			return err
 		}
 		defer stop()
-		return c.Run(cmd.Context(), env)
+		return c.Run(job.WithProgress(cmd.Context(), env.Stderr), env)
 	}
 	if c.Measured {
 		out.bind(cmd)
-		withCluster(cmd, func(started *cluster.Cluster) { cl = started })
+		withCluster(cmd, check, func(started *cluster.Cluster) { cl = started })
 	}
 	return cmd
 }

@@ -129,6 +129,10 @@ func (c *Client) pickFollowed() int64 {
 // calling lag for each tweet it materialized with the time from its post
 // until the end of that pass. It returns nil on ctx's end.
 func Materialize(ctx context.Context, m Materializer, interval time.Duration, lag func(time.Duration)) error {
+	if interval <= 0 {
+		// time.NewTicker panics on it; the CLI refuses it first.
+		return fmt.Errorf("materializer interval must be positive (got %s)", interval)
+	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {

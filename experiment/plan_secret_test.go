@@ -1,0 +1,40 @@
+package experiment
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+)
+
+// experiment --dry-run masks a password in an external cluster's command
+// templates as it masks the scenario's dsn (issue 31, finding 4: the
+// commands were printed verbatim).
+func TestPlanMasksPasswordsInCommands(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../scenarios/microblog/external-crash.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := strings.Replace(string(b), `dsn: "cassandra://10.0.0.11:9042,10.0.0.12:9042/fieldbench?consistency=ONE&rf=4"`,
+		`dsn: "cassandra://bench:S3CRETpw@10.0.0.11:9042,10.0.0.12:9042/fieldbench?consistency=ONE&rf=4"`, 1)
+	src = strings.Replace(src, "kill: ssh {host} sudo systemctl kill -s KILL cassandra",
+		"kill: ssh {host} nodetool -u bench -pw S3CRETpw stopdaemon", 1)
+	src = strings.Replace(src, "restart: ssh {host} sudo systemctl start cassandra",
+		"restart: ssh {host} env CASSANDRA_PASSWORD=0therS3CRET start-cassandra --token T0KENS3CRET", 1)
+	if !strings.Contains(src, "S3CRETpw stopdaemon") || !strings.Contains(src, "0therS3CRET") {
+		t.Fatal("the scenario changed: the test no longer puts secrets in it")
+	}
+	sc, err := Parse([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := sc.WritePlan(&out); err != nil {
+		t.Fatal(err)
+	}
+	plan := out.String()
+	if strings.Contains(plan, "S3CRET") || !strings.Contains(plan, "nodetool -u bench -pw xxxxx stopdaemon") {
+		t.Errorf("the plan shows a secret:\n%s", plan)
+	}
+}
