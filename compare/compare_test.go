@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fieldbench/fieldbench/result"
 )
@@ -132,28 +131,11 @@ func TestLag1AndEffectiveN(t *testing.T) {
 // are drawn around lat µs, rate operations a second.
 func run(t *testing.T, rng *rand.Rand, n int, lat float64, rate int) *result.Run {
 	t.Helper()
-	r := &result.Run{Dir: "synthetic", Header: result.Header{Started: time.Unix(0, 0)}}
-	for i := range n {
-		h := result.NewHist()
-		for range rate {
-			v := int64(lat * math.Exp(0.3*rng.NormFloat64()))
-			if err := h.RecordValue(max(v, 1)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		enc, err := result.EncodeHist(h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Intervals = append(r.Intervals, result.Interval{Start: float64(i), End: float64(i + 1),
-			Ops: map[string]result.OpInterval{"read": {Count: h.TotalCount(), Hist: enc}}})
+	secs := make([]second, n)
+	for i := range secs {
+		secs[i] = second{count: rate, lat: lat}
 	}
-	s, err := r.Summarize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Summary = &s
-	return r
+	return build(t, rng, "synthetic", secs)
 }
 
 func TestRunsAndGates(t *testing.T) {

@@ -7,19 +7,10 @@ import (
 	"github.com/fieldbench/fieldbench/result"
 )
 
+// encoded is the encoded histogram of values (µs), as interval's.
 func encoded(t *testing.T, values ...int64) string {
 	t.Helper()
-	h := result.NewHist()
-	for _, v := range values {
-		if err := h.RecordValue(v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	enc, err := result.EncodeHist(h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return enc
+	return interval(t, 0, false, values...).Ops["get"].Hist
 }
 
 // TestScheduleLateness: the summary's lateness merges the measured
