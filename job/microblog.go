@@ -416,6 +416,10 @@ func (j *microblogJob) run(ctx context.Context, env *Env) error {
 		s.SetExtra("materializer_failed", 1)
 		fmt.Fprintf(stderr, "fieldbench: %v\n", matErr)
 	}
+	if out.Abandoned {
+		s.SetExtra("operations_abandoned", 1)
+		fmt.Fprintf(stderr, "fieldbench: warning: operations still in flight %s after their cancellation were left behind (the driver or the server did not give up); the run ended without them\n", runner.AbandonAfter)
+	}
 	if out.NotStarted > 0 {
 		s.SetExtra("open_loop_not_started", float64(out.NotStarted))
 	}

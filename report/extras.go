@@ -44,6 +44,7 @@ var extraLabels = map[string]string{
 	"reconnect_dials":                       "connections dialled",
 	"reconnect_dials_failed":                "dials refused or failed",
 	"reconnect_wait_seconds":                "seconds waited out in backoff (summed over clients)",
+	"operations_abandoned":                  "operations left in flight at the end (the driver ignored their cancellation)",
 	"convergence_mean_ms":                   "mean time to visible",
 	"convergence_sd_ms":                     "sd",
 	"convergence_p50_ms":                    "p50",

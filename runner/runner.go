@@ -108,7 +108,17 @@ type Outcome struct {
 	// Executors is how many goroutines ran the open loop's operations: as
 	// many as were ever in flight at once, at most one per client.
 	Executors int
+	// Abandoned: operations still had not returned AbandonAfter after their
+	// context was cancelled at the end of the grace (a driver that ignores
+	// cancellation, a server that hangs); the run ended without them.
+	Abandoned bool
 }
+
+// AbandonAfter is how long Run waits, after cancelling the operations
+// still in flight at the end of the grace, before it ends without them: a
+// run ends at its duration plus Grace plus this, whatever the database or
+// its driver does.
+const AbandonAfter = 5 * time.Second
 
 // Run drives the workers until cfg.Duration has passed, cfg.Stop closes or
 // ctx is cancelled.
@@ -177,7 +187,11 @@ func Run(ctx context.Context, cfg Config, rec *recorder.Recorder, workers []Work
 	case <-done:
 	case <-time.After(cfg.Grace):
 		cancelOps()
-		<-done
+		select {
+		case <-done:
+		case <-time.After(AbandonAfter):
+			out.Abandoned = true
+		}
 	}
 	// The last interval runs to now: it includes the in-flight tail.
 	out.Elapsed = time.Since(start)

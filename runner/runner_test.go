@@ -303,3 +303,39 @@ func maxI(a, b int64) int64 {
 	}
 	return b
 }
+
+// stuck ignores its context: a driver that never gives up on a hung
+// server.
+type stuck struct{ release chan struct{} }
+
+func (stuck) Next() int { return 0 }
+func (s stuck) Do(context.Context, int) (int, error) {
+	<-s.release
+	return -1, nil
+}
+
+// TestRunEndsWithoutStuckOperations: a run ends at its duration plus the
+// grace plus AbandonAfter whatever its operations do, and says it left
+// some behind, in both loops.
+func TestRunEndsWithoutStuckOperations(t *testing.T) {
+	t.Parallel()
+	for _, rate := range []float64{0, 100} {
+		w := stuck{release: make(chan struct{})}
+		t0 := time.Now()
+		rec := recorder.New([]string{"op"}, t0)
+		out, err := runner.Run(context.Background(), runner.Config{Workers: 2, Duration: 200 * time.Millisecond, Rate: rate, Grace: 100 * time.Millisecond},
+			rec, []runner.Worker{w, w}, func(recorder.Snapshot, bool) error { return nil })
+		took := time.Since(t0)
+		close(w.release)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !out.Abandoned {
+			t.Fatalf("rate %g: stuck operations, but the outcome does not say they were abandoned", rate)
+		}
+		// The bound's own parts are 5.3 s; a minute means it waited for them.
+		if took < runner.AbandonAfter || took > time.Minute {
+			t.Fatalf("rate %g: the run took %s, want about %s", rate, took, runner.AbandonAfter+300*time.Millisecond)
+		}
+	}
+}
