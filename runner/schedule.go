@@ -45,9 +45,6 @@ func (s *schedule) claim() (time.Duration, bool) {
 	return s.at(k), true
 }
 
-// claimed is how many starts were taken (at most the last).
-func (s *schedule) claimed() int64 { return min(s.next.Load(), s.last) }
-
 // due is how many starts were due by the mono time t (at most the last).
 func (s *schedule) due(t time.Duration) int64 {
 	if t < s.start {

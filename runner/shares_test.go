@@ -123,8 +123,6 @@ func TestSharesInterrupted(t *testing.T) {
 }
 
 // maxLatency is the largest latency rec holds (µs).
-func maxLatency(rec *recorder.Recorder) int64 { return rec.Tick(time.Now()).Hists[0].Max() }
-
 // TestSharesOpenLoopMeasuresFromIntendedStart checks the open-loop
 // definition with bounds that hold on any machine, since sleeps never end
 // early: one worker, 30 ms per operation, 100 operations/s wanted. The k-th
