@@ -62,6 +62,14 @@ type guarded struct {
 	o *outage
 }
 
+// Intended passes an open loop's intended start on to a worker that keeps
+// figures of its own (runner.Scheduled): the guard must not hide it.
+func (g guarded) Intended(t time.Time) {
+	if s, ok := g.Worker.(runner.Scheduled); ok {
+		s.Intended(t)
+	}
+}
+
 // Do implements runner.Worker.
 func (g guarded) Do(ctx context.Context, op int) (int, error) {
 	if !g.o.down.Load() {

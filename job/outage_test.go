@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -186,5 +187,29 @@ func TestProgressPrintsEveryOutageSecond(t *testing.T) {
 		if got := strings.Contains(line, "UNREACHABLE"); got != s.unreach {
 			t.Errorf("second %d: %q says unreachable %v, want %v", i+1, line, got, s.unreach)
 		}
+	}
+}
+
+// intendedWorker counts the intended starts it is told of.
+type intendedWorker struct{ told atomic.Int64 }
+
+func (*intendedWorker) Next() int                            { return 0 }
+func (*intendedWorker) Do(context.Context, int) (int, error) { return -1, nil }
+func (w *intendedWorker) Intended(time.Time)                 { w.told.Add(1) }
+
+// TestGuardKeepsScheduled: the outage guard wraps the workers of every
+// loop (timed runs, request sets, trajectory phases) and must not hide a
+// worker's own figures from an open loop: runner.Shares tells the guarded
+// worker each intended start, and the guard passes it on.
+func TestGuardKeepsScheduled(t *testing.T) {
+	t.Parallel()
+	w := &intendedWorker{}
+	ws := (&outage{}).guard([]runner.Worker{w})
+	rec := recorder.New([]string{"op"}, time.Now())
+	if _, stopped := runner.Shares(context.Background(), ws, []*recorder.Handle{rec.Handle()}, []int64{5}, 1000); stopped {
+		t.Fatal("not interrupted, Shares says so")
+	}
+	if n := w.told.Load(); n != 5 {
+		t.Fatalf("the worker was told %d intended starts of 5", n)
 	}
 }

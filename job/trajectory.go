@@ -413,9 +413,9 @@ type trajClient interface {
 
 // trajRunPhase runs one phase: every client its own share of the requests,
 // all at once, closed loop or open loop at rate requests per second (see
-// runner.Shares). started is told the phase's requests just before it
-// starts.
-func trajRunPhase[C trajClient](ctx context.Context, clients []C, handles []*recorder.Handle, rate float64, started func(requests int64)) trajPhaseResult {
+// runner.Shares), through guard (the session's outage bound). started is
+// told the phase's requests just before it starts.
+func trajRunPhase[C trajClient](ctx context.Context, clients []C, handles []*recorder.Handle, rate float64, guard func([]runner.Worker) []runner.Worker, started func(requests int64)) trajPhaseResult {
 	ws, counts := make([]runner.Worker, len(clients)), make([]int64, len(clients))
 	var r trajPhaseResult
 	for i, c := range clients {
@@ -423,7 +423,7 @@ func trajRunPhase[C trajClient](ctx context.Context, clients []C, handles []*rec
 		r.requests += c.Requests()
 	}
 	started(r.requests)
-	r.elapsed, r.interrupted = runner.Shares(ctx, ws, handles, counts, rate)
+	r.elapsed, r.interrupted = runner.Shares(ctx, guard(ws), handles, counts, rate)
 	return r
 }
 
@@ -610,7 +610,7 @@ phases:
 			wcs = wcs[lo:hi]
 		}
 		x := s.Since()
-		r := trajRunPhase(ctx, wcs, handles, rate, func(requests int64) {
+		r := trajRunPhase(ctx, wcs, handles, rate, s.outage.guard, func(requests int64) {
 			_ = s.Event(string(mode)+" write", fmt.Sprintf("%d records, %d client(s), %d requests of up to %d", g.Len(), len(wcs), requests, j.batch))
 		})
 		for _, c := range wcs {
@@ -642,7 +642,7 @@ phases:
 				rcs = rcs[lo:hi]
 			}
 			x := s.Since()
-			r := trajRunPhase(ctx, rcs, handles, rate, func(requests int64) {
+			r := trajRunPhase(ctx, rcs, handles, rate, s.outage.guard, func(requests int64) {
 				_ = s.Event(string(mode)+" "+trajectory.Ops[op], fmt.Sprintf("%d requests, %d client(s)", requests, len(rcs)))
 			})
 			for _, c := range rcs {

@@ -701,10 +701,13 @@ func (j *wikiJob) run(ctx context.Context, env *Env) error {
 		for i, c := range clients {
 			workers[i] = c
 		}
+		// Bounded while the database is down, as a timed run's are: an
+		// outage is errors of its seconds, not a wait.
+		guarded := s.outage.guard(workers)
 		if rate > 0 {
-			return runner.PacedBatch(ctx, workers, handles, per, rate)
+			return runner.PacedBatch(ctx, guarded, handles, per, rate)
 		}
-		return runner.Batch(ctx, workers, handles, per)
+		return runner.Batch(ctx, guarded, handles, per)
 	}
 	var means []float64
 	clock, prog := s.startClock(0)
