@@ -83,6 +83,11 @@ func (e *UnavailableError) Unwrap() error { return e.Err }
 // Kind names the error for counting (recorder.KindError).
 func (e *UnavailableError) Kind() string { return "unavailable" }
 
+// dialBudget is the least time a waiting caller must have left after its
+// wait for a dial and a first exchange (on loopback: well under a
+// millisecond; across machines: a few round trips).
+const dialBudget = 200 * time.Millisecond
+
 // NewBackoff is a Backoff with the default bounds.
 func NewBackoff() *Backoff { return &Backoff{Min: DefaultBackoffMin, Max: DefaultBackoffMax} }
 
@@ -127,6 +132,14 @@ func (b *Backoff) Wait(ctx context.Context) error {
 	b.mu.Unlock()
 	if d <= 0 {
 		return nil
+	}
+	// A caller whose deadline comes before the dial could be made and
+	// answered (an operation bounded during an outage) fails now instead of
+	// waiting out its whole bound: else every dial of a restarted server
+	// was cut by its operation's bound just after the wait, and the run
+	// was not served again until a wait happened to be short.
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d+dialBudget {
+		return &UnavailableError{Err: fmt.Errorf("next dial allowed in %s, after the operation's deadline", d.Round(time.Millisecond))}
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()

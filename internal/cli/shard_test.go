@@ -389,8 +389,8 @@ func TestMicroblogLoadShardProcesses(t *testing.T) {
 			t.Errorf("load on SQLite %v: exit %d\n%s%s\nwant exit 0 and %q", tc.extra, code, out, stderr, tc.want)
 		}
 	}
-	// null:// (no database) loads whole only.
-	if code, _, stderr := execute(ctx, "load", "microblog", "--db", "null://", "--shard", "0/2"); code != cli.ExitUsage || !strings.Contains(stderr, "loads the microblog dataset whole") {
+	// null:// (no database) lives in one process: shards of it are refused.
+	if code, _, stderr := execute(ctx, "load", "microblog", "--db", "null://", "--shard", "0/2"); code != cli.ExitUsage || !strings.Contains(stderr, "cannot be shared by shards") {
 		t.Errorf("a sharded load on null://: exit %d %s", code, stderr)
 	}
 	// A split that leaves one shard no user is refused by every shard,
