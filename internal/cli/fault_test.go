@@ -82,6 +82,16 @@ func (f faultFigures) String() string {
 // FIELDBENCH_FAULT_ENGINES=postgres,redis to keep only those (the JVM
 // engines take minutes to start and restart on a loaded machine).
 func TestFaultMatrix(t *testing.T) {
+	forEachFaultEngine(t, func(t *testing.T, fc faultCase) {
+		f := faultRun(t, fc)
+		t.Logf("%s: %v", fc.engine, f)
+	})
+}
+
+// forEachFaultEngine runs each engine of faultMatrix as a subtest once its
+// server is installed, keeping only those of FIELDBENCH_FAULT_ENGINES when
+// set; it skips in -short (every one starts servers).
+func forEachFaultEngine(t *testing.T, run func(*testing.T, faultCase)) {
 	if testing.Short() {
 		t.Skip("starts servers (install with scripts/install-servers.sh)")
 	}
@@ -98,8 +108,7 @@ func TestFaultMatrix(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v (scripts/install-servers.sh installs it)", fc.engine, err)
 			}
-			f := faultRun(t, fc)
-			t.Logf("%s: %v", fc.engine, f)
+			run(t, fc)
 		})
 	}
 }

@@ -2,14 +2,11 @@ package cli_test
 
 import (
 	"fmt"
-	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
-	"github.com/fieldbench/fieldbench/cluster"
 )
 
 // outageDuration is the load of an outage run; the node dies at outageKill
@@ -34,25 +31,7 @@ const (
 // FIELDBENCH_FAULT_ENGINES=postgres,redis (run the JVM engines one at a
 // time: they take minutes to start on a loaded machine).
 func TestOutage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts servers (install with scripts/install-servers.sh)")
-	}
-	only := os.Getenv("FIELDBENCH_FAULT_ENGINES")
-	for _, fc := range faultMatrix {
-		t.Run(fc.engine, func(t *testing.T) {
-			if only != "" && !slices.Contains(strings.Split(only, ","), fc.engine) {
-				t.Skipf("not in FIELDBENCH_FAULT_ENGINES=%s", only)
-			}
-			e, err := cluster.Get(fc.engine)
-			if err == nil {
-				err = e.Check()
-			}
-			if err != nil {
-				t.Fatalf("%s: %v (scripts/install-servers.sh installs it)", fc.engine, err)
-			}
-			outageRun(t, fc)
-		})
-	}
+	forEachFaultEngine(t, outageRun)
 }
 
 // outageRun runs the killed-and-left-down experiment of fc and checks its
