@@ -3,7 +3,6 @@ package experiment
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,8 +11,6 @@ import (
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/job"
 	"github.com/fieldbench/fieldbench/result"
-	"github.com/fieldbench/fieldbench/score"
-	"github.com/fieldbench/fieldbench/workload/microblog"
 )
 
 // expSession is the experiment's side of one workload run: the timeline and
@@ -322,141 +319,6 @@ func (es *expSession) watchSettle(ctx context.Context) {
 	es.tl.Signal("settled")
 }
 
-// wikiSet labels one request-set point and tracks stability: the baseline
-// after the warm-up and baseline sets, and after a join the first window of
-// request sets whose delta times are all below the baseline once data has
-// settled. It returns true when the experiment has what it needs.
-func (es *expSession) wikiSet(pt *result.Point) bool {
-	if es == nil {
-		return false
-	}
-	x := es.x
-	st := x.sc.Stability
-	es.mu.Lock()
-	i := len(es.means)
-	es.means = append(es.means, pt.Y)
-	es.ends = append(es.ends, pt.X)
-	if i < st.WarmupSets {
-		pt.Warmup = true
-	}
-	if x.cl != nil {
-		pt.Labels["nodes"] = strconv.Itoa(x.nodesUp())
-	}
-	if x.step > 0 {
-		pt.Labels["step"] = strconv.Itoa(x.step)
-	}
-	var events [][2]string
-	var signals []string
-	if !es.haveBase && i+1 == st.WarmupSets+st.BaselineSets {
-		es.baseline = score.Baseline(es.means[st.WarmupSets:])
-		es.haveBase = true
-		events = append(events, [2]string{"baseline", fmt.Sprintf("variability %.4fs over %d request sets", es.baseline, st.BaselineSets)})
-		signals = append(signals, "baseline")
-	}
-	stop := false
-	if es.haveBase && es.settledAt >= 0 && es.stableIdx < 0 {
-		if k, detail := st.StableAfter(es.means, es.ends, es.joinAt, es.settledAt); k >= 0 {
-			es.stableIdx = k
-			events = append(events, [2]string{"stable", detail})
-			signals = append(signals, "stable")
-		}
-	}
-	if es.stableIdx >= 0 && i >= es.stableIdx+st.AfterStable {
-		stop = true
-	}
-	es.mu.Unlock()
-	for _, e := range events {
-		_ = es.s.Event(e[0], e[1])
-	}
-	if es.tl != nil {
-		es.tl.SetDone()
-		for _, c := range signals {
-			es.tl.Signal(c)
-		}
-	}
-	return stop || es.stop.Load()
-}
-
-// audit reads back every post of the run and adds the audit_* figures.
-func (es *expSession) audit(ctx context.Context, store microblog.Store, ds *microblog.Dataset) {
-	if es == nil || es.ledger == nil {
-		return
-	}
-	x := es.x
-	es.settleForAudit(ctx)
-	fmt.Fprintln(x.stderr, "durability audit: reading back every post of the run...")
-	a, err := AuditMicroblog(ctx, store, ds, es.ledger)
-	if err != nil {
-		fmt.Fprintf(x.stderr, "fieldbench: %v\n", err)
-		es.s.SetExtra("audit_failed", 1)
-		_ = es.s.Event("audit-failed", err.Error())
-		return
-	}
-	for k, v := range a.Extra() {
-		es.s.SetExtra(k, v)
-	}
-	detail := fmt.Sprintf("%d acknowledged: %d ok, %d lost, %d stale; %d failed posts present, %d absent",
-		a.Acknowledged, a.OK, a.Lost, a.Stale, a.NeverAckPresent, a.NeverAckAbsent)
-	if len(a.LostIDs) > 0 {
-		detail += fmt.Sprintf("; lost ids %v", a.LostIDs)
-	}
-	if len(a.StaleIDs) > 0 {
-		detail += fmt.Sprintf("; stale ids %v", a.StaleIDs)
-	}
-	_ = es.s.Event("audit", detail)
-	fmt.Fprintf(x.stderr, "durability audit: %s\n", detail)
-}
-
-// auditSettleLimit bounds the wait for replication before the audit: long
-// enough for a replica that was down for the run's second half to catch up
-// here (pouchdb-server took about 20 s after a restart), short enough to
-// leave the audit most of the 5 minutes the job gives AfterLoad.
-const auditSettleLimit = 2 * time.Minute
-
-// settleForAudit waits, before the audit reads the posts back, until the
-// database reports no data moving between its running nodes (cluster.Mover:
-// replicas catching up, streams, slot moves), at most auditSettleLimit. The
-// audit reads through one node: a post acknowledged by another node and
-// not yet replicated to it is late, not lost, and a replicated database is
-// judged, as Jepsen's final reads are, once it has quiesced. An engine that
-// cannot tell is audited at once; one still moving at the limit is audited
-// anyway, and the result says so (audit_unsettled = 1) so that its "lost"
-// figure is read as an upper bound.
-func (es *expSession) settleForAudit(ctx context.Context) {
-	x := es.x
-	m, ok := x.eng.(cluster.Mover)
-	if !ok || x.cl == nil {
-		return
-	}
-	t0 := time.Now()
-	wctx, cancel := context.WithTimeout(ctx, auditSettleLimit)
-	defer cancel()
-	said := false
-	err := quiesce(wctx, time.Second, func(ctx context.Context) (bool, string, error) {
-		x.mu.Lock()
-		defer x.mu.Unlock()
-		return m.Moving(ctx, x.cl)
-	}, func(what string) {
-		if !said {
-			fmt.Fprintf(x.stderr, "durability audit: waiting for the replicas to agree (%s)...\n", what)
-			said = true
-		}
-	})
-	waited := time.Since(t0).Seconds()
-	es.s.SetExtra("audit_settle_seconds", waited)
-	if err != nil {
-		detail := fmt.Sprintf("%v: auditing anyway; posts reported lost may be late ones", err)
-		fmt.Fprintf(x.stderr, "durability audit: %s\n", detail)
-		es.s.SetExtra("audit_unsettled", 1)
-		_ = es.s.Event("audit-unsettled", detail)
-		return
-	}
-	if said {
-		fmt.Fprintf(x.stderr, "durability audit: replicas agree after %.1fs\n", waited)
-		_ = es.s.Event("audit-settled", fmt.Sprintf("no data moving after %.1fs", waited))
-	}
-}
-
 // nodesUp is how many nodes ran after the last cluster change. The
 // timeline holds x.mu for a whole join; this reads a count kept beside it
 // instead of the nodes the engine is changing.
@@ -473,6 +335,15 @@ func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
 }
+
+// observer is the experiment as a job sees it: a job.Observer, and the
+// optional seams of the workloads an experiment knows (stability.go,
+// postaudit.go).
+var (
+	_ job.Observer          = (*observer)(nil)
+	_ job.RequestSetWatcher = (*observer)(nil)
+	_ job.PostAuditor       = (*observer)(nil)
+)
 
 // observer is the experiment as a job sees it (job.Observer).
 type observer struct {
@@ -505,27 +376,7 @@ func (o *observer) Header(h *result.Header) {
 
 func (o *observer) Started(ctx context.Context, s *job.Session) { o.es = o.x.begin(ctx, s) }
 
-func (o *observer) RequestSet(pt *result.Point) bool {
-	return o.es.wikiSet(pt)
-}
-
-func (o *observer) PostAcked(t microblog.Tweet) {
-	if o.es != nil && o.es.ledger != nil {
-		o.es.ledger.Acked(t)
-	}
-}
-
-func (o *observer) PostFailed(t microblog.Tweet, err error) {
-	if o.es != nil && o.es.ledger != nil {
-		o.es.ledger.Failed(t, err)
-	}
-}
-
 func (o *observer) Ended() error { return o.es.end() }
-
-func (o *observer) AfterLoad(ctx context.Context, _ *job.Session, store microblog.Store, ds *microblog.Dataset) {
-	o.es.audit(ctx, store, ds)
-}
 
 // orNone is the list comma-separated, or "none".
 func orNone(list []string) string {

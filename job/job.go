@@ -18,7 +18,6 @@ import (
 
 	"github.com/fieldbench/fieldbench/result"
 	"github.com/fieldbench/fieldbench/workload"
-	"github.com/fieldbench/fieldbench/workload/microblog"
 )
 
 // Job is one workload's commands over its options. New returns a fresh job
@@ -88,7 +87,10 @@ func (e *Env) observer() Observer {
 }
 
 // Observer watches one measured run. It is how experiments hook into a run
-// without the run knowing about experiments.
+// without the run knowing about experiments. What a workload offers beyond
+// it an observer takes by implementing that workload's optional interface
+// (PostAuditor for the microblog's posts and audit, RequestSetWatcher for
+// the wiki's request sets): the generic seam knows no workload.
 type Observer interface {
 	// Header adds the observer's own fields and series before the result
 	// file is created.
@@ -96,30 +98,17 @@ type Observer interface {
 	// Started is called once the session exists: the observer may write
 	// events and points into it while the load runs.
 	Started(ctx context.Context, s *Session)
-	// RequestSet sees a request-set point before it is written (it may
-	// label it) and says whether the run should end after it.
-	RequestSet(pt *result.Point) (stop bool)
-	// PostAcked and PostFailed see every post of a microblog run.
-	PostAcked(t microblog.Tweet)
-	PostFailed(t microblog.Tweet, err error)
 	// Ended is called when the load stopped; it stops the observer's own
 	// goroutines and returns a failed action's error.
 	Ended() error
-	// AfterLoad runs the checks made once the load stopped (the durability
-	// audit of a microblog run).
-	AfterLoad(ctx context.Context, s *Session, store microblog.Store, ds *microblog.Dataset)
 }
 
 // NopObserver watches nothing: the observer of a plain run.
 type NopObserver struct{}
 
-func (NopObserver) Header(*result.Header)                                                    {}
-func (NopObserver) Started(context.Context, *Session)                                        {}
-func (NopObserver) RequestSet(*result.Point) bool                                            { return false }
-func (NopObserver) PostAcked(microblog.Tweet)                                                {}
-func (NopObserver) PostFailed(microblog.Tweet, error)                                        {}
-func (NopObserver) Ended() error                                                             { return nil }
-func (NopObserver) AfterLoad(context.Context, *Session, microblog.Store, *microblog.Dataset) {}
+func (NopObserver) Header(*result.Header)             {}
+func (NopObserver) Started(context.Context, *Session) {}
+func (NopObserver) Ended() error                      { return nil }
 
 var (
 	mu       sync.RWMutex
@@ -202,8 +191,8 @@ type Traits struct {
 	// Stoppable: the run is driven for a duration and ends early on
 	// Session.StopLoad (an experiment's stop action).
 	Stoppable bool
-	// Audit: the run reports every post to the observer and calls its
-	// AfterLoad with the store, so the durability audit can read them back.
+	// Audit: the run offers its posts and its store to an observer that
+	// is a PostAuditor, so the durability audit can read them back.
 	Audit bool
 	// SizeStep is for a run that is a fixed amount of work (request sets,
 	// records, phases) with an open-loop --rate but no --duration: it

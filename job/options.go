@@ -25,17 +25,19 @@ type Opts struct {
 	fs    *pflag.FlagSet
 	verbs map[string][]string
 	order []string
+	ptrs  map[string]any // each option's field, for Record
 }
 
 // NewOpts returns an empty declaration.
 func NewOpts() *Opts {
 	fs := pflag.NewFlagSet("options", pflag.ContinueOnError)
 	fs.SortFlags = false
-	return &Opts{fs: fs, verbs: map[string][]string{}}
+	return &Opts{fs: fs, verbs: map[string][]string{}, ptrs: map[string]any{}}
 }
 
-func (o *Opts) declared(name string, verbs []string) {
+func (o *Opts) declared(name string, p any, verbs []string) {
 	o.verbs[name] = verbs
+	o.ptrs[name] = p
 	o.order = append(o.order, name)
 }
 
@@ -43,20 +45,20 @@ func (o *Opts) declared(name string, verbs []string) {
 // an option of "op" belongs to every operation).
 func (o *Opts) Int(p *int, name string, def int, help string, verbs ...string) {
 	o.fs.IntVar(p, name, def, help)
-	o.declared(name, verbs)
+	o.declared(name, p, verbs)
 }
 
 // Int64 declares an int64 option.
 func (o *Opts) Int64(p *int64, name string, def int64, help string, verbs ...string) {
 	o.fs.Int64Var(p, name, def, help)
-	o.declared(name, verbs)
+	o.declared(name, p, verbs)
 }
 
 // Float64 declares a float64 option.
 func (o *Opts) Float64(p *float64, name string, def float64, help string, verbs ...string) {
 	o.fs.Float64Var(p, name, def, help)
 	Finite(o.fs.Lookup(name))
-	o.declared(name, verbs)
+	o.declared(name, p, verbs)
 }
 
 // finiteFloat is a float64 flag value that refuses NaN and ±Inf: strconv
@@ -87,19 +89,19 @@ func Finite(f *pflag.Flag) {
 // String declares a string option.
 func (o *Opts) String(p *string, name string, def string, help string, verbs ...string) {
 	o.fs.StringVar(p, name, def, help)
-	o.declared(name, verbs)
+	o.declared(name, p, verbs)
 }
 
 // Bool declares a bool option.
 func (o *Opts) Bool(p *bool, name string, def bool, help string, verbs ...string) {
 	o.fs.BoolVar(p, name, def, help)
-	o.declared(name, verbs)
+	o.declared(name, p, verbs)
 }
 
 // Duration declares a time.Duration option (written 30s, 4m, 1h30m).
 func (o *Opts) Duration(p *time.Duration, name string, def time.Duration, help string, verbs ...string) {
 	o.fs.DurationVar(p, name, def, help)
-	o.declared(name, verbs)
+	o.declared(name, p, verbs)
 }
 
 // inVerb reports whether an option declared for verbs belongs to command v.
@@ -237,4 +239,30 @@ func (o *Opts) List() []Info {
 		out = append(out, Info{Name: n, Default: f.DefValue, Help: f.Usage, Verbs: o.verbs[n]})
 	}
 	return out
+}
+
+// Record writes the values of the named options into m (a result header's
+// options), keyed by their name with '-' as '_' and typed as declared
+// (durations as text: "30s"), so a result says the options from their one
+// declaration rather than from a second, hand-typed copy.
+func (o *Opts) Record(m map[string]any, names ...string) {
+	for _, n := range names {
+		key := strings.ReplaceAll(n, "-", "_")
+		switch p := o.ptrs[n].(type) {
+		case *int:
+			m[key] = *p
+		case *int64:
+			m[key] = *p
+		case *float64:
+			m[key] = *p
+		case *string:
+			m[key] = *p
+		case *bool:
+			m[key] = *p
+		case *time.Duration:
+			m[key] = p.String()
+		default:
+			panic("job: Record of an undeclared option " + n) // a programming error, found by any run of the job
+		}
+	}
 }

@@ -16,9 +16,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/fieldbench/fieldbench/adapter"
-	"github.com/fieldbench/fieldbench/recorder"
-	"github.com/fieldbench/fieldbench/result"
-	"github.com/fieldbench/fieldbench/runner"
 	"github.com/fieldbench/fieldbench/runner/loop"
 	"github.com/fieldbench/fieldbench/workload/wiki"
 )
@@ -280,17 +277,25 @@ func openWikiStore(ctx context.Context, dsn string, open func(context.Context, s
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
+	store, err := wikiStoreOf(ctx, db, dsn)
+	if err != nil {
+		db.Close()
+		return nil, nil, nil, nil, err
+	}
+	return a, db, store, func() { store.Close(); db.Close() }, nil
+}
+
+// wikiStoreOf opens the wiki store of an open database.
+func wikiStoreOf(ctx context.Context, db adapter.DB, dsn string) (wiki.Store, error) {
 	b, ok := db.(wiki.Backend)
 	if !ok {
-		db.Close()
-		return nil, nil, nil, nil, Usagef("the adapter for %s does not support the wiki workload", adapter.Redact(dsn))
+		return nil, Usagef("the adapter for %s does not support the wiki workload", adapter.Redact(dsn))
 	}
 	store, err := b.Wiki(ctx)
 	if err != nil {
-		db.Close()
-		return nil, nil, nil, nil, fmt.Errorf("open the wiki store of %s: %w", adapter.Redact(dsn), err)
+		return nil, fmt.Errorf("open the wiki store of %s: %w", adapter.Redact(dsn), err)
 	}
-	return a, db, store, func() { store.Close(); db.Close() }, nil
+	return store, nil
 }
 
 // prepare makes sure the store holds articles, loading them (from --from or
@@ -546,227 +551,6 @@ func (j *wikiJob) plan() (wiki.Plan, error) {
 		return p, Usage(err)
 	}
 	return p, nil
-}
-
-func (j *wikiJob) run(ctx context.Context, env *Env) error {
-	if err := j.validate(); err != nil {
-		return err
-	}
-	p, err := j.plan()
-	if err != nil {
-		return err
-	}
-	sets, repeat, useLoop := j.sets, j.repeat, j.loop
-	sh, startAt, err := j.sharding.resolve(j.db)
-	if err != nil {
-		return err
-	}
-	lo, hi := sh.share(p.Threads)
-	switch {
-	case lo == hi:
-		return Usagef("shard %d/%d: %d threads leave it none", sh.i, sh.n, p.Threads)
-	case sh.sharded() && j.from != "":
-		return Usagef("shards do not load a dump: load it first with 'fieldbench load wiki --from', then run the shards")
-	}
-	stderr := env.Stderr
-	obs := env.observer()
-	if useLoop && j.db == "" {
-		return Usagef("--loop needs --db: a postgres or redis DSN (the default SQLite file has no event-loop connections)")
-	}
-	dir, dsn, err := runDirFor(j.results, wiki.Name, wiki.Name, j.db)
-	if err != nil {
-		return err
-	}
-	defer removeIfEmpty(dir)
-	a, db, store, closeAll, err := openWikiStore(ctx, dsn, OpenDB)
-	if err != nil {
-		return err
-	}
-	defer closeAll()
-	// The event loop's connections are opened before a load, so that a
-	// store without them is refused at once.
-	var loopConns []loop.Conn
-	if useLoop {
-		if loopConns, err = openLoopConns(ctx, a, store, hi-lo); err != nil {
-			os.Remove(dir) // still empty: the run did not start
-			return err
-		}
-		defer func() {
-			for _, c := range loopConns {
-				c.Close()
-			}
-		}()
-	}
-	if sh.i > 0 {
-		// Shard 0 loads; the others wait until every article is there.
-		if err := j.waitForArticles(ctx, env.Stderr, store); err != nil {
-			return err
-		}
-	}
-	ld, err := j.prepare(ctx, db, store, stderr)
-	if err != nil {
-		return err
-	}
-	p.Articles = ld.counts.Articles
-	if err := p.Validate(); err != nil {
-		return err
-	}
-	if sh.sharded() {
-		// The shards wait for --articles articles: a database holding
-		// another number would leave them waiting. The source is said
-		// alike in every shard (merge checks the options are one run's),
-		// whichever shard loaded.
-		if ld.counts.Articles != j.articles {
-			return Usagef("the database holds %d articles, not --articles %d: shards run on the synthetic articles of --articles (load them with 'fieldbench load wiki --articles %d', or give that count)", ld.counts.Articles, j.articles, ld.counts.Articles)
-		}
-		ld.source = fmt.Sprintf("%d articles in the database (an empty one gets synthetic articles of seed %d from shard 0)", j.articles, j.seed)
-	}
-	info, err := db.Info(ctx)
-	if err != nil {
-		return fmt.Errorf("read database version: %w", err)
-	}
-
-	pace := "" // says an open loop wherever the run is described
-	if j.rate > 0 {
-		pace = fmt.Sprintf(", open loop at %g requests/s", j.rate)
-	}
-	h := newHeader(env, wiki.Name, a, info, dsn, j.seed, wiki.Ops)
-	h.Series = map[string]result.SeriesMeta{wikiSeries: {
-		Title:   fmt.Sprintf("Request-set time (%d requests, %d%% reads, %s%s; mean ± SD of %s)", p.PerThread()*int64(p.Threads), p.ReadPct, plural(p.Threads, "thread"), pace, plural(repeat, "execution")),
-		XLabel:  "elapsed (s)",
-		YLabel:  "request-set time (s)",
-		XIsTime: true,
-		Band:    "sd",
-	}}
-	h.Options = map[string]any{
-		"articles": ld.counts.Articles, "seed": j.seed, "source": ld.source,
-		"requests": p.Requests, "requests_per_thread": p.PerThread(), "reads": p.ReadPct, "threads": p.Threads,
-		"sets": sets, "repeat": repeat, "dist": string(p.Dist),
-	}
-	if p.Dist == wiki.Zipf {
-		h.Options["zipf_s"] = p.ZipfS
-	}
-	if j.keepRedirects {
-		h.Options["keep_redirects"] = true
-	}
-	if useLoop {
-		h.Options["client"] = "event loop (runner/loop: one goroutine, epoll)"
-	}
-	if j.rate > 0 {
-		// Recorded only for an open loop, so closed-loop result files stay as
-		// they were; the keys are microblog's.
-		h.Options["rate"] = j.rate
-		h.Options["loop"] = loopName(j.rate)
-	}
-	sh.record(&h, "threads", lo, hi)
-	if err := startTogether(ctx, &h, startAt, func(s string) { fmt.Fprint(stderr, s) }); err != nil {
-		return err
-	}
-	s, err := startRun(ctx, env, dir, h, db)
-	if err != nil {
-		return err
-	}
-	markStartLate(s, startAt)
-	s.AddExtra(ld.extra())
-	if rest := p.Requests % p.Threads; rest != 0 {
-		fmt.Fprintf(stderr, "note: %d requests over %d threads: each thread does %d, so a request set has %d requests\n",
-			p.Requests, p.Threads, p.PerThread(), p.PerThread()*int64(p.Threads))
-	}
-	fmt.Fprintf(stderr, "running wiki on %s %s: %s × %s of %d requests (%d%% reads, %s ids over %d articles) on %s%s\n",
-		info.Name, info.Version, plural(sets, "request set"), plural(repeat, "execution"), p.PerThread()*int64(p.Threads), p.ReadPct, p.Dist, p.Articles, plural(p.Threads, "thread"), pace)
-
-	// A shard runs its threads of every request set: the same request
-	// streams as those threads of an unsharded run, and its share of --rate.
-	handles := make([]*recorder.Handle, hi-lo)
-	for i := range handles {
-		handles[i] = s.rec.Handle()
-	}
-	workers := make([]runner.Worker, hi-lo)
-	loopClients := make([]loop.Client, hi-lo)
-	rate := j.rate * float64(hi-lo) / float64(p.Threads)
-	var loopErr error
-	batch := func(ctx context.Context, clients []*wiki.Client, per int64) bool {
-		clients = clients[lo:hi]
-		if useLoop {
-			for i, c := range clients {
-				loopClients[i] = c
-			}
-			stopped, err := loop.Run(ctx, loopConns, loopClients, handles, per, loop.DefaultTimeout)
-			if err != nil {
-				loopErr = err // the connections are unusable: no further set
-				return true
-			}
-			return stopped
-		}
-		for i, c := range clients {
-			workers[i] = c
-		}
-		// Bounded while the database is down, as a timed run's are: an
-		// outage is errors of its seconds, not a wait.
-		guarded := s.outage.guard(workers)
-		if rate > 0 {
-			return runner.PacedBatch(ctx, guarded, handles, per, rate)
-		}
-		return runner.Batch(ctx, guarded, handles, per)
-	}
-	var means []float64
-	clock, prog := s.startClock(0)
-	tot, runErr := wiki.RunSets(ctx, store, p, sets, repeat, batch, func(r wiki.SetResult) error {
-		mean, sd := r.MeanSD()
-		means = append(means, mean)
-		pt := result.Point{
-			Series: wikiSeries, X: r.End.Sub(s.Started()).Seconds(), Y: mean, SD: sd, N: len(r.Seconds),
-			Labels: map[string]string{"set": strconv.Itoa(r.Set)},
-		}
-		if r.Partial {
-			pt.Labels["partial"] = "true"
-		}
-		if prog.tty {
-			fmt.Fprint(stderr, "\r\033[K")
-		}
-		fmt.Fprintf(stderr, "request set %d/%d: %.3fs ± %.3fs (%s)\n", r.Set, sets, mean, sd, plural(len(r.Seconds), "execution"))
-		var stop error
-		if obs.RequestSet(&pt) {
-			stop = errEnoughSets
-		}
-		return errors.Join(s.Point(pt), stop)
-	})
-	if errors.Is(runErr, errEnoughSets) {
-		runErr = nil
-	}
-	runErr = errors.Join(runErr, loopErr)
-	runErr = errors.Join(runErr, stopClock(clock, prog), obs.Ended())
-	interrupted := tot.Interrupted
-
-	s.SetExtra("request_sets", float64(len(means)))
-	s.SetExtra("updates_acknowledged", float64(tot.Updated))
-	// Every acknowledged update appended one byte, so the growth of the
-	// stored text tells how many were lost (see docs/wiki.md).
-	// A shard cannot tell: the other shards' updates grow the text too.
-	dctx, cancel := Detached(ctx, 5*time.Minute)
-	if after, err := store.Counts(dctx); err == nil && !sh.sharded() {
-		s.SetExtra("lost_updates", float64(tot.Updated-(after.Bytes-ld.counts.Bytes)))
-		s.SetExtra("final_total_bytes", float64(after.Bytes))
-	} else if err != nil {
-		fmt.Fprintf(stderr, "fieldbench: count articles after the run: %v\n", err)
-	}
-	cancel()
-	if len(means) > 0 {
-		m, sd := wiki.MeanSD(means)
-		s.SetExtra("request_set_mean_ms", m*1e3)
-		s.SetExtra("request_set_sd_ms", sd*1e3)
-		s.SetExtra("request_set_median_delta_ms", wiki.MedianDelta(means)*1e3)
-	}
-	if interrupted {
-		_ = s.Event("interrupted", fmt.Sprintf("%d request sets recorded (the last may be partial)", len(means)))
-	}
-	if err := errors.Join(runErr, s.Finish(interrupted)); err != nil {
-		return err
-	}
-	if interrupted {
-		return ErrInterrupted
-	}
-	return nil
 }
 
 // openLoopConns opens the connections of run wiki --loop, one per thread.
