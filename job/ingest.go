@@ -2,11 +2,9 @@ package job
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -338,101 +336,6 @@ func (j *ingestJob) sweepConfig() ingest.SweepConfig {
 		Run: j.runConfig(j.from), From: j.from, To: j.to, Step: j.step,
 		Runs: j.runs, WarmupRuns: j.warmups, OnError: ingest.OnError(j.onError),
 	}
-}
-
-// openOp opens --db and its ingest store for an op operation.
-// openOp opens --db for an operation; open is OpenDB for the writes (they
-// may start a database) and OpenExistingDB for count.
-func (j *ingestJob) openOp(ctx context.Context, open func(context.Context, string) (adapter.Adapter, adapter.DB, error)) (adapter.DB, ingest.Store, error) {
-	if j.db == "" {
-		return nil, nil, Usagef("op needs --db (the database to use), e.g. --db sqlite:///tmp/in.db")
-	}
-	_, d, err := open(ctx, j.db)
-	if err != nil {
-		return nil, nil, err
-	}
-	st, err := ingestStore(ctx, d, j.db)
-	if err != nil {
-		d.Close()
-		return nil, nil, err
-	}
-	return d, st, nil
-}
-
-func (j *ingestJob) opInsert(ctx context.Context, env *Env) error {
-	if j.source < 0 || j.source > math.MaxInt32 {
-		return Usagef("--source must be from 0 to %d (got %d)", math.MaxInt32, j.source)
-	}
-	if j.index < 0 || j.index >= ingest.MaxRecords {
-		return Usagef("--index must be from 0 to %d (got %d)", ingest.MaxRecords-1, j.index)
-	}
-	d, st, err := j.openOp(ctx, OpenDB)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	defer st.Close()
-	r := ingest.Generate(j.seed, j.source, j.index)
-	if err := st.InsertBatch(ctx, []ingest.Record{r}); err != nil {
-		return fmt.Errorf("insert: %w", err)
-	}
-	return json.NewEncoder(env.Stdout).Encode(r)
-}
-
-func (j *ingestJob) opBatch(ctx context.Context, env *Env) error {
-	source, index, count := j.source, j.index, j.count
-	if j.db == "" {
-		return Usagef("op needs --db (the database to use), e.g. --db sqlite:///tmp/in.db")
-	}
-	if !j.opts.Changed("source") || !j.opts.Changed("index") || !j.opts.Changed("count") {
-		return Usagef("op ingest batch needs --source, --index and --count (records --index..--index+--count-1 of source --source)")
-	}
-	switch {
-	case source < 0 || source > math.MaxInt32:
-		return Usagef("--source must be from 0 to %d (got %d)", math.MaxInt32, source)
-	case index < 0 || index >= ingest.MaxRecords:
-		return Usagef("--index must be from 0 to %d (got %d)", ingest.MaxRecords-1, index)
-	case count < 1:
-		return Usagef("--count must be at least 1 (got %d)", count)
-	case count > ingest.MaxRecords-index:
-		return Usagef("--index %d --count %d goes past the last record index %d of a source: --count must be at most %d",
-			index, count, ingest.MaxRecords-1, ingest.MaxRecords-index)
-	}
-	d, st, err := j.openOp(ctx, OpenDB)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	defer st.Close()
-	recs := make([]ingest.Record, count)
-	ingest.Fill(recs, j.seed, source, index)
-	if err := st.InsertBatch(ctx, recs); err != nil {
-		return fmt.Errorf("insert batch of records %d..%d of source %d: %w", index, index+count-1, source, err)
-	}
-	n, err := st.Count(ctx)
-	if err != nil {
-		return fmt.Errorf("count: %w", err)
-	}
-	return json.NewEncoder(env.Stdout).Encode(struct {
-		Source        int   `json:"source"`
-		From          int64 `json:"from"`
-		Count         int64 `json:"count"`
-		RecordsStored int64 `json:"records_stored"`
-	}{source, index, count, n})
-}
-
-func (j *ingestJob) opCount(ctx context.Context, env *Env) error {
-	d, st, err := j.openOp(ctx, openExisting(ingest.Name, "ingest records"))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	defer st.Close()
-	n, err := st.Count(ctx)
-	if err != nil {
-		return fmt.Errorf("count: %w", err)
-	}
-	return json.NewEncoder(env.Stdout).Encode(map[string]int64{"records": n})
 }
 
 // generate writes the records a run inserts as CSV, so a native bulk loader

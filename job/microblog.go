@@ -433,6 +433,6 @@ func partialLoad(ctx context.Context, store microblog.Store, ds *microblog.Datas
 	return fmt.Errorf("populate: %w; %s", err, state)
 }
 
-// Traits: every post is reported to the observer, and the store is handed
-// to its AfterLoad for the durability audit.
+// Traits: every post and the store are offered to an observer that is a
+// PostAuditor, for the durability audit.
 func (j *microblogJob) Traits() Traits { return Traits{Audit: true, Stoppable: true} }

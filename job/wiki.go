@@ -1,10 +1,7 @@
 package job
 
 import (
-	"bufio"
 	"context"
-	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/runner/loop"
@@ -197,48 +193,15 @@ func (j *wikiJob) generate(ctx context.Context, env *Env) error {
 		return Usagef("--out %s is not writable: %v", j.out, err)
 	}
 	path := filepath.Join(j.out, "articles."+j.format)
-	stats, err := writeWikiArticles(ctx, path, j.format, g)
+	stats, err := g.WriteFile(ctx, path, j.format)
+	if ctx.Err() != nil {
+		return ErrInterrupted
+	}
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "wrote %s\n\n", path)
 	return stats.Write(env.Stdout)
-}
-
-// writeWikiArticles streams every article of g to path and returns their
-// size statistics (sizes are kept, 8 bytes an article, for the percentiles).
-func writeWikiArticles(ctx context.Context, path, format string, g *wiki.Generator) (wiki.SizeStats, error) {
-	file, err := os.Create(path)
-	if err != nil {
-		return wiki.SizeStats{}, fmt.Errorf("create %s: %w", path, err)
-	}
-	bw := bufio.NewWriterSize(file, 1<<20)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	cw := csv.NewWriter(bw)
-	if format == "csv" {
-		err = cw.Write([]string{"id", "title", "body"})
-	}
-	sizes := make([]int, 0, g.Articles)
-	for id := int64(1); id <= g.Articles && err == nil; id++ {
-		if id%4096 == 0 && ctx.Err() != nil {
-			err = ErrInterrupted
-			break
-		}
-		a := g.Article(id)
-		sizes = append(sizes, len(a.Body))
-		if format == "csv" {
-			err = cw.Write([]string{strconv.FormatInt(a.ID, 10), a.Title, a.Body})
-		} else {
-			err = enc.Encode(a)
-		}
-	}
-	cw.Flush()
-	err = errors.Join(err, cw.Error(), bw.Flush(), file.Close())
-	if err != nil {
-		return wiki.SizeStats{}, fmt.Errorf("write %s: %w", path, err)
-	}
-	return wiki.NewSizeStats(sizes), nil
 }
 
 // wikiLoad is what preparing the database did.
@@ -563,68 +526,6 @@ func openLoopConns(ctx context.Context, a adapter.Adapter, store wiki.Store, n i
 		return nil, Usagef("--loop: the %s adapter has no event-loop connections (postgres and redis have)", a.Name())
 	}
 	return lr.LoopConns(ctx, n)
-}
-
-// wikiOpOutput is what op wiki prints: sizes in bytes; body only for read.
-type wikiOpOutput struct {
-	ID         int64   `json:"id"`
-	Title      string  `json:"title"`
-	SizeBefore *int    `json:"size_before,omitempty"`
-	Size       int     `json:"size"`
-	Truncated  bool    `json:"truncated,omitempty"`
-	Body       *string `json:"body,omitempty"`
-}
-
-// opPreview is how much of a body op wiki read prints without --full.
-const opPreview = 300
-
-func (j *wikiJob) runOp(ctx context.Context, env *Env, op string) error {
-	dsn, id := j.db, j.id
-	if dsn == "" {
-		return Usagef("op needs --db (the database to query), e.g. --db sqlite:///tmp/wiki.db")
-	}
-	if id < 1 {
-		return Usagef("op wiki %s needs --id (an article id from 1)", op)
-	}
-	_, _, store, closeAll, err := openWikiStore(ctx, dsn, openExisting(wiki.Name, "wiki articles"))
-	if err != nil {
-		return err
-	}
-	defer closeAll()
-	a, err := store.Read(ctx, id)
-	if errors.Is(err, wiki.ErrNotFound) {
-		c, cerr := store.Counts(ctx)
-		if cerr != nil || c.Articles == 0 {
-			return Usagef("%s holds no wiki articles: load them first with 'fieldbench load wiki --db %s'", adapter.Redact(dsn), adapter.Redact(dsn))
-		}
-		return Usagef("article %d does not exist (the database has articles 1..%d)", id, c.MaxID)
-	}
-	if err != nil {
-		return fmt.Errorf("read: %w", err)
-	}
-	out := wikiOpOutput{ID: a.ID, Title: a.Title, Size: len(a.Body)}
-	switch op {
-	case "read":
-		body := a.Body
-		if !j.full && len(body) > opPreview {
-			cut := opPreview
-			for cut > 0 && !utf8.RuneStart(body[cut]) {
-				cut--
-			}
-			body = body[:cut]
-			out.Truncated = true
-		}
-		out.Body = &body
-	case "update":
-		if err := store.Update(ctx, id, a.Body+"1"); err != nil {
-			return fmt.Errorf("update: %w", err)
-		}
-		before := len(a.Body)
-		out.SizeBefore, out.Size = &before, before+1
-	}
-	enc := json.NewEncoder(env.Stdout)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(out)
 }
 
 // Traits: request sets bounded by --sets; each scalability step loads its

@@ -110,36 +110,8 @@ func (j *wikiJob) runPlan(ctx context.Context, env *Env, a adapter.Adapter, db a
 	}
 	sets := &wikiSets{job: j, plan: p, lo: lo, hi: hi, conns: conns, rate: j.rate * float64(hi-lo) / float64(p.Threads)}
 	return &plan{
-		header: func(h *result.Header) {
-			h.Series = map[string]result.SeriesMeta{wikiSeries: {
-				Title:   fmt.Sprintf("Request-set time (%d requests, %d%% reads, %s%s; mean ± SD of %s)", p.PerThread()*int64(p.Threads), p.ReadPct, plural(p.Threads, "thread"), pace, plural(j.repeat, "execution")),
-				XLabel:  "elapsed (s)",
-				YLabel:  "request-set time (s)",
-				XIsTime: true,
-				Band:    "sd",
-			}}
-			j.opts.Record(h.Options, "seed", "requests", "reads", "threads", "sets", "repeat")
-			h.Options["articles"] = ld.counts.Articles
-			h.Options["source"] = ld.source
-			h.Options["requests_per_thread"] = p.PerThread()
-			h.Options["dist"] = string(p.Dist)
-			if p.Dist == wiki.Zipf {
-				j.opts.Record(h.Options, "zipf-s")
-			}
-			if j.keepRedirects {
-				j.opts.Record(h.Options, "keep-redirects")
-			}
-			if j.loop {
-				h.Options["client"] = "event loop (runner/loop: one goroutine, epoll)"
-			}
-			if j.rate > 0 {
-				// Recorded only for an open loop, so closed-loop result files
-				// stay as they were; the keys are microblog's.
-				j.opts.Record(h.Options, "rate")
-				h.Options["loop"] = loopName(j.rate)
-			}
-		},
-		extra: ld.extra(),
+		header: func(h *result.Header) { j.runHeader(h, p, ld, pace) },
+		extra:  ld.extra(),
 		banner: func(info adapter.Info) string {
 			note := ""
 			if rest := p.Requests % p.Threads; rest != 0 {
@@ -174,6 +146,37 @@ func (j *wikiJob) runPlan(ctx context.Context, env *Env, a adapter.Adapter, db a
 		},
 		close: closeAll,
 	}, nil
+}
+
+// runHeader records a run's options and declares its request-set series.
+func (j *wikiJob) runHeader(h *result.Header, p wiki.Plan, ld wikiLoad, pace string) {
+	h.Series = map[string]result.SeriesMeta{wikiSeries: {
+		Title:   fmt.Sprintf("Request-set time (%d requests, %d%% reads, %s%s; mean ± SD of %s)", p.PerThread()*int64(p.Threads), p.ReadPct, plural(p.Threads, "thread"), pace, plural(j.repeat, "execution")),
+		XLabel:  "elapsed (s)",
+		YLabel:  "request-set time (s)",
+		XIsTime: true,
+		Band:    "sd",
+	}}
+	j.opts.Record(h.Options, "seed", "requests", "reads", "threads", "sets", "repeat")
+	h.Options["articles"] = ld.counts.Articles
+	h.Options["source"] = ld.source
+	h.Options["requests_per_thread"] = p.PerThread()
+	h.Options["dist"] = string(p.Dist)
+	if p.Dist == wiki.Zipf {
+		j.opts.Record(h.Options, "zipf-s")
+	}
+	if j.keepRedirects {
+		j.opts.Record(h.Options, "keep-redirects")
+	}
+	if j.loop {
+		h.Options["client"] = "event loop (runner/loop: one goroutine, epoll)"
+	}
+	if j.rate > 0 {
+		// Recorded only for an open loop, so closed-loop result files
+		// stay as they were; the keys are microblog's.
+		j.opts.Record(h.Options, "rate")
+		h.Options["loop"] = loopName(j.rate)
+	}
 }
 
 // wikiSets drives a wiki run's request sets and keeps what the summary
