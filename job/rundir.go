@@ -128,15 +128,6 @@ func OpenDB(ctx context.Context, dsn string) (adapter.Adapter, adapter.DB, error
 	return a, db, nil
 }
 
-// removeIfEmpty removes a run directory a run left empty (it failed before
-// writing anything: a server that could not be reached), so a failed
-// connection does not leave an empty directory behind.
-func removeIfEmpty(dir string) {
-	if dir != "" {
-		_ = os.Remove(dir) // fails, harmlessly, on a directory with files
-	}
-}
-
 // openExisting opens the database of dsn for an operation by hand (op) of
 // workload name: an embedded database that does not exist is bad input,
 // and is not created empty on the way.

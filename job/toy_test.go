@@ -98,16 +98,16 @@ func (j *tallyJob) run(ctx context.Context, env *Env) error {
 }
 
 // runTally runs the toy job on null:// with set applied, and returns its
-// error, its run directories and what it wrote to stderr.
-func runTally(t *testing.T, set func(j *tallyJob)) (error, []string, string) {
+// run directories, what it wrote to stderr and its error.
+func runTally(t *testing.T, set func(j *tallyJob)) (dirs []string, stderr string, err error) {
 	t.Helper()
 	j := newTallyJob()
 	j.db, j.results, j.duration = "null://", filepath.Join(t.TempDir(), "results"), 300*time.Millisecond
 	set(j)
-	var stdout, stderr bytes.Buffer
-	err := j.run(context.Background(), &Env{Stdout: &stdout, Stderr: &stderr, Version: "test"})
-	dirs, _ := filepath.Glob(filepath.Join(j.results, "*"))
-	return err, dirs, stderr.String()
+	var out, errb bytes.Buffer
+	err = j.run(context.Background(), &Env{Stdout: &out, Stderr: &errb, Version: "test"})
+	dirs, _ = filepath.Glob(filepath.Join(j.results, "*"))
+	return dirs, errb.String(), err
 }
 
 func TestMeasureSkeleton(t *testing.T) {
@@ -130,7 +130,7 @@ func TestMeasureSkeleton(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			err, dirs, stderr := runTally(t, c.set)
+			dirs, stderr, err := runTally(t, c.set)
 			switch {
 			case c.usage && !IsUsage(err):
 				t.Fatalf("want a usage error, got %v", err)
