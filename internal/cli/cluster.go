@@ -34,9 +34,9 @@ describes the cluster, so status, add, kill, restart and down work from any
 later fieldbench process.
 
 Install the servers first on a fresh machine: scripts/install-servers.sh.`,
-		Example: `  fieldbench cluster up postgres --nodes 2          # primary + 1 streaming replica
-  fieldbench cluster status --dir clusters/postgres
-  fieldbench cluster down --dir clusters/postgres`,
+		Example: `  fieldbench cluster up postgres --nodes 2 --dir clusters/pg   # primary + 1 streaming replica
+  fieldbench cluster status --dir clusters/pg
+  fieldbench cluster down --dir clusters/pg`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return usagef("cluster needs a subcommand: up, status, add, remove, kill, restart or down")

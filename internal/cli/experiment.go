@@ -20,7 +20,7 @@ func newExperimentCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "experiment FILE.yaml",
 		Short: "Run a scenario: start a cluster, drive a workload, fire a timeline of node joins, crashes and restarts, probe every node, audit",
-		Long: `experiment runs the scenario in FILE.yaml (see scenarios/ for one per study):
+		Long: fmt.Sprintf(`experiment runs the scenario in FILE.yaml (see scenarios/ for one per study):
 
   name, description, study     what it is
   cluster: {engine, nodes, options}
@@ -33,7 +33,7 @@ func newExperimentCmd() *cobra.Command {
                                kill -s KILL redis (run without a shell; see
                                docs/experiments.md, "External clusters")
   dsn                          or an existing database instead
-  workload: {name, options}    microblog, wiki, ingest, trajectory or none;
+  workload: {name, options}    %s or none;
                                options are the flags of 'fieldbench run NAME'
   timeline: [...]              actions: do add|remove|kill|stop-node|restart|stop|mark
                                (stop-node: SIGTERM one node; stop: end the load),
@@ -55,7 +55,7 @@ func newExperimentCmd() *cobra.Command {
 Every action is an event in the result file, drawn on every time chart of
 the report. Join experiments end with the elasticity score, scalability
 experiments with one score per step; 'fieldbench scores' recomputes them from
-the result files alone. Results go to results/<time>-experiment-<name>/.`,
+the result files alone. Results go to results/<time>-experiment-<name>/.`, strings.Join(job.Names(), ", ")),
 		Example: `  fieldbench experiment scenarios/microblog/crash.yaml
   fieldbench experiment scenarios/wiki/elasticity-cassandra.yaml --results out/
   fieldbench experiment scenarios/wiki/elasticity-cassandra.yaml --dry-run`,

@@ -51,7 +51,7 @@ Give --start-at so the shards start their measured phase together.`,
 				return job.Usage(err)
 			}
 			if !j.Opts().Has(verb, "shards") {
-				return usagef("kube job: '%s %s' cannot run as shards (--command run; load for microblog, wiki and trajectory; sweep for ingest)", verb, name)
+				return usagef("kube job: '%s %s' cannot run as shards (these can: %s)", verb, name, shardedCommands())
 			}
 			// Check the run options now, as run would parse them.
 			fs := pflag.NewFlagSet(verb+" "+name, pflag.ContinueOnError)
@@ -97,7 +97,7 @@ Give --start-at so the shards start their measured phase together.`,
 	}
 	f := c.Flags()
 	f.IntVar(&shards, "shards", 2, "number of shards (pods), 1..1000")
-	f.StringVar(&verb, "command", "run", "what every pod runs: run; load (microblog, wiki, trajectory: each pod loads its share of the dataset); or sweep (ingest; give -- --barrier DIR on a ReadWriteMany --results-claim, e.g. /results/barrier)")
+	f.StringVar(&verb, "command", "run", "what every pod runs ("+shardedCommands()+"); a load: each pod loads its share of the dataset; a sweep: give -- --barrier DIR on a ReadWriteMany --results-claim, e.g. /results/barrier")
 	f.StringVar(&s.Image, "image", "", "container image with fieldbench (build it with the repository's Dockerfile); required")
 	f.StringVar(&secret, "secret", "", "Secret NAME/KEY holding the DSN; required")
 	f.StringVar(&s.Name, "name", "", "the Job's name (default fieldbench-WORKLOAD)")

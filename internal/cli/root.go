@@ -97,19 +97,19 @@ func newRoot(stdout, stderr io.Writer, profile **os.File) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "fieldbench",
 		Short: "Evaluate databases with realistic workloads on real servers",
-		// The engines come from the cluster registry: a hand-kept list
-		// named 8 of the 10 engines `cluster up` knows.
+		// The workloads and engines come from the registries: a hand-kept
+		// list named 8 of the 10 engines `cluster up` knows.
 		Long: fmt.Sprintf(`fieldbench evaluates databases the way published studies did by hand:
-realistic application workloads — microblog (Fonseca et al. 2013), wiki
-(Dory et al. 2011), ingest (Lourenço et al. 2015), trajectory
-(Niyizamwiyitira & Lundberg 2017) — with exact latency measurement (HDR
+realistic application workloads with exact latency measurement (HDR
 histograms), one self-describing result file per run and an offline HTML
-report.
+report. The workloads:
+
+%s
 
 Without --db everything runs on an embedded SQLite database inside the run
 directory, so 'fieldbench run microblog --duration 30s' works on a fresh
 machine. 'fieldbench cluster up ENGINE' starts real servers on loopback
-(engines: %s); 'fieldbench list' shows every workload and adapter.`, strings.Join(cluster.Engines(), ", ")),
+(engines: %s); 'fieldbench list' shows every workload and adapter.`, workloadLines("  "), strings.Join(cluster.Engines(), ", ")),
 		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
