@@ -365,7 +365,7 @@ func TestWikiUpdateMissing(t *testing.T) {
 // of parts or of another model, and a part of a dataset loaded whole are
 // refused (the suite checks the loading itself).
 func TestPopulatePartRefusals(t *testing.T) {
-	adaptertest.MicroblogPartRefusals(t, openFresh(t, ""), openFresh(t, ""), ErrModelMismatch)
+	adaptertest.MicroblogPartRefusals(t, openFresh(t, ""), openFresh(t, ""), microblog.ErrModelMismatch)
 }
 
 // TestRecordModelContended: parts that start together all run the model's
@@ -394,7 +394,7 @@ func TestRecordModelContended(t *testing.T) {
 	if err != nil || meta["model"] != string(microblog.Normalized) {
 		t.Fatalf("recorded model = %q, %v", meta["model"], err)
 	}
-	if err := db.recordModel(ctx, microblog.Denormalized); !errors.Is(err, ErrModelMismatch) {
-		t.Errorf("another model after the contest: %v, want ErrModelMismatch", err)
+	if err := db.recordModel(ctx, microblog.Denormalized); !errors.Is(err, microblog.ErrModelMismatch) {
+		t.Errorf("another model after the contest: %v, want microblog.ErrModelMismatch", err)
 	}
 }

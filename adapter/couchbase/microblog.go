@@ -60,10 +60,6 @@ import (
 // and the loaded tweets. The async model, which the study proposed but
 // did not build on Couchbase, is not offered.
 
-// ErrModelMismatch is wrapped by Microblog when the prefix holds microblog
-// data of another model.
-var ErrModelMismatch = errors.New("the prefix holds another microblog model")
-
 type mbMeta struct {
 	FB      string `json:"fb"`
 	K       string `json:"k"`
@@ -186,8 +182,8 @@ func (db *DB) Microblog(ctx context.Context, model microblog.Model) (microblog.S
 	if err != nil {
 		return nil, err
 	}
-	if have != "" && have != model {
-		return nil, fmt.Errorf("couchbase: prefix %s holds the %s model, not %s (use another prefix=): %w", db.cfg.Prefix, have, model, ErrModelMismatch)
+	if err := microblog.CheckModel("couchbase prefix "+db.cfg.Prefix, have, model, "prefix"); err != nil {
+		return nil, err
 	}
 	if err := db.ensureDesign(ctx); err != nil {
 		return nil, err

@@ -17,6 +17,7 @@ import (
 	"github.com/fieldbench/fieldbench/adapter/couchdb/couchapi"
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/workload/ingest"
+	"github.com/fieldbench/fieldbench/workload/microblog"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
 )
 
@@ -116,7 +117,7 @@ func TestConformance(t *testing.T) {
 // TestMicroblogPartRefusals: parts that cannot join the load are refused
 // before they write.
 func TestMicroblogPartRefusals(t *testing.T) {
-	adaptertest.MicroblogPartRefusals(t, fresh(t, ""), fresh(t, ""), ErrModelMismatch)
+	adaptertest.MicroblogPartRefusals(t, fresh(t, ""), fresh(t, ""), microblog.ErrModelMismatch)
 }
 
 // TestTrajectoryMango checks the Mango path (spatial=mango) against the

@@ -131,5 +131,5 @@ func TestGalera(t *testing.T) {
 	q := u.Query()
 	q.Set("wsrep_sync_wait", "1")
 	u.RawQuery = q.Encode()
-	adaptertest.MicroblogPartsTwoClients(t, adaptertest.Open(t, Open, u.String()), adaptertest.Open(t, Open, u.String()), ErrModelMismatch)
+	adaptertest.MicroblogPartsTwoClients(t, adaptertest.Open(t, Open, u.String()), adaptertest.Open(t, Open, u.String()), microblog.ErrModelMismatch)
 }

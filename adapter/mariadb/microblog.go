@@ -14,10 +14,6 @@ import (
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
 
-// ErrModelMismatch is wrapped by Microblog when the database already holds
-// microblog data of another model.
-var ErrModelMismatch = errors.New("database holds another microblog model")
-
 // metaModelKey is the meta row naming the microblog model of the schema.
 const metaModelKey = "microblog_model"
 
@@ -256,7 +252,7 @@ var modelTables = map[microblog.Model][]string{
 
 // schemaState reads the schema for model: the model recorded (have),
 // whether model's tables are all there under it (ready), and an error
-// wrapping ErrModelMismatch when the database holds data of another model
+// wrapping microblog.ErrModelMismatch when the database holds data of another model
 // or of none recorded.
 func schemaState(ctx context.Context, q queryer, model microblog.Model) (have microblog.Model, ready bool, err error) {
 	if have, err = recordedModel(ctx, q); err != nil {
@@ -268,10 +264,9 @@ func schemaState(ctx context.Context, q queryer, model microblog.Model) (have mi
 	}
 	switch {
 	case have != "" && have != model && has:
-		return "", false, fmt.Errorf("mariadb: %w: the database holds the %s model; use a fresh database (or the %s model) to run the %s model",
-			ErrModelMismatch, have, have, model)
+		return "", false, microblog.CheckModel("mariadb", have, model, "database")
 	case have == "" && has:
-		return "", false, fmt.Errorf("mariadb: %w: microblog tables hold data but no model is recorded in meta; use a fresh database", ErrModelMismatch)
+		return "", false, fmt.Errorf("mariadb: %w: microblog tables hold data but no model is recorded in meta; use a fresh database", microblog.ErrModelMismatch)
 	case have != model:
 		return have, false, nil
 	}
@@ -757,7 +752,7 @@ func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *micro
 			return err
 		} else if have != model {
 			return fmt.Errorf("mariadb: %w: the database records the %q model (opened by another process meanwhile); load the %s model into a fresh database",
-				ErrModelMismatch, have, model)
+				microblog.ErrModelMismatch, have, model)
 		}
 		if err := partThere(ctx, tx, part); err != nil {
 			return err

@@ -49,10 +49,6 @@ const (
 	materializeBatch = 512
 )
 
-// ErrModelMismatch is wrapped by Microblog when the database holds
-// microblog data of another model.
-var ErrModelMismatch = errors.New("database holds another microblog model")
-
 // lineIndex is the userline's and timeline's read path.
 func lineIndex() mongo.IndexModel {
 	return idx("user_us_tweet", false, "user", 1, "us", -1, "tweet", -1)
@@ -109,9 +105,8 @@ func (db *DB) Microblog(ctx context.Context, model microblog.Model) (microblog.S
 	if err != nil {
 		return nil, err
 	}
-	if have != "" && have != model {
-		return nil, fmt.Errorf("mongodb: %w: the database holds the %s model; use a fresh database (or the %s model) to run the %s model",
-			ErrModelMismatch, have, have, model)
+	if err := microblog.CheckModel("mongodb", have, model, "database"); err != nil {
+		return nil, err
 	}
 	s := &mbStore{db: db, model: model}
 	if model == microblog.Async {
@@ -617,7 +612,7 @@ func (st mbLoadState) refuse(model microblog.Model, part microblog.Part, partiti
 	switch {
 	case st.model != "" && st.model != string(model):
 		return fmt.Errorf("mongodb: %w: the database holds (or is being loaded with) the %s model; load the %s model into a fresh database",
-			ErrModelMismatch, st.model, model)
+			microblog.ErrModelMismatch, st.model, model)
 	case st.parts == nil && st.whole:
 		return fmt.Errorf("mongodb: part %s: the dataset was loaded whole: %w", part, microblog.ErrPartLoaded)
 	case st.parts == nil:

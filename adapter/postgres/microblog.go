@@ -12,10 +12,6 @@ import (
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
 
-// ErrModelMismatch is wrapped by Microblog when the database already holds
-// microblog data of a different model.
-var ErrModelMismatch = errors.New("database holds another microblog model")
-
 // metaModelKey is the meta row recording the microblog model.
 const metaModelKey = "microblog_model"
 
@@ -186,10 +182,9 @@ func makeSchema(ctx context.Context, tx pgx.Tx, model microblog.Model) error {
 		}
 		switch {
 		case have != "" && have != model && has:
-			return fmt.Errorf("postgres: %w: the database holds the %s model; use a fresh database (or the %s model) to run the %s model",
-				ErrModelMismatch, have, have, model)
+			return microblog.CheckModel("postgres", have, model, "database")
 		case have == "" && has:
-			return fmt.Errorf("postgres: %w: microblog tables hold data but no model is recorded in meta; use a fresh database", ErrModelMismatch)
+			return fmt.Errorf("postgres: %w: microblog tables hold data but no model is recorded in meta; use a fresh database", microblog.ErrModelMismatch)
 		case have != "" && have != model:
 			for _, t := range microblogTables {
 				if _, err := tx.Exec(ctx, "drop table if exists "+t); err != nil {
@@ -546,7 +541,7 @@ func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *micro
 		if have, err := recordedModel(ctx, tx); err != nil {
 			return err
 		} else if have != model {
-			return fmt.Errorf("postgres: %w: the database holds (or is being loaded with) the %s model; load the %s model into a fresh database", ErrModelMismatch, have, model)
+			return fmt.Errorf("postgres: %w: the database holds (or is being loaded with) the %s model; load the %s model into a fresh database", microblog.ErrModelMismatch, have, model)
 		}
 		var there int64
 		if err := tx.QueryRow(ctx, "select count(*) from users where id between $1 and $2", part.First, part.Last).Scan(&there); err != nil {

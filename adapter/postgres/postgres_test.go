@@ -15,6 +15,7 @@ import (
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/workload/microblog"
 )
 
 // One server per test package: the first test that needs it starts it,
@@ -219,7 +220,7 @@ func removeAll(dir string) { os.RemoveAll(dir) }
 // TestPartRefusals: parts that cannot join the load are refused before
 // they write, and a database loaded whole refuses every part.
 func TestPartRefusals(t *testing.T) {
-	adaptertest.MicroblogPartRefusals(t, openFresh(t), openFresh(t), ErrModelMismatch)
+	adaptertest.MicroblogPartRefusals(t, openFresh(t), openFresh(t), microblog.ErrModelMismatch)
 }
 
 // TestPartsFromTwoClients loads microblog parts through two handles on one
@@ -228,5 +229,5 @@ func TestPartRefusals(t *testing.T) {
 // loading part holds).
 func TestPartsFromTwoClients(t *testing.T) {
 	dsn := freshDSN(t)
-	adaptertest.MicroblogPartsTwoClients(t, adaptertest.Open(t, Open, dsn), adaptertest.Open(t, Open, dsn), ErrModelMismatch)
+	adaptertest.MicroblogPartsTwoClients(t, adaptertest.Open(t, Open, dsn), adaptertest.Open(t, Open, dsn), microblog.ErrModelMismatch)
 }

@@ -192,7 +192,7 @@ func TestMicroblogModelMismatch(t *testing.T) {
 				}
 				for _, other := range microblog.Models {
 					if other != m {
-						if _, err := db.Microblog(ctx, other); !errors.Is(err, ErrModelMismatch) {
+						if _, err := db.Microblog(ctx, other); !errors.Is(err, microblog.ErrModelMismatch) {
 							t.Errorf("Microblog(%s) on %s data: %v", other, m, err)
 						}
 					}

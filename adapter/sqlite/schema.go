@@ -14,10 +14,6 @@ import (
 // (and any data) belongs to.
 const metaModelKey = "microblog_model"
 
-// ErrModelMismatch is wrapped by Microblog when the database already holds
-// microblog data of a different model.
-var ErrModelMismatch = errors.New("database holds another microblog model")
-
 const createMeta = `create table if not exists meta (
 	key   text primary key,
 	value text not null
@@ -208,7 +204,7 @@ func (db *DB) ensureSchema(ctx context.Context, model microblog.Model) (err erro
 // ensureSchemaTx creates model's tables in tx, a write transaction, and
 // records the model in meta. A database whose schema belongs to another
 // model is switched only while it holds no data; otherwise the error wraps
-// ErrModelMismatch.
+// microblog.ErrModelMismatch.
 func (db *DB) ensureSchemaTx(ctx context.Context, tx *sql.Tx, model microblog.Model) error {
 	if _, err := tx.ExecContext(ctx, createMeta); err != nil {
 		return fmt.Errorf("sqlite: create meta table: %w", err)
@@ -223,8 +219,7 @@ func (db *DB) ensureSchemaTx(ctx context.Context, tx *sql.Tx, model microblog.Mo
 			return err
 		}
 		if has {
-			return fmt.Errorf("sqlite %s: %w: the database holds the %s model; use a fresh database (or the %s model) to run the %s model",
-				db.path, ErrModelMismatch, have, have, model)
+			return microblog.CheckModel("sqlite "+db.path, have, model, "database")
 		}
 		for _, t := range microblogTables {
 			if _, err := tx.ExecContext(ctx, "drop table if exists "+t); err != nil {
@@ -239,7 +234,7 @@ func (db *DB) ensureSchemaTx(ctx context.Context, tx *sql.Tx, model microblog.Mo
 			return err
 		} else if has {
 			return fmt.Errorf("sqlite %s: %w: microblog tables hold data but no model is recorded in meta; use a fresh database",
-				db.path, ErrModelMismatch)
+				db.path, microblog.ErrModelMismatch)
 		}
 	}
 	for _, s := range append(append([]string{}, commonSchema...), modelSchema[model]...) {
