@@ -280,10 +280,10 @@ func openWikiStore(ctx context.Context, dsn string, open func(context.Context, s
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	b, ok := db.(wiki.Backend)
-	if !ok {
+	b, err := adapter.Family[wiki.Backend](db, dsn, wiki.Name)
+	if err != nil {
 		db.Close()
-		return nil, nil, nil, nil, Usagef("the adapter for %s does not support the wiki workload", adapter.Redact(dsn))
+		return nil, nil, nil, nil, Usage(err)
 	}
 	store, err := b.Wiki(ctx)
 	if err != nil {
