@@ -214,13 +214,11 @@ func TestIngestSingleInsertsFailures(t *testing.T) {
 		}
 		// The idle connection's socket goes away, as when its node
 		// restarts; the next batch finds out on its first write or read.
-		s.pipes.mu.Lock()
-		for _, c := range s.pipes.idle {
+		idle := s.pipes.idle.Kept(struct{}{})
+		for _, c := range idle {
 			c.nc.Close()
 		}
-		idle := len(s.pipes.idle)
-		s.pipes.mu.Unlock()
-		if idle == 0 {
+		if len(idle) == 0 {
 			t.Fatal("no idle connection after a batch")
 		}
 		if err := s.InsertBatch(ctx, recs[50:]); err != nil {
