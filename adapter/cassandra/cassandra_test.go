@@ -80,36 +80,8 @@ func TestConformanceThreeNodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("3 JVMs: not under -short")
 	}
-	e, err := cluster.Get("cassandra")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Check(); err != nil {
-		t.Fatalf("cassandra cannot run here (run scripts/install-servers.sh): %v", err)
-	}
-	dir, err := os.MkdirTemp("", "fb-cassandra-adapter3-*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
 	start := time.Now()
-	c, err := e.Up(ctx, dir, testClusterOptions(3))
-	t.Cleanup(func() {
-		if c != nil {
-			dctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-			defer cancel()
-			_ = e.Down(dctx, c)
-		}
-		if !t.Failed() {
-			os.RemoveAll(dir)
-		} else {
-			t.Logf("cluster directory kept: %s", dir)
-		}
-	})
-	if err != nil {
-		t.Fatalf("start 3 cassandra nodes: %v", err)
-	}
+	_, c := adaptertest.OwnCluster(t, "cassandra", testClusterOptions(3), 10*time.Minute)
 	t.Logf("3 nodes up in %v", time.Since(start).Round(time.Second))
 	var hs []string
 	for _, n := range c.Nodes {

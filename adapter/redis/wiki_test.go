@@ -100,14 +100,14 @@ func TestWikiReadFallback(t *testing.T) {
 		t.Fatal(err)
 	}
 	var other string
-	for _, a := range servers.cl.Nodes {
+	for _, a := range redisCluster.Get(t).Nodes {
 		if addr := a.Addr(); addr != owner {
 			other = addr
 			break
 		}
 	}
 	if other == "" {
-		t.Fatalf("no master other than %s in %+v", owner, servers.cl.Nodes)
+		t.Fatalf("no master other than %s in %+v", owner, redisCluster.Get(t).Nodes)
 	}
 	tests := []struct {
 		name  string
