@@ -92,11 +92,7 @@ func (db *DB) Microblog(ctx context.Context, model microblog.Model) (microblog.S
 	if err := db.createTables(ctx, mbTables...); err != nil {
 		return nil, err
 	}
-	have, err := db.MicroblogModel(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := microblog.CheckModel("cassandra", have, model, "keyspace"); err != nil {
+	if err := microblog.CheckLoaded(ctx, db, "cassandra", model, "keyspace"); err != nil {
 		return nil, err
 	}
 	s := &mbStore{db: db, model: model}

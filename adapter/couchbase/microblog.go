@@ -178,11 +178,7 @@ func (db *DB) Microblog(ctx context.Context, model microblog.Model) (microblog.S
 	if model == microblog.Async {
 		return nil, fmt.Errorf("couchbase: the async model (the study proposed it but built it on no database; this adapter follows the study's Couchbase models): %w", adapter.ErrUnsupported)
 	}
-	have, err := db.MicroblogModel(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := microblog.CheckModel("couchbase prefix "+db.cfg.Prefix, have, model, "prefix"); err != nil {
+	if err := microblog.CheckLoaded(ctx, db, "couchbase prefix "+db.cfg.Prefix, model, "prefix"); err != nil {
 		return nil, err
 	}
 	if err := db.ensureDesign(ctx); err != nil {

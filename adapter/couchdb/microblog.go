@@ -130,11 +130,7 @@ func (db *DB) Microblog(ctx context.Context, model microblog.Model) (microblog.S
 	if err := db.ensure(ctx, mbKinds...); err != nil {
 		return nil, err
 	}
-	have, err := db.MicroblogModel(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := microblog.CheckModel("couchdb", have, model, "prefix"); err != nil {
+	if err := microblog.CheckLoaded(ctx, db, "couchdb", model, "prefix"); err != nil {
 		return nil, err
 	}
 	st := &mbStore{db: db, model: model}

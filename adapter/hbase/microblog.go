@@ -94,11 +94,7 @@ func (db *DB) Microblog(ctx context.Context, model microblog.Model) (microblog.S
 			return nil, err
 		}
 	}
-	have, err := db.MicroblogModel(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := microblog.CheckModel("hbase", have, model, "database"); err != nil {
+	if err := microblog.CheckLoaded(ctx, db, "hbase", model, "database"); err != nil {
 		return nil, err
 	}
 	st := &mbStore{db: db, model: model}

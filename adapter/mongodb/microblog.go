@@ -101,11 +101,7 @@ func (db *DB) Microblog(ctx context.Context, model microblog.Model) (microblog.S
 	if _, err := microblog.ParseModel(string(model)); err != nil {
 		return nil, fmt.Errorf("mongodb: %w: %w", adapter.ErrUnsupported, err)
 	}
-	have, err := db.MicroblogModel(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := microblog.CheckModel("mongodb", have, model, "database"); err != nil {
+	if err := microblog.CheckLoaded(ctx, db, "mongodb", model, "database"); err != nil {
 		return nil, err
 	}
 	s := &mbStore{db: db, model: model}

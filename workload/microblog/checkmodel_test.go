@@ -1,6 +1,7 @@
 package microblog_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -31,5 +32,28 @@ func TestCheckModel(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+type loaded struct {
+	m   microblog.Model
+	err error
+}
+
+func (l loaded) MicroblogModel(context.Context) (microblog.Model, error) { return l.m, l.err }
+
+// TestCheckLoaded: CheckModel on the model the backend reports, and its
+// error when it cannot tell.
+func TestCheckLoaded(t *testing.T) {
+	ctx := context.Background()
+	if err := microblog.CheckLoaded(ctx, loaded{m: microblog.Async}, "kv", microblog.Normalized, "database"); !errors.Is(err, microblog.ErrModelMismatch) {
+		t.Errorf("another model loaded: %v; want ErrModelMismatch", err)
+	}
+	if err := microblog.CheckLoaded(ctx, loaded{}, "kv", microblog.Normalized, "database"); err != nil {
+		t.Errorf("nothing loaded: %v", err)
+	}
+	down := errors.New("down")
+	if err := microblog.CheckLoaded(ctx, loaded{err: down}, "kv", microblog.Normalized, "database"); !errors.Is(err, down) {
+		t.Errorf("model unreadable: %v; want its error", err)
 	}
 }

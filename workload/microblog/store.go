@@ -55,6 +55,18 @@ func CheckModel(name string, have, want Model, where string) error {
 		name, ErrModelMismatch, where, have, where, have, want)
 }
 
+// CheckLoaded is CheckModel for the model b holds now (its MicroblogModel),
+// for a Backend's Microblog that keeps no state of its own.
+func CheckLoaded(ctx context.Context, b interface {
+	MicroblogModel(context.Context) (Model, error)
+}, name string, want Model, where string) error {
+	have, err := b.MicroblogModel(ctx)
+	if err != nil {
+		return err
+	}
+	return CheckModel(name, have, want, where)
+}
+
 // Limit is how many tweets a userline or timeline returns (the study's 50).
 const Limit = 50
 
