@@ -20,6 +20,24 @@ import (
 // they do not implement.
 var ErrUnsupported = errors.New("not supported by this adapter")
 
+// Family returns db as T, the Backend interface of the workload family
+// named family (e.g. Family[microblog.Backend](db, dsn, "microblog")), or
+// an error wrapping ErrUnsupported that names the family and the adapter
+// of dsn (redacted) when db does not implement it.
+func Family[T any](db DB, dsn, family string) (T, error) {
+	b, ok := db.(T)
+	if !ok {
+		return b, unsupportedError{fmt.Sprintf("the adapter for %s does not support the %s workload", Redact(dsn), family)}
+	}
+	return b, nil
+}
+
+// unsupportedError is ErrUnsupported with a message of its own.
+type unsupportedError struct{ msg string }
+
+func (e unsupportedError) Error() string { return e.msg }
+func (e unsupportedError) Unwrap() error { return ErrUnsupported }
+
 // Info describes the database server an adapter is connected to; it goes into
 // every result file.
 type Info struct {

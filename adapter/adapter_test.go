@@ -1,6 +1,9 @@
 package adapter_test
 
 import (
+	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/fieldbench/fieldbench/adapter"
@@ -31,5 +34,37 @@ func TestFamiliesAreRegisteredWorkloads(t *testing.T) {
 				t.Errorf("adapter %s lists %q: %v", a.Name(), f, err)
 			}
 		}
+	}
+}
+
+// famDB is a DB with no family; famInfo adds one method set to it.
+type famDB struct{}
+
+func (famDB) Info(context.Context) (adapter.Info, error) { return adapter.Info{}, nil }
+func (famDB) Close() error                               { return nil }
+
+type pinger interface{ Ping() string }
+
+type famPinger struct{ famDB }
+
+func (famPinger) Ping() string { return "pong" }
+
+// TestFamily: a DB lacking the family's Backend is refused with an error
+// wrapping ErrUnsupported that names the family and the redacted DSN; one
+// implementing it is returned as it.
+func TestFamily(t *testing.T) {
+	t.Parallel()
+	dsn := "redis://user:secret@host:6379/0"
+	_, err := adapter.Family[pinger](famDB{}, dsn, "ping")
+	if !errors.Is(err, adapter.ErrUnsupported) {
+		t.Fatalf("Family of a DB without the family: %v; want ErrUnsupported", err)
+	}
+	want := "the adapter for " + adapter.Redact(dsn) + " does not support the ping workload"
+	if err.Error() != want || strings.Contains(err.Error(), "secret") {
+		t.Errorf("Family error %q; want %q", err, want)
+	}
+	p, err := adapter.Family[pinger](famPinger{}, dsn, "ping")
+	if err != nil || p.Ping() != "pong" {
+		t.Errorf("Family of a DB with the family: %v, %v", p, err)
 	}
 }

@@ -189,9 +189,9 @@ func ingestSeries(withPoints bool) map[string]result.SeriesMeta {
 
 // ingestStore opens the ingest store of an open database.
 func ingestStore(ctx context.Context, db adapter.DB, dsn string) (ingest.Store, error) {
-	b, ok := db.(ingest.Backend)
-	if !ok {
-		return nil, Usagef("the adapter for %s does not support the ingest workload", adapter.Redact(dsn))
+	b, err := adapter.Family[ingest.Backend](db, dsn, ingest.Name)
+	if err != nil {
+		return nil, Usage(err)
 	}
 	st, err := b.Ingest(ctx)
 	if err != nil {

@@ -338,11 +338,8 @@ func (l mbLoad) extra() map[string]float64 {
 }
 
 func microblogBackend(db adapter.DB, dsn string) (microblog.Backend, error) {
-	b, ok := db.(microblog.Backend)
-	if !ok {
-		return nil, Usagef("the adapter for %s does not support the microblog workload", adapter.Redact(dsn))
-	}
-	return b, nil
+	b, err := adapter.Family[microblog.Backend](db, dsn, microblog.Name)
+	return b, Usage(err)
 }
 
 // prepare opens the store for the model and makes sure it holds the dataset

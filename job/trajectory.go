@@ -252,11 +252,8 @@ func (j *trajectoryJob) generate(ctx context.Context, env *Env) error {
 
 // trajBackend is db's trajectory backend, or a usage error naming dsn.
 func trajBackend(db adapter.DB, dsn string) (trajectory.Backend, error) {
-	b, ok := db.(trajectory.Backend)
-	if !ok {
-		return nil, Usagef("the adapter for %s does not support the trajectory workload", adapter.Redact(dsn))
-	}
-	return b, nil
+	b, err := adapter.Family[trajectory.Backend](db, dsn, trajectory.Name)
+	return b, Usage(err)
 }
 
 // trajStore opens the trajectory store of db, refusing a database that

@@ -250,9 +250,9 @@ func openWikiStore(ctx context.Context, dsn string, open func(context.Context, s
 
 // wikiStoreOf opens the wiki store of an open database.
 func wikiStoreOf(ctx context.Context, db adapter.DB, dsn string) (wiki.Store, error) {
-	b, ok := db.(wiki.Backend)
-	if !ok {
-		return nil, Usagef("the adapter for %s does not support the wiki workload", adapter.Redact(dsn))
+	b, err := adapter.Family[wiki.Backend](db, dsn, wiki.Name)
+	if err != nil {
+		return nil, Usage(err)
 	}
 	store, err := b.Wiki(ctx)
 	if err != nil {

@@ -63,6 +63,11 @@ func (s *SharedCluster) start() error {
 	if s.dir, err = os.MkdirTemp("", "fb-"+s.Engine+"-adapter-*"); err != nil {
 		return err
 	}
+	// World-searchable: a server running as a user of its own
+	// (PostgreSQL's) must reach its node directories.
+	if err := os.Chmod(s.dir, 0o755); err != nil {
+		return err
+	}
 	// The state file first, so that a server whose start is cut short is
 	// still found and stopped (cluster.SpawnLog).
 	if _, err := cluster.Prepare(s.dir, e.Name()); err != nil {
@@ -89,4 +94,26 @@ func (s *SharedCluster) Stop(code int) int {
 		os.RemoveAll(s.dir)
 	}
 	return code
+}
+
+// OwnCluster starts a cluster for the test alone (one it kills, or of
+// another shape than the package's shared one) as SharedCluster.Get does,
+// failing the test (skipping it under -short) when it cannot, and stops it
+// when the test ends, keeping its directory for the logs when the test
+// failed. It returns the engine too, for tests that stop or restart nodes.
+func OwnCluster(t testing.TB, engine string, opts cluster.Options, timeout time.Duration) (cluster.Engine, *cluster.Cluster) {
+	t.Helper()
+	s := &SharedCluster{Engine: engine, Options: opts, Timeout: timeout}
+	t.Cleanup(func() { // registered first: a cluster whose start failed is stopped too
+		code := 0
+		if t.Failed() {
+			code = 1
+			if s.dir != "" {
+				t.Logf("cluster directory kept: %s", s.dir)
+			}
+		}
+		s.Stop(code)
+	})
+	c := s.Get(t)
+	return s.e, c
 }

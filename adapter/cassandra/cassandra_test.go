@@ -80,36 +80,8 @@ func TestConformanceThreeNodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("3 JVMs: not under -short")
 	}
-	e, err := cluster.Get("cassandra")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Check(); err != nil {
-		t.Fatalf("cassandra cannot run here (run scripts/install-servers.sh): %v", err)
-	}
-	dir, err := os.MkdirTemp("", "fb-cassandra-adapter3-*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
 	start := time.Now()
-	c, err := e.Up(ctx, dir, testClusterOptions(3))
-	t.Cleanup(func() {
-		if c != nil {
-			dctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-			defer cancel()
-			_ = e.Down(dctx, c)
-		}
-		if !t.Failed() {
-			os.RemoveAll(dir)
-		} else {
-			t.Logf("cluster directory kept: %s", dir)
-		}
-	})
-	if err != nil {
-		t.Fatalf("start 3 cassandra nodes: %v", err)
-	}
+	_, c := adaptertest.OwnCluster(t, "cassandra", testClusterOptions(3), 10*time.Minute)
 	t.Logf("3 nodes up in %v", time.Since(start).Round(time.Second))
 	var hs []string
 	for _, n := range c.Nodes {
@@ -214,13 +186,11 @@ func TestIngestSingleInsertsFailures(t *testing.T) {
 		}
 		// The idle connection's socket goes away, as when its node
 		// restarts; the next batch finds out on its first write or read.
-		s.pipes.mu.Lock()
-		for _, c := range s.pipes.idle {
+		idle := s.pipes.idle.Kept(struct{}{})
+		for _, c := range idle {
 			c.nc.Close()
 		}
-		idle := len(s.pipes.idle)
-		s.pipes.mu.Unlock()
-		if idle == 0 {
+		if len(idle) == 0 {
 			t.Fatal("no idle connection after a batch")
 		}
 		if err := s.InsertBatch(ctx, recs[50:]); err != nil {
@@ -365,7 +335,7 @@ func TestWikiUpdateMissing(t *testing.T) {
 // of parts or of another model, and a part of a dataset loaded whole are
 // refused (the suite checks the loading itself).
 func TestPopulatePartRefusals(t *testing.T) {
-	adaptertest.MicroblogPartRefusals(t, openFresh(t, ""), openFresh(t, ""), ErrModelMismatch)
+	adaptertest.MicroblogPartRefusals(t, openFresh(t, ""), openFresh(t, ""), microblog.ErrModelMismatch)
 }
 
 // TestRecordModelContended: parts that start together all run the model's
@@ -394,7 +364,7 @@ func TestRecordModelContended(t *testing.T) {
 	if err != nil || meta["model"] != string(microblog.Normalized) {
 		t.Fatalf("recorded model = %q, %v", meta["model"], err)
 	}
-	if err := db.recordModel(ctx, microblog.Denormalized); !errors.Is(err, ErrModelMismatch) {
-		t.Errorf("another model after the contest: %v, want ErrModelMismatch", err)
+	if err := db.recordModel(ctx, microblog.Denormalized); !errors.Is(err, microblog.ErrModelMismatch) {
+		t.Errorf("another model after the contest: %v, want microblog.ErrModelMismatch", err)
 	}
 }

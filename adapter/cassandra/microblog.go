@@ -31,10 +31,6 @@ var mbTables = []string{
 	"mb_parts (bucket int, part text, PRIMARY KEY (bucket, part))",
 }
 
-// ErrModelMismatch is wrapped by Microblog when the keyspace holds
-// microblog data of another model.
-var ErrModelMismatch = errors.New("keyspace holds another microblog model")
-
 const (
 	// batchRows is the most statements one batch carries: a post to many
 	// followers is split into batches of this size (Cassandra refuses
@@ -96,13 +92,8 @@ func (db *DB) Microblog(ctx context.Context, model microblog.Model) (microblog.S
 	if err := db.createTables(ctx, mbTables...); err != nil {
 		return nil, err
 	}
-	have, err := db.MicroblogModel(ctx)
-	if err != nil {
+	if err := microblog.CheckLoaded(ctx, db, "cassandra", model, "keyspace"); err != nil {
 		return nil, err
-	}
-	if have != "" && have != model {
-		return nil, fmt.Errorf("cassandra: %w: the keyspace holds the %s model; use a fresh keyspace (or the %s model) to run the %s model",
-			ErrModelMismatch, have, have, model)
 	}
 	s := &mbStore{db: db, model: model}
 	if model == microblog.Async {

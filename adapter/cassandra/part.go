@@ -24,7 +24,7 @@ var _ microblog.PartLoader = (*DB)(nil)
 //     every process picks alike (schemaHost), then schema agreement;
 //   - the model is recorded by a lightweight transaction (INSERT ... IF NOT
 //     EXISTS), so the first part to start decides it and a part of another
-//     model is refused with ErrModelMismatch;
+//     model is refused with microblog.ErrModelMismatch;
 //   - the part's rows are inserts of fixed keys, never a truncation;
 //   - once they are acknowledged the part is recorded in mb_parts, and the
 //     part that then reads all N parts recorded writes the users and
@@ -95,7 +95,7 @@ func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *micro
 // holds (or is being loaded with) the model have.
 func mismatch(have string, model microblog.Model) error {
 	return fmt.Errorf("cassandra: %w: the keyspace holds (or is being loaded with) the %s model; load the %s model into a fresh keyspace",
-		ErrModelMismatch, have, model)
+		microblog.ErrModelMismatch, have, model)
 }
 
 // createPartTables creates the microblog tables, as Microblog does, but

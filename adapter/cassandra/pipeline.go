@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fieldbench/fieldbench/adapter/internal/idle"
 	"github.com/fieldbench/fieldbench/adapter/rawio"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 )
@@ -45,10 +46,10 @@ type insertPipes struct {
 	db    *DB
 	query string
 
-	mu     sync.Mutex
-	idle   []*pipeConn
-	next   int // the contact point the next dial tries first
-	closed bool
+	idle *idle.Stacks[struct{}, *pipeConn]
+
+	mu   sync.Mutex
+	next int // the contact point the next dial tries first
 }
 
 // pipeConn is one connection of insertPipes, used by one InsertBatch at a
@@ -98,7 +99,8 @@ var ingestColumns = []struct {
 }
 
 func newInsertPipes(db *DB, query string) *insertPipes {
-	return &insertPipes{db: db, query: query}
+	return &insertPipes{db: db, query: query,
+		idle: idle.New[struct{}](idle.NoLimit, func(c *pipeConn) { c.nc.Close() })}
 }
 
 // insert sends every record as its own EXECUTE, at most window in flight,
@@ -130,17 +132,12 @@ func (p *insertPipes) insert(ctx context.Context, recs []ingest.Record, window i
 // get returns an idle connection (reused) or dials one, trying each
 // contact point once, starting with the one after the last dialled.
 func (p *insertPipes) get(ctx context.Context) (c *pipeConn, reused bool, err error) {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
+	if c, _, ok, err := p.idle.Get(struct{}{}); err != nil {
 		return nil, false, errors.New("cassandra: ingest store closed")
-	}
-	if n := len(p.idle); n > 0 {
-		c := p.idle[n-1]
-		p.idle = p.idle[:n-1]
-		p.mu.Unlock()
+	} else if ok {
 		return c, true, nil
 	}
+	p.mu.Lock()
 	hosts := p.db.cfg.Hosts
 	first := p.next
 	p.next = (p.next + 1) % len(hosts)
@@ -159,26 +156,10 @@ func (p *insertPipes) get(ctx context.Context) (c *pipeConn, reused bool, err er
 	return nil, false, errors.Join(errs...)
 }
 
-func (p *insertPipes) put(c *pipeConn) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		c.nc.Close()
-		return
-	}
-	p.idle = append(p.idle, c)
-}
+func (p *insertPipes) put(c *pipeConn) { p.idle.Put(struct{}{}, c) }
 
 // close closes the idle connections; those in use close when returned.
-func (p *insertPipes) close() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.closed = true
-	for _, c := range p.idle {
-		c.nc.Close()
-	}
-	p.idle = nil
-}
+func (p *insertPipes) close() { p.idle.Close() }
 
 // dial connects to host (through the adapter's per-node backoff), starts
 // a v4 session and prepares the INSERT, checking its bind variables.

@@ -197,7 +197,7 @@ func TestMicroblogModelMismatch(t *testing.T) {
 	if err := s.Populate(ctx, adaptertest.TinyMicroblog()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Microblog(ctx, microblog.Denormalized); err == nil || !strings.Contains(err.Error(), ErrModelMismatch.Error()) {
+	if _, err := db.Microblog(ctx, microblog.Denormalized); err == nil || !strings.Contains(err.Error(), microblog.ErrModelMismatch.Error()) {
 		t.Errorf("a normalized prefix accepted the denormalized model: %v", err)
 	}
 	if info, err := db.Info(ctx); err != nil || info.Config["microblog_model"] != "normalized" {
@@ -212,7 +212,7 @@ func TestMicroblogModelMismatch(t *testing.T) {
 func TestPopulatePartRefusals(t *testing.T) {
 	db := openFresh(t, "&timeline=view")
 	whole := adaptertest.Open(t, Open, bucketDSN(t, db.cfg.Bucket)+"?prefix=w&timeline=view")
-	adaptertest.MicroblogPartRefusals(t, db, whole, ErrModelMismatch)
+	adaptertest.MicroblogPartRefusals(t, db, whole, microblog.ErrModelMismatch)
 }
 
 // TestPopulatePartAgain: a part whose load failed half way is not recorded

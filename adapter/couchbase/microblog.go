@@ -60,10 +60,6 @@ import (
 // and the loaded tweets. The async model, which the study proposed but
 // did not build on Couchbase, is not offered.
 
-// ErrModelMismatch is wrapped by Microblog when the prefix holds microblog
-// data of another model.
-var ErrModelMismatch = errors.New("the prefix holds another microblog model")
-
 type mbMeta struct {
 	FB      string `json:"fb"`
 	K       string `json:"k"`
@@ -182,12 +178,8 @@ func (db *DB) Microblog(ctx context.Context, model microblog.Model) (microblog.S
 	if model == microblog.Async {
 		return nil, fmt.Errorf("couchbase: the async model (the study proposed it but built it on no database; this adapter follows the study's Couchbase models): %w", adapter.ErrUnsupported)
 	}
-	have, err := db.MicroblogModel(ctx)
-	if err != nil {
+	if err := microblog.CheckLoaded(ctx, db, "couchbase prefix "+db.cfg.Prefix, model, "prefix"); err != nil {
 		return nil, err
-	}
-	if have != "" && have != model {
-		return nil, fmt.Errorf("couchbase: prefix %s holds the %s model, not %s (use another prefix=): %w", db.cfg.Prefix, have, model, ErrModelMismatch)
 	}
 	if err := db.ensureDesign(ctx); err != nil {
 		return nil, err

@@ -33,7 +33,7 @@ func (db *DB) partsKey() string { return db.key("mb", "parts") }
 //   - the model is recorded by inserting the meta document (without
 //     counts), which fails when it exists: the first part to start decides
 //     the model, and a part of another model is refused with
-//     ErrModelMismatch;
+//     microblog.ErrModelMismatch;
 //   - the part's documents are upserts of documents whole within the part,
 //     and with timeline=doc appends to the followers' timeline documents
 //     that mark them in the same atomic mutation (appendTimelines);
@@ -117,7 +117,7 @@ func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *micro
 // partMismatch is the error of a part of model loaded under a prefix that
 // holds (or is being loaded with) the model have.
 func partMismatch(prefix, have string, model microblog.Model) error {
-	return fmt.Errorf("couchbase: prefix %s holds (or is being loaded with) the %s model, not %s (use another prefix=): %w", prefix, have, model, ErrModelMismatch)
+	return fmt.Errorf("couchbase: prefix %s holds (or is being loaded with) the %s model, not %s (use another prefix=): %w", prefix, have, model, microblog.ErrModelMismatch)
 }
 
 // loadedParts reads the parts recorded ("I/N").

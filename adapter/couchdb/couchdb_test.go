@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,64 +16,23 @@ import (
 	"github.com/fieldbench/fieldbench/adapter/couchdb/couchapi"
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/workload/ingest"
+	"github.com/fieldbench/fieldbench/workload/microblog"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
 )
 
 // The package's tests share two pouchdb-server nodes started once by the
 // cluster engine (replicating each other); TestMain stops them. A "fresh
 // database" is a new database prefix.
-var servers struct {
-	once   sync.Once
-	err    error
-	engine cluster.Engine
-	cl     *cluster.Cluster
-	dir    string
-}
+var servers = &adaptertest.SharedCluster{Engine: "couchdb", Options: cluster.Options{Nodes: 2}, Timeout: 5 * time.Minute}
 
 var prefixes atomic.Int64
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if servers.cl != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		_ = servers.engine.Down(ctx, servers.cl)
-		cancel()
-		if code == 0 {
-			os.RemoveAll(servers.dir)
-		}
-	}
-	os.Exit(code)
-}
-
-func startServers() error {
-	e, err := cluster.Get("couchdb")
-	if err != nil {
-		return err
-	}
-	if err := e.Check(); err != nil {
-		return fmt.Errorf("pouchdb-server cannot run here (run scripts/install-servers.sh): %w", err)
-	}
-	servers.engine = e
-	if servers.dir, err = os.MkdirTemp("", "fb-couchdb-adapter-*"); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	servers.cl, err = e.Up(ctx, servers.dir, cluster.Options{Nodes: 2})
-	return err
-}
+func TestMain(m *testing.M) { os.Exit(servers.Stop(m.Run())) }
 
 // node returns the address of node i of the shared pair.
 func node(t testing.TB, i int) string {
 	t.Helper()
-	servers.once.Do(func() { servers.err = startServers() })
-	if servers.err != nil {
-		if testing.Short() && strings.Contains(servers.err.Error(), "install-servers.sh") {
-			t.Skip(servers.err)
-		}
-		t.Fatal(servers.err)
-	}
-	return servers.cl.Nodes[i].Addr()
+	return servers.Get(t).Nodes[i].Addr()
 }
 
 // fresh opens a new, empty prefix with the DSN options opts and drops its
@@ -116,7 +74,7 @@ func TestConformance(t *testing.T) {
 // TestMicroblogPartRefusals: parts that cannot join the load are refused
 // before they write.
 func TestMicroblogPartRefusals(t *testing.T) {
-	adaptertest.MicroblogPartRefusals(t, fresh(t, ""), fresh(t, ""), ErrModelMismatch)
+	adaptertest.MicroblogPartRefusals(t, fresh(t, ""), fresh(t, ""), microblog.ErrModelMismatch)
 }
 
 // TestTrajectoryMango checks the Mango path (spatial=mango) against the

@@ -63,10 +63,6 @@ const (
 
 var mbKinds = []string{mbMeta, mbFollows, mbTweets, mbLines, mbPending}
 
-// ErrModelMismatch is wrapped by Microblog when the databases hold
-// microblog data of another model.
-var ErrModelMismatch = errors.New("databases hold another microblog model")
-
 type mbMetaDoc struct {
 	ID      string `json:"_id"`
 	Rev     string `json:"_rev,omitempty"`
@@ -134,13 +130,8 @@ func (db *DB) Microblog(ctx context.Context, model microblog.Model) (microblog.S
 	if err := db.ensure(ctx, mbKinds...); err != nil {
 		return nil, err
 	}
-	have, err := db.MicroblogModel(ctx)
-	if err != nil {
+	if err := microblog.CheckLoaded(ctx, db, "couchdb", model, "prefix"); err != nil {
 		return nil, err
-	}
-	if have != "" && have != model {
-		return nil, fmt.Errorf("couchdb: %w: they hold the %s model; use another prefix (or the %s model) to run the %s model",
-			ErrModelMismatch, have, have, model)
 	}
 	st := &mbStore{db: db, model: model}
 	if model == microblog.Async {
@@ -552,7 +543,7 @@ func (m mbMetaDoc) refuse(model microblog.Model, part microblog.Part) error {
 	switch {
 	case m.Model != string(model):
 		return fmt.Errorf("couchdb: %w: they hold (or are being loaded with) the %s model; load the %s model under a fresh prefix",
-			ErrModelMismatch, m.Model, model)
+			microblog.ErrModelMismatch, m.Model, model)
 	case m.Parts == 0:
 		return fmt.Errorf("couchdb: part %s: the dataset was loaded whole: %w", part, microblog.ErrPartLoaded)
 	case m.Parts != part.N:

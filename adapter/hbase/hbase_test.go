@@ -14,6 +14,7 @@ import (
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/workload/ingest"
+	"github.com/fieldbench/fieldbench/workload/microblog"
 	"github.com/fieldbench/fieldbench/workload/wiki"
 )
 
@@ -77,7 +78,7 @@ func TestConformance(t *testing.T) {
 // of parts or of another model, and a part of a dataset loaded whole are
 // refused (the suite checks the loading itself).
 func TestPopulatePartRefusals(t *testing.T) {
-	adaptertest.MicroblogPartRefusals(t, openFresh(t, "parta"), openFresh(t, "partb"), ErrModelMismatch)
+	adaptertest.MicroblogPartRefusals(t, openFresh(t, "parta"), openFresh(t, "partb"), microblog.ErrModelMismatch)
 }
 
 func TestParseDSN(t *testing.T) {

@@ -68,10 +68,6 @@ func lineKey(kind byte, user int64, t microblog.Tweet) string {
 	return string(kind) + hex16(user) + rev16(t.Time.UnixMicro()) + rev16(t.ID) + hex16(t.Author)
 }
 
-// ErrModelMismatch is wrapped by Microblog and PopulatePart when the
-// database holds microblog data of another model.
-var ErrModelMismatch = errors.New("database holds another microblog model")
-
 type mbStore struct {
 	db    *DB
 	model microblog.Model
@@ -98,12 +94,8 @@ func (db *DB) Microblog(ctx context.Context, model microblog.Model) (microblog.S
 			return nil, err
 		}
 	}
-	have, err := db.MicroblogModel(ctx)
-	if err != nil {
+	if err := microblog.CheckLoaded(ctx, db, "hbase", model, "database"); err != nil {
 		return nil, err
-	}
-	if have != "" && have != model {
-		return nil, fmt.Errorf("hbase: %w: the database holds the %s microblog model; use a fresh database for %s", ErrModelMismatch, have, model)
 	}
 	st := &mbStore{db: db, model: model}
 	if model == microblog.Async {

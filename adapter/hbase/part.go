@@ -32,7 +32,7 @@ var tableCreation sync.Mutex
 //   - the tables are created when absent, never dropped or recreated;
 //   - the model is recorded by a check-and-put that writes it only when
 //     no model is there, so the first part to start decides it and a part
-//     of another model is refused with ErrModelMismatch;
+//     of another model is refused with microblog.ErrModelMismatch;
 //   - the part's rows are puts of fixed keys, retried a few times when a
 //     put fails (see partPut);
 //   - once they are acknowledged the part is recorded in mb_meta's parts
@@ -107,7 +107,7 @@ func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *micro
 // that holds (or is being loaded with) the model have.
 func partMismatch(have string, model microblog.Model) error {
 	return fmt.Errorf("hbase: %w: the database holds (or is being loaded with) the %s model; load the %s model into a fresh database",
-		ErrModelMismatch, have, model)
+		microblog.ErrModelMismatch, have, model)
 }
 
 // loadedParts reads the parts recorded ("I/N").

@@ -2,7 +2,6 @@ package mariadb
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -13,34 +12,7 @@ import (
 // Finding 6 of issue 13 against a real MariaDB killed and restarted under
 // load (its own server: the package's shared one must stay up).
 func TestKilledServerIsRedialledWithBackoff(t *testing.T) {
-	e, err := cluster.Get("mariadb")
-	if err == nil {
-		err = e.Check()
-	}
-	if err != nil {
-		if testing.Short() {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("", "fb-mariadb-redial-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	c, err := e.Up(ctx, dir, cluster.Options{Nodes: 1})
-	cancel()
-	t.Cleanup(func() {
-		if c != nil {
-			_ = e.Down(context.Background(), c)
-		}
-		if !t.Failed() {
-			os.RemoveAll(dir)
-		}
-	})
-	if err != nil {
-		t.Fatalf("start MariaDB: %v", err)
-	}
+	e, c := adaptertest.OwnCluster(t, "mariadb", cluster.Options{Nodes: 1}, 2*time.Minute)
 	db, err := Open(context.Background(), c.DSN)
 	if err != nil {
 		t.Fatal(err)

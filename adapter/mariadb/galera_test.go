@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/url"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -26,35 +25,11 @@ func TestGalera(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a Galera cluster takes ~15 s to start")
 	}
-	e, err := cluster.Get("mariadb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Check(); err != nil {
-		t.Fatalf("MariaDB is not installed (run scripts/install-servers.sh): %v", err)
-	}
 	t.Parallel()
-	dir, err := os.MkdirTemp("", "fb-mariadb-galera-")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute) // a wide margin: three nodes with state transfers took over 3 min on a loaded machine
 	defer cancel()
 	t0 := time.Now()
-	c, err := e.Up(ctx, dir, cluster.Options{Nodes: 3})
-	t.Cleanup(func() {
-		if c != nil {
-			dctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			if err := e.Down(dctx, c); err != nil {
-				t.Errorf("Down: %v", err)
-			}
-		}
-		os.RemoveAll(dir)
-	})
-	if err != nil {
-		t.Fatalf("Up: %v", err)
-	}
+	_, c := adaptertest.OwnCluster(t, "mariadb", cluster.Options{Nodes: 3}, 8*time.Minute)
 	t.Logf("3-node Galera up in %v", time.Since(t0).Round(time.Millisecond))
 	db, err := Open(ctx, c.DSN+"&wsrep_sync_wait=1")
 	if err != nil {
@@ -131,5 +106,5 @@ func TestGalera(t *testing.T) {
 	q := u.Query()
 	q.Set("wsrep_sync_wait", "1")
 	u.RawQuery = q.Encode()
-	adaptertest.MicroblogPartsTwoClients(t, adaptertest.Open(t, Open, u.String()), adaptertest.Open(t, Open, u.String()), ErrModelMismatch)
+	adaptertest.MicroblogPartsTwoClients(t, adaptertest.Open(t, Open, u.String()), adaptertest.Open(t, Open, u.String()), microblog.ErrModelMismatch)
 }

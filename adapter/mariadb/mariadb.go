@@ -389,15 +389,3 @@ func inTxOpts(ctx context.Context, pool *sql.DB, what string, opts *sql.TxOption
 	}
 	return err
 }
-
-// tableExists reports whether the database holds table name.
-func tableExists(ctx context.Context, q interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}, name string) (bool, error) {
-	var n int
-	if err := q.QueryRowContext(ctx,
-		"select count(*) from information_schema.tables where table_schema = database() and table_name = ?", name).Scan(&n); err != nil {
-		return false, fmt.Errorf("mariadb: look up table %s: %w", name, err)
-	}
-	return n > 0, nil
-}

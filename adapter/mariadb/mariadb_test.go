@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,62 +19,17 @@ import (
 
 // One server for the whole package, started on first use and stopped by
 // TestMain; every test gets a fresh database in it.
-var (
-	serverOnce sync.Once
-	server     *cluster.Cluster
-	serverErr  error
-	dbSeq      atomic.Int64
-)
+var server = &adaptertest.SharedCluster{Engine: "mariadb", Options: cluster.Options{Nodes: 1}, Timeout: 2 * time.Minute}
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if server != nil {
-		e, _ := cluster.Get("mariadb")
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		if err := e.Down(ctx, server); err != nil {
-			fmt.Fprintln(os.Stderr, "mariadb down:", err)
-			code = 1
-		}
-		cancel()
-		os.RemoveAll(server.Dir)
-	}
-	os.Exit(code)
-}
+var dbSeq atomic.Int64
+
+func TestMain(m *testing.M) { os.Exit(server.Stop(m.Run())) }
 
 // serverDSN starts the package's server once; it fails the test (skips it
-// under -short) when MariaDB is not installed.
+// under -short) when MariaDB cannot run here.
 func serverDSN(t *testing.T) string {
 	t.Helper()
-	serverOnce.Do(func() {
-		e, err := cluster.Get("mariadb")
-		if err != nil {
-			serverErr = err
-			return
-		}
-		if err := e.Check(); err != nil {
-			serverErr = fmt.Errorf("MariaDB is not installed (run scripts/install-servers.sh): %w", err)
-			return
-		}
-		dir, err := os.MkdirTemp("", "fb-mariadb-adapter-")
-		if err != nil {
-			serverErr = err
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		server, serverErr = e.Up(ctx, dir, cluster.Options{Nodes: 1})
-		if serverErr != nil && server != nil {
-			_ = e.Down(ctx, server)
-			server = nil
-		}
-	})
-	if serverErr != nil {
-		if testing.Short() {
-			t.Skip(serverErr)
-		}
-		t.Fatal(serverErr)
-	}
-	return server.DSN
+	return server.Get(t).DSN
 }
 
 // freshDSN creates an empty database fieldbench_tN and returns its DSN; the
@@ -193,7 +147,7 @@ func TestInfoAndSize(t *testing.T) {
 		t.Errorf("info %+v", info)
 	}
 	for k, v := range info.Config {
-		if strings.Contains(v, dsnPasswordOf(t, server.DSN)) {
+		if strings.Contains(v, dsnPasswordOf(t, serverDSN(t))) {
 			t.Errorf("info %s shows the password", k)
 		}
 	}

@@ -11,15 +11,9 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/adapter/internal/sqlmodel"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
-
-// ErrModelMismatch is wrapped by Microblog when the database already holds
-// microblog data of another model.
-var ErrModelMismatch = errors.New("database holds another microblog model")
-
-// metaModelKey is the meta row naming the microblog model of the schema.
-const metaModelKey = "microblog_model"
 
 const createMeta = "create table if not exists meta (k varchar(64) not null primary key, v varchar(255) not null) engine=InnoDB"
 
@@ -123,54 +117,17 @@ type queryer interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// hasMicroblogData reports whether users, follows or tweets holds a row.
-func hasMicroblogData(ctx context.Context, q queryer) (bool, error) {
-	for _, t := range []string{"users", "follows", "tweets"} {
-		ok, err := tableExists(ctx, q, t)
-		if err != nil {
-			return false, err
-		}
-		if !ok {
-			continue
-		}
-		var has bool
-		if err := q.QueryRowContext(ctx, "select exists (select 1 from "+t+")").Scan(&has); err != nil {
-			return false, fmt.Errorf("mariadb: check %s for rows: %w", t, err)
-		}
-		if has {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-func recordedModel(ctx context.Context, q queryer) (microblog.Model, error) {
-	ok, err := tableExists(ctx, q, "meta")
-	if err != nil || !ok {
-		return "", err
-	}
-	var v string
-	err = q.QueryRowContext(ctx, "select v from meta where k = ?", metaModelKey).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("mariadb: read microblog model: %w", err)
-	}
-	return microblog.Model(v), nil
+// schema is the microblog bookkeeping shared with the other SQL adapters.
+var schema = sqlmodel.Dialect[*sql.Row]{
+	Name:        "mariadb",
+	TableExists: "select exists (select 1 from information_schema.tables where table_schema = database() and table_name = ?)",
+	Model:       "select v from meta where k = ?",
+	NoRows:      sql.ErrNoRows,
 }
 
 // MicroblogModel implements microblog.Backend.
 func (db *DB) MicroblogModel(ctx context.Context) (microblog.Model, error) {
-	m, err := recordedModel(ctx, db.first())
-	if err != nil || m == "" {
-		return "", err
-	}
-	has, err := hasMicroblogData(ctx, db.first())
-	if err != nil || !has {
-		return "", err
-	}
-	return m, nil
+	return schema.Loaded(ctx, db.first().QueryRowContext)
 }
 
 // schemaLockKey is the meta row whose row lock is the schema lock: shared
@@ -198,7 +155,7 @@ var errSchemaBusy = errors.New("the schema lock is held")
 // part to end would stall the other parts starting meanwhile.
 func (db *DB) withSchemaLock(ctx context.Context, exclusive bool, fn func() error) error {
 	p := db.first()
-	if ok, err := tableExists(ctx, p, "meta"); err != nil {
+	if ok, err := schema.HasTable(ctx, p.QueryRowContext, "meta"); err != nil {
 		return err
 	} else if !ok {
 		// Only when missing: CREATE TABLE on an existing table could wait
@@ -256,27 +213,24 @@ var modelTables = map[microblog.Model][]string{
 
 // schemaState reads the schema for model: the model recorded (have),
 // whether model's tables are all there under it (ready), and an error
-// wrapping ErrModelMismatch when the database holds data of another model
+// wrapping microblog.ErrModelMismatch when the database holds data of another model
 // or of none recorded.
 func schemaState(ctx context.Context, q queryer, model microblog.Model) (have microblog.Model, ready bool, err error) {
-	if have, err = recordedModel(ctx, q); err != nil {
+	if have, err = schema.Recorded(ctx, q.QueryRowContext); err != nil {
 		return "", false, err
 	}
-	has, err := hasMicroblogData(ctx, q)
+	has, err := schema.HasData(ctx, q.QueryRowContext)
 	if err != nil {
 		return "", false, err
 	}
-	switch {
-	case have != "" && have != model && has:
-		return "", false, fmt.Errorf("mariadb: %w: the database holds the %s model; use a fresh database (or the %s model) to run the %s model",
-			ErrModelMismatch, have, have, model)
-	case have == "" && has:
-		return "", false, fmt.Errorf("mariadb: %w: microblog tables hold data but no model is recorded in meta; use a fresh database", ErrModelMismatch)
-	case have != model:
+	if err := sqlmodel.Check("mariadb", have, model, has); err != nil {
+		return "", false, err
+	}
+	if have != model {
 		return have, false, nil
 	}
 	for _, t := range modelTables[model] {
-		if ok, err := tableExists(ctx, q, t); err != nil || !ok {
+		if ok, err := schema.HasTable(ctx, q.QueryRowContext, t); err != nil || !ok {
 			return have, false, err
 		}
 	}
@@ -323,7 +277,7 @@ func changeSchema(ctx context.Context, p *sql.DB, model microblog.Model) error {
 		return err
 	}
 	if have != model {
-		if _, err := p.ExecContext(ctx, "delete from meta where k = ?", metaModelKey); err != nil {
+		if _, err := p.ExecContext(ctx, "delete from meta where k = ?", sqlmodel.MetaKey); err != nil {
 			return fmt.Errorf("mariadb: clear the recorded model: %w", err)
 		}
 		for _, t := range microblogTables {
@@ -338,7 +292,7 @@ func changeSchema(ctx context.Context, p *sql.DB, model microblog.Model) error {
 		}
 	}
 	if _, err := p.ExecContext(ctx, "insert into meta (k, v) values (?, ?) on duplicate key update v = values(v)",
-		metaModelKey, string(model)); err != nil {
+		sqlmodel.MetaKey, string(model)); err != nil {
 		return fmt.Errorf("mariadb: record model: %w", err)
 	}
 	return nil
@@ -602,7 +556,7 @@ func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
 		return fmt.Errorf("mariadb %s: populate: nil dataset", s.model)
 	}
 	p := s.db.first()
-	if has, err := hasMicroblogData(ctx, p); err != nil {
+	if has, err := schema.HasData(ctx, p.QueryRowContext); err != nil {
 		return err
 	} else if has {
 		return fmt.Errorf("mariadb %s: populate: the database already holds microblog data; use a fresh database", s.model)
@@ -753,11 +707,11 @@ func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *micro
 		if err := lockSchema(ctx, tx, false); err != nil {
 			return err
 		}
-		if have, err := recordedModel(ctx, tx); err != nil {
+		if have, err := schema.Recorded(ctx, tx.QueryRowContext); err != nil {
 			return err
 		} else if have != model {
 			return fmt.Errorf("mariadb: %w: the database records the %q model (opened by another process meanwhile); load the %s model into a fresh database",
-				ErrModelMismatch, have, model)
+				microblog.ErrModelMismatch, have, model)
 		}
 		if err := partThere(ctx, tx, part); err != nil {
 			return err

@@ -10,10 +10,10 @@ import (
 )
 
 // TestMicroblogModelMismatch checks that an empty database switches model
-// freely and a loaded one refuses another with ErrModelMismatch.
+// freely and a loaded one refuses another with microblog.ErrModelMismatch.
 func TestMicroblogModelMismatch(t *testing.T) {
 	t.Parallel()
-	adaptertest.SwitchesModelWhenEmpty(t, openFresh(t), ErrModelMismatch)
+	adaptertest.SwitchesModelWhenEmpty(t, openFresh(t), microblog.ErrModelMismatch)
 }
 
 // TestPartsFromTwoClients loads microblog parts through two handles (two
@@ -22,7 +22,7 @@ func TestMicroblogModelMismatch(t *testing.T) {
 func TestPartsFromTwoClients(t *testing.T) {
 	t.Parallel()
 	dsn := freshDSN(t)
-	adaptertest.MicroblogPartsTwoClients(t, adaptertest.Open(t, Open, dsn), adaptertest.Open(t, Open, dsn), ErrModelMismatch)
+	adaptertest.MicroblogPartsTwoClients(t, adaptertest.Open(t, Open, dsn), adaptertest.Open(t, Open, dsn), microblog.ErrModelMismatch)
 }
 
 // TestPartLoadsBesideAnOpenPart loads a part while another part's
@@ -87,8 +87,8 @@ func TestPartLoadsBesideAnOpenPart(t *testing.T) {
 			if err := tx.Commit(); err != nil {
 				t.Fatal(err)
 			}
-			if err := <-opened; !errors.Is(err, ErrModelMismatch) {
-				t.Errorf("Microblog(%s) while a %s part loads: %v; want ErrModelMismatch once the part is in", other, m, err)
+			if err := <-opened; !errors.Is(err, microblog.ErrModelMismatch) {
+				t.Errorf("Microblog(%s) while a %s part loads: %v; want microblog.ErrModelMismatch once the part is in", other, m, err)
 			}
 			s := adaptertest.OpenMicroblog(t, db, m)
 			whole := microblog.Counts{Users: int64(ds.Users), Follows: int64(len(ds.Follows)), Tweets: int64(len(ds.Tweets))}
@@ -104,5 +104,5 @@ func TestPartLoadsBesideAnOpenPart(t *testing.T) {
 // they write, and a database loaded whole refuses every part.
 func TestPartRefusals(t *testing.T) {
 	t.Parallel()
-	adaptertest.MicroblogPartRefusals(t, openFresh(t), openFresh(t), ErrModelMismatch)
+	adaptertest.MicroblogPartRefusals(t, openFresh(t), openFresh(t), microblog.ErrModelMismatch)
 }

@@ -49,10 +49,6 @@ const (
 	materializeBatch = 512
 )
 
-// ErrModelMismatch is wrapped by Microblog when the database holds
-// microblog data of another model.
-var ErrModelMismatch = errors.New("database holds another microblog model")
-
 // lineIndex is the userline's and timeline's read path.
 func lineIndex() mongo.IndexModel {
 	return idx("user_us_tweet", false, "user", 1, "us", -1, "tweet", -1)
@@ -105,13 +101,8 @@ func (db *DB) Microblog(ctx context.Context, model microblog.Model) (microblog.S
 	if _, err := microblog.ParseModel(string(model)); err != nil {
 		return nil, fmt.Errorf("mongodb: %w: %w", adapter.ErrUnsupported, err)
 	}
-	have, err := db.MicroblogModel(ctx)
-	if err != nil {
+	if err := microblog.CheckLoaded(ctx, db, "mongodb", model, "database"); err != nil {
 		return nil, err
-	}
-	if have != "" && have != model {
-		return nil, fmt.Errorf("mongodb: %w: the database holds the %s model; use a fresh database (or the %s model) to run the %s model",
-			ErrModelMismatch, have, have, model)
 	}
 	s := &mbStore{db: db, model: model}
 	if model == microblog.Async {
@@ -617,7 +608,7 @@ func (st mbLoadState) refuse(model microblog.Model, part microblog.Part, partiti
 	switch {
 	case st.model != "" && st.model != string(model):
 		return fmt.Errorf("mongodb: %w: the database holds (or is being loaded with) the %s model; load the %s model into a fresh database",
-			ErrModelMismatch, st.model, model)
+			microblog.ErrModelMismatch, st.model, model)
 	case st.parts == nil && st.whole:
 		return fmt.Errorf("mongodb: part %s: the dataset was loaded whole: %w", part, microblog.ErrPartLoaded)
 	case st.parts == nil:

@@ -94,7 +94,7 @@ func TestMicroblogModelMismatch(t *testing.T) {
 	if err := s.Populate(ctx, adaptertest.TinyMicroblog()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Microblog(ctx, microblog.Denormalized); err == nil || !strings.Contains(err.Error(), ErrModelMismatch.Error()) {
+	if _, err := db.Microblog(ctx, microblog.Denormalized); err == nil || !strings.Contains(err.Error(), microblog.ErrModelMismatch.Error()) {
 		t.Errorf("a normalized database accepted the denormalized model: %v", err)
 	}
 	if info, err := db.Info(ctx); err != nil || info.Config["microblog_model"] != "normalized" {
@@ -107,7 +107,7 @@ func TestMicroblogModelMismatch(t *testing.T) {
 // part sent with another parts= than the others: its documents would go
 // to collections the readers never look in.
 func TestMicroblogPartRefusals(t *testing.T) {
-	adaptertest.MicroblogPartRefusals(t, openFresh(t, ""), openFresh(t, ""), ErrModelMismatch)
+	adaptertest.MicroblogPartRefusals(t, openFresh(t, ""), openFresh(t, ""), microblog.ErrModelMismatch)
 	db := openFresh(t, "")
 	first := microblog.Part{I: 0, N: 3, First: 1, Last: 1}
 	if err := db.PopulatePart(t.Context(), microblog.Normalized, adaptertest.TinyMicroblog(), first); err != nil {

@@ -2,8 +2,8 @@ package postgres
 
 import (
 	"context"
-	"os"
 	"testing"
+	"time"
 
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
@@ -12,21 +12,8 @@ import (
 // Finding 6 of issue 13 against a real PostgreSQL killed and restarted
 // under load (its own server: the package's shared one must stay up).
 func TestKilledServerIsRedialledWithBackoff(t *testing.T) {
-	requireServers(t)
 	ctx := context.Background()
-	c, dir, err := upCluster(ctx, 1, map[string]string{"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"})
-	e, _ := cluster.Get("postgres")
-	t.Cleanup(func() {
-		if c != nil {
-			_ = e.Down(context.Background(), c)
-		}
-		if dir != "" && !t.Failed() {
-			os.RemoveAll(dir)
-		}
-	})
-	if err != nil {
-		t.Fatalf("start PostgreSQL: %v", err)
-	}
+	e, c := adaptertest.OwnCluster(t, "postgres", cluster.Options{Nodes: 1, Extra: testServer}, 3*time.Minute)
 	db, err := Open(ctx, c.DSN)
 	if err != nil {
 		t.Fatal(err)

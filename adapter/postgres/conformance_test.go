@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -26,22 +25,7 @@ func TestConformance(t *testing.T) {
 // position.
 func TestReadFromReplicas(t *testing.T) {
 	t.Parallel()
-	requireServers(t)
-	c, dir, err := upCluster(t.Context(), 3, map[string]string{"read_from": "replicas", "fsync": "off"})
-	t.Cleanup(func() {
-		if c != nil {
-			e, _ := cluster.Get("postgres")
-			if err := e.Down(context.Background(), c); err != nil {
-				t.Errorf("Down: %v", err)
-			}
-		}
-		if dir != "" && !t.Failed() {
-			removeAll(dir)
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, c := adaptertest.OwnCluster(t, "postgres", cluster.Options{Nodes: 3, Extra: map[string]string{"read_from": "replicas", "fsync": "off"}}, 3*time.Minute)
 	ctx := t.Context()
 	db, err := Open(ctx, c.DSN)
 	if err != nil {

@@ -2,10 +2,11 @@ package postgres
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/fieldbench/fieldbench/adapter/internal/idle"
 )
 
 // heldConns keeps the connections the wiki read used, acquired from the
@@ -33,15 +34,7 @@ import (
 // that long before handing it out: so a read after a server restart gets
 // a live connection, as it does from the pool.
 type heldConns struct {
-	mu     sync.Mutex
-	max    int
-	conns  []heldConn // a stack: the most recently used on top
-	closed bool
-}
-
-type heldConn struct {
-	c  *pgxpool.Conn
-	at time.Time // when it was put back
+	conns *idle.Stacks[struct{}, *pgxpool.Conn] // the most recently used on top
 }
 
 // heldIdle is pgxpool's own idle time after which it pings a connection
@@ -50,7 +43,7 @@ type heldConn struct {
 const heldIdle = time.Second
 
 func newHeldConns(p *pgxpool.Pool) *heldConns {
-	return &heldConns{max: int(p.Config().MaxConns) / 2}
+	return &heldConns{conns: idle.New[struct{}](int(p.Config().MaxConns)/2, (*pgxpool.Conn).Release)}
 }
 
 // get pops the most recently held connection; nil when there is none.
@@ -58,29 +51,23 @@ func newHeldConns(p *pgxpool.Pool) *heldConns {
 // handing it out, and dropped when the ping fails.
 func (h *heldConns) get(ctx context.Context) *pgxpool.Conn {
 	for {
-		h.mu.Lock()
-		n := len(h.conns)
-		if n == 0 {
-			h.mu.Unlock()
+		c, at, ok, _ := h.conns.Get(struct{}{}) // after close: none
+		if !ok {
 			return nil
 		}
-		hc := h.conns[n-1]
-		h.conns[n-1] = heldConn{}
-		h.conns = h.conns[:n-1]
-		h.mu.Unlock()
-		if time.Since(hc.at) < heldIdle {
-			return hc.c
+		if time.Since(at) < heldIdle {
+			return c
 		}
 		if ctx.Err() != nil { // no ping can tell: leave it to the pool
-			hc.c.Release()
+			c.Release()
 			return nil
 		}
-		if err := hc.c.Ping(ctx); err == nil {
-			return hc.c
+		if err := c.Ping(ctx); err == nil {
+			return c
 		} else if ctx.Err() == nil {
-			hc.c.Conn().Close(ctx) // the ping failed: marks it closed, the pool drops it
+			c.Conn().Close(ctx) // the ping failed: marks it closed, the pool drops it
 		}
-		hc.c.Release()
+		c.Release()
 	}
 }
 
@@ -91,23 +78,8 @@ func (h *heldConns) put(c *pgxpool.Conn) {
 		c.Release()
 		return
 	}
-	h.mu.Lock()
-	if h.closed || len(h.conns) >= h.max {
-		h.mu.Unlock()
-		c.Release()
-		return
-	}
-	h.conns = append(h.conns, heldConn{c: c, at: time.Now()})
-	h.mu.Unlock()
+	h.conns.Put(struct{}{}, c)
 }
 
 // close releases every held connection; later puts release theirs.
-func (h *heldConns) close() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.closed = true
-	for _, hc := range h.conns {
-		hc.c.Release()
-	}
-	h.conns = nil
-}
+func (h *heldConns) close() { h.conns.Close() }

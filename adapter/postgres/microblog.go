@@ -2,22 +2,15 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/adapter/internal/sqlmodel"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
-
-// ErrModelMismatch is wrapped by Microblog when the database already holds
-// microblog data of a different model.
-var ErrModelMismatch = errors.New("database holds another microblog model")
-
-// metaModelKey is the meta row recording the microblog model.
-const metaModelKey = "microblog_model"
 
 // materializeBatch is the most tweets one MaterializeOnce pass fans out.
 const materializeBatch = 512
@@ -68,65 +61,17 @@ var modelSchema = map[microblog.Model][]string{
 	},
 }
 
-type querier interface {
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
-
-func tableExists(ctx context.Context, q querier, name string) (bool, error) {
-	var ok bool
-	if err := q.QueryRow(ctx, `select to_regclass($1) is not null`, "public."+name).Scan(&ok); err != nil {
-		return false, fmt.Errorf("postgres: look up table %s: %w", name, err)
-	}
-	return ok, nil
-}
-
-func hasMicroblogData(ctx context.Context, q querier) (bool, error) {
-	for _, t := range []string{"users", "follows", "tweets"} {
-		ok, err := tableExists(ctx, q, t)
-		if err != nil {
-			return false, err
-		}
-		if !ok {
-			continue
-		}
-		var has bool
-		if err := q.QueryRow(ctx, "select exists (select 1 from "+t+")").Scan(&has); err != nil {
-			return false, fmt.Errorf("postgres: check %s for rows: %w", t, err)
-		}
-		if has {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-func recordedModel(ctx context.Context, q querier) (microblog.Model, error) {
-	ok, err := tableExists(ctx, q, "meta")
-	if err != nil || !ok {
-		return "", err
-	}
-	var v string
-	err = q.QueryRow(ctx, `select value from meta where key = $1`, metaModelKey).Scan(&v)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("postgres: read microblog model: %w", err)
-	}
-	return microblog.Model(v), nil
+// schema is the microblog bookkeeping shared with the other SQL adapters.
+var schema = sqlmodel.Dialect[pgx.Row]{
+	Name:        "postgres",
+	TableExists: `select to_regclass('public.' || $1::text) is not null`,
+	Model:       `select value from meta where key = $1`,
+	NoRows:      pgx.ErrNoRows,
 }
 
 // MicroblogModel implements microblog.Backend (asks the primary).
 func (db *DB) MicroblogModel(ctx context.Context) (microblog.Model, error) {
-	m, err := recordedModel(ctx, db.w)
-	if err != nil || m == "" {
-		return "", err
-	}
-	has, err := hasMicroblogData(ctx, db.w)
-	if err != nil || !has {
-		return "", err
-	}
-	return m, nil
+	return schema.Loaded(ctx, db.w.QueryRow)
 }
 
 // schemaRetry is how long ensureSchema waits before it looks again when
@@ -145,7 +90,7 @@ const schemaRetry = 100 * time.Millisecond
 // made again after schemaRetry when another session holds it.
 func (db *DB) ensureSchema(ctx context.Context, model microblog.Model) error {
 	for {
-		have, err := recordedModel(ctx, db.w)
+		have, err := schema.Recorded(ctx, db.w.QueryRow)
 		if err != nil || have == model {
 			return err
 		}
@@ -176,21 +121,18 @@ func makeSchema(ctx context.Context, tx pgx.Tx, model microblog.Model) error {
 		if _, err := tx.Exec(ctx, commonSchema[0]); err != nil {
 			return fmt.Errorf("postgres: create meta table: %w", err)
 		}
-		have, err := recordedModel(ctx, tx)
+		have, err := schema.Recorded(ctx, tx.QueryRow)
 		if err != nil {
 			return err
 		}
-		has, err := hasMicroblogData(ctx, tx)
+		has, err := schema.HasData(ctx, tx.QueryRow)
 		if err != nil {
 			return err
 		}
-		switch {
-		case have != "" && have != model && has:
-			return fmt.Errorf("postgres: %w: the database holds the %s model; use a fresh database (or the %s model) to run the %s model",
-				ErrModelMismatch, have, have, model)
-		case have == "" && has:
-			return fmt.Errorf("postgres: %w: microblog tables hold data but no model is recorded in meta; use a fresh database", ErrModelMismatch)
-		case have != "" && have != model:
+		if err := sqlmodel.Check("postgres", have, model, has); err != nil {
+			return err
+		}
+		if have != "" && have != model {
 			for _, t := range microblogTables {
 				if _, err := tx.Exec(ctx, "drop table if exists "+t); err != nil {
 					return fmt.Errorf("postgres: drop empty %s table of the %s model: %w", t, have, err)
@@ -203,7 +145,7 @@ func makeSchema(ctx context.Context, tx pgx.Tx, model microblog.Model) error {
 			}
 		}
 		if _, err := tx.Exec(ctx, `insert into meta (key, value) values ($1, $2)
-			on conflict (key) do update set value = excluded.value`, metaModelKey, string(model)); err != nil {
+			on conflict (key) do update set value = excluded.value`, sqlmodel.MetaKey, string(model)); err != nil {
 			return fmt.Errorf("postgres: record model in meta: %w", err)
 		}
 		return nil
@@ -434,7 +376,7 @@ func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
 		if _, err := tx.Exec(ctx, "select pg_advisory_xact_lock($1)", int64(schemaLock)); err != nil {
 			return fmt.Errorf("postgres: lock schema: %w", err)
 		}
-		if has, err := hasMicroblogData(ctx, tx); err != nil {
+		if has, err := schema.HasData(ctx, tx.QueryRow); err != nil {
 			return err
 		} else if has {
 			return fmt.Errorf("postgres %s: populate: the database already holds microblog data; use a fresh database", s.model)
@@ -443,7 +385,7 @@ func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `insert into meta (key, value) values ($1, $2)
-			on conflict (key) do update set value = excluded.value`, metaModelKey, string(s.model)); err != nil {
+			on conflict (key) do update set value = excluded.value`, sqlmodel.MetaKey, string(s.model)); err != nil {
 			return fmt.Errorf("postgres %s: record model: %w", s.model, err)
 		}
 		return nil
@@ -543,10 +485,10 @@ func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *micro
 		if _, err := tx.Exec(ctx, "select pg_advisory_xact_lock_shared($1)", int64(schemaLock)); err != nil {
 			return fmt.Errorf("postgres: lock schema: %w", err)
 		}
-		if have, err := recordedModel(ctx, tx); err != nil {
+		if have, err := schema.Recorded(ctx, tx.QueryRow); err != nil {
 			return err
 		} else if have != model {
-			return fmt.Errorf("postgres: %w: the database holds (or is being loaded with) the %s model; load the %s model into a fresh database", ErrModelMismatch, have, model)
+			return fmt.Errorf("postgres: %w: the database holds (or is being loaded with) the %s model; load the %s model into a fresh database", microblog.ErrModelMismatch, have, model)
 		}
 		var there int64
 		if err := tx.QueryRow(ctx, "select count(*) from users where id between $1 and $2", part.First, part.Last).Scan(&there); err != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,84 +14,25 @@ import (
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/workload/microblog"
 )
 
 // One server per test package: the first test that needs it starts it,
 // TestMain stops it (and removes its directory) after every test ran.
-var (
-	srvOnce sync.Once
-	srv     *cluster.Cluster
-	srvErr  error
-	srvDir  string
-	dbSeq   atomic.Int64
-)
+var shared = &adaptertest.SharedCluster{Engine: "postgres", Options: cluster.Options{Nodes: 1, Extra: testServer}, Timeout: 3 * time.Minute}
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if srv != nil {
-		e, _ := cluster.Get("postgres")
-		if err := e.Down(context.Background(), srv); err != nil {
-			fmt.Fprintln(os.Stderr, "postgres down:", err)
-			code = 1
-		}
-	}
-	if srvDir != "" && code == 0 {
-		os.RemoveAll(srvDir)
-	}
-	os.Exit(code)
-}
+// testServer are the settings of the servers the tests start: a test
+// server need not survive a power cut.
+var testServer = map[string]string{"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
 
-// upCluster starts a cluster of n nodes in a fresh world-searchable
-// directory.
-func upCluster(ctx context.Context, n int, extra map[string]string) (*cluster.Cluster, string, error) {
-	e, err := cluster.Get("postgres")
-	if err != nil {
-		return nil, "", err
-	}
-	if err := e.Check(); err != nil {
-		return nil, "", err
-	}
-	dir, err := os.MkdirTemp("", "fieldbench-pgadapter-*")
-	if err != nil {
-		return nil, "", err
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		return nil, dir, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	c, err := e.Up(ctx, dir, cluster.Options{Nodes: n, Extra: extra})
-	return c, dir, err
-}
+var dbSeq atomic.Int64
 
-func requireServers(t *testing.T) {
-	t.Helper()
-	e, err := cluster.Get("postgres")
-	if err == nil {
-		err = e.Check()
-	}
-	if err != nil {
-		if testing.Short() {
-			t.Skipf("PostgreSQL not installed (scripts/install-servers.sh): %v", err)
-		}
-		t.Fatalf("PostgreSQL not installed; run scripts/install-servers.sh: %v", err)
-	}
-}
+func TestMain(m *testing.M) { os.Exit(shared.Stop(m.Run())) }
 
 // server returns the package's single-node cluster.
 func server(t *testing.T) *cluster.Cluster {
 	t.Helper()
-	requireServers(t)
-	srvOnce.Do(func() {
-		srv, srvDir, srvErr = upCluster(context.Background(), 1, map[string]string{
-			// A test server need not survive a power cut.
-			"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off",
-		})
-	})
-	if srvErr != nil {
-		t.Fatalf("start PostgreSQL: %v", srvErr)
-	}
-	return srv
+	return shared.Get(t)
 }
 
 // freshDSN creates an empty database (with PostGIS, cloned from the
@@ -214,12 +154,10 @@ func TestInfoAndSize(t *testing.T) {
 	}
 }
 
-func removeAll(dir string) { os.RemoveAll(dir) }
-
 // TestPartRefusals: parts that cannot join the load are refused before
 // they write, and a database loaded whole refuses every part.
 func TestPartRefusals(t *testing.T) {
-	adaptertest.MicroblogPartRefusals(t, openFresh(t), openFresh(t), ErrModelMismatch)
+	adaptertest.MicroblogPartRefusals(t, openFresh(t), openFresh(t), microblog.ErrModelMismatch)
 }
 
 // TestPartsFromTwoClients loads microblog parts through two handles on one
@@ -228,5 +166,5 @@ func TestPartRefusals(t *testing.T) {
 // loading part holds).
 func TestPartsFromTwoClients(t *testing.T) {
 	dsn := freshDSN(t)
-	adaptertest.MicroblogPartsTwoClients(t, adaptertest.Open(t, Open, dsn), adaptertest.Open(t, Open, dsn), ErrModelMismatch)
+	adaptertest.MicroblogPartsTwoClients(t, adaptertest.Open(t, Open, dsn), adaptertest.Open(t, Open, dsn), microblog.ErrModelMismatch)
 }

@@ -200,9 +200,7 @@ func TestWikiHeldConns(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			db.held.mu.Lock()
-			n := len(db.held.conns)
-			db.held.mu.Unlock()
+			n := db.held.conns.Len()
 			if n > tc.held {
 				t.Fatalf("%d connections held after 4 concurrent reads; want at most %d", n, tc.held)
 			}

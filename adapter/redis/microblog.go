@@ -46,10 +46,6 @@ func mbUserline(u int64) string  { return "mb:{u:" + strconv.FormatInt(u, 10) + 
 func mbTimeline(u int64) string  { return "mb:{u:" + strconv.FormatInt(u, 10) + "}:tl" }
 func mbTweet(id int64) string    { return "mb:t:" + strconv.FormatInt(id, 10) }
 
-// ErrModelMismatch is wrapped by Microblog when the database holds
-// microblog data of another model.
-var ErrModelMismatch = errors.New("database holds another microblog model")
-
 // materializeBatch is the most pending tweets one MaterializeOnce fans out.
 const materializeBatch = 512
 
@@ -162,7 +158,7 @@ func (db *DB) countKeys(ctx context.Context, pattern string) (int64, error) {
 }
 
 // Microblog implements microblog.Backend. A database loaded with another
-// model is refused (ErrModelMismatch); an empty one is switched.
+// model is refused (microblog.ErrModelMismatch); an empty one is switched.
 func (db *DB) Microblog(ctx context.Context, model microblog.Model) (microblog.Store, error) {
 	if _, err := microblog.ParseModel(string(model)); err != nil {
 		return nil, fmt.Errorf("redis: %w: %w", adapter.ErrUnsupported, err)
@@ -171,9 +167,8 @@ func (db *DB) Microblog(ctx context.Context, model microblog.Model) (microblog.S
 	if err != nil {
 		return nil, err
 	}
-	if have != "" && have != model {
-		return nil, fmt.Errorf("redis: %w: the database holds the %s model; use a fresh database (or the %s model) to run the %s model",
-			ErrModelMismatch, have, have, model)
+	if err := microblog.CheckModel("redis", have, model, "database"); err != nil {
+		return nil, err
 	}
 	if have == "" {
 		if err := db.scanDelete(ctx, "mb:*"); err != nil {
@@ -468,7 +463,7 @@ func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *micro
 	if have, err := db.rdb.Get(ctx, mbModelKey).Result(); err != nil {
 		return fmt.Errorf("redis: read microblog model: %w", err)
 	} else if have != string(model) {
-		return fmt.Errorf("redis: %w: the database holds (or is being loaded with) the %s model; load the %s model into a fresh database", ErrModelMismatch, have, model)
+		return fmt.Errorf("redis: %w: the database holds (or is being loaded with) the %s model; load the %s model into a fresh database", microblog.ErrModelMismatch, have, model)
 	}
 	l := &loader{ctx: ctx, db: db}
 	if err := loadMicroblog(ctx, l, model, ds, part); err != nil {

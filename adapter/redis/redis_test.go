@@ -3,92 +3,37 @@ package redis
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
 
-// The package's tests share two servers started once: a 3-master Redis
-// Cluster (every family but ingest) and one standalone server (ingest,
-// whose Reset is FLUSHALL, and a microblog run without cluster mode).
-// TestMain stops them.
-var servers struct {
-	once       sync.Once
-	err        error
-	engine     cluster.Engine
-	cl, single *cluster.Cluster
-	dirs       []string
-}
+// The package's tests share two servers, each started on first use: a
+// 3-master Redis Cluster (every family but ingest) and one standalone
+// server (ingest, whose Reset is FLUSHALL, and a microblog run without
+// cluster mode). TestMain stops them.
+var (
+	redisCluster = &adaptertest.SharedCluster{Engine: "redis", Options: cluster.Options{Nodes: 3}, Timeout: 90 * time.Second}
+	redisSingle  = &adaptertest.SharedCluster{Engine: "redis", Options: cluster.Options{Nodes: 1, Extra: map[string]string{"standalone": "1"}}, Timeout: 90 * time.Second}
+)
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if servers.engine != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		for _, c := range []*cluster.Cluster{servers.cl, servers.single} {
-			if c != nil {
-				_ = servers.engine.Down(ctx, c)
-			}
-		}
-		cancel()
-		if code == 0 {
-			for _, d := range servers.dirs {
-				os.RemoveAll(d)
-			}
-		}
-	}
-	os.Exit(code)
-}
-
-func startServers() error {
-	e, err := cluster.Get("redis")
-	if err != nil {
-		return err
-	}
-	if err := e.Check(); err != nil {
-		return fmt.Errorf("redis is not installed (run scripts/install-servers.sh): %w", err)
-	}
-	servers.engine = e
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	up := func(opts cluster.Options) (*cluster.Cluster, error) {
-		dir, err := os.MkdirTemp("", "fb-redis-adapter-*")
-		if err != nil {
-			return nil, err
-		}
-		servers.dirs = append(servers.dirs, dir)
-		return e.Up(ctx, dir, opts)
-	}
-	servers.cl, err = up(cluster.Options{Nodes: 3})
-	if err != nil {
-		return err
-	}
-	servers.single, err = up(cluster.Options{Nodes: 1, Extra: map[string]string{"standalone": "1"}})
-	return err
-}
+func TestMain(m *testing.M) { os.Exit(redisSingle.Stop(redisCluster.Stop(m.Run()))) }
 
 // dsn returns the DSN of the shared cluster (or standalone server), failing
 // the test when redis cannot run here (skipping under -short).
-func dsn(t testing.TB, standalone bool) string {
+func dsn(t testing.TB, single bool) string {
 	t.Helper()
-	servers.once.Do(func() { servers.err = startServers() })
-	if servers.err != nil {
-		if testing.Short() && strings.Contains(servers.err.Error(), "install-servers.sh") {
-			t.Skip(servers.err)
-		}
-		t.Fatal(servers.err)
+	if single {
+		return redisSingle.Get(t).DSN
 	}
-	if standalone {
-		return servers.single.DSN
-	}
-	return servers.cl.DSN
+	return redisCluster.Get(t).DSN
 }
 
 func open(t testing.TB, standalone bool) *DB {
@@ -192,7 +137,7 @@ func TestMicroblogModelMismatch(t *testing.T) {
 				}
 				for _, other := range microblog.Models {
 					if other != m {
-						if _, err := db.Microblog(ctx, other); !errors.Is(err, ErrModelMismatch) {
+						if _, err := db.Microblog(ctx, other); !errors.Is(err, microblog.ErrModelMismatch) {
 							t.Errorf("Microblog(%s) on %s data: %v", other, m, err)
 						}
 					}

@@ -171,7 +171,7 @@ func margin(r float64) float64 { return r*1.02 + 100 }
 // GEOSEARCH around p's latitude/longitude with a margin, or every cell
 // when the area is too large for the sphere to stand in for the plane.
 func (s *trajStore) candidates(ctx context.Context, p trajectory.Point, r float64) ([]trajectory.Hit, error) {
-	lat, lon := utmToLatLon(float64(p.X), float64(p.Y))
+	lat, lon := trajectory.UTMToLatLon(float64(p.X), float64(p.Y))
 	var members []string
 	var err error
 	if !geoOK(p.X, p.Y, r, lon, lat) {
@@ -247,7 +247,7 @@ func (s *trajStore) Range(ctx context.Context, t trajectory.Triangle) ([]traject
 	minX, minY, maxX, maxY := t.Bounds()
 	cx, cy := (float64(minX)+float64(maxX))/2, (float64(minY)+float64(maxY))/2
 	diag := math.Hypot(float64(maxX-minX), float64(maxY-minY))
-	lat, lon := utmToLatLon(cx, cy)
+	lat, lon := trajectory.UTMToLatLon(cx, cy)
 	var members []string
 	var err error
 	if !geoOK(int64(cx), int64(cy), diag/2, lon, lat) {
@@ -318,44 +318,4 @@ func (s *trajStore) Reset(ctx context.Context) error {
 		return fmt.Errorf("redis trajectory: reset: %w", err)
 	}
 	return nil
-}
-
-// utmToLatLon converts a UTM zone 33N position (WGS 84) to latitude and
-// longitude in degrees: the workload's formula (trajectory.utmToLatLon,
-// Snyder's series), unrounded, for query points; cells carry their own
-// latitude and longitude.
-func utmToLatLon(easting, northing float64) (lat, lon float64) {
-	const (
-		a    = 6378137.0
-		f    = 1 / 298.257223563
-		k0   = 0.9996
-		lon0 = 15.0
-		e2   = f * (2 - f)
-		ep2  = e2 / (1 - e2)
-	)
-	x := easting - 500000
-	m := northing / k0
-	mu := m / (a * (1 - e2/4 - 3*e2*e2/64 - 5*e2*e2*e2/256))
-	sq := math.Sqrt(1 - e2)
-	e1 := (1 - sq) / (1 + sq)
-	phi1 := mu + (3*e1/2-27*e1*e1*e1/32)*math.Sin(2*mu) +
-		(21*e1*e1/16-55*e1*e1*e1*e1/32)*math.Sin(4*mu) +
-		(151*e1*e1*e1/96)*math.Sin(6*mu) +
-		(1097*e1*e1*e1*e1/512)*math.Sin(8*mu)
-	sin1, cos1 := math.Sin(phi1), math.Cos(phi1)
-	tan1 := sin1 / cos1
-	c1 := ep2 * cos1 * cos1
-	t1 := tan1 * tan1
-	w := 1 - e2*sin1*sin1
-	n1 := a / math.Sqrt(w)
-	r1 := a * (1 - e2) / (w * math.Sqrt(w))
-	d := x / (n1 * k0)
-	d2 := d * d
-	d4 := d2 * d2
-	latRad := phi1 - (n1*tan1/r1)*(d2/2-
-		(5+3*t1+10*c1-4*c1*c1-9*ep2)*d4/24+
-		(61+90*t1+298*c1+45*t1*t1-252*ep2-3*c1*c1)*d4*d2/720)
-	lonRad := (d - (1+2*t1+c1)*d2*d/6 +
-		(5-2*c1+28*t1-3*c1*c1+8*ep2+24*t1*t1)*d4*d/120) / cos1
-	return latRad * 180 / math.Pi, lon0 + lonRad*180/math.Pi
 }

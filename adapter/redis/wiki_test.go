@@ -100,14 +100,14 @@ func TestWikiReadFallback(t *testing.T) {
 		t.Fatal(err)
 	}
 	var other string
-	for _, a := range servers.cl.Nodes {
+	for _, a := range redisCluster.Get(t).Nodes {
 		if addr := a.Addr(); addr != owner {
 			other = addr
 			break
 		}
 	}
 	if other == "" {
-		t.Fatalf("no master other than %s in %+v", owner, servers.cl.Nodes)
+		t.Fatalf("no master other than %s in %+v", owner, redisCluster.Get(t).Nodes)
 	}
 	tests := []struct {
 		name  string
@@ -140,13 +140,12 @@ func TestWikiReadFallback(t *testing.T) {
 			s.rd.close()
 			s.rd = newWikiReader(db)
 			c := tc.plant(t)
-			s.rd.idle[owner] = []*respConn{c}
+			s.rd.idle.Put(owner, c)
 			a, err := s.Read(ctx, id)
 			if err != nil || a != g.Article(id) {
 				t.Fatalf("Read(%d) = %q, %v; want the article", id, a.Title, err)
 			}
-			idle := s.rd.idle[owner]
-			if got := slices.Contains(idle, c); got != tc.reused {
+			if got := slices.Contains(s.rd.idle.Kept(owner), c); got != tc.reused {
 				t.Fatalf("planted connection back in the idle list: %v, want %v", got, tc.reused)
 			}
 			// The next read goes the direct way again and finds its article.
@@ -158,11 +157,7 @@ func TestWikiReadFallback(t *testing.T) {
 	if _, err := s.Read(ctx, n+1); !errors.Is(err, wiki.ErrNotFound) {
 		t.Fatalf("Read(%d) = %v, want ErrNotFound", n+1, err)
 	}
-	idle := 0
-	for _, cs := range s.rd.idle {
-		idle += len(cs)
-	}
-	if idle == 0 {
+	if s.rd.idle.Len() == 0 {
 		t.Fatal("no idle direct connection after the reads: they all went through go-redis")
 	}
 }

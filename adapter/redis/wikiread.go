@@ -10,10 +10,10 @@ import (
 	"net"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 	"unsafe"
 
+	"github.com/fieldbench/fieldbench/adapter/internal/idle"
 	"github.com/fieldbench/fieldbench/adapter/rawio"
 )
 
@@ -41,9 +41,7 @@ type wikiReader struct {
 	db      *DB
 	timeout time.Duration
 
-	mu     sync.Mutex
-	idle   map[string][]*respConn // node address -> idle connections
-	closed bool
+	idle *idle.Stacks[string, *respConn] // by node address
 }
 
 // respConn is one connection of wikiReader; a goroutine holds it for one
@@ -58,7 +56,8 @@ type respConn struct {
 }
 
 func newWikiReader(db *DB) *wikiReader {
-	return &wikiReader{db: db, timeout: db.cfg.Timeout, idle: map[string][]*respConn{}}
+	return &wikiReader{db: db, timeout: db.cfg.Timeout,
+		idle: idle.New[string](idle.NoLimit, func(c *respConn) { c.nc.Close() })}
 }
 
 // errRedirect marks an answer go-redis must handle (a cluster redirection
@@ -111,30 +110,15 @@ func (r *wikiReader) addrFor(ctx context.Context, ids []byte) (string, error) {
 }
 
 func (r *wikiReader) get(ctx context.Context, addr string) (*respConn, error) {
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
+	if c, _, ok, err := r.idle.Get(addr); err != nil {
 		return nil, errors.New("redis: wiki store closed")
-	}
-	if cs := r.idle[addr]; len(cs) > 0 {
-		c := cs[len(cs)-1]
-		r.idle[addr] = cs[:len(cs)-1]
-		r.mu.Unlock()
+	} else if ok {
 		return c, nil
 	}
-	r.mu.Unlock()
 	return r.dial(ctx, addr)
 }
 
-func (r *wikiReader) put(addr string, c *respConn) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		c.nc.Close()
-		return
-	}
-	r.idle[addr] = append(r.idle[addr], c)
-}
+func (r *wikiReader) put(addr string, c *respConn) { r.idle.Put(addr, c) }
 
 // dial opens a connection and authenticates as go-redis would (RESP2, so
 // no HELLO).
@@ -324,14 +308,4 @@ func appendBulk(b, v []byte) []byte {
 
 // close closes every idle connection; connections in use are closed when
 // they are given back.
-func (r *wikiReader) close() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.closed = true
-	for _, cs := range r.idle {
-		for _, c := range cs {
-			c.nc.Close()
-		}
-	}
-	r.idle = nil
-}
+func (r *wikiReader) close() { r.idle.Close() }

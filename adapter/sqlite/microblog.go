@@ -12,6 +12,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/adapter/internal/sqlmodel"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
 
@@ -370,7 +371,7 @@ func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
 		return fmt.Errorf("sqlite %s: populate: nil dataset", s.model)
 	}
 	err := s.writeTx(ctx, "populate", func(tx *sql.Tx) error {
-		if has, err := hasMicroblogData(ctx, tx); err != nil {
+		if has, err := schema.HasData(ctx, tx.QueryRowContext); err != nil {
 			return err
 		} else if has {
 			return fmt.Errorf("sqlite %s: populate %s: the database already holds microblog data; use a fresh database",
@@ -408,7 +409,7 @@ func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
 		}
 		if _, err := tx.ExecContext(ctx,
 			`insert into meta (key, value) values (?, ?) on conflict (key) do update set value = excluded.value`,
-			metaModelKey, string(s.model)); err != nil {
+			sqlmodel.MetaKey, string(s.model)); err != nil {
 			return fmt.Errorf("sqlite %s: record model in meta: %w", s.model, err)
 		}
 		return nil

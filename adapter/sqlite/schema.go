@@ -3,20 +3,12 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/adapter/internal/sqlmodel"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
-
-// metaModelKey is the meta row recording which microblog model the schema
-// (and any data) belongs to.
-const metaModelKey = "microblog_model"
-
-// ErrModelMismatch is wrapped by Microblog when the database already holds
-// microblog data of a different model.
-var ErrModelMismatch = errors.New("database holds another microblog model")
 
 const createMeta = `create table if not exists meta (
 	key   text primary key,
@@ -113,75 +105,18 @@ var modelSchema = map[microblog.Model][]string{
 	},
 }
 
-type queryer interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-func tableExists(ctx context.Context, q queryer, name string) (bool, error) {
-	var n int
-	err := q.QueryRowContext(ctx,
-		`select count(*) from sqlite_schema where type = 'table' and name = ?`, name).Scan(&n)
-	if err != nil {
-		return false, fmt.Errorf("sqlite: look up table %s: %w", name, err)
-	}
-	return n > 0, nil
-}
-
-// hasMicroblogData reports whether any of users, follows and tweets holds a
-// row.
-func hasMicroblogData(ctx context.Context, q queryer) (bool, error) {
-	for _, t := range []string{"users", "follows", "tweets"} {
-		ok, err := tableExists(ctx, q, t)
-		if err != nil {
-			return false, err
-		}
-		if !ok {
-			continue
-		}
-		var has bool
-		if err := q.QueryRowContext(ctx, "select exists (select 1 from "+t+")").Scan(&has); err != nil {
-			return false, fmt.Errorf("sqlite: check %s for rows: %w", t, err)
-		}
-		if has {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-// recordedModel reads the model from meta ("" when meta or the row is
-// missing).
-func recordedModel(ctx context.Context, q queryer) (microblog.Model, error) {
-	ok, err := tableExists(ctx, q, "meta")
-	if err != nil || !ok {
-		return "", err
-	}
-	var v string
-	err = q.QueryRowContext(ctx, `select value from meta where key = ?`, metaModelKey).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("sqlite: read microblog model from meta: %w", err)
-	}
-	return microblog.Model(v), nil
+// schema is the microblog bookkeeping shared with the other SQL adapters.
+var schema = sqlmodel.Dialect[*sql.Row]{
+	Name:        "sqlite",
+	TableExists: `select exists (select 1 from sqlite_schema where type = 'table' and name = ?)`,
+	Model:       `select value from meta where key = ?`,
+	NoRows:      sql.ErrNoRows,
 }
 
 // MicroblogModel implements microblog.Backend: the model recorded in meta,
 // or "" when the database holds no microblog data.
 func (db *DB) MicroblogModel(ctx context.Context) (microblog.Model, error) {
-	m, err := recordedModel(ctx, db.r)
-	if err != nil || m == "" {
-		return "", err
-	}
-	has, err := hasMicroblogData(ctx, db.r)
-	if err != nil {
-		return "", err
-	}
-	if !has {
-		return "", nil
-	}
-	return m, nil
+	return schema.Loaded(ctx, db.r.QueryRowContext)
 }
 
 // ensureSchema creates model's tables in one write transaction (see
@@ -208,38 +143,31 @@ func (db *DB) ensureSchema(ctx context.Context, model microblog.Model) (err erro
 // ensureSchemaTx creates model's tables in tx, a write transaction, and
 // records the model in meta. A database whose schema belongs to another
 // model is switched only while it holds no data; otherwise the error wraps
-// ErrModelMismatch.
+// microblog.ErrModelMismatch.
 func (db *DB) ensureSchemaTx(ctx context.Context, tx *sql.Tx, model microblog.Model) error {
 	if _, err := tx.ExecContext(ctx, createMeta); err != nil {
 		return fmt.Errorf("sqlite: create meta table: %w", err)
 	}
-	have, err := recordedModel(ctx, tx)
+	have, err := schema.Recorded(ctx, tx.QueryRowContext)
 	if err != nil {
 		return err
 	}
-	if have != "" && have != model {
-		has, err := hasMicroblogData(ctx, tx)
+	if have != model {
+		// Tables left without a recorded model (not made by this adapter)
+		// must not be silently reused with another layout.
+		has, err := schema.HasData(ctx, tx.QueryRowContext)
 		if err != nil {
 			return err
 		}
-		if has {
-			return fmt.Errorf("sqlite %s: %w: the database holds the %s model; use a fresh database (or the %s model) to run the %s model",
-				db.path, ErrModelMismatch, have, have, model)
+		if err := sqlmodel.Check("sqlite "+db.path, have, model, has); err != nil {
+			return err
 		}
+	}
+	if have != "" && have != model {
 		for _, t := range microblogTables {
 			if _, err := tx.ExecContext(ctx, "drop table if exists "+t); err != nil {
 				return fmt.Errorf("sqlite: drop empty %s table of the %s model: %w", t, have, err)
 			}
-		}
-	}
-	if have == "" {
-		// Tables left without a recorded model (not made by this adapter)
-		// must not be silently reused with another layout.
-		if has, err := hasMicroblogData(ctx, tx); err != nil {
-			return err
-		} else if has {
-			return fmt.Errorf("sqlite %s: %w: microblog tables hold data but no model is recorded in meta; use a fresh database",
-				db.path, ErrModelMismatch)
 		}
 	}
 	for _, s := range append(append([]string{}, commonSchema...), modelSchema[model]...) {
@@ -249,7 +177,7 @@ func (db *DB) ensureSchemaTx(ctx context.Context, tx *sql.Tx, model microblog.Mo
 	}
 	if _, err := tx.ExecContext(ctx,
 		`insert into meta (key, value) values (?, ?) on conflict (key) do update set value = excluded.value`,
-		metaModelKey, string(model)); err != nil {
+		sqlmodel.MetaKey, string(model)); err != nil {
 		return fmt.Errorf("sqlite: record model in meta: %w", err)
 	}
 	return nil

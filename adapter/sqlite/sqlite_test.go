@@ -54,17 +54,17 @@ func TestSizeBytes(t *testing.T) {
 }
 
 // TestModelMismatch reopens a loaded file, as a later run does: it keeps
-// its model and refuses the others with ErrModelMismatch.
+// its model and refuses the others with microblog.ErrModelMismatch.
 func TestModelMismatch(t *testing.T) {
 	t.Parallel()
-	adaptertest.ModelMismatch(t, tempDSN, Open, ErrModelMismatch)
+	adaptertest.ModelMismatch(t, tempDSN, Open, microblog.ErrModelMismatch)
 }
 
 // TestEmptyDatabaseSwitchesModel checks that only data pins the model: an
 // empty file opens any.
 func TestEmptyDatabaseSwitchesModel(t *testing.T) {
 	t.Parallel()
-	adaptertest.SwitchesModelWhenEmpty(t, openTemp(t), ErrModelMismatch)
+	adaptertest.SwitchesModelWhenEmpty(t, openTemp(t), microblog.ErrModelMismatch)
 }
 
 // TestPartsFromTwoClients loads microblog parts through two handles on one
@@ -74,7 +74,7 @@ func TestEmptyDatabaseSwitchesModel(t *testing.T) {
 func TestPartsFromTwoClients(t *testing.T) {
 	t.Parallel()
 	dsn := tempDSN(t)
-	adaptertest.MicroblogPartsTwoClients(t, adaptertest.Open(t, Open, dsn), adaptertest.Open(t, Open, dsn), ErrModelMismatch)
+	adaptertest.MicroblogPartsTwoClients(t, adaptertest.Open(t, Open, dsn), adaptertest.Open(t, Open, dsn), microblog.ErrModelMismatch)
 }
 
 func TestBadDSN(t *testing.T) {
@@ -187,5 +187,5 @@ func BenchmarkPopulate(b *testing.B) {
 // they write, and a database loaded whole refuses every part.
 func TestPartRefusals(t *testing.T) {
 	t.Parallel()
-	adaptertest.MicroblogPartRefusals(t, openTemp(t), openTemp(t), ErrModelMismatch)
+	adaptertest.MicroblogPartRefusals(t, openTemp(t), openTemp(t), microblog.ErrModelMismatch)
 }

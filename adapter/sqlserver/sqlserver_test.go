@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,27 +18,11 @@ import (
 
 // One Iridium SQL server for the whole package, started through the
 // engine on first use and stopped by TestMain; every test gets a fresh
-// database.
-var (
-	serverOnce sync.Once
-	server     *cluster.Cluster
-	serverErr  error
-)
+// database. In memory: Iridium's disk storage made the same suite 4 times
+// slower (its writes slow down as a table grows either way).
+var server = &adaptertest.SharedCluster{Engine: "sqlserver", Options: cluster.Options{Nodes: 1, Extra: map[string]string{"storage": "memory"}}, Timeout: time.Minute}
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if server != nil {
-		e, _ := cluster.Get("sqlserver")
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		if err := e.Down(ctx, server); err != nil {
-			fmt.Fprintln(os.Stderr, "sqlserver down:", err)
-			code = 1
-		}
-		cancel()
-		os.RemoveAll(server.Dir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(server.Stop(m.Run())) }
 
 // testPassword is put in every test DSN (Iridium, started without
 // credentials, accepts any login): no output may show it.
@@ -51,40 +34,7 @@ const testPassword = "pw-s3cr3t-fb"
 // under -short) when Iridium is not built.
 func engineDSN(t *testing.T) string {
 	t.Helper()
-	serverOnce.Do(func() {
-		e, err := cluster.Get("sqlserver")
-		if err != nil {
-			serverErr = err
-			return
-		}
-		if err := e.Check(); err != nil {
-			serverErr = err
-			return
-		}
-		dir, err := os.MkdirTemp("", "fb-sqlserver-adapter-")
-		if err != nil {
-			serverErr = err
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		// In memory: Iridium's disk storage made the same suite 4 times
-		// slower (its writes slow down as a table grows either way).
-		server, serverErr = e.Up(ctx, dir, cluster.Options{Nodes: 1, Extra: map[string]string{"storage": "memory"}})
-		if serverErr != nil {
-			if server != nil {
-				_ = e.Down(ctx, server)
-			}
-			server = nil
-		}
-	})
-	if serverErr != nil {
-		if testing.Short() {
-			t.Skip(serverErr)
-		}
-		t.Fatal(serverErr)
-	}
-	u, err := url.Parse(server.DSN)
+	u, err := url.Parse(server.Get(t).DSN)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package microblog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -33,6 +34,37 @@ func ParseModel(s string) (Model, error) {
 		}
 	}
 	return "", fmt.Errorf("unknown microblog model %q (known: denormalized, normalized, async)", s)
+}
+
+// ErrModelMismatch is wrapped by a Backend's Microblog (and PopulatePart)
+// when the database holds microblog data of another model: one database
+// holds one model's data, never a mix.
+var ErrModelMismatch = errors.New("database holds another microblog model")
+
+// CheckModel is the model rule of every Backend's Microblog: a database
+// holding the data of one model (have; "" when it holds none) serves that
+// model only. For another (want) it returns an error wrapping
+// ErrModelMismatch, prefixed with name (the adapter, and what it opened
+// where that helps) and saying what holds the data (where: "database",
+// "keyspace", "prefix") and what to do.
+func CheckModel(name string, have, want Model, where string) error {
+	if have == "" || have == want {
+		return nil
+	}
+	return fmt.Errorf("%s: %w: the %s holds the %s model; use a fresh %s (or the %s model) to run the %s model",
+		name, ErrModelMismatch, where, have, where, have, want)
+}
+
+// CheckLoaded is CheckModel for the model b holds now (its MicroblogModel),
+// for a Backend's Microblog that keeps no state of its own.
+func CheckLoaded(ctx context.Context, b interface {
+	MicroblogModel(context.Context) (Model, error)
+}, name string, want Model, where string) error {
+	have, err := b.MicroblogModel(ctx)
+	if err != nil {
+		return err
+	}
+	return CheckModel(name, have, want, where)
 }
 
 // Limit is how many tweets a userline or timeline returns (the study's 50).

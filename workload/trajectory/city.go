@@ -329,14 +329,22 @@ func isqrt(x int64) int64 {
 // query's point or box into coordinates.
 func LatLon(p Point) (lat, lon float64) { return utmToLatLon(p.X, p.Y) }
 
-// utmToLatLon converts a UTM zone 33N position (WGS 84) to latitude and
-// longitude in degrees, rounded to 6 decimals (~0.1 m), with Snyder's
-// inverse transverse Mercator series (USGS Professional Paper 1395), good
-// to well under a metre this close to the central meridian. The rounding
-// also absorbs last-bit differences between platforms that fuse
-// multiply-adds, so a seed gives the same digits everywhere. It runs once
-// per cell, never per record.
+// utmToLatLon is UTMToLatLon rounded to 6 decimals (~0.1 m): the cells'
+// Lat and Lon. The rounding also absorbs last-bit differences between
+// platforms that fuse multiply-adds, so a seed gives the same digits
+// everywhere. It runs once per cell, never per record.
 func utmToLatLon(easting, northing int64) (lat, lon float64) {
+	lat, lon = UTMToLatLon(float64(easting), float64(northing))
+	return math.Round(lat*1e6) / 1e6, math.Round(lon*1e6) / 1e6
+}
+
+// UTMToLatLon converts a UTM zone 33N position (WGS 84) to latitude and
+// longitude in degrees, unrounded, with Snyder's inverse transverse
+// Mercator series (USGS Professional Paper 1395), good to well under a
+// metre this close to the central meridian: the one formula behind the
+// cells' coordinates (rounded, see LatLon) and any adapter that must turn
+// a query's point into coordinates (Redis's GEO search).
+func UTMToLatLon(easting, northing float64) (lat, lon float64) {
 	const (
 		a    = 6378137.0
 		f    = 1 / 298.257223563
@@ -345,8 +353,8 @@ func utmToLatLon(easting, northing int64) (lat, lon float64) {
 		e2   = f * (2 - f)
 		ep2  = e2 / (1 - e2)
 	)
-	x := float64(easting - 500000)
-	m := float64(northing) / k0
+	x := easting - 500000
+	m := northing / k0
 	mu := m / (a * (1 - e2/4 - 3*e2*e2/64 - 5*e2*e2*e2/256))
 	s := math.Sqrt(1 - e2)
 	e1 := (1 - s) / (1 + s)
@@ -369,7 +377,5 @@ func utmToLatLon(easting, northing int64) (lat, lon float64) {
 		(61+90*t1+298*c1+45*t1*t1-252*ep2-3*c1*c1)*d4*d2/720)
 	lonRad := (d - (1+2*t1+c1)*d2*d/6 +
 		(5-2*c1+28*t1-3*c1*c1+8*ep2+24*t1*t1)*d4*d/120) / cos1
-	lat = math.Round(latRad*180/math.Pi*1e6) / 1e6
-	lon = math.Round((lon0+lonRad*180/math.Pi)*1e6) / 1e6
-	return lat, lon
+	return latRad * 180 / math.Pi, lon0 + lonRad*180/math.Pi
 }
