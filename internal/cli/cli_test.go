@@ -381,6 +381,14 @@ func TestBadInputExitsUsage(t *testing.T) {
 		{[]string{"generate", "wiki"}, "needs --out"},
 		{[]string{"op", "wiki"}, "needs an operation: read or update"},
 		{[]string{"op", "wiki", "read", "--id", "1"}, "needs --db"},
+		// trajectory
+		{[]string{"run", "trajectory", "--scale", "big"}, "invalid argument"},
+		{[]string{"run", "trajectory", "--mode", "foo", "--results", res}, `unknown trajectory mode "foo"`},
+		{[]string{"generate", "trajectory"}, "needs --out"},
+		{[]string{"op", "trajectory"}, "needs an operation: write, distance, knn, range, region"},
+		{[]string{"op", "trajectory", "write", "--db", "sqlite://" + filepath.Join(dir, "t.db"), "--index", "0", "--count", "many"}, "invalid argument"},
+		{[]string{"op", "trajectory", "write", "--db", "sqlite://" + filepath.Join(dir, "t.db"), "--scale", "0.0002", "--index", "-1"}, "--index must be from 0 to 1296"},
+		{[]string{"op", "trajectory", "distance", "--x", "1", "--y", "2"}, "needs --db"},
 	} {
 		code, _, stderr := execute(context.Background(), tc.args...)
 		if code != cli.ExitUsage || !strings.Contains(stderr, tc.want) {
