@@ -389,6 +389,13 @@ func TestBadInputExitsUsage(t *testing.T) {
 		{[]string{"op", "trajectory", "write", "--db", "sqlite://" + filepath.Join(dir, "t.db"), "--index", "0", "--count", "many"}, "invalid argument"},
 		{[]string{"op", "trajectory", "write", "--db", "sqlite://" + filepath.Join(dir, "t.db"), "--scale", "0.0002", "--index", "-1"}, "--index must be from 0 to 1296"},
 		{[]string{"op", "trajectory", "distance", "--x", "1", "--y", "2"}, "needs --db"},
+		// ingest
+		{[]string{"sweep", "ingest", "--results", res, "--from", "400", "--to", "300"}, "--from (400) must not be greater than --to (300)"},
+		{[]string{"run", "ingest", "--results", res, "--records", "0"}, "--records must be at least 1"},
+		{[]string{"op", "ingest"}, "needs an operation: insert, batch or count"},
+		{[]string{"op", "ingest", "count"}, "needs --db"},
+		{[]string{"op", "ingest", "batch", "--db", "sqlite://" + filepath.Join(dir, "in.db"), "--source", "1", "--index", "0"}, "needs --source, --index and --count"},
+		{[]string{"op", "ingest", "batch", "--db", "sqlite://" + filepath.Join(dir, "in.db"), "--source", "1", "--index", "0", "--count", "ten"}, "invalid argument"},
 	} {
 		code, _, stderr := execute(context.Background(), tc.args...)
 		if code != cli.ExitUsage || !strings.Contains(stderr, tc.want) {
