@@ -9,9 +9,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
-	"github.com/fieldbench/fieldbench/internal/cli"
+	"github.com/fieldbench/fieldbench/adapter/adaptertest"
+	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/job"
 	"github.com/fieldbench/fieldbench/result"
 	"github.com/fieldbench/fieldbench/workload/wiki"
@@ -203,8 +205,8 @@ func TestWikiRunEndToEnd(t *testing.T) {
 }
 
 // TestWikiRunLoopEndToEnd runs reads and updates through the event loop
-// (run wiki --loop) on a real PostgreSQL and a real Redis that the CLI's
-// cluster up starts, and checks the run as TestWikiRunEndToEnd does: every
+// (run wiki --loop) on a real PostgreSQL and a real Redis that the
+// adapter tests' OwnCluster starts, and checks the run as TestWikiRunEndToEnd does: every
 // article what the oracle allows after replaying the plan, the lost updates
 // reported being those found.
 func TestWikiRunLoopEndToEnd(t *testing.T) {
@@ -214,13 +216,8 @@ func TestWikiRunLoopEndToEnd(t *testing.T) {
 	t.Parallel()
 	for _, engine := range []string{"postgres", "redis"} {
 		t.Run(engine, func(t *testing.T) {
-			base, err := os.MkdirTemp("", "fieldbench-job-loop-")
-			if err != nil {
-				t.Fatal(err)
-			}
-			os.Chmod(base, 0o755) // PostgreSQL runs as the postgres user
-			t.Cleanup(func() { os.RemoveAll(base) })
-			dsn := clusterUp(t, engine, filepath.Join(base, engine))
+			_, c := adaptertest.OwnCluster(t, engine, cluster.Options{Nodes: 1}, 5*time.Minute)
+			dsn, base := c.DSN, t.TempDir()
 			const articles, requests, threads, sets, repeat, seed = 200, 300, 3, 2, 2, 11
 			results := filepath.Join(base, "results")
 			out, stderr, err := runJob(t, wiki.Name, "run", map[string]string{"loop": "true", "db": dsn, "results": results,
@@ -239,22 +236,6 @@ func TestWikiRunLoopEndToEnd(t *testing.T) {
 			checkWikiRun(t, run.Summary, dsn, wiki.Plan{Requests: requests, ReadPct: 60, Threads: threads, Dist: wiki.Uniform, Seed: seed, Articles: articles}, sets, repeat)
 		})
 	}
-}
-
-// clusterUp starts a one-node cluster of engine in dir with the CLI's
-// cluster up, as the CLI test did (cluster down when the test ends), and
-// returns its DSN.
-func clusterUp(t *testing.T, engine, dir string) string {
-	t.Helper()
-	var out, errb strings.Builder
-	code := cli.Execute(context.Background(), []string{"cluster", "up", engine, "--nodes", "1", "--dir", dir}, &out, &errb)
-	t.Cleanup(func() {
-		cli.Execute(context.Background(), []string{"cluster", "down", "--dir", dir}, &strings.Builder{}, &strings.Builder{})
-	})
-	if code != 0 || !strings.Contains(out.String(), "DSN: ") {
-		t.Fatalf("up: exit %d\n%s\n%s", code, out.String(), errb.String())
-	}
-	return strings.TrimSpace(strings.SplitN(strings.SplitN(out.String(), "DSN: ", 2)[1], "\n", 2)[0])
 }
 
 // checkWikiRun checks a wiki run's summary against the database at dsn:
