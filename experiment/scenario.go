@@ -22,7 +22,7 @@ import (
 	"github.com/fieldbench/fieldbench/job"
 	"gopkg.in/yaml.v3"
 
-	"github.com/fieldbench/fieldbench/score"
+	"github.com/fieldbench/fieldbench/analysis/score"
 )
 
 // Scenario is one experiment, as written in a YAML file.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fieldbench/fieldbench/score"
+	"github.com/fieldbench/fieldbench/analysis/score"
 )
 
 func TestParseValid(t *testing.T) {

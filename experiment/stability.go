@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/fieldbench/fieldbench/analysis/score"
 	"github.com/fieldbench/fieldbench/result"
-	"github.com/fieldbench/fieldbench/score"
 )
 
 // RequestSet is the wiki's seam (job.RequestSetWatcher): every request

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fieldbench/fieldbench/score"
+	"github.com/fieldbench/fieldbench/analysis/score"
 )
 
 // The elasticity section redraws the study's Figures 5–12 for every join of

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/analysis/score"
 	"github.com/fieldbench/fieldbench/result"
-	"github.com/fieldbench/fieldbench/score"
 )
 
 // Experiment fixtures: result files as the experiment runner writes them

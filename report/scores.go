@@ -7,8 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/fieldbench/fieldbench/analysis/score"
 	"github.com/fieldbench/fieldbench/result"
-	"github.com/fieldbench/fieldbench/score"
 )
 
 // MergeRuns makes one run of several (the steps of a scalability

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fieldbench/fieldbench/stats"
+	"github.com/fieldbench/fieldbench/analysis/stats"
 )
 
 // Defaults and bounds of Measure's arguments.

@@ -50,3 +50,50 @@ func TestHelpNamesExistingFiles(t *testing.T) {
 		t.Fatal("no path found in any help text: the pattern is wrong")
 	}
 }
+
+// The README's Layout section names every top-level folder of the
+// repository, and only folders that exist: a newcomer finds the room of a
+// feature from it, so a folder added, renamed or removed must change it.
+func TestReadmeLayoutNamesEveryFolder(t *testing.T) {
+	t.Parallel()
+	repo := filepath.Join("..", "..")
+	readme, err := os.ReadFile(filepath.Join(repo, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, layout, ok := strings.Cut(string(readme), "## Layout\n")
+	if !ok {
+		t.Fatal("README has no Layout section")
+	}
+	layout, _, _ = strings.Cut(layout, "\n## ")
+	named := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^([a-z]+)/ `).FindAllStringSubmatch(layout, -1) {
+		named[m[1]] = true
+	}
+	// Folders git ignores (results/, clusters/: what the quick start
+	// writes) are a user's, not the repository's.
+	ignore, err := os.ReadFile(filepath.Join(repo, ".gitignore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ignored := map[string]bool{}
+	for _, line := range strings.Split(string(ignore), "\n") {
+		ignored[strings.Trim(strings.TrimSpace(line), "/")] = true
+	}
+	entries, err := os.ReadDir(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") || ignored[e.Name()] {
+			continue
+		}
+		if !named[e.Name()] {
+			t.Errorf("README's Layout does not name the folder %s/", e.Name())
+		}
+		delete(named, e.Name())
+	}
+	for n := range named {
+		t.Errorf("README's Layout names %s/, which does not exist", n)
+	}
+}

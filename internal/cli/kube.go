@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fieldbench/fieldbench/job"
-	"github.com/fieldbench/fieldbench/kube"
+	"github.com/fieldbench/fieldbench/kubejob"
 )
 
 func newKubeCmd() *cobra.Command {
@@ -26,7 +26,7 @@ func newKubeCmd() *cobra.Command {
 }
 
 func newKubeJobCmd() *cobra.Command {
-	var s kube.Spec
+	var s kubejob.Spec
 	var secret, verb string
 	var shards int
 	c := &cobra.Command{

@@ -11,10 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fieldbench/fieldbench/analysis/score"
 	"github.com/fieldbench/fieldbench/job"
 	"github.com/fieldbench/fieldbench/report"
 	"github.com/fieldbench/fieldbench/result"
-	"github.com/fieldbench/fieldbench/score"
 )
 
 func newScoresCmd() *cobra.Command {

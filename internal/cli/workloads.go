@@ -10,7 +10,7 @@ import (
 
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/job"
-	"github.com/fieldbench/fieldbench/metrics"
+	"github.com/fieldbench/fieldbench/report/live"
 )
 
 // jobCmds returns, for one verb, a subcommand per registered job that offers
@@ -111,7 +111,7 @@ func (o *outputFlags) apply(ctx context.Context, env *job.Env) (stop func(), err
 		}
 		return func() {}, nil
 	}
-	srv, err := metrics.Listen(o.metricsAddr, o.allowRemote)
+	srv, err := live.Listen(o.metricsAddr, o.allowRemote)
 	if err != nil {
 		return nil, job.Usage(err)
 	}

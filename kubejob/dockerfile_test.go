@@ -1,4 +1,4 @@
-package kube_test
+package kubejob_test
 
 import (
 	"bufio"

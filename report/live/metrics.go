@@ -1,9 +1,9 @@
-// Package metrics serves a run's figures live in the OpenMetrics /
+// Package live serves a run's figures live in the OpenMetrics /
 // Prometheus text format while it goes on: operations and errors by kind as
 // counters, latency as a histogram per operation. It is fed the same
 // per-second intervals the result file gets, so a scrape and the file agree;
 // the exposition itself is prometheus/client_golang's.
-package metrics
+package live
 
 import (
 	"context"
