@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/fieldbench/fieldbench/runner/scale"
@@ -20,7 +21,7 @@ import (
 func main() {
 	var st scale.Step
 	var cpuProfile string
-	flag.StringVar(&st.Family, "family", "microblog", "workload: microblog, wiki (threads) or ingest (sources)")
+	flag.StringVar(&st.Family, "family", "microblog", "workload: "+strings.Join(scale.Families, ", "))
 	flag.IntVar(&st.Clients, "clients", 1, "clients (microblog clients, wiki threads, ingest sources)")
 	flag.DurationVar(&st.Duration, "duration", 15*time.Second, "run time")
 	flag.Float64Var(&st.PerClient, "per-client", 1, "operations per second offered by each client")
