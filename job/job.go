@@ -1,10 +1,13 @@
 // Package job runs workloads: one Job per workload, with its options
 // declared once (Opts), its commands (generate, load, run, sweep, op) and
-// the pipeline every measured run shares (Session: run directory, result
-// file, recorder, progress, summary, report). The CLI builds its workload
-// commands from this registry, and experiments call jobs directly with an
-// Observer; neither re-enters the other. Workloads stay below this package:
-// they know their data and operations, not runners, recorders or files.
+// the skeleton every measured run shares (measure: run directory,
+// database, header, common start, the Session with its result file,
+// recorder, progress, summary and report, then the verdict); a job's run
+// says only what it drives and checks (a plan). The CLI builds its
+// workload commands from this registry, and experiments call jobs directly
+// with an Observer; neither re-enters the other. Workloads stay below this
+// package: they know their data and operations, not runners, recorders or
+// files.
 package job
 
 import (
