@@ -2,6 +2,7 @@ package microblog
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"time"
 
@@ -114,14 +116,13 @@ type partGen struct {
 	p       genParams
 	n       int
 	part    Part
-	floor   int               // every user follows and is followed by this many on the ring
-	ring    feistel           // user u sits at position ring.at(u-1)
-	offsets []uint64          // u follows the users at its position + offsets[t]
-	extra   *distrib.Weighted // users by following count minus floor (nil: all zero)
-	weight  []int32           // following count minus floor, by user id - 1
-	in      []int             // follower counts of the part's users
-	tweets  []int             // tweet counts of the part's users
-	before  int64             // tweets of users before the part
+	floor   int        // every user follows and is followed by this many on the ring
+	ring    feistel    // user u sits at position ring.at(u-1)
+	offsets []uint64   // u follows the users at its position + offsets[t]
+	extra   cumulative // users by following count minus floor
+	in      []int      // follower counts of the part's users
+	tweets  []int      // tweet counts of the part's users
+	before  int64      // tweets of users before the part
 	whole   Counts
 	ids     feistel // tweet ids: the g-th tweet in (author, k) order gets id ids.at(g)+1
 	slot    int64   // µs of time per tweet id
@@ -147,9 +148,11 @@ func newPartGen(o GenOptions, pp genParams, p Part) (*partGen, error) {
 	if err != nil {
 		return nil, fmt.Errorf("microblog: following distribution: %w", err)
 	}
-	inLaw, err := distrib.NewPowerLaw(pp.followerAlpha, min(pp.followerMin, n-1), n-1)
-	if err != nil {
-		return nil, fmt.Errorf("microblog: follower distribution: %w", err)
+	inLaw := outLaw // the same law (one table of Users floats)
+	if pp.followerAlpha != pp.followingAlpha || pp.followerMin != pp.followingMin {
+		if inLaw, err = distrib.NewPowerLaw(pp.followerAlpha, min(pp.followerMin, n-1), n-1); err != nil {
+			return nil, fmt.Errorf("microblog: follower distribution: %w", err)
+		}
 	}
 	outSlot := newFeistel(uint64(n), streamKey(o.Seed, streamOutSlot))
 	inSlot := newFeistel(uint64(n), streamKey(o.Seed, streamInSlot))
@@ -160,8 +163,7 @@ func newPartGen(o GenOptions, pp genParams, p Part) (*partGen, error) {
 
 	size := int(p.Last - p.First + 1)
 	g.in, g.tweets = make([]int, size), make([]int, size)
-	w := make([]float64, n)
-	g.weight = make([]int32, n)
+	g.extra.prefix = make([]int64, n+1)
 	var follows, tweets, wsum int64
 	for i := range n {
 		u := int64(i + 1)
@@ -172,9 +174,8 @@ func newPartGen(o GenOptions, pp genParams, p Part) (*partGen, error) {
 		out, in := outLaw.Quantile(uo), inLaw.Quantile(ui)
 		pcg.Seed(tweetKey, uint64(u))
 		k := tweetCount(r, in, pp.logf)
-		w[i] = float64(out - g.floor)
-		g.weight[i] = int32(out - g.floor)
 		wsum += int64(out - g.floor)
+		g.extra.prefix[i+1] = wsum
 		follows += int64(in)
 		if u < p.First {
 			g.before += int64(k)
@@ -184,11 +185,7 @@ func newPartGen(o GenOptions, pp genParams, p Part) (*partGen, error) {
 		tweets += int64(k)
 	}
 	g.whole = Counts{Users: int64(n), Follows: follows, Tweets: tweets}
-	if wsum > 0 {
-		if g.extra, err = distrib.NewWeighted(w); err != nil {
-			return nil, fmt.Errorf("microblog: following weights: %w", err)
-		}
-	}
+	g.extra.index()
 	g.ring = newFeistel(uint64(n), streamKey(o.Seed, streamRing))
 	rr := newRand(o.Seed, streamRing)
 	for len(g.offsets) < g.floor {
@@ -200,6 +197,57 @@ func newPartGen(o GenOptions, pp genParams, p Part) (*partGen, error) {
 	g.ids = newFeistel(uint64(tweets), streamKey(o.Seed, streamTweetIDs))
 	g.slot = max(1, genSpan.Microseconds()/max(1, tweets))
 	return g, nil
+}
+
+// esKey is a user's key in weighted sampling without replacement.
+type esKey struct {
+	key float64
+	v   uint32
+}
+
+// cumulative samples users in proportion to integer weights: prefix[i]
+// is the sum of the weights of indices below i; guide[b] is the index
+// holding the smallest draw of bucket b, so a draw searches a few entries.
+type cumulative struct {
+	prefix []int64
+	guide  []int32
+	shift  uint
+}
+
+func (c *cumulative) total() int64 { return c.prefix[len(c.prefix)-1] }
+
+func (c *cumulative) weight(i int) int64 { return c.prefix[i+1] - c.prefix[i] }
+
+// index builds the guide: about one bucket per 8 indices.
+func (c *cumulative) index() {
+	t := c.total()
+	if t == 0 {
+		return
+	}
+	buckets := int64(max(1, (len(c.prefix)-1)/8))
+	for c.shift = 0; t>>c.shift > buckets; c.shift++ {
+	}
+	nb := (t-1)>>c.shift + 1 // buckets holding draws 0..t-1
+	c.guide = make([]int32, nb+1)
+	i := 0
+	for b := range nb {
+		x := b << c.shift
+		for c.prefix[i+1] <= x {
+			i++
+		}
+		c.guide[b] = int32(i)
+	}
+	c.guide[nb] = int32(len(c.prefix) - 2)
+}
+
+// sample draws index i with probability weight(i) / total().
+func (c *cumulative) sample(r *rand.Rand) int64 {
+	x := r.Int64N(c.total())
+	b := x >> c.shift
+	lo, hi := int(c.guide[b]), int(c.guide[b+1])
+	// The first i in [lo, hi] with prefix[i+1] > x.
+	i := lo + sort.Search(hi-lo, func(k int) bool { return c.prefix[lo+k+1] > x })
+	return int64(i)
 }
 
 // bitset marks users while one user's followers are drawn.
@@ -229,7 +277,7 @@ func (g *partGen) eachFollowers(fn func(v int64, followers []int64) error) error
 	pcg := rand.NewPCG(0, 0)
 	r := rand.New(pcg)
 	var list []int64
-	var keys []keyed
+	var keys []esKey
 	for v := g.part.First; v <= g.part.Last; v++ {
 		in := g.in[v-g.part.First]
 		list = list[:0]
@@ -242,12 +290,12 @@ func (g *partGen) eachFollowers(fn func(v int64, followers []int64) error) error
 		}
 		pcg.Seed(edgeKey, uint64(v))
 		for len(list) < in {
-			if g.extra == nil || 8*(in-len(list)) > g.n {
+			if g.extra.total() == 0 || 8*(in-len(list)) > g.n {
 				break
 			}
 			picked := int64(0)
 			for range 64 {
-				if u := int64(g.extra.Sample(r)) + 1; !seen.has(u) {
+				if u := g.extra.sample(r) + 1; !seen.has(u) {
 					picked = u
 					break
 				}
@@ -266,17 +314,24 @@ func (g *partGen) eachFollowers(fn func(v int64, followers []int64) error) error
 				if seen.has(u) {
 					continue
 				}
+				// Keys of users with weight are at most -ln(2^-53)
+				// < 40; those without come after them, in random order.
 				e := -math.Log(1 - r.Float64())
-				kv := keyed{v: u, tier: 1, key: e}
-				if w := g.weight[u-1]; w > 0 {
-					kv.tier, kv.key = 0, e/float64(w)
+				k := esKey{v: uint32(u), key: 1000 + e}
+				if w := g.extra.weight(int(u - 1)); w > 0 {
+					k.key = e / float64(w)
 				}
-				keys = append(keys, kv)
+				keys = append(keys, k)
 			}
-			slices.SortFunc(keys, compareKeyed)
-			for _, kv := range keys[:need] {
-				seen.set(kv.v)
-				list = append(list, kv.v)
+			slices.SortFunc(keys, func(a, b esKey) int {
+				if c := cmp.Compare(a.key, b.key); c != 0 {
+					return c
+				}
+				return cmp.Compare(a.v, b.v)
+			})
+			for _, k := range keys[:need] {
+				seen.set(int64(k.v))
+				list = append(list, int64(k.v))
 			}
 		}
 		seen.clear(v)
@@ -289,6 +344,15 @@ func (g *partGen) eachFollowers(fn func(v int64, followers []int64) error) error
 		}
 	}
 	return nil
+}
+
+// partFollows is the number of follows of the part.
+func (g *partGen) partFollows() int {
+	n := 0
+	for _, k := range g.in {
+		n += k
+	}
+	return n
 }
 
 // tweetKey is one tweet of the part before its time and body are made.
@@ -364,6 +428,7 @@ func generatePart(o GenOptions, pp genParams, p Part) (*Dataset, error) {
 		return nil, err
 	}
 	d := &Dataset{Users: o.Users, Seed: o.Seed, part: &p, whole: g.whole}
+	d.Follows = make([]Follow, 0, g.partFollows())
 	err = g.eachFollowers(func(v int64, fs []int64) error {
 		for _, u := range fs {
 			d.Follows = append(d.Follows, Follow{Follower: u, Followee: v})
@@ -435,7 +500,7 @@ func WritePartCSV(o GenOptions, p Part, dir string) (PartInfo, error) {
 	info.Size.Users = p.Last - p.First + 1
 
 	// Follows, packed follower<<32 | followee (ids below 2^32).
-	var packed []uint64
+	packed := make([]uint64, 0, g.partFollows())
 	err = g.eachFollowers(func(v int64, fs []int64) error {
 		for _, u := range fs {
 			packed = append(packed, uint64(u)<<32|uint64(v))

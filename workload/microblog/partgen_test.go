@@ -124,7 +124,7 @@ func TestWritePartCSV(t *testing.T) {
 				}
 				lines := strings.SplitAfter(string(b), "\n")
 				if len(got[name]) > 0 {
-					lines = lines[1:] // header
+					lines = lines[1:]                        // header
 					got[name] = got[name][:len(got[name])-1] // trailing ""
 				}
 				got[name] = append(got[name], lines...)
