@@ -103,24 +103,6 @@ func tweetCount(r *rand.Rand, f int, logf func(float64) float64) int {
 	return int(k)
 }
 
-type keyed struct {
-	tier int
-	key  float64
-	v    int64
-}
-
-func compareKeyed(a, b keyed) int {
-	switch {
-	case a.tier != b.tier:
-		return a.tier - b.tier
-	case a.key < b.key:
-		return -1
-	case a.key > b.key:
-		return 1
-	}
-	return int(a.v - b.v)
-}
-
 // words is the vocabulary of generated bodies (ASCII, lower case).
 var words = strings.Fields(`
 a about after again all also always am an and any are around as at away back
