@@ -407,6 +407,17 @@ func (m *tweetMaker) make(k tweetKey) Tweet {
 	return Tweet{ID: k.id, Author: k.author, Time: time.UnixMicro(at).UTC(), Body: RandomBody(m.r)}
 }
 
+// Size is the whole dataset's size for o, as Generate(o).Whole() gives
+// it, from the per-user facts alone: O(Users) time and memory, no graph
+// (for a process that waits for a database to hold the dataset).
+func Size(o GenOptions) (Counts, error) {
+	g, err := newPartGen(o, defaultParams, Part{I: 0, N: 1, First: 1, Last: 1})
+	if err != nil {
+		return Counts{}, err
+	}
+	return g.whole, nil
+}
+
 // GeneratePart generates part p of the dataset of o: its users
 // p.First..p.Last, every follow whose followee is one of them, and every
 // tweet one of them wrote, exactly as Generate(o) holds them: the union of

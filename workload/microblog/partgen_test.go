@@ -31,6 +31,9 @@ func TestPartsUnion(t *testing.T) {
 	} {
 		o := GenOptions{Users: tc.users, Seed: tc.seed}
 		whole := gen(t, o)
+		if c, err := Size(o); err != nil || c != whole.Whole() {
+			t.Errorf("Size(%+v) = %+v, %v; want %+v", o, c, err, whole.Whole())
+		}
 		for _, n := range tc.parts {
 			var follows []Follow
 			var tweets []Tweet
