@@ -12,6 +12,8 @@
 #   scripts/microblog-parts-cost.sh
 #   CONFIGS="1000000:8 1000000:64 10000000:16 10000000:64" WHICH=ends|all
 #   LOAD_USERS=10000 LOAD_PARTS=8 WORK=/tmp/mbcost
+#   PG_DSN=postgres://...   also load every part into this (empty) PostgreSQL
+#                           database (fieldbench cluster up postgres prints one)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CONFIGS=${CONFIGS:-"1000000:1 1000000:8 1000000:64 10000000:16 10000000:64"}
@@ -52,5 +54,10 @@ rm -rf "$WORK/gen" "$WORK"/sqlite.db*
 for ((i = 0; i < LOAD_PARTS; i++)); do
 	measure "load sqlite" "$LOAD_USERS" "$i" "$LOAD_PARTS" "$WORK/fieldbench" load microblog --users "$LOAD_USERS" --db "sqlite://$WORK/sqlite.db" --shard "$i/$LOAD_PARTS"
 done
+if [ -n "${PG_DSN:-}" ]; then
+	for ((i = 0; i < LOAD_PARTS; i++)); do
+		measure "load postgres" "$LOAD_USERS" "$i" "$LOAD_PARTS" "$WORK/fieldbench" load microblog --users "$LOAD_USERS" --db "$PG_DSN" --shard "$i/$LOAD_PARTS"
+	done
+fi
 echo
 echo "SQLite file after $LOAD_PARTS parts: $(du -m "$WORK/sqlite.db" | cut -f1) MB"
