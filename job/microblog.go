@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
@@ -50,7 +54,7 @@ func newMicroblogJob() *microblogJob {
 	o.Float64(&j.rate, "rate", 0, "open loop: target operations per second over all clients (0 = closed loop)", "run")
 	o.String(&j.mix, "mix", microblog.DefaultMix, "operation weights, e.g. post=1,userline=2,timeline=2", "run")
 	o.Duration(&j.matEvery, "materialize-every", 100*time.Millisecond, "async model: pause of the background materializer when it has caught up", "run")
-	j.sharding.declare(o, "the clients and of --rate in run (shard 0 loads the dataset, the others wait for it), of the users in load (users I·U/N+1..(I+1)·U/N with the follows of which they are the followee and the tweets they wrote; every adapter but null, whose memory no other process shares)", "run", "load")
+	j.sharding.declare(o, "the clients and of --rate in run (shard 0 loads the dataset, the others wait for it), of the users in generate and load (users I·U/N+1..(I+1)·U/N with the follows of which they are the followee and the tweets they wrote, generated in memory that grows with the part; load: every adapter but null, whose memory no other process shares)", "run", "load", "generate")
 	j.sharding.declareStart(o, "run")
 	o.String(&j.results, "results", "results", "directory under which the run directory is created (load: only without --db)", "load", "run")
 	o.String(&j.out, "out", "", "directory to write the CSV files to (required)", "generate")
@@ -122,6 +126,10 @@ func (j *microblogJob) validate() error {
 	return nil
 }
 
+// generateMemoryLimit is the Go heap's soft limit while generate writes
+// a part: at 10 M users in 16 parts the live heap peaks near 600 MB.
+const generateMemoryLimit = 1 << 30
+
 func (j *microblogJob) generate(ctx context.Context, env *Env) error {
 	if err := j.validate(); err != nil {
 		return err
@@ -129,15 +137,47 @@ func (j *microblogJob) generate(ctx context.Context, env *Env) error {
 	if j.out == "" {
 		return Usagef("generate microblog needs --out DIR")
 	}
-	ds, err := microblog.Generate(microblog.GenOptions{Users: j.users, Seed: j.seed})
+	sh, err := shardOf(j.sharding.shard, j.sharding.shards)
+	if err != nil {
+		return err
+	}
+	if sh, err = sh.withSplit(j.sharding.split); err != nil {
+		return err
+	}
+	lo, hi := sh.share(j.users)
+	if lo == hi {
+		return Usagef("shard %d/%d's share of the %d users is empty: use fewer shards", sh.i, sh.n, j.users)
+	}
+	// Part I of N: users lo+1..hi, the follows of which they are the
+	// followee and the tweets they wrote, in memory that grows with the
+	// part; the N parts' files together are the one part's.
+	part := microblog.Part{I: sh.i, N: sh.n, First: int64(lo) + 1, Last: int64(hi)}
+	// The live heap is tables and the part's follows, allocated once;
+	// a soft limit keeps the garbage of writing rows from doubling it
+	// (unless GOMEMLIMIT says otherwise).
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(generateMemoryLimit))
+	}
+	info, err := microblog.WritePartCSV(microblog.GenOptions{Users: j.users, Seed: j.seed}, part, j.out)
 	if err != nil {
 		return Usage(err)
 	}
-	if err := ds.WriteCSV(j.out); err != nil {
-		return err
+	names := make([]string, len(info.Files))
+	for i, f := range info.Files {
+		names[i] = filepath.Base(f)
 	}
-	fmt.Fprintf(env.Stdout, "wrote users.csv, follows.csv, tweets.csv to %s\n\n", j.out)
-	return ds.Stats().Write(env.Stdout)
+	fmt.Fprintf(env.Stdout, "wrote %s to %s\n\n", strings.Join(names, ", "), j.out)
+	if info.Stats != nil {
+		return info.Stats.Write(env.Stdout)
+	}
+	_, err = fmt.Fprintf(env.Stdout, `part             %s (users %d..%d)
+users            %d of %d
+follows          %d of %d
+tweets           %d of %d
+generator        microblog v%d
+`, part, part.First, part.Last, info.Size.Users, info.Whole.Users, info.Size.Follows, info.Whole.Follows,
+		info.Size.Tweets, info.Whole.Tweets, microblog.GeneratorVersion)
+	return err
 }
 
 func (j *microblogJob) load(ctx context.Context, env *Env) error {
@@ -183,7 +223,7 @@ func (j *microblogJob) load(ctx context.Context, env *Env) error {
 	if dir != "" {
 		info, _ := db.Info(ctx)
 		h := newHeader(env, microblog.Name, a, info, dsn, j.seed, nil)
-		h.Options = map[string]any{"users": j.users, "seed": j.seed, "model": string(model), "command": "load"}
+		h.Options = map[string]any{"users": j.users, "seed": j.seed, "model": string(model), "command": "load", "generator": microblog.GeneratorVersion}
 		if err := writeLoadResult(dir, h, ld.seconds, ld.extra()); err != nil {
 			return err
 		}
@@ -217,10 +257,6 @@ func (j *microblogJob) loadShard(ctx context.Context, env *Env, sh shard) error 
 	} else if have != "" && have != model {
 		return Usagef("the database holds the %s model, not %s: load the parts with --model %s, or use a fresh database", have, model, have)
 	}
-	ds, err := microblog.Generate(microblog.GenOptions{Users: j.users, Seed: j.seed})
-	if err != nil {
-		return Usage(err)
-	}
 	// A shard with no users could not record its part, and the database
 	// would never read as whole (the part that finds all N recorded marks
 	// it so): every shard checks every share, and all refuse before any
@@ -228,16 +264,25 @@ func (j *microblogJob) loadShard(ctx context.Context, env *Env, sh shard) error 
 	for k := range sh.n {
 		other := sh
 		other.i = k
-		if lo, hi := other.share(ds.Users); lo == hi {
-			return Usagef("shard %d/%d's share of the %d users is empty, and a sharded load needs every part: use fewer shards (or a --split that gives each some)", k, sh.n, ds.Users)
+		if lo, hi := other.share(j.users); lo == hi {
+			return Usagef("shard %d/%d's share of the %d users is empty, and a sharded load needs every part: use fewer shards (or a --split that gives each some)", k, sh.n, j.users)
 		}
 	}
-	lo, hi := sh.share(ds.Users)
+	lo, hi := sh.share(j.users)
 	part := microblog.Part{I: sh.i, N: sh.n, First: int64(lo) + 1, Last: int64(hi)}
+	// Only this part is generated: memory grows with the part.
+	t0 := time.Now()
+	ds, err := microblog.GeneratePart(microblog.GenOptions{Users: j.users, Seed: j.seed}, part)
+	if err != nil {
+		return Usage(err)
+	}
+	if d := time.Since(t0); d > 2*time.Second {
+		fmt.Fprintf(env.Stderr, "shard %s: generated its part in %s\n", part, d.Round(time.Millisecond))
+	}
 	size := ds.PartSize(part)
 	fmt.Fprintf(env.Stderr, "shard %s: loading users %d..%d, %d follows, %d tweets (%s model)...\n",
 		part, part.First, part.Last, size.Follows, size.Tweets, model)
-	t0 := time.Now()
+	t0 = time.Now()
 	err = pl.PopulatePart(ctx, model, ds, part)
 	switch {
 	case errors.Is(err, microblog.ErrPartLoaded):
@@ -295,7 +340,8 @@ func (j *microblogJob) waitForDataset(ctx context.Context, w io.Writer, db adapt
 	if err != nil {
 		return err
 	}
-	ds, err := microblog.Generate(microblog.GenOptions{Users: j.users, Seed: j.seed})
+	// The whole dataset's counts, without building its graph.
+	want, err := microblog.Size(microblog.GenOptions{Users: j.users, Seed: j.seed})
 	if err != nil {
 		return Usage(err)
 	}
@@ -310,7 +356,7 @@ func (j *microblogJob) waitForDataset(ctx context.Context, w io.Writer, db adapt
 		}
 		defer st.Close()
 		c, err := st.Counts(ctx)
-		return err == nil && c.Users == int64(ds.Users) && c.Follows == int64(len(ds.Follows)) && c.Tweets >= int64(len(ds.Tweets)), err
+		return err == nil && c.Users == want.Users && c.Follows == want.Follows && c.Tweets >= want.Tweets, err
 	})
 }
 

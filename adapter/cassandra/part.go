@@ -83,7 +83,7 @@ func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *micro
 		return nil
 	}
 	q = "INSERT INTO " + db.t("mb_meta") + " (k, v) VALUES (?, ?)"
-	for _, kv := range [][2]string{{"users", strconv.Itoa(ds.Users)}, {"follows", strconv.Itoa(len(ds.Follows))}} {
+	for _, kv := range [][2]string{{"users", strconv.Itoa(ds.Users)}, {"follows", strconv.FormatInt(ds.Whole().Follows, 10)}} {
 		if err := db.s.Query(q, kv[0], kv[1]).Consistency(gocql.Quorum).Idempotent(true).RetryPolicy(populateRetry).ExecContext(ctx); err != nil {
 			return fmt.Errorf("cassandra: record the whole dataset's counts: %w", err)
 		}

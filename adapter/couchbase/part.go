@@ -99,14 +99,12 @@ func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *micro
 	if !part.Complete(parts) {
 		return nil
 	}
-	var maxID int64
-	for _, t := range ds.Tweets {
-		maxID = max(maxID, t.ID)
-	}
+	// The whole dataset's tweets have ids 1..Whole().Tweets.
+	whole := ds.Whole()
 	p := db.cfg.Prefix
 	err = db.writeAll(ctx, []string{db.statsKey(), db.metaKey()}, []any{
-		mbStats{FB: p, K: kindStats, N: int64(len(ds.Tweets)), Max: maxID},
-		mbMeta{FB: p, K: kindMeta, Model: string(model), Users: int64(ds.Users), Follows: int64(len(ds.Follows))},
+		mbStats{FB: p, K: kindStats, N: whole.Tweets, Max: whole.Tweets},
+		mbMeta{FB: p, K: kindMeta, Model: string(model), Users: whole.Users, Follows: whole.Follows},
 	})
 	if err != nil {
 		return fmt.Errorf("couchbase: record the whole dataset's counts: %w", err)

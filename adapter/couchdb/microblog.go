@@ -524,7 +524,7 @@ func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *micro
 		}
 		m.Loaded = append(m.Loaded, part.String())
 		if len(m.Loaded) == part.N {
-			m.Users, m.Follows = int64(ds.Users), int64(len(ds.Follows))
+			m.Users, m.Follows = int64(ds.Users), ds.Whole().Follows
 		}
 		err := db.do(ctx, http.MethodPut, path, nil, m, nil)
 		if !couchapi.IsConflict(err) {

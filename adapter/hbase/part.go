@@ -95,7 +95,7 @@ func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *micro
 	}
 	counts := row{Key: []byte("meta"), Cells: []cell{
 		{Column: []byte("m:users"), Value: []byte(strconv.Itoa(ds.Users))},
-		{Column: []byte("m:follows"), Value: []byte(strconv.Itoa(len(ds.Follows)))},
+		{Column: []byte("m:follows"), Value: []byte(strconv.FormatInt(ds.Whole().Follows, 10))},
 	}}
 	if err := db.partPut(ctx, mbMeta, []row{counts}); err != nil {
 		return fmt.Errorf("hbase: record the whole dataset's counts: %w", err)

@@ -558,7 +558,7 @@ func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *micro
 	}
 	counts := []any{
 		bson.D{{Key: "_id", Value: "users"}, {Key: "v", Value: strconv.Itoa(ds.Users)}},
-		bson.D{{Key: "_id", Value: "follows"}, {Key: "v", Value: strconv.Itoa(len(ds.Follows))}},
+		bson.D{{Key: "_id", Value: "follows"}, {Key: "v", Value: strconv.FormatInt(ds.Whole().Follows, 10)}},
 	}
 	if err := db.insertChunks(ctx, mbMeta, counts, true); err != nil {
 		return fmt.Errorf("mongodb %s: record the whole dataset's counts: %w", model, err)

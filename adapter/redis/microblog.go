@@ -480,7 +480,7 @@ func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *micro
 		return fmt.Errorf("redis: count loaded parts: %w", err)
 	}
 	if n == int64(part.N) {
-		if err := db.rdb.HSet(ctx, mbCountsKey, "users", ds.Users, "follows", len(ds.Follows)).Err(); err != nil {
+		if err := db.rdb.HSet(ctx, mbCountsKey, "users", ds.Users, "follows", ds.Whole().Follows).Err(); err != nil {
 			return fmt.Errorf("redis: record the whole dataset's counts: %w", err)
 		}
 	}

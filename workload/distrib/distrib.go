@@ -24,6 +24,10 @@ type PowerLaw struct {
 	Alpha    float64
 	Min, Max int
 	cdf      []float64 // cdf[i] = P(K <= Min+i), cdf[last] == 1
+	// guide[b] is the first i with cdf[i] >= b/len(guide-1): quantile
+	// searches only between guide[b] and guide[b+1] (same answer as a
+	// search of the whole table, in a few steps instead of log2(len(cdf))).
+	guide []int32
 }
 
 // NewPowerLaw builds the discrete power law on [min, max] with exponent
@@ -51,7 +55,16 @@ func NewPowerLaw(alpha float64, min, max int) (*PowerLaw, error) {
 		cdf[i] /= sum
 	}
 	cdf[n-1] = 1
-	return &PowerLaw{Alpha: alpha, Min: min, Max: max, cdf: cdf}, nil
+	g := 1
+	for g < n && g < 1<<16 {
+		g *= 2
+	}
+	guide := make([]int32, g+1)
+	for b := range guide {
+		guide[b] = int32(sort.SearchFloat64s(cdf, float64(b)/float64(g)))
+	}
+	guide[g] = int32(n - 1)
+	return &PowerLaw{Alpha: alpha, Min: min, Max: max, cdf: cdf, guide: guide}, nil
 }
 
 // Sample draws one value in [p.Min, p.Max].
@@ -228,11 +241,19 @@ func (p *PowerLaw) SampleStratified(r *rand.Rand, n int) []int {
 	return out
 }
 
+// Quantile is the smallest value k with P(K <= k) > u, for u in [0, 1):
+// the value a uniform draw u maps to (Sample is Quantile of a uniform
+// draw), for generators that draw u themselves (stratified per item).
+func (p *PowerLaw) Quantile(u float64) int { return p.quantile(u) }
+
 // quantile is the smallest value k with P(K <= k) > u, for u in [0, 1).
 func (p *PowerLaw) quantile(u float64) int {
 	// SearchFloat64s returns the first i with cdf[i] >= u; u == cdf[i]
 	// belongs to the next value because u is drawn from [0, 1).
-	i := sort.SearchFloat64s(p.cdf, u)
+	g := len(p.guide) - 1
+	b := int(u * float64(g)) // exact: g is a power of two
+	lo, hi := int(p.guide[b]), int(p.guide[min(b+1, g)])
+	i := lo + sort.SearchFloat64s(p.cdf[lo:hi+1], u)
 	for i < len(p.cdf)-1 && p.cdf[i] <= u {
 		i++
 	}

@@ -10,19 +10,48 @@ type Follow struct {
 
 // Dataset is a generated (or loaded) microblog: users 1..Users, follows, and
 // tweets with ids 1..len(Tweets) in increasing time.
+//
+// A part dataset (GeneratePart) holds one part of it: Follows and Tweets
+// are the part's (Tweets ids are then some of 1..Whole().Tweets), Users is
+// still the whole dataset's, and the accessors answer for the part's
+// users only (Followers of the part's users; Following of none).
 type Dataset struct {
 	Users   int
 	Seed    int64
 	Follows []Follow
 	Tweets  []Tweet
 
-	followers [][]int64 // by user id (index 0 unused)
+	followers [][]int64 // by user id (index 0 unused); a part's: by id - part.First
 	following [][]int64
+
+	part  *Part  // nil: the whole dataset
+	whole Counts // of the whole dataset, when part != nil
+}
+
+// Part reports the part a part dataset holds (ok false for a whole one).
+func (d *Dataset) Part() (p Part, ok bool) {
+	if d.part == nil {
+		return Part{}, false
+	}
+	return *d.part, true
+}
+
+// Whole is the size of the whole dataset: for a part dataset, of all its
+// parts together (the counts a database holds once every part is in).
+func (d *Dataset) Whole() Counts {
+	if d.part != nil {
+		return d.whole
+	}
+	return Counts{Users: int64(d.Users), Follows: int64(len(d.Follows)), Tweets: int64(len(d.Tweets))}
 }
 
 // Index builds the follower/following lists; Generate calls it, and anyone
 // who builds a Dataset by hand must call it before using the accessors.
 func (d *Dataset) Index() {
+	if d.part != nil {
+		d.indexPart()
+		return
+	}
 	nf := make([]int, d.Users+1) // followers per user
 	ng := make([]int, d.Users+1) // following per user
 	for _, f := range d.Follows {
@@ -59,14 +88,60 @@ func (d *Dataset) Index() {
 	}
 }
 
-// Followers returns the users who follow u, ascending.
-func (d *Dataset) Followers(u int64) []int64 { return d.followers[u] }
+// indexPart builds the follower lists of a part's users (one backing
+// array; Follows sorted by follower keeps each list ascending).
+func (d *Dataset) indexPart() {
+	p := *d.part
+	nf := make([]int, p.Last-p.First+1)
+	for _, f := range d.Follows {
+		if p.Holds(f.Followee) {
+			nf[f.Followee-p.First]++
+		}
+	}
+	buf := make([]int64, 0, len(d.Follows))
+	d.followers = make([][]int64, len(nf))
+	for i, k := range nf {
+		if k > 0 {
+			d.followers[i] = buf[len(buf) : len(buf) : len(buf)+k]
+			buf = buf[:len(buf)+k]
+		}
+	}
+	for _, f := range d.Follows {
+		if p.Holds(f.Followee) {
+			i := f.Followee - p.First
+			d.followers[i] = append(d.followers[i], f.Follower)
+		}
+	}
+	for _, l := range d.followers {
+		if !slices.IsSorted(l) {
+			slices.Sort(l)
+		}
+	}
+	d.following = nil
+}
 
-// Following returns the users u follows, ascending.
-func (d *Dataset) Following(u int64) []int64 { return d.following[u] }
+// Followers returns the users who follow u, ascending.
+func (d *Dataset) Followers(u int64) []int64 {
+	if d.part != nil {
+		if !d.part.Holds(u) {
+			return nil
+		}
+		return d.followers[u-d.part.First]
+	}
+	return d.followers[u]
+}
+
+// Following returns the users u follows, ascending (nil in a part
+// dataset).
+func (d *Dataset) Following(u int64) []int64 {
+	if d.part != nil {
+		return nil
+	}
+	return d.following[u]
+}
 
 // FollowerCount is len(Followers(u)).
-func (d *Dataset) FollowerCount(u int64) int { return len(d.followers[u]) }
+func (d *Dataset) FollowerCount(u int64) int { return len(d.Followers(u)) }
 
 // FollowingCount is len(Following(u)).
-func (d *Dataset) FollowingCount(u int64) int { return len(d.following[u]) }
+func (d *Dataset) FollowingCount(u int64) int { return len(d.Following(u)) }

@@ -1,10 +1,8 @@
 package microblog
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"time"
 
@@ -54,26 +52,27 @@ var defaultParams = genParams{
 // PCG stream constants: one independent stream per generation stage so a
 // change in one stage leaves the others' draws untouched.
 const (
-	streamFollowing = 0x6d62_666f_6c6c_6f77 // "mbfollow"
-	streamFollowers = 0x6d62_7765_6967_6874 // "mbweight"
-	streamEdges     = 0x6d62_6564_6765_7321 // "mbedges!"
-	streamTweets    = 0x6d62_7477_6565_7473 // "mbtweets"
-	streamBodies    = 0x6d62_626f_6469_6573 // "mbbodies"
+	streamEdges  = 0x6d62_6564_6765_7321 // "mbedges!"
+	streamTweets = 0x6d62_7477_6565_7473 // "mbtweets"
+	streamBodies = 0x6d62_626f_6469_6573 // "mbbodies"
 )
 
 func newRand(seed int64, stream uint64) *rand.Rand {
 	return rand.New(rand.NewPCG(uint64(seed), stream))
 }
 
-// Generate builds a synthetic microblog following the study's recipe.
-// Following and follower counts are drawn from the same discrete power law
-// (exponent 2.19 on [8, Users-1]) and wired into a follow graph without
-// self-follows or duplicates (genFollows). Each user writes
-// round(N(2^ln(f+1), ln(10(f+1)))) tweets, clipped at 0, f its follower
-// count. Tweets of all users are shuffled together and get ids 1..T and
-// strictly increasing times from 2013-03-01T00:00:00Z over about a year,
-// with random microsecond gaps. 400 users give about the study's 10,080
-// follows and 3,540 tweets; see docs/microblog-generator.md.
+// Generate builds a synthetic microblog following the study's recipe:
+// GeneratePart of the one part that holds every user (see
+// docs/microblog-generator.md for the method, version GeneratorVersion).
+// Following and follower counts are drawn per user from the same discrete
+// power law (exponent 2.19 on [8, Users-1], stratified over the users);
+// every user follows and is followed by at least 8 users; a user's
+// followers are drawn in proportion to following counts, without
+// self-follows or duplicates. Each user writes round(N(2^ln(f+1),
+// ln(10(f+1)))) tweets, clipped at 0, f its follower count. Tweets of all
+// users interleave in time and have ids 1..T and strictly increasing times
+// from 2013-03-01T00:00:00Z over about a year. 400 users give about the
+// study's 10,080 follows and 3,540 tweets.
 //
 // The result depends only on (Users, Seed), is indexed, and has its
 // Follows sorted by (Follower, Followee).
@@ -82,45 +81,12 @@ func Generate(o GenOptions) (*Dataset, error) {
 }
 
 func generate(o GenOptions, p genParams) (*Dataset, error) {
-	if o.Users < 2 {
-		return nil, fmt.Errorf("microblog: generate needs at least 2 users, got %d", o.Users)
-	}
-	if o.Users > MaxUsers {
-		return nil, fmt.Errorf("microblog: generate supports at most %d users, got %d", MaxUsers, o.Users)
-	}
-	n := o.Users
-	follows, err := genFollows(o, p)
+	d, err := generatePart(o, p, Part{I: 0, N: 1, First: 1, Last: int64(max(o.Users, 1))})
 	if err != nil {
 		return nil, err
 	}
-	d := &Dataset{Users: n, Seed: o.Seed, Follows: follows}
+	d.part = nil
 	d.Index()
-
-	// Tweets per user from the follower counts.
-	tr := newRand(o.Seed, streamTweets)
-	authors := make([]int64, 0, 16*n)
-	for u := 1; u <= n; u++ {
-		k := tweetCount(tr, d.FollowerCount(int64(u)), p.logf)
-		for range k {
-			authors = append(authors, int64(u))
-		}
-	}
-	tr.Shuffle(len(authors), func(i, j int) { authors[i], authors[j] = authors[j], authors[i] })
-
-	br := newRand(o.Seed, streamBodies)
-	tweets := make([]Tweet, len(authors))
-	at := genEpoch.UnixMicro()
-	maxGap := max(1, 2*genSpan.Microseconds()/int64(max(1, len(authors))))
-	for i, a := range authors {
-		at += 1 + tr.Int64N(maxGap)
-		tweets[i] = Tweet{
-			ID:     int64(i + 1),
-			Author: a,
-			Time:   time.UnixMicro(at).UTC(),
-			Body:   RandomBody(br),
-		}
-	}
-	d.Tweets = tweets
 	return d, nil
 }
 
@@ -135,187 +101,6 @@ func tweetCount(r *rand.Rand, f int, logf func(float64) float64) int {
 		return 0
 	}
 	return int(k)
-}
-
-// genFollows draws the follow graph, sorted by (Follower, Followee), with
-// no self-follows and no duplicates.
-//
-// Every user gets a following count and a follower target, both from
-// discrete power laws (stratified, see distrib.PowerLaw.SampleStratified);
-// the targets are then nudged to the same total (balance). Followers are
-// wired one by one, largest following count first: each follow picks a
-// followee with probability proportional to its remaining follower
-// capacity (integer arithmetic over a Fenwick tree), rejecting itself and
-// repeats. When only invalid followees have capacity left (rare, near the
-// end), a follow falls back to picking by target, so follower counts stay
-// close to the drawn power law.
-func genFollows(o GenOptions, p genParams) ([]Follow, error) {
-	n := o.Users
-	outDist, err := distrib.NewPowerLaw(p.followingAlpha, min(p.followingMin, n-1), n-1)
-	if err != nil {
-		return nil, fmt.Errorf("microblog: following distribution: %w", err)
-	}
-	inDist, err := distrib.NewPowerLaw(p.followerAlpha, min(p.followerMin, n-1), n-1)
-	if err != nil {
-		return nil, fmt.Errorf("microblog: follower distribution: %w", err)
-	}
-	or := newRand(o.Seed, streamFollowing)
-	out := append([]int{0}, outDist.SampleStratified(or, n)...) // index u
-	total := 0
-	for _, k := range out {
-		total += k
-	}
-	wr := newRand(o.Seed, streamFollowers)
-	in := inDist.SampleStratified(wr, n) // index v-1 for user v
-	if err := balance(wr, in, total, inDist.Min, n-1); err != nil {
-		return nil, err
-	}
-	target := make([]float64, n)
-	resid := distrib.NewFenwick(n)
-	for i, k := range in {
-		target[i] = float64(k)
-		resid.Add(i, int64(k))
-	}
-	static, err := distrib.NewWeighted(target)
-	if err != nil {
-		return nil, fmt.Errorf("microblog: follower targets: %w", err)
-	}
-
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i + 1
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return out[b] - out[a] })
-
-	// Each follower's follows go to their place in the sorted result.
-	offset := make([]int, n+2)
-	for u := 1; u <= n; u++ {
-		offset[u+1] = offset[u] + out[u]
-	}
-	er := newRand(o.Seed, streamEdges)
-	follows := make([]Follow, total)
-	mark := make([]int, n+1) // mark[v] == u: u already follows v (or v == u)
-	picked := make([]int64, 0, 64)
-	var keys []keyed
-	for _, u := range order {
-		k := out[u]
-		picked = picked[:0]
-		if 8*k > n {
-			// Many picks: weighted sampling without replacement by
-			// Efraimidis-Spirakis keys (smallest Exp(1)/weight wins),
-			// users with capacity left before those without.
-			keys = keys[:0]
-			for v := 1; v <= n; v++ {
-				if v == u {
-					continue
-				}
-				e := -math.Log(1 - er.Float64())
-				kv := keyed{v: int64(v)}
-				if c := resid.Get(v - 1); c > 0 {
-					kv.key = e / float64(c)
-				} else {
-					kv.tier, kv.key = 1, e/target[v-1]
-				}
-				keys = append(keys, kv)
-			}
-			slices.SortFunc(keys, compareKeyed)
-			for _, kv := range keys[:k] {
-				picked = append(picked, kv.v)
-			}
-		} else {
-			// Few picks: draw by remaining capacity, reject self and
-			// repeats; fall back to the static targets when stuck.
-			mark[u] = u
-			for len(picked) < k {
-				v := 0
-				for try := 0; try < 32 && resid.Total() > 0; try++ {
-					c := resid.Find(er.Int64N(resid.Total())) + 1
-					if mark[c] != u {
-						v = c
-						break
-					}
-				}
-				for v == 0 {
-					c := static.Sample(er) + 1
-					if mark[c] != u {
-						v = c
-					}
-				}
-				mark[v] = u
-				picked = append(picked, int64(v))
-			}
-		}
-		for _, v := range picked {
-			if resid.Get(int(v)-1) > 0 {
-				resid.Add(int(v)-1, -1)
-			}
-		}
-		slices.Sort(picked)
-		for i, v := range picked {
-			follows[offset[u]+i] = Follow{Follower: int64(u), Followee: v}
-		}
-	}
-	return follows, nil
-}
-
-// balance makes the follower targets in sum to total, so every follow has
-// a place and no user is left short: a surplus is removed one follower at
-// a time from users drawn in proportion to how far they are above lo, a
-// deficit added to users drawn in proportion to their target (capped at
-// hi). Both keep the shape of the power law.
-func balance(r *rand.Rand, in []int, total, lo, hi int) error {
-	sum := 0
-	for _, k := range in {
-		sum += k
-	}
-	if sum > total {
-		excess := distrib.NewFenwick(len(in))
-		for i, k := range in {
-			excess.Add(i, int64(k-lo))
-		}
-		for ; sum > total && excess.Total() > 0; sum-- {
-			i := excess.Find(r.Int64N(excess.Total()))
-			in[i]--
-			excess.Add(i, -1)
-		}
-	}
-	if sum < total {
-		w := make([]float64, len(in))
-		for i, k := range in {
-			if k < hi {
-				w[i] = float64(k)
-			}
-		}
-		room, err := distrib.NewWeighted(w)
-		if err != nil {
-			return fmt.Errorf("microblog: follower targets: %w", err)
-		}
-		for sum < total {
-			if i := room.Sample(r); in[i] < hi {
-				in[i]++
-				sum++
-			}
-		}
-	}
-	return nil
-}
-
-type keyed struct {
-	tier int
-	key  float64
-	v    int64
-}
-
-func compareKeyed(a, b keyed) int {
-	switch {
-	case a.tier != b.tier:
-		return a.tier - b.tier
-	case a.key < b.key:
-		return -1
-	case a.key > b.key:
-		return 1
-	}
-	return int(a.v - b.v)
 }
 
 // words is the vocabulary of generated bodies (ASCII, lower case).

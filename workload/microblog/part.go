@@ -46,7 +46,7 @@ func (d *Dataset) PartSize(p Part) Counts {
 	}
 	c.Users = p.Last - p.First + 1
 	for u := p.First; u <= p.Last; u++ {
-		c.Follows += int64(len(d.followers[u]))
+		c.Follows += int64(len(d.Followers(u)))
 	}
 	for i := range d.Tweets {
 		if p.Holds(d.Tweets[i].Author) {

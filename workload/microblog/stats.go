@@ -27,26 +27,32 @@ type Stats struct {
 // Stats computes the dataset's statistics. It counts from Follows and
 // Tweets directly, so it does not need Index.
 func (d *Dataset) Stats() Stats {
-	s := Stats{Users: d.Users, Follows: len(d.Follows), Tweets: len(d.Tweets)}
-	followers := make([]int, d.Users+1)
-	following := make([]int, d.Users+1)
+	followers := make([]int, d.Users)
+	following := make([]int, d.Users)
 	for _, f := range d.Follows {
 		if f.Followee >= 1 && f.Followee <= int64(d.Users) {
-			followers[f.Followee]++
+			followers[f.Followee-1]++
 		}
 		if f.Follower >= 1 && f.Follower <= int64(d.Users) {
-			following[f.Follower]++
+			following[f.Follower-1]++
 		}
 	}
-	followers, following = followers[1:], following[1:]
+	return statsOf(d.Users, followers, following, len(d.Tweets))
+}
+
+// statsOf computes the statistics from every user's follower and
+// following counts (index id-1) and the number of tweets.
+func statsOf(users int, followers, following []int, tweets int) Stats {
+	s := Stats{Users: users, Tweets: tweets}
 	for u := range followers {
+		s.Follows += followers[u]
 		s.MaxFollowers = max(s.MaxFollowers, followers[u])
 		s.MaxFollowing = max(s.MaxFollowing, following[u])
 	}
-	if d.Users > 0 {
-		s.MeanFollowers = float64(s.Follows) / float64(d.Users)
+	if users > 0 {
+		s.MeanFollowers = float64(s.Follows) / float64(users)
 		s.MeanFollowing = s.MeanFollowers
-		s.MeanTweetsPerUser = float64(s.Tweets) / float64(d.Users)
+		s.MeanTweetsPerUser = float64(s.Tweets) / float64(users)
 	}
 	s.FollowerFit = distrib.FitPowerLaw(followers)
 	s.FollowingFit = distrib.FitPowerLaw(following)
