@@ -18,8 +18,8 @@ const module = "github.com/fieldbench/fieldbench"
 
 var (
 	allowedOwn = []string{
-		module + "/workload", // the workloads themselves and their shared helpers
-		module + "/analysis/stats",    // ingest's latency summaries
+		module + "/workload",       // the workloads themselves and their shared helpers
+		module + "/analysis/stats", // ingest's latency summaries
 	}
 	allowedThirdParty = []string{}
 	forbiddenStd      = []string{"database/sql"}
