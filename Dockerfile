@@ -1,16 +1,15 @@
-# The fieldbench image for running shards on Kubernetes ('fieldbench kube
-# job'): a static binary (every driver, SQLite included, is pure Go) on a
-# distroless base, running as a non-root user. Not built on the project's
-# own machines, which have no container engine: see docs/shards.md.
-FROM golang:1.26 AS build
-WORKDIR /src
-COPY go.mod go.sum ./
-RUN go mod download
-COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /fieldbench ./cmd/fieldbench
-
-FROM gcr.io/distroless/static-debian12
-COPY --from=build /fieldbench /fieldbench
+# The fieldbench image, for shards on Kubernetes ('fieldbench kube job') or
+# any container engine: the static binary (every driver, SQLite included, is
+# pure Go), the CA bundle for TLS to a database, and a non-root user, on an
+# empty base. Nothing is pulled, so it builds where no registry is
+# reachable (this project's machines, an air-gapped cluster). Build it with
+#   scripts/build-image.sh [TAG]
+# which compiles the binary (CGO_ENABLED=0) and gathers the context this
+# file copies from, then runs podman or docker, whichever is there.
+FROM scratch
+COPY passwd /etc/passwd
+COPY ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
+COPY fieldbench /fieldbench
 USER 65532:65532
 WORKDIR /results
 ENTRYPOINT ["/fieldbench"]

@@ -15,6 +15,12 @@ command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 # CouchbaseMock (the couchbase engine) runs in a network namespace: ip.
 command -v ip >/dev/null 2>&1 || packages+=(iproute2)
+# The container image (scripts/build-image.sh, kubejob's image test) is
+# built and run with podman; runc runs its containers here, where crun
+# fails (scripts/containers.conf).
+command -v podman >/dev/null 2>&1 || packages+=(podman)
+command -v runc >/dev/null 2>&1 || packages+=(runc)
+packages+=(containernetworking-plugins) # a Recommends of podman's, skipped by --no-install-recommends
 
 # install_npm NAME VERSION ENVVAR puts the npm package NAME@VERSION in
 # fieldbench's cache (outside the repository; $ENVVAR overrides the
