@@ -65,7 +65,7 @@ func sameRun(h result.Header) (string, error) {
 
 // Check refuses what is not the complete set of one run's shards: a run
 // that is no shard, a shard given twice, shards of different runs or
-// options, a missing shard. It returns the runs ordered by shard.
+// options, a missing shard, a shard that did not finish (no summary). It returns the runs ordered by shard.
 func Check(runs []*result.Run) ([]*result.Run, error) {
 	if len(runs) == 0 {
 		return nil, errors.New("merge needs the shards' run directories")
@@ -91,6 +91,11 @@ func Check(runs []*result.Run) ([]*result.Run, error) {
 			return nil, fmt.Errorf("%s and %s are shards of different runs (workload, database or options differ)", runs[0].Dir, r.Dir)
 		case byIndex[i] != nil:
 			return nil, fmt.Errorf("shard %d/%d given twice: %s and %s", i, n, byIndex[i].Dir, r.Dir)
+		case r.Summary == nil:
+			// A shard killed mid-run (SIGKILL, a pod evicted) wrote its
+			// seconds but no summary: merged, the run would look whole
+			// with a shard's end missing.
+			return nil, fmt.Errorf("shard %d/%d in %s has no summary: it did not finish (killed?), so its result is partial and the merge would not be the whole run; run the shards again", i, n, r.Dir)
 		}
 		byIndex[i] = r
 	}

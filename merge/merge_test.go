@@ -108,6 +108,8 @@ func TestShardsRefused(t *testing.T) {
 	other := shardRun(t, 2, 3, t0, 3, 100, map[string]any{"clients": 16})
 	plain := shardRun(t, 0, 1, t0, 3, 100, nil)
 	delete(plain.Header.Options, "shard")
+	killed := shardRun(t, 1, 3, t0, 2, 100, nil)
+	killed.Summary = nil // its process died before Finish
 	for _, tc := range []struct {
 		name string
 		runs []*result.Run
@@ -117,6 +119,7 @@ func TestShardsRefused(t *testing.T) {
 		{"twice", []*result.Run{a, b, b, c}, "given twice"},
 		{"other run", []*result.Run{a, b, other}, "different runs"},
 		{"not a shard", []*result.Run{plain}, "is not a shard"},
+		{"killed", []*result.Run{a, killed, c}, "has no summary: it did not finish"},
 		{"none", nil, "needs the shards"},
 	} {
 		if _, err := Shards(tc.runs); err == nil || !strings.Contains(err.Error(), tc.want) {

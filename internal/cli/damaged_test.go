@@ -17,25 +17,37 @@ import (
 // says which, so merge takes the files for the shards of one run.
 func writeShard(t *testing.T, dir string, i, n int) string {
 	t.Helper()
-	w, err := result.Create(dir, result.Header{Workload: "wiki", Adapter: "sqlite", Operations: []string{"read"},
-		Started: time.Unix(1e9, 0), Options: map[string]any{"shard": fmt.Sprintf("%d/%d", i, n)}})
+	h := result.Header{Workload: "wiki", Adapter: "sqlite", Operations: []string{"read"},
+		Started: time.Unix(1e9, 0), Options: map[string]any{"shard": fmt.Sprintf("%d/%d", i, n)}}
+	w, err := result.Create(dir, h)
 	if err != nil {
 		t.Fatal(err)
 	}
+	run := &result.Run{Header: h}
 	for s := range 8 {
-		h := result.NewHist()
+		hist := result.NewHist()
 		for k := range 50 {
-			if err := h.RecordValue(int64(100 + k)); err != nil {
+			if err := hist.RecordValue(int64(100 + k)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		enc, err := result.EncodeHist(h)
+		enc, err := result.EncodeHist(hist)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := w.Interval(result.Interval{Start: float64(s), End: float64(s + 1), Ops: map[string]result.OpInterval{"read": {Count: 50, Hist: enc}}}); err != nil {
+		iv := result.Interval{Start: float64(s), End: float64(s + 1), Ops: map[string]result.OpInterval{"read": {Count: 50, Hist: enc}}}
+		if err := w.Interval(iv); err != nil {
 			t.Fatal(err)
 		}
+		run.Intervals = append(run.Intervals, iv)
+	}
+	// A finished shard's summary (merge refuses a shard without one).
+	sum, err := run.Summarize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Summary(sum); err != nil {
+		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
