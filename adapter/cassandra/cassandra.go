@@ -266,7 +266,20 @@ func (db *DB) ddl(ctx context.Context, stmt string) error {
 	if err := db.s.Query(stmt).Consistency(gocql.All).ExecContext(ctx); err != nil {
 		return fmt.Errorf("cassandra: %s: %w", firstWords(stmt, 6), err)
 	}
-	if err := db.s.AwaitSchemaAgreement(ctx); err != nil {
+	return db.awaitSchema(ctx, stmt)
+}
+
+// awaitSchema waits until every node agrees on the schema after stmt. A
+// node that missed the change's gossip pulls the schema only on its next
+// round: on a loaded machine (3 JVMs on 2 cores) the versions were seen
+// to disagree past the driver's 2-minute wait (MaxWaitSchemaAgreement),
+// so the wait is made once more before the statement is called failed.
+func (db *DB) awaitSchema(ctx context.Context, stmt string) error {
+	err := db.s.AwaitSchemaAgreement(ctx)
+	if err != nil && ctx.Err() == nil {
+		err = db.s.AwaitSchemaAgreement(ctx)
+	}
+	if err != nil {
 		return fmt.Errorf("cassandra: schema agreement after %s: %w", firstWords(stmt, 6), err)
 	}
 	return nil

@@ -119,8 +119,8 @@ func (db *DB) createPartTables(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("cassandra: %s: %w", firstWords(stmt, 6), err)
 		}
-		if err := db.s.AwaitSchemaAgreement(ctx); err != nil {
-			return fmt.Errorf("cassandra: schema agreement after %s: %w", firstWords(stmt, 6), err)
+		if err := db.awaitSchema(ctx, stmt); err != nil {
+			return err
 		}
 		return db.awaitTable(ctx, name)
 	}, mbTables...)
