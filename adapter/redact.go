@@ -67,7 +67,21 @@ func RedactText(s string) string {
 	if !strings.ContainsAny(s, "@=") && !strings.Contains(s, "://") {
 		return s
 	}
-	s = redactParams(s)
+	// A driver DSN's userinfo first: its password may hold "&key=",
+	// which redactParams would take for a query parameter whose value runs
+	// over the '@' and hides the rest of the password (found by FuzzRedact).
+	s = mapWords(s, func(w string) string {
+		if driverForm(w) {
+			return redactUserinfo(w)
+		}
+		return w
+	})
+	return mapWords(redactParams(s), redactWord)
+}
+
+// mapWords replaces each whitespace-separated word of s by f of it,
+// keeping the white space between words.
+func mapWords(s string, f func(string) string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		if isSpace(s[i]) {
@@ -79,7 +93,7 @@ func RedactText(s string) string {
 		for j < len(s) && !isSpace(s[j]) {
 			j++
 		}
-		b.WriteString(redactWord(s[i:j]))
+		b.WriteString(f(s[i:j]))
 		i = j
 	}
 	return b.String()
