@@ -28,8 +28,10 @@ const Mask = "xxxxx"
 // host), is treated as hostile: everything before its last '@' is masked,
 // and with no '@' everything after the scheme is. So Redact never returns a
 // string that did not parse unchanged; it may mask more than the secret,
-// never less. A password the driver itself would not see whole (one with an
-// unescaped '&' in a query) is masked up to that '&'.
+// never less; a URL whose password could be read as a query parameter
+// (user:?pass=x@host) or whose query value holds an '@' is masked whole
+// after its scheme. A password the driver itself would not see whole (one
+// with an unescaped '&' in a query) is masked up to that '&'.
 func Redact(dsn string) string {
 	if driverForm(dsn) {
 		// user:password@tcp(host)/db: the driver takes everything up to
@@ -39,8 +41,17 @@ func Redact(dsn string) string {
 		return redactParams(redactUserinfo(dsn))
 	}
 	// Parameters first: a value holding '@' must not be taken for the end
-	// of a userinfo (which would hide its key from redactParams).
-	return redactUserinfo(redactParams(dsn))
+	// of a userinfo (which would hide its key from redactParams). But a
+	// password holding "?key=" must not be taken for a parameter whose
+	// value swallows the userinfo's '@' either (found by FuzzRedact), and
+	// no one reading can tell which was meant: when the two orders
+	// disagree on a URL, everything after the scheme is masked. (Without a
+	// scheme, key=value pairs come first: "password=p@ss" is common there.)
+	r := redactUserinfo(redactParams(dsn))
+	if scheme, _, ok := strings.Cut(dsn, "://"); ok && validScheme(scheme) && r != redactParams(redactUserinfo(dsn)) {
+		return scheme + "://" + Mask
+	}
+	return r
 }
 
 // notInUser are the characters no user name in a DSN holds: a "user"
@@ -70,9 +81,13 @@ func RedactText(s string) string {
 	// A driver DSN's userinfo first: its password may hold "&key=",
 	// which redactParams would take for a query parameter whose value runs
 	// over the '@' and hides the rest of the password (found by FuzzRedact).
+	// So is a URL's, as Redact does it.
 	s = mapWords(s, func(w string) string {
 		if driverForm(w) {
 			return redactUserinfo(w)
+		}
+		if start := schemeStart(w); start >= 0 {
+			return w[:start] + Redact(w[start:])
 		}
 		return w
 	})
@@ -102,16 +117,12 @@ func mapWords(s string, f func(string) string) string {
 // redactWord redacts one word of free text: from the start of its scheme
 // when it holds "://", else as a scheme-less DSN.
 func redactWord(w string) string {
-	k := strings.Index(w, "://")
-	if k < 0 {
+	start := schemeStart(w)
+	if start < 0 {
 		if strings.Contains(w, "@") {
 			return redactUserinfo(w)
 		}
 		return w
-	}
-	start := k
-	for start > 0 && isSchemeChar(w[start-1]) {
-		start--
 	}
 	r := w[:start] + redactUserinfo(w[start:])
 	// A ':' before the scheme (user:pa://ss@host) may start a password
@@ -120,6 +131,16 @@ func redactWord(w string) string {
 		r = maskUserinfo(r[:at], false) + r[at:]
 	}
 	return r
+}
+
+// schemeStart is where the scheme of the first "://" in w starts; -1
+// when w holds none.
+func schemeStart(w string) int {
+	start := strings.Index(w, "://")
+	for start > 0 && isSchemeChar(w[start-1]) {
+		start--
+	}
+	return start
 }
 
 // redactUserinfo masks the password of a URL's userinfo, or everything
