@@ -392,3 +392,48 @@ func TestInternalConsistency(t *testing.T) {
 		t.Errorf("%d table values in trajectory, want %d", n, 12*20-5)
 	}
 }
+
+// With FIELDBENCH_SEEDS naming the directory of the studies' seed files
+// (they are not part of the repository), every value and SD must occur in
+// its paper or slides as a number, so a digit slipped while copying fails.
+func TestValuesInSeeds(t *testing.T) {
+	dir := os.Getenv("FIELDBENCH_SEEDS")
+	if dir == "" {
+		t.Skip("FIELDBENCH_SEEDS is not set")
+	}
+	all, err := All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	number := regexp.MustCompile(`\d[\d,.]*\d|\d`)
+	dotGrouped := regexp.MustCompile(`^\d{1,3}(\.\d{3})+$`) // 330.000
+	for _, s := range all {
+		seen := map[float64]bool{}
+		for _, f := range append([]string{s.Seed}, s.Companions...) {
+			b, err := os.ReadFile(filepath.Join(dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tok := range number.FindAllString(string(b), -1) {
+				if x, err := strconv.ParseFloat(strings.ReplaceAll(tok, ",", ""), 64); err == nil {
+					seen[x] = true
+				}
+				if dotGrouped.MatchString(tok) {
+					x, _ := strconv.ParseFloat(strings.ReplaceAll(tok, ".", ""), 64)
+					seen[x] = true
+				}
+			}
+		}
+		for _, v := range s.Values {
+			nums := []float64{v.Value}
+			if v.SD != nil {
+				nums = append(nums, *v.SD)
+			}
+			for _, x := range nums {
+				if !seen[math.Abs(x)] {
+					t.Errorf("%s: %v does not occur in %s", v.ID, x, s.Seed)
+				}
+			}
+		}
+	}
+}
