@@ -115,16 +115,7 @@ func TestValidate(t *testing.T) {
 func checkValue(t *testing.T, s *Study, v Value, ids map[string]string) {
 	t.Helper()
 	where := v.ID
-	if !strings.HasPrefix(v.ID, s.Name+".") {
-		t.Errorf("%s: id must start with %q", where, s.Name+".")
-	}
-	if other, dup := ids[v.ID]; dup {
-		t.Errorf("%s: id also used in %s", where, other)
-	}
-	ids[v.ID] = s.Name
-	if v.Source.Empty() {
-		t.Errorf("%s: no source (table, figure, section or slide)", where)
-	}
+	checkEntry(t, ids, v.ID, s.Name, s.Name+".", v.Source)
 	if _, ok := Metrics[v.Metric]; !ok {
 		t.Errorf("%s: metric %q is not one of Metrics", where, v.Metric)
 	}
@@ -184,19 +175,26 @@ func checkValue(t *testing.T, s *Study, v Value, ids map[string]string) {
 	}
 }
 
+// checkEntry checks what every value and claim must have: an id with the
+// study's prefix, used once in all the files, and a source.
+func checkEntry(t *testing.T, ids map[string]string, id, study, prefix string, src Source) {
+	t.Helper()
+	if !strings.HasPrefix(id, prefix) {
+		t.Errorf("%s: id must start with %q", id, prefix)
+	}
+	if other, dup := ids[id]; dup {
+		t.Errorf("%s: id also used in %s", id, other)
+	}
+	ids[id] = study
+	if src.Empty() {
+		t.Errorf("%s: no source (table, figure, section or slide)", id)
+	}
+}
+
 func checkClaim(t *testing.T, s *Study, c Claim, ids map[string]string) {
 	t.Helper()
 	where := c.ID
-	if !strings.HasPrefix(c.ID, s.Name+".claim.") {
-		t.Errorf("%s: id must start with %q", where, s.Name+".claim.")
-	}
-	if other, dup := ids[c.ID]; dup {
-		t.Errorf("%s: id also used in %s", where, other)
-	}
-	ids[c.ID] = s.Name
-	if c.Source.Empty() {
-		t.Errorf("%s: no source", where)
-	}
+	checkEntry(t, ids, c.ID, s.Name, s.Name+".claim.", c.Source)
 	_, metric := Metrics[c.About]
 	_, subject := Subjects[c.About]
 	if !metric && !subject {
