@@ -183,17 +183,22 @@ type DB struct {
 	cfg    Config
 	client *mongo.Client
 	db     *mongo.Database
+	// dials space out reconnections to a server that refuses them, one
+	// Backoff per server address (the driver's one dialer serves every
+	// server of a replica set, and their monitors); see adapter.Backoff.
+	dials *adapter.Backoffs
 
 	mu      sync.Mutex
 	indexed map[string]bool // collections whose indexes this DB created
 }
 
 var (
-	_ adapter.DB         = (*DB)(nil)
-	_ microblog.Backend  = (*DB)(nil)
-	_ wiki.Backend       = (*DB)(nil)
-	_ ingest.Backend     = (*DB)(nil)
-	_ trajectory.Backend = (*DB)(nil)
+	_ adapter.DB          = (*DB)(nil)
+	_ adapter.Reconnector = (*DB)(nil)
+	_ microblog.Backend   = (*DB)(nil)
+	_ wiki.Backend        = (*DB)(nil)
+	_ ingest.Backend      = (*DB)(nil)
+	_ trajectory.Backend  = (*DB)(nil)
 )
 
 // Open connects and pings the server.
@@ -202,7 +207,11 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := options.Client().ApplyURI(cfg.URI).SetAppName("fieldbench")
+	// Every connection the driver opens, the pools' and the monitors'
+	// heartbeats alike, dials through the backoff (TLS, when the URI asks
+	// for it, is the driver's own, over the connection dialled).
+	dials := &adapter.Backoffs{}
+	opts := options.Client().ApplyURI(cfg.URI).SetAppName("fieldbench").SetDialer(dials)
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("mongodb DSN %s: %w", adapter.Redact(dsn), err)
 	}
@@ -216,8 +225,11 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		_ = client.Disconnect(context.Background())
 		return nil, fmt.Errorf("mongodb: ping %s: %w", adapter.Redact(dsn), err)
 	}
-	return &DB{cfg: cfg, client: client, db: client.Database(cfg.Database), indexed: map[string]bool{}}, nil
+	return &DB{cfg: cfg, client: client, db: client.Database(cfg.Database), dials: dials, indexed: map[string]bool{}}, nil
 }
+
+// Reconnects implements adapter.Reconnector: the dials to every server.
+func (db *DB) Reconnects() adapter.BackoffStats { return db.dials.Reconnects() }
 
 // Database is the driver's handle on the DB's database (for tests and
 // tools).
