@@ -17,8 +17,9 @@ import (
 // its errors, the dials are spaced by the adapter's backoff (at most one
 // round of the clients per delay step, steps capped at
 // adapter.DefaultBackoffMax), and the service comes back after the
-// restart. The bound counts dials, not time: it holds on a slow machine as
-// on a fast one. Before the backoff, a killed PostgreSQL saw 6,000-9,400
+// restart. The adapter's stats say Down while the server is killed (every
+// dial fails) and no longer once it serves again. The bound counts dials,
+// not time: it holds on a slow machine as on a fast one. Before the backoff, a killed PostgreSQL saw 6,000-9,400
 // refused dials a second.
 func KilledServerRedial(t *testing.T, e cluster.Engine, c *cluster.Cluster, db adapter.Reconnector, query func(ctx context.Context) error) {
 	t.Helper()
@@ -67,12 +68,23 @@ func KilledServerRedial(t *testing.T, e cluster.Engine, c *cluster.Cluster, db a
 
 	node := c.Nodes[0].Name
 	before := db.Reconnects()
+	if before.Down {
+		t.Errorf("Reconnects says Down while the server serves: %+v", before)
+	}
 	failedBefore := failed.Load()
 	down := time.Now()
 	if err := killer.Kill(ctx, c, node); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * time.Second)
+	// While the server is down its dials fail: the stats must say Down
+	// (what job's outage guard reads) within the 3 s.
+	var sawDown bool
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		sawDown = sawDown || db.Reconnects().Down
+	}
+	if !sawDown {
+		t.Errorf("Reconnects never said Down in the 3 s the server was killed: %+v", db.Reconnects())
+	}
 	if err := killer.Restart(ctx, c, node); err != nil {
 		t.Fatal(err)
 	}
@@ -80,6 +92,9 @@ func KilledServerRedial(t *testing.T, e cluster.Engine, c *cluster.Cluster, db a
 	waitFor("queries after the restart", func() bool { return okN.Load() > okAtRestart+100 })
 	outage := time.Since(down)
 	after := db.Reconnects()
+	if after.Down {
+		t.Errorf("Reconnects still says Down once queries succeed again after the restart: %+v", after)
+	}
 	dials, refused := after.Dials-before.Dials, after.Failed-before.Failed
 	errs := failed.Load() - failedBefore
 	// Doubling steps from 10 ms to 1 s, then one a second.

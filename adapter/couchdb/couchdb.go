@@ -169,15 +169,20 @@ type DB struct {
 	cfg   Config
 	nodes []*couchapi.Client
 	cur   atomic.Int32 // index of the node requests go to
+	// dials space out reconnections to a server that refuses them, one
+	// Backoff per server (the nodes share one Transport); see
+	// adapter.Backoff.
+	dials *adapter.Backoffs
 }
 
 var (
-	_ adapter.DB         = (*DB)(nil)
-	_ adapter.Sizer      = (*DB)(nil)
-	_ microblog.Backend  = (*DB)(nil)
-	_ wiki.Backend       = (*DB)(nil)
-	_ ingest.Backend     = (*DB)(nil)
-	_ trajectory.Backend = (*DB)(nil)
+	_ adapter.DB          = (*DB)(nil)
+	_ adapter.Reconnector = (*DB)(nil)
+	_ adapter.Sizer       = (*DB)(nil)
+	_ microblog.Backend   = (*DB)(nil)
+	_ wiki.Backend        = (*DB)(nil)
+	_ ingest.Backend      = (*DB)(nil)
+	_ trajectory.Backend  = (*DB)(nil)
 )
 
 // Open connects and reads the server's welcome from the first node.
@@ -190,11 +195,13 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	if cfg.TLS {
 		scheme = "https"
 	}
+	dials := &adapter.Backoffs{}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = dials.DialFunc(tr.DialContext) // TLS, with tls=1, is the Transport's, over it
 	tr.MaxIdleConns = cfg.Pool * len(cfg.Nodes)
 	tr.MaxIdleConnsPerHost = cfg.Pool
 	hc := &http.Client{Transport: tr, Timeout: cfg.Timeout}
-	db := &DB{cfg: cfg}
+	db := &DB{cfg: cfg, dials: dials}
 	for _, n := range cfg.Nodes {
 		db.nodes = append(db.nodes, &couchapi.Client{Base: scheme + "://" + n, User: cfg.User, Password: cfg.Password, HTTP: hc})
 	}
@@ -210,6 +217,9 @@ func (db *DB) Close() error {
 	db.nodes[0].HTTP.CloseIdleConnections()
 	return nil
 }
+
+// Reconnects implements adapter.Reconnector: the dials to every server.
+func (db *DB) Reconnects() adapter.BackoffStats { return db.dials.Reconnects() }
 
 // Nodes are the clients of every server the DSN names (tests and tools).
 func (db *DB) Nodes() []*couchapi.Client { return db.nodes }

@@ -273,4 +273,9 @@ func TestFailoverOnRefused(t *testing.T) {
 	if got := db.cur.Load(); got != 1 {
 		t.Errorf("requests go to server %d, want 1 (the first refused)", got)
 	}
+	// The refused dial went through the first server's backoff; the
+	// second server serves, so the database is not down.
+	if st := db.Reconnects(); st.Failed != 1 || st.Dials < 2 || st.Down {
+		t.Errorf("Reconnects = %+v, want 1 refused dial of at least 2 and not Down (the second server serves)", st)
+	}
 }

@@ -34,6 +34,9 @@ var faultMatrix = []faultCase{
 	{engine: "postgres", nodes: []string{"pg1"}, limit: 3 * time.Minute},
 	{engine: "mariadb", nodes: []string{"node1"}, limit: 3 * time.Minute},
 	{engine: "redis", nodes: []string{"redis1"}, limit: 3 * time.Minute},
+	// FerretDB and pouchdb-server, standing in for MongoDB and CouchDB.
+	{engine: "mongodb", nodes: []string{"ferretdb1"}, limit: 3 * time.Minute},
+	{engine: "couchdb", nodes: []string{"couch1"}, limit: 3 * time.Minute},
 	{engine: "cassandra", nodes: []string{"cass1"}, limit: 8 * time.Minute},
 	// The gateway first: the master's restart waits until the cluster
 	// serves, which it asks the gateway.
