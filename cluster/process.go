@@ -215,9 +215,19 @@ func Kill(pid int) error {
 // WaitPort waits until host:port accepts TCP connections, the process pid
 // dies (then the log's tail explains why), or ctx ends.
 func WaitPort(ctx context.Context, host string, port, pid int, logFile string) error {
-	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	return waitDial(ctx, func(ctx context.Context, addr string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", addr)
+	}, net.JoinHostPort(host, strconv.Itoa(port)), pid, logFile)
+}
+
+// waitDial is WaitPort with the dial given: a node on a virtual network is
+// dialled from inside its host's namespace (Node.Dial).
+func waitDial(ctx context.Context, dial func(context.Context, string) (net.Conn, error), addr string, pid int, logFile string) error {
 	for {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		dctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		c, err := dial(dctx, addr)
+		cancel()
 		if err == nil {
 			c.Close()
 			return nil
