@@ -76,7 +76,7 @@ func newClusterUpCmd() *cobra.Command {
 			fmt.Fprintf(out, "%s cluster of %d node(s) is up in %s\n", cl.Engine, len(cl.Nodes), cl.Dir)
 			printDSN(out, cl)
 			if cl.OnHosts() {
-				fmt.Fprintf(out, "the nodes are hosts on a virtual network (%s): their addresses are reachable from that network only, not from this machine's namespace (docs/network.md)\n", cl.Nodes[0].Host+"/15")
+				fmt.Fprintf(out, "the nodes are hosts on the virtual network %s (198.18.0.0/15): their addresses are reachable from that network only, e.g. from a load host: fieldbench run WORKLOAD --load-host %s (docs/network.md)\n", cluster.NetworkID(cl.Dir), cl.Dir)
 			}
 			fmt.Fprintf(out, "stop it with: fieldbench cluster down --dir %s\n", cl.Dir)
 			return nil
