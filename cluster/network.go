@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"slices"
 	"strconv"
@@ -82,14 +83,23 @@ func (n *Node) Command(argv ...string) []string {
 // crashed or interrupted `cluster up` too.
 func DestroyNetwork(ctx context.Context, dir string) error {
 	n := vnet.ForDir(dir)
-	nss, err := n.Namespaces()
-	if err != nil || len(nss) == 0 {
-		return err
-	}
 	if err := n.Destroy(ctx); err != nil {
 		return fmt.Errorf("remove the virtual network %s: %w", n.ID, err)
 	}
 	return nil
+}
+
+// SweepNetworks removes the virtual networks whose cluster directory is
+// gone (vnet.SweepOrphans), saying so on w; a failure is said, not
+// returned: it must not stop the command that sweeps on the way.
+func SweepNetworks(ctx context.Context, w io.Writer) {
+	swept, err := vnet.SweepOrphans(ctx)
+	for _, id := range swept {
+		fmt.Fprintf(w, "removed the virtual network %s: its cluster directory no longer exists\n", id)
+	}
+	if err != nil {
+		fmt.Fprintf(w, "removing virtual networks whose cluster directory is gone: %v\n", err)
+	}
 }
 
 // hostCounters adds the node's host's interface counters to a status's

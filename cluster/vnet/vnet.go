@@ -22,7 +22,8 @@
 // Every name derives from the cluster directory (ID is a hash of its
 // absolute path), so Destroy finds everything of a network from the
 // directory alone: after a crash, an interrupted start, or with no state
-// saved at all. Deleting a namespace destroys the interfaces in it, and a
+// saved at all. Create also records the directory under RecordDir, so a
+// network whose directory was removed by hand is found too (SweepOrphans). Deleting a namespace destroys the interfaces in it, and a
 // veth pair dies with either end, so deleting the namespaces is the whole
 // cleanup.
 package vnet
@@ -89,6 +90,9 @@ type Net struct {
 	// ID is Prefix and a hash of the directory: the bridge namespace's
 	// name, and the start of every host namespace's.
 	ID string
+	// Dir is the directory's absolute path (recorded by Create, so that
+	// SweepOrphans can tell a network whose directory is gone).
+	Dir string
 }
 
 // ForDir is the network of the cluster in dir.
@@ -98,7 +102,49 @@ func ForDir(dir string) Net {
 		abs = dir
 	}
 	sum := sha256.Sum256([]byte(abs))
-	return Net{ID: Prefix + hex.EncodeToString(sum[:4])}
+	return Net{ID: Prefix + hex.EncodeToString(sum[:4]), Dir: abs}
+}
+
+// RecordDir holds one file per network Create made, named by its ID and
+// holding its directory: what SweepOrphans reads. It is on /run (tmpfs),
+// like the namespaces, so both vanish at a reboot.
+const RecordDir = "/run/fieldbench-vnet"
+
+// SweepOrphans destroys every network whose cluster directory no longer
+// exists (removed by hand while its network lived, or a crash during
+// `cluster down --purge`), and returns their IDs. A network whose
+// directory exists is never touched, whatever is in it: it may be a
+// cluster being started, or a test's.
+func SweepOrphans(ctx context.Context) ([]string, error) {
+	ents, err := os.ReadDir(RecordDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var swept []string
+	var errs []error
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), Prefix) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(RecordDir, e.Name()))
+		if err != nil {
+			continue
+		}
+		dir := strings.TrimSpace(string(b))
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		n := Net{ID: e.Name(), Dir: dir}
+		if err := n.Destroy(ctx); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		swept = append(swept, n.ID)
+	}
+	return swept, errors.Join(errs...)
 }
 
 // BridgeNS is the name of the namespace that holds the bridge.
@@ -149,12 +195,22 @@ func (n Net) Create(ctx context.Context) (err error) {
 		return err
 	}
 	ns := n.BridgeNS()
+	if n.Dir != "" { // before the first namespace: a crash leaves no unrecorded network
+		if err := os.MkdirAll(RecordDir, 0o755); err != nil {
+			return fmt.Errorf("record the network: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(RecordDir, n.ID), []byte(n.Dir+"\n"), 0o644); err != nil {
+			return fmt.Errorf("record the network: %w", err)
+		}
+	}
 	if err := ip(ctx, "netns", "add", ns); err != nil {
+		_ = os.Remove(filepath.Join(RecordDir, n.ID))
 		return fmt.Errorf("create the bridge namespace: %w", err)
 	}
 	defer func() {
 		if err != nil {
 			_ = deleteNS(context.WithoutCancel(ctx), ns)
+			_ = os.Remove(filepath.Join(RecordDir, n.ID))
 		}
 	}()
 	for _, args := range [][]string{
@@ -266,6 +322,11 @@ func (n Net) Destroy(ctx context.Context) error {
 	// The bridge's namespace last: sorted, it is the first.
 	for i := len(nss) - 1; i >= 0; i-- {
 		if err := deleteNS(ctx, nss[i]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == 0 {
+		if err := os.Remove(filepath.Join(RecordDir, n.ID)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -273,5 +275,51 @@ func TestCheckWithoutRoot(t *testing.T) {
 	}
 	if err := Check(); err == nil || !strings.Contains(err.Error(), "root") {
 		t.Errorf("Check without root: %v", err)
+	}
+}
+
+// TestSweepOrphans: a network whose directory was removed by hand is
+// swept; one whose directory exists is left alone.
+func TestSweepOrphans(t *testing.T) {
+	needRoot(t)
+	ctx := context.Background()
+	before := rootLinks(t)
+	gone := filepath.Join(t.TempDir(), "gone")
+	kept := t.TempDir()
+	if err := os.MkdirAll(gone, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{gone, kept} {
+		n := ForDir(d)
+		t.Cleanup(func() { _ = n.Destroy(context.Background()) })
+		if err := n.Create(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := n.AddHost(ctx, "h1", NodeAddr(1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.RemoveAll(gone); err != nil {
+		t.Fatal(err)
+	}
+	swept, err := SweepOrphans(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(swept, ForDir(gone).ID) || slices.Contains(swept, ForDir(kept).ID) {
+		t.Errorf("swept %v: want %s and not %s", swept, ForDir(gone).ID, ForDir(kept).ID)
+	}
+	assertGone(t, ForDir(gone), before)
+	if nss, _ := ForDir(kept).Namespaces(); len(nss) != 2 {
+		t.Errorf("the network of an existing directory: %v", nss)
+	}
+	if _, err := os.Stat(filepath.Join(RecordDir, ForDir(gone).ID)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("record of a swept network: %v", err)
+	}
+	if err := ForDir(kept).Destroy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(RecordDir, ForDir(kept).ID)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("record after Destroy: %v", err)
 	}
 }

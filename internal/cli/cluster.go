@@ -101,6 +101,9 @@ func clusterUp(ctx context.Context, engine string, opts cluster.Options, dir str
 	if err := cluster.CheckNetwork(engine, opts.Network); err != nil {
 		return nil, job.Usage(err)
 	}
+	if opts.Network == cluster.NetworkHosts {
+		cluster.SweepNetworks(ctx, progress)
+	}
 	if err := cluster.CheckNodes(engine, nodes, extra); err != nil {
 		return nil, job.Usage(err)
 	}
@@ -342,6 +345,9 @@ func newClusterDownCmd() *cobra.Command {
 			// directory alone: also one a crashed `cluster up` left.
 			if err := cluster.DestroyNetwork(ctx, cl.Dir); err != nil {
 				return fmt.Errorf("stop %s: %w", cl.Dir, err)
+			}
+			if cl.OnHosts() {
+				cluster.SweepNetworks(ctx, cmd.ErrOrStderr())
 			}
 			if err := os.Remove(filepath.Join(cl.Dir, cluster.SpawnLog)); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return err

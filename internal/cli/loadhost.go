@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -36,7 +37,7 @@ func withLoadHost(c *cobra.Command) *cobra.Command {
 	var dir string
 	var index int
 	c.Flags().StringVar(&dir, "load-host", "", "run on a load host of the virtual network of the cluster in DIR (cluster up --network hosts): a network namespace of its own, address 198.18.1.K; --db defaults to the cluster's DSN (docs/network.md)")
-	c.Flags().IntVar(&index, "load-host-index", 0, "K of --load-host's load host (load<K>, 198.18.1.K); default 1, or I+1 with --shard I/N, so each shard is a host of its own")
+	c.Flags().IntVar(&index, "load-host-index", 0, "K of --load-host's load host (load<K>, 198.18.1.K); default 1, or I+1 for shard I (--shard I/N, or --shards N with JOB_COMPLETION_INDEX), so each shard is a host of its own")
 	inner := c.RunE
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		if dir == "" {
@@ -51,6 +52,22 @@ func withLoadHost(c *cobra.Command) *cobra.Command {
 		return runOnLoadHost(cmd, dir, index)
 	}
 	return c
+}
+
+// shardIndex is I of --shard I/N, or of --shards N with the index in
+// JOB_COMPLETION_INDEX; 0 when the run is not sharded (or the shard is
+// malformed: the child refuses it).
+func shardIndex(cmd *cobra.Command) int {
+	i := ""
+	if f := cmd.Flags().Lookup("shard"); f != nil && f.Changed {
+		i, _, _ = strings.Cut(f.Value.String(), "/")
+	} else if f := cmd.Flags().Lookup("shards"); f != nil && f.Changed {
+		i = os.Getenv("JOB_COMPLETION_INDEX")
+	}
+	if n, err := strconv.Atoi(i); err == nil && n >= 0 && n < 254 {
+		return n
+	}
+	return 0
 }
 
 // childExit is the exit code of fieldbench re-executed on a load host,
@@ -74,13 +91,7 @@ func runOnLoadHost(cmd *cobra.Command, dir string, index int) (err error) {
 		return job.Usage(fmt.Errorf("--load-host: %w", err))
 	}
 	if index == 0 {
-		index = 1
-		if f := cmd.Flags().Lookup("shard"); f != nil && f.Changed {
-			i, _, _ := strings.Cut(f.Value.String(), "/")
-			if n, err := strconv.Atoi(i); err == nil && n >= 0 {
-				index = n + 1
-			}
-		}
+		index = shardIndex(cmd) + 1
 	}
 	if index < 1 || index > 254 {
 		return usagef("--load-host-index %d: want 1..254", index)
@@ -121,6 +132,9 @@ func runOnLoadHost(cmd *cobra.Command, dir string, index int) (err error) {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	// With --cpuprofile the child profiles itself into the same file: this
+	// process's own (tiny) profile is written first and then replaced.
+	pprof.StopCPUProfile()
 	if err := child.Start(); err != nil {
 		return fmt.Errorf("--load-host: start on %s: %w", h.Name, err)
 	}

@@ -3,10 +3,12 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -244,4 +246,86 @@ func TestNetworkBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRedisHostsShards runs the two shards of a microblog run at once, each
+// on a load host of its own (load1 and load2 from --shard I/N), and merges
+// them: the shards recorded their hosts, and nothing of them remains.
+func TestRedisHostsShards(t *testing.T) {
+	needHostsCLI(t)
+	bin := selfBinary(t)
+	base := t.TempDir()
+	dir := filepath.Join(base, "redis")
+	code, out, stderr := runBin(t, bin, "cluster", "up", "redis", "--nodes", "2", "--network", "hosts", "--dir", dir)
+	t.Cleanup(func() {
+		runBin(t, bin, "cluster", "down", "--dir", dir)
+		_ = vnet.ForDir(dir).Destroy(context.Background())
+	})
+	if code != 0 {
+		t.Fatalf("up: exit %d\n%s\n%s", code, out, stderr)
+	}
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			code, out, stderr := runBin(t, bin, "run", "microblog", "--users", "100", "--clients", "4", "--duration", "3s",
+				"--shard", fmt.Sprintf("%d/2", i), "--load-host", dir, "--results", filepath.Join(base, fmt.Sprint(i)))
+			if code != 0 {
+				t.Errorf("shard %d: exit %d\n%s\n%s", i, code, out, stderr)
+			}
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	var dirs []string
+	for i := range 2 {
+		run := onlyRun(t, filepath.Join(base, fmt.Sprint(i)))
+		want := fmt.Sprintf("198.18.1.%d", i+1)
+		if lh := run.Header.Machine.LoadHost; lh == nil || lh.Addr != want {
+			t.Errorf("shard %d ran on %+v, want %s", i, lh, want)
+		}
+		dirs = append(dirs, run.Dir)
+	}
+	merged := mergeShards(t, base, dirs)
+	if merged.Summary == nil || merged.Summary.Ops["post"].Count == 0 {
+		t.Errorf("merged: %+v", merged.Summary)
+	}
+	if code, out, stderr := runBin(t, bin, "cluster", "down", "--dir", dir); code != 0 {
+		t.Fatalf("down: exit %d\n%s\n%s", code, out, stderr)
+	}
+	assertNetworkGone(t, dir)
+}
+
+// TestRedisHostsKilledUp SIGKILLs `cluster up --network hosts` once its
+// second host exists (nothing of it runs after that): the next `cluster
+// down` of the directory stops its servers and removes its network.
+func TestRedisHostsKilledUp(t *testing.T) {
+	needHostsCLI(t)
+	bin := selfBinary(t)
+	dir := filepath.Join(t.TempDir(), "redis")
+	cmd := exec.Command(bin, "cluster", "up", "redis", "--nodes", "3", "--network", "hosts", "--dir", dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = vnet.ForDir(dir).Destroy(context.Background()) })
+	deadline := time.Now().Add(time.Minute)
+	for !vnet.Exists(vnet.ForDir(dir).HostNS("redis2")) {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatal("no second host within a minute")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	if nss, _ := vnet.ForDir(dir).Namespaces(); len(nss) < 2 {
+		t.Fatalf("the killed up left %v: the test did not kill it midway", nss)
+	}
+	if code, out, stderr := runBin(t, bin, "cluster", "down", "--dir", dir); code != 0 {
+		t.Fatalf("down after the kill: exit %d\n%s\n%s", code, out, stderr)
+	}
+	assertNetworkGone(t, dir)
 }
