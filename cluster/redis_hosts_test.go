@@ -199,6 +199,14 @@ func TestRedisOnHostsCrash(t *testing.T) {
 		_ = DestroyNetwork(ctx, dir)
 		t.Fatal(err)
 	}
+	// A single node announces its host's address (not "", which a client
+	// on another host would dial as itself).
+	cl := nodeClient(c.Nodes[0])
+	slots, err := cl.Do(ctx, "CLUSTER", "SLOTS").Slice()
+	cl.Close()
+	if err != nil || len(slots) != 1 || !strings.Contains(fmt.Sprint(slots[0]), c.Nodes[0].Host+" 6379") {
+		t.Errorf("CLUSTER SLOTS of a single node on a host: %+v %v, want %s", slots, err, c.Nodes[0].Addr())
+	}
 	pid := c.Nodes[0].PID // the rest of c is lost
 	if !Alive(pid) {
 		t.Fatal("server not running")
