@@ -38,6 +38,9 @@ type Node struct {
 	// has no PID here and its /proc is not readable, so whether it runs is
 	// what the node actions did to it, and the database is asked the rest.
 	Remote bool `json:"remote,omitempty"`
+	// Netns is the network namespace of the node's host when the cluster
+	// is on a virtual network (Cluster.Network hosts); "" on loopback.
+	Netns string `json:"netns,omitempty"`
 }
 
 // Addr is host:port.
@@ -65,6 +68,10 @@ type Cluster struct {
 	// Database is the database an external cluster runs (Engine is then
 	// "external"); empty for the engines that start their own servers.
 	Database string `json:"database,omitempty"`
+
+	// Network is where the nodes live: "" or loopback, or hosts (each
+	// node a host of its own on a virtual network; see network.go).
+	Network string `json:"network,omitempty"`
 }
 
 // DB is the database the cluster runs: Database for an external cluster,
@@ -96,6 +103,8 @@ type Options struct {
 	// Extra holds engine options (e.g. "replicas": "1" for Redis,
 	// "galera": "true" for MariaDB), given as --opt key=value.
 	Extra map[string]string
+	// Network is loopback ("" too) or hosts: see CheckNetwork.
+	Network string
 }
 
 // NodeStatus is one line of `cluster status`.

@@ -11,12 +11,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/fieldbench/fieldbench/cluster/vnet"
 )
 
 // A server that binds every address whatever it is told (CouchbaseMock's
@@ -51,7 +50,7 @@ func init() {
 }
 
 // netnsDir is where `ip netns` keeps its namespaces' names.
-const netnsDir = "/run/netns"
+const netnsDir = vnet.Dir
 
 // NetnsName is the name of the network namespace of the cluster in dir:
 // derived from the directory alone, so Down finds it even when the `cluster
@@ -118,48 +117,10 @@ func NetnsExists(name string) bool {
 }
 
 // DialNetns opens a TCP connection to addr inside the network namespace
-// name: the socket is created by an OS thread switched into the namespace
-// (setns), which then switches back; the connection stays in the
-// namespace. A thread that cannot switch back is never reused (it stays
-// locked and ends with its goroutine).
+// name (vnet.Dial: a thread switched into it with setns creates the
+// socket).
 func DialNetns(ctx context.Context, name, addr string) (net.Conn, error) {
-	type result struct {
-		c   net.Conn
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread()
-		c, restored, err := dialIn(ctx, name, addr)
-		if restored {
-			runtime.UnlockOSThread()
-		}
-		ch <- result{c, err}
-	}()
-	r := <-ch
-	return r.c, r.err
-}
-
-// dialIn runs on a locked thread: setns into name, dial, setns back.
-func dialIn(ctx context.Context, name, addr string) (net.Conn, bool, error) {
-	self, err := os.Open(fmt.Sprintf("/proc/%d/task/%d/ns/net", os.Getpid(), unix.Gettid()))
-	if err != nil {
-		return nil, true, fmt.Errorf("dial %s in %s: %w", addr, name, err)
-	}
-	defer self.Close()
-	ns, err := os.Open(filepath.Join(netnsDir, name))
-	if err != nil {
-		return nil, true, fmt.Errorf("dial %s in %s: %w", addr, name, err)
-	}
-	defer ns.Close()
-	if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNET); err != nil {
-		return nil, true, fmt.Errorf("dial %s: enter network namespace %s: %w", addr, name, err)
-	}
-	c, derr := (&net.Dialer{Timeout: 10 * time.Second}).DialContext(ctx, "tcp", addr)
-	// The socket stays in the namespace either way; a thread that could
-	// not switch back is not returned to the scheduler.
-	restored := unix.Setns(int(self.Fd()), unix.CLONE_NEWNET) == nil
-	return c, restored, derr
+	return vnet.Dial(ctx, name, addr)
 }
 
 // runForwarder is a forwarder's main: spec is "NETNS PID PORT,PORT...".

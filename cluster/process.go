@@ -109,7 +109,7 @@ func Start(p Proc) (int, error) {
 	}
 	// Announced before the fork and recorded right after (SpawnLog): an
 	// interrupted `cluster up` or a later `cluster down` finds it.
-	if err := recordSpawn(dir, 0, p.Path); err != nil {
+	if err := recordSpawn(dir, 0, spawnProgram(p)); err != nil {
 		return 0, err
 	}
 	if err := cmd.Start(); err != nil {
@@ -117,11 +117,21 @@ func Start(p Proc) (int, error) {
 	}
 	pid := cmd.Process.Pid
 	go cmd.Wait() // reap it if it dies while we run; the PID stays ours
-	if err := recordSpawn(dir, pid, p.Path); err != nil {
+	if err := recordSpawn(dir, pid, spawnProgram(p)); err != nil {
 		_ = Kill(pid)
 		return 0, err
 	}
 	return pid, nil
+}
+
+// spawnProgram is the program p runs, as SpawnLog names it: for `ip netns
+// exec NS PROG ...`, PROG, which ip execs in place (same PID), so a process
+// announced but never recorded is still found by its executable.
+func spawnProgram(p Proc) string {
+	if filepath.Base(p.Path) == "ip" && len(p.Args) >= 4 && p.Args[0] == "netns" && p.Args[1] == "exec" {
+		return p.Args[3]
+	}
+	return p.Path
 }
 
 // RunAs runs a short command (initdb, pg_basebackup...) to completion as
@@ -215,9 +225,19 @@ func Kill(pid int) error {
 // WaitPort waits until host:port accepts TCP connections, the process pid
 // dies (then the log's tail explains why), or ctx ends.
 func WaitPort(ctx context.Context, host string, port, pid int, logFile string) error {
-	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	return waitDial(ctx, func(ctx context.Context, addr string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", addr)
+	}, net.JoinHostPort(host, strconv.Itoa(port)), pid, logFile)
+}
+
+// waitDial is WaitPort with the dial given: a node on a virtual network is
+// dialled from inside its host's namespace (Node.Dial).
+func waitDial(ctx context.Context, dial func(context.Context, string) (net.Conn, error), addr string, pid int, logFile string) error {
 	for {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		dctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		c, err := dial(dctx, addr)
+		cancel()
 		if err == nil {
 			c.Close()
 			return nil

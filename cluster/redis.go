@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fieldbench/fieldbench/cluster/vnet"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -35,6 +37,13 @@ import (
 //	node-timeout=MS     cluster-node-timeout (default 3000): how soon a
 //	                    dead master is failed over
 //	appendfsync=POLICY  always | everysec (default) | no
+//
+// With --network hosts (Options.Network) every server is a host of its own
+// on the cluster's virtual network (package vnet): it binds its host's
+// address (198.18.0.N) on the standard ports, 6379 and bus 16379, and
+// fieldbench administers it from inside that host's namespace (the
+// clients dial through it, redis-cli runs under `ip netns exec`). Down
+// removes the network.
 func init() { Register(redisEngine{}) }
 
 type redisEngine struct{}
@@ -45,6 +54,9 @@ const (
 	// redisBusOffset is where Redis Cluster puts a node's bus port.
 	redisBusOffset = 10000
 	redisSlots     = 16384
+	// redisPort is Redis's standard port, a node's port on a host of its
+	// own.
+	redisPort = 6379
 )
 
 // Name implements Engine.
@@ -69,10 +81,11 @@ type redisOpts struct {
 	standalone        bool
 	nodeTimeout       int
 	appendfsync       string
+	hosts             bool // every node a host on a virtual network
 }
 
 func parseRedisOpts(o Options) (redisOpts, error) {
-	r := redisOpts{masters: max(o.Nodes, 1), nodeTimeout: 3000, appendfsync: "everysec"}
+	r := redisOpts{masters: max(o.Nodes, 1), nodeTimeout: 3000, appendfsync: "everysec", hosts: o.Network == NetworkHosts}
 	for k, v := range o.Extra {
 		var err error
 		switch k {
@@ -127,6 +140,16 @@ func (e redisEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 		"appendonly":   "yes",
 		"save":         `""`,
 	}}
+	if ro.hosts {
+		if err := CheckNetwork(e.Name(), NetworkHosts); err != nil {
+			return nil, err
+		}
+		c.Network = NetworkHosts
+		c.Options["network"] = NetworkHosts
+		if err := vnet.ForDir(dir).Create(ctx); err != nil {
+			return c, fmt.Errorf("redis: %w", err)
+		}
+	}
 	total := ro.masters * (1 + ro.replicas)
 	for i := 1; i <= total; i++ {
 		if _, err := e.startNew(ctx, c, ro); err != nil {
@@ -216,6 +239,13 @@ func (e redisEngine) startNew(ctx context.Context, c *Cluster, ro redisOpts) (*N
 		return nil, fmt.Errorf("redis: node directory: %w", err)
 	}
 	n := &Node{Name: name, Host: Loopback, DataDir: ndir, LogFile: filepath.Join(ndir, "redis.log"), Config: filepath.Join(ndir, "redis.conf")}
+	if c.OnHosts() {
+		if err := startOnHost(ctx, c, n, ro); err != nil {
+			return nil, fmt.Errorf("redis: start %s: %w", name, err)
+		}
+		c.Nodes = append(c.Nodes, n)
+		return n, nil
+	}
 	err := Retry(5, func(int) error {
 		var port int
 		for tries := 0; ; tries++ {
@@ -247,11 +277,47 @@ func (e redisEngine) startNew(ctx context.Context, c *Cluster, ro redisOpts) (*N
 	return n, nil
 }
 
+// startOnHost makes n a host of its own on c's virtual network, with the
+// first node address no other node has, and starts it there on the
+// standard ports.
+func startOnHost(ctx context.Context, c *Cluster, n *Node, ro redisOpts) error {
+	used := map[string]bool{}
+	for _, m := range c.Nodes {
+		used[m.Host] = true
+	}
+	i := 1
+	for used[vnet.NodeAddr(i).String()] {
+		i++
+	}
+	vn := vnet.ForDir(c.Dir)
+	h, err := vn.AddHost(ctx, n.Name, vnet.NodeAddr(i))
+	if err != nil {
+		return err
+	}
+	n.Host, n.Netns, n.Port = h.Addr.String(), h.NS, redisPort
+	n.Ports = nil
+	if !ro.standalone {
+		n.Ports = []int{redisPort + redisBusOffset}
+	}
+	if err := os.WriteFile(n.Config, []byte(redisConfig(n, ro)), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", n.Config, err)
+	}
+	if err := startRedisNode(ctx, n); err != nil {
+		_ = vn.RemoveHost(context.WithoutCancel(ctx), n.Name)
+		return err
+	}
+	return nil
+}
+
 func redisConfig(n *Node, ro redisOpts) string {
 	var b strings.Builder
 	w := func(k, v string) { fmt.Fprintf(&b, "%s %s\n", k, v) }
-	b.WriteString("# written by fieldbench; loopback only\n")
-	w("bind", Loopback)
+	if n.Netns != "" {
+		b.WriteString("# written by fieldbench; the address of host " + n.Netns + " on fieldbench's virtual network only\n")
+	} else {
+		b.WriteString("# written by fieldbench; loopback only\n")
+	}
+	w("bind", n.Host)
 	w("port", strconv.Itoa(n.Port))
 	w("protected-mode", "no")
 	w("daemonize", "no")
@@ -268,6 +334,12 @@ func redisConfig(n *Node, ro redisOpts) string {
 		w("cluster-enabled", "yes")
 		w("cluster-config-file", "nodes.conf")
 		w("cluster-node-timeout", strconv.Itoa(ro.nodeTimeout))
+		if n.Netns != "" {
+			// A node that never met another does not know its own
+			// address and tells clients "" in CLUSTER SLOTS, which a
+			// client dials as its own host: right on loopback only.
+			w("cluster-announce-ip", n.Host)
+		}
 		// A slot range whose master died with no replica must not stop the
 		// rest of the cluster: the crash experiment counts the errors of
 		// the lost range and measures the rest.
@@ -278,13 +350,16 @@ func redisConfig(n *Node, ro redisOpts) string {
 }
 
 func startRedisNode(ctx context.Context, n *Node) error {
-	pid, err := Start(Proc{Path: redisServer, Args: []string{n.Config}, Dir: n.DataDir, LogFile: n.LogFile})
+	// On a host, `ip netns exec` enters its namespace and execs the
+	// server: the PID is the server's.
+	argv := n.Command(redisServer, n.Config)
+	pid, err := Start(Proc{Path: argv[0], Args: argv[1:], Dir: n.DataDir, LogFile: n.LogFile})
 	if err != nil {
 		return err
 	}
 	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	if err := WaitPort(wctx, n.Host, n.Port, pid, n.LogFile); err != nil {
+	if err := waitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
 		_ = Kill(pid)
 		return err
 	}
@@ -308,12 +383,17 @@ func startRedisNode(ctx context.Context, n *Node) error {
 }
 
 // nodeClient is a plain connection to one node, for administration.
+// A node on a virtual network is dialled from inside its host.
 func nodeClient(n *Node) *goredis.Client {
-	return goredis.NewClient(&goredis.Options{
+	o := &goredis.Options{
 		Addr: n.Addr(), DialTimeout: 2 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: 5 * time.Second, PoolSize: 1, MaxRetries: -1, Protocol: 2,
 		DisableIdentity: true,
-	})
+	}
+	if n.Netns != "" {
+		o.Dialer = func(ctx context.Context, _, addr string) (net.Conn, error) { return n.Dial(ctx, addr) }
+	}
+	return goredis.NewClient(o)
 }
 
 func redisVersion(ctx context.Context, n *Node) (string, error) {
@@ -337,8 +417,11 @@ func infoField(info, key string) string {
 	return ""
 }
 
-func runCLI(ctx context.Context, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, redisCLI, args...)
+// runCLI runs redis-cli where node at is (inside its host's namespace on a
+// virtual network), so the addresses it is given are reachable.
+func runCLI(ctx context.Context, at *Node, args ...string) (string, error) {
+	argv := at.Command(append([]string{redisCLI}, args...)...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return string(out), fmt.Errorf("%s %s: %w\n%s", redisCLI, strings.Join(args, " "), err, tail(string(out), 3000))
@@ -357,7 +440,7 @@ func formCluster(ctx context.Context, c *Cluster, ro redisOpts) error {
 			args = append(args, n.Addr())
 		}
 		args = append(args, "--cluster-replicas", strconv.Itoa(ro.replicas), "--cluster-yes")
-		_, err := runCLI(cctx, args...)
+		_, err := runCLI(cctx, c.Nodes[0], args...)
 		return err
 	}
 	// One or two masters: redis-cli refuses, so assign the slots by hand.
@@ -557,6 +640,7 @@ func (redisEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error)
 	byID := map[string]string{} // node id -> our name
 	for _, n := range c.Nodes {
 		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: "down", PID: n.PID, Detail: map[string]string{}}
+		hostCounters(ctx, n, st.Detail)
 		if !n.Running() {
 			if n.Stopped {
 				st.State = "stopped"
@@ -628,8 +712,11 @@ func (redisEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error)
 
 // Down implements Engine: SIGTERM (Redis fsyncs its append-only file on a
 // clean shutdown), SIGKILL after 15 s.
-func (redisEngine) Down(_ context.Context, c *Cluster) error {
-	return c.StopNodes("redis", 15*time.Second)
+// On a virtual network it then removes every namespace and interface of
+// the network, found from the directory alone.
+func (redisEngine) Down(ctx context.Context, c *Cluster) error {
+	err := c.StopNodes("redis", 15*time.Second)
+	return errors.Join(err, DestroyNetwork(ctx, c.Dir))
 }
 
 // Add implements Grower: a new empty master joins with `redis-cli --cluster
@@ -662,7 +749,7 @@ func (e redisEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
 	n.Role = "master"
 	actx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	if _, err := runCLI(actx, "--cluster", "add-node", n.Addr(), seed.Addr()); err != nil {
+	if _, err := runCLI(actx, seed, "--cluster", "add-node", n.Addr(), seed.Addr()); err != nil {
 		return n, err
 	}
 	running := 0
@@ -702,7 +789,7 @@ func rebalance(ctx context.Context, seed *Node) error {
 		if err := waitCheck(ctx, seed); err != nil {
 			return err
 		}
-		out, err := runCLI(ctx, "--cluster", "rebalance", seed.Addr(), "--cluster-use-empty-masters")
+		out, err := runCLI(ctx, seed, "--cluster", "rebalance", seed.Addr(), "--cluster-use-empty-masters")
 		if err == nil {
 			return nil
 		}
@@ -716,7 +803,7 @@ func rebalance(ctx context.Context, seed *Node) error {
 // configuration (rebalance refuses to run before).
 func waitCheck(ctx context.Context, seed *Node) error {
 	for {
-		out, err := runCLI(ctx, "--cluster", "check", seed.Addr())
+		out, err := runCLI(ctx, seed, "--cluster", "check", seed.Addr())
 		if err == nil && !strings.Contains(out, "[ERR]") && !strings.Contains(out, "[WARNING]") {
 			return nil
 		}

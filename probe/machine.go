@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fieldbench/fieldbench/cluster/vnet"
 	"github.com/fieldbench/fieldbench/result"
 )
 
@@ -30,6 +31,9 @@ func Machine() result.Machine {
 		m.MemoryBytes = n * 1024
 	}
 	m.Hostname, _ = os.Hostname()
+	if h, ok := vnet.CurrentLoadHost(); ok {
+		m.LoadHost = &result.LoadHost{Name: h.Name, Addr: h.Addr.String(), Netns: h.NS}
+	}
 	return m
 }
 

@@ -108,6 +108,17 @@ type Machine struct {
 	Kernel      string `json:"kernel"`
 	GoVersion   string `json:"go_version"`
 	Hostname    string `json:"hostname"`
+	// LoadHost is the load host of a virtual network the run's process
+	// ran on (run --load-host): its own network namespace and address on
+	// the cluster's network. Nil when it ran in the machine's namespace.
+	LoadHost *LoadHost `json:"load_host,omitempty"`
+}
+
+// LoadHost is a host of fieldbench's virtual network a process ran on.
+type LoadHost struct {
+	Name  string `json:"name"`
+	Addr  string `json:"addr"`
+	Netns string `json:"netns"`
 }
 
 // OpInterval is one operation's figures for one interval. Hist is an

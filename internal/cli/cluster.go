@@ -53,6 +53,7 @@ func newClusterUpCmd() *cobra.Command {
 	var nodes int
 	var dir string
 	var opts []string
+	var network string
 	c := &cobra.Command{
 		Use:   "up ENGINE",
 		Short: "Start a cluster of ENGINE (" + strings.Join(cluster.Engines(), ", ") + ")",
@@ -67,13 +68,16 @@ func newClusterUpCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cl, err := clusterUp(cmd.Context(), args[0], nodes, dir, extra, cmd.ErrOrStderr())
+			cl, err := clusterUp(cmd.Context(), args[0], cluster.Options{Nodes: nodes, Extra: extra, Network: network}, dir, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "%s cluster of %d node(s) is up in %s\n", cl.Engine, len(cl.Nodes), cl.Dir)
 			printDSN(out, cl)
+			if cl.OnHosts() {
+				fmt.Fprintf(out, "the nodes are hosts on the virtual network %s (198.18.0.0/15): their addresses are reachable from that network only, e.g. from a load host: fieldbench run WORKLOAD --load-host %s (docs/network.md)\n", cluster.NetworkID(cl.Dir), cl.Dir)
+			}
 			fmt.Fprintf(out, "stop it with: fieldbench cluster down --dir %s\n", cl.Dir)
 			return nil
 		},
@@ -81,20 +85,29 @@ func newClusterUpCmd() *cobra.Command {
 	c.Flags().IntVar(&nodes, "nodes", 1, "number of nodes")
 	c.Flags().StringVar(&dir, "dir", "", "directory for data, configuration and logs (default: clusters/ENGINE-TIME)")
 	c.Flags().StringArrayVar(&opts, "opt", nil, "engine option key=value (repeatable), e.g. --opt replicas=1 for redis")
+	c.Flags().StringVar(&network, "network", cluster.NetworkLoopback,
+		"where the nodes live: loopback (127.0.0.1, nodes differ by port) or hosts (each node a network namespace of its own with an address from 198.18.0.0/15 on a virtual network; needs root; redis only; docs/network.md)")
 	return c
 }
 
 // clusterUp validates and starts a cluster, saving its description; on
 // failure it stops whatever it had started.
-func clusterUp(ctx context.Context, engine string, nodes int, dir string, extra map[string]string, progress interface{ Write([]byte) (int, error) }) (*cluster.Cluster, error) {
+func clusterUp(ctx context.Context, engine string, opts cluster.Options, dir string, progress interface{ Write([]byte) (int, error) }) (*cluster.Cluster, error) {
+	nodes, extra := opts.Nodes, opts.Extra
 	e, err := cluster.Get(engine)
 	if err != nil {
 		return nil, job.Usage(err)
 	}
+	if err := cluster.CheckNetwork(engine, opts.Network); err != nil {
+		return nil, job.Usage(err)
+	}
+	if opts.Network == cluster.NetworkHosts {
+		cluster.SweepNetworks(ctx, progress)
+	}
 	if err := cluster.CheckNodes(engine, nodes, extra); err != nil {
 		return nil, job.Usage(err)
 	}
-	if err := cluster.CheckOptions(engine, cluster.Options{Nodes: nodes, Extra: extra}); err != nil {
+	if err := cluster.CheckOptions(engine, opts); err != nil {
 		return nil, job.Usage(err)
 	}
 	if err := e.Check(); err != nil {
@@ -122,7 +135,7 @@ func clusterUp(ctx context.Context, engine string, nodes int, dir string, extra 
 	}
 	fmt.Fprintf(progress, "starting %s with %d node(s) in %s...\n", engine, nodes, abs)
 	t0 := time.Now()
-	cl, err := e.Up(ctx, abs, cluster.Options{Nodes: nodes, Extra: extra})
+	cl, err := e.Up(ctx, abs, opts)
 	if err != nil {
 		stopped := abandonUp(ctx, e, cl, prepared, progress)
 		if ctx.Err() != nil {
@@ -155,6 +168,9 @@ func abandonUp(ctx context.Context, e cluster.Engine, cl, prepared *cluster.Clus
 	defer cancel()
 	if err := e.Down(dctx, cl); err != nil {
 		fmt.Fprintf(progress, "stopping the cluster: %v\n", err)
+	}
+	if err := cluster.DestroyNetwork(dctx, prepared.Dir); err != nil {
+		fmt.Fprintf(progress, "removing the virtual network: %v\n", err)
 	}
 	if err := cl.Save(); err != nil {
 		fmt.Fprintf(progress, "saving the cluster state: %v\n", err)
@@ -265,7 +281,11 @@ func newClusterStatusCmd() *cobra.Command {
 			if asJSON {
 				return json.NewEncoder(out).Encode(st)
 			}
-			fmt.Fprintf(out, "%s %s in %s\nDSN: %s\n\n", cl.Engine, cl.Version, cl.Dir, adapter.Redact(cl.DSN))
+			fmt.Fprintf(out, "%s %s in %s\nDSN: %s\n", cl.Engine, cl.Version, cl.Dir, adapter.Redact(cl.DSN))
+			if cl.OnHosts() {
+				fmt.Fprintf(out, "network: hosts, each node a network namespace of its own on the virtual network %s (docs/network.md)\n", cluster.NetworkID(cl.Dir))
+			}
+			fmt.Fprintln(out)
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NODE\tADDR\tROLE\tSTATE\tPID\tDETAIL")
 			for _, s := range st {
@@ -320,6 +340,14 @@ func newClusterDownCmd() *cobra.Command {
 			// save them as nodes.
 			if _, err := cluster.StopSpawned(cl.Dir, 15*time.Second); err != nil {
 				return fmt.Errorf("stop %s: %w", cl.Dir, err)
+			}
+			// A virtual network (--network hosts), found from the
+			// directory alone: also one a crashed `cluster up` left.
+			if err := cluster.DestroyNetwork(ctx, cl.Dir); err != nil {
+				return fmt.Errorf("stop %s: %w", cl.Dir, err)
+			}
+			if cl.OnHosts() {
+				cluster.SweepNetworks(ctx, cmd.ErrOrStderr())
 			}
 			if err := os.Remove(filepath.Join(cl.Dir, cluster.SpawnLog)); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return err
@@ -501,7 +529,7 @@ func withCluster(c *cobra.Command, check func() error, started func(*cluster.Clu
 			results = f.Value.String()
 		}
 		dir := filepath.Join(results, fmt.Sprintf("cluster-%s-%s", engine, time.Now().Format("20060102-150405")))
-		cl, err := clusterUp(cmd.Context(), engine, nodes, dir, extra, cmd.ErrOrStderr())
+		cl, err := clusterUp(cmd.Context(), engine, cluster.Options{Nodes: nodes, Extra: extra}, dir, cmd.ErrOrStderr())
 		if err != nil {
 			return err
 		}

@@ -64,6 +64,9 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		pprof.StopCPUProfile()
 		profile.Close()
 	}
+	if code, ok := loadHostDone(err); ok {
+		return code // the child on the load host said why
+	}
 	switch {
 	case err == nil:
 		return ExitOK

@@ -76,6 +76,9 @@ func jobCmd(j job.Job, use string, c job.Command) *cobra.Command {
 		out.bind(cmd)
 		withCluster(cmd, check, func(started *cluster.Cluster) { cl = started })
 	}
+	if c.Verb == "run" || c.Verb == "load" {
+		withLoadHost(cmd)
+	}
 	return cmd
 }
 

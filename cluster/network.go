@@ -1,0 +1,126 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/fieldbench/fieldbench/cluster/vnet"
+)
+
+// The network a cluster's nodes live on (Options.Network, `cluster up
+// --network`):
+//
+//   - loopback (the default): every node binds 127.0.0.1 on ports checked
+//     free, and nodes differ by port only. Needs nothing but the servers.
+//   - hosts: every node is a host of its own on a virtual network (package
+//     vnet): a network namespace with one address from 198.18.0.0/15,
+//     attached to a bridge in a namespace of fieldbench's own, and the
+//     server binds that address on its standard ports (Redis 6379, bus
+//     16379). Nothing routes the network to the machine's interfaces: the
+//     cluster is reached from inside the network only (fieldbench's own
+//     administration dials through the node's namespace). Needs root.
+const (
+	NetworkLoopback = "loopback"
+	NetworkHosts    = "hosts"
+)
+
+// Networks are the values of Options.Network.
+var Networks = []string{NetworkLoopback, NetworkHosts}
+
+// hostsEngines are the engines that can start their nodes on hosts.
+var hostsEngines = []string{"redis"}
+
+// CheckNetwork reports whether engine can start on network here: a known
+// network, an engine that supports it, and for hosts the rights to create
+// network namespaces (root).
+func CheckNetwork(engine, network string) error {
+	switch network {
+	case "", NetworkLoopback:
+		return nil
+	case NetworkHosts:
+		if !slices.Contains(hostsEngines, engine) {
+			return fmt.Errorf("--network hosts: the %s engine starts on loopback only (hosts: %s)", engine, strings.Join(hostsEngines, ", "))
+		}
+		if err := vnet.Check(); err != nil {
+			return fmt.Errorf("--network hosts: %w", err)
+		}
+		return nil
+	}
+	return fmt.Errorf("--network %q: want one of %s", network, strings.Join(Networks, ", "))
+}
+
+// OnHosts reports whether the cluster's nodes are hosts on a virtual
+// network.
+func (c *Cluster) OnHosts() bool { return c.Network == NetworkHosts }
+
+// Dial opens a TCP connection to addr from where the node is: from inside
+// its host's namespace for a node on a virtual network, else from here.
+func (n *Node) Dial(ctx context.Context, addr string) (net.Conn, error) {
+	if n.Netns != "" {
+		return vnet.Dial(ctx, n.Netns, addr)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", addr)
+}
+
+// Command is argv run where the node is: inside its host's namespace
+// (`ip netns exec`) for a node on a virtual network, else as is.
+func (n *Node) Command(argv ...string) []string {
+	if n.Netns != "" {
+		return vnet.Command(n.Netns, argv...)
+	}
+	return argv
+}
+
+// DestroyNetwork removes the virtual network of the cluster in dir, if
+// any: every namespace, and with them every interface, it made. It needs
+// no saved state (the names derive from dir), so it cleans up after a
+// crashed or interrupted `cluster up` too.
+func DestroyNetwork(ctx context.Context, dir string) error {
+	n := vnet.ForDir(dir)
+	if err := n.Destroy(ctx); err != nil {
+		return fmt.Errorf("remove the virtual network %s: %w", n.ID, err)
+	}
+	return nil
+}
+
+// SweepNetworks removes the virtual networks whose cluster directory is
+// gone (vnet.SweepOrphans), saying so on w; a failure is said, not
+// returned: it must not stop the command that sweeps on the way.
+func SweepNetworks(ctx context.Context, w io.Writer) {
+	swept, err := vnet.SweepOrphans(ctx)
+	for _, id := range swept {
+		fmt.Fprintf(w, "removed the virtual network %s: its cluster directory no longer exists\n", id)
+	}
+	if err != nil {
+		fmt.Fprintf(w, "removing virtual networks whose cluster directory is gone: %v\n", err)
+	}
+}
+
+// hostCounters adds the node's host's interface counters to a status's
+// detail (net_rx_bytes, net_rx_packets, net_tx_bytes, net_tx_packets: what
+// the host received from and sent to the network since it was made); a
+// node on loopback has none.
+func hostCounters(ctx context.Context, n *Node, detail map[string]string) {
+	if n.Netns == "" {
+		return
+	}
+	cs, err := vnet.HostCounters(ctx, n.Netns)
+	if err != nil {
+		detail["net_error"] = err.Error()
+		return
+	}
+	detail["net_rx_bytes"] = strconv.FormatUint(cs.RxBytes, 10)
+	detail["net_rx_packets"] = strconv.FormatUint(cs.RxPackets, 10)
+	detail["net_tx_bytes"] = strconv.FormatUint(cs.TxBytes, 10)
+	detail["net_tx_packets"] = strconv.FormatUint(cs.TxPackets, 10)
+}
+
+// NetworkID names the virtual network of the cluster in dir: its bridge
+// namespace, whose name starts every host namespace's.
+func NetworkID(dir string) string { return vnet.ForDir(dir).ID }

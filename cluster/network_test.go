@@ -1,0 +1,19 @@
+package cluster
+
+import "testing"
+
+func TestSpawnProgram(t *testing.T) {
+	for _, tc := range []struct {
+		p    Proc
+		want string
+	}{
+		{Proc{Path: "redis-server", Args: []string{"a.conf"}}, "redis-server"},
+		{Proc{Path: "ip", Args: []string{"netns", "exec", "fbn-1-redis1", "redis-server", "a.conf"}}, "redis-server"},
+		{Proc{Path: "/usr/sbin/ip", Args: []string{"netns", "exec", "fbcb-1", "java", "-jar", "x"}}, "java"},
+		{Proc{Path: "ip", Args: []string{"netns", "exec"}}, "ip"},
+	} {
+		if got := spawnProgram(tc.p); got != tc.want {
+			t.Errorf("%v: %q, want %q", tc.p, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,191 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/vnet"
+	"github.com/fieldbench/fieldbench/job"
+)
+
+// withLoadHost adds --load-host DIR to a load or run command: the command
+// runs on a load host of the virtual network of the cluster in DIR (one
+// started with `cluster up --network hosts`), a network namespace of its
+// own with an address 198.18.1.K on the cluster's bridge. fieldbench
+// creates the host, re-executes itself inside it (`ip netns exec NS
+// fieldbench ...` with vnet.LoadHostEnv set, which stops it doing so
+// again and makes the result record the host), waits, removes the host
+// and exits as the child did. Every database driver then dials the
+// cluster's addresses as on a real network. Without --db the cluster's DSN
+// is used.
+func withLoadHost(c *cobra.Command) *cobra.Command {
+	if c.Flags().Lookup("db") == nil || c.RunE == nil {
+		return c
+	}
+	var dir string
+	var index int
+	c.Flags().StringVar(&dir, "load-host", "", "run on a load host of the virtual network of the cluster in DIR (cluster up --network hosts): a network namespace of its own, address 198.18.1.K; --db defaults to the cluster's DSN (docs/network.md)")
+	c.Flags().IntVar(&index, "load-host-index", 0, "K of --load-host's load host (load<K>, 198.18.1.K); default 1, or I+1 for shard I (--shard I/N, or --shards N with JOB_COMPLETION_INDEX), so each shard is a host of its own")
+	inner := c.RunE
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if dir == "" {
+			if cmd.Flags().Changed("load-host-index") {
+				return usagef("--load-host-index needs --load-host")
+			}
+			return inner(cmd, args)
+		}
+		if _, on := vnet.CurrentLoadHost(); on {
+			return inner(cmd, args) // the child, already on its host
+		}
+		return runOnLoadHost(cmd, dir, index)
+	}
+	return c
+}
+
+// shardIndex is I of --shard I/N, or of --shards N with the index in
+// JOB_COMPLETION_INDEX; 0 when the run is not sharded (or the shard is
+// malformed: the child refuses it).
+func shardIndex(cmd *cobra.Command) int {
+	i := ""
+	if f := cmd.Flags().Lookup("shard"); f != nil && f.Changed {
+		i, _, _ = strings.Cut(f.Value.String(), "/")
+	} else if f := cmd.Flags().Lookup("shards"); f != nil && f.Changed {
+		i = os.Getenv("JOB_COMPLETION_INDEX")
+	}
+	if n, err := strconv.Atoi(i); err == nil && n >= 0 && n < 254 {
+		return n
+	}
+	return 0
+}
+
+// childExit is the exit code of fieldbench re-executed on a load host,
+// which has already said what happened: Execute exits with it silently.
+type childExit struct{ code int }
+
+func (e childExit) Error() string { return fmt.Sprintf("exit status %d on the load host", e.code) }
+
+func runOnLoadHost(cmd *cobra.Command, dir string, index int) (err error) {
+	if f := cmd.Flags().Lookup("cluster"); f != nil && f.Changed {
+		return usagef("give --load-host or --cluster, not both")
+	}
+	cl, err := cluster.Load(dir)
+	if err != nil {
+		return job.Usage(fmt.Errorf("--load-host: %w", err))
+	}
+	if !cl.OnHosts() {
+		return usagef("--load-host %s: that cluster is on loopback, not on hosts (start it with 'cluster up ENGINE --network hosts')", dir)
+	}
+	if err := vnet.Check(); err != nil {
+		return job.Usage(fmt.Errorf("--load-host: %w", err))
+	}
+	if index == 0 {
+		index = shardIndex(cmd) + 1
+	}
+	if index < 1 || index > 254 {
+		return usagef("--load-host-index %d: want 1..254", index)
+	}
+	net := vnet.ForDir(cl.Dir)
+	if !vnet.Exists(net.BridgeNS()) {
+		return fmt.Errorf("--load-host %s: the cluster's virtual network %s does not exist (is the cluster up?)", dir, net.ID)
+	}
+	name := "load" + strconv.Itoa(index)
+	if vnet.Exists(net.HostNS(name)) {
+		return fmt.Errorf("--load-host: load host %s of %s exists already (another process runs on it, or one crashed: 'cluster down' removes it); pick another --load-host-index", name, dir)
+	}
+	ctx := cmd.Context()
+	h, err := net.AddHost(ctx, name, vnet.LoadAddr(index))
+	if err != nil {
+		return err
+	}
+	defer func() {
+		rctx, cancel := job.Detached(ctx, 30*time.Second)
+		defer cancel()
+		if rerr := net.RemoveHost(rctx, name); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	}()
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("--load-host: find fieldbench's own binary: %w", err)
+	}
+	argv := append(vnet.Command(h.NS, exe), childArgs(cmd, cl.DSN)...)
+	fmt.Fprintf(cmd.ErrOrStderr(), "on load host %s (%s, network namespace %s)\n", h.Name, h.Addr, h.NS)
+	child := exec.Command(argv[0], argv[1:]...)
+	child.Stdout, child.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
+	child.Env = append(os.Environ(), vnet.LoadHostEnv+"="+h.Env())
+	// Its own process group: a terminal's Ctrl-C reaches this process
+	// only, which passes every SIGINT and SIGTERM on (one each), so the
+	// child sees exactly the signals the user sent.
+	child.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	// With --cpuprofile the child profiles itself into the same file: this
+	// process's own (tiny) profile is written first and then replaced.
+	pprof.StopCPUProfile()
+	if err := child.Start(); err != nil {
+		return fmt.Errorf("--load-host: start on %s: %w", h.Name, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- child.Wait() }()
+	for {
+		select {
+		case s := <-sigs:
+			_ = child.Process.Signal(s)
+		case werr := <-done:
+			var ee *exec.ExitError
+			if errors.As(werr, &ee) {
+				if code := ee.ExitCode(); code > 0 {
+					return childExit{code}
+				}
+				return childExit{ExitInterrupted} // killed by a signal
+			}
+			return werr
+		}
+	}
+}
+
+// childArgs is the command line of cmd as the user gave it (every flag
+// set, with its value), with --db set to dsn when the user gave none.
+func childArgs(cmd *cobra.Command, dsn string) []string {
+	path := strings.Fields(cmd.CommandPath())[1:] // without the binary's name
+	args := append([]string{}, path...)
+	db := false
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if f.Name == "db" {
+			db = true
+		}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			for _, v := range sv.GetSlice() {
+				args = append(args, "--"+f.Name+"="+v)
+			}
+			return
+		}
+		args = append(args, "--"+f.Name+"="+f.Value.String())
+	})
+	if !db {
+		args = append(args, "--db="+dsn)
+	}
+	return args
+}
+
+// loadHostDone is for Execute: the child's exit code, or false.
+func loadHostDone(err error) (int, bool) {
+	var ce childExit
+	if errors.As(err, &ce) {
+		return ce.code, true
+	}
+	return 0, false
+}

@@ -1,0 +1,331 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/vnet"
+	"github.com/fieldbench/fieldbench/internal/cli"
+)
+
+// buildBinary builds fieldbench into a directory anyone may read (the
+// no-root case runs it as nobody).
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "fieldbench-bin-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	_ = os.Chmod(dir, 0o755)
+	bin := filepath.Join(dir, "fieldbench")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/fieldbench/fieldbench/cmd/fieldbench").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// selfBinary is this test binary run as fieldbench (see TestMain): it
+// re-executes itself on a load host the way the real binary does, with
+// the environment that makes it fieldbench.
+func selfBinary(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(asFieldbench, "1")
+	return exe
+}
+
+func runBin(t *testing.T, bin string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, out.String(), errb.String()
+}
+
+// assertNetworkGone: no namespace of dir's network, and no interface of
+// it in the root namespace.
+func assertNetworkGone(t *testing.T, dir string) {
+	t.Helper()
+	n := vnet.ForDir(dir)
+	if nss, err := n.Namespaces(); err != nil || len(nss) > 0 {
+		t.Errorf("namespaces left: %v %v", nss, err)
+	}
+	out, _ := exec.Command("ip", "netns", "list").Output()
+	if strings.Contains(string(out), n.ID) {
+		t.Errorf("ip netns list:\n%s", out)
+	}
+	out, _ = exec.Command("ip", "-o", "link", "show").Output()
+	if strings.Contains(string(out), "vredis") || strings.Contains(string(out), "vload") || strings.Contains(string(out), n.ID) {
+		t.Errorf("root namespace links of the network:\n%s", out)
+	}
+	if pids, _ := cluster.Spawned(dir); len(pids) > 0 {
+		t.Errorf("servers still running: %v", pids)
+	}
+}
+
+func needHostsCLI(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary and starts Redis")
+	}
+	if err := vnet.Check(); err != nil {
+		t.Skipf("hosts need network namespaces: %v", err)
+	}
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skipf("redis not installed (scripts/install-servers.sh): %v", err)
+	}
+}
+
+// TestRedisHostsLoadHost: a 3-node Redis Cluster on hosts, loaded and run
+// from a load host, then down: the result has operations, no errors and
+// the load host's address, and nothing of the network remains.
+func TestRedisHostsLoadHost(t *testing.T) {
+	needHostsCLI(t)
+	bin := selfBinary(t)
+	base := t.TempDir()
+	dir := filepath.Join(base, "redis")
+	code, out, stderr := runBin(t, bin, "cluster", "up", "redis", "--nodes", "3", "--network", "hosts", "--dir", dir)
+	t.Cleanup(func() {
+		runBin(t, bin, "cluster", "down", "--dir", dir)
+		_ = vnet.ForDir(dir).Destroy(context.Background())
+	})
+	if code != 0 || !strings.Contains(out, "DSN: redis://198.18.0.1:6379?cluster=1&addrs=198.18.0.2:6379,198.18.0.3:6379") {
+		t.Fatalf("up: exit %d\n%s\n%s", code, out, stderr)
+	}
+	code, out, _ = runBin(t, bin, "cluster", "status", "--dir", dir)
+	for _, a := range []string{"198.18.0.1:6379", "198.18.0.2:6379", "198.18.0.3:6379", "net_rx_bytes=", "network: hosts"} {
+		if code != 0 || !strings.Contains(out, a) {
+			t.Errorf("status lacks %q: exit %d\n%s", a, code, out)
+		}
+	}
+	if code, out, stderr := runBin(t, bin, "load", "microblog", "--users", "100", "--load-host", dir); code != 0 || !strings.Contains(stderr, "on load host load1 (198.18.1.1") {
+		t.Fatalf("load: exit %d\n%s\n%s", code, out, stderr)
+	}
+	res := filepath.Join(base, "results")
+	if code, out, stderr := runBin(t, bin, "run", "microblog", "--users", "100", "--clients", "4", "--duration", "3s", "--load-host", dir, "--results", res); code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, stderr)
+	}
+	run := onlyRun(t, res)
+	if lh := run.Header.Machine.LoadHost; lh == nil || lh.Addr != "198.18.1.1" || lh.Name != "load1" {
+		t.Errorf("header's load host: %+v", lh)
+	}
+	sum, err := run.Summarize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops int64
+	for name, o := range sum.Ops {
+		ops += o.Count
+		if len(o.Errors) > 0 {
+			t.Errorf("%s: errors %v", name, o.Errors)
+		}
+	}
+	if ops == 0 {
+		t.Error("no operation measured")
+	}
+	if vnet.Exists(vnet.ForDir(dir).HostNS("load1")) {
+		t.Error("load host left after the run")
+	}
+	if code, out, stderr := runBin(t, bin, "cluster", "down", "--dir", dir); code != 0 {
+		t.Fatalf("down: exit %d\n%s\n%s", code, out, stderr)
+	}
+	assertNetworkGone(t, dir)
+}
+
+// TestRedisHostsInterruptedUp sends SIGINT to `cluster up --network hosts`
+// once its second host exists: it stops what it started and removes the
+// network on its own.
+func TestRedisHostsInterruptedUp(t *testing.T) {
+	needHostsCLI(t)
+	bin := selfBinary(t)
+	dir := filepath.Join(t.TempDir(), "redis")
+	cmd := exec.Command(bin, "cluster", "up", "redis", "--nodes", "3", "--network", "hosts", "--dir", dir)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		runBin(t, bin, "cluster", "down", "--dir", dir)
+		_ = vnet.ForDir(dir).Destroy(context.Background())
+	})
+	deadline := time.Now().Add(time.Minute)
+	for !vnet.Exists(vnet.ForDir(dir).HostNS("redis2")) {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatal("no second host within a minute")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != cli.ExitInterrupted {
+		t.Fatalf("interrupted up: %v, want exit %d\n%s", err, cli.ExitInterrupted, errb.String())
+	}
+	assertNetworkGone(t, dir)
+	if code, out, stderr := runBin(t, bin, "cluster", "down", "--dir", dir); code != 0 {
+		t.Fatalf("down after the interrupt: exit %d\n%s\n%s", code, out, stderr)
+	}
+}
+
+// TestHostsWithoutRoot: asking for hosts without root is bad input (exit
+// 2) with a clear message, before anything is made.
+func TestHostsWithoutRoot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildBinary(t)
+	dir := filepath.Join(t.TempDir(), "c")
+	var cmd *exec.Cmd
+	if os.Geteuid() == 0 {
+		if _, err := exec.LookPath("setpriv"); err != nil {
+			t.Skip("runs as root without setpriv to drop it")
+		}
+		cmd = exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", bin, "cluster", "up", "redis", "--network", "hosts", "--dir", dir)
+	} else {
+		cmd = exec.Command(bin, "cluster", "up", "redis", "--network", "hosts", "--dir", dir)
+	}
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != cli.ExitUsage || !strings.Contains(string(out), "needs root") {
+		t.Fatalf("hosts without root: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Error("the cluster directory was made")
+	}
+}
+
+// TestNetworkBadInput: the network options refused before anything starts.
+func TestNetworkBadInput(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	lo := filepath.Join(dir, "lo")
+	if err := os.MkdirAll(lo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(lo, "cluster.json"), []byte(`{"engine":"redis","nodes":[{"name":"redis1","host":"127.0.0.1","port":1}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown network", []string{"cluster", "up", "redis", "--network", "lan", "--dir", filepath.Join(dir, "x")}, `--network "lan": want one of loopback, hosts`},
+		{"engine without hosts", []string{"cluster", "up", "postgres", "--network", "hosts", "--dir", filepath.Join(dir, "y")}, "the postgres engine starts on loopback only"},
+		{"load host of a loopback cluster", []string{"run", "microblog", "--load-host", lo, "--results", dir}, "is on loopback, not on hosts"},
+		{"load host of no cluster", []string{"load", "microblog", "--load-host", filepath.Join(dir, "none")}, "no cluster in"},
+		{"index without load host", []string{"run", "microblog", "--load-host-index", "2", "--results", dir}, "--load-host-index needs --load-host"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := execute(context.Background(), tc.args...)
+			if code != cli.ExitUsage || !strings.Contains(stderr, tc.want) {
+				t.Fatalf("exit %d, stderr %q; want exit 2 saying %q", code, stderr, tc.want)
+			}
+		})
+	}
+}
+
+// TestRedisHostsShards runs the two shards of a microblog run at once, each
+// on a load host of its own (load1 and load2 from --shard I/N), and merges
+// them: the shards recorded their hosts, and nothing of them remains.
+func TestRedisHostsShards(t *testing.T) {
+	needHostsCLI(t)
+	bin := selfBinary(t)
+	base := t.TempDir()
+	dir := filepath.Join(base, "redis")
+	code, out, stderr := runBin(t, bin, "cluster", "up", "redis", "--nodes", "2", "--network", "hosts", "--dir", dir)
+	t.Cleanup(func() {
+		runBin(t, bin, "cluster", "down", "--dir", dir)
+		_ = vnet.ForDir(dir).Destroy(context.Background())
+	})
+	if code != 0 {
+		t.Fatalf("up: exit %d\n%s\n%s", code, out, stderr)
+	}
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			code, out, stderr := runBin(t, bin, "run", "microblog", "--users", "100", "--clients", "4", "--duration", "3s",
+				"--shard", fmt.Sprintf("%d/2", i), "--load-host", dir, "--results", filepath.Join(base, fmt.Sprint(i)))
+			if code != 0 {
+				t.Errorf("shard %d: exit %d\n%s\n%s", i, code, out, stderr)
+			}
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	var dirs []string
+	for i := range 2 {
+		run := onlyRun(t, filepath.Join(base, fmt.Sprint(i)))
+		want := fmt.Sprintf("198.18.1.%d", i+1)
+		if lh := run.Header.Machine.LoadHost; lh == nil || lh.Addr != want {
+			t.Errorf("shard %d ran on %+v, want %s", i, lh, want)
+		}
+		dirs = append(dirs, run.Dir)
+	}
+	merged := mergeShards(t, base, dirs)
+	if merged.Summary == nil || merged.Summary.Ops["post"].Count == 0 {
+		t.Errorf("merged: %+v", merged.Summary)
+	}
+	if code, out, stderr := runBin(t, bin, "cluster", "down", "--dir", dir); code != 0 {
+		t.Fatalf("down: exit %d\n%s\n%s", code, out, stderr)
+	}
+	assertNetworkGone(t, dir)
+}
+
+// TestRedisHostsKilledUp SIGKILLs `cluster up --network hosts` once its
+// second host exists (nothing of it runs after that): the next `cluster
+// down` of the directory stops its servers and removes its network.
+func TestRedisHostsKilledUp(t *testing.T) {
+	needHostsCLI(t)
+	bin := selfBinary(t)
+	dir := filepath.Join(t.TempDir(), "redis")
+	cmd := exec.Command(bin, "cluster", "up", "redis", "--nodes", "3", "--network", "hosts", "--dir", dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = vnet.ForDir(dir).Destroy(context.Background()) })
+	deadline := time.Now().Add(time.Minute)
+	for !vnet.Exists(vnet.ForDir(dir).HostNS("redis2")) {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatal("no second host within a minute")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	if nss, _ := vnet.ForDir(dir).Namespaces(); len(nss) < 2 {
+		t.Fatalf("the killed up left %v: the test did not kill it midway", nss)
+	}
+	if code, out, stderr := runBin(t, bin, "cluster", "down", "--dir", dir); code != 0 {
+		t.Fatalf("down after the kill: exit %d\n%s\n%s", code, out, stderr)
+	}
+	assertNetworkGone(t, dir)
+}
