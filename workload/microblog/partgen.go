@@ -116,15 +116,15 @@ type partGen struct {
 	p       genParams
 	n       int
 	part    Part
-	floor   int        // every user follows and is followed by this many on the ring
-	ring    feistel    // user u sits at position ring.at(u-1)
-	offsets []uint64   // u follows the users at its position + offsets[t]
-	extra   cumulative // users by weight (0 for the heavy users)
+	floor   int         // every user follows and is followed by this many on the ring
+	ring    feistel     // user u sits at position ring.at(u-1)
+	offsets []uint64    // u follows the users at its position + offsets[t]
+	extra   cumulative  // users by weight (0 for the heavy users)
 	heavy   []heavyUser // the users of the largest weights, by id
 	heavyW  int64       // their weights' sum
-	in      []int      // follower counts of the part's users
-	tweets  []int      // tweet counts of the part's users
-	before  int64      // tweets of users before the part
+	in      []int       // follower counts of the part's users
+	tweets  []int       // tweet counts of the part's users
+	before  int64       // tweets of users before the part
 	whole   Counts
 	ids     feistel // tweet ids: the g-th tweet in (author, k) order gets id ids.at(g)+1
 	slot    int64   // µs of time per tweet id
