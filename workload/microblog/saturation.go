@@ -85,12 +85,13 @@ func saturationFactors(bins degreeBins, out, in binTotals, pool float64) (factor
 	nb := len(out.n)
 	// Classes: the bins with users, each at its mean target.
 	type class struct {
-		bin int
-		c   float64 // users (times pool)
-		t   float64 // mean target
-		tau float64 // expected draws wanted of each user, per pool holding it
-		x   float64 // weight of each user
-		h   float64 // weight factor: x = t·h
+		bin    int
+		c      float64 // users (times pool)
+		t      float64 // mean target
+		tau    float64 // expected draws wanted of each user, per pool holding it
+		x      float64 // weight of each user
+		capped bool    // target beyond reach
+		h      float64 // weight factor: x = t·h
 	}
 	var cls []class
 	var weighted, targets, draws float64
@@ -152,16 +153,32 @@ func saturationFactors(bins degreeBins, out, in binTotals, pool float64) (factor
 		// The weight of each class, given the λs: its users' expected
 		// draws Σ_k d_k (1 - e^(-x λ_k)) meet its target. A target above
 		// what the followees can give (a user is drawn at most once by
-		// each) gets a weight drawn by every followee (e^(-x λ) < e^-50).
-		var always, some, slope, minLambda float64
-		minLambda = math.Inf(1)
+		// each) gets 64 times the weight of the users who want less than
+		// half of the followees (so it is drawn first by a followee with
+		// 1 draw about 98 % of the time); so does a target near it, which
+		// would need more (several such users compete for the followees
+		// with few draws, and their weights would grow without bound).
+		var always, some, slope, others float64
+		for _, k := range dr {
+			if math.IsInf(k.lambda, 1) {
+				always += k.d
+			} else {
+				some += k.d
+			}
+		}
+		for _, c := range cls {
+			if float64(2*c.tau) < always+some {
+				others += float64(c.c * c.x)
+			}
+		}
+		xcap := float64(64 * others)
+		always, some = 0, 0
 		for _, k := range dr {
 			if math.IsInf(k.lambda, 1) {
 				always += k.d
 			} else {
 				some += k.d
 				slope += float64(k.d * k.lambda)
-				minLambda = min(minLambda, k.lambda)
 			}
 		}
 		expectedOf := func(x float64) (g, dg float64) {
@@ -194,13 +211,15 @@ func saturationFactors(bins degreeBins, out, in binTotals, pool float64) (factor
 			tau := float64(c.tau * share)
 			switch {
 			case c.tau >= full || tau >= full:
-				cls[j].x = 50 / minLambda
+				cls[j].x, cls[j].capped = xcap, true
 			case tau <= always:
+				cls[j].capped = false
 				cls[j].x = float64(c.x / 2) // degenerate: very few users
 			default:
+				cls[j].capped = false
 				g, _ := expectedOf(c.x)
 				worst = max(worst, math.Abs(float64(always+g)/tau-1))
-				cls[j].x = solveConcave(tau-always, c.x, m0(tau-always, slope), expectedOf)
+				cls[j].x = min(xcap, solveConcave(tau-always, c.x, m0(tau-always, slope), expectedOf))
 			}
 		}
 		if worst < saturationTolerance || round == saturationRounds {
@@ -210,18 +229,19 @@ func saturationFactors(bins degreeBins, out, in binTotals, pool float64) (factor
 	for i := range cls {
 		cls[i].h = cls[i].x / cls[i].t
 	}
+	// Integer weights summing to about 2^50.
 	var total float64
 	for _, c := range cls {
 		total += float64(float64(out.sum[c.bin]) * c.h)
 	}
 	scale := 0x1p50 / total
+	rest := 0x1p50
 	for _, c := range cls {
 		f[c.bin] = float64(c.h * scale)
 	}
 	// Heavy: the top bins while each user's weight is above 1/32 of the
 	// weight of the users below it, at most maxHeavy users.
 	heavyFrom = math.MaxInt64
-	rest := 0x1p50
 	heavy := int64(0)
 	for j := len(cls) - 1; j >= 0; j-- {
 		b := cls[j].bin
