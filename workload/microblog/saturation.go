@@ -70,7 +70,7 @@ func (t binTotals) add(b degreeBins, x int64) {
 // The weight correction stops when every class's expected draws are
 // within saturationTolerance of its target, or after saturationRounds.
 const (
-	saturationTolerance = 1e-4
+	saturationTolerance = 1e-3
 	saturationRounds    = 100
 )
 
