@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Statistics of the microblog generator: version 1 (the whole graph at
-# once, built from git revision OLD_REV) against version 2 (in parts, this
-# tree), at 400, 10,000 and 100,000 users, seed 1; version 2 both as one
+# once, built from git revision OLD_REV) against the current version (3:
+# in parts, following weights corrected for saturation; this tree), at
+# 400, 10,000 and 100,000 users, seed 1; the current version both as one
 # part and as the union of 7 parts (they must agree row for row). Prints a
-# Markdown table (docs/microblog-generator.md, "Version 2 against version 1").
+# Markdown table (docs/microblog-generator.md, "Version 3 against
+# versions 1 and 2"). Version 2's rows there came from this script at
+# revision 517a736.
 #
 #   scripts/microblog-parts.sh [SIZES...]      (default: 400 10000 100000)
 #   OLD_REV=<rev> PARTS=7 SEED=1 WORK=/tmp/mbparts
@@ -34,8 +37,8 @@ for n in "${sizes[@]}"; do
 		"$WORK/fb-new" generate microblog --users "$n" --seed "$SEED" --shard "$i/$PARTS" --out "$WORK/v2p-$n" >/dev/null
 	done
 	"$WORK/mbstats" "v1" "$WORK/v1-$n"
-	"$WORK/mbstats" "v2, 1 part" "$WORK/v2-$n"
-	"$WORK/mbstats" "v2, $PARTS parts" "$WORK/v2p-$n"
+	"$WORK/mbstats" "v3, 1 part" "$WORK/v2-$n"
+	"$WORK/mbstats" "v3, $PARTS parts" "$WORK/v2p-$n"
 	# The parts' rows are the one part's rows.
 	for f in users follows tweets; do
 		if ! cmp -s <(tail -q -n +2 "$WORK/v2-$n/$f.csv" | sort) <(tail -q -n +2 "$WORK"/v2p-"$n"/"$f"-*-of-"$PARTS".csv | sort); then

@@ -24,7 +24,7 @@ import (
 // follow graph at once. The same (Users, Seed) gives different datasets
 // in the two versions; results record the version (see
 // docs/microblog-generator.md).
-const GeneratorVersion = 2
+const GeneratorVersion = 3
 
 // mix64 is SplitMix64's finalizer: a bijective hash of 64 bits.
 func mix64(x uint64) uint64 {
@@ -116,13 +116,15 @@ type partGen struct {
 	p       genParams
 	n       int
 	part    Part
-	floor   int        // every user follows and is followed by this many on the ring
-	ring    feistel    // user u sits at position ring.at(u-1)
-	offsets []uint64   // u follows the users at its position + offsets[t]
-	extra   cumulative // users by following count minus floor
-	in      []int      // follower counts of the part's users
-	tweets  []int      // tweet counts of the part's users
-	before  int64      // tweets of users before the part
+	floor   int         // every user follows and is followed by this many on the ring
+	ring    feistel     // user u sits at position ring.at(u-1)
+	offsets []uint64    // u follows the users at its position + offsets[t]
+	extra   cumulative  // users by weight (0 for the heavy users)
+	heavy   []heavyUser // the users of the largest weights, by id
+	heavyW  int64       // their weights' sum
+	in      []int       // follower counts of the part's users
+	tweets  []int       // tweet counts of the part's users
+	before  int64       // tweets of users before the part
 	whole   Counts
 	ids     feistel // tweet ids: the g-th tweet in (author, k) order gets id ids.at(g)+1
 	slot    int64   // µs of time per tweet id
@@ -164,7 +166,9 @@ func newPartGen(o GenOptions, pp genParams, p Part) (*partGen, error) {
 	size := int(p.Last - p.First + 1)
 	g.in, g.tweets = make([]int, size), make([]int, size)
 	g.extra.prefix = make([]int64, n+1)
-	var follows, tweets, wsum int64
+	bins := newDegreeBins(int64(n))
+	outBins, inBins := newBinTotals(bins), newBinTotals(bins)
+	var follows, tweets int64
 	for i := range n {
 		u := int64(i + 1)
 		// Stratified: user u's value is drawn from stratum slot(u) of n
@@ -174,8 +178,10 @@ func newPartGen(o GenOptions, pp genParams, p Part) (*partGen, error) {
 		out, in := outLaw.Quantile(uo), inLaw.Quantile(ui)
 		pcg.Seed(tweetKey, uint64(u))
 		k := tweetCount(r, in, pp.logf)
-		wsum += int64(out - g.floor)
-		g.extra.prefix[i+1] = wsum
+		// The target above the floor, for now; weights below.
+		g.extra.prefix[i+1] = int64(out - g.floor)
+		outBins.add(bins, int64(out-g.floor))
+		inBins.add(bins, int64(in-g.floor))
 		follows += int64(in)
 		if u < p.First {
 			g.before += int64(k)
@@ -185,6 +191,26 @@ func newPartGen(o GenOptions, pp genParams, p Part) (*partGen, error) {
 		tweets += int64(k)
 	}
 	g.whole = Counts{Users: int64(n), Follows: follows, Tweets: tweets}
+	// Weights corrected for saturation (saturation.go): target times
+	// its bin's factor, rounded, at least 1 for a positive target.
+	pool := float64(n-1-g.floor) / float64(n)
+	// The heavy users, a few of the largest weights, are drawn apart
+	// (eachFollowers): rejecting them once taken would make draws keep
+	// failing.
+	factor, heavyFrom := saturationFactors(bins, outBins, inBins, pool)
+	var wsum int64
+	for i := range n {
+		if t := g.extra.prefix[i+1]; t > 0 {
+			w := max(1, int64(float64(float64(t)*factor[bins.of(t)])+0.5))
+			if t >= heavyFrom {
+				g.heavy = append(g.heavy, heavyUser{u: int64(i + 1), w: w})
+				g.heavyW += w
+			} else {
+				wsum += w
+			}
+		}
+		g.extra.prefix[i+1] = wsum
+	}
 	g.extra.index()
 	g.ring = newFeistel(uint64(n), streamKey(o.Seed, streamRing))
 	rr := newRand(o.Seed, streamRing)
@@ -197,6 +223,17 @@ func newPartGen(o GenOptions, pp genParams, p Part) (*partGen, error) {
 	g.ids = newFeistel(uint64(tweets), streamKey(o.Seed, streamTweetIDs))
 	g.slot = max(1, genSpan.Microseconds()/max(1, tweets))
 	return g, nil
+}
+
+// heavyUser is a user drawn apart from the cumulative table.
+type heavyUser struct{ u, w int64 }
+
+// heavyWeight is u's weight if it is heavy, else 0.
+func (g *partGen) heavyWeight(u int64) int64 {
+	if i, ok := slices.BinarySearchFunc(g.heavy, u, func(h heavyUser, u int64) int { return cmp.Compare(h.u, u) }); ok {
+		return g.heavy[i].w
+	}
+	return 0
 }
 
 // esKey is a user's key in weighted sampling without replacement.
@@ -240,9 +277,9 @@ func (c *cumulative) index() {
 	c.guide[nb] = int32(len(c.prefix) - 2)
 }
 
-// sample draws index i with probability weight(i) / total().
-func (c *cumulative) sample(r *rand.Rand) int64 {
-	x := r.Int64N(c.total())
+// at is the index holding draw x in [0, total()): for x uniform, index
+// i with probability weight(i) / total().
+func (c *cumulative) at(x int64) int64 {
 	b := x >> c.shift
 	lo, hi := int(c.guide[b]), int(c.guide[b+1])
 	// The first i in [lo, hi] with prefix[i+1] > x.
@@ -282,23 +319,46 @@ func (g *partGen) eachFollowers(fn func(v int64, followers []int64) error) error
 		in := g.in[v-g.part.First]
 		list = list[:0]
 		seen.set(v)
+		heavyLeft := g.heavyW - g.heavyWeight(v)
 		pos := g.ring.at(uint64(v - 1))
 		for _, c := range g.offsets {
 			u := int64(g.ring.inv((pos+uint64(n)-c)%uint64(n))) + 1
 			seen.set(u)
+			heavyLeft -= g.heavyWeight(u)
 			list = append(list, u)
 		}
 		pcg.Seed(edgeKey, uint64(v))
+		light := g.extra.total()
 		for len(list) < in {
-			if g.extra.total() == 0 || 8*(in-len(list)) > g.n {
+			if light+heavyLeft == 0 || 8*(in-len(list)) > g.n {
 				break
 			}
+			// In proportion to weight among the users not taken: a
+			// light user is drawn from the table and rejected if taken,
+			// a heavy one from those not taken.
 			picked := int64(0)
 			for range 64 {
-				if u := g.extra.sample(r) + 1; !seen.has(u) {
-					picked = u
-					break
+				x := r.Int64N(light + heavyLeft)
+				if x < light {
+					if u := g.extra.at(x) + 1; !seen.has(u) {
+						picked = u
+						break
+					}
+					continue
 				}
+				x -= light
+				for _, h := range g.heavy {
+					if seen.has(h.u) {
+						continue
+					}
+					if x < h.w {
+						picked = h.u
+						heavyLeft -= h.w
+						break
+					}
+					x -= h.w
+				}
+				break
 			}
 			if picked == 0 {
 				break
@@ -318,7 +378,7 @@ func (g *partGen) eachFollowers(fn func(v int64, followers []int64) error) error
 				// < 40; those without come after them, in random order.
 				e := -math.Log(1 - r.Float64())
 				k := esKey{v: uint32(u), key: 1000 + e}
-				if w := g.extra.weight(int(u - 1)); w > 0 {
+				if w := g.extra.weight(int(u-1)) + g.heavyWeight(u); w > 0 {
 					k.key = e / float64(w)
 				}
 				keys = append(keys, k)
