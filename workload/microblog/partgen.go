@@ -19,11 +19,12 @@ import (
 	"github.com/fieldbench/fieldbench/workload/distrib"
 )
 
-// GeneratorVersion names the generator's method. Version 2 (this one)
-// builds the dataset in parts; version 1 (before it) wired the whole
-// follow graph at once. The same (Users, Seed) gives different datasets
-// in the two versions; results record the version (see
-// docs/microblog-generator.md).
+// GeneratorVersion names the generator's method. Version 3 (this one)
+// builds the dataset in parts with sampling weights corrected for
+// saturation (saturation.go); version 2 built it in parts without the
+// correction; version 1 wired the whole follow graph at once. The same
+// (Users, Seed) gives different datasets in each version; results record
+// the version (see docs/microblog-generator.md).
 const GeneratorVersion = 3
 
 // mix64 is SplitMix64's finalizer: a bijective hash of 64 bits.
