@@ -147,10 +147,7 @@ func TestRedisHostsLoadHost(t *testing.T) {
 	if vnet.Exists(vnet.ForDir(dir).HostNS("load1")) {
 		t.Error("load host left after the run")
 	}
-	if code, out, stderr := runBin(t, bin, "cluster", "down", "--dir", dir); code != 0 {
-		t.Fatalf("down: exit %d\n%s\n%s", code, out, stderr)
-	}
-	assertNetworkGone(t, dir)
+	downAndAssertGone(t, bin, dir)
 }
 
 // TestRedisHostsInterruptedUp sends SIGINT to `cluster up --network hosts`
@@ -293,10 +290,7 @@ func TestRedisHostsShards(t *testing.T) {
 	if merged.Summary == nil || merged.Summary.Ops["post"].Count == 0 {
 		t.Errorf("merged: %+v", merged.Summary)
 	}
-	if code, out, stderr := runBin(t, bin, "cluster", "down", "--dir", dir); code != 0 {
-		t.Fatalf("down: exit %d\n%s\n%s", code, out, stderr)
-	}
-	assertNetworkGone(t, dir)
+	downAndAssertGone(t, bin, dir)
 }
 
 // TestRedisHostsKilledUp SIGKILLs `cluster up --network hosts` once its
@@ -326,6 +320,16 @@ func TestRedisHostsKilledUp(t *testing.T) {
 	}
 	if code, out, stderr := runBin(t, bin, "cluster", "down", "--dir", dir); code != 0 {
 		t.Fatalf("down after the kill: exit %d\n%s\n%s", code, out, stderr)
+	}
+	assertNetworkGone(t, dir)
+}
+
+// downAndAssertGone runs `cluster down` on dir and asserts that nothing of
+// its network is left.
+func downAndAssertGone(t *testing.T, bin, dir string) {
+	t.Helper()
+	if code, out, stderr := runBin(t, bin, "cluster", "down", "--dir", dir); code != 0 {
+		t.Fatalf("down: exit %d\n%s\n%s", code, out, stderr)
 	}
 	assertNetworkGone(t, dir)
 }
