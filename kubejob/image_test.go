@@ -1,6 +1,7 @@
 package kubejob_test
 
 import (
+	"context"
 	"debug/elf"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/vnet"
 	"github.com/fieldbench/fieldbench/result"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -85,7 +87,17 @@ func TestImage(t *testing.T) {
 		}
 	})
 
-	t.Run("job", func(t *testing.T) { runJobPods(t, engine, conf, tag) })
+	t.Run("job", func(t *testing.T) {
+		_, c := adaptertest.OwnCluster(t, "redis", cluster.Options{Nodes: 1}, 5*time.Minute)
+		runJobPods(t, engine, conf, tag, jobPods{
+			workload: "microblog", args: []string{"--users", "50", "--clients", "4", "--duration", "3s"},
+			shards: 2, dsn: c.DSN,
+			// The host's network: the server listens on its loopback only.
+			network: func(int) string { return "host" },
+		})
+	})
+
+	t.Run("hosts", func(t *testing.T) { runJobPodsOnHosts(t, engine, conf, tag) })
 
 	t.Run("redis", func(t *testing.T) {
 		_, c := adaptertest.OwnCluster(t, "redis", cluster.Options{Nodes: 1}, 5*time.Minute)
@@ -170,26 +182,39 @@ func checkStatic(t *testing.T, bin string) {
 	}
 }
 
+// jobPods is one Indexed Job run as containers: the workload and its
+// arguments as `kube job` takes them, the database's DSN (the Secret's
+// key), and the network each shard's container joins.
+type jobPods struct {
+	workload string
+	args     []string // the workload's arguments, after --
+	shards   int
+	dsn      string
+	// network is podman's --network value for shard i; env, extra
+	// environment for it.
+	network func(i int) string
+	env     func(i int) []string
+}
+
 // runJobPods runs the pods of the Indexed Job that `kube job` prints, as
 // containers of the image, setting what Kubernetes sets: the container's
 // args from the manifest with $(VAR) expanded from its environment (the
 // kubelet's rule), JOB_COMPLETION_INDEX, the Secret's key as FIELDBENCH_DB
 // (a podman secret), the results volume shared by the shards, the volume
 // group-writable for fsGroup 65532, the CPU and memory limits, RestartPolicy
-// Never. The shards start
-// together (--start-at) on a Redis on loopback, and the image's own
-// `merge` makes one result of them whose counts are the shards' sums.
-func runJobPods(t *testing.T, engine, conf, tag string) {
+// Never. The shards start together (--start-at), and the image's own
+// `merge` makes one result of them whose counts are the shards' sums,
+// which it returns with the shards' results.
+func runJobPods(t *testing.T, engine, conf, tag string, j jobPods) (*result.Run, []*result.Run) {
+	t.Helper()
 	if engine != "podman" {
 		t.Skip("the secret as an environment variable is set with podman secret")
 	}
-	const shards = 2
-	_, c := adaptertest.OwnCluster(t, "redis", cluster.Options{Nodes: 1}, 5*time.Minute)
-	startAt := time.Now().Add(30 * time.Second).UTC().Format(time.RFC3339)
-	manifest, err := engineCmd(engine, conf, "run", "--rm", "--network", "none", tag,
-		"kube", "job", "microblog", "--shards", fmt.Sprint(shards), "--image", tag, "--secret", "fbdb/dsn",
-		"--results-claim", "fb-results", "--start-at", startAt,
-		"--", "--users", "50", "--clients", "4", "--duration", "3s").Output()
+	startAt := time.Now().Add(15 * time.Second).UTC().Format(time.RFC3339)
+	kube := append([]string{}, "run", "--rm", "--network", "none", tag,
+		"kube", "job", j.workload, "--shards", fmt.Sprint(j.shards), "--image", tag, "--secret", "fbdb/dsn",
+		"--results-claim", "fb-results", "--start-at", startAt)
+	manifest, err := engineCmd(engine, conf, append(append(kube, "--"), j.args...)...).Output()
 	if err != nil {
 		t.Fatalf("kube job: %v", err)
 	}
@@ -207,14 +232,14 @@ func runJobPods(t *testing.T, engine, conf, tag string) {
 	}
 	// The Secret, as a podman secret read into the variable the manifest
 	// names.
-	secret := fmt.Sprintf("fieldbench-test-%d", os.Getpid())
+	secret := fmt.Sprintf("fieldbench-test-%d-%s", os.Getpid(), j.workload)
 	mk := engineCmd(engine, conf, "secret", "create", secret, "-")
-	mk.Stdin = strings.NewReader(c.DSN)
+	mk.Stdin = strings.NewReader(j.dsn)
 	if out, err := mk.CombinedOutput(); err != nil {
 		t.Fatalf("podman secret create: %v\n%s", err, out)
 	}
 	t.Cleanup(func() { _ = engineCmd(engine, conf, "secret", "rm", secret).Run() })
-	env := map[string]string{ctr.Env[0].Name: c.DSN}
+	env := map[string]string{ctr.Env[0].Name: j.dsn}
 	// The claim: one directory every shard mounts, writable for fsGroup.
 	results := t.TempDir()
 	if err := os.Chown(results, 0, int(*pod.SecurityContext.FSGroup)); err != nil {
@@ -223,14 +248,19 @@ func runJobPods(t *testing.T, engine, conf, tag string) {
 	if err := os.Chmod(results, 0o2775); err != nil {
 		t.Fatal(err)
 	}
-	names := make([]string, shards)
-	for i := range shards {
-		names[i] = fmt.Sprintf("fieldbench-test-%d-%d", os.Getpid(), i)
-		args := []string{"run", "-d", "--name", names[i], "--network", "host",
+	names := make([]string, j.shards)
+	for i := range j.shards {
+		names[i] = fmt.Sprintf("fieldbench-test-%d-%s-%d", os.Getpid(), j.workload, i)
+		args := []string{"run", "-d", "--name", names[i], "--network", j.network(i),
 			"--secret", secret + ",type=env,target=" + ctr.Env[0].Name,
 			"--env", fmt.Sprintf("JOB_COMPLETION_INDEX=%d", i),
 			"-v", results + ":" + ctr.VolumeMounts[0].MountPath,
 			"--group-add", fmt.Sprint(*pod.SecurityContext.FSGroup)}
+		if j.env != nil {
+			for _, e := range j.env(i) {
+				args = append(args, "--env", e)
+			}
+		}
 		// The limits as cgroup limits (requests equal them in the manifest).
 		if q, ok := ctr.Resources.Limits[corev1.ResourceCPU]; ok {
 			args = append(args, "--cpus", fmt.Sprint(q.AsApproximateFloat64()))
@@ -254,19 +284,24 @@ func runJobPods(t *testing.T, engine, conf, tag string) {
 			t.Fatalf("shard %d exited %q (%v):\n%s", i, code, err, logs)
 		}
 	}
-	dirs, err := filepath.Glob(filepath.Join(results, "*-microblog-*"))
-	if err != nil || len(dirs) != shards {
-		t.Fatalf("want %d shard run directories, got %v %v", shards, dirs, err)
+	dirs, err := filepath.Glob(filepath.Join(results, "*-"+j.workload+"-*"))
+	if err != nil || len(dirs) != j.shards {
+		t.Fatalf("want %d shard run directories, got %v %v", j.shards, dirs, err)
 	}
 	mergeArgs := []string{"run", "--rm", "--network", "none", "-v", results + ":/results", "--group-add", fmt.Sprint(*pod.SecurityContext.FSGroup), tag,
 		"merge", "--results", "/results/merged"}
-	var sum map[string]int64 = map[string]int64{}
+	sum := map[string]int64{}
+	var shards []*result.Run
 	for _, d := range dirs {
 		mergeArgs = append(mergeArgs, "/results/"+filepath.Base(d))
 		r, err := result.Read(d)
 		if err != nil {
 			t.Fatal(err)
 		}
+		if r.Summary == nil {
+			t.Fatalf("shard %s has no summary", d)
+		}
+		shards = append(shards, r)
 		for op, o := range r.Summary.Ops {
 			sum[op] += o.Count
 		}
@@ -275,14 +310,18 @@ func runJobPods(t *testing.T, engine, conf, tag string) {
 		t.Fatalf("merge in the image: %v\n%s", err, out)
 	}
 	merged := onlyRun(t, filepath.Join(results, "merged"))
-	if sum["post"] == 0 {
-		t.Fatalf("the shards posted nothing: %v", sum)
+	if len(sum) == 0 {
+		t.Fatalf("the shards did nothing: %v", sum)
 	}
 	for op, n := range sum {
+		if n == 0 {
+			t.Errorf("the shards did no %s", op)
+		}
 		if got := merged.Summary.Ops[op].Count; got != n {
 			t.Errorf("merged %s count %d, the shards' sum %d", op, got, n)
 		}
 	}
+	return merged, shards
 }
 
 // expandKubelet expands $(VAR) in a container argument from env, as the
@@ -323,5 +362,99 @@ func TestExpandKubelet(t *testing.T) {
 		if got := expandKubelet(in, env); got != want {
 			t.Errorf("expandKubelet(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// runJobPodsOnHosts runs the Job's pods as the studies ran their load
+// machines: a Redis Cluster of three hosts on fieldbench's virtual network
+// and each shard's container on a load host of its own (podman's --network
+// ns: joins the host's namespace, as a pod has a network of its own). The
+// microblog Job has two shards; the ingest Job has the ingest study's 5 + 3
+// sources on two load hosts. Each shard's traffic must have gone through
+// its load host's interface.
+func runJobPodsOnHosts(t *testing.T, engine, conf, tag string) {
+	if err := cluster.CheckNetwork("redis", cluster.NetworkHosts); err != nil {
+		t.Skipf("a virtual network cannot be made here: %v", err)
+	}
+	_, c := adaptertest.OwnCluster(t, "redis", cluster.Options{Nodes: 3, Network: cluster.NetworkHosts}, 5*time.Minute)
+	vn := vnet.ForDir(c.Dir)
+	ctx := context.Background()
+	hosts := make([]vnet.Host, 2)
+	for i := range hosts {
+		h, err := vn.AddHost(ctx, fmt.Sprintf("load%d", i+1), vnet.LoadAddr(i+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hosts[i] = h
+		// Before the cluster's own clean-up (registered earlier, run
+		// later), which removes the whole network anyway.
+		t.Cleanup(func() { _ = vn.RemoveHost(context.Background(), h.Name) })
+	}
+	onHost := jobPods{
+		shards:  len(hosts),
+		dsn:     c.DSN,
+		network: func(i int) string { return "ns:" + filepath.Join(vnet.Dir, hosts[i].NS) },
+		// What `run --load-host` sets for the process it starts on a
+		// load host: the result records where the shard ran.
+		env: func(i int) []string { return []string{vnet.LoadHostEnv + "=" + hosts[i].Env()} },
+	}
+	for _, tc := range []struct {
+		name string
+		job  func(j jobPods) jobPods
+		op   string
+	}{
+		{"microblog", func(j jobPods) jobPods {
+			j.workload, j.args = "microblog", []string{"--users", "50", "--clients", "4", "--duration", "3s"}
+			return j
+		}, "post"},
+		{"ingest", func(j jobPods) jobPods {
+			j.workload = "ingest"
+			j.args = []string{"--sources", "8", "--records", "2000", "--batch", "100", "--split", "5,3"}
+			return j
+		}, "batch"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := make([]vnet.Counters, len(hosts))
+			for i, h := range hosts {
+				cs, err := vnet.HostCounters(ctx, h.NS)
+				if err != nil {
+					t.Fatal(err)
+				}
+				before[i] = cs
+			}
+			merged, shards := runJobPods(t, engine, conf, tag, tc.job(onHost))
+			seen := map[string]bool{}
+			for _, r := range shards {
+				lh := r.Header.Machine.LoadHost
+				if lh == nil {
+					t.Fatalf("shard %s records no load host", r.Dir)
+				}
+				seen[lh.Name] = true
+			}
+			if len(seen) != len(hosts) {
+				t.Errorf("the shards ran on load hosts %v, want one each of %d", seen, len(hosts))
+			}
+			for i, h := range hosts {
+				cs, err := vnet.HostCounters(ctx, h.NS)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Tens of kB at the least: the shard's requests to the
+				// cluster, which nothing else sends from this host.
+				if sent := cs.TxBytes - before[i].TxBytes; sent < 10_000 {
+					t.Errorf("load host %s sent %d bytes during the job: its shard's traffic did not go through it", h.Name, sent)
+				}
+			}
+			if tc.name == "ingest" {
+				// 5 + 3 sources of 2,000 records: every record once.
+				var records int64
+				for _, r := range shards {
+					records += r.Summary.Ops[tc.op].Count
+				}
+				if want := int64(8 * 2000 / 100); records != want || merged.Summary.Ops[tc.op].Count != want {
+					t.Errorf("batches: shards %d, merged %d, want %d", records, merged.Summary.Ops[tc.op].Count, want)
+				}
+			}
+		})
 	}
 }
