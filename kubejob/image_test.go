@@ -2,11 +2,21 @@ package kubejob_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"debug/elf"
+	"encoding/pem"
 	"fmt"
+	"math/big"
+	"net"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -98,6 +108,37 @@ func TestImage(t *testing.T) {
 	})
 
 	t.Run("hosts", func(t *testing.T) { runJobPodsOnHosts(t, engine, conf, tag) })
+
+	t.Run("tls", func(t *testing.T) {
+		// A PostgreSQL that speaks TLS only with a certificate of a CA
+		// made here, and a DSN that verifies it (sslmode=verify-full
+		// without sslrootcert: the driver uses the system's CA bundle,
+		// which in the image is the one file the Dockerfile copies).
+		ca, certs := tlsCerts(t)
+		_, c := adaptertest.OwnCluster(t, "postgres", cluster.Options{Nodes: 1, Extra: map[string]string{
+			"ssl": "on", "ssl_cert_file": filepath.Join(certs, "server.crt"), "ssl_key_file": filepath.Join(certs, "server.key"),
+		}}, 5*time.Minute)
+		dsn := strings.Replace(c.DSN, "sslmode=disable", "sslmode=verify-full", 1)
+		if dsn == c.DSN {
+			t.Fatalf("no sslmode=disable to replace in %s", c.DSN)
+		}
+		args := []string{"run", "microblog", "--db", dsn, "--users", "50", "--clients", "4", "--duration", "2s", "--results", "/results"}
+		// The image's own bundle does not know this CA: the run must
+		// fail verification, which shows the certificate is checked.
+		out, err := engineCmd(engine, conf, append([]string{"run", "--rm", "--network", "host", "-v", writableDir(t) + ":/results", tag}, args...)...).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "certificate signed by unknown authority") {
+			t.Fatalf("a run trusting only the image's CA bundle: err %v, want a certificate error:\n%s", err, out)
+		}
+		t.Logf("trusting only the image's bundle, as expected: %s", lastLine(out))
+		// The CA in the bundle's place, as a cluster mounts its own CA
+		// bundle over the image's.
+		results := writableDir(t)
+		run(t, append([]string{"--network", "host", "-v", ca + ":/etc/ssl/certs/ca-certificates.crt:ro", "-v", results + ":/results", tag}, args...)...)
+		r := onlyRun(t, results)
+		if r.Summary == nil || r.Summary.Ops["post"].Count == 0 {
+			t.Fatalf("no posts over TLS in %s", r.Dir)
+		}
+	})
 
 	t.Run("redis", func(t *testing.T) {
 		_, c := adaptertest.OwnCluster(t, "redis", cluster.Options{Nodes: 1}, 5*time.Minute)
@@ -457,4 +498,83 @@ func runJobPodsOnHosts(t *testing.T, engine, conf, tag string) {
 			}
 		})
 	}
+}
+
+// tlsCerts makes a CA and a server certificate it signed for 127.0.0.1 and
+// localhost, in a directory the postgres user can read (the key is that
+// user's, mode 0600, as the server demands). It returns the CA's PEM file
+// and the directory holding server.crt and server.key.
+func tlsCerts(t *testing.T) (caFile, dir string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "fb-tls-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	newKey := func() *ecdsa.PrivateKey {
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	now := time.Now()
+	caKey := newKey()
+	caTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "fieldbench test CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvKey := newKey()
+	srvTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	caCert, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, caCert, &srvKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(srvKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, typ string, der []byte, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	caFile = write("ca.crt", "CERTIFICATE", caDER, 0o644)
+	write("server.crt", "CERTIFICATE", srvDER, 0o644)
+	key := write("server.key", "PRIVATE KEY", keyDER, 0o600)
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		t.Skipf("no postgres user (scripts/install-servers.sh makes it): %v", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	if err := os.Chown(key, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	return caFile, dir
+}
+
+// lastLine is the last non-empty line of out.
+func lastLine(out []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return lines[len(lines)-1]
 }
