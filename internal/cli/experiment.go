@@ -70,8 +70,8 @@ the result files alone. Results go to results/<time>-experiment-<name>/.`, strin
 			}
 			err = experiment.Run(cmd.Context(), sc, experiment.Config{
 				Results: results, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Version: Version,
-				StartCluster: func(ctx context.Context, engine string, nodes int, dir string, opts map[string]string, progress io.Writer) (*cluster.Cluster, error) {
-					return clusterUp(ctx, engine, cluster.Options{Nodes: nodes, Extra: opts}, dir, progress)
+				StartCluster: func(ctx context.Context, engine string, nodes int, network, dir string, opts map[string]string, progress io.Writer) (*cluster.Cluster, error) {
+					return clusterUp(ctx, engine, cluster.Options{Nodes: nodes, Extra: opts, Network: network}, dir, progress)
 				},
 			})
 			if err != nil && cmd.Context().Err() != nil && !errors.Is(err, errInterrupted) {
