@@ -23,9 +23,12 @@ func newExperimentCmd() *cobra.Command {
 		Long: fmt.Sprintf(`experiment runs the scenario in FILE.yaml (see scenarios/ for one per study):
 
   name, description, study     what it is
-  cluster: {engine, nodes, options}
+  cluster: {engine, nodes, options, network}
                                the cluster to start (torn down at the end;
-                               data and server logs stay in the run directory)
+                               data and server logs stay in the run directory);
+                               network: hosts puts each node on a host of its
+                               own and runs the load from load host load1
+                               (root; redis; docs/network.md)
   cluster: {engine: external, database, members, commands}
                                or a cluster fieldbench did not start: members
                                [{name, host, port, spare}], and node actions as
@@ -42,6 +45,11 @@ func newExperimentCmd() *cobra.Command {
                                joined|settled|stable, optionally after: 10s and
                                sets: N request sets later); nodes: [names] or
                                count: N
+                               network faults (network: hosts): partition
+                               nodes [names] / heal; limit nodes, rate: 10mbit
+                               / unlimit; pause / resume (SIGSTOP/SIGCONT);
+                               delay (delay: 50ms) and loss (loss: 5%%) need
+                               the kernel's netem
   steps: [{nodes, options}]    a scalability experiment: the workload once per
                                step on a growing cluster (wiki)
   stability: {warmup_sets, baseline_sets, window, max_sets, after_stable}
