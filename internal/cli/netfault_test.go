@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,6 +20,9 @@ import (
 // sends again. The audit ran, and nothing of the network is left.
 func TestRedisHostsPartition(t *testing.T) {
 	needHostsCLI(t)
+	if _, err := exec.LookPath("nft"); err != nil {
+		t.Skipf("nft not installed (scripts/install-servers.sh): %v", err)
+	}
 	bin := selfBinary(t)
 	base := t.TempDir()
 	scenario := filepath.Join(base, "partition.yaml")
