@@ -159,11 +159,7 @@ func Run(ctx context.Context, sc *Scenario, cfg Config) (err error) {
 		t0 := time.Now()
 		cl, err := cfg.StartCluster(ctx, c.Engine, c.Nodes, c.Network, filepath.Join(dir, "cluster"), c.Options, stderr)
 		if err != nil {
-			if cl != nil && cl.Dir != "" {
-				// An interrupted start on hosts: its network goes too.
-				_ = cluster.DestroyNetwork(context.WithoutCancel(ctx), cl.Dir)
-			}
-			return err
+			return err // a failed start cleans up after itself, network too
 		}
 		formed := time.Since(t0)
 		x.cl = cl
