@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/fieldbench/fieldbench/adapter/netdial"
 )
 
 // Backoff spaces out connection attempts to a server that refuses them.
@@ -185,11 +187,11 @@ func (b *Backoff) DialFunc(dial func(ctx context.Context, network, addr string) 
 	}
 }
 
-// orDefaultDial is dial, or a net.Dialer's when nil.
+// orDefaultDial is dial, or netdial.Default() when nil (a net.Dialer, or
+// the load host's dial during an experiment on hosts).
 func orDefaultDial(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	if dial == nil {
-		d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
-		dial = d.DialContext
+		dial = netdial.Default()
 	}
 	return dial
 }

@@ -51,6 +51,13 @@ func (x *expRun) begin(ctx context.Context, s *job.Session) *expSession {
 	}
 	ctx, es.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	_ = s.Event("experiment", x.sc.Name)
+	if x.cl != nil && x.sc.ProbeEvery > 0 && x.cl.OnHosts() {
+		es.wg.Add(1)
+		go func() {
+			defer es.wg.Done()
+			es.probeNet(ctx)
+		}()
+	}
 	if x.cl != nil && x.sc.ProbeEvery > 0 {
 		es.wg.Add(2)
 		go func() {
@@ -115,6 +122,19 @@ func (es *expSession) end() error {
 	es.cancel()
 	es.wg.Wait()
 	if es.x.cl != nil {
+		// What the timeline left broken is mended before the audit reads
+		// back (and before the cluster stops): said as an event.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		did, err := es.x.undoFaults(ctx)
+		cancel()
+		if did != "" {
+			_ = es.s.Event("faults-undone", did)
+		}
+		if err != nil {
+			_ = es.s.Event("faults-undo-failed", err.Error())
+		}
+	}
+	if es.x.cl != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		es.ownership(ctx)
 		cancel()
@@ -144,6 +164,8 @@ func (es *expSession) do(ctx context.Context, a Action) error {
 		return es.s.Event("stop-load", a.Note)
 	case "add":
 		return es.join(ctx, a)
+	case "partition", "heal", "limit", "unlimit", "pause", "resume", "delay", "loss":
+		return es.fault(ctx, a)
 	case "kill", "stop-node", "restart", "remove":
 		names, err := es.pick(a)
 		if err != nil {
@@ -368,6 +390,16 @@ func (o *observer) Header(h *result.Header) {
 			}
 		}
 		h.Options["experiment"] = x.sc.Name
+		if x.cl.OnHosts() {
+			h.Options["network"] = x.cl.Network
+			netSeries(h)
+		}
+		if m := x.sc.mechanisms(); m != "" {
+			h.Options["fault_mechanisms"] = m
+		}
+		if lh := x.loadHost; lh != nil {
+			h.Machine.LoadHost = &result.LoadHost{Name: lh.Name, Addr: lh.Addr.String(), Netns: lh.NS}
+		}
 		if x.step > 0 {
 			h.Options["step"] = x.step
 		}

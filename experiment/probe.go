@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/vnet"
 	"github.com/fieldbench/fieldbench/probe"
 	"github.com/fieldbench/fieldbench/result"
 )
@@ -21,7 +22,13 @@ const (
 	seriesNodeWrite  = "node-write"
 	seriesNodeDisk   = "node-disk"
 	seriesMachineCPU = "machine-cpu"
-	seriesOwnership  = "ownership"
+	// Per host of a virtual network (nodes and the load host), from its
+	// eth0's counters: what it received and sent per second.
+	seriesNetRx        = "node-net-rx"
+	seriesNetTx        = "node-net-tx"
+	seriesNetRxPackets = "node-net-rx-packets"
+	seriesNetTxPackets = "node-net-tx-packets"
+	seriesOwnership    = "ownership"
 )
 
 // probeSeries declares the probe series in a run's header.
@@ -39,6 +46,17 @@ func probeSeries(h *result.Header) {
 	add(seriesNodeDisk, "Disk use of each node's data directory", "disk (bytes)")
 	add(seriesMachineCPU, "Machine CPU (all cores; clients included)", "busy (% of the machine)")
 	h.Series[seriesOwnership] = result.SeriesMeta{Title: "Data owned per node at the end of the run", XLabel: "node", YLabel: "owned (%)"}
+}
+
+// netSeries declares the per-host network series (a cluster on hosts).
+func netSeries(h *result.Header) {
+	add := func(name, title, y string) {
+		h.Series[name] = result.SeriesMeta{Title: title, XLabel: "elapsed (s)", YLabel: y, XIsTime: true}
+	}
+	add(seriesNetRx, "Network received per host (eth0; nodes and load host)", "received (bytes/s)")
+	add(seriesNetTx, "Network sent per host (eth0; nodes and load host)", "sent (bytes/s)")
+	add(seriesNetRxPackets, "Packets received per host (eth0)", "received (packets/s)")
+	add(seriesNetTxPackets, "Packets sent per host (eth0)", "sent (packets/s)")
 }
 
 // probe samples every node until ctx ends and writes each figure as a
@@ -255,6 +273,87 @@ func (es *expSession) probeRemote(ctx context.Context) {
 		}
 		select {
 		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// netHost is a host whose eth0 counters probeNet reads.
+type netHost struct{ name, ns string }
+
+// netHosts are the nodes on hosts and the load host, when the lock is
+// free (a node joining holds it: the previous list is kept).
+func (x *expRun) netHosts(last []netHost) []netHost {
+	if !x.mu.TryLock() {
+		return last
+	}
+	defer x.mu.Unlock()
+	var out []netHost
+	for _, n := range x.cl.Nodes {
+		if n.Netns != "" {
+			out = append(out, netHost{n.Name, n.Netns})
+		}
+	}
+	if lh := x.loadHost; lh != nil {
+		out = append(out, netHost{lh.Name, lh.NS})
+	}
+	return out
+}
+
+// probeNet reads every host's eth0 counters (vnet.HostCounters) every
+// probe interval until ctx ends and writes what each received and sent
+// per second over the interval; at the end, each host's totals over the
+// run as extras (net_<host>_rx_bytes...). A host whose counters cannot be
+// read in a period (its namespace gone) is skipped for it.
+func (es *expSession) probeNet(ctx context.Context) {
+	x := es.x
+	type mark struct {
+		c  vnet.Counters
+		at time.Time
+	}
+	first, prev := map[string]mark{}, map[string]mark{}
+	start := es.s.Started()
+	var hosts []netHost
+	tick := time.NewTicker(x.sc.ProbeEvery.D())
+	defer tick.Stop()
+	for {
+		hosts = x.netHosts(hosts)
+		for _, h := range hosts {
+			qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			c, err := vnet.HostCounters(qctx, h.ns)
+			cancel()
+			now := time.Now()
+			if err != nil {
+				continue
+			}
+			if _, ok := first[h.name]; !ok {
+				first[h.name] = mark{c, now}
+			}
+			if p, ok := prev[h.name]; ok && c.RxBytes >= p.c.RxBytes && c.TxBytes >= p.c.TxBytes {
+				dt := now.Sub(p.at).Seconds()
+				at := now.Sub(start).Seconds()
+				for _, v := range []struct {
+					series string
+					d      uint64
+				}{
+					{seriesNetRx, c.RxBytes - p.c.RxBytes}, {seriesNetTx, c.TxBytes - p.c.TxBytes},
+					{seriesNetRxPackets, c.RxPackets - p.c.RxPackets}, {seriesNetTxPackets, c.TxPackets - p.c.TxPackets},
+				} {
+					_ = es.s.Point(result.Point{Series: v.series, X: at, Y: float64(v.d) / dt, Labels: map[string]string{"node": h.name}})
+				}
+			}
+			prev[h.name] = mark{c, now}
+		}
+		select {
+		case <-ctx.Done():
+			for name, f := range first {
+				l := prev[name]
+				es.s.SetExtra("net_"+name+"_rx_bytes", float64(l.c.RxBytes-f.c.RxBytes))
+				es.s.SetExtra("net_"+name+"_tx_bytes", float64(l.c.TxBytes-f.c.TxBytes))
+				es.s.SetExtra("net_"+name+"_rx_packets", float64(l.c.RxPackets-f.c.RxPackets))
+				es.s.SetExtra("net_"+name+"_tx_packets", float64(l.c.TxPackets-f.c.TxPackets))
+			}
 			return
 		case <-tick.C:
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/vnet"
 	"github.com/fieldbench/fieldbench/job"
 )
 
@@ -52,6 +53,9 @@ func (sc *Scenario) WritePlan(w io.Writer) error {
 			fmt.Fprintf(w, " %s=%s", k, sc.Cluster.Options[k])
 		}
 		fmt.Fprintln(w)
+		if sc.Cluster.Network == cluster.NetworkHosts {
+			fmt.Fprintf(w, "    network: hosts, each node a network namespace of its own (198.18.0.0/15); the load from load host %s (%s)\n", loadHostName, vnet.LoadAddr(1))
+		}
 	case sc.DSN != "":
 		fmt.Fprintf(w, "  database: %s\n", adapter.Redact(sc.DSN))
 	default:
@@ -91,7 +95,8 @@ type Config struct {
 	Version string
 	// StartCluster starts the scenario's cluster in dir (the CLI's `cluster
 	// up`, so both start clusters the same way).
-	StartCluster func(ctx context.Context, engine string, nodes int, dir string, opts map[string]string, progress io.Writer) (*cluster.Cluster, error)
+	// network is the scenario's cluster.network ("" for loopback).
+	StartCluster func(ctx context.Context, engine string, nodes int, network, dir string, opts map[string]string, progress io.Writer) (*cluster.Cluster, error)
 }
 
 // expRun is one experiment in progress: its directory, its cluster, and
@@ -113,6 +118,13 @@ type expRun struct {
 
 	mu sync.Mutex   // guards cl's nodes while the timeline changes them
 	up atomic.Int64 // running nodes when last counted (see nodesUp)
+
+	// loadHost is the host the load runs from on a cluster on hosts
+	// (nil on loopback): every connection of the workload's drivers is
+	// opened inside its namespace (loadhost.go).
+	loadHost *vnet.Host
+	// faults is what the fault actions did and not yet undid (x.mu).
+	faults faultState
 }
 
 // Run runs the scenario: it starts the cluster, drives the workload with
@@ -125,7 +137,7 @@ func Run(ctx context.Context, sc *Scenario, cfg Config) (err error) {
 	if err != nil {
 		return err
 	}
-	x := &expRun{cfg: cfg, sc: sc, dir: dir, stdout: stdout, stderr: stderr}
+	x := &expRun{cfg: cfg, sc: sc, dir: dir, stdout: stdout, stderr: stderr, faults: newFaultState()}
 	fmt.Fprintf(stderr, "experiment %s in %s\n", sc.Name, dir)
 	dsn := sc.DSN
 	if c := sc.Cluster; c.External() {
@@ -145,9 +157,9 @@ func Run(ctx context.Context, sc *Scenario, cfg Config) (err error) {
 			cl.Database, cl.Version, len(cl.Nodes), filepath.Join(cl.Dir, cluster.CommandLog))
 	} else if c != nil {
 		t0 := time.Now()
-		cl, err := cfg.StartCluster(ctx, c.Engine, c.Nodes, filepath.Join(dir, "cluster"), c.Options, stderr)
+		cl, err := cfg.StartCluster(ctx, c.Engine, c.Nodes, c.Network, filepath.Join(dir, "cluster"), c.Options, stderr)
 		if err != nil {
-			return err
+			return err // a failed start cleans up after itself, network too
 		}
 		formed := time.Since(t0)
 		x.cl = cl
@@ -156,6 +168,9 @@ func Run(ctx context.Context, sc *Scenario, cfg Config) (err error) {
 		defer func() {
 			dctx, cancel := job.Detached(ctx, 3*time.Minute)
 			defer cancel()
+			if did, uerr := x.undoFaults(dctx); uerr != nil {
+				err = errors.Join(err, fmt.Errorf("undo the faults left (%s): %w", did, uerr))
+			}
 			if derr := x.eng.Down(dctx, cl); derr != nil {
 				err = errors.Join(err, fmt.Errorf("stop the cluster in %s: %w", cl.Dir, derr))
 			}
@@ -164,6 +179,13 @@ func Run(ctx context.Context, sc *Scenario, cfg Config) (err error) {
 		dsn = cl.DSN
 		fmt.Fprintf(stderr, "cluster formed in %.1fs\n", formed.Seconds())
 		x.formation = formed
+		if cl.OnHosts() {
+			leave, err := x.onLoadHost(ctx)
+			if err != nil {
+				return err
+			}
+			defer leave()
+		}
 	}
 	if len(sc.Steps) > 0 {
 		err = x.runSteps(ctx, dsn)

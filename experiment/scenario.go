@@ -66,6 +66,11 @@ type ClusterSpec struct {
 	Engine  string            `yaml:"engine"`
 	Nodes   int               `yaml:"nodes"`
 	Options map[string]string `yaml:"options"`
+	// Network is where the nodes live (cluster up --network): loopback
+	// (the default) or hosts, each node a host of its own on a virtual
+	// network and the load run from a load host on it (docs/network.md).
+	// The network faults (partition, limit, delay, loss) need hosts.
+	Network string `yaml:"network"`
 
 	// Database is what an external cluster runs (redis, cassandra).
 	Database string `yaml:"database"`
@@ -169,10 +174,18 @@ type Action struct {
 	Nodes []string `yaml:"nodes"`
 	Count int      `yaml:"count"`
 	Note  string   `yaml:"note"`
+	// Rate is limit's bandwidth of each node's link, both ways, in tc's
+	// units (10mbit, 1mbps).
+	Rate string `yaml:"rate"`
+	// Delay is delay's added latency per packet; Loss is loss's share of
+	// packets dropped ("5%"). Both need the netem qdisc.
+	Delay Duration `yaml:"delay"`
+	Loss  string   `yaml:"loss"`
 }
 
 // Actions a timeline can fire.
-var Actions = []string{"add", "remove", "kill", "stop-node", "restart", "stop", "mark"}
+var Actions = []string{"add", "remove", "kill", "stop-node", "restart", "stop", "mark",
+	"partition", "heal", "limit", "unlimit", "pause", "resume", "delay", "loss"}
 
 // Conditions a timeline can wait for.
 var Conditions = []string{"start", "baseline", "joined", "settled", "stable", "restarted"}
@@ -373,6 +386,12 @@ func (sc *Scenario) checkKeys(bad func(string, ...any)) {
 		if c.Engine == "" {
 			bad("cluster.engine: required")
 		}
+		switch {
+		case c.Network != "" && !contains(cluster.Networks, c.Network):
+			bad("cluster.network: %q is not one of %s", c.Network, strings.Join(cluster.Networks, ", "))
+		case c.Network == cluster.NetworkHosts && c.External():
+			bad("cluster.network: hosts is for a cluster fieldbench starts, not an external one")
+		}
 		if c.Nodes < 1 && !c.External() {
 			bad("cluster.nodes: at least 1 (got %d)", c.Nodes)
 		}
@@ -406,6 +425,7 @@ func (sc *Scenario) checkKeys(bad func(string, ...any)) {
 				bad("%s: %s needs a cluster started by the scenario or an external one", where, a.Do)
 			}
 		}
+		sc.checkFault(where, a, bad)
 		switch a.Do {
 		case "kill", "stop-node", "restart", "remove":
 			if len(a.Nodes) == 0 && a.Count == 0 {

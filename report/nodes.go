@@ -128,5 +128,11 @@ var probeSeries = map[string]result.SeriesMeta{
 	"node-write":  {Title: "Block writes per node", YLabel: "written (bytes/s)", XIsTime: true},
 	"node-disk":   {Title: "Data directory size per node", YLabel: "disk use (bytes)", XIsTime: true},
 	"machine-cpu": {Title: "Machine CPU", YLabel: "busy (%)", XIsTime: true},
-	"ownership":   {Title: "Data ownership per node", XLabel: "node", YLabel: "data owned (%)"},
+	// Hosts of a virtual network (docs/network.md): each node's and load
+	// host's eth0.
+	"node-net-rx":         {Title: "Network received per host", YLabel: "received (bytes/s)", XIsTime: true},
+	"node-net-tx":         {Title: "Network sent per host", YLabel: "sent (bytes/s)", XIsTime: true},
+	"node-net-rx-packets": {Title: "Packets received per host", YLabel: "received (packets/s)", XIsTime: true},
+	"node-net-tx-packets": {Title: "Packets sent per host", YLabel: "sent (packets/s)", XIsTime: true},
+	"ownership":           {Title: "Data ownership per node", XLabel: "node", YLabel: "data owned (%)"},
 }

@@ -15,6 +15,8 @@ command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 # CouchbaseMock (the couchbase engine) runs in a network namespace: ip.
 command -v ip >/dev/null 2>&1 || packages+=(iproute2)
+# Network faults on hosts (partition: nft; limit: tc, in iproute2).
+command -v nft >/dev/null 2>&1 || packages+=(nftables)
 # The container image (scripts/build-image.sh, kubejob's image test) is
 # built and run with podman; runc runs its containers here, where crun
 # fails (scripts/containers.conf).

@@ -21,6 +21,8 @@ import (
 	"context"
 	"net"
 	"time"
+
+	"github.com/fieldbench/fieldbench/adapter/netdial"
 )
 
 // Wrap returns c with raw reads and writes where the platform and the
@@ -34,8 +36,7 @@ func Wrap(c net.Conn) net.Conn { return wrap(c) }
 // function).
 func Dial(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	if dial == nil {
-		d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
-		dial = d.DialContext
+		dial = netdial.Default()
 	}
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dial(ctx, network, addr)

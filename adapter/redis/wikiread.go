@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/fieldbench/fieldbench/adapter/internal/idle"
+	"github.com/fieldbench/fieldbench/adapter/netdial"
 	"github.com/fieldbench/fieldbench/adapter/rawio"
 )
 
@@ -123,8 +124,12 @@ func (r *wikiReader) put(addr string, c *respConn) { r.idle.Put(addr, c) }
 // dial opens a connection and authenticates as go-redis would (RESP2, so
 // no HELLO).
 func (r *wikiReader) dial(ctx context.Context, addr string) (*respConn, error) {
-	d := net.Dialer{Timeout: r.timeout}
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	dctx, cancel := ctx, context.CancelFunc(func() {})
+	if r.timeout > 0 {
+		dctx, cancel = context.WithTimeout(ctx, r.timeout)
+	}
+	nc, err := netdial.Default()(dctx, "tcp", addr) // from the load host, when there is one
+	cancel()
 	if err != nil {
 		return nil, err
 	}

@@ -23,9 +23,12 @@ func newExperimentCmd() *cobra.Command {
 		Long: fmt.Sprintf(`experiment runs the scenario in FILE.yaml (see scenarios/ for one per study):
 
   name, description, study     what it is
-  cluster: {engine, nodes, options}
+  cluster: {engine, nodes, options, network}
                                the cluster to start (torn down at the end;
-                               data and server logs stay in the run directory)
+                               data and server logs stay in the run directory);
+                               network: hosts puts each node on a host of its
+                               own and runs the load from load host load1
+                               (root; redis; docs/network.md)
   cluster: {engine: external, database, members, commands}
                                or a cluster fieldbench did not start: members
                                [{name, host, port, spare}], and node actions as
@@ -42,6 +45,11 @@ func newExperimentCmd() *cobra.Command {
                                joined|settled|stable, optionally after: 10s and
                                sets: N request sets later); nodes: [names] or
                                count: N
+                               network faults (network: hosts): partition
+                               nodes [names] / heal; limit nodes, rate: 10mbit
+                               / unlimit; pause / resume (SIGSTOP/SIGCONT);
+                               delay (delay: 50ms) and loss (loss: 5%%) need
+                               the kernel's netem
   steps: [{nodes, options}]    a scalability experiment: the workload once per
                                step on a growing cluster (wiki)
   stability: {warmup_sets, baseline_sets, window, max_sets, after_stable}
@@ -70,8 +78,8 @@ the result files alone. Results go to results/<time>-experiment-<name>/.`, strin
 			}
 			err = experiment.Run(cmd.Context(), sc, experiment.Config{
 				Results: results, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Version: Version,
-				StartCluster: func(ctx context.Context, engine string, nodes int, dir string, opts map[string]string, progress io.Writer) (*cluster.Cluster, error) {
-					return clusterUp(ctx, engine, cluster.Options{Nodes: nodes, Extra: opts}, dir, progress)
+				StartCluster: func(ctx context.Context, engine string, nodes int, network, dir string, opts map[string]string, progress io.Writer) (*cluster.Cluster, error) {
+					return clusterUp(ctx, engine, cluster.Options{Nodes: nodes, Extra: opts, Network: network}, dir, progress)
 				},
 			})
 			if err != nil && cmd.Context().Err() != nil && !errors.Is(err, errInterrupted) {

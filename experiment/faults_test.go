@@ -1,0 +1,77 @@
+package experiment
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// hostsBase is a valid scenario on hosts, without its timeline.
+const hostsBase = "name: x\nworkload: {name: microblog}\ncluster: {engine: redis, nodes: 3, network: hosts, options: {replicas: \"1\"}}\n"
+
+func TestParseFaults(t *testing.T) {
+	sc, err := Parse([]byte(hostsBase + `timeline:
+  - {at: 10s, do: partition, nodes: [redis1]}
+  - {at: 20s, do: heal}
+  - {at: 30s, do: limit, nodes: [redis2, redis3], rate: 10mbit}
+  - {at: 40s, do: unlimit, nodes: [redis2]}
+  - {at: 50s, do: pause, nodes: [redis4]}
+  - {at: 60s, do: resume, nodes: [redis4]}
+  - {at: 70s, do: delay, nodes: [redis5], delay: 50ms}
+  - {at: 80s, do: loss, nodes: [redis5], loss: 5%}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Cluster.Network != "hosts" || sc.Timeline[2].Rate != "10mbit" || sc.Timeline[6].Delay.D() != 50*time.Millisecond || sc.Timeline[7].Loss != "5%" {
+		t.Errorf("parsed: %+v %+v", sc.Cluster, sc.Timeline)
+	}
+	m := sc.mechanisms()
+	for _, want := range []string{"partition: nftables", "limit: tc tbf", "pause: SIGSTOP", "delay: tc netem"} {
+		if !strings.Contains(m, want) {
+			t.Errorf("mechanisms %q lack %q", m, want)
+		}
+	}
+	if !sc.needsNetem() {
+		t.Error("needsNetem false with delay and loss in the timeline")
+	}
+}
+
+// TestParseFaultErrors: every wrong fault action is refused before
+// anything starts, with a message naming what is wrong.
+func TestParseFaultErrors(t *testing.T) {
+	loop := "name: x\nworkload: {name: microblog}\ncluster: {engine: redis, nodes: 3}\n"
+	cases := []struct{ name, yaml, want string }{
+		{"unknown node", hostsBase + "timeline: [{at: 1s, do: partition, nodes: [redis9]}]\n", `no node "redis9"`},
+		{"partition of nothing", hostsBase + "timeline: [{at: 1s, do: partition}]\n", "partition of nothing"},
+		{"partition by count", hostsBase + "timeline: [{at: 1s, do: partition, count: 1}]\n", "takes nodes (names), not count"},
+		{"limit without rate", hostsBase + "timeline: [{at: 1s, do: limit, nodes: [redis1]}]\n", "limit needs rate"},
+		{"bad rate", hostsBase + "timeline: [{at: 1s, do: limit, nodes: [redis1], rate: fast}]\n", `rate "fast"`},
+		{"rate on another action", hostsBase + "timeline: [{at: 1s, do: pause, nodes: [redis1], rate: 1mbit}]\n", "rate: only for limit"},
+		{"delay without delay", hostsBase + "timeline: [{at: 1s, do: delay, nodes: [redis1]}]\n", "delay needs delay"},
+		{"bad loss", hostsBase + "timeline: [{at: 1s, do: loss, nodes: [redis1], loss: lots}]\n", `"lots": want a share`},
+		{"pause without nodes", hostsBase + "timeline: [{at: 1s, do: pause}]\n", "pause needs nodes"},
+		{"node twice", hostsBase + "timeline: [{at: 1s, do: partition, nodes: [redis1, redis1]}]\n", "redis1 named twice"},
+		{"partition on loopback", loop + "timeline: [{at: 1s, do: partition, nodes: [redis1]}]\n", "add network: hosts"},
+		{"limit on loopback", loop + "timeline: [{at: 1s, do: limit, nodes: [redis1], rate: 1mbit}]\n", "needs the nodes on hosts"},
+		{"fault without cluster", "name: x\nworkload: {name: microblog}\ntimeline: [{at: 1s, do: pause, nodes: [a]}]\n", "needs a cluster the scenario starts"},
+		{"bad network", "name: x\nworkload: {name: microblog}\ncluster: {engine: redis, nodes: 3, network: wifi}\n", `cluster.network: "wifi"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.yaml))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Parse error = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestPauseOnLoopback: pause and resume act on processes, not the
+// network: a loopback cluster may pause.
+func TestPauseOnLoopback(t *testing.T) {
+	_, err := Parse([]byte("name: x\nworkload: {name: microblog}\ncluster: {engine: redis, nodes: 3}\ntimeline: [{at: 1s, do: pause, nodes: [redis2]}, {at: 2s, do: resume}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+}
