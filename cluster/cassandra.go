@@ -17,6 +17,8 @@ import (
 	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"github.com/fieldbench/fieldbench/cluster/vnet"
 )
 
 // The cassandra engine runs Apache Cassandra 5.0 from its Maven Central jars
@@ -32,6 +34,14 @@ import (
 // cdc_raw, and one log (cassandra.log). Node 1 is the seed. Nodes start one
 // at a time, each once the previous one answers CQL: Cassandra refuses
 // concurrent bootstraps.
+//
+// With --network hosts (Options.Network) node i is a host of its own on
+// the cluster's virtual network (package vnet) instead: it binds its host's
+// address (198.18.0.i) on Cassandra's standard ports, 9042 (CQL) and 7000
+// (storage), and its JMX port 7199 on the loopback of its own namespace.
+// fieldbench administers it from inside that host: its CQL sessions dial
+// through the namespace (Node.Dial), nodetool runs under `ip netns exec`.
+// Down removes the network.
 //
 // Options (cluster up --opt key=value):
 //
@@ -62,6 +72,11 @@ const (
 	// checked free on: room for Add beyond the largest Up.
 	cassandraMaxHosts = 9
 	cassandraMain     = "org.apache.cassandra.service.CassandraDaemon"
+	// Cassandra's standard ports, a node's ports on a host of its own:
+	// CQL, storage (gossip and streaming) and JMX.
+	cassandraNativePort  = 9042
+	cassandraStoragePort = 7000
+	cassandraJMXPort     = 7199
 )
 
 // cassandraJPMS is Cassandra 5.0's conf/jvm17-server.options module flags:
@@ -109,10 +124,11 @@ type cassOpts struct {
 	rf          int
 	consistency string
 	timeoutMS   int64 // request_timeout; 0 = Cassandra's defaults
+	hosts       bool  // every node a host on a virtual network
 }
 
 func parseCassOpts(o Options) (cassOpts, error) {
-	r := cassOpts{nodes: max(o.Nodes, 1), version: cassandraDefaultVersion, heap: "512m"}
+	r := cassOpts{nodes: max(o.Nodes, 1), version: cassandraDefaultVersion, heap: "512m", hosts: o.Network == NetworkHosts}
 	if r.nodes > cassandraMaxNodes {
 		return r, fmt.Errorf("cassandra: at most %d nodes on one machine (asked for %d; each takes ~1 GB)", cassandraMaxNodes, r.nodes)
 	}
@@ -180,6 +196,11 @@ func (e cassandraEngine) Up(ctx context.Context, dir string, opts Options) (*Clu
 	if err != nil {
 		return nil, err
 	}
+	if co.hosts {
+		if err := CheckNetwork(e.Name(), NetworkHosts); err != nil {
+			return nil, err
+		}
+	}
 	jars, err := CassandraJars(ctx, co.version)
 	if err != nil {
 		return nil, fmt.Errorf("cassandra: %w", err)
@@ -194,6 +215,9 @@ func (e cassandraEngine) Up(ctx context.Context, dir string, opts Options) (*Clu
 	}}
 	if co.timeoutMS > 0 {
 		c.Options["request_timeout_ms"] = strconv.FormatInt(co.timeoutMS, 10)
+	}
+	if co.hosts {
+		return c, e.upOnHosts(ctx, c, co)
 	}
 	// The first node picks the cluster-wide ports (retrying on a lost
 	// race); later nodes use them.
@@ -217,19 +241,40 @@ func (e cassandraEngine) Up(ctx context.Context, dir string, opts Options) (*Clu
 			return c, err
 		}
 	}
+	return c, e.settle(ctx, c)
+}
+
+// settle sets the DSN and waits until every node is NORMAL. Each node
+// starts without waiting for gossip to settle: a node may answer CQL
+// before the others have heard of it (seen: cass3 without tokens in
+// cass1's view right after Up). The cluster is up when every node is
+// NORMAL in the ring's view.
+func (e cassandraEngine) settle(ctx context.Context, c *Cluster) error {
 	c.DSN = cassandraDSN(c)
-	// Each node starts without waiting for gossip to settle: a node may
-	// answer CQL before the others have heard of it (seen: cass3 without
-	// tokens in cass1's view right after Up). The cluster is up when
-	// every node is NORMAL in the ring's view.
 	names := make([]string, len(c.Nodes))
 	for i, n := range c.Nodes {
 		names[i] = n.Name
 	}
-	if err := e.waitNormal(ctx, c, cassandraSettleLimit, names...); err != nil {
-		return c, err
+	return e.waitNormal(ctx, c, cassandraSettleLimit, names...)
+}
+
+// upOnHosts starts the nodes of c, each on a host of its own on c's
+// virtual network, on the standard ports: no port to choose, no race for
+// one.
+func (e cassandraEngine) upOnHosts(ctx context.Context, c *Cluster, co cassOpts) error {
+	c.Network = NetworkHosts
+	c.Options["network"] = NetworkHosts
+	c.Options["storage_port"] = strconv.Itoa(cassandraStoragePort)
+	c.Options["native_port"] = strconv.Itoa(cassandraNativePort)
+	if err := vnet.ForDir(c.Dir).Create(ctx); err != nil {
+		return fmt.Errorf("cassandra: %w", err)
 	}
-	return c, nil
+	for range co.nodes {
+		if _, err := e.startNew(ctx, c, false); err != nil {
+			return err
+		}
+	}
+	return e.settle(ctx, c)
 }
 
 // cassandraSettleLimit bounds how long Up waits for gossip to show every
@@ -303,6 +348,17 @@ func (e cassandraEngine) startNew(ctx context.Context, c *Cluster, bootstrap boo
 	if idx == 1 {
 		n.Role = "seed"
 	}
+	wait := cassandraStartWait
+	if bootstrap {
+		wait = cassandraJoinWait
+	}
+	if c.OnHosts() {
+		if err := startCassandraOnHost(ctx, c, n, idx, bootstrap, wait); err != nil {
+			return nil, fmt.Errorf("cassandra: start %s: %w", name, err)
+		}
+		c.Nodes = append(c.Nodes, n)
+		return n, nil
+	}
 	err := Retry(3, func(int) error {
 		jmx, err := FreePort(Loopback)
 		if err != nil {
@@ -311,10 +367,6 @@ func (e cassandraEngine) startNew(ctx context.Context, c *Cluster, bootstrap boo
 		n.Ports = []int{storage, jmx}
 		if err := writeCassandraConfig(c, n, bootstrap); err != nil {
 			return err
-		}
-		wait := cassandraStartWait
-		if bootstrap {
-			wait = cassandraJoinWait
 		}
 		return startCassandraNode(ctx, c, n, wait)
 	})
@@ -325,10 +377,36 @@ func (e cassandraEngine) startNew(ctx context.Context, c *Cluster, bootstrap boo
 	return n, nil
 }
 
+// startCassandraOnHost makes n host idx of c's virtual network
+// (198.18.0.idx) and starts it there on the standard ports; a node that
+// does not start takes its host with it.
+func startCassandraOnHost(ctx context.Context, c *Cluster, n *Node, idx int, bootstrap bool, wait time.Duration) error {
+	vn := vnet.ForDir(c.Dir)
+	h, err := vn.AddHost(ctx, n.Name, vnet.NodeAddr(idx))
+	if err != nil {
+		return err
+	}
+	n.Host, n.Netns, n.Port = h.Addr.String(), h.NS, cassandraNativePort
+	n.Ports = []int{cassandraStoragePort, cassandraJMXPort}
+	err = writeCassandraConfig(c, n, bootstrap)
+	if err == nil {
+		err = startCassandraNode(ctx, c, n, wait)
+	}
+	if err != nil {
+		_ = vn.RemoveHost(context.WithoutCancel(ctx), n.Name)
+		return err
+	}
+	return nil
+}
+
 func writeCassandraConfig(c *Cluster, n *Node, bootstrap bool) error {
 	seed := cassandraSeed(c, n)
 	d := func(s string) string { return strconv.Quote(filepath.Join(n.DataDir, s)) }
-	yaml := fmt.Sprintf(`# written by fieldbench; loopback only
+	where := "loopback only"
+	if n.Netns != "" {
+		where = "the address of host " + n.Netns + " on fieldbench's virtual network only"
+	}
+	yaml := fmt.Sprintf(`# written by fieldbench; %s
 cluster_name: %q
 num_tokens: 16
 allocate_tokens_for_local_replication_factor: 3
@@ -354,7 +432,7 @@ start_native_transport: true
 # dropping a keyspace (a fresh one per test) need not snapshot it
 auto_snapshot: false
 auto_bootstrap: %t
-`, c.Options["cluster_name"], d("data"), d("commitlog"), d("hints"), d("saved_caches"), d("cdc_raw"),
+`, where, c.Options["cluster_name"], d("data"), d("commitlog"), d("hints"), d("saved_caches"), d("cdc_raw"),
 		seed, n.Ports[0], n.Host, n.Host, n.Ports[0], n.Port, bootstrap)
 	if ms := c.Options["request_timeout_ms"]; ms != "" {
 		for _, k := range []string{"read_request_timeout", "range_request_timeout", "write_request_timeout",
@@ -428,13 +506,16 @@ func startCassandraNode(ctx context.Context, c *Cluster, n *Node, wait time.Dura
 	if err != nil {
 		return err
 	}
-	pid, err := Start(Proc{Path: "java", Args: args, Dir: n.DataDir, LogFile: n.LogFile})
+	// On a host, `ip netns exec` enters its namespace and execs java: the
+	// PID is the server's.
+	argv := n.Command(append([]string{"java"}, args...)...)
+	pid, err := Start(Proc{Path: argv[0], Args: argv[1:], Dir: n.DataDir, LogFile: n.LogFile})
 	if err != nil {
 		return err
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	if err := WaitPort(wctx, n.Host, n.Port, pid, n.LogFile); err != nil {
+	if err := waitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
 		_ = Kill(pid)
 		return err
 	}
@@ -462,9 +543,13 @@ func startCassandraNode(ctx context.Context, c *Cluster, n *Node, wait time.Dura
 }
 
 // cassNodeSession is a driver session to n alone (no peer discovery), for
-// administration and status.
+// administration and status. A node on a virtual network is dialled from
+// inside its host.
 func cassNodeSession(n *Node, timeout time.Duration) (*gocql.Session, error) {
 	cfg := gocql.NewCluster(n.Host)
+	if n.Netns != "" {
+		cfg.Dialer = nodeDialer{n}
+	}
 	cfg.Port = n.Port
 	cfg.HostFilter = gocql.WhiteListHostFilter(n.Host)
 	cfg.Timeout, cfg.ConnectTimeout = timeout, timeout
@@ -474,6 +559,14 @@ func cassNodeSession(n *Node, timeout time.Duration) (*gocql.Session, error) {
 	cfg.Logger = gocql.NewLogger(gocql.LogLevelNone)
 	cfg.ReconnectionPolicy = &gocql.ConstantReconnectionPolicy{MaxRetries: 1, Interval: time.Second} // 0 would leave a nil connection in the pool
 	return cfg.CreateSession()
+}
+
+// nodeDialer is the driver's Dialer for a node on a virtual network: every
+// connection is made from inside the node's host (Node.Dial).
+type nodeDialer struct{ n *Node }
+
+func (d nodeDialer) DialContext(ctx context.Context, _, addr string) (net.Conn, error) {
+	return d.n.Dial(ctx, addr)
 }
 
 // ringMember is one endpoint as a node sees the ring.
@@ -618,6 +711,7 @@ func (cassandraEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, er
 	var wg sync.WaitGroup
 	for i, n := range c.Nodes {
 		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: "down", PID: n.PID, Detail: map[string]string{}}
+		hostCounters(ctx, n, st.Detail)
 		if m := view[n.Host]; m != nil {
 			st.Detail["gossip"] = m.status
 			st.Detail["tokens"] = strconv.Itoa(len(m.tokens))
@@ -669,7 +763,9 @@ func (cassandraEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, er
 }
 
 // Down implements Engine: SIGTERM to every node at once (each drains and
-// exits in ~7 s), SIGKILL after 60 s.
+// exits in ~7 s), SIGKILL after 60 s. On a virtual network it then removes
+// every namespace and interface of the network, found from the directory
+// alone.
 func (cassandraEngine) Down(ctx context.Context, c *Cluster) error {
 	errs := make([]error, len(c.Nodes))
 	var wg sync.WaitGroup
@@ -689,12 +785,16 @@ func (cassandraEngine) Down(ctx context.Context, c *Cluster) error {
 		}()
 	}
 	wg.Wait()
+	// Whatever c says: the state of a `cluster up` that crashed before it
+	// saved its network does not say hosts (no network: nothing to do).
+	errs = append(errs, DestroyNetwork(ctx, c.Dir))
 	return errors.Join(errs...)
 }
 
-// Add implements Grower: a new node on the next 127.0.0.x address
-// bootstraps into the ring (streaming its ranges from the others) and is
-// returned once it answers CQL, i.e. once it has joined.
+// Add implements Grower: a new node on the next 127.0.0.x address (on a
+// virtual network: on the next host, 198.18.0.x) bootstraps into the ring
+// (streaming its ranges from the others) and is returned once it answers
+// CQL, i.e. once it has joined.
 func (e cassandraEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
 	running := 0
 	for _, n := range c.Nodes {
@@ -798,7 +898,7 @@ func cassRemoved(n *Node) bool { return n.Role == roleDecommissioned }
 // Remove implements Remover: `nodetool decommission` on the node, run from
 // the cached jars (cassandra-all holds org.apache.cassandra.tools.NodeTool,
 // so the user installs nothing), through the node's JMX port on
-// 127.0.0.1. Decommission streams the node's ranges to the nodes that take
+// 127.0.0.1 (its host's own loopback on a virtual network). Decommission streams the node's ranges to the nodes that take
 // them over and returns once the node has LEFT; the process, which stays
 // up in the DECOMMISSIONED state, is then stopped. Cassandra refuses when
 // the cluster would keep fewer nodes than a keyspace's replication factor
@@ -859,7 +959,10 @@ func nodetool(ctx context.Context, c *Cluster, n *Node, args ...string) (string,
 		"-Dlogback.configurationFile="+filepath.Join(n.DataDir, "logback.xml"),
 		"-cp", cp, "org.apache.cassandra.tools.NodeTool",
 		"-h", Loopback, "-p", strconv.Itoa(n.Ports[1]))
-	cmd := exec.CommandContext(ctx, "java", append(jargs, args...)...)
+	// On a virtual network the JMX port is on the loopback of the node's
+	// host: nodetool runs there (`ip netns exec`).
+	argv := n.Command(append(append([]string{"java"}, jargs...), args...)...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return string(out), fmt.Errorf("nodetool %s: %w: %s", strings.Join(args, " "), err, tail(string(out), 1500))
