@@ -544,7 +544,11 @@ func (st Stability) Criterion(e score.Elasticity) string {
 	if e.Detector == score.DetectorStudy {
 		return fmt.Sprintf("the study's rule: %d delta times below %.4fs", e.Window, e.Baseline)
 	}
-	return fmt.Sprintf("mean-delta: the mean of %d delta times (each capped at %.4fs) within %.4fs", e.Window, e.MeanDelta.Cap, e.MeanDelta.Bound)
+	capped := fmt.Sprintf("each capped at %.4fs", e.MeanDelta.Cap)
+	if math.IsInf(e.MeanDelta.Cap, 1) {
+		capped = "uncapped"
+	}
+	return fmt.Sprintf("mean-delta: the mean of %d delta times (%s) within %.4fs and their slope within ±%.4fs per set", e.Window, capped, e.MeanDelta.Bound, e.MeanDelta.SlopeBound)
 }
 
 // HeaderOptions are the settings to record in the result header of a run

@@ -82,6 +82,7 @@ func (j *microblogJob) plan(ctx context.Context, env *Env, a adapter.Adapter, db
 	if auditor != nil {
 		drv.OnPost, drv.OnPostFailed = auditor.PostAcked, auditor.PostFailed
 	}
+	drv.Retry = j.retry
 	// This shard's share of the clients and of the rate.
 	cfg := runner.Config{Workers: hi - lo, Duration: j.duration, Warmup: j.warmup, Rate: j.rate * float64(hi-lo) / float64(j.clients)}
 	var matErr error
@@ -98,11 +99,18 @@ func (j *microblogJob) plan(ctx context.Context, env *Env, a adapter.Adapter, db
 			if model == microblog.Async {
 				j.opts.Record(h.Options, "materialize-every")
 			}
+			if j.retry.Max > 0 {
+				j.opts.Record(h.Options, "retries", "retry-backoff")
+			}
 		},
 		extra: ld.extra(),
 		banner: func(info adapter.Info) string {
-			return fmt.Sprintf("running microblog (%s model) on %s %s: %d clients, %s, %s loop",
-				model, info.Name, info.Version, cfg.Workers, cfg.Duration, loopName(cfg.Rate))
+			retry := ""
+			if j.retry.Max > 0 {
+				retry = fmt.Sprintf(", failed operations retried up to %d times (backoff from %s)", j.retry.Max, j.retry.Backoff)
+			}
+			return fmt.Sprintf("running microblog (%s model) on %s %s: %d clients, %s, %s loop%s",
+				model, info.Name, info.Version, cfg.Workers, cfg.Duration, loopName(cfg.Rate), retry)
 		},
 		drive: func(ctx context.Context, s *Session) (driven, error) {
 			clients := drv.Clients(j.clients)[lo:hi]
@@ -124,6 +132,12 @@ func (j *microblogJob) plan(ctx context.Context, env *Env, a adapter.Adapter, db
 				}()
 			}
 			out, err := s.drive(ctx, cfg, workers)
+			if j.retry.Max > 0 {
+				rs := drv.RetryStats()
+				s.SetExtra("retries", float64(rs.Retries))
+				s.SetExtra("retry_recovered", float64(rs.Recovered))
+				s.SetExtra("retry_exhausted", float64(rs.Exhausted))
+			}
 			stopMat()
 			wg.Wait()
 			if model == microblog.Async && matErr == nil {

@@ -175,7 +175,7 @@ func ComputeElasticity(in ElasticityInput) (Elasticity, error) {
 		A: nan, AAbove: nan, ABelow: nan, B: nan, Score: nan,
 		BBand: nan, ScoreBand: nan,
 		DataTransfer: nan, Additional: nan, Total: nan,
-		MeanDelta: MeanDelta{Median: nan, Cap: nan, Mean: nan, SD: nan, Bound: nan},
+		MeanDelta: MeanDelta{Median: nan, BaseCap: nan, Cap: nan, Mean: nan, SD: nan, Bound: nan},
 	}
 	if e.Window == 0 {
 		e.Window = DefaultWindow
@@ -256,7 +256,9 @@ func ComputeElasticity(in ElasticityInput) (Elasticity, error) {
 		from = max(from, first-e.Window)
 	}
 	e.MeanDelta = NewMeanDelta(ys[:before], e.Window)
-	if e.MeanDelta.N < minMeanDeltas {
+	if e.MeanDelta.N < 2 {
+		e.notef("the mean-delta bound is n/a: %d set(s) before the join give %d delta time(s), and its mean and SD need at least 2", before, e.MeanDelta.N)
+	} else if e.MeanDelta.N < minMeanDeltas {
 		e.notef("the mean-delta bound rests on %d delta times before the join: it is loose (t with %d degrees of freedom); a baseline of 20 sets or more makes it tight", e.MeanDelta.N, e.MeanDelta.N-1)
 	}
 	primary := in.Detector
@@ -301,6 +303,10 @@ func ComputeElasticity(in ElasticityInput) (Elasticity, error) {
 		if chosen.Detector == DetectorStudy {
 			return e, fmt.Errorf("elasticity: %w: no %d consecutive request sets after the join at %gs%s with delta times below the baseline %gs",
 				ErrNeverStable, e.Window, in.Join, settledClause(e), e.Baseline)
+		}
+		if math.IsNaN(chosen.Threshold) {
+			return e, fmt.Errorf("elasticity: %w: the %s bound is n/a: one baseline delta time (%d sets before the join at %gs); it needs at least 3 sets before the join",
+				ErrNeverStable, chosen.Detector, before, in.Join)
 		}
 		return e, fmt.Errorf("elasticity: %w: no %d consecutive request sets after the join at %gs%s with a mean delta time within %gs (%s)",
 			ErrNeverStable, e.Window, in.Join, settledClause(e), chosen.Threshold, chosen.Detector)

@@ -2,8 +2,10 @@ package microblog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/fieldbench/fieldbench/workload"
@@ -40,9 +42,75 @@ type Driver struct {
 	// OnPost, when set, sees every tweet a client posted successfully
 	// (tests feed it to the oracle).
 	OnPost func(Tweet)
-	// OnPostFailed, when set, sees every post that returned an error: its
+	// OnPostFailed, when set, sees every post that returned an error (with
+	// a Retry policy, every attempt that did: each is its own tweet): its
 	// outcome is unknown (the durability audit checks whether it landed).
 	OnPostFailed func(Tweet, error)
+	// Retry is what a client does when an operation fails; the zero value
+	// does not retry (fieldbench's default: every failure is counted).
+	Retry Retry
+
+	retries, recovered, exhausted atomic.Int64
+}
+
+// Retry is a client's bounded retry policy: a failed operation is tried
+// again up to Max more times, after waiting Backoff, then twice that
+// before each next retry, at most MaxRetryBackoff. Each retry is a new
+// request through the database client, whose own host selection picks
+// the node (gocql, for Cassandra, skips nodes it has marked down, so a
+// retry after a coordinator's crash usually lands on a live one). A post
+// is retried as a new tweet (a new id; same author and body, the time of
+// the retry): every store refuses a tweet id it already holds, and a
+// failed post may have landed, so the same id would fail again where the
+// first attempt had landed. Each failed attempt is reported to
+// OnPostFailed (its outcome is unknown: the durability audit finds it
+// present or absent), as a client that retries a write it could not
+// confirm may write it twice. The operation's latency runs from its start (the intended start
+// in open loop) to the end of its last attempt: the retries and waits are
+// inside it, never hidden.
+type Retry struct {
+	Max     int
+	Backoff time.Duration
+}
+
+// MaxRetryBackoff caps the wait before one retry.
+const MaxRetryBackoff = 2 * time.Second
+
+// Validate reports a policy that cannot run.
+func (r Retry) Validate() error {
+	switch {
+	case r.Max < 0 || r.Max > MaxRetries:
+		return fmt.Errorf("retries must be between 0 and %d (got %d)", MaxRetries, r.Max)
+	case r.Max > 0 && r.Backoff <= 0:
+		return fmt.Errorf("retry backoff must be positive (got %s)", r.Backoff)
+	}
+	return nil
+}
+
+// MaxRetries bounds Retry.Max: with the backoff capped at MaxRetryBackoff,
+// 20 retries wait at most about 40 s in all.
+const MaxRetries = 20
+
+// wait is the pause before retry k (1, 2, …).
+func (r Retry) wait(k int) time.Duration {
+	d := r.Backoff
+	for i := 1; i < k && d < MaxRetryBackoff; i++ {
+		d *= 2
+	}
+	return min(d, MaxRetryBackoff)
+}
+
+// RetryStats counts what the Retry policy did over a run: the retries
+// made (attempts after an operation's first), the operations that failed
+// at least once and then succeeded, and those that failed on every
+// attempt after at least one retry.
+type RetryStats struct {
+	Retries, Recovered, Exhausted int64
+}
+
+// RetryStats returns the counts so far.
+func (d *Driver) RetryStats() RetryStats {
+	return RetryStats{Retries: d.retries.Load(), Recovered: d.recovered.Load(), Exhausted: d.exhausted.Load()}
 }
 
 // NewDriver prepares clients for store, which holds ds. Posts take their
@@ -85,22 +153,67 @@ func (c *Client) User() int64 { return c.user }
 // Next picks the next operation from the mix.
 func (c *Client) Next() int { return c.d.mix.Pick(c.rng) }
 
-// Do runs op. A post is grouped by its author's follower count; userline
-// reads a user the client follows (a random user when it follows none);
-// timeline reads the client's own timeline.
+// Do runs op, retried by the driver's Retry policy. A post is grouped by
+// its author's follower count; userline reads a user the client follows
+// (a random user when it follows none); timeline reads the client's own
+// timeline.
 func (c *Client) Do(ctx context.Context, op int) (int, error) {
-	switch op {
-	case OpPost:
-		t := Tweet{
+	var t Tweet
+	if op == OpPost {
+		t = Tweet{
 			ID:     c.d.ids.Next(),
 			Author: c.user,
 			Time:   time.Now().UTC().Truncate(time.Microsecond),
 			Body:   RandomBody(c.rng),
 		}
-		if err := c.d.store.Post(ctx, t); err != nil {
-			if c.d.OnPostFailed != nil {
-				c.d.OnPostFailed(t, err)
+	}
+	var followed int64
+	if op == OpUserline {
+		followed = c.pickFollowed()
+	}
+	r := c.d.Retry
+	for k := 0; ; k++ {
+		if op == OpPost && k > 0 {
+			t.ID, t.Time = c.d.ids.Next(), time.Now().UTC().Truncate(time.Microsecond)
+		}
+		group, err := c.once(ctx, op, t, followed)
+		if err != nil && op == OpPost && c.d.OnPostFailed != nil {
+			c.d.OnPostFailed(t, err)
+		}
+		if err == nil {
+			if k > 0 {
+				c.d.recovered.Add(1)
 			}
+			return group, nil
+		}
+		if k >= r.Max || ctx.Err() != nil || errors.Is(err, errUnknownOp) {
+			if k > 0 {
+				c.d.exhausted.Add(1)
+			}
+			return -1, err
+		}
+		tm := time.NewTimer(r.wait(k + 1))
+		select {
+		case <-ctx.Done():
+			tm.Stop()
+			if k > 0 {
+				c.d.exhausted.Add(1)
+			}
+			return -1, err
+		case <-tm.C:
+		}
+		c.d.retries.Add(1)
+	}
+}
+
+var errUnknownOp = errors.New("microblog: unknown operation")
+
+// once is one attempt of op: the post of t, the userline of followed, or
+// the client's timeline.
+func (c *Client) once(ctx context.Context, op int, t Tweet, followed int64) (int, error) {
+	switch op {
+	case OpPost:
+		if err := c.d.store.Post(ctx, t); err != nil {
 			return -1, err
 		}
 		if c.d.OnPost != nil {
@@ -108,13 +221,13 @@ func (c *Client) Do(ctx context.Context, op int) (int, error) {
 		}
 		return c.d.ds.FollowerCount(c.user), nil
 	case OpUserline:
-		_, err := c.d.store.Userline(ctx, c.pickFollowed(), Limit)
+		_, err := c.d.store.Userline(ctx, followed, Limit)
 		return -1, err
 	case OpTimeline:
 		_, err := c.d.store.Timeline(ctx, c.user, Limit)
 		return -1, err
 	}
-	return -1, fmt.Errorf("microblog: unknown operation %d", op)
+	return -1, fmt.Errorf("%w %d", errUnknownOp, op)
 }
 
 func (c *Client) pickFollowed() int64 {
