@@ -42,6 +42,9 @@ func found(s *study.Study, c study.Claim, ms []Measure) string {
 			break
 		}
 	}
+	if op == "" {
+		op = claimOperation(c, ms)
+	}
 	metric := c.About
 	if c.About == "stability" && s.Name == "ingest" {
 		metric = "ci_amplitude" // the paper judges stability by the intervals' width
@@ -120,6 +123,9 @@ func ranking(c study.Claim, ms []Measure, metric, op string) string {
 	if len(by) == 0 {
 		return "not measured in this study's completed steps"
 	}
+	if op == "" && len(operations(ms, metric)) > 1 {
+		return "not compared: the claim names no operation and fieldbench measured " + metric + " of " + strings.Join(operations(ms, metric), " and ")
+	}
 	var list []*agg
 	for _, a := range by {
 		list = append(list, a)
@@ -190,4 +196,37 @@ func scaling(ms []Measure, op string) string {
 	}
 	sort.Strings(parts)
 	return "throughput at the largest node count over the smallest (every node on this machine's shared cores): " + strings.Join(parts, "; ")
+}
+
+// operations lists the operations measures of metric are of.
+func operations(ms []Measure, metric string) []string {
+	var out []string
+	for _, m := range ms {
+		if m.Metric == metric && m.Operation != "" && !contains(out, m.Operation) {
+			out = append(out, m.Operation)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// claimOperation is the operation a claim is about when its values do not
+// say: the trajectory study's claims name "write" or "read" in their id
+// (a read there is the distance query, the only read the paper tabulates).
+func claimOperation(c study.Claim, ms []Measure) string {
+	ops := operations(ms, c.About)
+	id := strings.ToLower(c.ID)
+	for _, op := range ops {
+		if strings.Contains(id, op) {
+			return op
+		}
+	}
+	if strings.Contains(id, "read") {
+		for _, op := range ops {
+			if op != "write" {
+				return op
+			}
+		}
+	}
+	return ""
 }

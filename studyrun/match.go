@@ -291,6 +291,9 @@ func reasons(v study.Value, c study.Conditions, ms []Measure) []string {
 		if c.Consistency != "" && m.Consistency != "" && !strings.EqualFold(c.Consistency, m.Consistency) {
 			add(fmt.Sprintf("consistency %s here, %s in the paper", m.Consistency, c.Consistency))
 		}
+		if m.Caveat != "" {
+			add(m.Caveat)
+		}
 		if m.DatasetNote != "" {
 			add("dataset scaled down: " + m.DatasetNote)
 		}

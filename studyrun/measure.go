@@ -44,6 +44,10 @@ type Measure struct {
 	N      int     // samples behind Value
 	Failed string  // the measurement failed: why (Value is then not a figure)
 
+	// Caveat is a difference of method the result itself shows (a write
+	// request carrying many records against the paper's one).
+	Caveat string
+
 	Step string // the plan step
 	Dir  string // the run directory
 	How  string // how it was read from the result file
@@ -235,6 +239,10 @@ func trajectoryMeasures(r *result.Run, s Step) []Measure {
 			m.Metric, m.Operation, m.Unit, m.Access, m.Value = f.metric, f.op, f.unit, mode, v
 			m.Load = int64(math.Round(scale * 1e6)) // the scale, kept to order the datasets (assignDatasets)
 			m.How = fmt.Sprintf("%s, %s (summary figure %s)", f.how, mode, mode+f.key)
+			recs, req := r.Summary.Extra[mode+"_write_records_per_sec"], r.Summary.Extra[mode+"_write_requests_per_sec"]
+			if f.metric == "latency" && f.op == "write" && req > 0 && recs/req > 1.5 {
+				m.Caveat = fmt.Sprintf("a write request here carries %.0f records on average, so its latency is a batch's", recs/req)
+			}
 			out = append(out, m)
 		}
 	}
