@@ -37,6 +37,14 @@ type Row struct {
 var absolute = map[string]bool{"s": true, "ms": true, "min": true, "ops/s": true, "records/s": true,
 	"MB": true, "MB/node": true, "blocks/5s": true}
 
+// machineBound are metrics in dimensionless units that still depend on the
+// hardware (a confidence interval's width follows the machine's noise).
+var machineBound = map[string]bool{"ci_amplitude": true, "cpu_idle": true}
+
+// settings are figures of the workload's setup, not of the database: no
+// server, node count or machine makes them incomparable.
+var settings = map[string]bool{"record_size": true, "sweep_load": true}
+
 // convert returns v in unit to, or false when the units do not convert.
 func convert(v float64, from, to string) (float64, bool) {
 	if from == to {
@@ -275,6 +283,9 @@ func reasons(v study.Value, c study.Conditions, ms []Measure) []string {
 			out = append(out, s)
 		}
 	}
+	if settings[v.Metric] {
+		return nil
+	}
 	for _, m := range ms {
 		if m.StandIn {
 			add(fmt.Sprintf("stand-in server: %s, not %s", m.Server, m.Database))
@@ -297,7 +308,7 @@ func reasons(v study.Value, c study.Conditions, ms []Measure) []string {
 		if m.DatasetNote != "" {
 			add("dataset scaled down: " + m.DatasetNote)
 		}
-		if absolute[v.Unit] && m.Cores > 0 {
+		if (absolute[v.Unit] || machineBound[v.Metric]) && m.Cores > 0 {
 			add(fmt.Sprintf("every node and the client share this machine's %d cores (the paper: dedicated machines)", m.Cores))
 		}
 	}

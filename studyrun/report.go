@@ -33,6 +33,9 @@ func Report(p Plan, results string) (string, error) {
 	if err := WriteReport(&b, s, p, results, ms, states); err != nil {
 		return "", err
 	}
+	if err := os.MkdirAll(results, 0o755); err != nil {
+		return "", err
+	}
 	out := filepath.Join(results, ReportFile)
 	if err := os.WriteFile(out, b.Bytes(), 0o644); err != nil {
 		return "", err
@@ -212,7 +215,7 @@ func ingestShape(w io.Writer, ms []Measure) {
 	sort.Slice(ls, func(i, j int) bool { return ls[i] < ls[j] })
 	fmt.Fprintf(w, "### Throughput (records/s) against load, mean and 95 %% confidence interval per database (Figures 3–4)\n\nThe paper publishes these figures only as plots; fieldbench's side:\n\n| records per source |")
 	for _, db := range dbs {
-		fmt.Fprintf(w, " %s (%s) |", db, byDB[db][0].Server)
+		fmt.Fprintf(w, " %s: %s |", db, byDB[db][0].Server)
 	}
 	fmt.Fprintf(w, "\n|---|%s\n", strings.Repeat("---|", len(dbs)))
 	for _, l := range ls {
