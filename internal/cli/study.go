@@ -87,6 +87,10 @@ where it stopped; Ctrl-C leaves completed steps intact.`, studyrun.ReportFile, s
 					},
 				})
 				if cmd.Context().Err() != nil {
+					// The report of what completed is cheap (files only).
+					if out, err := studyrun.Report(p, results); err == nil {
+						fmt.Fprintf(cmd.OutOrStdout(), "study %s (completed steps only): %s\n", p.Study, out)
+					}
 					fmt.Fprintf(stderr, "fieldbench: study %s interrupted; completed steps are kept in %s, run the same command again to resume\n", p.Study, results)
 					return errInterrupted
 				}
