@@ -224,6 +224,15 @@ func ratioRow(r *Row, ms []Measure) {
 	}
 	if len(others) == 0 {
 		r.NotMeasured = "no other NoSQL database of the study was measured in this study's steps"
+		var failed []string
+		for _, m := range ms {
+			if m.Metric == "throughput" && m.Operation == v.Operation && m.Database != v.Database && m.Database != "sqlserver" && m.Failed != "" && !contains(failed, m.Database) {
+				failed = append(failed, m.Database)
+			}
+		}
+		if len(failed) > 0 {
+			r.NotMeasured = "every load of " + strings.Join(failed, ", ") + " failed, so there is nothing to divide by (the failures are under the claims)"
+		}
 		return
 	}
 	var ratios []float64
