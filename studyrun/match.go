@@ -220,7 +220,13 @@ func ratioRow(r *Row, ms []Measure) {
 	}
 	mine, others := byLoad(v.Database, false), byLoad(v.Database, true)
 	if len(mine) == 0 {
-		return // notMeasured says why
+		for _, m := range ms {
+			if m.Metric == "throughput" && m.Operation == v.Operation && m.Database == v.Database && m.Failed != "" {
+				r.NotMeasured = "every load of " + v.Database + " failed (the failures are under the claims)"
+				break
+			}
+		}
+		return // else notMeasured says why
 	}
 	if len(others) == 0 {
 		r.NotMeasured = "no other NoSQL database of the study was measured in this study's steps"

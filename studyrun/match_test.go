@@ -109,6 +109,7 @@ func TestThroughputRatio(t *testing.T) {
 		{"largest over common loads", []Measure{thr("sqlserver", 1, 100), thr("sqlserver", 2, 90), thr("cassandra", 1, 50), thr("mongodb", 1, 80), thr("cassandra", 2, 30)}, 3, ""},
 		{"no common load", []Measure{thr("sqlserver", 1, 100), thr("cassandra", 2, 50)}, math.NaN(), "share no load"},
 		{"no other database", []Measure{thr("sqlserver", 1, 100)}, math.NaN(), "no other NoSQL database"},
+		{"own loads failed", []Measure{func() Measure { m := thr("sqlserver", 1, 0); m.Failed = "timeout"; return m }(), thr("cassandra", 1, 10)}, math.NaN(), "every load of sqlserver failed"},
 		{"failed loads left out", []Measure{thr("sqlserver", 1, 100), func() Measure { m := thr("cassandra", 1, 0); m.Failed = "timeout"; return m }()}, math.NaN(), "every load of cassandra failed"},
 	} {
 		r := Row{Value: v, Measured: math.NaN()}
