@@ -228,7 +228,7 @@ func ingestShape(w io.Writer, ms []Measure) {
 				}
 				switch {
 				case m.Failed != "":
-					c = "failed: " + cell(m.Failed)
+					c = "failed: " + cell(short(m.Failed, 90))
 				case m.Hi > m.Lo:
 					c = fmt.Sprintf("%s [%s, %s] (±%.1f %%, n %d)", report.Thousands(m.Value), report.Thousands(m.Lo), report.Thousands(m.Hi), 100*(m.Hi-m.Value)/m.Value, m.N)
 				default:
@@ -378,4 +378,13 @@ func rel(base, p string) string {
 		return r
 	}
 	return p
+}
+
+// short cuts s to at most n runes, marking the cut.
+func short(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
 }
