@@ -166,6 +166,15 @@ func measuredRow(r *Row, cand, other []Measure) {
 		r.Measures = append(r.Measures, m)
 	}
 	switch {
+	case n > 0 && settings[v.Metric]:
+		// A setting of the steps, not a figure to average: the largest
+		// (the highest load any sweep reached).
+		r.Measured = math.Inf(-1)
+		for _, m := range r.Measures {
+			x, _ := convert(m.Value, m.Unit, v.Unit)
+			r.Measured = math.Max(r.Measured, x)
+		}
+		r.How = "the largest over " + describe(r.Measures)
 	case n > 0:
 		r.Measured = sum / float64(n)
 		if n == 1 && sd > 0 {
