@@ -24,8 +24,11 @@ const (
 	// (halved node counts, 1–4 % datasets, one repeat), meant to finish in
 	// under about 45 minutes per study on a 2-core machine.
 	SizeQuick = "quick"
-	// SizeStudy adds what the paper did and the quick size leaves out: the
-	// study's repeats and load range. It takes hours here.
+	// SizeStudy adds, where a plan has it, what the paper did and the
+	// quick size leaves out: wiki's 10 repeats, ingest's load range up to
+	// 330,000 records per source (hours here). Trajectory and microblog
+	// have nothing more yet: their node counts and datasets cannot grow
+	// to the paper's on one machine.
 	SizeStudy = "study"
 )
 
