@@ -1,0 +1,406 @@
+package studyrun
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fieldbench/fieldbench/analysis/score"
+	"github.com/fieldbench/fieldbench/report"
+	"github.com/fieldbench/fieldbench/result"
+)
+
+// Measure is one figure fieldbench measured in a study's steps, in the
+// terms of package study (metric, operation, database, conditions), with
+// what it was measured on.
+type Measure struct {
+	Metric    string
+	Operation string
+	// Database is the paper's database the step measures (Step.For).
+	Database string
+	// Server is what really answered, as the result's header names it
+	// ("PostgreSQL 16.4", "FerretDB 1.24.2").
+	Server string
+	// StandIn: Server is not Database (a stand-in server).
+	StandIn bool
+
+	Nodes, NodesAfter int
+	RF                int
+	Consistency       string
+	Access            string // trajectory: sequential or random
+	Dataset           string // the paper's dataset this one scales down
+	DatasetNote       string // how it was scaled
+	Load              int64  // ingest: records per source
+	Cores             int    // the machine's cores, shared by every node and the client
+
+	Value  float64
+	Unit   string
+	SD     float64 // NaN when none
+	Lo, Hi float64 // a confidence interval, when Lo < Hi
+	N      int     // samples behind Value
+	Failed string  // the measurement failed: why (Value is then not a figure)
+
+	// Caveat is a difference of method the result itself shows (a write
+	// request carrying many records against the paper's one).
+	Caveat string
+
+	Step string // the plan step
+	Dir  string // the run directory
+	How  string // how it was read from the result file
+}
+
+// StepState is what a step's directory holds.
+type StepState struct {
+	Step       Step
+	Experiment string // the complete experiment directory ("" when none)
+	Runs       []string
+	Servers    []string // the servers its runs name, deduplicated
+}
+
+// Collect reads every complete step's runs and returns what they measured.
+// A step without a complete result contributes nothing (its state says
+// so); an unreadable result file is an error.
+func Collect(p Plan, results string) ([]Measure, []StepState, error) {
+	var all []Measure
+	var states []StepState
+	for _, s := range p.Steps {
+		st := StepState{Step: s}
+		done, err := Complete(StepDir(results, s))
+		if err != nil {
+			return nil, nil, err
+		}
+		st.Experiment = done
+		if done != "" {
+			dirs, err := runDirs(done)
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, d := range dirs {
+				r, err := result.Read(d)
+				if err != nil {
+					return nil, nil, fmt.Errorf("step %s: %w", s.Name, err)
+				}
+				st.Runs = append(st.Runs, d)
+				ms := measures(r, s)
+				all = append(all, ms...)
+				srv := server(r.Header)
+				if !contains(st.Servers, srv) {
+					st.Servers = append(st.Servers, srv)
+				}
+			}
+		}
+		states = append(states, st)
+	}
+	assignDatasets(all)
+	return all, states, nil
+}
+
+// runDirs are the run directories (holding a result file) of an
+// experiment directory, sorted.
+func runDirs(exp string) ([]string, error) {
+	entries, err := os.ReadDir(exp)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			if _, err := os.Stat(filepath.Join(exp, e.Name(), result.FileName)); err == nil {
+				out = append(out, filepath.Join(exp, e.Name()))
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// server names what answered the run.
+func server(h result.Header) string {
+	s := strings.TrimSpace(h.Database.Name + " " + h.Database.Version)
+	if s == "" {
+		s = h.Adapter
+	}
+	if h.HarnessOnly() {
+		s += " (" + result.HarnessOnlyMark + ")"
+	}
+	return s
+}
+
+// standIn reports whether the server that ran is not db: its name does not
+// contain the database's ("Apache Cassandra 4.1" is cassandra; "FerretDB"
+// is not mongodb).
+func standIn(h result.Header, db string) bool {
+	if h.HarnessOnly() {
+		return true
+	}
+	name := strings.ToLower(h.Database.Name)
+	if name == "" {
+		name = strings.ToLower(h.Adapter)
+	}
+	alias := map[string]string{"postgres": "postgresql", "sqlserver": "sql server"}
+	return !strings.Contains(name, db) && (alias[db] == "" || !strings.Contains(name, alias[db]))
+}
+
+// base is the part of every measure of run r that its header gives.
+func base(r *result.Run, s Step) Measure {
+	h := r.Header
+	m := Measure{
+		Database: s.For, Server: server(h), StandIn: standIn(h, s.For),
+		Nodes: 1, Cores: h.Machine.Cores, SD: math.NaN(), Step: s.Name, Dir: r.Dir,
+	}
+	if h.Cluster != nil {
+		if n := len(h.Cluster.Nodes); n > 0 {
+			m.Nodes = n
+		}
+		m.RF, _ = strconv.Atoi(h.Cluster.Options["rf"])
+		m.Consistency = h.Cluster.Options["consistency"]
+	}
+	return m
+}
+
+// measures reads what run r measured of the figures the papers publish.
+func measures(r *result.Run, s Step) []Measure {
+	switch r.Header.Workload {
+	case "ingest":
+		return ingestMeasures(r, s)
+	case "trajectory":
+		return trajectoryMeasures(r, s)
+	case "wiki":
+		return wikiMeasures(r, s)
+	case "microblog":
+		return microblogMeasures(r, s)
+	}
+	return nil
+}
+
+// ingestThroughput is the sweep's series of per-load means with their
+// confidence intervals (job's ingest sweep).
+const ingestThroughput = "ingest-throughput"
+
+func ingestMeasures(r *result.Run, s Step) []Measure {
+	b := base(r, s)
+	var out []Measure
+	var maxLoad float64
+	for _, p := range r.Points {
+		if p.Series != ingestThroughput {
+			continue
+		}
+		m := b
+		m.Metric, m.Operation, m.Unit = "throughput", "batch", "records/s"
+		m.Load, m.Value, m.Lo, m.Hi, m.N, m.Failed = int64(p.X), p.Y, p.Lo, p.Hi, p.N, p.Failed
+		m.How = fmt.Sprintf("mean of the measured runs at %s records per source (series %s)", report.Thousands(p.X), ingestThroughput)
+		out = append(out, m)
+		if p.Failed == "" && p.N > 0 {
+			maxLoad = math.Max(maxLoad, p.X)
+			if p.Hi > p.Lo && p.Y > 0 {
+				a := m
+				a.Metric, a.Unit, a.Value, a.Lo, a.Hi = "ci_amplitude", "%", 100*(p.Hi-p.Y)/p.Y, 0, 0
+				a.How = fmt.Sprintf("95 %% CI half-width over the mean at %s records per source", report.Thousands(p.X))
+				out = append(out, a)
+			}
+		}
+	}
+	if v, ok := number(r.Header.Options["record_bytes"]); ok {
+		m := b
+		m.Metric, m.Unit, m.Value, m.How = "record_size", "bytes", v, "the run's record_bytes option"
+		out = append(out, m)
+	}
+	if maxLoad > 0 {
+		m := b
+		m.Metric, m.Operation, m.Unit, m.Value, m.How = "sweep_load", "batch", "records", maxLoad, "the highest load of the sweep with a measured run"
+		out = append(out, m)
+	}
+	return out
+}
+
+func trajectoryMeasures(r *result.Run, s Step) []Measure {
+	b := base(r, s)
+	if r.Summary == nil {
+		return nil
+	}
+	scale, _ := number(r.Header.Options["scale"])
+	var out []Measure
+	for _, mode := range []string{"sequential", "random"} {
+		for _, f := range []struct{ metric, op, key, unit, how string }{
+			{"throughput", "write", "_write_records_per_sec", "ops/s", "records written per second"},
+			{"latency", "write", "_write_mean_latency_ms", "ms", "mean time of one write request"},
+			{"throughput", "distance", "_distance_requests_per_sec", "ops/s", "distance queries per second"},
+			{"latency", "distance", "_distance_mean_latency_ms", "ms", "mean time of one distance query"},
+		} {
+			v, ok := r.Summary.Extra[mode+f.key]
+			if !ok {
+				continue
+			}
+			m := b
+			m.Metric, m.Operation, m.Unit, m.Access, m.Value = f.metric, f.op, f.unit, mode, v
+			m.Load = int64(math.Round(scale * 1e6)) // the scale, kept to order the datasets (assignDatasets)
+			m.How = fmt.Sprintf("%s, %s (summary figure %s)", f.how, mode, mode+f.key)
+			recs, req := r.Summary.Extra[mode+"_write_records_per_sec"], r.Summary.Extra[mode+"_write_requests_per_sec"]
+			if f.metric == "latency" && f.op == "write" && req > 0 && recs/req > 1.5 {
+				m.Caveat = fmt.Sprintf("a write request here carries %.0f records on average, so its latency is a batch's", recs/req)
+			}
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// assignDatasets names the paper's dataset each trajectory measure scales
+// down: the scenarios scale the paper's three datasets (1×, 2×, 4× the
+// first) by one factor, so a step's smallest scale is dataset0, twice it
+// dataset1, four times it dataset2.
+func assignDatasets(ms []Measure) {
+	smallest := map[string]int64{}
+	for _, m := range ms {
+		if m.Access == "" || m.Load == 0 {
+			continue
+		}
+		if s, ok := smallest[m.Step]; !ok || m.Load < s {
+			smallest[m.Step] = m.Load
+		}
+	}
+	for i, m := range ms {
+		s, ok := smallest[m.Step]
+		if m.Access == "" || !ok {
+			continue
+		}
+		k := math.Log2(float64(m.Load) / float64(s))
+		if math.Abs(k-math.Round(k)) < 1e-6 && k <= 2 {
+			ms[i].Dataset = fmt.Sprintf("dataset%d", int(math.Round(k)))
+			ms[i].DatasetNote = fmt.Sprintf("%s at %g %% of the paper's dataset0 records", ms[i].Dataset, float64(m.Load)/1e4)
+		}
+		ms[i].Load = 0
+	}
+}
+
+func wikiMeasures(r *result.Run, s Step) []Measure {
+	b := base(r, s)
+	sc, err := score.FromRun(r)
+	if err != nil {
+		return nil
+	}
+	var out []Measure
+	add := func(m Measure) {
+		if !math.IsNaN(m.Value) && !math.IsInf(m.Value, 0) {
+			out = append(out, m)
+		}
+	}
+	for _, j := range sc.Elasticity {
+		m := b
+		m.Nodes, _ = strconv.Atoi(j.NodesBefore)
+		m.NodesAfter, _ = strconv.Atoi(j.NodesAfter)
+		if !j.Stable {
+			m.Metric, m.Unit, m.Value, m.Failed = "elasticity_score", "score", math.NaN(), "no stable window found after the join"
+			out = append(out, m)
+			continue
+		}
+		for _, f := range []struct {
+			metric, unit string
+			v            float64
+			how          string
+		}{
+			{"elasticity_score", "score", j.Score, "score recomputed from the result file (detector " + j.Detector + ")"},
+			{"data_transfer_time", "s", j.DataTransfer, "data settled − join"},
+			{"additional_time", "s", j.Additional, "stable − data settled"},
+			{"stabilization_time", "s", j.Total, "stable − join"},
+		} {
+			m.Metric, m.Unit, m.Value, m.How = f.metric, f.unit, f.v, f.how
+			add(m)
+		}
+	}
+	for _, st := range sc.Steps {
+		m := b
+		m.Nodes, _ = strconv.Atoi(st.Nodes)
+		m.Metric, m.Unit, m.Value, m.SD, m.N = "request_set_time", "s", st.Avg, st.SD, st.N
+		m.How = fmt.Sprintf("mean of %d request sets of step %s", st.N, st.Label)
+		add(m)
+	}
+	for _, t := range sc.Scalability {
+		m := b
+		m.Nodes, _ = strconv.Atoi(t.From.Nodes)
+		m.NodesAfter, _ = strconv.Atoi(t.To.Nodes)
+		m.Metric, m.Unit, m.Value, m.How = "scalability_score", "score", t.Score, "from the two steps' mean request-set times"
+		add(m)
+	}
+	return out
+}
+
+func microblogMeasures(r *result.Run, s Step) []Measure {
+	b := base(r, s)
+	if r.Summary == nil {
+		return nil
+	}
+	x := r.Summary.Extra
+	var out []Measure
+	one := func(metric, unit string, v float64, how string) Measure {
+		m := b
+		m.Metric, m.Unit, m.Value, m.How = metric, unit, v, how
+		return m
+	}
+	if v, ok := x["cluster_formation_seconds"]; ok {
+		out = append(out, one("cluster_formation_time", "s", v, "cluster started until every node was up"))
+	}
+	if v, ok := x["populate_seconds"]; ok {
+		out = append(out, one("populate_time", "s", v, "populate of the dataset"))
+	}
+	if v, ok := x["ownership_mean_pct"]; ok {
+		m := one("ownership", "%", v, "mean token ownership per node as the database reports it")
+		if sd, ok := x["ownership_sd_pct"]; ok {
+			m.SD = sd
+		}
+		out = append(out, m)
+	}
+	if v, ok := x["convergence_mean_ms"]; ok {
+		m := one("convergence_time", "s", v/1000, "mean time until a write was visible on every node")
+		if sd, ok := x["convergence_sd_ms"]; ok {
+			m.SD = sd / 1000
+		}
+		out = append(out, m)
+	}
+	crashed := false
+	for _, e := range r.Events {
+		if e.Name == "kill" {
+			crashed = true
+		}
+	}
+	if crashed {
+		var n int64
+		for _, op := range r.Summary.Ops {
+			for _, c := range op.Errors {
+				n += c
+			}
+		}
+		m := one("errors", "count", float64(n), "failed operations of every kind over the run (no retry)")
+		if x["audit_acknowledged"] > 0 {
+			m.How += fmt.Sprintf("; audit: %s acknowledged posts, %s lost", report.Thousands(x["audit_acknowledged"]), report.Thousands(x["audit_lost"]))
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// number reads a numeric option as decoded from JSON or YAML.
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	}
+	return 0, false
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

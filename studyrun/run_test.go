@@ -1,0 +1,177 @@
+package studyrun
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	_ "github.com/fieldbench/fieldbench/adapter/sqlite"
+	"github.com/fieldbench/fieldbench/study"
+)
+
+// tinyIngest is an ingest sweep small enough to take about a second on the
+// embedded SQLite: the same experiment code path as a study's scenarios.
+const tinyIngest = `name: tiny-ingest
+study: test
+description: a tiny ingest sweep on the embedded SQLite
+workload:
+  name: ingest
+  command: sweep
+  options: {sources: 2, batch: 100, from: 500, to: 1000, step: 500, runs: 3, warmup-runs: 1}
+probe_every: -1s
+`
+
+// TestStudyEndToEnd runs a real (tiny) study on the embedded SQLite
+// through Run and Report, checks the report has one row per published
+// value with the paper's figure, fieldbench's, the ratio and the
+// comparability, and that a second run skips the completed step.
+func TestStudyEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "scenarios")
+	if err := os.MkdirAll(scen, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(scen, "tiny.yaml"), []byte(tinyIngest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := Plan{Study: "ingest", Size: "test", Steps: []Step{{Name: "sweep-sqlite", Scenario: "tiny.yaml", For: "sqlserver", Why: "test"}}}
+	results := filepath.Join(dir, "results")
+	var out, errb bytes.Buffer
+	cfg := Config{Results: results, Scenarios: scen, Stdout: &out, Stderr: &errb, Version: "test"}
+	if err := Run(context.Background(), p, cfg); err != nil {
+		t.Fatalf("run: %v\n%s", err, errb.String())
+	}
+	if !strings.Contains(errb.String(), "[1/1 sweep-sqlite, 0s elapsed] running") {
+		t.Errorf("no progress line in:\n%s", errb.String())
+	}
+	done, err := Complete(StepDir(results, p.Steps[0]))
+	if err != nil || done == "" {
+		t.Fatalf("step not complete after the run: %q, %v", done, err)
+	}
+
+	path, err := Report(p, results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(b)
+	s, err := study.Load("ingest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range s.Values {
+		re := regexp.MustCompile("(?m)^\\| `" + regexp.QuoteMeta(v.ID) + "` \\|.*$")
+		line := re.FindString(md)
+		if line == "" {
+			t.Errorf("no row for %s", v.ID)
+			continue
+		}
+		if n := strings.Count(strings.ReplaceAll(line, `\|`, ""), "|"); n != 10 {
+			t.Errorf("row of %s has %d cells, want 9: %s", v.ID, n-1, line)
+		}
+	}
+	if !strings.Contains(md, "| id | source | metric | conditions (paper) | paper | fieldbench | ratio | comparable | why not / how |") {
+		t.Error("the value table lacks its header")
+	}
+	// What the tiny sweep measures, and what it cannot.
+	for _, want := range []string{
+		"| `ingest.text.record-size` |", "| 126 bytes | 126 bytes | 1 | yes | the largest over sweep-sqlite on sqlite",
+		"| `ingest.text.couchbase-rest-speedup` |", "not measured | – | – | no step of this study runs couchbase",
+		"| `ingest.text.sqlserver-vs-best-nosql` |", "no other NoSQL database of the study was measured",
+		"## Claims", "| `ingest.claim.ranking` |",
+		"### Throughput (records/s) against load",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	if !regexp.MustCompile("`ingest.text.ci-amplitude` \\|[^\n]*\\| [0-9.]+ % \\| [0-9.e+-]+ \\| no \\|").MatchString(md) {
+		t.Errorf("the CI amplitude has no measured figure and ratio:\n%s", md)
+	}
+
+	// A second run skips the completed step and runs nothing new.
+	errb.Reset()
+	if err := Run(context.Background(), p, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errb.String(), "already complete in "+done+": skipped") {
+		t.Errorf("second run did not skip the step:\n%s", errb.String())
+	}
+	entries, _ := os.ReadDir(StepDir(results, p.Steps[0]))
+	if len(entries) != 1 {
+		t.Errorf("second run left %d experiment directories, want 1", len(entries))
+	}
+}
+
+// TestRunInterruptedKeepsCompleted: a cancelled context stops before the
+// next step, and the completed step stays complete.
+func TestRunInterruptedKeepsCompleted(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tiny.yaml"), []byte(tinyIngest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := Plan{Study: "ingest", Size: "test", Steps: []Step{{Name: "a", Scenario: "tiny.yaml", For: "sqlserver"}, {Name: "b", Scenario: "tiny.yaml", For: "sqlserver"}}}
+	results := filepath.Join(dir, "results")
+	var errb bytes.Buffer
+	cfg := Config{Results: results, Scenarios: dir, Stdout: &bytes.Buffer{}, Stderr: &errb}
+	if err := Run(context.Background(), Plan{Study: p.Study, Steps: p.Steps[:1]}, cfg); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := Run(ctx, p, cfg); err == nil {
+		t.Fatal("a cancelled run returned no error")
+	}
+	if done, _ := Complete(StepDir(results, p.Steps[0])); done == "" {
+		t.Error("the completed step lost its result")
+	}
+	if done, _ := Complete(StepDir(results, p.Steps[1])); done != "" {
+		t.Error("the interrupted step counts as complete")
+	}
+}
+
+// TestPlans: every study has a plan whose scenarios exist and parse at
+// both sizes, with unique step names and a database of the study.
+func TestPlans(t *testing.T) {
+	if got, want := strings.Join(Names(), ","), strings.Join(study.Names(), ","); got != want {
+		t.Errorf("studies with a plan %s, studies %s", got, want)
+	}
+	for _, name := range study.Names() {
+		s, err := study.Load(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, size := range Sizes() {
+			p, err := PlanFor(name, size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Check("../scenarios"); err != nil {
+				t.Errorf("%s %s: %v", name, size, err)
+			}
+			seen := map[string]bool{}
+			for _, st := range p.Steps {
+				if seen[st.Name] {
+					t.Errorf("%s %s: step %s twice", name, size, st.Name)
+				}
+				seen[st.Name] = true
+				if !s.HasDatabase(st.For) {
+					t.Errorf("%s: step %s is for %q, not a database of the study", name, st.Name, st.For)
+				}
+			}
+		}
+	}
+	if _, err := PlanFor("nosuch", SizeQuick); err == nil {
+		t.Error("an unknown study has a plan")
+	}
+	if _, err := PlanFor("ingest", "huge"); err == nil {
+		t.Error("an unknown size is accepted")
+	}
+}
