@@ -95,10 +95,6 @@ type remoteDB struct {
 	// a port on loopback it chose).
 	status func(ctx context.Context, c *Cluster) ([]NodeStatus, error)
 	moving func(ctx context.Context, c *Cluster) (bool, string, error)
-	// notVerified says what of this database's answers no server on this
-	// machine gave, so was not verified here ("" when all was); it goes
-	// into the result and the scenario's plan.
-	notVerified string
 }
 
 var remoteDBs = map[string]remoteDB{
@@ -117,6 +113,8 @@ var remoteDBs = map[string]remoteDB{
 	"hbase": {dsnHint: "the adapter's DSN naming the REST gateway (hbase://host:8080): the members are region servers",
 		version: hbaseRemoteVersion, members: hbaseRemoteMembers, resources: hbaseRemoteResources, reported: []string{"disk"},
 		source: hbaseRemoteSource, status: hbaseRemoteStatus, moving: hbaseRemoteMoving},
+	"mongodb": {dsn: mongoRemoteDSN, version: mongoRemoteVersion, members: mongoRemoteMembers, resources: mongoRemoteResources,
+		reported: []string{"cpu", "rss"}, source: mongoRemoteSource, status: mongoRemoteStatus, moving: mongoRemoteMoving},
 }
 
 // ExternalDatabases are the databases an external cluster can run: those
@@ -305,14 +303,6 @@ func OpenExternal(ctx context.Context, spec ExternalSpec, dir string) (*External
 func remoteNode(m ExternalMember) *Node {
 	return &Node{Name: m.Name, Host: m.Host, Port: m.Port, Remote: true}
 }
-
-// NotVerified says what of the database's answers fieldbench relies on
-// was not verified on this project's machine ("" when all was), for the
-// result and the plan.
-func (e *External) NotVerified() string { return e.rdb.notVerified }
-
-// ExternalNotVerified is NotVerified for a database by name.
-func ExternalNotVerified(database string) string { return remoteDBs[database].notVerified }
 
 // Name implements Engine.
 func (e *External) Name() string { return EngineExternal }
