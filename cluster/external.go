@@ -115,6 +115,8 @@ var remoteDBs = map[string]remoteDB{
 		source: hbaseRemoteSource, status: hbaseRemoteStatus, moving: hbaseRemoteMoving},
 	"mongodb": {dsn: mongoRemoteDSN, version: mongoRemoteVersion, members: mongoRemoteMembers, resources: mongoRemoteResources,
 		reported: []string{"cpu", "rss"}, source: mongoRemoteSource, status: mongoRemoteStatus, moving: mongoRemoteMoving},
+	"couchdb": {dsn: couchRemoteDSN, version: couchRemoteVersion, members: couchRemoteMembers,
+		status: couchRemoteStatus, moving: couchRemoteMoving},
 }
 
 // ExternalDatabases are the databases an external cluster can run: those
