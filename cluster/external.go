@@ -117,6 +117,8 @@ var remoteDBs = map[string]remoteDB{
 		reported: []string{"cpu", "rss"}, source: mongoRemoteSource, status: mongoRemoteStatus, moving: mongoRemoteMoving},
 	"couchdb": {dsn: couchRemoteDSN, version: couchRemoteVersion, members: couchRemoteMembers,
 		status: couchRemoteStatus, moving: couchRemoteMoving},
+	"sqlserver": {dsn: sqlRemoteDSN, version: sqlRemoteVersion, members: sqlRemoteMembers,
+		status: sqlRemoteStatus, moving: sqlRemoteMoving},
 }
 
 // ExternalDatabases are the databases an external cluster can run: those
