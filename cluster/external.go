@@ -72,8 +72,15 @@ const (
 // start, over the network and by address alone (no PID, no local file,
 // no password it generated).
 type remoteDB struct {
+	// dsn builds the adapter's DSN from the members; nil when the members
+	// are not what the adapter talks to (HBase: region servers, while the
+	// adapter talks to the REST gateway), and then the scenario's dsn is
+	// required, as dsnHint says.
 	dsn     func(c *Cluster) string
-	version func(ctx context.Context, n *Node) (string, error)
+	dsnHint string
+	// version asks the database its version, through member n (or the
+	// DSN's server, for databases reached through a gateway).
+	version func(ctx context.Context, c *Cluster, n *Node) (string, error)
 	// members are the nodes the database lists, by host:port, with "up"
 	// for a node that has joined (any other word says where it is).
 	members func(ctx context.Context, c *Cluster) (map[string]string, error)
@@ -83,10 +90,15 @@ type remoteDB struct {
 	reported  []string
 	// source says where the reported figures come from, for the result.
 	source string
+	// status and moving, when set, replace the database's own engine's
+	// Status and Moving, which need processes fieldbench started (a PID,
+	// a port on loopback it chose).
+	status func(ctx context.Context, c *Cluster) ([]NodeStatus, error)
+	moving func(ctx context.Context, c *Cluster) (bool, string, error)
 }
 
 var remoteDBs = map[string]remoteDB{
-	"redis": {dsn: redisDSN, version: redisVersion, members: redisMembers, resources: redisResources, reported: []string{"cpu", "rss"},
+	"redis": {dsn: redisDSN, version: func(ctx context.Context, _ *Cluster, n *Node) (string, error) { return redisVersion(ctx, n) }, members: redisMembers, resources: redisResources, reported: []string{"cpu", "rss"},
 		source: "INFO of each node: cpu = used_cpu_sys + used_cpu_user, rss = used_memory_rss"},
 	"cassandra": {dsn: func(c *Cluster) string {
 		var hosts []string
@@ -96,8 +108,17 @@ var remoteDBs = map[string]remoteDB{
 			}
 		}
 		return "cassandra://" + strings.Join(hosts, ",") + "/fieldbench"
-	}, version: cassVersion, members: cassMembers, resources: cassResources, reported: []string{"disk"},
+	}, version: func(ctx context.Context, _ *Cluster, n *Node) (string, error) { return cassVersion(ctx, n) }, members: cassMembers, resources: cassResources, reported: []string{"disk"},
 		source: "system_views.disk_usage of each node: disk = the sum over its tables of their SSTables, each table rounded up to whole MiB (no commit log, hints or snapshots)"},
+	"hbase": {dsnHint: "the adapter's DSN naming the REST gateway (hbase://host:8080): the members are region servers",
+		version: hbaseRemoteVersion, members: hbaseRemoteMembers, resources: hbaseRemoteResources, reported: []string{"disk"},
+		source: hbaseRemoteSource, status: hbaseRemoteStatus, moving: hbaseRemoteMoving},
+	"mongodb": {dsn: mongoRemoteDSN, version: mongoRemoteVersion, members: mongoRemoteMembers, resources: mongoRemoteResources,
+		reported: []string{"cpu", "rss"}, source: mongoRemoteSource, status: mongoRemoteStatus, moving: mongoRemoteMoving},
+	"couchdb": {dsn: couchRemoteDSN, version: couchRemoteVersion, members: couchRemoteMembers,
+		status: couchRemoteStatus, moving: couchRemoteMoving},
+	"sqlserver": {dsn: sqlRemoteDSN, version: sqlRemoteVersion, members: sqlRemoteMembers,
+		status: sqlRemoteStatus, moving: sqlRemoteMoving},
 }
 
 // ExternalDatabases are the databases an external cluster can run: those
@@ -125,6 +146,8 @@ func (s ExternalSpec) Problems(used map[string]bool, adds int) []error {
 		} else {
 			bad("database: %q: fieldbench can ask only %s about nodes it did not start", s.Database, strings.Join(ExternalDatabases(), ", "))
 		}
+	} else if rdb := remoteDBs[s.Database]; rdb.dsn == nil && s.DSN == "" {
+		bad("dsn: required with database %s: %s", s.Database, rdb.dsnHint)
 	}
 	members, spares := 0, 0
 	names, addrs := map[string]bool{}, map[string]bool{}
@@ -266,7 +289,7 @@ func OpenExternal(ctx context.Context, spec ExternalSpec, dir string) (*External
 	var errs []error
 	for _, n := range c.Nodes {
 		vctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		v, err := e.rdb.version(vctx, n)
+		v, err := e.rdb.version(vctx, c, n)
 		cancel()
 		if err == nil && v != "" {
 			c.Version = v
@@ -299,11 +322,17 @@ func (e *External) Up(context.Context, string, Options) (*Cluster, error) {
 // Status implements Engine with the database's own engine, which asks
 // every node by address.
 func (e *External) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
+	if e.rdb.status != nil {
+		return e.rdb.status(ctx, c)
+	}
 	return e.db.Status(ctx, c)
 }
 
 // Moving implements Mover with the database's own engine.
 func (e *External) Moving(ctx context.Context, c *Cluster) (bool, string, error) {
+	if e.rdb.moving != nil {
+		return e.rdb.moving(ctx, c)
+	}
 	m, ok := e.db.(Mover)
 	if !ok {
 		return false, "", fmt.Errorf("%s cannot report data movement: %w", e.spec.Database, ErrUnsupported)

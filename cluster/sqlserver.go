@@ -250,6 +250,19 @@ func TDSPrelogin(ctx context.Context, addr string) (string, error) {
 	if _, err := io.ReadFull(c, body); err != nil {
 		return "", fmt.Errorf("read the pre-login response: %w", err)
 	}
+	return parseTDSPrelogin(append(h, body...))
+}
+
+// parseTDSPrelogin reads the VERSION option of a pre-login response
+// packet (its 8-byte header included).
+func parseTDSPrelogin(packet []byte) (string, error) {
+	if len(packet) < 8 {
+		return "", errors.New("pre-login response shorter than its header")
+	}
+	if packet[0] != 0x04 && packet[0] != 0x12 {
+		return "", fmt.Errorf("pre-login response of packet type %#x", packet[0])
+	}
+	body := packet[8:]
 	for i := 0; i+5 <= len(body) && body[i] != 0xFF; i += 5 {
 		if body[i] != 0x00 {
 			continue

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"math"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,8 +104,11 @@ func checkExternalHeader(t *testing.T, run *result.Run, cl *cluster.Cluster) {
 		t.Errorf("cluster in the result: %+v; want engine external, database %s, version %q", ci, cl.Engine, cl.Version)
 	}
 	fromDB, unavailable, source := "node-cpu, node-rss", "node-read, node-write, node-disk", "used_memory_rss"
-	if cl.Engine == "cassandra" {
+	switch cl.Engine {
+	case "cassandra":
 		fromDB, unavailable, source = "node-disk", "node-cpu, node-rss, node-read, node-write", "system_views.disk_usage"
+	case "hbase":
+		fromDB, unavailable, source = "node-disk", "node-cpu, node-rss, node-read, node-write", "storefileSizeMB"
 	}
 	if run.Header.Options["probes_unavailable"] != unavailable || run.Header.Options["probes_from_database"] != fromDB {
 		t.Errorf("probes recorded as %v / %v", run.Header.Options["probes_from_database"], run.Header.Options["probes_unavailable"])
@@ -244,6 +248,85 @@ timeline:
 	}
 	if owned != 3 {
 		t.Errorf("ownership of %d nodes, want 3 (slots as Redis reports them)", owned)
+	}
+}
+
+// TestExperimentExternalJoinHBase runs a join under microblog load through
+// the external engine on HBase (a wiki elasticity run took 8.6 minutes
+// here, over the CI budget): a master with one region server this test
+// started, treated as a user's cluster whose only member is that region
+// server (by the address HBase names it) and whose DSN names the REST
+// gateway. The add command is the built `fieldbench cluster add`, which
+// starts a region server at an address the scenario does not know: the
+// new node is the one the master lists live that it did not list before.
+// Version, membership, data movement (hbase:meta's region states, and the
+// new server holding no region yet), ownership (regions per server) and
+// each server's disk (its regions' store files) are all asked of the
+// gateway.
+func TestExperimentExternalJoinHBase(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds fieldbench and starts HBase (install with scripts/install-servers.sh)")
+	}
+	bin := fieldbenchBin(t)
+	cl := localCluster(t, "hbase", "--nodes", "1", "--opt", "balancer-period=2000")
+	eng, err := cluster.Get("hbase")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	sts, err := eng.Status(ctx, cl)
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs string
+	for _, st := range sts {
+		if strings.HasPrefix(st.Role, "regionserver") && st.State == "up" {
+			rs = st.Addr
+		}
+	}
+	host, port, err := net.SplitHostPort(rs)
+	if err != nil {
+		t.Fatalf("the in-process region server's address %q: %v (status %+v)", rs, err, sts)
+	}
+	runs, out := experimentRun(t, "name: ext-join-hbase\ncluster:\n  engine: external\n  database: hbase\n  dsn: "+cl.DSN+
+		"\n  command_timeout: 3m\n  join_timeout: 3m\n  members:\n    - {name: rs1, host: "+host+", port: "+port+"}\n"+
+		"  commands:\n    add: \"'"+bin+"' cluster add --dir '"+cl.Dir+"'\"\n"+`
+workload: {name: microblog, options: {users: 100, clients: 2, duration: 90s}}
+probe_every: 2s
+timeline:
+  - {at: 2s, do: add, count: 1}
+`, 6*time.Minute)
+	run := runs[0]
+	for _, ev := range []string{"join", "node-added", "joined", "data-settled"} {
+		if len(eventsNamed(run, ev)) != 1 {
+			t.Errorf("want one %q event; events: %+v", ev, run.Events)
+		}
+	}
+	checkExternalHeader(t, run, cl)
+	owned, disk := 0, map[string]int{}
+	for _, p := range run.Points {
+		switch p.Series {
+		case "ownership":
+			owned++
+		case "node-disk":
+			disk[p.Labels["node"]]++
+			if p.Y < 0 || math.Mod(p.Y, 1<<20) != 0 {
+				t.Errorf("node-disk %.0f bytes: want whole MiB (storefileSizeMB)", p.Y)
+			}
+		}
+	}
+	if owned != 2 {
+		t.Errorf("ownership of %d nodes, want 2 (regions per server as the master reports them)", owned)
+	}
+	if disk["rs1"] == 0 {
+		t.Errorf("no node-disk point for rs1: %v", disk)
+	}
+	if !strings.Contains(out, "microblog on HBase "+cl.Version) {
+		t.Errorf("the summary does not name the server as HBase reported it:\n%s", out)
+	}
+	for _, ev := range eventsNamed(run, "data-settled") {
+		t.Logf("data-settled: %s", ev.Detail)
 	}
 }
 

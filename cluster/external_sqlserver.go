@@ -1,0 +1,79 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// An external SQL Server is one server (Always On availability groups
+// and their data movement are not asked). It is asked, without
+// credentials, with a TDS pre-login (TDSPrelogin), whose VERSION option
+// every TDS server sends before any login: the version it announces, and
+// whether it answers at all. SERVERPROPERTY and @@VERSION need a login
+// (the DSN's credentials), which the external engine's queries never use
+// (docs/experiments.md, "External clusters"); no resource figure is asked.
+//
+// Verified here against Iridium SQL 0.1.13 only (`cluster up sqlserver`),
+// which announces 16.0.4105 (SQL Server 2022's number): an external
+// cluster's version is what the server claims, and a stand-in claims a
+// real one. Microsoft SQL Server's pre-login is not verified here.
+
+// sqlRemoteDSN is the adapter's DSN without credentials: a real SQL
+// Server needs the scenario's dsn with user and password.
+func sqlRemoteDSN(c *Cluster) string {
+	for _, n := range c.Nodes {
+		if n.Role != roleDecommissioned {
+			return fmt.Sprintf("sqlserver://%s?database=%s", n.Addr(), sqlServerDatabase)
+		}
+	}
+	return ""
+}
+
+func sqlRemoteVersion(ctx context.Context, _ *Cluster, n *Node) (string, error) {
+	v, err := TDSPrelogin(ctx, n.Addr())
+	if err != nil {
+		return "", fmt.Errorf("sqlserver: pre-login of %s: %w", n.Addr(), err)
+	}
+	return v, nil
+}
+
+// sqlRemoteMembers: each member that answers a pre-login is up.
+func sqlRemoteMembers(ctx context.Context, c *Cluster) (map[string]string, error) {
+	out := map[string]string{}
+	for _, st := range sqlRemoteStatusOf(ctx, c) {
+		if st.State == "up" {
+			out[st.Addr] = "up"
+		}
+	}
+	return out, nil
+}
+
+func sqlRemoteStatusOf(ctx context.Context, c *Cluster) []NodeStatus {
+	var out []NodeStatus
+	for _, n := range c.Nodes {
+		if n.Role == roleDecommissioned {
+			continue
+		}
+		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: "standalone", State: "down", Detail: map[string]string{}}
+		if n.Running() {
+			qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			v, err := TDSPrelogin(qctx, n.Addr())
+			cancel()
+			if err != nil {
+				st.State, st.Detail["error"] = "unreachable", err.Error()
+			} else {
+				st.State, st.Detail["version"] = "up", v
+			}
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+func sqlRemoteStatus(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
+	return sqlRemoteStatusOf(ctx, c), nil
+}
+
+// sqlRemoteMoving: one server, nothing moves between servers.
+func sqlRemoteMoving(context.Context, *Cluster) (bool, string, error) { return false, "", nil }
