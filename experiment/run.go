@@ -86,6 +86,12 @@ func (sc *Scenario) WritePlan(w io.Writer) error {
 }
 
 // Config is how the caller (the CLI) runs a scenario.
+// ClusterStarter starts a scenario's cluster in dir: engine, node count,
+// network (loopback or hosts) and engine options, saying its progress on
+// progress. The CLI gives `cluster up`'s; one type, so every caller (an
+// experiment, a study's steps) passes the same function.
+type ClusterStarter func(ctx context.Context, engine string, nodes int, network, dir string, opts map[string]string, progress io.Writer) (*cluster.Cluster, error)
+
 type Config struct {
 	// Results is the directory under which the experiment's directory is
 	// created.
@@ -96,7 +102,7 @@ type Config struct {
 	// StartCluster starts the scenario's cluster in dir (the CLI's `cluster
 	// up`, so both start clusters the same way).
 	// network is the scenario's cluster.network ("" for loopback).
-	StartCluster func(ctx context.Context, engine string, nodes int, network, dir string, opts map[string]string, progress io.Writer) (*cluster.Cluster, error)
+	StartCluster ClusterStarter
 }
 
 // expRun is one experiment in progress: its directory, its cluster, and

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/experiment"
 )
 
@@ -29,7 +28,7 @@ type Config struct {
 	Stdout, Stderr io.Writer
 	Version        string
 	// StartCluster starts a scenario's cluster (experiment.Config's).
-	StartCluster func(ctx context.Context, engine string, nodes int, dir string, opts map[string]string, progress io.Writer) (*cluster.Cluster, error)
+	StartCluster experiment.ClusterStarter
 	// now is the clock (tests); time.Now when nil.
 	now func() time.Time
 }

@@ -78,9 +78,7 @@ the result files alone. Results go to results/<time>-experiment-<name>/.`, strin
 			}
 			err = experiment.Run(cmd.Context(), sc, experiment.Config{
 				Results: results, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Version: Version,
-				StartCluster: func(ctx context.Context, engine string, nodes int, network, dir string, opts map[string]string, progress io.Writer) (*cluster.Cluster, error) {
-					return clusterUp(ctx, engine, cluster.Options{Nodes: nodes, Extra: opts, Network: network}, dir, progress)
-				},
+				StartCluster: startCluster,
 			})
 			if err != nil && cmd.Context().Err() != nil && !errors.Is(err, errInterrupted) {
 				// Ctrl-C in the middle of an action (a node joining): say
@@ -96,4 +94,9 @@ the result files alone. Results go to results/<time>-experiment-<name>/.`, strin
 	c.Flags().StringVar(&results, "results", "results", "directory under which the experiment's directory is created")
 	c.Flags().BoolVar(&dryRun, "dry-run", false, "check the scenario and print what it would do, without starting anything")
 	return c
+}
+
+// startCluster is `cluster up` for an experiment's or a study's scenario.
+func startCluster(ctx context.Context, engine string, nodes int, network, dir string, opts map[string]string, progress io.Writer) (*cluster.Cluster, error) {
+	return clusterUp(ctx, engine, cluster.Options{Nodes: nodes, Extra: opts, Network: network}, dir, progress)
 }

@@ -19,3 +19,17 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// longTests, set to 1, runs the tests that take several minutes each on
+// this project's 2-core machines and would push CI past its hour
+// (FIELDBENCH_LONG_TESTS=1 go test -run NAME ./internal/cli); each such
+// test names its cost when it skips.
+const longTests = "FIELDBENCH_LONG_TESTS"
+
+// onlyLong skips t unless longTests is set.
+func onlyLong(t *testing.T, cost string) {
+	t.Helper()
+	if os.Getenv(longTests) != "1" {
+		t.Skipf("%s; set %s=1 to run it", cost, longTests)
+	}
+}

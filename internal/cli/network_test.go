@@ -344,6 +344,7 @@ func TestCassandraHostsLoadHost(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and starts three Cassandra JVMs")
 	}
+	onlyLong(t, "three Cassandra JVMs on hosts, killed and restarted: 5–7 min here")
 	if err := vnet.Check(); err != nil {
 		t.Skipf("hosts need network namespaces: %v", err)
 	}

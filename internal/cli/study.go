@@ -1,16 +1,13 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/study"
 	"github.com/fieldbench/fieldbench/studyrun"
 )
@@ -82,9 +79,7 @@ where it stopped; Ctrl-C leaves completed steps intact.`, studyrun.ReportFile, s
 			if !reportOnly {
 				runErr = studyrun.Run(cmd.Context(), p, studyrun.Config{
 					Results: results, Scenarios: scenarios, Stdout: cmd.OutOrStdout(), Stderr: stderr, Version: Version,
-					StartCluster: func(ctx context.Context, engine string, nodes int, dir string, opts map[string]string, progress io.Writer) (*cluster.Cluster, error) {
-						return clusterUp(ctx, engine, cluster.Options{Nodes: nodes, Extra: opts}, dir, progress)
-					},
+					StartCluster: startCluster,
 				})
 				if cmd.Context().Err() != nil {
 					// The report of what completed is cheap (files only).
