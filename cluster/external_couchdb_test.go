@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -82,27 +81,7 @@ func TestCouchDocsDiffer(t *testing.T) {
 // other has them by replication, then settled; a killed member is
 // unreachable and no longer a member.
 func TestExternalCouchPouchDB(t *testing.T) {
-	e, err := Get("couchdb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Check(); err != nil {
-		if testing.Short() {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	local, err := e.Up(ctx, t.TempDir(), Options{Nodes: 2})
-	t.Cleanup(func() {
-		if local != nil {
-			_ = e.Down(context.Background(), local)
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, _, local := upForTest(t, "couchdb", Options{Nodes: 2}, 5*time.Minute)
 	var members []ExternalMember
 	for i, n := range local.Nodes {
 		members = append(members, ExternalMember{Name: fmt.Sprintf("c%d", i+1), Host: n.Host, Port: n.Port})

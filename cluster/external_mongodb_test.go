@@ -72,27 +72,7 @@ func TestMongoExternalAnswers(t *testing.T) {
 // replSetGetStatus is CommandNotFound), nothing moving, and no resource
 // figure (its serverStatus has neither mem nor extra_info).
 func TestExternalMongoFerretDB(t *testing.T) {
-	e, err := Get("mongodb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Check(); err != nil {
-		if testing.Short() {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute) // a first build included
-	defer cancel()
-	local, err := e.Up(ctx, t.TempDir(), Options{Nodes: 1})
-	t.Cleanup(func() {
-		if local != nil {
-			_ = e.Down(context.Background(), local)
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, e, local := upForTest(t, "mongodb", Options{Nodes: 1}, 15*time.Minute) // a first build included
 	n := local.Nodes[0]
 	spec := ExternalSpec{Database: "mongodb", Members: []ExternalMember{{Name: "m1", Host: n.Host, Port: n.Port}}}
 	ext, c, err := OpenExternal(ctx, spec, t.TempDir())

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -41,27 +40,7 @@ func TestParseTDSPrelogin(t *testing.T) {
 // sqlserver engine, as an external SQL Server: its version from the
 // pre-login, one member up, then unreachable once killed.
 func TestExternalSQLServerIridium(t *testing.T) {
-	e, err := Get("sqlserver")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Check(); err != nil {
-		if testing.Short() {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	local, err := e.Up(ctx, t.TempDir(), Options{Nodes: 1})
-	t.Cleanup(func() {
-		if local != nil {
-			_ = e.Down(context.Background(), local)
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, _, local := upForTest(t, "sqlserver", Options{Nodes: 1}, 2*time.Minute)
 	n := local.Nodes[0]
 	ext, c, err := OpenExternal(ctx, ExternalSpec{Database: "sqlserver", Members: []ExternalMember{{Name: "s1", Host: n.Host, Port: n.Port}}}, t.TempDir())
 	if err != nil {
