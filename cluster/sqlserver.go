@@ -183,12 +183,24 @@ func startIridium(ctx context.Context, c *Cluster, n *Node) error {
 		n.PID = 0
 		return err
 	}
-	if _, err := TDSPrelogin(wctx, n.Addr()); err != nil {
-		_ = Kill(pid)
-		n.PID = 0
-		return fmt.Errorf("sqlserver: %s does not answer a TDS pre-login: %w", n.Addr(), err)
+	// The port opens before the server answers on it: a connection reset
+	// right after the start (seen about once in six restarts) is retried
+	// while the server lives and the start's minute lasts.
+	for {
+		_, err := TDSPrelogin(wctx, n.Addr())
+		if err == nil {
+			return nil
+		}
+		if !Alive(pid) || wctx.Err() != nil {
+			_ = Kill(pid)
+			n.PID = 0
+			return fmt.Errorf("sqlserver: %s does not answer a TDS pre-login: %w", n.Addr(), err)
+		}
+		select {
+		case <-wctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
-	return nil
 }
 
 // iridiumVersionRE finds the version Iridium logs at start.
