@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -19,16 +20,49 @@ import (
 // never reachable from outside this machine.
 const Loopback = "127.0.0.1"
 
-// FreePort asks the kernel for a port that is free on host right now. The
+// FreePort returns a port that is free on host right now, chosen below
+// the kernel's ephemeral range (/proc/sys/net/ipv4/ip_local_port_range).
+// Why not port 0: the kernel answers with an ephemeral port, the kind it
+// also hands to every outgoing connection, so a node stopped and
+// restarted on its ports (a crash scenario) could find one taken by some
+// client's connection in between ("Address already in use", seen with
+// HBase). Ports below the range are only ever taken by a listener. The
 // port can still be lost to a race before the server binds it: engines
 // retry Start with a new port when the server fails to bind (see Retry).
 func FreePort(host string) (int, error) {
+	lo, hi := listenPortRange()
+	for i := 0; i < 200 && hi > lo; i++ {
+		p := lo + rand.IntN(hi-lo)
+		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(p)))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return p, nil
+	}
+	// Nothing free below the ephemeral range (or no such range): let
+	// the kernel choose.
 	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		return 0, fmt.Errorf("find a free port on %s: %w", host, err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// listenPortRange is where FreePort looks: from 10000 (above the ports
+// of well-known services) to the start of the ephemeral range, capped at
+// 55000 since Redis Cluster listens on port+10000 for its bus too.
+func listenPortRange() (lo, hi int) {
+	lo, hi = 10000, 32768 // Linux's default ephemeral range starts at 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil {
+				hi = n
+			}
+		}
+	}
+	return lo, min(hi, 55000)
 }
 
 // FreePorts returns n distinct free ports on host.

@@ -71,6 +71,26 @@ func TestFreePortsDistinct(t *testing.T) {
 	}
 }
 
+// TestFreePortBelowEphemeral: a port handed to a server lies below the
+// ephemeral range, where no outgoing connection can take it while the
+// server is down between a crash and its restart.
+func TestFreePortBelowEphemeral(t *testing.T) {
+	t.Parallel()
+	lo, hi := listenPortRange()
+	if hi <= lo {
+		t.Skipf("no room below the ephemeral range here (%d-%d)", lo, hi)
+	}
+	for i := 0; i < 50; i++ {
+		p, err := FreePort(Loopback)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p < lo || p >= hi {
+			t.Fatalf("port %d outside [%d, %d)", p, lo, hi)
+		}
+	}
+}
+
 func TestStopNode(t *testing.T) {
 	dir := t.TempDir()
 	cases := []struct {
