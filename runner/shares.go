@@ -63,6 +63,7 @@ func Shares(ctx context.Context, workers []Worker, handles []*recorder.Handle, c
 				if a == nil {
 					a = sched.alarm()
 				}
+				free := mono()
 				at, _ := sched.claim() // the schedule has no end
 				if scheduled {
 					sw.Intended(epoch.Add(at))
@@ -72,7 +73,7 @@ func Shares(ctx context.Context, workers []Worker, handles []*recorder.Handle, c
 					stopped.Store(true)
 					return
 				}
-				h.Late(mono() - at)
+				h.Late(lateness(at, free))
 				do(opCtx, w, h, op, at)
 			}
 		}()
