@@ -86,6 +86,9 @@ func (p Plan) scenario(dir string, s Step) (*experiment.Scenario, error) {
 // Check loads every step's scenario: a missing or invalid file is found
 // before the first step starts a cluster.
 func (p Plan) Check(scenarios string) error {
+	if _, err := os.Stat(scenarios); err != nil {
+		return fmt.Errorf("scenarios directory: %w (run from the repository's root, or pass --scenarios DIR)", err)
+	}
 	var errs []error
 	for _, s := range p.Steps {
 		if _, err := p.scenario(scenarios, s); err != nil {

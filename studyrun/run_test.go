@@ -168,6 +168,15 @@ func TestPlans(t *testing.T) {
 			}
 		}
 	}
+	// From another directory the default "scenarios" is not there: the
+	// error says what to do.
+	p, err := PlanFor("wiki", SizeQuick)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Check(filepath.Join(t.TempDir(), "scenarios")); err == nil || !strings.Contains(err.Error(), "--scenarios") {
+		t.Errorf("a missing scenarios directory: %v, want a hint at --scenarios", err)
+	}
 	if _, err := PlanFor("nosuch", SizeQuick); err == nil {
 		t.Error("an unknown study has a plan")
 	}
