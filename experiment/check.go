@@ -108,6 +108,14 @@ func (sc *Scenario) checkCluster(bad func(string, ...any)) {
 				bad("timeline[%d].nodes[%d]: %v", i, k, err)
 			}
 		}
+		for k, n := range a.From {
+			if n == loadHostName {
+				continue
+			}
+			if err := cluster.KnownNode(e, c.Nodes, c.Options, adds, n); err != nil {
+				bad("timeline[%d].from[%d]: %v (or %s, the load host)", i, k, err, loadHostName)
+			}
+		}
 	}
 }
 

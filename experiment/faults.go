@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -119,10 +120,15 @@ func (x *expRun) applyFault(ctx context.Context, a Action, nodes []*cluster.Node
 		for _, n := range names {
 			in[n] = true
 		}
+		// The other side: the hosts named in from, else every other host.
+		side := func(name string) bool { return !in[name] }
+		if len(a.From) > 0 {
+			side = func(name string) bool { return slices.Contains(a.From, name) }
+		}
 		var rest []netip.Addr
 		var restNames []string
 		for _, n := range x.cl.Nodes {
-			if in[n.Name] || n.Netns == "" {
+			if !side(n.Name) || n.Netns == "" {
 				continue
 			}
 			if ad, err := netip.ParseAddr(n.Host); err == nil {
@@ -130,9 +136,12 @@ func (x *expRun) applyFault(ctx context.Context, a Action, nodes []*cluster.Node
 				restNames = append(restNames, n.Name)
 			}
 		}
-		if x.loadHost != nil {
+		if x.loadHost != nil && side(x.loadHost.Name) {
 			rest = append(rest, x.loadHost.Addr)
 			restNames = append(restNames, x.loadHost.Name)
+		}
+		if len(rest) == 0 {
+			return "", fmt.Errorf("partition %s from %s: none of those hosts is on the network", list, strings.Join(a.From, ", "))
 		}
 		for _, n := range nodes {
 			if err := vnet.Cut(ctx, n.Netns, rest); err != nil {

@@ -9,7 +9,9 @@ import (
 
 // The fault actions: each with its undo.
 //
-//	partition  nodes: cut off from every other host (nodes and load hosts), both ways
+//	partition  nodes: cut off from every other host (nodes and load hosts), both ways;
+//	           with from: [hosts], from those hosts only (two groups apart, or
+//	           the load host cut off from a minority of the nodes)
 //	heal       nodes: end their partition (none named: every partition)
 //	limit      nodes, rate: the bandwidth of each node's link, both ways
 //	unlimit    nodes: remove their limit (none named: every limit)
@@ -41,6 +43,9 @@ func (sc *Scenario) checkFault(where string, a Action, bad func(string, ...any))
 	if a.Loss != "" && a.Do != "loss" {
 		bad("%s.loss: only for the loss action", where)
 	}
+	if len(a.From) > 0 && a.Do != "partition" {
+		bad("%s.from: only for partition (the hosts the nodes are cut off from)", where)
+	}
 	if !faultActions[a.Do] {
 		return
 	}
@@ -68,6 +73,16 @@ func (sc *Scenario) checkFault(where string, a Action, bad func(string, ...any))
 			bad("%s.nodes: %s named twice", where, n)
 		}
 		seen[n] = true
+	}
+	other := map[string]bool{}
+	for _, n := range a.From {
+		switch {
+		case seen[n]:
+			bad("%s.from: %s is in nodes too: a host cannot be cut off from itself", where, n)
+		case other[n]:
+			bad("%s.from: %s named twice", where, n)
+		}
+		other[n] = true
 	}
 	switch a.Do {
 	case "limit":

@@ -55,6 +55,9 @@ func TestParseFaultErrors(t *testing.T) {
 		{"partition on loopback", loop + "timeline: [{at: 1s, do: partition, nodes: [redis1]}]\n", "add network: hosts"},
 		{"limit on loopback", loop + "timeline: [{at: 1s, do: limit, nodes: [redis1], rate: 1mbit}]\n", "needs the nodes on hosts"},
 		{"fault without cluster", "name: x\nworkload: {name: microblog}\ntimeline: [{at: 1s, do: pause, nodes: [a]}]\n", "needs a cluster the scenario starts"},
+		{"from on another action", hostsBase + "timeline: [{at: 1s, do: pause, nodes: [redis1], from: [redis2]}]\n", "from: only for partition"},
+		{"from overlaps nodes", hostsBase + "timeline: [{at: 1s, do: partition, nodes: [redis1], from: [redis1]}]\n", "cannot be cut off from itself"},
+		{"from unknown host", hostsBase + "timeline: [{at: 1s, do: partition, nodes: [redis1], from: [load9]}]\n", `no node "load9"`},
 		{"bad network", "name: x\nworkload: {name: microblog}\ncluster: {engine: redis, nodes: 3, network: wifi}\n", `cluster.network: "wifi"`},
 	}
 	for _, tc := range cases {
@@ -64,6 +67,18 @@ func TestParseFaultErrors(t *testing.T) {
 				t.Fatalf("Parse error = %v, want it to contain %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestPartitionFrom: a partition from named hosts, nodes or the load
+// host, parses.
+func TestPartitionFrom(t *testing.T) {
+	sc, err := Parse([]byte(hostsBase + "timeline: [{at: 1s, do: partition, nodes: [redis1, redis2], from: [redis3, load1]}, {at: 2s, do: heal}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(sc.Timeline[0].From, ","); got != "redis3,load1" {
+		t.Fatalf("from = %q", got)
 	}
 }
 

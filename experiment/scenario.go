@@ -174,6 +174,12 @@ type Action struct {
 	Nodes []string `yaml:"nodes"`
 	Count int      `yaml:"count"`
 	Note  string   `yaml:"note"`
+	// From is partition's other side: the hosts (nodes, or the load host
+	// load1) that Nodes are cut off from. Empty: every other host. Two
+	// groups of nodes apart, or the clients cut off from a minority of
+	// the nodes only (nodes: [redis1], from: [load1]), are partitions
+	// with From.
+	From []string `yaml:"from"`
 	// Rate is limit's bandwidth of each node's link, both ways, in tc's
 	// units (10mbit, 1mbps).
 	Rate string `yaml:"rate"`

@@ -46,7 +46,8 @@ func newExperimentCmd() *cobra.Command {
                                sets: N request sets later); nodes: [names] or
                                count: N
                                network faults (network: hosts): partition
-                               nodes [names] / heal; limit nodes, rate: 10mbit
+                               nodes [names] (from: [hosts]: only from those,
+                               load1 the load host) / heal; limit nodes, rate: 10mbit
                                / unlimit; pause / resume (SIGSTOP/SIGCONT);
                                delay (delay: 50ms) and loss (loss: 5%%) need
                                the kernel's netem
