@@ -3,6 +3,7 @@ package studyrun
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -68,35 +69,51 @@ func key(metric, op, db, access, dataset string) string {
 	return strings.Join([]string{metric, op, db, access, dataset}, "|")
 }
 
-// nearest returns the node count of list nearest to n on a log scale (0
-// when list is empty): the paper value a measure at n nodes stands for.
-// Equal distances go to the smaller count.
-func nearest(list []int, n int) int {
-	best, bestD := 0, math.Inf(1)
-	for _, c := range list {
-		if c <= 0 || n <= 0 {
-			continue
-		}
-		d := math.Abs(math.Log(float64(c) / float64(n)))
-		if d < bestD-1e-12 || (math.Abs(d-bestD) < 1e-12 && c < best) {
-			best, bestD = c, d
-		}
+// standsFor returns the paper's node count that a measure at n nodes
+// stands for, given the distinct node counts measured (one step's, in
+// one group of values) and the paper's. Where every measured count is
+// one of the paper's, each stands for itself (trajectory's 1–4 nodes);
+// otherwise the scenario scaled the paper's cluster, and the k-th
+// smallest measured count stands for the k-th smallest of the paper's
+// (wiki's 1 → 2 → 4 for 6 → 12 → 24, and its 2 → 4 doubling for 6 → 12),
+// the largest paper count for any beyond. 0 when the paper has none.
+func standsFor(paper, measured []int, n int) int {
+	if len(paper) == 0 {
+		return 0
 	}
-	return best
+	own := true
+	for _, c := range measured {
+		own = own && slices.Contains(paper, c)
+	}
+	if own && slices.Contains(paper, n) {
+		return n
+	}
+	p, m := slices.Clone(paper), slices.Clone(measured)
+	slices.Sort(p)
+	slices.Sort(m)
+	k := max(slices.Index(m, n), 0)
+	return p[min(k, len(p)-1)]
 }
 
 // Match sets every value of s beside the measures. ran names the
 // databases the plan has a step for; incomplete names those whose steps
 // have no complete result.
 func Match(s *study.Study, ms []Measure, ran, incomplete map[string]bool) []Row {
-	// The paper's node counts per group, to map each measure to the
-	// paper's nearest node count.
+	// The paper's node counts per group, and each step's measured ones,
+	// to map each measure to the paper's node count it stands for.
 	paperNodes := map[string][]int{}
 	for _, v := range s.Values {
 		c := s.Effective(v)
 		k := key(v.Metric, v.Operation, v.Database, c.Access, c.Dataset)
 		if !containsInt(paperNodes[k], c.Nodes) {
 			paperNodes[k] = append(paperNodes[k], c.Nodes)
+		}
+	}
+	measuredNodes := map[string][]int{}
+	for _, m := range ms {
+		k := m.Step + "|" + key(m.Metric, m.Operation, m.Database, m.Access, m.Dataset)
+		if !containsInt(measuredNodes[k], m.Nodes) {
+			measuredNodes[k] = append(measuredNodes[k], m.Nodes)
 		}
 	}
 	var rows []Row
@@ -120,7 +137,8 @@ func Match(s *study.Study, ms []Measure, ran, incomplete map[string]bool) []Row 
 					other = append(other, m)
 					continue
 				}
-				if c.Nodes > 0 && nearest(paperNodes[k], m.Nodes) != c.Nodes {
+				mk := m.Step + "|" + key(m.Metric, m.Operation, m.Database, m.Access, m.Dataset)
+				if c.Nodes > 0 && standsFor(paperNodes[k], measuredNodes[mk], m.Nodes) != c.Nodes {
 					other = append(other, m)
 					continue
 				}

@@ -32,7 +32,7 @@ func TestMatch(t *testing.T) {
 	real := Measure{Server: "Apache Cassandra 4.1.5", RF: 3, Consistency: "QUORUM", SD: math.NaN(), Step: "x"}
 	with := func(m Measure, f func(*Measure)) Measure { f(&m); return m }
 	ms := []Measure{
-		// cassandra 2 → 4: the nearest paper doubling is 6 → 12.
+		// cassandra 2 → 4: the paper's first doubling, 6 → 12.
 		with(real, func(m *Measure) {
 			m.Metric, m.Database, m.Unit, m.Value, m.Nodes, m.NodesAfter, m.RF, m.Consistency = "elasticity_score", "cassandra", "score", 5000, 2, 4, 2, "ONE"
 		}),
@@ -139,18 +139,19 @@ func TestConvertAndNearest(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		list []int
-		n    int
-		want int
+		paper, measured []int
+		n, want         int
 	}{
-		{[]int{6, 12, 24}, 2, 6},
-		{[]int{1, 2, 3, 4}, 3, 3},
-		{[]int{1, 6}, 4, 6},
-		{[]int{1, 4}, 2, 1}, // equally far: the smaller
-		{nil, 3, 0},
+		{[]int{6, 12, 24}, []int{2, 4}, 2, 6},        // the 2 → 4 doubling for 6 → 12
+		{[]int{6, 12, 24}, []int{2, 4}, 4, 12},       //
+		{[]int{6, 12, 24}, []int{1, 2, 4}, 2, 12},    // 1 → 2 → 4 for 6 → 12 → 24
+		{[]int{1, 2, 3, 4}, []int{1, 2, 3, 4}, 3, 3}, // the paper's own counts
+		{[]int{6}, []int{1, 2, 4}, 4, 6},             // beyond the paper's: its largest
+		{[]int{1, 4}, []int{2}, 2, 1},                // scaled: rank 0
+		{nil, []int{3}, 3, 0},
 	} {
-		if got := nearest(tc.list, tc.n); got != tc.want {
-			t.Errorf("nearest(%v, %d) = %d, want %d", tc.list, tc.n, got, tc.want)
+		if got := standsFor(tc.paper, tc.measured, tc.n); got != tc.want {
+			t.Errorf("standsFor(%v, %v, %d) = %d, want %d", tc.paper, tc.measured, tc.n, got, tc.want)
 		}
 	}
 }

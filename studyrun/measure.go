@@ -79,6 +79,8 @@ func Collect(p Plan, results string) ([]Measure, []StepState, error) {
 			if err != nil {
 				return nil, nil, err
 			}
+			var runSteps [][]score.Step // a stepped wiki scenario's, run by run
+			var last Measure
 			for _, d := range dirs {
 				r, err := result.Read(d)
 				if err != nil {
@@ -87,11 +89,18 @@ func Collect(p Plan, results string) ([]Measure, []StepState, error) {
 				st.Runs = append(st.Runs, d)
 				ms := measures(r, s)
 				all = append(all, ms...)
+				if r.Header.Workload == "wiki" {
+					if sc, err := score.FromRun(r); err == nil && len(sc.Steps) > 0 {
+						runSteps = append(runSteps, sc.Steps)
+						last = base(r, s)
+					}
+				}
 				srv := server(r.Header)
 				if !contains(st.Servers, srv) {
 					st.Servers = append(st.Servers, srv)
 				}
 			}
+			all = append(all, acrossRuns(last, runSteps)...)
 		}
 		states = append(states, st)
 	}
@@ -316,7 +325,10 @@ func wikiMeasures(r *result.Run, s Step) []Measure {
 		m := b
 		m.Nodes, _ = strconv.Atoi(st.Nodes)
 		m.Metric, m.Unit, m.Value, m.SD, m.N = "request_set_time", "s", st.Avg, st.SD, st.N
-		m.How = fmt.Sprintf("mean of %d request sets of step %s", st.N, st.Label)
+		m.How = fmt.Sprintf("mean of %d request sets", st.N)
+		if st.Label != "" {
+			m.How += " of step " + st.Label
+		}
 		add(m)
 	}
 	for _, t := range sc.Scalability {
@@ -325,6 +337,26 @@ func wikiMeasures(r *result.Run, s Step) []Measure {
 		m.NodesAfter, _ = strconv.Atoi(t.To.Nodes)
 		m.Metric, m.Unit, m.Value, m.How = "scalability_score", "score", t.Score, "from the two steps' mean request-set times"
 		add(m)
+	}
+	return out
+}
+
+// acrossRuns scores the transitions between consecutive runs of one
+// stepped wiki scenario (scalability: a run per node count, 1 → 2 → 4),
+// which no single run's scores hold: the last step of each run against
+// the first of the next. b is the base measure of the step's runs.
+func acrossRuns(b Measure, runs [][]score.Step) []Measure {
+	var out []Measure
+	for i := 1; i < len(runs); i++ {
+		from, to := runs[i-1][len(runs[i-1])-1], runs[i][0]
+		m := b
+		m.Nodes, _ = strconv.Atoi(from.Nodes)
+		m.NodesAfter, _ = strconv.Atoi(to.Nodes)
+		m.Metric, m.Unit, m.Value = "scalability_score", "score", score.Scalability(from.Avg, to.Avg)
+		m.How = fmt.Sprintf("from the mean request-set times of consecutive runs (%s → %s nodes)", from.Nodes, to.Nodes)
+		if !math.IsNaN(m.Value) && !math.IsInf(m.Value, 0) && m.Nodes > 0 && m.NodesAfter > 0 {
+			out = append(out, m)
+		}
 	}
 	return out
 }
