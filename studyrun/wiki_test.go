@@ -137,3 +137,31 @@ func keys(m map[string]Measure) []string {
 func adapterInfo(name, version string) adapter.Info {
 	return adapter.Info{Name: name, Version: version}
 }
+
+// TestAcrossRuns: a stepped scenario's runs (one per node count) give the
+// scalability score of each consecutive pair, from the last step of one
+// run to the first of the next; a run alone gives none.
+func TestAcrossRuns(t *testing.T) {
+	b := Measure{Database: "cassandra", SD: math.NaN(), Step: "scalability-cassandra"}
+	runs := [][]score.Step{
+		{{Nodes: "1", Avg: 2.0}},
+		{{Nodes: "2", Avg: 1.5}},
+		{{Nodes: "4", Avg: 3.0}},
+	}
+	got := acrossRuns(b, runs)
+	if len(got) != 2 {
+		t.Fatalf("%d measures, want 2: %+v", len(got), got)
+	}
+	for i, want := range []struct {
+		from, to int
+		score    float64
+	}{{1, 2, score.Scalability(2.0, 1.5)}, {2, 4, score.Scalability(1.5, 3.0)}} {
+		m := got[i]
+		if m.Metric != "scalability_score" || m.Nodes != want.from || m.NodesAfter != want.to || math.Abs(m.Value-want.score) > 1e-12 {
+			t.Errorf("transition %d: %+v, want %d → %d score %v", i, m, want.from, want.to, want.score)
+		}
+	}
+	if len(acrossRuns(b, runs[:1])) != 0 {
+		t.Error("one run gave a transition")
+	}
+}
