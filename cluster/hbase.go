@@ -396,7 +396,10 @@ type hbaseClusterStatus struct {
 		HeapSizeMB  int64  `json:"heapSizeMB"`
 		MaxHeapMB   int64  `json:"maxHeapSizeMB"`
 		RegionsList []struct {
-			Name          string `json:"name"`
+			// Name is the region's name, which the gateway sends in
+			// base64 ("aGJhc2U6bWV0YSwsMQ==" is hbase:meta,,1): as
+			// []byte, encoding/json decodes it.
+			Name          []byte `json:"name"`
 			ReadRequests  int64  `json:"readRequestsCount"`
 			WriteRequests int64  `json:"writeRequestsCount"`
 			StorefileMB   int64  `json:"storefileSizeMB"`
@@ -787,7 +790,7 @@ func (e hbaseEngine) Moving(ctx context.Context, c *Cluster) (bool, string, erro
 		live[rs.Name] = true
 		n := 0
 		for _, r := range rs.RegionsList {
-			if !strings.HasPrefix(r.Name, "hbase:meta,") {
+			if !strings.HasPrefix(string(r.Name), "hbase:meta,") {
 				n++
 			}
 		}

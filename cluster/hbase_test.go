@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -308,5 +309,32 @@ func TestHBaseUneven(t *testing.T) {
 		if got := hbaseUneven(tc.counts); got != tc.want {
 			t.Errorf("hbaseUneven(%v) = %v, want %v", tc.counts, got, tc.want)
 		}
+	}
+}
+
+// TestHBaseStatusRegionNames: the gateway's region names are base64; read
+// as bytes, hbase:meta's region is recognised (Moving counts regions with
+// and without it, so a name never matched made both counts the same).
+func TestHBaseStatusRegionNames(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "external", "hbase", "status-dead.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st hbaseClusterStatus
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	var meta, other int
+	for _, rs := range st.LiveNodes {
+		for _, r := range rs.RegionsList {
+			if strings.HasPrefix(string(r.Name), "hbase:meta,") {
+				meta++
+			} else {
+				other++
+			}
+		}
+	}
+	if meta != 1 || other == 0 {
+		t.Fatalf("hbase:meta regions %d, others %d: want 1 and some", meta, other)
 	}
 }
