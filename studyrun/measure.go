@@ -157,6 +157,13 @@ func base(r *result.Run, s Step) Measure {
 			m.Nodes = n
 		}
 		m.RF, _ = strconv.Atoi(h.Cluster.Options["rf"])
+		if h.Cluster.Options["rf"] == "nodes" {
+			// The factor followed the node count (cluster option rf:
+			// nodes): the adapter's own record, else the count.
+			if m.RF, _ = strconv.Atoi(h.Database.Config["rf"]); m.RF == 0 {
+				m.RF = m.Nodes
+			}
+		}
 		m.Consistency = h.Cluster.Options["consistency"]
 	}
 	return m
