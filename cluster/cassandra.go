@@ -118,10 +118,14 @@ func (cassandraEngine) Name() string { return "cassandra" }
 func (cassandraEngine) Check() error { return CheckMaven() }
 
 type cassOpts struct {
-	nodes       int
-	version     string
-	heap        string
-	rf          int
+	nodes   int
+	version string
+	heap    string
+	rf      int
+	// rfNodes is rf: nodes — the keyspace's replication factor follows
+	// the node count (every node holds all data, as the trajectory study
+	// set it), so steps that grow the cluster raise it with them; rf is 0.
+	rfNodes     bool
 	consistency string
 	timeoutMS   int64 // request_timeout; 0 = Cassandra's defaults
 	hosts       bool  // every node a host on a virtual network
@@ -148,9 +152,13 @@ func parseCassOpts(o Options) (cassOpts, error) {
 			}
 			r.heap = v
 		case "rf":
+			if v == "nodes" {
+				r.rfNodes = true
+				break
+			}
 			r.rf, err = strconv.Atoi(v)
 			if err == nil && r.rf < 1 {
-				err = errors.New("want at least 1")
+				err = errors.New("want at least 1 or nodes")
 			}
 		case "consistency":
 			if _, perr := gocql.ParseConsistencyWrapper(strings.ToUpper(v)); perr != nil {
@@ -164,13 +172,13 @@ func parseCassOpts(o Options) (cassOpts, error) {
 			}
 			r.timeoutMS = d.Milliseconds()
 		default:
-			return r, fmt.Errorf("cassandra: unknown option %q (known: version, heap, rf, consistency, request_timeout)", k)
+			return r, fmt.Errorf("cassandra: unknown option %q (known: version, heap, rf (a number or nodes), consistency, request_timeout)", k)
 		}
 		if err != nil {
 			return r, fmt.Errorf("cassandra: option %s=%q: %w", k, v, err)
 		}
 	}
-	if r.rf == 0 {
+	if r.rf == 0 && !r.rfNodes {
 		r.rf = min(r.nodes, 3)
 	}
 	if r.consistency == "" {
@@ -208,9 +216,13 @@ func (e cassandraEngine) Up(ctx context.Context, dir string, opts Options) (*Clu
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cassandra: cluster directory: %w", err)
 	}
+	rf := strconv.Itoa(co.rf)
+	if co.rfNodes {
+		rf = cassandraRFNodes
+	}
 	c := &Cluster{Engine: e.Name(), Dir: dir, Version: co.version, Started: time.Now().UTC(), Options: map[string]string{
 		"version": co.version, "heap": co.heap, "jars": jars,
-		"rf": strconv.Itoa(co.rf), "consistency": co.consistency,
+		"rf": rf, "consistency": co.consistency,
 		"cluster_name": "fieldbench-" + filepath.Base(dir),
 	}}
 	if co.timeoutMS > 0 {
@@ -281,7 +293,14 @@ func (e cassandraEngine) upOnHosts(ctx context.Context, c *Cluster, co cassOpts)
 // new node NORMAL (a second or two on a quiet machine).
 const cassandraSettleLimit = 2 * time.Minute
 
-// cassandraDSN lists every node as a contact point.
+// cassandraRFNodes is the rf option's value that makes the replication
+// factor the cluster's node count.
+const cassandraRFNodes = "nodes"
+
+// cassandraDSN lists every node as a contact point. With rf: nodes the
+// DSN's rf is the count of nodes in the ring now (not removed), so a DSN
+// taken after a step added nodes asks the adapter for the larger factor
+// (the adapter alters an existing keyspace to it).
 func cassandraDSN(c *Cluster) string {
 	var hosts []string
 	for _, n := range c.Nodes {
@@ -289,7 +308,11 @@ func cassandraDSN(c *Cluster) string {
 			hosts = append(hosts, n.Addr())
 		}
 	}
-	return fmt.Sprintf("cassandra://%s/fieldbench?consistency=%s&rf=%s", strings.Join(hosts, ","), c.Options["consistency"], c.Options["rf"])
+	rf := c.Options["rf"]
+	if rf == cassandraRFNodes {
+		rf = strconv.Itoa(max(len(hosts), 1))
+	}
+	return fmt.Sprintf("cassandra://%s/fieldbench?consistency=%s&rf=%s", strings.Join(hosts, ","), c.Options["consistency"], rf)
 }
 
 // cassandraHost is node i's address (1-based).

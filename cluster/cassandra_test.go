@@ -139,6 +139,9 @@ func TestParseCassOpts(t *testing.T) {
 		{1, nil, 1, "ONE", false},
 		{3, nil, 3, "QUORUM", false},
 		{5, map[string]string{"rf": "4", "consistency": "one"}, 4, "ONE", false},
+		{3, map[string]string{"rf": "nodes", "consistency": "quorum"}, 0, "QUORUM", false},
+		{1, map[string]string{"rf": "all"}, 0, "", true},
+		{1, map[string]string{"rf": "0"}, 0, "", true},
 		{7, nil, 0, "", true},
 		{1, map[string]string{"heap": "lots"}, 0, "", true},
 		{1, map[string]string{"version": "4.1.5"}, 0, "", true},
@@ -529,5 +532,30 @@ func TestReseed(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "c1.yaml")); !strings.Contains(string(b), `- seeds: "127.0.0.1:7000"`) {
 		t.Errorf("the removed node's own config was rewritten:\n%s", b)
+	}
+}
+
+// TestCassandraDSNRF checks the DSN's rf: the option's number as given,
+// and with rf: nodes the count of nodes still in the ring (a decommissioned
+// node no longer holds a replica).
+func TestCassandraDSNRF(t *testing.T) {
+	node := func(i int, role string) *Node {
+		return &Node{Name: fmt.Sprintf("cass%d", i), Host: cassandraHost(i), Port: 9042, Role: role}
+	}
+	tests := []struct {
+		rf    string
+		nodes []*Node
+		want  string
+	}{
+		{"2", []*Node{node(1, ""), node(2, ""), node(3, "")}, "rf=2"},
+		{"nodes", []*Node{node(1, "")}, "rf=1"},
+		{"nodes", []*Node{node(1, ""), node(2, ""), node(3, "")}, "rf=3"},
+		{"nodes", []*Node{node(1, ""), node(2, roleDecommissioned), node(3, "")}, "rf=2"},
+	}
+	for _, tt := range tests {
+		c := &Cluster{Nodes: tt.nodes, Options: map[string]string{"rf": tt.rf, "consistency": "QUORUM"}}
+		if got := cassandraDSN(c); !strings.HasSuffix(got, "?consistency=QUORUM&"+tt.want) {
+			t.Errorf("rf %s with %d node(s): DSN %q, want it to end in %s", tt.rf, len(tt.nodes), got, tt.want)
+		}
 	}
 }

@@ -30,6 +30,7 @@ type microblogJob struct {
 	users    int
 	seed     int64
 	model    string
+	reads    string // --timeline-reads
 	clients  int
 	duration time.Duration
 	warmup   time.Duration
@@ -49,6 +50,7 @@ func newMicroblogJob() *microblogJob {
 	o.Int(&j.users, "users", microblog.DefaultUsers, "users in the dataset (400 gives ~10,080 follows, ~3,540 tweets)", "generate", "load", "run")
 	o.Int64(&j.seed, "seed", 1, "seed of the dataset and of the clients' choices", "generate", "load", "run")
 	o.String(&j.model, "model", string(microblog.Denormalized), "data model: denormalized, normalized or async", "load", "run")
+	o.String(&j.reads, "timeline-reads", string(microblog.BodyReadsIn), "normalized model: how a userline or timeline fetches its tweets' bodies: in (one multi-key request, WHERE id IN or $in) or separate (one read per tweet, all in flight at once: the study's up to 50 extra reads); Cassandra and MongoDB (the SQL adapters join)", "run", "op")
 	o.Int(&j.clients, "clients", microblog.DefaultClients, "concurrent clients, each simulating one user", "run")
 	o.Duration(&j.duration, "duration", 4*time.Minute, "run time, warm-up included", "run")
 	o.Duration(&j.warmup, "warmup", 0, "time at the start excluded from the summary (shaded in the report)", "run")
@@ -126,7 +128,33 @@ func (j *microblogJob) validate() error {
 	if _, err := microblog.ParseModel(j.model); err != nil {
 		return Usage(err)
 	}
+	if _, err := microblog.ParseBodyReads(j.reads); err != nil {
+		return Usage(err)
+	}
 	return nil
+}
+
+// setReads applies --timeline-reads to store (of model) and reports
+// whether the store reads that way: a normalized store that fetches bodies
+// by key does; the others (denormalized lines hold the bodies, SQL joins)
+// have nothing to choose, which is an error only when the user asked for
+// separate reads, so that no result claims reads it did not make.
+func (j *microblogJob) setReads(store microblog.Store, model microblog.Model) (bool, error) {
+	r, err := microblog.ParseBodyReads(j.reads)
+	if err != nil {
+		return false, Usage(err)
+	}
+	br, ok := store.(microblog.BodyReader)
+	switch {
+	case model == microblog.Normalized && ok:
+		br.SetBodyReads(r)
+		return true, nil
+	case r == microblog.BodyReadsSeparate && model != microblog.Normalized:
+		return false, Usagef("--timeline-reads separate applies to the normalized model (this run's: %s)", model)
+	case r == microblog.BodyReadsSeparate:
+		return false, Usagef("--timeline-reads separate: this adapter's normalized lines fetch the bodies in one statement (a join); only Cassandra and MongoDB read them by key")
+	}
+	return false, nil
 }
 
 // generateMemoryLimit is the Go heap's soft limit while generate writes
@@ -372,6 +400,7 @@ type mbLoad struct {
 	seconds   float64
 	sizeBytes int64
 	counts    microblog.Counts
+	reads     bool // the store applied --timeline-reads (recorded then)
 }
 
 func (l mbLoad) extra() map[string]float64 {
@@ -421,6 +450,9 @@ func (j *microblogJob) prepare(ctx context.Context, db adapter.DB, dsn string, p
 	fail := func(err error) (microblog.Store, microblog.Model, *microblog.Dataset, mbLoad, error) {
 		store.Close()
 		return nil, "", nil, ld, err
+	}
+	if ld.reads, err = j.setReads(store, model); err != nil {
+		return fail(err)
 	}
 	t0 := time.Now()
 	ds, err := microblog.Generate(microblog.GenOptions{Users: j.users, Seed: j.seed})

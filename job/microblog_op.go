@@ -41,6 +41,9 @@ func (j *microblogJob) runOp(ctx context.Context, env *Env, op string) error {
 		return err
 	}
 	defer store.Close()
+	if _, err := j.setReads(store, model); err != nil {
+		return err
+	}
 	counts, err := store.Counts(ctx)
 	if err != nil {
 		return err

@@ -26,6 +26,7 @@ func TestMicroblogBadInput(t *testing.T) {
 	checkBadInput(t, microblog.Name, []badInput{
 		{"unknown model", "run", run("model", "columnar"), `unknown microblog model "columnar"`},
 		{"malformed mix", "run", run("mix", "post"), "malformed --mix"},
+		{"unknown timeline reads", "run", run("timeline-reads", "batched"), `unknown timeline reads "batched"`},
 		{"mix unknown op", "run", run("mix", "follow=1"), `unknown operation "follow"`},
 		{"negative clients", "run", run("clients", "-3"), "clients must be at least 1"},
 		{"warmup too long", "run", run("duration", "2s", "warmup", "5s"), "warmup"},
@@ -197,6 +198,14 @@ func TestMicroblogLoadThenOp(t *testing.T) {
 	}
 	if _, _, err := runJob(t, microblog.Name, "op userline", map[string]string{"db": dsn, "user": "999"}); !isUsage(err) || !strings.Contains(err.Error(), "does not exist") {
 		t.Fatalf("unknown user: %v", err)
+	}
+	// SQLite joins the bodies in: no separate reads to make, and no
+	// result may claim them.
+	if _, _, err := runJob(t, microblog.Name, "op timeline", map[string]string{"db": dsn, "user": "3", "timeline-reads": "separate"}); !isUsage(err) || !strings.Contains(err.Error(), "one statement") {
+		t.Fatalf("--timeline-reads separate on SQLite: %v", err)
+	}
+	if _, _, err := runJob(t, microblog.Name, "op timeline", map[string]string{"db": dsn, "user": "3", "timeline-reads": "in"}); err != nil {
+		t.Fatalf("--timeline-reads in (the default) on SQLite: %v", err)
 	}
 }
 

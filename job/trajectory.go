@@ -258,7 +258,11 @@ func trajBackend(db adapter.DB, dsn string) (trajectory.Backend, error) {
 
 // trajStore opens the trajectory store of db, refusing a database that
 // already holds trajectory data unless reset is set (then it is emptied):
-// the write phase measures inserts into an empty database.
+// the write phase measures inserts into an empty database. With reset
+// the store is emptied without counting first: the count reads every
+// row, and where a Cassandra keyspace's replication factor was just
+// raised (rf: nodes, a step later) its rows sit on too few replicas, so
+// that a QUORUM count set off read repairs and timed out on this machine.
 func trajStore(ctx context.Context, db adapter.DB, dsn string, reset bool) (trajectory.Store, error) {
 	b, err := trajBackend(db, dsn)
 	if err != nil {
@@ -268,21 +272,22 @@ func trajStore(ctx context.Context, db adapter.DB, dsn string, reset bool) (traj
 	if err != nil {
 		return nil, err
 	}
+	if reset {
+		if err := st.Reset(ctx); err != nil {
+			st.Close()
+			return nil, err
+		}
+		return st, nil
+	}
 	c, err := st.Counts(ctx)
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("count stored trajectory data: %w", err)
 	}
 	if c.Records > 0 || c.Cells > 0 {
-		if !reset {
-			st.Close()
-			return nil, Usagef("%s already holds %d trajectory records: the write phase needs an empty database; pass --reset to delete them, or use a fresh database",
-				adapter.Redact(dsn), c.Records)
-		}
-		if err := st.Reset(ctx); err != nil {
-			st.Close()
-			return nil, err
-		}
+		st.Close()
+		return nil, Usagef("%s already holds %d trajectory records: the write phase needs an empty database; pass --reset to delete them, or use a fresh database",
+			adapter.Redact(dsn), c.Records)
 	}
 	return st, nil
 }

@@ -166,6 +166,13 @@ func base(r *result.Run, s Step) Measure {
 			m.Nodes = n
 		}
 		m.RF, _ = strconv.Atoi(h.Cluster.Options["rf"])
+		if h.Cluster.Options["rf"] == "nodes" {
+			// The factor followed the node count (cluster option rf:
+			// nodes): the adapter's own record, else the count.
+			if m.RF, _ = strconv.Atoi(h.Database.Config["rf"]); m.RF == 0 {
+				m.RF = m.Nodes
+			}
+		}
 		m.Consistency = h.Cluster.Options["consistency"]
 	}
 	return m
@@ -365,6 +372,12 @@ func microblogMeasures(r *result.Run, s Step) []Measure {
 	b := base(r, s)
 	if r.Summary == nil {
 		return nil
+	}
+	if r.Header.Options["model"] == "normalized" && r.Header.Options["timeline_reads"] != "separate" {
+		// The paper's normalized lines made up to 50 reads of their own
+		// (--timeline-reads separate); the default is one multi-key
+		// request, and a SQL adapter joins.
+		b.Caveat = "the normalized lines' bodies were fetched in one request (IN, $in or a join), the paper's with up to 50 separate reads"
 	}
 	x := r.Summary.Extra
 	var out []Measure

@@ -59,3 +59,50 @@ func TestMicroblogMeasures(t *testing.T) {
 		t.Errorf("%d of %d values found in the study file", seen, len(want))
 	}
 }
+
+// TestAlignedMethodsInMeasures: what a result records of the aligned
+// methods reaches the measures: the replication factor of a cluster run
+// with rf: nodes (the adapter's own record, else the node count), and the
+// caveat of a normalized run whose bodies were not read separately.
+func TestAlignedMethodsInMeasures(t *testing.T) {
+	tests := []struct {
+		name       string
+		clusterRF  string
+		adapterRF  string
+		nodes      int
+		options    map[string]any
+		wantRF     int
+		wantCaveat bool
+	}{
+		{"rf nodes, adapter's record", "nodes", "3", 3, nil, 3, false},
+		{"rf nodes, no adapter record", "nodes", "", 2, nil, 2, false},
+		{"rf number", "2", "2", 4, nil, 2, false},
+		{"normalized, one request", "3", "3", 3, map[string]any{"model": "normalized"}, 3, true},
+		{"normalized, separate reads", "3", "3", 3, map[string]any{"model": "normalized", "timeline_reads": "separate"}, 3, false},
+		{"denormalized", "3", "3", 3, map[string]any{"model": "denormalized"}, 3, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			info := adapterInfo("Apache Cassandra", "5.0.9")
+			info.Config = map[string]string{}
+			if tt.adapterRF != "" {
+				info.Config["rf"] = tt.adapterRF
+			}
+			r := &result.Run{
+				Header: result.Header{Workload: "microblog", Adapter: "cassandra", Database: info, Options: tt.options,
+					Cluster: &result.ClusterInfo{Engine: "cassandra", Nodes: make([]result.ClusterNode, tt.nodes), Options: map[string]string{"rf": tt.clusterRF, "consistency": "QUORUM"}}},
+				Summary: &result.Summary{Extra: map[string]float64{"populate_seconds": 13}},
+			}
+			ms := measures(r, Step{Name: "steady", For: "cassandra"})
+			if len(ms) != 1 {
+				t.Fatalf("%d measures, want 1", len(ms))
+			}
+			if ms[0].RF != tt.wantRF {
+				t.Errorf("RF %d, want %d", ms[0].RF, tt.wantRF)
+			}
+			if got := strings.Contains(ms[0].Caveat, "50 separate reads"); got != tt.wantCaveat {
+				t.Errorf("caveat %q, want one about separate reads: %v", ms[0].Caveat, tt.wantCaveat)
+			}
+		})
+	}
+}

@@ -184,3 +184,46 @@ func TestPlans(t *testing.T) {
 		t.Error("an unknown size is accepted")
 	}
 }
+
+// TestPlansAligned: the steps whose method was aligned with the paper run
+// its replication and consistency (issue 28, point 4): trajectory's
+// Cassandra at RF = nodes and QUORUM at every size, wiki's Cassandra at RF
+// 3 and QUORUM on at least 3 nodes at size study, and quick keeping the
+// smaller RF 2 ONE scenarios that finish here in minutes.
+func TestPlansAligned(t *testing.T) {
+	tests := []struct {
+		study, size, step string
+		rf, consistency   string
+		minNodes          int
+	}{
+		{"trajectory", SizeQuick, "cassandra", "nodes", "QUORUM", 1},
+		{"trajectory", SizeStudy, "cassandra", "nodes", "QUORUM", 1},
+		{"wiki", SizeStudy, "elasticity-cassandra-01", "3", "QUORUM", 3},
+		{"wiki", SizeStudy, "scalability-cassandra-10", "3", "QUORUM", 3},
+		{"wiki", SizeQuick, "elasticity-cassandra", "2", "ONE", 2},
+	}
+	for _, tt := range tests {
+		p, err := PlanFor(tt.study, tt.size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, s := range p.Steps {
+			if s.Name != tt.step {
+				continue
+			}
+			found = true
+			sc, err := p.scenario("../scenarios", s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := sc.Cluster
+			if c == nil || c.Options["rf"] != tt.rf || c.Options["consistency"] != tt.consistency || c.Nodes < tt.minNodes {
+				t.Errorf("%s %s step %s: cluster %+v, want rf %s, %s, at least %d node(s)", tt.study, tt.size, tt.step, c, tt.rf, tt.consistency, tt.minNodes)
+			}
+		}
+		if !found {
+			t.Errorf("%s %s: no step %s", tt.study, tt.size, tt.step)
+		}
+	}
+}

@@ -8,8 +8,8 @@
 //	cassandra://host:port[,host:port...]/keyspace[?options]
 //
 // Options: consistency=LEVEL (ONE, QUORUM, ALL, LOCAL_QUORUM...; default
-// ONE), rf=N (replication factor of the keyspace when the adapter creates
-// it; default 1), batch=logged|unlogged (the microblog fan-out batch;
+// ONE), rf=N (replication factor of the keyspace: created with it, or
+// altered to it when it exists with another; default 1), batch=logged|unlogged (the microblog fan-out batch;
 // default logged), conns=N (connections per host, default 2),
 // timeout=DURATION (per request, default 12s), concurrency=N (requests in
 // flight while loading, default 64), insert=batch|single (ingest: one
@@ -235,7 +235,30 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		s.Close()
 		return nil, err
 	}
+	if err := db.alignRF(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return db, nil
+}
+
+// alignRF alters the keyspace to the DSN's rf when it exists with another
+// SimpleStrategy factor: a result's header reports the DSN's rf, and a
+// cluster grown step by step with rf: nodes (cluster package) asks for a
+// larger factor at every step. Rows written before are not re-replicated
+// (no repair is run): the workloads that grow clusters in steps reset and
+// reload their data at each step. A keyspace of another strategy (made by
+// hand) is left as it is.
+func (db *DB) alignRF(ctx context.Context) error {
+	var repl map[string]string
+	err := db.s.Query("SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = ?", db.ks).ScanContext(ctx, &repl)
+	if err != nil {
+		return fmt.Errorf("cassandra: replication of keyspace %s: %w", db.ks, err)
+	}
+	if !strings.HasSuffix(repl["class"], "SimpleStrategy") || repl["replication_factor"] == strconv.Itoa(db.cfg.RF) {
+		return nil
+	}
+	return db.ddl(ctx, fmt.Sprintf("ALTER KEYSPACE %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': %d}", db.ks, db.cfg.RF))
 }
 
 // Reconnects implements adapter.Reconnector: the dials to every node, and

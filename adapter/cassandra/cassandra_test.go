@@ -368,3 +368,9 @@ func TestRecordModelContended(t *testing.T) {
 		t.Errorf("another model after the contest: %v, want microblog.ErrModelMismatch", err)
 	}
 }
+
+// TestMicroblogBodyReads: a normalized line's bodies read with one
+// WHERE id IN and with one SELECT per tweet give the oracle's answers.
+func TestMicroblogBodyReads(t *testing.T) {
+	adaptertest.BodyReads(t, openFresh(t, "consistency=ONE&rf=1"))
+}

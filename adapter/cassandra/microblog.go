@@ -45,14 +45,19 @@ const (
 type mbStore struct {
 	db    *DB
 	model microblog.Model
-	mu    sync.Mutex // one MaterializeOnce at a time (async)
+	reads microblog.BodyReads // normalized lines: one WHERE id IN, or a SELECT per tweet
+	mu    sync.Mutex          // one MaterializeOnce at a time (async)
 }
+
+// SetBodyReads implements microblog.BodyReader.
+func (s *mbStore) SetBodyReads(r microblog.BodyReads) { s.reads = r }
 
 type mbAsync struct{ *mbStore }
 
 var (
 	_ microblog.Store        = (*mbStore)(nil)
 	_ microblog.Materializer = (*mbAsync)(nil)
+	_ microblog.BodyReader   = (*mbStore)(nil)
 )
 
 // tableExists asks the schema (so that Info on a fresh keyspace does not
@@ -269,14 +274,37 @@ func (s *mbStore) read(ctx context.Context, table string, user int64, limit int)
 		body   string
 	}
 	got := make(map[int64]ab, len(ids))
-	it = s.db.s.Query("SELECT id, author, body FROM "+s.db.t("mb_tweets")+" WHERE id IN ?", ids).IterContext(ctx)
-	var a int64
-	var b string
-	for it.Scan(&id, &a, &b) {
-		got[id] = ab{a, b}
-	}
-	if err := it.Close(); err != nil {
-		return nil, s.errf("%s bodies: %w", table, err)
+	if s.reads == microblog.BodyReadsSeparate {
+		// The study's way: one single-partition read per tweet, each
+		// routed to its own replica, all in flight at once.
+		var mu sync.Mutex
+		err := s.db.parallel(ctx, len(ids), func(ctx context.Context, i int) error {
+			var v ab
+			err := s.db.s.Query("SELECT author, body FROM "+s.db.t("mb_tweets")+" WHERE id = ?", ids[i]).ScanContext(ctx, &v.author, &v.body)
+			if errors.Is(err, gocql.ErrNotFound) {
+				return nil // named below as missing
+			}
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			got[ids[i]] = v
+			mu.Unlock()
+			return nil
+		})
+		if err != nil {
+			return nil, s.errf("%s bodies: %w", table, err)
+		}
+	} else {
+		it = s.db.s.Query("SELECT id, author, body FROM "+s.db.t("mb_tweets")+" WHERE id IN ?", ids).IterContext(ctx)
+		var a int64
+		var b string
+		for it.Scan(&id, &a, &b) {
+			got[id] = ab{a, b}
+		}
+		if err := it.Close(); err != nil {
+			return nil, s.errf("%s bodies: %w", table, err)
+		}
 	}
 	for i := range out {
 		v, ok := got[out[i].ID]

@@ -69,14 +69,19 @@ func (db *DB) insertLines(ctx context.Context, groups map[string][]any, skipDupl
 type mbStore struct {
 	db    *DB
 	model microblog.Model
-	mu    sync.Mutex // one MaterializeOnce at a time (async)
+	reads microblog.BodyReads // normalized lines: one $in per partition, or a find per tweet
+	mu    sync.Mutex          // one MaterializeOnce at a time (async)
 }
+
+// SetBodyReads implements microblog.BodyReader.
+func (s *mbStore) SetBodyReads(r microblog.BodyReads) { s.reads = r }
 
 type mbAsync struct{ *mbStore }
 
 var (
 	_ microblog.Store        = (*mbStore)(nil)
 	_ microblog.Materializer = (*mbAsync)(nil)
+	_ microblog.BodyReader   = (*mbStore)(nil)
 )
 
 // MicroblogModel implements microblog.Backend: the model Populate or a
@@ -272,7 +277,7 @@ func (s *mbStore) read(ctx context.Context, coll string, user int64, limit int) 
 	if s.model != microblog.Normalized || len(out) == 0 {
 		return out, nil
 	}
-	got, err := s.db.tweets(ctx, out)
+	got, err := s.db.tweets(ctx, out, s.reads == microblog.BodyReadsSeparate)
 	if err != nil {
 		return nil, s.errf("%s bodies: %w", coll, err)
 	}
@@ -287,8 +292,28 @@ func (s *mbStore) read(ctx context.Context, coll string, user int64, limit int) 
 }
 
 // tweets fetches the tweets of ts by id: one $in query per tweets
-// partition, in parallel.
-func (db *DB) tweets(ctx context.Context, ts []microblog.Tweet) (map[int64]tweetRow, error) {
+// partition, in parallel, or with separate one find per tweet (at most
+// maxParallel in flight).
+func (db *DB) tweets(ctx context.Context, ts []microblog.Tweet, separate bool) (map[int64]tweetRow, error) {
+	if separate {
+		rows := make([]tweetRow, len(ts))
+		found := make([]bool, len(ts))
+		err := parallel(ctx, len(ts), func(ctx context.Context, i int) error {
+			err := db.c(db.partOf(mbTweets, ts[i].ID)).FindOne(ctx, bson.D{{Key: "_id", Value: ts[i].ID}}).Decode(&rows[i])
+			if errors.Is(err, mongo.ErrNoDocuments) {
+				return nil // the caller names the missing tweet
+			}
+			found[i] = err == nil
+			return err
+		})
+		got := make(map[int64]tweetRow, len(ts))
+		for i := range rows {
+			if found[i] {
+				got[rows[i].ID] = rows[i]
+			}
+		}
+		return got, err
+	}
 	byPart := map[string][]int64{}
 	for _, t := range ts {
 		p := db.partOf(mbTweets, t.ID)

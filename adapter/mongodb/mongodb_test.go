@@ -201,3 +201,9 @@ func TestOpenErrorsHideThePassword(t *testing.T) {
 		}
 	}
 }
+
+// TestMicroblogBodyReads: a normalized line's bodies read with one $in per
+// partition and with one find per tweet give the oracle's answers.
+func TestMicroblogBodyReads(t *testing.T) {
+	adaptertest.BodyReads(t, openFresh(t, ""))
+}

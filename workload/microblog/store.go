@@ -67,6 +67,37 @@ func CheckLoaded(ctx context.Context, b interface {
 	return CheckModel(name, have, want, where)
 }
 
+// BodyReads is how a normalized userline or timeline fetches the bodies of
+// its up to Limit tweets from the tweets table.
+type BodyReads string
+
+const (
+	// BodyReadsIn fetches them in one multi-key request (Cassandra's
+	// WHERE id IN, MongoDB's $in): fieldbench's default.
+	BodyReadsIn BodyReads = "in"
+	// BodyReadsSeparate reads every tweet with a request of its own, all
+	// in flight at once: the study's "up to 50 extra reads" per line.
+	BodyReadsSeparate BodyReads = "separate"
+)
+
+// ParseBodyReads validates a --timeline-reads value.
+func ParseBodyReads(s string) (BodyReads, error) {
+	switch r := BodyReads(s); r {
+	case BodyReadsIn, BodyReadsSeparate:
+		return r, nil
+	}
+	return "", fmt.Errorf("unknown timeline reads %q (known: in, separate)", s)
+}
+
+// BodyReader is implemented by the Stores whose normalized lines fetch
+// bodies by key and can do it either way (the SQL adapters join instead,
+// in one statement, and do not implement it).
+type BodyReader interface {
+	// SetBodyReads chooses how the Store's normalized lines fetch bodies
+	// (before its first read; not safe to call concurrently with reads).
+	SetBodyReads(BodyReads)
+}
+
 // Limit is how many tweets a userline or timeline returns (the study's 50).
 const Limit = 50
 
