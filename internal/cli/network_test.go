@@ -18,23 +18,6 @@ import (
 	"github.com/fieldbench/fieldbench/internal/cli"
 )
 
-// buildBinary builds fieldbench into a directory anyone may read (the
-// no-root case runs it as nobody).
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "fieldbench-bin-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	_ = os.Chmod(dir, 0o755)
-	bin := filepath.Join(dir, "fieldbench")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/fieldbench/fieldbench/cmd/fieldbench").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // selfBinary is this test binary run as fieldbench (see TestMain): it
 // re-executes itself on a load host the way the real binary does, with
 // the environment that makes it fieldbench.
@@ -194,7 +177,7 @@ func TestHostsWithoutRoot(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := buildBinary(t)
+	bin := fieldbenchBin(t)
 	dir := filepath.Join(t.TempDir(), "c")
 	var cmd *exec.Cmd
 	if os.Geteuid() == 0 {
