@@ -183,16 +183,7 @@ func couchRemoteStatus(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
 			return err
 		}
 		st.Detail["server"] = w.Server + " " + w.Version
-		if dbs, err := couchapi.UserDBs(ctx, cl); err == nil {
-			st.Detail["databases"] = strconv.Itoa(len(dbs))
-			var docs int64
-			for _, d := range dbs {
-				if i, err := cl.DBInfo(ctx, d); err == nil {
-					docs += i.DocCount
-				}
-			}
-			st.Detail["docs"] = strconv.FormatInt(docs, 10)
-		}
+		couchCountDetail(ctx, cl, st.Detail)
 		return nil
 	}), nil
 }
