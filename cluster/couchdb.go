@@ -222,16 +222,7 @@ func (couchEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error)
 		} else {
 			st.State = "up"
 			st.Detail["server"] = w.Server + " " + w.Version
-			if dbs, err := couchapi.UserDBs(sctx, cl); err == nil {
-				st.Detail["databases"] = strconv.Itoa(len(dbs))
-				var docs int64
-				for _, d := range dbs {
-					if i, err := cl.DBInfo(sctx, d); err == nil {
-						docs += i.DocCount
-					}
-				}
-				st.Detail["docs"] = strconv.FormatInt(docs, 10)
-			}
+			couchCountDetail(sctx, cl, st.Detail)
 			if r, err := couchapi.ReplicatedDBs(sctx, cl); err == nil {
 				st.Detail["replicated_dbs"] = strconv.Itoa(len(r))
 			}
@@ -240,6 +231,25 @@ func (couchEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error)
 		out = append(out, st)
 	}
 	return out, nil
+}
+
+// couchCountDetail adds to a member's status detail how many user
+// databases it holds and their documents in all; a member that cannot
+// list its databases gets neither, one database that does not answer
+// counts for nothing (a status is a best-effort look, not a check).
+func couchCountDetail(ctx context.Context, cl *couchapi.Client, detail map[string]string) {
+	dbs, err := couchapi.UserDBs(ctx, cl)
+	if err != nil {
+		return
+	}
+	detail["databases"] = strconv.Itoa(len(dbs))
+	var docs int64
+	for _, d := range dbs {
+		if i, err := cl.DBInfo(ctx, d); err == nil {
+			docs += i.DocCount
+		}
+	}
+	detail["docs"] = strconv.FormatInt(docs, 10)
 }
 
 // Down implements Engine: SIGTERM, SIGKILL after 15 s.

@@ -362,6 +362,41 @@ func members(c *Cluster) int {
 	return k
 }
 
+// remoteAskTimeout bounds each question to one member of an external
+// cluster, so that a member that does not answer delays a status by no
+// more than this.
+const remoteAskTimeout = 5 * time.Second
+
+// remoteStatuses is the status of an external cluster's members, one
+// line each, removed ones left out, for databases asked member by member
+// (couchdb, mongodb, sqlserver). A member fieldbench knows stopped is
+// "down" without being asked; a running one is asked with ask, under
+// remoteAskTimeout: "unreachable" with the error when ask fails, else
+// "up" with whatever ask filled in (role, details). Every line starts
+// with the given role and an empty Detail, so ask and the caller can add
+// to it.
+func remoteStatuses(ctx context.Context, c *Cluster, role string, ask func(ctx context.Context, n *Node, st *NodeStatus) error) []NodeStatus {
+	var out []NodeStatus
+	for _, n := range c.Nodes {
+		if n.Role == roleDecommissioned {
+			continue
+		}
+		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: role, State: "down", Detail: map[string]string{}}
+		if n.Running() {
+			qctx, cancel := context.WithTimeout(ctx, remoteAskTimeout)
+			err := ask(qctx, n, &st)
+			cancel()
+			if err != nil {
+				st.State, st.Detail["error"] = "unreachable", err.Error()
+			} else {
+				st.State = "up"
+			}
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
 // run fills action's template with node (nil for an add without spares)
 // and n, and runs it.
 func (e *External) run(ctx context.Context, action string, node *Node, n int) error {

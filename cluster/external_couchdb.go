@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/fieldbench/fieldbench/adapter/couchdb/couchapi"
 )
@@ -140,7 +139,7 @@ func couchAnswering(ctx context.Context, c *Cluster) ([]*Node, couchapi.Welcome)
 		if !n.Running() || n.Role == roleDecommissioned {
 			continue
 		}
-		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		qctx, cancel := context.WithTimeout(ctx, remoteAskTimeout)
 		w, err := couchClient(n).Welcome(qctx)
 		cancel()
 		if err == nil {
@@ -177,36 +176,16 @@ func couchRemoteMembers(ctx context.Context, c *Cluster) (map[string]string, err
 }
 
 func couchRemoteStatus(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
-	var out []NodeStatus
-	for _, n := range c.Nodes {
-		if n.Role == roleDecommissioned {
-			continue
+	return remoteStatuses(ctx, c, "", func(ctx context.Context, n *Node, st *NodeStatus) error {
+		cl := couchClient(n)
+		w, err := cl.Welcome(ctx)
+		if err != nil {
+			return err
 		}
-		st := NodeStatus{Name: n.Name, Addr: n.Addr(), State: "down", Detail: map[string]string{}}
-		if n.Running() {
-			qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			cl := couchClient(n)
-			w, err := cl.Welcome(qctx)
-			if err != nil {
-				st.State, st.Detail["error"] = "unreachable", err.Error()
-			} else {
-				st.State, st.Detail["server"] = "up", w.Server+" "+w.Version
-				if dbs, err := couchapi.UserDBs(qctx, cl); err == nil {
-					st.Detail["databases"] = strconv.Itoa(len(dbs))
-					var docs int64
-					for _, d := range dbs {
-						if i, err := cl.DBInfo(qctx, d); err == nil {
-							docs += i.DocCount
-						}
-					}
-					st.Detail["docs"] = strconv.FormatInt(docs, 10)
-				}
-			}
-			cancel()
-		}
-		out = append(out, st)
-	}
-	return out, nil
+		st.Detail["server"] = w.Server + " " + w.Version
+		couchCountDetail(ctx, cl, st.Detail)
+		return nil
+	}), nil
 }
 
 func couchRemoteMoving(ctx context.Context, c *Cluster) (bool, string, error) {

@@ -7,7 +7,6 @@ import (
 	"math"
 	"sort"
 	"strings"
-	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -203,7 +202,7 @@ func mongoPerMember(ctx context.Context, c *Cluster, ask func(ctx context.Contex
 		if !n.Running() || n.Role == roleDecommissioned {
 			continue
 		}
-		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		qctx, cancel := context.WithTimeout(ctx, remoteAskTimeout)
 		out[n.Name] = ask(qctx, n)
 		cancel()
 	}
@@ -239,30 +238,22 @@ func mongoRemoteStatus(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
 			states[m.Name] = m.StateStr
 		}
 	}
-	var out []NodeStatus
-	for _, n := range c.Nodes {
-		if n.Role == roleDecommissioned {
-			continue
+	out := remoteStatuses(ctx, c, "", func(ctx context.Context, n *Node, st *NodeStatus) error {
+		var h mongoHello
+		if err := mongoRun(ctx, n, "hello", &h); err != nil {
+			return err
 		}
-		st := NodeStatus{Name: n.Name, Addr: n.Addr(), State: "down", Detail: map[string]string{}}
-		if n.Running() {
-			qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			var h mongoHello
-			err := mongoRun(qctx, n, "hello", &h)
-			cancel()
-			if err != nil {
-				st.State, st.Detail["error"] = "unreachable", err.Error()
-			} else {
-				st.State, st.Role = "up", mongoRole(h)
-			}
-		}
-		if s, ok := states[n.Addr()]; ok {
+		st.Role = mongoRole(h)
+		return nil
+	})
+	for i := range out {
+		st := &out[i]
+		if s, ok := states[st.Addr]; ok {
 			st.Detail["replset_state"] = s
 			if !mongoUpStates[s] && st.State == "up" {
 				st.State = strings.ToLower(s)
 			}
 		}
-		out = append(out, st)
 	}
 	return out, nil
 }

@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"time"
 )
 
 // An external SQL Server is one server (Always On availability groups
@@ -50,25 +49,14 @@ func sqlRemoteMembers(ctx context.Context, c *Cluster) (map[string]string, error
 }
 
 func sqlRemoteStatusOf(ctx context.Context, c *Cluster) []NodeStatus {
-	var out []NodeStatus
-	for _, n := range c.Nodes {
-		if n.Role == roleDecommissioned {
-			continue
+	return remoteStatuses(ctx, c, "standalone", func(ctx context.Context, n *Node, st *NodeStatus) error {
+		v, err := TDSPrelogin(ctx, n.Addr())
+		if err != nil {
+			return err
 		}
-		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: "standalone", State: "down", Detail: map[string]string{}}
-		if n.Running() {
-			qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			v, err := TDSPrelogin(qctx, n.Addr())
-			cancel()
-			if err != nil {
-				st.State, st.Detail["error"] = "unreachable", err.Error()
-			} else {
-				st.State, st.Detail["version"] = "up", v
-			}
-		}
-		out = append(out, st)
-	}
-	return out
+		st.Detail["version"] = v
+		return nil
+	})
 }
 
 func sqlRemoteStatus(ctx context.Context, c *Cluster) ([]NodeStatus, error) {

@@ -48,27 +48,7 @@ func TestParseMongoOpts(t *testing.T) {
 // that a document written before a SIGKILL is there after the restart
 // (FerretDB acknowledges an insert once SQLite committed it), and stops it.
 func TestMongoEngine(t *testing.T) {
-	e, err := Get("mongodb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Check(); err != nil {
-		if testing.Short() {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute) // a first build included
-	defer cancel()
-	c, err := e.Up(ctx, t.TempDir(), Options{Nodes: 1})
-	t.Cleanup(func() {
-		if c != nil {
-			_ = e.Down(context.Background(), c)
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, e, c := upForTest(t, "mongodb", Options{Nodes: 1}, 15*time.Minute) // a first build included
 	if c.Version != "FerretDB "+FerretDBVersion || !strings.HasPrefix(c.DSN, "mongodb://127.0.0.1:") || c.Nodes[0].Host != Loopback {
 		t.Fatalf("cluster = version %q, DSN %q, host %q", c.Version, c.DSN, c.Nodes[0].Host)
 	}

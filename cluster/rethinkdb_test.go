@@ -46,27 +46,7 @@ func TestParseRethinkOpts(t *testing.T) {
 // cluster and its status name reqlite and never RethinkDB, and that Down
 // stops it.
 func TestRethinkEngine(t *testing.T) {
-	e, err := Get("rethinkdb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Check(); err != nil {
-		if testing.Short() {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute) // a first npm install included
-	defer cancel()
-	c, err := e.Up(ctx, t.TempDir(), Options{Nodes: 1})
-	t.Cleanup(func() {
-		if c != nil {
-			_ = e.Down(context.Background(), c)
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, e, c := upForTest(t, "rethinkdb", Options{Nodes: 1}, 5*time.Minute) // a first npm install included
 	n := c.Nodes[0]
 	if c.Version != "reqlite "+ReqliteVersion || !strings.HasPrefix(c.DSN, "rethinkdb://127.0.0.1:") || n.Host != Loopback ||
 		!strings.Contains(c.Options["server"], "reqlite") {

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -42,27 +41,7 @@ func TestParseSQLServerOpts(t *testing.T) {
 // Iridium (never SQL Server) and that status reads the SQL Server version
 // it claims over TDS; then a kill, a restart and a stop.
 func TestSQLServerEngine(t *testing.T) {
-	e, err := Get("sqlserver")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Check(); err != nil {
-		if testing.Short() {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	c, err := e.Up(ctx, t.TempDir(), Options{Nodes: 1})
-	t.Cleanup(func() {
-		if c != nil {
-			_ = e.Down(context.Background(), c)
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, e, c := upForTest(t, "sqlserver", Options{Nodes: 1}, 2*time.Minute)
 	n := c.Nodes[0]
 	if c.Version != "Iridium SQL "+IridiumVersion || !strings.HasPrefix(c.DSN, "sqlserver://fieldbench@127.0.0.1:") ||
 		!strings.HasSuffix(c.DSN, "?database=fieldbench&encrypt=disable&standin=iridium") || n.Host != Loopback || c.Options["server"] != IridiumServer {

@@ -5,47 +5,15 @@ import (
 	"math"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/result"
 )
-
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// fieldbenchBin builds the fieldbench binary once for the tests whose
-// external cluster's commands call it, as a user's commands would call
-// ssh or kubectl.
-func fieldbenchBin(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "fieldbench-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "fieldbench")
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/fieldbench/fieldbench/cmd/fieldbench").CombinedOutput()
-		if err != nil {
-			binErr = err
-			binPath = string(out)
-		}
-	})
-	if binErr != nil {
-		t.Fatalf("build fieldbench: %v\n%s", binErr, binPath)
-	}
-	return binPath
-}
 
 // localRedis starts a Redis Cluster with the CLI for a test to treat as
 // external, and stops it when the test ends.

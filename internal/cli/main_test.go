@@ -1,7 +1,11 @@
 package cli_test
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/fieldbench/fieldbench/internal/cli"
@@ -17,7 +21,44 @@ func TestMain(m *testing.M) {
 	if os.Getenv(asFieldbench) == "1" {
 		os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// built is the fieldbench binary fieldbenchBin built, once for all the
+// tests of a run: a build takes long on this project's 2-core machines.
+var built struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// fieldbenchBin builds the fieldbench binary, once, for the tests that run
+// it as a user would: the commands of an external cluster call it as they
+// would call ssh or kubectl, and the no-root case runs it as nobody,
+// hence a directory anyone may read. TestMain removes it after the tests.
+func fieldbenchBin(t *testing.T) string {
+	t.Helper()
+	built.once.Do(func() {
+		dir, err := os.MkdirTemp("", "fieldbench-bin-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.dir = dir
+		_ = os.Chmod(dir, 0o755)
+		built.path = filepath.Join(dir, "fieldbench")
+		if out, err := exec.Command("go", "build", "-o", built.path, "github.com/fieldbench/fieldbench/cmd/fieldbench").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("%w\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatalf("build fieldbench: %v", built.err)
+	}
+	return built.path
 }
 
 // longTests, set to 1, runs the tests that take several minutes each on

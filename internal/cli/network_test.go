@@ -18,23 +18,6 @@ import (
 	"github.com/fieldbench/fieldbench/internal/cli"
 )
 
-// buildBinary builds fieldbench into a directory anyone may read (the
-// no-root case runs it as nobody).
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "fieldbench-bin-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	_ = os.Chmod(dir, 0o755)
-	bin := filepath.Join(dir, "fieldbench")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/fieldbench/fieldbench/cmd/fieldbench").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // selfBinary is this test binary run as fieldbench (see TestMain): it
 // re-executes itself on a load host the way the real binary does, with
 // the environment that makes it fieldbench.
@@ -105,45 +88,12 @@ func TestRedisHostsLoadHost(t *testing.T) {
 	bin := selfBinary(t)
 	base := t.TempDir()
 	dir := filepath.Join(base, "redis")
-	code, out, stderr := runBin(t, bin, "cluster", "up", "redis", "--nodes", "3", "--network", "hosts", "--dir", dir)
-	t.Cleanup(func() {
-		runBin(t, bin, "cluster", "down", "--dir", dir)
-		_ = vnet.ForDir(dir).Destroy(context.Background())
-	})
+	code, out, stderr := upHosts(t, bin, dir, "redis", "--nodes", "3")
 	if code != 0 || !strings.Contains(out, "DSN: redis://198.18.0.1:6379?cluster=1&addrs=198.18.0.2:6379,198.18.0.3:6379") {
 		t.Fatalf("up: exit %d\n%s\n%s", code, out, stderr)
 	}
-	code, out, _ = runBin(t, bin, "cluster", "status", "--dir", dir)
-	for _, a := range []string{"198.18.0.1:6379", "198.18.0.2:6379", "198.18.0.3:6379", "net_rx_bytes=", "network: hosts"} {
-		if code != 0 || !strings.Contains(out, a) {
-			t.Errorf("status lacks %q: exit %d\n%s", a, code, out)
-		}
-	}
-	if code, out, stderr := runBin(t, bin, "load", "microblog", "--users", "100", "--load-host", dir); code != 0 || !strings.Contains(stderr, "on load host load1 (198.18.1.1") {
-		t.Fatalf("load: exit %d\n%s\n%s", code, out, stderr)
-	}
-	res := filepath.Join(base, "results")
-	if code, out, stderr := runBin(t, bin, "run", "microblog", "--users", "100", "--clients", "4", "--duration", "3s", "--load-host", dir, "--results", res); code != 0 {
-		t.Fatalf("run: exit %d\n%s\n%s", code, out, stderr)
-	}
-	run := onlyRun(t, res)
-	if lh := run.Header.Machine.LoadHost; lh == nil || lh.Addr != "198.18.1.1" || lh.Name != "load1" {
-		t.Errorf("header's load host: %+v", lh)
-	}
-	sum, err := run.Summarize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ops int64
-	for name, o := range sum.Ops {
-		ops += o.Count
-		if len(o.Errors) > 0 {
-			t.Errorf("%s: errors %v", name, o.Errors)
-		}
-	}
-	if ops == 0 {
-		t.Error("no operation measured")
-	}
+	statusHas(t, bin, dir, "198.18.0.1:6379", "198.18.0.2:6379", "198.18.0.3:6379")
+	loadAndRunOnLoadHost(t, bin, dir, filepath.Join(base, "results"))
 	if vnet.Exists(vnet.ForDir(dir).HostNS("load1")) {
 		t.Error("load host left after the run")
 	}
@@ -163,10 +113,7 @@ func TestRedisHostsInterruptedUp(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		runBin(t, bin, "cluster", "down", "--dir", dir)
-		_ = vnet.ForDir(dir).Destroy(context.Background())
-	})
+	cleanupHosts(t, bin, dir)
 	deadline := time.Now().Add(time.Minute)
 	for !vnet.Exists(vnet.ForDir(dir).HostNS("redis2")) {
 		if time.Now().After(deadline) {
@@ -194,7 +141,7 @@ func TestHostsWithoutRoot(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := buildBinary(t)
+	bin := fieldbenchBin(t)
 	dir := filepath.Join(t.TempDir(), "c")
 	var cmd *exec.Cmd
 	if os.Geteuid() == 0 {
@@ -253,12 +200,7 @@ func TestRedisHostsShards(t *testing.T) {
 	bin := selfBinary(t)
 	base := t.TempDir()
 	dir := filepath.Join(base, "redis")
-	code, out, stderr := runBin(t, bin, "cluster", "up", "redis", "--nodes", "2", "--network", "hosts", "--dir", dir)
-	t.Cleanup(func() {
-		runBin(t, bin, "cluster", "down", "--dir", dir)
-		_ = vnet.ForDir(dir).Destroy(context.Background())
-	})
-	if code != 0 {
+	if code, out, stderr := upHosts(t, bin, dir, "redis", "--nodes", "2"); code != 0 {
 		t.Fatalf("up: exit %d\n%s\n%s", code, out, stderr)
 	}
 	var wg sync.WaitGroup
@@ -334,6 +276,72 @@ func downAndAssertGone(t *testing.T, bin, dir string) {
 	assertNetworkGone(t, dir)
 }
 
+// upHosts runs `cluster up` of args (the engine and its flags) on hosts
+// in dir, and has the cluster stopped and its network removed when t
+// ends, whatever the up did.
+func upHosts(t *testing.T, bin, dir string, args ...string) (int, string, string) {
+	t.Helper()
+	code, out, stderr := runBin(t, bin, append(append([]string{"cluster", "up"}, args...), "--network", "hosts", "--dir", dir)...)
+	cleanupHosts(t, bin, dir)
+	return code, out, stderr
+}
+
+// cleanupHosts has the cluster of dir stopped and its network removed
+// when t ends, also after a failed or interrupted up.
+func cleanupHosts(t *testing.T, bin, dir string) {
+	t.Helper()
+	t.Cleanup(func() {
+		runBin(t, bin, "cluster", "down", "--dir", dir)
+		_ = vnet.ForDir(dir).Destroy(context.Background())
+	})
+}
+
+// statusHas runs `cluster status` on dir, a cluster on hosts, and fails t
+// for each of want (and each host's counters, the network line) that its
+// output lacks; it returns the output.
+func statusHas(t *testing.T, bin, dir string, want ...string) string {
+	t.Helper()
+	code, out, _ := runBin(t, bin, "cluster", "status", "--dir", dir)
+	for _, a := range append(want, "net_rx_bytes=", "network: hosts") {
+		if code != 0 || !strings.Contains(out, a) {
+			t.Errorf("status lacks %q: exit %d\n%s", a, code, out)
+		}
+	}
+	return out
+}
+
+// loadAndRunOnLoadHost loads microblog (100 users) into the cluster of
+// dir and runs it for 3 s with 4 clients, both from its first load host
+// (load1, 198.18.1.1), the run's results in res: the run names that load
+// host in its header and measured operations, none of them failed.
+func loadAndRunOnLoadHost(t *testing.T, bin, dir, res string) {
+	t.Helper()
+	if code, out, stderr := runBin(t, bin, "load", "microblog", "--users", "100", "--load-host", dir); code != 0 || !strings.Contains(stderr, "on load host load1 (198.18.1.1") {
+		t.Fatalf("load: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if code, out, stderr := runBin(t, bin, "run", "microblog", "--users", "100", "--clients", "4", "--duration", "3s", "--load-host", dir, "--results", res); code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, stderr)
+	}
+	run := onlyRun(t, res)
+	if lh := run.Header.Machine.LoadHost; lh == nil || lh.Addr != "198.18.1.1" || lh.Name != "load1" {
+		t.Errorf("header's load host: %+v", lh)
+	}
+	sum, err := run.Summarize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops int64
+	for name, o := range sum.Ops {
+		ops += o.Count
+		if len(o.Errors) > 0 {
+			t.Errorf("%s: errors %v", name, o.Errors)
+		}
+	}
+	if ops == 0 {
+		t.Error("no operation measured")
+	}
+}
+
 // TestCassandraHostsLoadHost: a 3-node Cassandra on hosts, each node on its
 // own address and the standard ports, the ring of three NORMAL nodes seen
 // by status with each host's counters; loaded and run from a load host;
@@ -355,12 +363,7 @@ func TestCassandraHostsLoadHost(t *testing.T) {
 	bin := selfBinary(t)
 	base := t.TempDir()
 	dir := filepath.Join(base, "cass")
-	code, out, stderr := runBin(t, bin, "cluster", "up", "cassandra", "--nodes", "3", "--network", "hosts", "--dir", dir,
-		"--opt", "heap=256m", "--opt", "request_timeout=10s")
-	t.Cleanup(func() {
-		runBin(t, bin, "cluster", "down", "--dir", dir)
-		_ = vnet.ForDir(dir).Destroy(context.Background())
-	})
+	code, out, stderr := upHosts(t, bin, dir, "cassandra", "--nodes", "3", "--opt", "heap=256m", "--opt", "request_timeout=10s")
 	t.Logf("up: %v", time.Since(start).Round(time.Second))
 	if code != 0 || !strings.Contains(out, "DSN: cassandra://198.18.0.1:9042,198.18.0.2:9042,198.18.0.3:9042/fieldbench?consistency=QUORUM&rf=3\n") {
 		t.Fatalf("up: exit %d\n%s\n%s", code, out, stderr)
@@ -381,42 +384,13 @@ func TestCassandraHostsLoadHost(t *testing.T) {
 	}
 	// The ring as status shows it: three NORMAL nodes with their tokens,
 	// on their addresses, with their hosts' counters.
-	code, out, _ = runBin(t, bin, "cluster", "status", "--dir", dir)
-	for _, a := range []string{"198.18.0.1:9042", "198.18.0.2:9042", "198.18.0.3:9042", "net_rx_bytes=", "network: hosts"} {
-		if code != 0 || !strings.Contains(out, a) {
-			t.Errorf("status lacks %q: exit %d\n%s", a, code, out)
-		}
-	}
+	out = statusHas(t, bin, dir, "198.18.0.1:9042", "198.18.0.2:9042", "198.18.0.3:9042")
 	if strings.Count(out, "gossip=NORMAL") != 3 || strings.Count(out, "tokens=16 ") != 3 {
 		t.Errorf("status: want three NORMAL nodes of 16 tokens each\n%s", out)
 	}
 	t0 := time.Now()
-	if code, out, stderr := runBin(t, bin, "load", "microblog", "--users", "100", "--load-host", dir); code != 0 || !strings.Contains(stderr, "on load host load1 (198.18.1.1") {
-		t.Fatalf("load: exit %d\n%s\n%s", code, out, stderr)
-	}
-	res := filepath.Join(base, "results")
-	if code, out, stderr := runBin(t, bin, "run", "microblog", "--users", "100", "--clients", "4", "--duration", "3s", "--load-host", dir, "--results", res); code != 0 {
-		t.Fatalf("run: exit %d\n%s\n%s", code, out, stderr)
-	}
+	loadAndRunOnLoadHost(t, bin, dir, filepath.Join(base, "results"))
 	t.Logf("load and run: %v", time.Since(t0).Round(time.Second))
-	run := onlyRun(t, res)
-	if lh := run.Header.Machine.LoadHost; lh == nil || lh.Addr != "198.18.1.1" || lh.Name != "load1" {
-		t.Errorf("header's load host: %+v", lh)
-	}
-	sum, err := run.Summarize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ops int64
-	for name, o := range sum.Ops {
-		ops += o.Count
-		if len(o.Errors) > 0 {
-			t.Errorf("%s: errors %v", name, o.Errors)
-		}
-	}
-	if ops == 0 {
-		t.Error("no operation measured")
-	}
 	t0 = time.Now()
 	for _, verb := range []string{"kill", "restart"} {
 		if code, out, stderr := runBin(t, bin, "cluster", verb, "cass3", "--dir", dir); code != 0 {
