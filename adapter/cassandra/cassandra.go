@@ -8,8 +8,8 @@
 //	cassandra://host:port[,host:port...]/keyspace[?options]
 //
 // Options: consistency=LEVEL (ONE, QUORUM, ALL, LOCAL_QUORUM...; default
-// ONE), rf=N (replication factor of the keyspace: created with it, or
-// altered to it when it exists with another; default 1), batch=logged|unlogged (the microblog fan-out batch;
+// ONE), rf=N (replication factor of the keyspace: created with it, or,
+// when the DSN names it, altered to it if it exists with another; default 1), batch=logged|unlogged (the microblog fan-out batch;
 // default logged), conns=N (connections per host, default 2),
 // timeout=DURATION (per request, default 12s), concurrency=N (requests in
 // flight while loading, default 64), insert=batch|single (ingest: one
@@ -69,6 +69,10 @@ type Config struct {
 	Keyspace    string
 	Consistency gocql.Consistency
 	RF          int
+	// RFGiven: the DSN named rf. Only then is an existing keyspace of
+	// another factor altered: a keyspace the user made is not changed by
+	// a default.
+	RFGiven     bool
 	Logged      bool // microblog fan-out as a logged batch
 	Conns       int
 	Timeout     time.Duration
@@ -130,6 +134,7 @@ func parseDSN(dsn string) (Config, error) {
 			c.Consistency, err = gocql.ParseConsistencyWrapper(strings.ToUpper(v))
 		case "rf":
 			c.RF, err = strconv.Atoi(v)
+			c.RFGiven = true
 			if err == nil && c.RF < 1 {
 				err = errors.New("want at least 1")
 			}
@@ -255,7 +260,7 @@ func (db *DB) alignRF(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("cassandra: replication of keyspace %s: %w", db.ks, err)
 	}
-	if !strings.HasSuffix(repl["class"], "SimpleStrategy") || repl["replication_factor"] == strconv.Itoa(db.cfg.RF) {
+	if !db.cfg.RFGiven || !strings.HasSuffix(repl["class"], "SimpleStrategy") || repl["replication_factor"] == strconv.Itoa(db.cfg.RF) {
 		return nil
 	}
 	return db.ddl(ctx, fmt.Sprintf("ALTER KEYSPACE %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': %d}", db.ks, db.cfg.RF))

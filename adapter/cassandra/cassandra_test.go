@@ -228,7 +228,7 @@ func TestParseDSN(t *testing.T) {
 		wantErr string
 	}{
 		{"cassandra://127.0.0.1:9042/ks", Config{Hosts: []string{"127.0.0.1:9042"}, Keyspace: "ks", Consistency: gocql.One, RF: 1, Logged: true}, ""},
-		{"cassandra://127.0.0.1:1,127.0.0.2:1/ks?consistency=quorum&rf=3&batch=unlogged", Config{Hosts: []string{"127.0.0.1:1", "127.0.0.2:1"}, Keyspace: "ks", Consistency: gocql.Quorum, RF: 3}, ""},
+		{"cassandra://127.0.0.1:1,127.0.0.2:1/ks?consistency=quorum&rf=3&batch=unlogged", Config{Hosts: []string{"127.0.0.1:1", "127.0.0.2:1"}, Keyspace: "ks", Consistency: gocql.Quorum, RF: 3, RFGiven: true}, ""},
 		{"cassandra://127.0.0.1:1", Config{Hosts: []string{"127.0.0.1:1"}, Keyspace: "fieldbench", Consistency: gocql.One, RF: 1, Logged: true}, ""},
 		{"cassandra://127.0.0.1/ks", Config{}, "want host:port"},
 		{"cassandra://h:1/bad-name", Config{}, "keyspace"},
@@ -253,7 +253,7 @@ func TestParseDSN(t *testing.T) {
 		}
 		if strings.Join(got.Hosts, ",") != strings.Join(tt.want.Hosts, ",") || got.Keyspace != tt.want.Keyspace ||
 			got.Consistency != tt.want.Consistency || got.RF != tt.want.RF || got.Logged != tt.want.Logged ||
-			got.SingleInserts != tt.want.SingleInserts {
+			got.SingleInserts != tt.want.SingleInserts || got.RFGiven != tt.want.RFGiven {
 			t.Errorf("ParseDSN(%q) = %+v, want %+v", tt.dsn, got, tt.want)
 		}
 	}
