@@ -76,7 +76,7 @@ func assertNetworkGone(t *testing.T, dir string) {
 		t.Errorf("ip netns list:\n%s", out)
 	}
 	out, _ = exec.Command("ip", "-o", "link", "show").Output()
-	if strings.Contains(string(out), "vredis") || strings.Contains(string(out), "vcass") || strings.Contains(string(out), "vload") || strings.Contains(string(out), n.ID) {
+	if strings.Contains(string(out), "vredis") || strings.Contains(string(out), "vcass") || strings.Contains(string(out), "vload") || strings.Contains(string(out), "vpg") || strings.Contains(string(out), n.ID) {
 		t.Errorf("root namespace links of the network:\n%s", out)
 	}
 	if pids, _ := cluster.Spawned(dir); len(pids) > 0 {
