@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/fieldbench/fieldbench/adapter/netdial"
 	pgadapter "github.com/fieldbench/fieldbench/adapter/postgres"
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
@@ -123,6 +124,19 @@ func TestPostgresHostsReplica(t *testing.T) {
 	}
 	if err != nil || got != "written on the primary" || !recovery {
 		t.Errorf("replica read %q (in recovery %v), %v: want the primary's write on a replica", got, recovery, err)
+	}
+
+	// The adapter, as an experiment's in-process load uses it: its pools
+	// dial through fieldbench's default dial, which an experiment on
+	// hosts points at the load host (before, pgx's own dial went out of
+	// the root namespace and never reached the node).
+	restore := netdial.Set(func(ctx context.Context, _, addr string) (net.Conn, error) { return vnet.Dial(ctx, load.NS, addr) })
+	db, err := pgadapter.Open(ctx, dsn)
+	restore()
+	if err != nil {
+		t.Errorf("the adapter with the load host's dial: %v", err)
+	} else {
+		db.Close()
 	}
 
 	// From the machine's own namespace the address reaches no server.
