@@ -11,6 +11,8 @@ func TestSpawnProgram(t *testing.T) {
 		{Proc{Path: "ip", Args: []string{"netns", "exec", "fbn-1-redis1", "redis-server", "a.conf"}}, "redis-server"},
 		{Proc{Path: "/usr/sbin/ip", Args: []string{"netns", "exec", "fbcb-1", "java", "-jar", "x"}}, "java"},
 		{Proc{Path: "ip", Args: []string{"netns", "exec"}}, "ip"},
+		{Proc{Path: "ip", Args: []string{"netns", "exec", "fbn-1-pg1", "setpriv", "--reuid=postgres", "--", "/usr/lib/postgresql/15/bin/postgres", "-D", "d"}}, "/usr/lib/postgresql/15/bin/postgres"},
+		{Proc{Path: "ip", Args: []string{"netns", "exec", "fbn-1-pg1", "setpriv", "--reuid=postgres"}}, "setpriv"},
 	} {
 		if got := spawnProgram(tc.p); got != tc.want {
 			t.Errorf("%v: %q, want %q", tc.p, got, tc.want)

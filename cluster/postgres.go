@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -14,12 +16,25 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/fieldbench/fieldbench/cluster/vnet"
 )
 
 // The postgres engine runs PostgreSQL (with PostGIS) as one primary and N-1
 // streaming replicas, every node on 127.0.0.1 with its own port, data
 // directory and Unix socket directory under the cluster directory. See
 // docs/postgres.md.
+//
+// With --network hosts (Options.Network) every node is a host of its own
+// on the cluster's virtual network (package vnet) instead: the server runs
+// inside its host's namespace (`ip netns exec`, then setpriv to the
+// postgres user), listens on its host's address only (198.18.0.N) on the
+// standard port 5432, and a replica streams from the primary's host
+// address (primary_conninfo names it). pg_hba.conf then trusts the local
+// socket and the virtual network's block 198.18.0.0/15 only. fieldbench
+// administers every node from inside its host (pgx dials through the
+// namespace, pg_basebackup runs in the new replica's host). Down removes
+// the network.
 func init() { Register(pgEngine{}) }
 
 // PGDatabase is the database the engine creates (with PostGIS) on the
@@ -29,6 +44,24 @@ const PGDatabase = "fieldbench"
 // pgUser is the operating-system user the servers run as (postgres refuses
 // to run as root) and the database superuser the DSN names.
 const pgUser = "postgres"
+
+// pgPort is PostgreSQL's standard port, a node's port on a host of its
+// own.
+const pgPort = 5432
+
+// pgHostsHBA is pg_hba.conf on hosts: the local socket and the virtual
+// network's addresses, for queries and for replication, and nothing else
+// (no loopback entry: the server listens on its host's address only).
+// trust, as on loopback: the network holds fieldbench's hosts only, and a
+// benchmark cluster has no secret to keep.
+var pgHostsHBA = `# written by fieldbench: the cluster's nodes are hosts on fieldbench's
+# virtual network (198.18.0.0/15, reachable from its namespaces only).
+# TYPE  DATABASE     USER      ADDRESS          METHOD
+local   all          all                        trust
+local   replication  all                        trust
+host    all          ` + pgUser + `  ` + vnet.Block.String() + `    trust
+host    replication  ` + pgUser + `  ` + vnet.Block.String() + `    trust
+`
 
 // pgConfName is the settings file shared by every node, included from each
 // data directory's postgresql.conf. Per-node settings (port, socket
@@ -202,12 +235,28 @@ func (e pgEngine) Up(ctx context.Context, dir string, opts Options) (_ *Cluster,
 	for k, v := range opts.Extra {
 		c.Options[k] = v
 	}
-	// Whatever fails from here on, stop what was started.
+	// Whatever fails from here on, stop what was started (and remove the
+	// network, if any).
 	defer func() {
 		if err != nil {
 			_ = e.Down(context.WithoutCancel(ctx), c)
 		}
 	}()
+	if opts.Network == NetworkHosts {
+		if err := CheckNetwork(e.Name(), NetworkHosts); err != nil {
+			return nil, err
+		}
+		// The server must drop root inside its host's namespace, which
+		// only a root process can enter.
+		if _, err := exec.LookPath("setpriv"); err != nil {
+			return nil, fmt.Errorf("postgres: --network hosts needs setpriv (Debian package util-linux): %w", err)
+		}
+		c.Network = NetworkHosts
+		c.Options["network"] = NetworkHosts
+		if err := vnet.ForDir(dir).Create(ctx); err != nil {
+			return nil, fmt.Errorf("postgres: %w", err)
+		}
+	}
 	primary, err := e.initPrimary(ctx, c, conf)
 	if err != nil {
 		return nil, err
@@ -248,9 +297,10 @@ func pgSocketDir(nodeDir string) string {
 	return nodeDir
 }
 
-// pgNodeDir creates a node's directory (its Unix socket directory, log and
-// data directory's parent), owned by postgres.
-func pgNewNode(c *Cluster, name, role string) (*Node, error) {
+// pgNewNode creates a node's directory (its Unix socket directory, log and
+// data directory's parent), owned by postgres; on hosts it also makes the
+// node's host, with the first node address no other node has.
+func pgNewNode(ctx context.Context, c *Cluster, name, role string) (*Node, error) {
 	nd := filepath.Join(c.Dir, name)
 	if err := os.MkdirAll(nd, 0o755); err != nil {
 		return nil, fmt.Errorf("postgres: create %s: %w", nd, err)
@@ -258,14 +308,43 @@ func pgNewNode(c *Cluster, name, role string) (*Node, error) {
 	if err := Chown(nd, pgUser); err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	return &Node{
+	n := &Node{
 		Name:    name,
 		Role:    role,
 		Host:    Loopback,
 		DataDir: filepath.Join(nd, "data"),
 		LogFile: filepath.Join(nd, "postgres.log"),
 		Config:  filepath.Join(c.Dir, pgConfName),
-	}, nil
+	}
+	if !c.OnHosts() {
+		return n, nil
+	}
+	used := map[string]bool{}
+	for _, m := range c.Nodes {
+		used[m.Host] = true
+	}
+	i := 1
+	for used[vnet.NodeAddr(i).String()] {
+		i++
+	}
+	h, err := vnet.ForDir(c.Dir).AddHost(ctx, name, vnet.NodeAddr(i))
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	n.Host, n.Netns, n.Port = h.Addr.String(), h.NS, pgPort
+	return n, nil
+}
+
+// pgCommand is argv run as the postgres user where node is: as is (the
+// caller sets the user) on loopback; on a host, inside its namespace and
+// then as postgres through setpriv, which execs argv in place (the PID
+// `ip netns exec` started is argv's).
+func pgCommand(n *Node, argv ...string) (cmd []string, usr string) {
+	if n.Netns == "" {
+		return argv, pgUser
+	}
+	su := []string{"setpriv", "--reuid=" + pgUser, "--regid=" + pgUser, "--init-groups", "--"}
+	return vnet.Command(n.Netns, append(su, argv...)...), ""
 }
 
 func (pgEngine) initPrimary(ctx context.Context, c *Cluster, conf string) (*Node, error) {
@@ -273,7 +352,7 @@ func (pgEngine) initPrimary(ctx context.Context, c *Cluster, conf string) (*Node
 	if err != nil {
 		return nil, err
 	}
-	node, err := pgNewNode(c, "pg1", "primary")
+	node, err := pgNewNode(ctx, c, "pg1", "primary")
 	if err != nil {
 		return nil, err
 	}
@@ -296,11 +375,26 @@ func (pgEngine) initPrimary(ctx context.Context, c *Cluster, conf string) (*Node
 	if err != nil {
 		return nil, fmt.Errorf("postgres: include settings: %w", err)
 	}
+	// The replicas' data directories are copies of the primary's, so
+	// they get the same pg_hba.conf.
+	if c.OnHosts() {
+		if err := os.WriteFile(filepath.Join(node.DataDir, "pg_hba.conf"), []byte(pgHostsHBA), 0o600); err != nil {
+			return nil, fmt.Errorf("postgres: write pg_hba.conf: %w", err)
+		}
+		if err := Chown(filepath.Join(node.DataDir, "pg_hba.conf"), pgUser); err != nil {
+			return nil, fmt.Errorf("postgres: %w", err)
+		}
+	}
 	return node, nil
 }
 
 // start starts node on a free port, retrying with a new port when the
-// server lost its port to a race, and waits until it accepts queries.
+// server lost its port to a race, and waits until it accepts queries. On a
+// host it starts on the standard port of its host's address, which nothing
+// else binds; a retry there, a second later, is for a restart right after
+// a kill, when the killed postmaster's socket lock file still names a
+// process not yet gone (seen here: "lock file .s.PGSQL.5432.lock already
+// exists"; on loopback the new port's lock file differs).
 func (pgEngine) start(ctx context.Context, c *Cluster, node *Node) error {
 	bin, err := PGBinDir()
 	if err != nil {
@@ -308,7 +402,14 @@ func (pgEngine) start(ctx context.Context, c *Cluster, node *Node) error {
 	}
 	nodeDir := filepath.Dir(node.DataDir)
 	attempt := func(i int) error {
-		if i > 0 || node.Port == 0 {
+		if node.Netns != "" && i > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Second):
+			}
+		}
+		if node.Netns == "" && (i > 0 || node.Port == 0) {
 			p, err := FreePort(Loopback)
 			if err != nil {
 				return err
@@ -319,14 +420,10 @@ func (pgEngine) start(ctx context.Context, c *Cluster, node *Node) error {
 		if pid, ok := pgPIDFile(node.DataDir); ok && !Alive(pid) {
 			_ = os.Remove(filepath.Join(node.DataDir, "postmaster.pid"))
 		}
-		pid, err := Start(Proc{
-			Path: filepath.Join(bin, "postgres"),
-			Args: []string{"-D", node.DataDir, "-p", strconv.Itoa(node.Port), "-k", pgSocketDir(nodeDir),
-				"-c", "listen_addresses=" + Loopback, "-c", "cluster_name=" + node.Name},
-			Dir:     nodeDir,
-			LogFile: node.LogFile,
-			User:    pgUser,
-		})
+		argv, usr := pgCommand(node, filepath.Join(bin, "postgres"),
+			"-D", node.DataDir, "-p", strconv.Itoa(node.Port), "-k", pgSocketDir(nodeDir),
+			"-c", "listen_addresses="+node.Host, "-c", "cluster_name="+node.Name)
+		pid, err := Start(Proc{Path: argv[0], Args: argv[1:], Dir: nodeDir, LogFile: node.LogFile, User: usr})
 		if err != nil {
 			return err
 		}
@@ -334,7 +431,7 @@ func (pgEngine) start(ctx context.Context, c *Cluster, node *Node) error {
 		node.Stopped = false
 		wctx, cancel := context.WithTimeout(ctx, 120*time.Second)
 		defer cancel()
-		if err := WaitPort(wctx, node.Host, node.Port, pid, node.LogFile); err != nil {
+		if err := waitDial(wctx, node.Dial, node.Addr(), pid, node.LogFile); err != nil {
 			_ = pgStopPID(pid, 10*time.Second)
 			node.PID = 0
 			return err
@@ -369,8 +466,18 @@ func pgNodeURL(n *Node, db string) string {
 	return u.String()
 }
 
+// pgConnect connects to one node; a node on a host is dialled from
+// inside its host's namespace, the only place its address is reachable.
 func pgConnect(ctx context.Context, n *Node, db string) (*pgx.Conn, error) {
-	return pgx.Connect(ctx, pgNodeURL(n, db))
+	if n.Netns == "" {
+		return pgx.Connect(ctx, pgNodeURL(n, db))
+	}
+	cfg, err := pgx.ParseConfig(pgNodeURL(n, db))
+	if err != nil {
+		return nil, err
+	}
+	cfg.DialFunc = func(ctx context.Context, _, addr string) (net.Conn, error) { return n.Dial(ctx, addr) }
+	return pgx.ConnectConfig(ctx, cfg)
 }
 
 // pgWaitReady waits until node answers a query (a replica answers once it
@@ -448,6 +555,9 @@ func pgRecordSettings(ctx context.Context, c *Cluster, primary *Node) error {
 		c.Options["postgis"] = postgis
 	}
 	c.Options["auth"] = "trust (127.0.0.1 and local socket only)"
+	if c.OnHosts() {
+		c.Options["auth"] = "trust (local socket and the virtual network " + vnet.Block.String() + " only)"
+	}
 	return nil
 }
 
@@ -508,13 +618,20 @@ func (e pgEngine) addReplica(ctx context.Context, c *Cluster) (*Node, error) {
 			break
 		}
 	}
-	node, err := pgNewNode(c, name, "replica")
+	node, err := pgNewNode(ctx, c, name, "replica")
 	if err != nil {
 		return nil, err
 	}
-	if err := RunAs(ctx, pgUser, filepath.Dir(node.DataDir), filepath.Join(bin, "pg_basebackup"),
+	// -R writes primary_conninfo with the address it cloned from: on
+	// hosts, the primary's host address, reached from the new replica's
+	// host.
+	argv, usr := pgCommand(node, filepath.Join(bin, "pg_basebackup"),
 		"-h", primary.Host, "-p", strconv.Itoa(primary.Port), "-U", pgUser,
-		"-D", node.DataDir, "-R", "-X", "stream", "--checkpoint=fast", "--no-password"); err != nil {
+		"-D", node.DataDir, "-R", "-X", "stream", "--checkpoint=fast", "--no-password")
+	if err := RunAs(ctx, usr, filepath.Dir(node.DataDir), argv[0], argv[1:]...); err != nil {
+		if node.Netns != "" {
+			_ = vnet.ForDir(c.Dir).RemoveHost(context.WithoutCancel(ctx), node.Name)
+		}
 		return nil, fmt.Errorf("postgres: clone %s from %s: %w", name, primary.Name, err)
 	}
 	c.Nodes = append(c.Nodes, node)
@@ -612,6 +729,7 @@ func (pgEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
 	out := make([]NodeStatus, 0, len(c.Nodes))
 	for _, n := range c.Nodes {
 		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, PID: n.PID, Detail: map[string]string{}}
+		hostCounters(ctx, n, st.Detail)
 		if !Alive(n.PID) {
 			st.State = "down"
 			st.PID = 0
@@ -705,7 +823,8 @@ func pgStopPID(pid int, grace time.Duration) error {
 }
 
 // Down implements Engine: fast shutdown of the replicas, then the primary;
-// the data stays.
+// the data stays. On a virtual network it then removes every namespace
+// and interface of the network, found from the directory alone.
 func (pgEngine) Down(ctx context.Context, c *Cluster) error {
 	var errs []error
 	order := make([]*Node, 0, len(c.Nodes))
@@ -732,6 +851,7 @@ func (pgEngine) Down(ctx context.Context, c *Cluster) error {
 	if _, err := os.Stat(c.Dir); err == nil && c.DSN != "" {
 		errs = append(errs, c.Save())
 	}
+	errs = append(errs, DestroyNetwork(ctx, c.Dir))
 	return errors.Join(errs...)
 }
 
@@ -769,10 +889,12 @@ func (e pgEngine) Restart(ctx context.Context, c *Cluster, node string) error {
 		return fmt.Errorf("postgres: %s is running (pid %d)", n.Name, n.PID)
 	}
 	// Orphaned backends of a SIGKILLed postmaster keep its shared memory;
-	// the new postmaster refuses to start until they have gone.
+	// the new postmaster refuses to start until they have gone. It also
+	// refuses while the old PID exists at all, a zombie not yet reaped
+	// included (its lock files name it), which Alive does not count.
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if pid, ok := pgPIDFile(n.DataDir); !ok || !Alive(pid) {
+		if pid, ok := pgPIDFile(n.DataDir); !ok || syscall.Kill(pid, 0) == syscall.ESRCH {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)

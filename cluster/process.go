@@ -160,12 +160,22 @@ func Start(p Proc) (int, error) {
 
 // spawnProgram is the program p runs, as SpawnLog names it: for `ip netns
 // exec NS PROG ...`, PROG, which ip execs in place (same PID), so a process
-// announced but never recorded is still found by its executable.
+// announced but never recorded is still found by its executable; for
+// `ip netns exec NS setpriv OPTIONS -- PROG ...` (a server that drops root
+// inside its host), PROG, which setpriv execs in place too.
 func spawnProgram(p Proc) string {
-	if filepath.Base(p.Path) == "ip" && len(p.Args) >= 4 && p.Args[0] == "netns" && p.Args[1] == "exec" {
-		return p.Args[3]
+	if filepath.Base(p.Path) != "ip" || len(p.Args) < 4 || p.Args[0] != "netns" || p.Args[1] != "exec" {
+		return p.Path
 	}
-	return p.Path
+	prog := p.Args[3:]
+	if filepath.Base(prog[0]) == "setpriv" {
+		for i, a := range prog {
+			if a == "--" && i+1 < len(prog) {
+				return prog[i+1]
+			}
+		}
+	}
+	return prog[0]
 }
 
 // RunAs runs a short command (initdb, pg_basebackup...) to completion as

@@ -153,8 +153,11 @@ func newPool(ctx context.Context, dsn string, b *adapter.Backoff) (*pgxpool.Pool
 	}
 	cfg.ConnConfig.BuildFrontend = bufferedFrontend
 	// Raw reads and writes: no hand-over of the processor per request (see
-	// adapter/rawio).
-	raw := rawio.Dial(b.DialFunc(cfg.ConnConfig.DialFunc))
+	// adapter/rawio). The dial is fieldbench's default (netdial), not
+	// pgconn's own: during an experiment on hosts it opens each connection
+	// inside the load host's namespace, the only place the nodes'
+	// addresses are reachable from (docs/network.md).
+	raw := rawio.Dial(b.DialFunc(nil))
 	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		nc, err := raw(ctx, network, addr)
 		if err != nil {

@@ -86,7 +86,7 @@ func newClusterUpCmd() *cobra.Command {
 	c.Flags().StringVar(&dir, "dir", "", "directory for data, configuration and logs (default: clusters/ENGINE-TIME)")
 	c.Flags().StringArrayVar(&opts, "opt", nil, "engine option key=value (repeatable), e.g. --opt replicas=1 for redis")
 	c.Flags().StringVar(&network, "network", cluster.NetworkLoopback,
-		"where the nodes live: loopback (127.0.0.1, nodes differ by port) or hosts (each node a network namespace of its own with an address from 198.18.0.0/15 on a virtual network; needs root; redis and cassandra; docs/network.md)")
+		"where the nodes live: loopback (127.0.0.1, nodes differ by port) or hosts (each node a network namespace of its own with an address from 198.18.0.0/15 on a virtual network; needs root; redis, cassandra and postgres; docs/network.md)")
 	return c
 }
 

@@ -59,7 +59,7 @@ func assertNetworkGone(t *testing.T, dir string) {
 		t.Errorf("ip netns list:\n%s", out)
 	}
 	out, _ = exec.Command("ip", "-o", "link", "show").Output()
-	if strings.Contains(string(out), "vredis") || strings.Contains(string(out), "vcass") || strings.Contains(string(out), "vload") || strings.Contains(string(out), n.ID) {
+	if strings.Contains(string(out), "vredis") || strings.Contains(string(out), "vcass") || strings.Contains(string(out), "vload") || strings.Contains(string(out), "vpg") || strings.Contains(string(out), n.ID) {
 		t.Errorf("root namespace links of the network:\n%s", out)
 	}
 	if pids, _ := cluster.Spawned(dir); len(pids) > 0 {
@@ -178,7 +178,7 @@ func TestNetworkBadInput(t *testing.T) {
 		want string
 	}{
 		{"unknown network", []string{"cluster", "up", "redis", "--network", "lan", "--dir", filepath.Join(dir, "x")}, `--network "lan": want one of loopback, hosts`},
-		{"engine without hosts", []string{"cluster", "up", "postgres", "--network", "hosts", "--dir", filepath.Join(dir, "y")}, "the postgres engine starts on loopback only"},
+		{"engine without hosts", []string{"cluster", "up", "mariadb", "--network", "hosts", "--dir", filepath.Join(dir, "y")}, "the mariadb engine starts on loopback only"},
 		{"load host of a loopback cluster", []string{"run", "microblog", "--load-host", lo, "--results", dir}, "is on loopback, not on hosts"},
 		{"load host of no cluster", []string{"load", "microblog", "--load-host", filepath.Join(dir, "none")}, "no cluster in"},
 		{"index without load host", []string{"run", "microblog", "--load-host-index", "2", "--results", dir}, "--load-host-index needs --load-host"},
