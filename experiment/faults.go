@@ -38,12 +38,17 @@ var faultMechanisms = map[string]string{
 }
 
 // mechanisms lists the mechanisms of the scenario's fault actions, for the
-// result header: "partition: ...; heal: ...".
-func (sc *Scenario) mechanisms() string {
+// result header: "partition: ...; heal: ...". viaProxy says the delays
+// run through toxiproxy in the load generator (no netem here).
+func (sc *Scenario) mechanisms(viaProxy bool) string {
 	seen := map[string]bool{}
 	var out []string
 	for _, a := range sc.Timeline {
-		if m, ok := faultMechanisms[a.Do]; ok && !seen[a.Do] {
+		m, ok := faultMechanisms[a.Do]
+		if a.Do == "delay" && viaProxy {
+			m = proxyMechanism
+		}
+		if ok && !seen[a.Do] {
 			seen[a.Do] = true
 			out = append(out, a.Do+": "+m)
 		}
@@ -165,15 +170,25 @@ func (x *expRun) applyFault(ctx context.Context, a Action, nodes []*cluster.Node
 		return fmt.Sprintf("%s at %s (%d bit/s) both ways (mechanism: tc tbf on eth0 and the bridge port)", list, a.Rate, rate), nil
 	case "unlimit":
 		var errs []error
+		how := "tc qdiscs deleted"
+		if x.delays != nil {
+			how += "; toxiproxy latency toxics removed"
+		}
 		for _, n := range nodes {
 			if err := vn.Unlimit(ctx, n.Name); err != nil {
 				errs = append(errs, err)
 				continue
 			}
+			if x.delays != nil && x.faults.netem[n.Name] {
+				if err := x.delays.undelay(n.Name); err != nil {
+					errs = append(errs, err)
+					continue
+				}
+			}
 			delete(x.faults.limited, n.Name)
 			delete(x.faults.netem, n.Name)
 		}
-		return fmt.Sprintf("%s (mechanism: tc qdiscs deleted)", list), errors.Join(errs...)
+		return fmt.Sprintf("%s (mechanism: %s)", list, how), errors.Join(errs...)
 	case "pause", "resume":
 		sig, verb := syscall.SIGSTOP, "SIGSTOP"
 		if a.Do == "resume" {
@@ -196,6 +211,19 @@ func (x *expRun) applyFault(ctx context.Context, a Action, nodes []*cluster.Node
 		}
 		return fmt.Sprintf("%s (mechanism: %s to pid %s)", list, verb, strings.Join(pids, ", ")), nil
 	case "delay", "loss":
+		if x.delays != nil {
+			if a.Do == "loss" { // refused before the load (netemOrProxy); never silently skipped
+				return "", fmt.Errorf("loss %s: no netem in this kernel and loss has no proxy fallback", list)
+			}
+			for _, n := range nodes {
+				if err := x.delays.delay(n.Name, a.Delay.D()); err != nil {
+					return "", err
+				}
+				x.faults.netem[n.Name] = true
+			}
+			return fmt.Sprintf("%s: delay %s (mechanism: toxiproxy latency toxic on what each node sends to load host %s, in the load generator; node-to-node traffic not delayed; no netem in this kernel)",
+				list, a.Delay.D(), x.loadHostName()), nil
+		}
 		args := []string{"delay", a.Delay.D().String()}
 		if a.Do == "loss" {
 			args = []string{"loss", a.Loss}
@@ -246,4 +274,12 @@ func (x *expRun) undoFaults(ctx context.Context) (string, error) {
 		did = append(did, u.undo+" "+strings.Join(names, ", "))
 	}
 	return strings.Join(did, "; "), errors.Join(errs...)
+}
+
+// loadHostName names the load host for an event's detail.
+func (x *expRun) loadHostName() string {
+	if x.loadHost == nil {
+		return "(none)"
+	}
+	return x.loadHost.Name
 }

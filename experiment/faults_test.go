@@ -26,10 +26,18 @@ func TestParseFaults(t *testing.T) {
 	if sc.Cluster.Network != "hosts" || sc.Timeline[2].Rate != "10mbit" || sc.Timeline[6].Delay.D() != 50*time.Millisecond || sc.Timeline[7].Loss != "5%" {
 		t.Errorf("parsed: %+v %+v", sc.Cluster, sc.Timeline)
 	}
-	m := sc.mechanisms()
-	for _, want := range []string{"partition: nftables", "limit: tc tbf", "pause: SIGSTOP", "delay: tc netem"} {
-		if !strings.Contains(m, want) {
-			t.Errorf("mechanisms %q lack %q", m, want)
+	for _, tc := range []struct {
+		viaProxy bool
+		want     []string
+	}{
+		{false, []string{"partition: nftables", "limit: tc tbf", "pause: SIGSTOP", "delay: tc netem", "loss: tc netem"}},
+		{true, []string{"partition: nftables", "delay: toxiproxy latency toxic", "node-to-node traffic not delayed", "loss: tc netem"}},
+	} {
+		m := sc.mechanisms(tc.viaProxy)
+		for _, want := range tc.want {
+			if !strings.Contains(m, want) {
+				t.Errorf("mechanisms(%v) %q lack %q", tc.viaProxy, m, want)
+			}
 		}
 	}
 	if !sc.needsNetem() {
