@@ -30,7 +30,7 @@ var faultMechanisms = map[string]string{
 	"partition": "nftables drop rules (inet fieldbench table, input and output hooks) inside each cut host's network namespace",
 	"heal":      "the cut hosts' nftables table deleted",
 	"limit":     "tc tbf qdisc on the host's eth0 and on its bridge port (both directions)",
-	"unlimit":   "the tbf qdiscs deleted",
+	"unlimit":   "the tbf and netem qdiscs deleted (and toxiproxy's latency toxics removed where delay ran through it)",
 	"pause":     "SIGSTOP to the node's server process",
 	"resume":    "SIGCONT to the node's server process",
 	"delay":     "tc netem qdisc on the host's eth0 (needs the kernel's sch_netem)",

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"io"
 	"net"
 	"os/exec"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
 )
 
@@ -117,6 +119,35 @@ func TestLinkDelays(t *testing.T) {
 	}
 	if st := rdb.PoolStats(); st.Misses != 1 {
 		t.Errorf("pool opened %d connections, want the one (a delay must reach a connection already open)", st.Misses)
+	}
+
+	// Which mechanism the experiment picks: netem where the kernel has it
+	// (no proxy), else the proxy for a delay and an error for a loss.
+	cl := &cluster.Cluster{Dir: dir, Nodes: []*cluster.Node{{Name: "node1", Host: node.Addr.String(), Netns: node.NS}}}
+	hasNetem := vnet.Netem(ctx, load.NS, "delay", "1ms") == nil
+	if hasNetem {
+		if err := vn.Unlimit(ctx, load.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		do        string
+		wantProxy bool
+		wantErr   string
+	}{
+		{"delay", !hasNetem, ""},
+		{"loss", false, map[bool]string{false: "loss has no fallback", true: ""}[hasNetem]},
+	} {
+		x := &expRun{sc: &Scenario{Timeline: []Action{{Do: tc.do}}}, cl: cl, stderr: io.Discard}
+		got, err := x.netemOrProxy(ctx, vn, load)
+		switch {
+		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+			t.Errorf("%s (netem %v): error %v, want one containing %q", tc.do, hasNetem, err, tc.wantErr)
+		case tc.wantErr == "" && err != nil:
+			t.Errorf("%s (netem %v): %v", tc.do, hasNetem, err)
+		case (got != nil) != tc.wantProxy:
+			t.Errorf("%s (netem %v): proxy %v, want %v", tc.do, hasNetem, got != nil, tc.wantProxy)
+		}
 	}
 
 	for _, bad := range []struct {
