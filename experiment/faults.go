@@ -96,12 +96,21 @@ func (es *expSession) fault(ctx context.Context, a Action) error {
 	return es.s.Event(a.Do, detail)
 }
 
-// of lists the nodes a fault (partition, limit, pause) holds now.
+// of lists the nodes a fault (partition, limit, pause) holds now. limit
+// includes the nodes delayed or dropping packets (netem, or the delay's
+// toxiproxy fallback): unlimit undoes those too, so an unlimit of
+// everything must find them, not pass over them as nothing to undo.
 func (f faultState) of(fault string) []string {
-	m := map[string]map[string]bool{"partition": f.cut, "limit": f.limited, "pause": f.paused}[fault]
+	ms := map[string][]map[string]bool{"partition": {f.cut}, "limit": {f.limited, f.netem}, "pause": {f.paused}}[fault]
+	seen := map[string]bool{}
 	var out []string
-	for n := range m {
-		out = append(out, n)
+	for _, m := range ms {
+		for n := range m {
+			if !seen[n] {
+				seen[n] = true
+				out = append(out, n)
+			}
+		}
 	}
 	sort.Strings(out)
 	return out
@@ -252,13 +261,6 @@ func (x *expRun) undoFaults(ctx context.Context) (string, error) {
 	var errs []error
 	for _, u := range []struct{ undo, fault string }{{"resume", "pause"}, {"heal", "partition"}, {"unlimit", "limit"}} {
 		names := x.faults.of(u.fault)
-		if u.undo == "unlimit" {
-			for n := range x.faults.netem {
-				if !x.faults.limited[n] {
-					names = append(names, n)
-				}
-			}
-		}
 		if len(names) == 0 {
 			continue
 		}

@@ -83,3 +83,27 @@ func TestPauseOnLoopback(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestFaultStateOf: an undo of everything finds every node its fault
+// holds; unlimit also undoes delay and loss, so a delayed node is one
+// "limit" holds (else `unlimit` with no nodes left the delay in force).
+func TestFaultStateOf(t *testing.T) {
+	f := newFaultState()
+	f.cut["a"] = true
+	f.limited["b"] = true
+	f.netem["b"] = true
+	f.netem["c"] = true
+	f.paused["d"] = true
+	for _, tc := range []struct {
+		fault string
+		want  string
+	}{
+		{"partition", "a"},
+		{"limit", "b,c"},
+		{"pause", "d"},
+	} {
+		if got := strings.Join(f.of(tc.fault), ","); got != tc.want {
+			t.Errorf("of(%s) = %q, want %q", tc.fault, got, tc.want)
+		}
+	}
+}
