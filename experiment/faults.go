@@ -31,7 +31,7 @@ var faultMechanisms = map[string]string{
 	"partition": "nftables drop rules (inet fieldbench table, input and output hooks) inside each cut host's network namespace",
 	"heal":      "the cut hosts' nftables table deleted",
 	"limit":     "tc tbf qdisc on the host's eth0 and on its bridge port (both directions)",
-	"unlimit":   "the tbf qdiscs deleted",
+	"unlimit":   "the tbf and netem qdiscs deleted (and toxiproxy's latency toxics removed where delay ran through it)",
 	"pause":     "SIGSTOP to the node's server process",
 	"resume":    "SIGCONT to the node's server process",
 	"delay":     "tc netem qdisc on the host's eth0 (needs the kernel's sch_netem)",
@@ -39,12 +39,17 @@ var faultMechanisms = map[string]string{
 }
 
 // mechanisms lists the mechanisms of the scenario's fault actions, for the
-// result header: "partition: ...; heal: ...".
-func (sc *Scenario) mechanisms() string {
+// result header: "partition: ...; heal: ...". viaProxy says the delays
+// run through toxiproxy in the load generator (no netem here).
+func (sc *Scenario) mechanisms(viaProxy bool) string {
 	seen := map[string]bool{}
 	var out []string
 	for _, a := range sc.Timeline {
-		if m, ok := faultMechanisms[a.Do]; ok && !seen[a.Do] {
+		m, ok := faultMechanisms[a.Do]
+		if a.Do == "delay" && viaProxy {
+			m = proxyMechanism
+		}
+		if ok && !seen[a.Do] {
 			seen[a.Do] = true
 			out = append(out, a.Do+": "+m)
 		}
@@ -92,12 +97,21 @@ func (es *expSession) fault(ctx context.Context, a Action) error {
 	return es.s.Event(a.Do, detail)
 }
 
-// of lists the nodes a fault (partition, limit, pause) holds now.
+// of lists the nodes a fault (partition, limit, pause) holds now. limit
+// includes the nodes delayed or dropping packets (netem, or the delay's
+// toxiproxy fallback): unlimit undoes those too, so an unlimit of
+// everything must find them, not pass over them as nothing to undo.
 func (f faultState) of(fault string) []string {
-	m := map[string]map[string]bool{"partition": f.cut, "limit": f.limited, "pause": f.paused}[fault]
+	ms := map[string][]map[string]bool{"partition": {f.cut}, "limit": {f.limited, f.netem}, "pause": {f.paused}}[fault]
+	seen := map[string]bool{}
 	var out []string
-	for n := range m {
-		out = append(out, n)
+	for _, m := range ms {
+		for n := range m {
+			if !seen[n] {
+				seen[n] = true
+				out = append(out, n)
+			}
+		}
 	}
 	sort.Strings(out)
 	return out
@@ -174,15 +188,25 @@ func (x *expRun) applyFault(ctx context.Context, a Action, nodes []*cluster.Node
 		return fmt.Sprintf("%s at %s (%d bit/s) both ways (mechanism: tc tbf on eth0 and the bridge port)", list, a.Rate, rate), nil
 	case "unlimit":
 		var errs []error
+		how := "tc qdiscs deleted"
+		if x.delays != nil {
+			how += "; toxiproxy latency toxics removed"
+		}
 		for _, n := range nodes {
 			if err := vn.Unlimit(ctx, n.Name); err != nil {
 				errs = append(errs, err)
 				continue
 			}
+			if x.delays != nil && x.faults.netem[n.Name] {
+				if err := x.delays.undelay(n.Name); err != nil {
+					errs = append(errs, err)
+					continue
+				}
+			}
 			delete(x.faults.limited, n.Name)
 			delete(x.faults.netem, n.Name)
 		}
-		return fmt.Sprintf("%s (mechanism: tc qdiscs deleted)", list), errors.Join(errs...)
+		return fmt.Sprintf("%s (mechanism: %s)", list, how), errors.Join(errs...)
 	case "pause", "resume":
 		sig, verb := syscall.SIGSTOP, "SIGSTOP"
 		if a.Do == "resume" {
@@ -205,6 +229,19 @@ func (x *expRun) applyFault(ctx context.Context, a Action, nodes []*cluster.Node
 		}
 		return fmt.Sprintf("%s (mechanism: %s to pid %s)", list, verb, strings.Join(pids, ", ")), nil
 	case "delay", "loss":
+		if x.delays != nil {
+			if a.Do == "loss" { // refused before the load (netemOrProxy); never silently skipped
+				return "", fmt.Errorf("loss %s: no netem in this kernel and loss has no proxy fallback", list)
+			}
+			for _, n := range nodes {
+				if err := x.delays.delay(n.Name, a.Delay.D()); err != nil {
+					return "", err
+				}
+				x.faults.netem[n.Name] = true
+			}
+			return fmt.Sprintf("%s: delay %s (mechanism: toxiproxy latency toxic on what each node sends to load host %s, in the load generator; node-to-node traffic not delayed; no netem in this kernel)",
+				list, a.Delay.D(), x.loadHostName()), nil
+		}
 		args := []string{"delay", a.Delay.D().String()}
 		if a.Do == "loss" {
 			args = []string{"loss", a.Loss}
@@ -233,13 +270,6 @@ func (x *expRun) undoFaults(ctx context.Context) (string, error) {
 	var errs []error
 	for _, u := range []struct{ undo, fault string }{{"resume", "pause"}, {"heal", "partition"}, {"unlimit", "limit"}} {
 		names := x.faults.of(u.fault)
-		if u.undo == "unlimit" {
-			for n := range x.faults.netem {
-				if !x.faults.limited[n] {
-					names = append(names, n)
-				}
-			}
-		}
 		if len(names) == 0 {
 			continue
 		}
@@ -255,4 +285,12 @@ func (x *expRun) undoFaults(ctx context.Context) (string, error) {
 		did = append(did, u.undo+" "+strings.Join(names, ", "))
 	}
 	return strings.Join(did, "; "), errors.Join(errs...)
+}
+
+// loadHostName names the load host for an event's detail.
+func (x *expRun) loadHostName() string {
+	if x.loadHost == nil {
+		return "(none)"
+	}
+	return x.loadHost.Name
 }

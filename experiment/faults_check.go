@@ -17,8 +17,10 @@ import (
 //	unlimit    nodes: remove their limit (none named: every limit)
 //	pause      nodes: SIGSTOP the node's server process
 //	resume     nodes: SIGCONT it (none named: every paused node)
-//	delay      nodes, delay: netem delay on each node's link (where the kernel has netem)
-//	loss       nodes, loss: netem loss on each node's link (idem)
+//	delay      nodes, delay: netem delay on each node's link where the kernel has
+//	           netem; else toxiproxy's latency toxic on the load's connections to
+//	           each node (linkdelay.go); undone by unlimit
+//	loss       nodes, loss: netem loss on each node's link (netem only)
 
 // networkFaults need the nodes on hosts of a virtual network.
 var networkFaults = map[string]bool{"partition": true, "heal": true, "limit": true, "unlimit": true, "delay": true, "loss": true}

@@ -26,10 +26,18 @@ func TestParseFaults(t *testing.T) {
 	if sc.Cluster.Network != "hosts" || sc.Timeline[2].Rate != "10mbit" || sc.Timeline[6].Delay.D() != 50*time.Millisecond || sc.Timeline[7].Loss != "5%" {
 		t.Errorf("parsed: %+v %+v", sc.Cluster, sc.Timeline)
 	}
-	m := sc.mechanisms()
-	for _, want := range []string{"partition: nftables", "limit: tc tbf", "pause: SIGSTOP", "delay: tc netem"} {
-		if !strings.Contains(m, want) {
-			t.Errorf("mechanisms %q lack %q", m, want)
+	for _, tc := range []struct {
+		viaProxy bool
+		want     []string
+	}{
+		{false, []string{"partition: nftables", "limit: tc tbf", "pause: SIGSTOP", "delay: tc netem", "loss: tc netem"}},
+		{true, []string{"partition: nftables", "delay: toxiproxy latency toxic", "node-to-node traffic not delayed", "loss: tc netem"}},
+	} {
+		m := sc.mechanisms(tc.viaProxy)
+		for _, want := range tc.want {
+			if !strings.Contains(m, want) {
+				t.Errorf("mechanisms(%v) %q lack %q", tc.viaProxy, m, want)
+			}
 		}
 	}
 	if !sc.needsNetem() {
@@ -88,5 +96,29 @@ func TestPauseOnLoopback(t *testing.T) {
 	_, err := Parse([]byte("name: x\nworkload: {name: microblog}\ncluster: {engine: redis, nodes: 3}\ntimeline: [{at: 1s, do: pause, nodes: [redis2]}, {at: 2s, do: resume}]\n"))
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFaultStateOf: an undo of everything finds every node its fault
+// holds; unlimit also undoes delay and loss, so a delayed node is one
+// "limit" holds (else `unlimit` with no nodes left the delay in force).
+func TestFaultStateOf(t *testing.T) {
+	f := newFaultState()
+	f.cut["a"] = true
+	f.limited["b"] = true
+	f.netem["b"] = true
+	f.netem["c"] = true
+	f.paused["d"] = true
+	for _, tc := range []struct {
+		fault string
+		want  string
+	}{
+		{"partition", "a"},
+		{"limit", "b,c"},
+		{"pause", "d"},
+	} {
+		if got := strings.Join(f.of(tc.fault), ","); got != tc.want {
+			t.Errorf("of(%s) = %q, want %q", tc.fault, got, tc.want)
+		}
 	}
 }

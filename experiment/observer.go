@@ -394,7 +394,7 @@ func (o *observer) Header(h *result.Header) {
 			h.Options["network"] = x.cl.Network
 			netSeries(h)
 		}
-		if m := x.sc.mechanisms(); m != "" {
+		if m := x.sc.mechanisms(x.delays != nil); m != "" {
 			h.Options["fault_mechanisms"] = m
 		}
 		if lh := x.loadHost; lh != nil {

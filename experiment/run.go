@@ -129,6 +129,9 @@ type expRun struct {
 	// (nil on loopback): every connection of the workload's drivers is
 	// opened inside its namespace (loadhost.go).
 	loadHost *vnet.Host
+	// delays is the delay fallback where the kernel has no netem (set by
+	// onLoadHost when the timeline delays); nil where netem does it.
+	delays *linkDelays
 	// faults is what the fault actions did and not yet undid (x.mu).
 	faults faultState
 }

@@ -50,8 +50,9 @@ func newExperimentCmd() *cobra.Command {
                                nodes [names] (from: [hosts]: only from those,
                                load1 the load host) / heal; limit nodes, rate: 10mbit
                                / unlimit; pause / resume (SIGSTOP/SIGCONT);
-                               delay (delay: 50ms) and loss (loss: 5%%) need
-                               the kernel's netem
+                               delay (delay: 50ms): netem, or without it
+                               toxiproxy on the load's connections to the
+                               node; loss (loss: 5%%) needs the kernel's netem
   steps: [{nodes, options}]    a scalability experiment: the workload once per
                                step on a growing cluster (wiki)
   stability: {warmup_sets, baseline_sets, window, max_sets, after_stable}
