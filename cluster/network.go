@@ -125,3 +125,18 @@ func hostCounters(ctx context.Context, n *Node, detail map[string]string) {
 // NetworkID names the virtual network of the cluster in dir: its bridge
 // namespace, whose name starts every host namespace's.
 func NetworkID(dir string) string { return vnet.ForDir(dir).ID }
+
+// addNodeHost adds a host called name to c's virtual network at the first
+// node address (198.18.0.K) that no node of c has: a node replacing a
+// removed one takes its free address.
+func addNodeHost(ctx context.Context, c *Cluster, name string) (vnet.Host, error) {
+	used := map[string]bool{}
+	for _, m := range c.Nodes {
+		used[m.Host] = true
+	}
+	i := 1
+	for used[vnet.NodeAddr(i).String()] {
+		i++
+	}
+	return vnet.ForDir(c.Dir).AddHost(ctx, name, vnet.NodeAddr(i))
+}

@@ -319,15 +319,7 @@ func pgNewNode(ctx context.Context, c *Cluster, name, role string) (*Node, error
 	if !c.OnHosts() {
 		return n, nil
 	}
-	used := map[string]bool{}
-	for _, m := range c.Nodes {
-		used[m.Host] = true
-	}
-	i := 1
-	for used[vnet.NodeAddr(i).String()] {
-		i++
-	}
-	h, err := vnet.ForDir(c.Dir).AddHost(ctx, name, vnet.NodeAddr(i))
+	h, err := addNodeHost(ctx, c, name)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}

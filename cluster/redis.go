@@ -281,16 +281,7 @@ func (e redisEngine) startNew(ctx context.Context, c *Cluster, ro redisOpts) (*N
 // first node address no other node has, and starts it there on the
 // standard ports.
 func startOnHost(ctx context.Context, c *Cluster, n *Node, ro redisOpts) error {
-	used := map[string]bool{}
-	for _, m := range c.Nodes {
-		used[m.Host] = true
-	}
-	i := 1
-	for used[vnet.NodeAddr(i).String()] {
-		i++
-	}
-	vn := vnet.ForDir(c.Dir)
-	h, err := vn.AddHost(ctx, n.Name, vnet.NodeAddr(i))
+	h, err := addNodeHost(ctx, c, n.Name)
 	if err != nil {
 		return err
 	}
@@ -303,7 +294,7 @@ func startOnHost(ctx context.Context, c *Cluster, n *Node, ro redisOpts) error {
 		return fmt.Errorf("write %s: %w", n.Config, err)
 	}
 	if err := startRedisNode(ctx, n); err != nil {
-		_ = vn.RemoveHost(context.WithoutCancel(ctx), n.Name)
+		_ = vnet.ForDir(c.Dir).RemoveHost(context.WithoutCancel(ctx), n.Name)
 		return err
 	}
 	return nil

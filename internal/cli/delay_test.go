@@ -1,8 +1,6 @@
 package cli_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -25,10 +23,7 @@ import (
 func TestRedisHostsDelay(t *testing.T) {
 	onlyLong(t, "an experiment of 22 s on a Redis Cluster on hosts")
 	needHostsCLI(t)
-	bin := selfBinary(t)
-	base := t.TempDir()
-	scenario := filepath.Join(base, "delay.yaml")
-	if err := os.WriteFile(scenario, []byte(`name: delay-test
+	run := runHostsExperiment(t, "delay-test", `name: delay-test
 cluster: {engine: redis, nodes: 3, network: hosts}
 workload:
   name: microblog
@@ -37,27 +32,7 @@ timeline:
   - {at: 4s, do: delay, nodes: [redis1, redis2, redis3], delay: 50ms}
   - {at: 12s, do: unlimit}
 audit: true
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res := filepath.Join(base, "results")
-	code, out, stderr := runBin(t, bin, "experiment", scenario, "--results", res)
-	exps, _ := filepath.Glob(filepath.Join(res, "*-experiment-delay-test"))
-	if len(exps) != 1 {
-		t.Fatalf("experiment directories %v: exit %d\n%s\n%s", exps, code, out, stderr)
-	}
-	assertNetworkGone(t, filepath.Join(exps[0], "cluster"))
-	if code != 0 {
-		t.Fatalf("experiment: exit %d\n%s\n%s", code, out, stderr)
-	}
-	runs, _ := filepath.Glob(filepath.Join(exps[0], "*-microblog-redis"))
-	if len(runs) != 1 {
-		t.Fatalf("run directories %v", runs)
-	}
-	run, err := result.Read(runs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	var delayAt, undoAt float64
 	var detail string
 	for _, e := range run.Events {

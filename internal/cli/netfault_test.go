@@ -24,10 +24,7 @@ func TestRedisHostsPartition(t *testing.T) {
 	if _, err := exec.LookPath("nft"); err != nil {
 		t.Skipf("nft not installed (scripts/install-servers.sh): %v", err)
 	}
-	bin := selfBinary(t)
-	base := t.TempDir()
-	scenario := filepath.Join(base, "partition.yaml")
-	if err := os.WriteFile(scenario, []byte(`name: partition-test
+	run := runHostsExperiment(t, "partition-test", `name: partition-test
 cluster: {engine: redis, nodes: 3, network: hosts}
 workload:
   name: microblog
@@ -37,27 +34,7 @@ timeline:
   - {at: 4s, do: partition, nodes: [redis3]}
   - {at: 12s, do: heal, nodes: [redis3]}
 audit: true
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res := filepath.Join(base, "results")
-	code, out, stderr := runBin(t, bin, "experiment", scenario, "--results", res)
-	exps, _ := filepath.Glob(filepath.Join(res, "*-experiment-partition-test"))
-	if len(exps) != 1 {
-		t.Fatalf("experiment directories %v: exit %d\n%s\n%s", exps, code, out, stderr)
-	}
-	assertNetworkGone(t, filepath.Join(exps[0], "cluster"))
-	if code != 0 {
-		t.Fatalf("experiment: exit %d\n%s\n%s", code, out, stderr)
-	}
-	runs, _ := filepath.Glob(filepath.Join(exps[0], "*-microblog-redis"))
-	if len(runs) != 1 {
-		t.Fatalf("run directories %v", runs)
-	}
-	run, err := result.Read(runs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	at := map[string]float64{}
 	for _, e := range run.Events {
 		if _, seen := at[e.Name]; !seen {
@@ -161,4 +138,36 @@ audit: true
 	if okAfter == 0 {
 		t.Error("not served again after the heal")
 	}
+}
+
+// runHostsExperiment runs the scenario (named name, with a microblog
+// workload on Redis) through the fieldbench binary, checks that it
+// succeeded and left nothing of its network, and returns its run.
+func runHostsExperiment(t *testing.T, name, scenarioYAML string) *result.Run {
+	t.Helper()
+	bin := selfBinary(t)
+	base := t.TempDir()
+	scenario := filepath.Join(base, name+".yaml")
+	if err := os.WriteFile(scenario, []byte(scenarioYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := filepath.Join(base, "results")
+	code, out, stderr := runBin(t, bin, "experiment", scenario, "--results", res)
+	exps, _ := filepath.Glob(filepath.Join(res, "*-experiment-"+name))
+	if len(exps) != 1 {
+		t.Fatalf("experiment directories %v: exit %d\n%s\n%s", exps, code, out, stderr)
+	}
+	assertNetworkGone(t, filepath.Join(exps[0], "cluster"))
+	if code != 0 {
+		t.Fatalf("experiment: exit %d\n%s\n%s", code, out, stderr)
+	}
+	runs, _ := filepath.Glob(filepath.Join(exps[0], "*-microblog-redis"))
+	if len(runs) != 1 {
+		t.Fatalf("run directories %v", runs)
+	}
+	run, err := result.Read(runs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
 }
