@@ -1,7 +1,8 @@
 // Command mbpart generates part I of N of a microblog dataset in memory,
 // as `fieldbench load microblog --shard I/N` does before it writes the
 // part (microblog.GeneratePart), and prints its size and the time taken;
-// scripts/microblog-parts-cost.sh measures its peak RSS.
+// scripts/microblog-parts-cost.sh measures its peak RSS and takes the
+// part's counts (follows, tweets, timeline rows) from its output.
 //
 //	go run ./scripts/mbpart USERS SEED I N
 package main
@@ -38,6 +39,13 @@ func main() {
 		os.Exit(1)
 	}
 	size := d.PartSize(p)
-	fmt.Printf("part %s: users %d..%d, %d follows, %d tweets, generated in %.1fs\n",
-		p, p.First, p.Last, size.Follows, size.Tweets, time.Since(t0).Seconds())
+	// The timeline rows a load of this part writes (every model
+	// materializes timelines): one per tweet of the part and follower of
+	// its author.
+	var fanout int64
+	for _, t := range d.Tweets {
+		fanout += int64(d.FollowerCount(t.Author))
+	}
+	fmt.Printf("part %s: users %d..%d, %d follows, %d tweets, %d timeline rows, generated in %.1fs\n",
+		p, p.First, p.Last, size.Follows, size.Tweets, fanout, time.Since(t0).Seconds())
 }
