@@ -129,10 +129,15 @@ type cassOpts struct {
 	consistency string
 	timeoutMS   int64 // request_timeout; 0 = Cassandra's defaults
 	hosts       bool  // every node a host on a virtual network
+	// dcs is the number of data centres the nodes are placed in, node i
+	// in dc ((i-1) mod dcs)+1, so that nodes added later keep the data
+	// centres even. With more than one, rf is the factor in each data
+	// centre (NetworkTopologyStrategy), as a multi-site deployment sets it.
+	dcs int
 }
 
 func parseCassOpts(o Options) (cassOpts, error) {
-	r := cassOpts{nodes: max(o.Nodes, 1), version: cassandraDefaultVersion, heap: "512m", hosts: o.Network == NetworkHosts}
+	r := cassOpts{nodes: max(o.Nodes, 1), version: cassandraDefaultVersion, heap: "512m", hosts: o.Network == NetworkHosts, dcs: 1}
 	if r.nodes > cassandraMaxNodes {
 		return r, fmt.Errorf("cassandra: at most %d nodes on one machine (asked for %d; each takes ~1 GB)", cassandraMaxNodes, r.nodes)
 	}
@@ -165,6 +170,11 @@ func parseCassOpts(o Options) (cassOpts, error) {
 				err = perr
 			}
 			r.consistency = strings.ToUpper(v)
+		case "dcs":
+			r.dcs, err = strconv.Atoi(v)
+			if err == nil && r.dcs < 1 {
+				err = errors.New("want at least 1")
+			}
 		case "request_timeout":
 			d, perr := time.ParseDuration(v)
 			if perr != nil || d < time.Millisecond {
@@ -172,18 +182,31 @@ func parseCassOpts(o Options) (cassOpts, error) {
 			}
 			r.timeoutMS = d.Milliseconds()
 		default:
-			return r, fmt.Errorf("cassandra: unknown option %q (known: version, heap, rf (a number or nodes), consistency, request_timeout)", k)
+			return r, fmt.Errorf("cassandra: unknown option %q (known: version, heap, rf (a number or nodes), consistency, request_timeout, dcs)", k)
 		}
 		if err != nil {
 			return r, fmt.Errorf("cassandra: option %s=%q: %w", k, v, err)
 		}
 	}
+	if r.dcs > 1 {
+		if r.rfNodes {
+			return r, errors.New("cassandra: rf: nodes is a factor for one data centre; with dcs give the factor in each data centre as a number")
+		}
+		if r.nodes < r.dcs {
+			return r, fmt.Errorf("cassandra: %d data centres need at least %d nodes (asked for %d)", r.dcs, r.dcs, r.nodes)
+		}
+	}
 	if r.rf == 0 && !r.rfNodes {
-		r.rf = min(r.nodes, 3)
+		r.rf = min(r.nodes/r.dcs, 3)
 	}
 	if r.consistency == "" {
 		r.consistency = "ONE"
-		if r.nodes > 1 {
+		switch {
+		case r.dcs > 1:
+			// Each site's clients wait for their own site's replicas only:
+			// what a deployment across data centres runs.
+			r.consistency = "LOCAL_QUORUM"
+		case r.nodes > 1:
 			r.consistency = "QUORUM"
 		}
 	}
@@ -227,6 +250,9 @@ func (e cassandraEngine) Up(ctx context.Context, dir string, opts Options) (*Clu
 	}}
 	if co.timeoutMS > 0 {
 		c.Options["request_timeout_ms"] = strconv.FormatInt(co.timeoutMS, 10)
+	}
+	if co.dcs > 1 {
+		c.Options["dcs"] = strconv.Itoa(co.dcs)
 	}
 	if co.hosts {
 		return c, e.upOnHosts(ctx, c, co)
@@ -312,7 +338,41 @@ func cassandraDSN(c *Cluster) string {
 	if rf == cassandraRFNodes {
 		rf = strconv.Itoa(max(len(hosts), 1))
 	}
-	return fmt.Sprintf("cassandra://%s/fieldbench?consistency=%s&rf=%s", strings.Join(hosts, ","), c.Options["consistency"], rf)
+	dc := ""
+	if dcs := cassDCs(c); dcs > 1 {
+		// rf in every data centre, and the first one's nodes preferred
+		// (the load host sits beside them).
+		var per []string
+		for i := 1; i <= dcs; i++ {
+			per = append(per, cassDCName(i)+":"+rf)
+		}
+		rf, dc = strings.Join(per, ","), "&dc="+cassDCName(1)
+	}
+	return fmt.Sprintf("cassandra://%s/fieldbench?consistency=%s&rf=%s%s", strings.Join(hosts, ","), c.Options["consistency"], rf, dc)
+}
+
+// cassDCs is the number of data centres c's nodes are placed in (1 when
+// the option was not given).
+func cassDCs(c *Cluster) int {
+	n, err := strconv.Atoi(c.Options["dcs"])
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
+
+// cassDCName is the name of data centre i (1-based).
+func cassDCName(i int) string { return "dc" + strconv.Itoa(i) }
+
+// cassNodeDC is the data centre of node idx (1-based) of c: round robin,
+// so nodes added by a join keep the data centres even. "" with one data
+// centre (SimpleSnitch names it datacenter1).
+func cassNodeDC(c *Cluster, idx int) string {
+	dcs := cassDCs(c)
+	if dcs < 2 {
+		return ""
+	}
+	return cassDCName((idx-1)%dcs + 1)
 }
 
 // cassandraHost is node i's address (1-based).
@@ -367,7 +427,7 @@ func (e cassandraEngine) startNew(ctx context.Context, c *Cluster, bootstrap boo
 	native, _ := strconv.Atoi(c.Options["native_port"])
 	storage, _ := strconv.Atoi(c.Options["storage_port"])
 	n := &Node{Name: name, Role: "node", Host: cassandraHost(idx), Port: native, DataDir: ndir,
-		LogFile: filepath.Join(ndir, "cassandra.log"), Config: filepath.Join(ndir, "cassandra.yaml")}
+		LogFile: filepath.Join(ndir, "cassandra.log"), Config: filepath.Join(ndir, "cassandra.yaml"), DC: cassNodeDC(c, idx)}
 	if idx == 1 {
 		n.Role = "seed"
 	}
@@ -434,7 +494,7 @@ cluster_name: %q
 num_tokens: 16
 allocate_tokens_for_local_replication_factor: 3
 partitioner: org.apache.cassandra.dht.Murmur3Partitioner
-endpoint_snitch: SimpleSnitch
+endpoint_snitch: %s
 data_file_directories:
   - %s
 commitlog_directory: %s
@@ -455,7 +515,7 @@ start_native_transport: true
 # dropping a keyspace (a fresh one per test) need not snapshot it
 auto_snapshot: false
 auto_bootstrap: %t
-`, where, c.Options["cluster_name"], d("data"), d("commitlog"), d("hints"), d("saved_caches"), d("cdc_raw"),
+`, where, c.Options["cluster_name"], cassSnitch(n), d("data"), d("commitlog"), d("hints"), d("saved_caches"), d("cdc_raw"),
 		seed, n.Ports[0], n.Host, n.Host, n.Ports[0], n.Port, bootstrap)
 	if ms := c.Options["request_timeout_ms"]; ms != "" {
 		for _, k := range []string{"read_request_timeout", "range_request_timeout", "write_request_timeout",
@@ -465,6 +525,14 @@ auto_bootstrap: %t
 	}
 	if err := os.WriteFile(n.Config, []byte(yaml), 0o644); err != nil {
 		return fmt.Errorf("cassandra: write %s: %w", n.Config, err)
+	}
+	if n.DC != "" {
+		// GossipingPropertyFileSnitch reads the node's data centre from
+		// here (cassandraArgs names the file) and gossips it.
+		props := "dc=" + n.DC + "\nrack=rack1\n"
+		if err := os.WriteFile(cassRackDC(n), []byte(props), 0o644); err != nil {
+			return fmt.Errorf("cassandra: write %s: %w", cassRackDC(n), err)
+		}
 	}
 	// One log per node: the console appender goes to cassandra.log, where
 	// the JVM's own errors land too.
@@ -481,6 +549,18 @@ auto_bootstrap: %t
 	}
 	return nil
 }
+
+// cassSnitch is node n's endpoint snitch: SimpleSnitch in one data
+// centre (no topology to know), GossipingPropertyFileSnitch in several.
+func cassSnitch(n *Node) string {
+	if n.DC == "" {
+		return "SimpleSnitch"
+	}
+	return "GossipingPropertyFileSnitch"
+}
+
+// cassRackDC is node n's cassandra-rackdc.properties.
+func cassRackDC(n *Node) string { return filepath.Join(n.DataDir, "cassandra-rackdc.properties") }
 
 // cassandraArgs is the java command line of node n.
 func cassandraArgs(c *Cluster, n *Node) ([]string, error) {
@@ -500,6 +580,8 @@ func cassandraArgs(c *Cluster, n *Node) ([]string, error) {
 		"-Djava.net.preferIPv4Stack=true",
 		"-Dcassandra-foreground=yes",
 		"-Dcassandra.config=file://"+n.Config,
+		// Read only by GossipingPropertyFileSnitch (several data centres).
+		"-Dcassandra-rackdc.properties=file://"+cassRackDC(n),
 		"-Dcassandra.storagedir="+n.DataDir,
 		"-Dcassandra.logdir="+filepath.Join(n.DataDir, "logs"),
 		"-Dlogback.configurationFile="+filepath.Join(n.DataDir, "logback.xml"),
@@ -599,6 +681,7 @@ type ringMember struct {
 	status string // gossip STATUS: NORMAL, BOOT, LEAVING, LEFT, shutdown...
 	load   string // bytes on disk, as gossiped
 	hostID string
+	dc     string // data centre, as the snitch placed it
 }
 
 // ringView asks node n for the ring: its own tokens (system.local), its
@@ -622,15 +705,16 @@ func ringView(ctx context.Context, n *Node) (map[string]*ringMember, error) {
 	var addr net.IP
 	var tokens []string
 	var hostID gocql.UUID
-	if err := s.Query("SELECT listen_address, tokens, host_id FROM system.local").ScanContext(ctx, &addr, &tokens, &hostID); err != nil {
+	var dc string
+	if err := s.Query("SELECT listen_address, tokens, host_id, data_center FROM system.local").ScanContext(ctx, &addr, &tokens, &hostID, &dc); err != nil {
 		return nil, fmt.Errorf("read system.local: %w", err)
 	}
 	m := member(addr.String())
-	m.tokens, m.hostID = parseTokens(tokens), hostID.String()
-	it := s.Query("SELECT peer, tokens, host_id FROM system.peers_v2").IterContext(ctx)
-	for it.Scan(&addr, &tokens, &hostID) {
+	m.tokens, m.hostID, m.dc = parseTokens(tokens), hostID.String(), dc
+	it := s.Query("SELECT peer, tokens, host_id, data_center FROM system.peers_v2").IterContext(ctx)
+	for it.Scan(&addr, &tokens, &hostID, &dc) {
 		m := member(addr.String())
-		m.tokens, m.hostID = parseTokens(tokens), hostID.String()
+		m.tokens, m.hostID, m.dc = parseTokens(tokens), hostID.String(), dc
 	}
 	if err := it.Close(); err != nil {
 		return nil, fmt.Errorf("read system.peers_v2: %w", err)
@@ -735,7 +819,13 @@ func (cassandraEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, er
 	for i, n := range c.Nodes {
 		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: "down", PID: n.PID, Detail: map[string]string{}}
 		hostCounters(ctx, n, st.Detail)
+		if n.DC != "" {
+			st.Detail["dc"] = n.DC // overwritten below by the ring's view
+		}
 		if m := view[n.Host]; m != nil {
+			if m.dc != "" && (n.DC != "" || m.dc != "datacenter1") {
+				st.Detail["dc"] = m.dc
+			}
 			st.Detail["gossip"] = m.status
 			st.Detail["tokens"] = strconv.Itoa(len(m.tokens))
 			st.Detail["owns"] = strconv.FormatFloat(100*owns[n.Host], 'f', 1, 64) + "%"

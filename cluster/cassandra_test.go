@@ -148,6 +148,11 @@ func TestParseCassOpts(t *testing.T) {
 		{1, map[string]string{"nope": "1"}, 0, "", true},
 		{1, map[string]string{"request_timeout": "10s"}, 1, "ONE", false},
 		{1, map[string]string{"request_timeout": "soon"}, 0, "", true},
+		{4, map[string]string{"dcs": "2"}, 2, "LOCAL_QUORUM", false},
+		{6, map[string]string{"dcs": "2", "consistency": "each_quorum"}, 3, "EACH_QUORUM", false},
+		{4, map[string]string{"dcs": "2", "rf": "nodes"}, 0, "", true},
+		{1, map[string]string{"dcs": "2"}, 0, "", true},
+		{2, map[string]string{"dcs": "0"}, 0, "", true},
 	}
 	for _, tt := range tests {
 		got, err := parseCassOpts(Options{Nodes: tt.nodes, Extra: tt.extra})
@@ -538,6 +543,29 @@ func TestReseed(t *testing.T) {
 // TestCassandraDSNRF checks the DSN's rf: the option's number as given,
 // and with rf: nodes the count of nodes still in the ring (a decommissioned
 // node no longer holds a replica).
+// TestCassandraNodeDC: with dcs, nodes go round robin into the data
+// centres (so a join keeps them even), each with the snitch that reads
+// its data centre; with one, no data centre and SimpleSnitch.
+func TestCassandraNodeDC(t *testing.T) {
+	for _, tt := range []struct {
+		dcs    string
+		want   []string
+		snitch string
+	}{
+		{"", []string{"", "", ""}, "SimpleSnitch"},
+		{"2", []string{"dc1", "dc2", "dc1", "dc2", "dc1"}, "GossipingPropertyFileSnitch"},
+		{"3", []string{"dc1", "dc2", "dc3", "dc1"}, "GossipingPropertyFileSnitch"},
+	} {
+		c := &Cluster{Options: map[string]string{"dcs": tt.dcs}}
+		for i, want := range tt.want {
+			n := &Node{DC: cassNodeDC(c, i+1)}
+			if n.DC != want || cassSnitch(n) != tt.snitch {
+				t.Errorf("dcs %q node %d: dc %q snitch %s, want %q %s", tt.dcs, i+1, n.DC, cassSnitch(n), want, tt.snitch)
+			}
+		}
+	}
+}
+
 func TestCassandraDSNRF(t *testing.T) {
 	node := func(i int, role string) *Node {
 		return &Node{Name: fmt.Sprintf("cass%d", i), Host: cassandraHost(i), Port: 9042, Role: role}
@@ -551,9 +579,11 @@ func TestCassandraDSNRF(t *testing.T) {
 		{"nodes", []*Node{node(1, "")}, "rf=1"},
 		{"nodes", []*Node{node(1, ""), node(2, ""), node(3, "")}, "rf=3"},
 		{"nodes", []*Node{node(1, ""), node(2, roleDecommissioned), node(3, "")}, "rf=2"},
+		{"2/2", []*Node{node(1, ""), node(2, ""), node(3, ""), node(4, "")}, "rf=dc1:2,dc2:2&dc=dc1"},
 	}
 	for _, tt := range tests {
-		c := &Cluster{Nodes: tt.nodes, Options: map[string]string{"rf": tt.rf, "consistency": "QUORUM"}}
+		rf, dcs, _ := strings.Cut(tt.rf, "/")
+		c := &Cluster{Nodes: tt.nodes, Options: map[string]string{"rf": rf, "consistency": "QUORUM", "dcs": dcs}}
 		if got := cassandraDSN(c); !strings.HasSuffix(got, "?consistency=QUORUM&"+tt.want) {
 			t.Errorf("rf %s with %d node(s): DSN %q, want it to end in %s", tt.rf, len(tt.nodes), got, tt.want)
 		}

@@ -41,6 +41,9 @@ type Node struct {
 	// Netns is the network namespace of the node's host when the cluster
 	// is on a virtual network (Cluster.Network hosts); "" on loopback.
 	Netns string `json:"netns,omitempty"`
+	// DC is the data centre the engine placed the node in, where it
+	// places nodes in several (Cassandra's dcs option); "" otherwise.
+	DC string `json:"dc,omitempty"`
 }
 
 // Addr is host:port.

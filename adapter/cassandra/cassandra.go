@@ -9,7 +9,11 @@
 //
 // Options: consistency=LEVEL (ONE, QUORUM, ALL, LOCAL_QUORUM...; default
 // ONE), rf=N (replication factor of the keyspace: created with it, or,
-// when the DSN names it, altered to it if it exists with another; default 1), batch=logged|unlogged (the microblog fan-out batch;
+// when the DSN names it, altered to it if it exists with another; default
+// 1), or rf=DC:N,DC:N... (a factor per data centre: NetworkTopologyStrategy),
+// dc=NAME (the data centre whose nodes the client sends its requests to,
+// as a client at that site does; LOCAL_* consistency levels count that
+// data centre's replicas), batch=logged|unlogged (the microblog fan-out batch;
 // default logged), conns=N (connections per host, default 2),
 // timeout=DURATION (per request, default 12s), concurrency=N (requests in
 // flight while loading, default 64), insert=batch|single (ingest: one
@@ -24,6 +28,7 @@ import (
 	"fmt"
 	"net"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -72,7 +77,14 @@ type Config struct {
 	// RFGiven: the DSN named rf. Only then is an existing keyspace of
 	// another factor altered: a keyspace the user made is not changed by
 	// a default.
-	RFGiven     bool
+	RFGiven bool
+	// DCRF is the replication factor per data centre (rf=dc1:2,dc2:2):
+	// the keyspace uses NetworkTopologyStrategy and RF is their sum. Nil
+	// for SimpleStrategy.
+	DCRF map[string]int
+	// LocalDC is the data centre (dc=) requests go to first: gocql's
+	// data-centre-aware round robin under token awareness. "" = any node.
+	LocalDC     string
 	Logged      bool // microblog fan-out as a logged batch
 	Conns       int
 	Timeout     time.Duration
@@ -133,11 +145,24 @@ func parseDSN(dsn string) (Config, error) {
 		case "consistency":
 			c.Consistency, err = gocql.ParseConsistencyWrapper(strings.ToUpper(v))
 		case "rf":
-			c.RF, err = strconv.Atoi(v)
 			c.RFGiven = true
-			if err == nil && c.RF < 1 {
-				err = errors.New("want at least 1")
+			if strings.Contains(v, ":") {
+				c.DCRF, err = parseDCRF(v)
+				c.RF = 0
+				for _, n := range c.DCRF {
+					c.RF += n
+				}
+				break
 			}
+			c.RF, err = strconv.Atoi(v)
+			if err == nil && c.RF < 1 {
+				err = errors.New("want at least 1, or a factor per data centre like dc1:2,dc2:2")
+			}
+		case "dc":
+			if !dcRE.MatchString(v) {
+				err = errors.New("want a data centre's name (letters, digits, _ and -)")
+			}
+			c.LocalDC = v
 		case "batch":
 			switch v {
 			case "logged":
@@ -169,13 +194,82 @@ func parseDSN(dsn string) (Config, error) {
 				err = errors.New("want batch or single")
 			}
 		default:
-			return Config{}, fmt.Errorf("cassandra DSN: unknown option %q (known: consistency, rf, batch, conns, timeout, concurrency, insert)", k)
+			return Config{}, fmt.Errorf("cassandra DSN: unknown option %q (known: consistency, rf, dc, batch, conns, timeout, concurrency, insert)", k)
 		}
 		if err != nil {
 			return Config{}, fmt.Errorf("cassandra DSN option %s=%q: %w", k, v, err)
 		}
 	}
 	return c, nil
+}
+
+// dcRE is a data centre's name as the DSN may give it (it is quoted into
+// CQL, so nothing else is let through).
+var dcRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// parseDCRF reads rf=dc1:2,dc2:2.
+func parseDCRF(v string) (map[string]int, error) {
+	out := map[string]int{}
+	for _, p := range strings.Split(v, ",") {
+		dc, n, _ := strings.Cut(p, ":")
+		f, err := strconv.Atoi(n)
+		if !dcRE.MatchString(dc) || err != nil || f < 0 {
+			return nil, fmt.Errorf("want DC:N,DC:N... with a data centre's name and a factor of at least 0 (got %q)", p)
+		}
+		if _, dup := out[dc]; dup {
+			return nil, fmt.Errorf("data centre %s named twice", dc)
+		}
+		out[dc] = f
+	}
+	return out, nil
+}
+
+// replication is the keyspace's replication map in CQL.
+func (c Config) replication() string {
+	if c.DCRF == nil {
+		return fmt.Sprintf("{'class': 'SimpleStrategy', 'replication_factor': %d}", c.RF)
+	}
+	dcs := make([]string, 0, len(c.DCRF))
+	for dc := range c.DCRF {
+		dcs = append(dcs, dc)
+	}
+	sort.Strings(dcs)
+	s := "{'class': 'NetworkTopologyStrategy'"
+	for _, dc := range dcs {
+		s += fmt.Sprintf(", '%s': %d", dc, c.DCRF[dc])
+	}
+	return s + "}"
+}
+
+// sameReplication reports whether a keyspace's replication map (as
+// system_schema.keyspaces holds it) is the one c asks for.
+func (c Config) sameReplication(repl map[string]string) bool {
+	if c.DCRF == nil {
+		return strings.HasSuffix(repl["class"], "SimpleStrategy") && repl["replication_factor"] == strconv.Itoa(c.RF)
+	}
+	if !strings.HasSuffix(repl["class"], "NetworkTopologyStrategy") || len(repl) != len(c.DCRF)+1 {
+		return false
+	}
+	for dc, n := range c.DCRF {
+		if repl[dc] != strconv.Itoa(n) {
+			return false
+		}
+	}
+	return true
+}
+
+// rfText is the replication factor as a result's header reports it: N, or
+// dc1:N,dc2:N.
+func (c Config) rfText() string {
+	if c.DCRF == nil {
+		return strconv.Itoa(c.RF)
+	}
+	var ps []string
+	for dc, n := range c.DCRF {
+		ps = append(ps, dc+":"+strconv.Itoa(n))
+	}
+	sort.Strings(ps)
+	return strings.Join(ps, ",")
 }
 
 // DB is an open Cassandra session on one keyspace. It implements
@@ -229,13 +323,19 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	// Token-aware routing: a single-partition request goes straight to a
 	// replica, as the study's clients did.
 	gate := adapter.NewBackoff()
-	cc.PoolConfig.HostSelectionPolicy = gatedPolicy{HostSelectionPolicy: gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy()), b: gate}
+	// With dc= the fallback prefers that data centre's nodes, as a client
+	// at one site of several sends its requests to its own site.
+	fallback := gocql.RoundRobinHostPolicy()
+	if cfg.LocalDC != "" {
+		fallback = gocql.DCAwareRoundRobinPolicy(cfg.LocalDC)
+	}
+	cc.PoolConfig.HostSelectionPolicy = gatedPolicy{HostSelectionPolicy: gocql.TokenAwareHostPolicy(fallback), b: gate}
 	s, err := cc.CreateSession()
 	if err != nil {
 		return nil, fmt.Errorf("cassandra: connect to %s: %w", strings.Join(cfg.Hosts, ","), err)
 	}
 	db := &DB{cfg: cfg, s: s, ks: cfg.Keyspace, tables: map[string]bool{}, dials: dials, gate: gate}
-	q := fmt.Sprintf("CREATE KEYSPACE IF NOT EXISTS %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': %d}", db.ks, cfg.RF)
+	q := fmt.Sprintf("CREATE KEYSPACE IF NOT EXISTS %s WITH replication = %s", db.ks, cfg.replication())
 	if err := db.ddl(ctx, q); err != nil {
 		s.Close()
 		return nil, err
@@ -248,22 +348,22 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 }
 
 // alignRF alters the keyspace to the DSN's rf when it exists with another
-// SimpleStrategy factor: a result's header reports the DSN's rf, and a
+// replication (strategy or factors): a result's header reports the DSN's rf, and a
 // cluster grown step by step with rf: nodes (cluster package) asks for a
 // larger factor at every step. Rows written before are not re-replicated
 // (no repair is run): the workloads that grow clusters in steps reset and
-// reload their data at each step. A keyspace of another strategy (made by
-// hand) is left as it is.
+// reload their data at each step. A DSN that names no rf leaves the
+// keyspace as it is (one the user made is not changed by a default).
 func (db *DB) alignRF(ctx context.Context) error {
 	var repl map[string]string
 	err := db.s.Query("SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = ?", db.ks).ScanContext(ctx, &repl)
 	if err != nil {
 		return fmt.Errorf("cassandra: replication of keyspace %s: %w", db.ks, err)
 	}
-	if !db.cfg.RFGiven || !strings.HasSuffix(repl["class"], "SimpleStrategy") || repl["replication_factor"] == strconv.Itoa(db.cfg.RF) {
+	if !db.cfg.RFGiven || db.cfg.sameReplication(repl) {
 		return nil
 	}
-	return db.ddl(ctx, fmt.Sprintf("ALTER KEYSPACE %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': %d}", db.ks, db.cfg.RF))
+	return db.ddl(ctx, fmt.Sprintf("ALTER KEYSPACE %s WITH replication = %s", db.ks, db.cfg.replication()))
 }
 
 // Reconnects implements adapter.Reconnector: the dials to every node, and
@@ -378,7 +478,7 @@ func (db *DB) Info(ctx context.Context) (adapter.Info, error) {
 		"driver":      "github.com/apache/cassandra-gocql-driver/v2",
 		"keyspace":    db.ks,
 		"consistency": db.cfg.Consistency.String(),
-		"rf":          strconv.Itoa(db.cfg.RF),
+		"rf":          db.cfg.rfText(),
 		"nodes":       strconv.Itoa(peers + 1),
 		"batch":       map[bool]string{true: "logged", false: "unlogged"}[db.cfg.Logged],
 		"insert":      map[bool]string{true: "single", false: "batch"}[db.cfg.SingleInserts],

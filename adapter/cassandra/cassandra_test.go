@@ -237,6 +237,12 @@ func TestParseDSN(t *testing.T) {
 		{"cassandra://h:1/ks?nope=1", Config{}, "unknown option"},
 		{"cassandra://h:1/ks?insert=each", Config{}, "want batch or single"},
 		{"cassandra://h:1/ks?insert=single", Config{Hosts: []string{"h:1"}, Keyspace: "ks", Consistency: gocql.One, RF: 1, Logged: true, SingleInserts: true}, ""},
+		{"cassandra://h:1/ks?rf=dc1:2,dc2:1&dc=dc1&consistency=local_quorum", Config{Hosts: []string{"h:1"}, Keyspace: "ks", Consistency: gocql.LocalQuorum, RF: 3, RFGiven: true, Logged: true,
+			DCRF: map[string]int{"dc1": 2, "dc2": 1}, LocalDC: "dc1"}, ""},
+		{"cassandra://h:1/ks?rf=dc1:2,dc1:1", Config{}, "named twice"},
+		{"cassandra://h:1/ks?rf=dc1:x", Config{}, "want DC:N"},
+		{"cassandra://h:1/ks?rf=dc'1:1", Config{}, "want DC:N"},
+		{"cassandra://h:1/ks?dc=a'b", Config{}, "data centre's name"},
 		{"redis://h:1", Config{}, "must look like"},
 	}
 	for _, tt := range tests {
@@ -253,8 +259,46 @@ func TestParseDSN(t *testing.T) {
 		}
 		if strings.Join(got.Hosts, ",") != strings.Join(tt.want.Hosts, ",") || got.Keyspace != tt.want.Keyspace ||
 			got.Consistency != tt.want.Consistency || got.RF != tt.want.RF || got.Logged != tt.want.Logged ||
-			got.SingleInserts != tt.want.SingleInserts || got.RFGiven != tt.want.RFGiven {
+			got.SingleInserts != tt.want.SingleInserts || got.RFGiven != tt.want.RFGiven ||
+			got.LocalDC != tt.want.LocalDC || fmt.Sprint(got.DCRF) != fmt.Sprint(tt.want.DCRF) {
 			t.Errorf("ParseDSN(%q) = %+v, want %+v", tt.dsn, got, tt.want)
+		}
+	}
+}
+
+// TestReplication: the keyspace's replication map in CQL, and whether a
+// stored one (as system_schema.keyspaces gives it) is the one asked for,
+// for one data centre and several.
+func TestReplication(t *testing.T) {
+	tests := []struct {
+		dsn    string
+		cql    string
+		stored map[string]string
+		same   bool
+	}{
+		{"cassandra://h:1/ks?rf=3", "{'class': 'SimpleStrategy', 'replication_factor': 3}",
+			map[string]string{"class": "org.apache.cassandra.locator.SimpleStrategy", "replication_factor": "3"}, true},
+		{"cassandra://h:1/ks?rf=2", "{'class': 'SimpleStrategy', 'replication_factor': 2}",
+			map[string]string{"class": "org.apache.cassandra.locator.SimpleStrategy", "replication_factor": "3"}, false},
+		{"cassandra://h:1/ks?rf=dc2:1,dc1:2", "{'class': 'NetworkTopologyStrategy', 'dc1': 2, 'dc2': 1}",
+			map[string]string{"class": "org.apache.cassandra.locator.NetworkTopologyStrategy", "dc1": "2", "dc2": "1"}, true},
+		{"cassandra://h:1/ks?rf=dc1:2,dc2:2", "{'class': 'NetworkTopologyStrategy', 'dc1': 2, 'dc2': 2}",
+			map[string]string{"class": "org.apache.cassandra.locator.NetworkTopologyStrategy", "dc1": "2", "dc2": "1"}, false},
+		{"cassandra://h:1/ks?rf=dc1:2", "{'class': 'NetworkTopologyStrategy', 'dc1': 2}",
+			map[string]string{"class": "org.apache.cassandra.locator.NetworkTopologyStrategy", "dc1": "2", "dc2": "1"}, false},
+		{"cassandra://h:1/ks?rf=dc1:2", "{'class': 'NetworkTopologyStrategy', 'dc1': 2}",
+			map[string]string{"class": "org.apache.cassandra.locator.SimpleStrategy", "replication_factor": "2"}, false},
+	}
+	for _, tt := range tests {
+		c, err := ParseDSN(tt.dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.replication(); got != tt.cql {
+			t.Errorf("%s: replication() = %s, want %s", tt.dsn, got, tt.cql)
+		}
+		if got := c.sameReplication(tt.stored); got != tt.same {
+			t.Errorf("%s: sameReplication(%v) = %t, want %t", tt.dsn, tt.stored, got, tt.same)
 		}
 	}
 }
