@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/internal/cli"
 )
 
@@ -61,16 +62,8 @@ func fieldbenchBin(t *testing.T) string {
 	return built.path
 }
 
-// longTests, set to 1, runs the tests that take several minutes each on
-// this project's 2-core machines and would push CI past its hour
-// (FIELDBENCH_LONG_TESTS=1 go test -run NAME ./internal/cli); each such
-// test names its cost when it skips.
-const longTests = "FIELDBENCH_LONG_TESTS"
-
-// onlyLong skips t unless longTests is set.
+// onlyLong skips t unless FIELDBENCH_LONG_TESTS=1 (adaptertest.OnlyLong).
 func onlyLong(t *testing.T, cost string) {
 	t.Helper()
-	if os.Getenv(longTests) != "1" {
-		t.Skipf("%s; set %s=1 to run it", cost, longTests)
-	}
+	adaptertest.OnlyLong(t, cost)
 }
