@@ -93,6 +93,16 @@ func (sc *Scenario) checkCluster(bad func(string, ...any)) {
 		bad("cluster.engine: %v", err)
 		return
 	}
+	// The node count and options as `cluster up` checks them before it
+	// starts anything (cluster.CheckNodes, cluster.CheckOptions), so that
+	// --dry-run refuses an `rf: bogus` the real run would, not only after
+	// the run's directory exists.
+	if err := cluster.CheckNodes(c.Engine, c.Nodes, c.Options); err != nil && c.Nodes >= 1 {
+		bad("cluster.nodes: %v", err)
+	}
+	if err := cluster.CheckOptions(c.Engine, cluster.Options{Nodes: c.Nodes, Extra: c.Options, Network: c.Network}); err != nil {
+		bad("cluster.options: %v", err)
+	}
 	adds := 0
 	for _, a := range sc.Timeline {
 		if a.Do == "add" {

@@ -44,6 +44,11 @@ func TestParseChecksEngineAndTimes(t *testing.T) {
 		{"unknown engine", "name: x\ncluster: {engine: mongodbx, nodes: 1}\nworkload: {name: microblog}\n", `line 2: cluster.engine: unknown engine "mongodbx"`},
 		{"action after the load", "name: x\nworkload:\n  name: microblog\n  options: {duration: 60s}\ntimeline:\n  - {at: 90s, do: mark}\n", "line 6: timeline[0].at: 1m30s is not before the end of the load (duration 1m0s)"},
 		{"option of another command", "name: x\nworkload:\n  name: microblog\n  options: {out: data}\n", `line 4: workload.options.out: option "out" does not apply to run`},
+		// Cluster option values as `cluster up` reads them, so that
+		// --dry-run refuses what the real run would.
+		{"cluster option value", "name: x\ncluster:\n  engine: cassandra\n  nodes: 2\n  options: {rf: bogus}\nworkload: {name: wiki}\n", `line 5: cluster.options: cassandra: option rf="bogus"`},
+		{"unknown cluster option", "name: x\ncluster:\n  engine: mongodb\n  nodes: 1\n  options: {rff: 2}\nworkload: {name: wiki}\n", `line 5: cluster.options: mongodb: unknown option "rff"`},
+		{"too many nodes", "name: x\ncluster: {engine: cassandra, nodes: 40}\nworkload: {name: wiki}\n", "line 2: cluster.nodes: cassandra: 40 node(s) is more than"},
 		{"step option", "name: x\ncluster: {engine: redis, nodes: 1}\nworkload: {name: microblog}\nsteps:\n  - {nodes: 2, options: {clients: many}}\n", `line 5: steps[0].options.clients: "many" is not a whole number`},
 	}
 	for _, tt := range tests {

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -203,6 +204,85 @@ type Claim struct {
 	Values     []string   `yaml:"values"`    // ids of values that bear on it
 	Note       string     `yaml:"note"`
 	Conditions Conditions `yaml:"conditions"`
+	// Per says the claim holds condition by condition, one of Pers: it
+	// is judged at each of the paper's node counts or transitions of its
+	// metric, not over all of them together. Needs About to be a metric.
+	Per string `yaml:"per"`
+	// At are the paper's node counts (before the doubling, for a
+	// transition) the claim names ("at 6 and 12 nodes"); empty: every
+	// one the paper measured ("at every transition"). Needs Per.
+	At []int `yaml:"at"`
+}
+
+// Pers are the ways a claim may be judged condition by condition
+// (Claim.Per).
+var Pers = map[string]string{
+	"nodes":      "at each node count of the claim's metric (values with nodes and no nodes_after)",
+	"transition": "at each transition of the claim's metric (values with nodes and nodes_after)",
+}
+
+// Scale is one of the paper's conditions a claim with Per is judged at:
+// a node count, or a transition from Nodes to After.
+type Scale struct {
+	Nodes, After int
+}
+
+// String names the scale as the paper does ("6 nodes", "6 → 12 nodes").
+func (c Scale) String() string {
+	if c.After > 0 {
+		return fmt.Sprintf("%d → %d nodes", c.Nodes, c.After)
+	}
+	return fmt.Sprintf("%d nodes", c.Nodes)
+}
+
+// Scales lists, smallest first, the paper's node counts (per "nodes") or
+// transitions (per "transition") at which it states a value of metric,
+// from the values' effective conditions.
+func (s *Study) Scales(metric, per string) []Scale {
+	var out []Scale
+	for _, v := range s.Values {
+		c := s.Effective(v)
+		if v.Metric != metric || c.Nodes == 0 || (per == "transition") != (c.NodesAfter > 0) {
+			continue
+		}
+		sc := Scale{Nodes: c.Nodes}
+		if per == "transition" {
+			sc.After = c.NodesAfter
+		}
+		if !slices.Contains(out, sc) {
+			out = append(out, sc)
+		}
+	}
+	slices.SortFunc(out, func(a, b Scale) int { return a.Nodes - b.Nodes })
+	return out
+}
+
+// CheckClaim reports what is wrong with c's Per and At: an unknown Per,
+// Per on a subject (only a metric has figures at each scale), At without
+// Per, or a node count at which the paper states no value of the metric.
+func (s *Study) CheckClaim(c Claim) error {
+	if c.Per == "" {
+		if len(c.At) > 0 {
+			return fmt.Errorf("%s: at %v without per", c.ID, c.At)
+		}
+		return nil
+	}
+	if Pers[c.Per] == "" {
+		return fmt.Errorf("%s: per %q is none of nodes, transition", c.ID, c.Per)
+	}
+	if Metrics[c.About] == "" {
+		return fmt.Errorf("%s: per %s needs about to be a metric, not %q", c.ID, c.Per, c.About)
+	}
+	scales := s.Scales(c.About, c.Per)
+	if len(scales) == 0 {
+		return fmt.Errorf("%s: per %s, but the study states no %s at a node count", c.ID, c.Per, c.About)
+	}
+	for _, n := range c.At {
+		if !slices.ContainsFunc(scales, func(sc Scale) bool { return sc.Nodes == n }) {
+			return fmt.Errorf("%s: at %d nodes, where the study states no %s (%v)", c.ID, n, c.About, scales)
+		}
+	}
+	return nil
 }
 
 // Database names with a meaning of their own in Value.Database.

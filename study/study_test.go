@@ -1,6 +1,7 @@
 package study
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -226,6 +227,9 @@ func checkClaim(t *testing.T, s *Study, c Claim, ids map[string]string) {
 			t.Errorf("%s: value %q does not exist in the study", where, id)
 		}
 	}
+	if err := s.CheckClaim(c); err != nil {
+		t.Error(err)
+	}
 }
 
 // Figures re-read from the seeds by hand, so that a slip in a file fails here.
@@ -433,5 +437,40 @@ func TestValuesInSeeds(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestCheckClaimPer: per and at are checked against the study's values:
+// a known way, on a metric, at node counts the paper measured.
+func TestCheckClaimPer(t *testing.T) {
+	s, err := Load("wiki")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		claim Claim
+		want  string // "" when valid
+	}{
+		{"no per", Claim{ID: "c", About: "stability"}, ""},
+		{"nodes", Claim{ID: "c", About: "request_set_time", Per: "nodes", At: []int{6, 24}}, ""},
+		{"transition", Claim{ID: "c", About: "elasticity_score", Per: "transition", At: []int{24}}, ""},
+		{"at without per", Claim{ID: "c", About: "request_set_time", At: []int{6}}, "without per"},
+		{"unknown per", Claim{ID: "c", About: "request_set_time", Per: "size"}, "none of nodes, transition"},
+		{"per on a subject", Claim{ID: "c", About: "scalability", Per: "nodes"}, "needs about to be a metric"},
+		{"no values at a count", Claim{ID: "c", About: "elasticity_score", Per: "nodes"}, "states no elasticity_score at a node count"},
+		{"at a count the paper lacks", Claim{ID: "c", About: "request_set_time", Per: "nodes", At: []int{48}}, "at 48 nodes"},
+		{"transition from a count the paper lacks", Claim{ID: "c", About: "scalability_score", Per: "transition", At: []int{24}}, "at 24 nodes"},
+	} {
+		err := s.CheckClaim(tc.claim)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+	if got := s.Scales("elasticity_score", "transition"); fmt.Sprint(got) != "[6 → 12 nodes 12 → 24 nodes 24 → 48 nodes]" {
+		t.Errorf("elasticity transitions %v", got)
 	}
 }

@@ -3,7 +3,9 @@ package studyrun
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/fieldbench/fieldbench/study"
@@ -20,7 +22,7 @@ type ClaimRow struct {
 var lowerBetter = map[string]bool{
 	"latency": true, "request_set_time": true, "elasticity_score": true, "stabilization_time": true,
 	"data_transfer_time": true, "additional_time": true, "convergence_time": true, "join_time": true,
-	"populate_time": true, "cluster_formation_time": true, "ci_amplitude": true,
+	"populate_time": true, "cluster_formation_time": true, "ci_amplitude": true, "scalability_score": true,
 }
 
 // Claims states, for every claim of s, what the measures show where a
@@ -50,6 +52,8 @@ func found(s *study.Study, c study.Claim, ms []Measure) string {
 		metric = "ci_amplitude" // the paper judges stability by the intervals' width
 	}
 	switch {
+	case c.Per != "":
+		return perScale(s, c, ms, metric, op)
 	case c.About == "errors":
 		var parts []string
 		for _, m := range ms {
@@ -229,4 +233,186 @@ func claimOperation(c study.Claim, ms []Measure) string {
 		}
 	}
 	return ""
+}
+
+// perScale judges a claim with Per at each of the paper's scales it names
+// (Claim.At, else every one the paper measured): the databases measured
+// there ranked by the claim's metric against the paper's order, the best
+// at each scale and whether one database is best at all of them. A
+// step's node counts stand for the paper's as in Match (standsFor): the
+// k-th smallest a step measured for the paper's k-th smallest.
+func perScale(s *study.Study, c study.Claim, ms []Measure, metric, op string) string {
+	scales := s.Scales(metric, c.Per)
+	var paper []int
+	for _, sc := range scales {
+		paper = append(paper, sc.Nodes)
+	}
+	transition := c.Per == "transition"
+	use := func(m Measure) bool {
+		return m.Metric == metric && (op == "" || m.Operation == op) && (m.NodesAfter > 0) == transition && m.Nodes > 0
+	}
+	// Each step's node counts, to map a measure to the paper's count.
+	stepNodes := map[string][]int{}
+	for _, m := range ms {
+		if use(m) && !slices.Contains(stepNodes[m.Step], m.Nodes) {
+			stepNodes[m.Step] = append(stepNodes[m.Step], m.Nodes)
+		}
+	}
+	type agg struct {
+		db      string
+		sum     float64
+		n       int
+		servers []string
+		here    []string // the measured counts or transitions standing for the paper's
+	}
+	at := map[int]map[string]*agg{}
+	failed := map[int][]string{}
+	for _, m := range ms {
+		if !use(m) {
+			continue
+		}
+		p := standsFor(paper, stepNodes[m.Step], m.Nodes)
+		if m.Failed != "" || math.IsNaN(m.Value) {
+			failed[p] = append(failed[p], fmt.Sprintf("%s failed (%s)", m.Database, m.Failed))
+			continue
+		}
+		if at[p] == nil {
+			at[p] = map[string]*agg{}
+		}
+		a := at[p][m.Database]
+		if a == nil {
+			a = &agg{db: m.Database}
+			at[p][m.Database] = a
+		}
+		a.sum += m.Value
+		a.n++
+		if !slices.Contains(a.servers, m.Server) {
+			a.servers = append(a.servers, m.Server)
+		}
+		here := strconv.Itoa(m.Nodes)
+		if transition {
+			here += " → " + strconv.Itoa(m.NodesAfter)
+		}
+		if !slices.Contains(a.here, here) {
+			a.here = append(a.here, here)
+		}
+	}
+	mean := func(a *agg) float64 { return a.sum / float64(a.n) }
+	var parts, bestAt []string
+	best := map[string]int{} // scales at which each database was best, of those with two or more measured
+	compared := 0
+	for _, sc := range scales {
+		if len(c.At) > 0 && !slices.Contains(c.At, sc.Nodes) {
+			continue
+		}
+		head := "at " + sc.String()
+		var list []*agg
+		for _, a := range at[sc.Nodes] {
+			list = append(list, a)
+		}
+		if len(list) == 0 {
+			why := "not measured (no step measured a node count standing for it)"
+			if f := failed[sc.Nodes]; len(f) > 0 {
+				why = "not measured: " + strings.Join(f, ", ")
+			}
+			parts = append(parts, head+": "+why)
+			continue
+		}
+		sort.Slice(list, func(i, j int) bool {
+			x, y := mean(list[i]), mean(list[j])
+			if x != y {
+				if lowerBetter[metric] {
+					return x < y
+				}
+				return x > y
+			}
+			return list[i].db < list[j].db
+		})
+		var figs, order []string
+		for _, a := range list {
+			f := fmt.Sprintf("%s %s (%s, here %s nodes", a.db, num(mean(a)), strings.Join(a.servers, ", "), strings.Join(a.here, ", "))
+			if a.n > 1 {
+				f += fmt.Sprintf(", mean of %d", a.n)
+			}
+			if metric == "scalability_score" {
+				f += ", " + scalabilitySign(mean(a))
+			}
+			figs = append(figs, f+")")
+			order = append(order, a.db)
+		}
+		p := head + ", best first: " + strings.Join(figs, " > ")
+		var missing []string
+		for _, d := range c.Databases {
+			if at[sc.Nodes][d] == nil {
+				missing = append(missing, d)
+			}
+		}
+		if len(missing) > 0 {
+			p += "; " + strings.Join(missing, ", ") + " not measured"
+		}
+		if len(list) < 2 {
+			p += "; only one database measured, so no order to compare"
+			parts = append(parts, p)
+			continue
+		}
+		compared++
+		best[list[0].db]++
+		bestAt = append(bestAt, list[0].db+" at "+sc.String())
+		var ranks []string
+		for _, d := range c.Ranks {
+			if at[sc.Nodes][d] != nil {
+				ranks = append(ranks, d)
+			}
+		}
+		if len(ranks) == len(order) {
+			if strings.Join(ranks, ",") == strings.Join(order, ",") {
+				p += "; the same order as the paper"
+			} else {
+				p += "; a different order from the paper's (" + strings.Join(ranks, " > ") + ")"
+			}
+		}
+		parts = append(parts, p)
+	}
+	var all string
+	switch {
+	case len(c.At) == 1:
+		// One scale named: its ranking is the answer.
+	case compared == 0:
+		all = "no scale had two databases measured, so no best to name"
+	case compared == 1:
+		all = "best: " + bestAt[0] + ", the only scale with two databases measured, so not whether one is best at every scale"
+	case len(best) == 1:
+		all = "one database best at every scale with two or more measured (" + strings.Join(bestAt, ", ") + ")"
+	default:
+		all = "no database best at every scale measured (" + strings.Join(bestAt, ", ") + ")"
+	}
+	s0 := "by " + metric
+	if op != "" {
+		s0 += " of " + op
+	}
+	if all != "" {
+		all = ". " + all
+	}
+	return s0 + " " + perName(c.Per) + ": " + strings.Join(parts, "; ") + all + ". " +
+		"Each step's k-th smallest node count stands for the paper's k-th smallest; on this machine's shared cores and with stand-ins where the steps table says: an orientation, not a finding"
+}
+
+// perName names how a claim with Per is judged, for the report.
+func perName(per string) string {
+	if per == "transition" {
+		return "at each transition"
+	}
+	return "at each node count"
+}
+
+// scalabilitySign reads a scalability score: 0 is linear (the request
+// sets as fast after the doubling), negative superlinear, positive slower.
+func scalabilitySign(v float64) string {
+	switch {
+	case v < 0:
+		return "negative: superlinear"
+	case v == 0:
+		return "linear"
+	}
+	return "positive: slower after the doubling"
 }

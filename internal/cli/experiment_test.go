@@ -19,11 +19,15 @@ func TestExperimentBadInput(t *testing.T) {
 	os.WriteFile(bad, []byte("name: x\nworkload: {name: wiki}\ntimeline: [{at: 5s, do: kill, count: 1}]\n"), 0o644)
 	typo := filepath.Join(dir, "typo.yaml")
 	os.WriteFile(typo, []byte("name: x\nworkload: {name: wiki}\nclustr: {engine: redis, nodes: 1}\n"), 0o644)
+	rf := filepath.Join(dir, "rf.yaml")
+	os.WriteFile(rf, []byte("name: x\nworkload: {name: wiki}\ncluster: {engine: cassandra, nodes: 2, options: {rf: bogus}}\n"), 0o644)
 	cases := []struct {
 		name string
 		args []string
 		want string
 	}{
+		// The dry run checks cluster option values as the real run does.
+		{"bad cluster option, dry run", []string{"experiment", "--dry-run", rf}, `cluster.options: cassandra: option rf="bogus"`},
 		{"missing file", []string{"experiment", filepath.Join(dir, "nope.yaml")}, "read scenario"},
 		{"no file", []string{"experiment"}, "accepts 1 arg"},
 		{"invalid", []string{"experiment", bad}, "needs a cluster started by the scenario"},
