@@ -119,7 +119,11 @@ func (es *expSession) fault(ctx context.Context, a Action) error {
 		}
 		nodes = append(nodes, n)
 	}
-	fmt.Fprintf(x.stderr, "\n%s %s at %.1fs\n", a.Do, strings.Join(names, ", "), es.s.Since())
+	from := ""
+	if len(a.From) > 0 {
+		from = " from " + strings.Join(a.From, ", ")
+	}
+	fmt.Fprintf(x.stderr, "\n%s %s%s at %.1fs\n", a.Do, strings.Join(names, ", "), from, es.s.Since())
 	detail, err := x.applyFault(ctx, a, nodes)
 	if err != nil {
 		return err
