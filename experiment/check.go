@@ -114,6 +114,9 @@ func (sc *Scenario) checkCluster(bad func(string, ...any)) {
 	}
 	for i, a := range sc.Timeline {
 		for k, n := range a.Nodes {
+			if n == loadHostName && a.hostsMayIncludeLoad() {
+				continue
+			}
 			if err := cluster.KnownNode(e, c.Nodes, c.Options, adds, n); err != nil {
 				bad("timeline[%d].nodes[%d]: %v", i, k, err)
 			}

@@ -20,22 +20,45 @@ import (
 // did not ask about).
 type faultState struct {
 	cut, limited, paused, netem map[string]bool
+	// between maps each host of a limit between two groups to every host
+	// of that limit, both groups: an unlimit of one of them undoes the
+	// whole limit (half of one would still limit one direction).
+	between map[string][]string
 }
 
 func newFaultState() faultState {
-	return faultState{cut: map[string]bool{}, limited: map[string]bool{}, paused: map[string]bool{}, netem: map[string]bool{}}
+	return faultState{cut: map[string]bool{}, limited: map[string]bool{}, paused: map[string]bool{}, netem: map[string]bool{},
+		between: map[string][]string{}}
+}
+
+// withLinks is names and, for each that holds a limit between groups,
+// every host of that limit; sorted, each once.
+func (f faultState) withLinks(names []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range names {
+		for _, m := range append([]string{n}, f.between[n]...) {
+			if !seen[m] {
+				seen[m] = true
+				out = append(out, m)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Mechanisms: what each fault action runs here, recorded in the result.
 var faultMechanisms = map[string]string{
-	"partition": "nftables drop rules (inet fieldbench table, input and output hooks) inside each cut host's network namespace",
-	"heal":      "the cut hosts' nftables table deleted",
-	"limit":     "tc tbf qdisc on the host's eth0 and on its bridge port (both directions)",
-	"unlimit":   "the tbf and netem qdiscs deleted (and toxiproxy's latency toxics removed where delay ran through it)",
-	"pause":     "SIGSTOP to the node's server process",
-	"resume":    "SIGCONT to the node's server process",
-	"delay":     "tc netem qdisc on the host's eth0 (needs the kernel's sch_netem)",
-	"loss":      "tc netem qdisc on the host's eth0 (needs the kernel's sch_netem)",
+	"partition":  "nftables drop rules (inet fieldbench table, input and output hooks) inside each cut host's network namespace",
+	"heal":       "the cut hosts' nftables table deleted",
+	"limit":      "tc tbf qdisc on the host's eth0 and on its bridge port (both directions)",
+	"limit-from": "tc htb qdisc on the eth0 of every host of both groups: u32 filters (match ip dst ADDR/32) send what goes to the other group's addresses into a class at the rate (with a tbf leaf), the rest into a default class at 100gbit (not limited); each host's egress, so both directions",
+	"unlimit":    "the tbf, htb and netem qdiscs deleted (and toxiproxy's latency toxics removed where delay ran through it)",
+	"pause":      "SIGSTOP to the node's server process",
+	"resume":     "SIGCONT to the node's server process",
+	"delay":      "tc netem qdisc on the host's eth0 (needs the kernel's sch_netem)",
+	"loss":       "tc netem qdisc on the host's eth0 (needs the kernel's sch_netem)",
 }
 
 // mechanisms lists the mechanisms of the scenario's fault actions, for the
@@ -45,13 +68,17 @@ func (sc *Scenario) mechanisms(viaProxy bool) string {
 	seen := map[string]bool{}
 	var out []string
 	for _, a := range sc.Timeline {
-		m, ok := faultMechanisms[a.Do]
+		key := a.Do
+		if a.Do == "limit" && len(a.From) > 0 {
+			key = "limit-from"
+		}
+		m, ok := faultMechanisms[key]
 		if a.Do == "delay" && viaProxy {
 			m = proxyMechanism
 		}
-		if ok && !seen[a.Do] {
-			seen[a.Do] = true
-			out = append(out, a.Do+": "+m)
+		if ok && !seen[key] {
+			seen[key] = true
+			out = append(out, strings.Replace(key, "-", " with ", 1)+": "+m)
 		}
 	}
 	sort.Strings(out)
@@ -78,9 +105,12 @@ func (es *expSession) fault(ctx context.Context, a Action) error {
 	if len(names) == 0 { // an undo of everything
 		names = x.faults.of(undoes[a.Do])
 	}
+	if a.Do == "unlimit" {
+		names = x.faults.withLinks(names)
+	}
 	nodes := make([]*cluster.Node, 0, len(names))
 	for _, name := range names {
-		n, err := x.cl.Node(name)
+		n, err := x.faultHost(name, a)
 		if err != nil {
 			return err
 		}
@@ -89,12 +119,30 @@ func (es *expSession) fault(ctx context.Context, a Action) error {
 		}
 		nodes = append(nodes, n)
 	}
-	fmt.Fprintf(x.stderr, "\n%s %s at %.1fs\n", a.Do, strings.Join(names, ", "), es.s.Since())
+	from := ""
+	if len(a.From) > 0 {
+		from = " from " + strings.Join(a.From, ", ")
+	}
+	fmt.Fprintf(x.stderr, "\n%s %s%s at %.1fs\n", a.Do, strings.Join(names, ", "), from, es.s.Since())
 	detail, err := x.applyFault(ctx, a, nodes)
 	if err != nil {
 		return err
 	}
 	return es.s.Event(a.Do, detail)
+}
+
+// faultHost is the node name, or, where a may name it (a limit between
+// groups, unlimit), the load host as a node of no process: its name, its
+// address as Host and its namespace as Netns.
+func (x *expRun) faultHost(name string, a Action) (*cluster.Node, error) {
+	if lh := x.loadHost; lh != nil && name == lh.Name && a.hostsMayIncludeLoad() {
+		return &cluster.Node{Name: lh.Name, Host: lh.Addr.String(), Netns: lh.NS}, nil
+	}
+	n, err := x.cl.Node(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", a.Do, err)
+	}
+	return n, nil
 }
 
 // of lists the nodes a fault (partition, limit, pause) holds now. limit
@@ -179,7 +227,13 @@ func (x *expRun) applyFault(ctx context.Context, a Action, nodes []*cluster.Node
 		if err != nil {
 			return "", err
 		}
+		if len(a.From) > 0 {
+			return x.limitBetween(ctx, a, nodes, rate)
+		}
 		for _, n := range nodes {
+			if l := x.faults.between[n.Name]; l != nil {
+				return "", fmt.Errorf("limit %s: it is limited between two groups (%s): unlimit it first", n.Name, strings.Join(l, ", "))
+			}
 			if err := vn.Limit(ctx, n.Name, rate); err != nil {
 				return "", err
 			}
@@ -205,6 +259,7 @@ func (x *expRun) applyFault(ctx context.Context, a Action, nodes []*cluster.Node
 			}
 			delete(x.faults.limited, n.Name)
 			delete(x.faults.netem, n.Name)
+			delete(x.faults.between, n.Name)
 		}
 		return fmt.Sprintf("%s (mechanism: %s)", list, how), errors.Join(errs...)
 	case "pause", "resume":
@@ -257,6 +312,64 @@ func (x *expRun) applyFault(ctx context.Context, a Action, nodes []*cluster.Node
 	return "", fmt.Errorf("unknown fault %q", a.Do)
 }
 
+// limitBetween limits the bandwidth between nodes (a's nodes, the load
+// host among them maybe) and the hosts of a.From to rate, each way, and
+// nothing else (vnet.LimitBetween); x.mu is held. A host already limited
+// between groups may be limited again between the same two groups (a new
+// rate); between others it is refused: the new qdisc would replace its
+// half of the old limit and leave the other half limiting one way.
+func (x *expRun) limitBetween(ctx context.Context, a Action, nodes []*cluster.Node, rate uint64) (string, error) {
+	group := func(ns []*cluster.Node) ([]vnet.Host, []string, error) {
+		hs := make([]vnet.Host, 0, len(ns))
+		names := make([]string, 0, len(ns))
+		for _, n := range ns {
+			ad, err := netip.ParseAddr(n.Host)
+			if err != nil {
+				return nil, nil, fmt.Errorf("limit %s: its address: %w", n.Name, err)
+			}
+			hs = append(hs, vnet.Host{Name: n.Name, NS: n.Netns, Addr: ad})
+			names = append(names, n.Name)
+		}
+		return hs, names, nil
+	}
+	others := make([]*cluster.Node, 0, len(a.From))
+	for _, name := range a.From {
+		n, err := x.faultHost(name, a)
+		if err != nil {
+			return "", err
+		}
+		if n.Netns == "" {
+			return "", fmt.Errorf("limit from %s: the node is not on a host of a virtual network", name)
+		}
+		others = append(others, n)
+	}
+	ga, na, err := group(nodes)
+	if err != nil {
+		return "", err
+	}
+	gb, nb, err := group(others)
+	if err != nil {
+		return "", err
+	}
+	all := append(slices.Clone(na), nb...)
+	sort.Strings(all)
+	for _, h := range all {
+		if l := x.faults.between[h]; l != nil && !slices.Equal(l, all) {
+			return "", fmt.Errorf("limit %s from %s: %s is limited between other groups (%s): unlimit it first",
+				strings.Join(na, ", "), strings.Join(nb, ", "), h, strings.Join(l, ", "))
+		}
+	}
+	if err := vnet.ForDir(x.cl.Dir).LimitBetween(ctx, ga, gb, rate); err != nil {
+		return "", fmt.Errorf("limit %s from %s: %w", strings.Join(na, ", "), strings.Join(nb, ", "), err)
+	}
+	for _, h := range all {
+		x.faults.limited[h] = true
+		x.faults.between[h] = all
+	}
+	return fmt.Sprintf("%s from %s at %s (%d bit/s) each way, per host; inside each group and to other hosts not limited (mechanism: %s)",
+		strings.Join(na, ", "), strings.Join(nb, ", "), a.Rate, rate, faultMechanisms["limit-from"]), nil
+}
+
 // undoFaults resumes, heals and unlimits every node a fault action left
 // so: at the end of the load, and before the cluster stops. It returns
 // what it undid ("" for nothing).
@@ -275,7 +388,7 @@ func (x *expRun) undoFaults(ctx context.Context) (string, error) {
 		}
 		var nodes []*cluster.Node
 		for _, name := range names {
-			if n, err := x.cl.Node(name); err == nil {
+			if n, err := x.faultHost(name, Action{Do: u.undo}); err == nil {
 				nodes = append(nodes, n)
 			}
 		}

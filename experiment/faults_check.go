@@ -13,8 +13,12 @@ import (
 //	           with from: [hosts], from those hosts only (two groups apart, or
 //	           the load host cut off from a minority of the nodes)
 //	heal       nodes: end their partition (none named: every partition)
-//	limit      nodes, rate: the bandwidth of each node's link, both ways
-//	unlimit    nodes: remove their limit (none named: every limit)
+//	limit      nodes, rate: the bandwidth of each node's link, both ways;
+//	           with from: [hosts], the bandwidth between the hosts of nodes and
+//	           those of from only, each way (two data centres); either group
+//	           may hold the load host
+//	unlimit    nodes: remove their limit (none named: every limit); a node
+//	           limited with from takes the whole limit, both groups, with it
 //	pause      nodes: SIGSTOP the node's server process
 //	resume     nodes: SIGCONT it (none named: every paused node)
 //	delay      nodes, delay: netem delay on each node's link where the kernel has
@@ -28,6 +32,13 @@ var networkFaults = map[string]bool{"partition": true, "heal": true, "limit": tr
 // faultActions are the actions of this file.
 var faultActions = map[string]bool{"partition": true, "heal": true, "limit": true, "unlimit": true,
 	"pause": true, "resume": true, "delay": true, "loss": true}
+
+// hostsMayIncludeLoad reports whether a's nodes may name the load host
+// (load1) besides nodes: a limit between two groups, where either group
+// may be the clients' side, and unlimit, its undo.
+func (a Action) hostsMayIncludeLoad() bool {
+	return a.Do == "limit" && len(a.From) > 0 || a.Do == "unlimit"
+}
 
 // undoes names each fault's undo: an undo with no nodes undoes every
 // node's.
@@ -45,8 +56,8 @@ func (sc *Scenario) checkFault(where string, a Action, bad func(string, ...any))
 	if a.Loss != "" && a.Do != "loss" {
 		bad("%s.loss: only for the loss action", where)
 	}
-	if len(a.From) > 0 && a.Do != "partition" {
-		bad("%s.from: only for partition (the hosts the nodes are cut off from)", where)
+	if len(a.From) > 0 && a.Do != "partition" && a.Do != "limit" {
+		bad("%s.from: only for partition and limit (the other side: the hosts the nodes are cut off from, or limited to)", where)
 	}
 	if !faultActions[a.Do] {
 		return
@@ -79,6 +90,8 @@ func (sc *Scenario) checkFault(where string, a Action, bad func(string, ...any))
 	other := map[string]bool{}
 	for _, n := range a.From {
 		switch {
+		case seen[n] && a.Do == "limit":
+			bad("%s.from: %s is in nodes too: the two groups of a limit must not overlap", where, n)
 		case seen[n]:
 			bad("%s.from: %s is in nodes too: a host cannot be cut off from itself", where, n)
 		case other[n]:

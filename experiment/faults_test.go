@@ -65,6 +65,13 @@ func TestParseFaultErrors(t *testing.T) {
 		{"fault without cluster", "name: x\nworkload: {name: microblog}\ntimeline: [{at: 1s, do: pause, nodes: [a]}]\n", "needs a cluster the scenario starts"},
 		{"from on another action", hostsBase + "timeline: [{at: 1s, do: pause, nodes: [redis1], from: [redis2]}]\n", "from: only for partition"},
 		{"from overlaps nodes", hostsBase + "timeline: [{at: 1s, do: partition, nodes: [redis1], from: [redis1]}]\n", "cannot be cut off from itself"},
+		{"from on heal", hostsBase + "timeline: [{at: 1s, do: heal, from: [redis2]}]\n", "from: only for partition and limit"},
+		{"limit groups overlap", hostsBase + "timeline: [{at: 1s, do: limit, nodes: [redis1, redis2], from: [redis2], rate: 1mbit}]\n", "the two groups of a limit must not overlap"},
+		{"limit from without rate", hostsBase + "timeline: [{at: 1s, do: limit, nodes: [redis1], from: [redis2]}]\n", "limit needs rate"},
+		{"limit from unknown host", hostsBase + "timeline: [{at: 1s, do: limit, nodes: [redis1], from: [load2], rate: 1mbit}]\n", `no node "load2"`},
+		{"load host in a limit's nodes without from", hostsBase + "timeline: [{at: 1s, do: limit, nodes: [load1], rate: 1mbit}]\n", `no node "load1"`},
+		{"load host in a partition's nodes", hostsBase + "timeline: [{at: 1s, do: partition, nodes: [load1]}]\n", `no node "load1"`},
+		{"limit from on loopback", loop + "timeline: [{at: 1s, do: limit, nodes: [redis1], from: [redis2], rate: 1mbit}]\n", "needs the nodes on hosts"},
 		{"from unknown host", hostsBase + "timeline: [{at: 1s, do: partition, nodes: [redis1], from: [load9]}]\n", `no node "load9"`},
 		{"bad network", "name: x\nworkload: {name: microblog}\ncluster: {engine: redis, nodes: 3, network: wifi}\n", `cluster.network: "wifi"`},
 	}
@@ -119,6 +126,73 @@ func TestFaultStateOf(t *testing.T) {
 	} {
 		if got := strings.Join(f.of(tc.fault), ","); got != tc.want {
 			t.Errorf("of(%s) = %q, want %q", tc.fault, got, tc.want)
+		}
+	}
+}
+
+// TestLimitFrom: a limit between two groups parses, either group may hold
+// the load host, its undo may name it, and the result's mechanisms say
+// htb between the groups besides the host-wide limit's tbf.
+func TestLimitFrom(t *testing.T) {
+	for _, tc := range []struct {
+		name, timeline string
+		nodes, from    string
+		mechanisms     []string
+	}{
+		{"nodes apart", "[{at: 1s, do: limit, nodes: [redis1, redis2], from: [redis3], rate: 10mbit}, {at: 2s, do: unlimit, nodes: [redis1, redis2]}]",
+			"redis1,redis2", "redis3", []string{"limit with from: tc htb", "u32 filters", "unlimit: the tbf, htb and netem"}},
+		{"the load host with some nodes", "[{at: 1s, do: limit, nodes: [redis1, load1], from: [redis2, redis3], rate: 1mbps}, {at: 2s, do: unlimit, nodes: [redis1, load1]}]",
+			"redis1,load1", "redis2,redis3", []string{"limit with from: tc htb"}},
+		{"the load host on the other side", "[{at: 1s, do: limit, nodes: [redis1], from: [load1], rate: 500kbit}, {at: 2s, do: unlimit}]",
+			"redis1", "load1", []string{"limit with from: tc htb"}},
+		{"both forms", "[{at: 1s, do: limit, nodes: [redis1], rate: 1mbit}, {at: 2s, do: limit, nodes: [redis2], from: [redis3], rate: 1mbit}]",
+			"redis1", "", []string{"limit: tc tbf", "limit with from: tc htb"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc, err := Parse([]byte(hostsBase + "timeline: " + tc.timeline + "\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := sc.Timeline[0]
+			if got := strings.Join(a.Nodes, ","); got != tc.nodes {
+				t.Errorf("nodes = %q, want %q", got, tc.nodes)
+			}
+			if got := strings.Join(a.From, ","); got != tc.from {
+				t.Errorf("from = %q, want %q", got, tc.from)
+			}
+			m := sc.mechanisms(false)
+			for _, want := range tc.mechanisms {
+				if !strings.Contains(m, want) {
+					t.Errorf("mechanisms %q lack %q", m, want)
+				}
+			}
+		})
+	}
+}
+
+// TestFaultStateWithLinks: an unlimit of one host of a limit between
+// groups takes every host of that limit, both groups; other names pass
+// as they are.
+func TestFaultStateWithLinks(t *testing.T) {
+	f := newFaultState()
+	link := []string{"a1", "a2", "b1", "load1"}
+	for _, h := range link {
+		f.limited[h] = true
+		f.between[h] = link
+	}
+	f.limited["c"] = true
+	for _, tc := range []struct{ names, want string }{
+		{"a1", "a1,a2,b1,load1"},
+		{"load1,c", "a1,a2,b1,c,load1"},
+		{"c", "c"},
+		{"", ""},
+	} {
+		var names []string
+		if tc.names != "" {
+			names = strings.Split(tc.names, ",")
+		}
+		if got := strings.Join(f.withLinks(names), ","); got != tc.want {
+			t.Errorf("withLinks(%s) = %q, want %q", tc.names, got, tc.want)
 		}
 	}
 }

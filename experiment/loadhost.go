@@ -66,6 +66,13 @@ func (x *expRun) onLoadHost(ctx context.Context) (leave func(), err error) {
 	return func() {
 		restore()
 		remove()
+		// A limit on the load host went with its namespace: the undo
+		// of what is left must not look for it (its partners' are
+		// still undone).
+		x.mu.Lock()
+		delete(x.faults.limited, h.Name)
+		delete(x.faults.between, h.Name)
+		x.mu.Unlock()
 	}, nil
 }
 

@@ -178,9 +178,12 @@ type Action struct {
 	// load1) that Nodes are cut off from. Empty: every other host. Two
 	// groups of nodes apart, or the clients cut off from a minority of
 	// the nodes only (nodes: [redis1], from: [load1]), are partitions
-	// with From.
+	// with From. For limit, From is the other group: the limit holds
+	// between the hosts of Nodes and those of From only (two data
+	// centres), and Nodes may name the load host too.
 	From []string `yaml:"from"`
-	// Rate is limit's bandwidth of each node's link, both ways, in tc's
+	// Rate is limit's bandwidth of each node's link, both ways (with
+	// From: of each host's traffic to the other group, each way), in tc's
 	// units (10mbit, 1mbps).
 	Rate string `yaml:"rate"`
 	// Delay is delay's added latency per packet; Loss is loss's share of

@@ -22,6 +22,11 @@ import (
 //   - Limit: a tbf qdisc (token bucket) on the host's eth0 (what it sends)
 //     and on its bridge port (what it receives): the bandwidth of its
 //     link, both ways. Unlimit deletes both root qdiscs.
+//   - LimitBetween: a limit on the link between two groups of hosts only
+//     (two data centres): on every host of both groups, an htb qdisc on
+//     eth0 whose filters send what goes to the other group into a class
+//     at the rate, and the rest to a default class that is not limited.
+//     Unlimit deletes it like the others.
 //   - Netem: a netem qdisc (delay, loss) on eth0, where the kernel has the
 //     qdisc; where it has not, an error that says so.
 
@@ -129,7 +134,138 @@ func (n Net) Limit(ctx context.Context, host string, rate uint64) error {
 	return nil
 }
 
-// Unlimit removes the limit of host's link (its root qdiscs), if any.
+// The classes of LimitBetween's htb qdisc (handle 1:): what goes to the
+// other group, and the rest.
+const (
+	// CrossClass is the class at the limit's rate.
+	CrossClass = "1:20"
+	// OpenClass is the default class, at openRate.
+	OpenClass = "1:10"
+)
+
+// openRate is the rate of LimitBetween's default class: 100 gbit/s, more
+// than a veth pair carries on the machines this runs on, so the class
+// exists (it counts what it sends) without being a limit.
+const openRate = "100gbit"
+
+// LimitBetween caps the bandwidth between the hosts of group a and those
+// of group b to rate bits per second, each way, and leaves every other
+// path of those hosts (inside a group, to any third host) as it was: two
+// data centres joined by a narrow link. On every host of both groups it
+// puts an htb qdisc on eth0: a default class at 100 gbit/s (OpenClass,
+// not a limit), and a class at the rate (CrossClass) that u32 filters
+// (match ip dst ADDR/32) fill with what the host sends to each address of
+// the other group. The cross class's bucket holds 10 ms of the rate (at
+// least two full frames), and its leaf, a tbf like Limit's, lets a packet
+// wait 100 ms.
+//
+// Why eth0's egress alone, and not the bridge port as Limit does: every
+// byte from a to b leaves a host of a through its eth0, where a's qdisc
+// shapes it, and every byte from b to a leaves a host of b through its
+// eth0, where b's shapes it; both directions are limited once. Limit
+// shapes the bridge port because it limits one host and what reaches it
+// from hosts that are not limited; here both ends are. A qdisc on the
+// bridge ports too would shape the same bytes twice.
+//
+// The rate is each host's, not a shared link's: two hosts of a sending
+// to b at once get rate each (a shared bottleneck would need all the
+// cross traffic through one device, which the bridge does not have).
+//
+// A host holds one limit: LimitBetween first removes what Limit,
+// LimitBetween or Netem left on it. The groups may not share a host or an
+// address, and every address must be in Block. On an error, the hosts
+// already limited are unlimited again.
+func (n Net) LimitBetween(ctx context.Context, a, b []Host, rate uint64) (err error) {
+	if len(a) == 0 || len(b) == 0 {
+		return fmt.Errorf("limit between groups: both need a host (got %d and %d)", len(a), len(b))
+	}
+	names, addrs := map[string]int{}, map[netip.Addr]int{}
+	for side, g := range [][]Host{a, b} {
+		for _, h := range g {
+			if !h.Addr.Is4() || !Block.Contains(h.Addr) {
+				return fmt.Errorf("limit between groups: host %s's address %s is not an address of the virtual network (%s)", h.Name, h.Addr, Block)
+			}
+			if s, ok := names[h.Name]; ok && s != side {
+				return fmt.Errorf("limit between groups: host %s is in both groups", h.Name)
+			}
+			if s, ok := addrs[h.Addr]; ok && s != side {
+				return fmt.Errorf("limit between groups: address %s is in both groups", h.Addr)
+			}
+			names[h.Name], addrs[h.Addr] = side, side
+		}
+	}
+	var done []string
+	defer func() {
+		if err != nil {
+			for _, h := range done {
+				_ = n.Unlimit(context.WithoutCancel(ctx), h)
+			}
+		}
+	}()
+	for _, g := range [][2][]Host{{a, b}, {b, a}} {
+		for _, h := range g[0] {
+			if err := n.Unlimit(ctx, h.Name); err != nil {
+				return err
+			}
+			done = append(done, h.Name)
+			if err := n.crossLimit(ctx, h.Name, g[1], rate); err != nil {
+				return fmt.Errorf("limit %s to the other group: %w", h.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// crossLimit puts LimitBetween's htb qdisc on host's eth0, with a filter
+// per host of others, in one tc batch.
+//
+// The cross class's leaf is a tbf at the same rate, not a fifo: veth
+// hands the qdisc GSO packets of up to 64 KiB, which a byte fifo sized to
+// 100 ms of a slow rate drops whole (every time: the connection stalls),
+// and htb charges whole, in lumps; tbf cuts such a packet into frames as
+// it queues it, so the htb class above sees frames.
+func (n Net) crossLimit(ctx context.Context, host string, others []Host, rate uint64) error {
+	burst := max(rate/8/100, 3200)
+	r := strconv.FormatUint(rate, 10) + "bit"
+	var b strings.Builder
+	fmt.Fprintf(&b, "qdisc replace dev %s root handle 1: htb default %s\n", HostIf, strings.TrimPrefix(OpenClass, "1:"))
+	fmt.Fprintf(&b, "class add dev %s parent 1: classid %s htb rate %s ceil %s burst 1mb cburst 1mb quantum 60000\n", HostIf, OpenClass, openRate, openRate)
+	fmt.Fprintf(&b, "class add dev %s parent 1: classid %s htb rate %s ceil %s burst %d cburst %d quantum 60000\n", HostIf, CrossClass, r, r, burst, burst)
+	fmt.Fprintf(&b, "qdisc add dev %s parent %s handle 20: tbf rate %s burst %d latency 100ms\n", HostIf, CrossClass, r, burst)
+	for _, o := range others {
+		fmt.Fprintf(&b, "filter add dev %s parent 1: protocol ip prio 1 u32 match ip dst %s/32 flowid %s\n", HostIf, o.Addr, CrossClass)
+	}
+	cmd := exec.CommandContext(ctx, "tc", "-n", n.HostNS(host), "-batch", "-")
+	cmd.Stdin = strings.NewReader(b.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("tc -batch in %s: %w: %s", n.HostNS(host), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// ClassBytes is the bytes class (e.g. CrossClass) of host's eth0 qdisc
+// has sent, from tc's statistics.
+func (n Net) ClassBytes(ctx context.Context, host, class string) (uint64, error) {
+	out, err := tc(ctx, "-n", n.HostNS(host), "-s", "class", "show", "dev", HostIf, "classid", class)
+	if err != nil {
+		return 0, err
+	}
+	m := sentRE.FindSubmatch(out)
+	if m == nil {
+		return 0, fmt.Errorf("class %s of %s: no Sent line in tc's output: %s", class, host, strings.TrimSpace(string(out)))
+	}
+	v, err := strconv.ParseUint(string(m[1]), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("class %s of %s: %w", class, host, err)
+	}
+	return v, nil
+}
+
+// sentRE reads tc -s's "Sent 1234 bytes".
+var sentRE = regexp.MustCompile(`Sent ([0-9]+) bytes`)
+
+// Unlimit removes the limit of host's link (its root qdiscs: Limit's tbf,
+// LimitBetween's htb, Netem's netem), if any.
 func (n Net) Unlimit(ctx context.Context, host string) error {
 	var errs []error
 	for _, p := range [][2]string{{n.HostNS(host), HostIf}, {n.BridgeNS(), "v" + host}} {
@@ -138,7 +274,7 @@ func (n Net) Unlimit(ctx context.Context, host string) error {
 			errs = append(errs, err)
 			continue
 		}
-		if !strings.Contains(string(out), "qdisc tbf") && !strings.Contains(string(out), "qdisc netem") {
+		if !strings.Contains(string(out), "qdisc tbf") && !strings.Contains(string(out), "qdisc netem") && !strings.Contains(string(out), "qdisc htb") {
 			continue
 		}
 		if _, err := tc(ctx, "-n", p[0], "qdisc", "del", "dev", p[1], "root"); err != nil {

@@ -155,3 +155,156 @@ func TestFaults(t *testing.T) {
 	}
 	assertGone(t, ForDir(dir), before)
 }
+
+// TestLimitBetweenRefuses: groups that share a host or an address, an
+// empty group, or an address outside the network are refused before any
+// tc command runs (so no root is needed).
+func TestLimitBetweenRefuses(t *testing.T) {
+	n := ForDir("/tmp/no/such/cluster")
+	a := Host{Name: "a", Addr: NodeAddr(1)}
+	b := Host{Name: "b", Addr: NodeAddr(2)}
+	for _, tc := range []struct {
+		name string
+		a, b []Host
+		want string
+	}{
+		{"empty group", []Host{a}, nil, "both need a host"},
+		{"host in both", []Host{a}, []Host{b, a}, "host a is in both groups"},
+		{"address in both", []Host{a}, []Host{{Name: "c", Addr: a.Addr}}, "address 198.18.0.1 is in both groups"},
+		{"outside the block", []Host{a}, []Host{{Name: "c", Addr: netip.MustParseAddr("10.0.0.1")}}, "not an address of the virtual network"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := n.LimitBetween(context.Background(), tc.a, tc.b, 1_000_000)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("LimitBetween = %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestLimitBetween: on a network of three hosts, a limit between {lb1}
+// and {lb2} at 2 mbit/s slows what lb1 sends lb2 and nothing else, and
+// its undo lifts it. 512 KiB through 2 mbit/s need at least 2.08 s (the
+// bucket holds 3200 bytes); 1.5 s is asked, so a slow machine can only
+// make that verdict surer. That lb1 -> lb3 was not limited is read from
+// tc's class counters (the bytes went through the open class, none
+// through the limited one), and its time must stay under the 2.08 s a
+// limited transfer cannot beat. Every namespace made is gone at the end.
+func TestLimitBetween(t *testing.T) {
+	needRoot(t)
+	if _, err := exec.LookPath("tc"); err != nil {
+		t.Skipf("tc not installed: %v", err)
+	}
+	ctx := context.Background()
+	before := rootLinks(t)
+	dir := t.TempDir()
+	n := ForDir(dir)
+	if err := n.Create(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ForDir(dir).Destroy(context.Background()) })
+	var hs []Host
+	for i, name := range []string{"lb1", "lb2", "lb3"} {
+		h, err := n.AddHost(ctx, name, NodeAddr(i+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs = append(hs, h)
+	}
+	const (
+		size = 512 << 10
+		rate = 2_000_000
+	)
+	// floor is the least time size bytes take through the limit.
+	floor := time.Duration(float64(size-3200) * 8 / rate * float64(time.Second))
+	addr := net.JoinHostPort(hs[0].Addr.String(), "7000")
+	l, err := Listen(hs[0].NS, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() { // lb1 sends every connection size bytes
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_, _ = c.Write(make([]byte, size))
+			}()
+		}
+	}()
+	fetch := func(h Host) time.Duration {
+		t.Helper()
+		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		t0 := time.Now()
+		c, err := Dial(dctx, h.NS, addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+		if _, err := io.ReadFull(c, make([]byte, size)); err != nil {
+			t.Fatalf("%s fetching from lb1: %v", h.Name, err)
+		}
+		return time.Since(t0)
+	}
+	class := func(host, class string) uint64 {
+		t.Helper()
+		v, err := n.ClassBytes(ctx, host, class)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+
+	if err := n.LimitBetween(ctx, hs[:1], hs[1:2], rate); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := exec.Command("tc", "-n", hs[2].NS, "qdisc", "show", "dev", HostIf).CombinedOutput(); strings.Contains(string(out), "htb") {
+		t.Errorf("lb3, in neither group, got a qdisc:\n%s", out)
+	}
+	open0, cross0 := class("lb1", OpenClass), class("lb1", CrossClass)
+	toC := fetch(hs[2])
+	open1, cross1 := class("lb1", OpenClass), class("lb1", CrossClass)
+	if open1-open0 < size || cross1 != cross0 {
+		t.Errorf("lb1 -> lb3: %d bytes through the open class, %d through the limited one (want >= %d and 0)", open1-open0, cross1-cross0, size)
+	}
+	if toC >= floor {
+		t.Errorf("lb1 -> lb3 (not limited) took %s, as long as a limited transfer (%s)", toC, floor)
+	}
+	back0 := class("lb2", CrossClass)
+	toB := fetch(hs[1])
+	cross2 := class("lb1", CrossClass)
+	back1 := class("lb2", CrossClass)
+	if cross2-cross1 < size {
+		t.Errorf("lb1 -> lb2: %d bytes through the limited class, want >= %d", cross2-cross1, size)
+	}
+	if back1 == back0 {
+		t.Error("lb2 -> lb1 (the acknowledgements) went through no limited class on lb2")
+	}
+	if toB < 1500*time.Millisecond {
+		t.Errorf("512 KiB arrived in %s through a 2 mbit/s limit (at least %s)", toB, floor)
+	}
+
+	for _, h := range hs[:2] {
+		if err := n.Unlimit(ctx, h.Name); err != nil {
+			t.Fatal(err)
+		}
+		if out, _ := exec.Command("tc", "-n", h.NS, "qdisc", "show", "dev", HostIf).CombinedOutput(); strings.Contains(string(out), "htb") {
+			t.Errorf("limit left on %s after its undo:\n%s", h.Name, out)
+		}
+	}
+	after := fetch(hs[1])
+	if after >= floor {
+		t.Errorf("lb1 -> lb2 after unlimit took %s, as long as a limited transfer (%s)", after, floor)
+	}
+	t.Logf("512 KiB: lb1 -> lb3 %s, lb1 -> lb2 limited to 2 mbit/s %s (floor %s), lb1 -> lb2 after unlimit %s",
+		toC.Round(time.Millisecond), toB.Round(time.Millisecond), floor.Round(time.Millisecond), after.Round(time.Millisecond))
+	if err := ForDir(dir).Destroy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, ForDir(dir), before)
+}
