@@ -225,6 +225,18 @@ func Describe(a Action) string {
 	case a.Count > 0:
 		what += fmt.Sprintf(" %d node(s)", a.Count)
 	}
+	if len(a.From) > 0 {
+		what += fmt.Sprintf(" from %v", a.From)
+	}
+	if a.Rate != "" {
+		what += " to " + a.Rate
+	}
+	if a.Delay > 0 {
+		what += fmt.Sprintf(" by %s", a.Delay.D())
+	}
+	if a.Loss != "" {
+		what += " losing " + a.Loss
+	}
 	switch {
 	case a.When != "":
 		what += " when " + a.When
