@@ -48,20 +48,7 @@ func TestFaults(t *testing.T) {
 	}
 	ctx := context.Background()
 	before := rootLinks(t)
-	dir := t.TempDir()
-	n := ForDir(dir)
-	if err := n.Create(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ForDir(dir).Destroy(context.Background()) })
-	var hs []Host
-	for i, name := range []string{"f1", "f2"} {
-		h, err := n.AddHost(ctx, name, NodeAddr(i+1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		hs = append(hs, h)
-	}
+	dir, n, hs := newTestNet(ctx, t, "f1", "f2")
 	addr := net.JoinHostPort(hs[0].Addr.String(), "7000")
 	l, err := Listen(hs[0].NS, addr)
 	if err != nil {
@@ -197,20 +184,7 @@ func TestLimitBetween(t *testing.T) {
 	}
 	ctx := context.Background()
 	before := rootLinks(t)
-	dir := t.TempDir()
-	n := ForDir(dir)
-	if err := n.Create(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ForDir(dir).Destroy(context.Background()) })
-	var hs []Host
-	for i, name := range []string{"lb1", "lb2", "lb3"} {
-		h, err := n.AddHost(ctx, name, NodeAddr(i+1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		hs = append(hs, h)
-	}
+	dir, n, hs := newTestNet(ctx, t, "lb1", "lb2", "lb3")
 	const (
 		size = 512 << 10
 		rate = 2_000_000

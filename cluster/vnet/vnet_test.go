@@ -133,20 +133,7 @@ func TestNetwork(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := rootLinks(t)
-			dir := t.TempDir()
-			n := ForDir(dir)
-			if err := n.Create(ctx); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = ForDir(dir).Destroy(context.Background()) })
-			var hs []Host
-			for i, name := range tc.hosts {
-				h, err := n.AddHost(ctx, name, NodeAddr(i+1))
-				if err != nil {
-					t.Fatal(err)
-				}
-				hs = append(hs, h)
-			}
+			dir, n, hs := newTestNet(ctx, t, tc.hosts...)
 			nss, err := n.Namespaces()
 			if err != nil || len(nss) != 1+len(tc.hosts) {
 				t.Fatalf("namespaces %v (%v), want the bridge's and %d hosts'", nss, err, len(tc.hosts))
@@ -322,4 +309,26 @@ func TestSweepOrphans(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(RecordDir, ForDir(kept).ID)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("record after Destroy: %v", err)
 	}
+}
+
+// newTestNet makes a network in a temporary directory (returned, so a
+// test can find the network again from it alone) with hosts named names
+// (addresses NodeAddr(1), NodeAddr(2)...), destroyed when t ends.
+func newTestNet(ctx context.Context, t *testing.T, names ...string) (string, Net, []Host) {
+	t.Helper()
+	dir := t.TempDir()
+	n := ForDir(dir)
+	if err := n.Create(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ForDir(dir).Destroy(context.Background()) })
+	var hs []Host
+	for i, name := range names {
+		h, err := n.AddHost(ctx, name, NodeAddr(i+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs = append(hs, h)
+	}
+	return dir, n, hs
 }
