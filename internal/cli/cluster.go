@@ -498,14 +498,25 @@ func withCluster(c *cobra.Command, check func() error, started func(*cluster.Clu
 	if c.Flags().Lookup("db") == nil || c.RunE == nil {
 		return c
 	}
-	var spec string
+	var spec, network string
 	var opts []string
 	c.Flags().StringVar(&spec, "cluster", "", "start a cluster ENGINE:NODES for this run and stop it afterwards (e.g. postgres:2); overrides --db")
 	c.Flags().StringArrayVar(&opts, "cluster-opt", nil, "engine option key=value for --cluster (repeatable)")
+	c.Flags().StringVar(&network, "cluster-network", cluster.NetworkLoopback, "where --cluster's nodes live: loopback, or hosts (as root; redis, cassandra and postgres: each node a host of its own on a virtual network, and the run on a load host of it, load1; docs/network.md)")
 	inner := c.RunE
 	c.RunE = func(cmd *cobra.Command, args []string) (err error) {
 		if spec == "" {
+			if cmd.Flags().Changed("cluster-network") {
+				return usagef("--cluster-network needs --cluster")
+			}
 			return inner(cmd, args)
+		}
+		onHosts := network == cluster.NetworkHosts
+		if onHosts && cmd.Flags().Lookup("load-host") == nil {
+			return usagef("--cluster-network hosts: %s cannot run on a load host (run and load can)", cmd.CommandPath())
+		}
+		if onHosts && cmd.Flags().Changed("load-host") {
+			return usagef("give --load-host or --cluster, not both")
 		}
 		engine, n, ok := strings.Cut(spec, ":")
 		nodes, nerr := strconv.Atoi(n)
@@ -529,7 +540,7 @@ func withCluster(c *cobra.Command, check func() error, started func(*cluster.Clu
 			results = f.Value.String()
 		}
 		dir := filepath.Join(results, fmt.Sprintf("cluster-%s-%s", engine, time.Now().Format("20060102-150405")))
-		cl, err := clusterUp(cmd.Context(), engine, cluster.Options{Nodes: nodes, Extra: extra}, dir, cmd.ErrOrStderr())
+		cl, err := clusterUp(cmd.Context(), engine, cluster.Options{Nodes: nodes, Extra: extra, Network: network}, dir, cmd.ErrOrStderr())
 		if err != nil {
 			return err
 		}
@@ -544,6 +555,12 @@ func withCluster(c *cobra.Command, check func() error, started func(*cluster.Clu
 		}()
 		if err := cmd.Flags().Set("db", cl.DSN); err != nil {
 			return err
+		}
+		if onHosts {
+			// The run re-executes itself on load host load1 of the
+			// cluster's network, as --load-host does, without the
+			// --cluster flags (the child must not start another).
+			return reexecOnLoadHost(cmd, cl, 0)
 		}
 		started(cl)
 		defer started(nil)

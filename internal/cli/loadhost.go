@@ -87,6 +87,14 @@ func runOnLoadHost(cmd *cobra.Command, dir string, index int) (err error) {
 	if !cl.OnHosts() {
 		return usagef("--load-host %s: that cluster is on loopback, not on hosts (start it with 'cluster up ENGINE --network hosts')", dir)
 	}
+	return reexecOnLoadHost(cmd, cl, index)
+}
+
+// reexecOnLoadHost runs cmd again inside load host load<index> of cl's
+// virtual network (index 0: 1, or I+1 for shard I), waits, removes the
+// host and returns the child's exit as childExit.
+func reexecOnLoadHost(cmd *cobra.Command, cl *cluster.Cluster, index int) (err error) {
+	dir := cl.Dir
 	if err := vnet.Check(); err != nil {
 		return job.Usage(fmt.Errorf("--load-host: %w", err))
 	}
@@ -158,14 +166,18 @@ func runOnLoadHost(cmd *cobra.Command, dir string, index int) (err error) {
 }
 
 // childArgs is the command line of cmd as the user gave it (every flag
-// set, with its value), with --db set to dsn when the user gave none.
+// set, with its value) but --cluster's, with --db set to dsn when the
+// user gave none.
 func childArgs(cmd *cobra.Command, dsn string) []string {
 	path := strings.Fields(cmd.CommandPath())[1:] // without the binary's name
 	args := append([]string{}, path...)
 	db := false
 	cmd.Flags().Visit(func(f *pflag.Flag) {
-		if f.Name == "db" {
+		switch f.Name {
+		case "db":
 			db = true
+		case "cluster", "cluster-opt", "cluster-network":
+			return // the cluster is up: the child runs against it
 		}
 		if sv, ok := f.Value.(pflag.SliceValue); ok {
 			for _, v := range sv.GetSlice() {

@@ -16,6 +16,7 @@ import (
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
 	"github.com/fieldbench/fieldbench/internal/cli"
+	"github.com/fieldbench/fieldbench/result"
 )
 
 // selfBinary is this test binary run as fieldbench (see TestMain): it
@@ -98,6 +99,68 @@ func TestRedisHostsLoadHost(t *testing.T) {
 		t.Error("load host left after the run")
 	}
 	downAndAssertGone(t, bin, dir)
+}
+
+// TestRunClusterOnHosts: `run --cluster redis:3 --cluster-network hosts`
+// starts a Redis Cluster on hosts, runs from load host load1 (the result
+// records it, the operations have no error) and stops the cluster: no
+// namespace, link or server of it is left. Bad combinations are refused
+// before anything starts.
+func TestRunClusterOnHosts(t *testing.T) {
+	needHostsCLI(t)
+	bin := selfBinary(t)
+	res := t.TempDir()
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--cluster-network", "hosts"}, "--cluster-network needs --cluster"},
+		{[]string{"--cluster", "redis:3", "--cluster-network", "moon"}, "moon"},
+		{[]string{"--cluster", "redis:3", "--cluster-network", "hosts", "--load-host", res}, "not both"},
+	} {
+		code, _, stderr := runBin(t, bin, append([]string{"run", "microblog", "--results", res}, tt.args...)...)
+		if code != cli.ExitUsage || !strings.Contains(stderr, tt.want) {
+			t.Errorf("run %v: exit %d, want %d with %q:\n%s", tt.args, code, cli.ExitUsage, tt.want, stderr)
+		}
+	}
+	code, out, stderr := runBin(t, bin, "run", "microblog", "--users", "100", "--clients", "4", "--duration", "3s",
+		"--cluster", "redis:3", "--cluster-network", "hosts", "--results", res)
+	if code != 0 || !strings.Contains(stderr, "on load host load1 (198.18.1.1") {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, stderr)
+	}
+	runs, _ := filepath.Glob(filepath.Join(res, "*-microblog-redis"))
+	if len(runs) != 1 {
+		t.Fatalf("run directories %v, want one", runs)
+	}
+	run, err := result.Read(runs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lh := run.Header.Machine.LoadHost; lh == nil || lh.Addr != "198.18.1.1" {
+		t.Errorf("header's load host: %+v", lh)
+	}
+	if !strings.Contains(run.Header.DSN, "198.18.0.1:6379") {
+		t.Errorf("DSN %q: not the hosts' addresses", run.Header.DSN)
+	}
+	sum, err := run.Summarize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops int64
+	for name, o := range sum.Ops {
+		ops += o.Count
+		if len(o.Errors) > 0 {
+			t.Errorf("%s: errors %v", name, o.Errors)
+		}
+	}
+	if ops == 0 {
+		t.Error("no operation measured")
+	}
+	dirs, _ := filepath.Glob(filepath.Join(res, "cluster-redis-*"))
+	if len(dirs) != 1 {
+		t.Fatalf("cluster directories %v, want one", dirs)
+	}
+	assertNetworkGone(t, dirs[0])
 }
 
 // TestRedisHostsInterruptedUp sends SIGINT to `cluster up --network hosts`
