@@ -100,13 +100,13 @@ measure() {
 # unless it ended before; sets WALL, SECS, RSS and STOPPED (1 when it was
 # stopped); returns 1 when CMD failed of itself.
 measure_stopped() {
-	local secs=$1 log="$WORK/time.log" tpid cpid s
+	local secs=$1 log="$WORK/time.log" tpid cpid
 	shift
 	WALL="" SECS="" RSS="" STOPPED=0
 	"${RUN[@]}" /usr/bin/time -v "$@" >"$WORK/out.log" 2>"$log" &
 	tpid=$!
-	for ((s = 0; s < secs; s++)); do
-		kill -0 "$tpid" 2>/dev/null || break
+	local end=$((SECONDS + secs))
+	while [ "$SECONDS" -lt "$end" ] && kill -0 "$tpid" 2>/dev/null; do
 		sleep 1
 	done
 	if kill -0 "$tpid" 2>/dev/null; then
