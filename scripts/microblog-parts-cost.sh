@@ -322,9 +322,8 @@ BEGIN {
 	printf "\ntotal = µs per row × rows(U): the work of every part one after another;\n"
 	printf "per process = total / N, the mean part: parts holding the most followed users hold more of the fan-out;\n"
 	if (haveMem) {
-		printf "memory = a·U + b·U/N + c (GeneratePart) + the load process peak RSS measured, not scaled:\n"
-		printf "the Redis and Cassandra loads hold the whole timeline fan-out of their part in memory, so theirs grows\n"
-		printf "with the timeline rows of the part and these figures are far too low for them (docs/microblog-generator.md).\n"
+		printf "memory = a·U + b·U/N + c (GeneratePart) + the load process peak RSS measured, not scaled\n"
+		printf "(the four loads measured here hold a bounded number of timeline rows at once: microblog.TimelineRound for Redis and Cassandra).\n"
 	}
 }
 function mean(u, n,   j, s, k) { s = 0; k = 0; for (j = 1; j <= ng; j++) if (GU[j] == u && GN[j] == n) { s += GR[j]; k++ } return k ? s / k : 0 }
