@@ -412,58 +412,120 @@ func (s *mbStore) Populate(ctx context.Context, ds *microblog.Dataset) error {
 // single-partition unlogged batches of up to 100 rows sent concurrently
 // (the DSN's concurrency= in flight). Every write is an insert of a fixed
 // key, so parts loaded at the same time never undo each other and a
-// retried write is harmless.
+// retried write is harmless. It holds at most about
+// microblog.TimelineRound rows' statements at once (loadJobs), whatever
+// the part's size: a part's timeline fan-out alone can be billions of
+// rows.
 func (s *mbStore) load(ctx context.Context, ds *microblog.Dataset, part microblog.Part) error {
-	followers := map[int64][]int64{}
-	for _, f := range ds.Follows {
-		followers[f.Followee] = append(followers[f.Followee], f.Follower)
-	}
-	// Group rows by partition: one job per (table, partition, chunk).
-	type job struct{ stmts []stmt }
-	var jobs []job
-	group := func(parts map[int64][]stmt) {
-		for _, st := range parts {
-			for i := 0; i < len(st); i += loadRows {
-				jobs = append(jobs, job{st[i:min(i+loadRows, len(st))]})
+	l := &loadJobs{s: s}
+	q := "INSERT INTO " + s.db.t("mb_followers") + " (user, follower) VALUES (?, ?)"
+	for u := part.First; u <= part.Last; u++ {
+		fs := ds.Followers(u)
+		for i := 0; i < len(fs); i += loadRows {
+			st := make([]stmt, 0, min(loadRows, len(fs)-i))
+			for _, f := range fs[i:min(i+loadRows, len(fs))] {
+				st = append(st, stmt{q, []any{u, f}})
+			}
+			if err := l.add(ctx, st); err != nil {
+				return err
 			}
 		}
 	}
-	fol := map[int64][]stmt{}
-	q := "INSERT INTO " + s.db.t("mb_followers") + " (user, follower) VALUES (?, ?)"
-	for u, fs := range followers {
-		if !part.Holds(u) {
-			continue
-		}
-		for _, f := range fs {
-			fol[u] = append(fol[u], stmt{q, []any{u, f}})
-		}
-	}
-	group(fol)
-	ul, tl := map[int64][]stmt{}, map[int64][]stmt{}
+	// Tweets one by one; userlines by author, batched within a round.
 	tq := "INSERT INTO " + s.db.t("mb_tweets") + " (id, author, us, body) VALUES (?, ?, ?, ?)"
+	ul, uln := map[int64][]stmt{}, 0
+	flushUL := func() error {
+		for _, st := range ul {
+			for i := 0; i < len(st); i += loadRows {
+				if err := l.add(ctx, st[i:min(i+loadRows, len(st))]); err != nil {
+					return err
+				}
+			}
+		}
+		clear(ul)
+		uln = 0
+		return nil
+	}
 	for _, t := range ds.Tweets {
 		if !part.Holds(t.Author) {
 			continue
 		}
-		jobs = append(jobs, job{[]stmt{{tq, []any{t.ID, t.Author, t.Time.UnixMicro(), t.Body}}}})
+		if err := l.add(ctx, []stmt{{tq, []any{t.ID, t.Author, t.Time.UnixMicro(), t.Body}}}); err != nil {
+			return err
+		}
 		ul[t.Author] = append(ul[t.Author], stmt{s.lineInsert("mb_userline"), s.lineArgs(t.Author, t)})
-		for _, f := range followers[t.Author] {
-			tl[f] = append(tl[f], stmt{s.lineInsert("mb_timeline"), s.lineArgs(f, t)})
+		if uln++; uln >= microblog.TimelineRound/2 {
+			if err := flushUL(); err != nil {
+				return err
+			}
 		}
 	}
-	group(ul)
-	group(tl)
-	return s.db.parallel(ctx, len(jobs), func(ctx context.Context, i int) error {
-		j := jobs[i]
-		if len(j.stmts) == 1 {
-			return s.db.s.Query(j.stmts[0].q, j.stmts[0].args...).Idempotent(true).RetryPolicy(populateRetry).ExecContext(ctx)
+	if err := flushUL(); err != nil {
+		return err
+	}
+	// Timelines: follower by follower, a batch per follower and round.
+	tlq := s.lineInsert("mb_timeline")
+	err := ds.TimelineRounds(part, microblog.TimelineRound, func(rows []microblog.TimelineRow) error {
+		for i := 0; i < len(rows); {
+			j := i + 1
+			for j < len(rows) && j-i < loadRows && rows[j].Follower == rows[i].Follower {
+				j++
+			}
+			st := make([]stmt, 0, j-i)
+			for _, r := range rows[i:j] {
+				st = append(st, stmt{tlq, s.lineArgs(r.Follower, ds.Tweets[r.Tweet])})
+			}
+			if err := l.add(ctx, st); err != nil {
+				return err
+			}
+			i = j
 		}
-		b := s.db.s.Batch(gocql.UnloggedBatch)
-		for _, st := range j.stmts {
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return l.flush(ctx)
+}
+
+// loadJobs gathers a load's single-partition batches and sends them
+// (db.parallel) once they hold microblog.TimelineRound rows, so a load
+// holds a bounded number of statements (~0.5 kB each with their args)
+// however large its part.
+type loadJobs struct {
+	s    *mbStore
+	jobs [][]stmt // each: one partition's rows, at most loadRows
+	rows int
+}
+
+// add queues one batch (or one statement); the caller must not change
+// stmts afterwards.
+func (l *loadJobs) add(ctx context.Context, stmts []stmt) error {
+	l.jobs = append(l.jobs, stmts)
+	l.rows += len(stmts)
+	if l.rows >= microblog.TimelineRound {
+		return l.flush(ctx)
+	}
+	return nil
+}
+
+// flush sends the queued batches and forgets them.
+func (l *loadJobs) flush(ctx context.Context) error {
+	jobs := l.jobs
+	err := l.s.db.parallel(ctx, len(jobs), func(ctx context.Context, i int) error {
+		j := jobs[i]
+		if len(j) == 1 {
+			return l.s.db.s.Query(j[0].q, j[0].args...).Idempotent(true).RetryPolicy(populateRetry).ExecContext(ctx)
+		}
+		b := l.s.db.s.Batch(gocql.UnloggedBatch)
+		for _, st := range j {
 			b.Entries = append(b.Entries, gocql.BatchEntry{Stmt: st.q, Args: st.args, Idempotent: true})
 		}
 		return b.RetryPolicy(populateRetry).ExecContext(ctx)
 	})
+	clear(l.jobs)
+	l.jobs, l.rows = l.jobs[:0], 0
+	return err
 }
 
 // MaterializeOnce implements microblog.Materializer: it reads up to 512

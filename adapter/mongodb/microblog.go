@@ -458,9 +458,6 @@ func (db *DB) loadMicroblog(ctx context.Context, model microblog.Model, ds *micr
 		}
 		add(tweets, db.partOf(mbTweets, t.ID), tweetDoc(t))
 		add(lines, db.partOf(mbUserline, t.Author), s.lineDoc(t.Author, t))
-		for _, f := range ds.Followers(t.Author) {
-			add(lines, db.partOf(mbTimeline, f), s.lineDoc(f, t))
-		}
 	}
 	if err := db.insertChunks(ctx, mbFollowers, fol, skipDuplicates); err != nil {
 		return err
@@ -468,7 +465,18 @@ func (db *DB) loadMicroblog(ctx context.Context, model microblog.Model, ds *micr
 	if err := db.insertGrouped(ctx, tweets, skipDuplicates, nil); err != nil {
 		return err
 	}
-	return db.insertLines(ctx, lines, skipDuplicates)
+	if err := db.insertLines(ctx, lines, skipDuplicates); err != nil {
+		return err
+	}
+	// Timelines in rounds of microblog.TimelineRound documents, so the
+	// load holds a bounded part of the fan-out, not all of it.
+	return ds.TimelineRounds(part, microblog.TimelineRound, func(rows []microblog.TimelineRow) error {
+		clear(lines)
+		for _, r := range rows {
+			add(lines, db.partOf(mbTimeline, r.Follower), s.lineDoc(r.Follower, ds.Tweets[r.Tweet]))
+		}
+		return db.insertLines(ctx, lines, skipDuplicates)
+	})
 }
 
 // MaterializeOnce implements microblog.Materializer: it reads up to 512

@@ -397,7 +397,6 @@ func loadMicroblog(ctx context.Context, l *loader, model microblog.Model, ds *mi
 		}
 	}
 	denorm := model != microblog.Normalized
-	timelines := map[int64][]goredis.Z{}
 	for _, t := range ds.Tweets {
 		if !part.Holds(t.Author) {
 			continue
@@ -410,17 +409,30 @@ func loadMicroblog(ctx context.Context, l *loader, model microblog.Model, ds *mi
 		}); err != nil {
 			return fmt.Errorf("redis %s: load tweets: %w", model, err)
 		}
-		for _, f := range ds.Followers(t.Author) {
-			timelines[f] = append(timelines[f], z)
-		}
 	}
-	for u, zs := range timelines {
-		for i := 0; i < len(zs); i += 500 {
-			chunk := zs[i:min(i+500, len(zs))]
-			if err := l.add(func(p goredis.Pipeliner) { p.ZAdd(ctx, mbTimeline(u), chunk...) }); err != nil {
-				return fmt.Errorf("redis %s: load timelines: %w", model, err)
+	// Timelines in rounds of microblog.TimelineRound rows, follower by
+	// follower: one ZADD per follower and round (up to 500 members), so
+	// the memory stays bounded whatever the part's fan-out.
+	err := ds.TimelineRounds(part, microblog.TimelineRound, func(rows []microblog.TimelineRow) error {
+		for i := 0; i < len(rows); {
+			j := i + 1
+			for j < len(rows) && j-i < 500 && rows[j].Follower == rows[i].Follower {
+				j++
 			}
+			u, zs := rows[i].Follower, make([]goredis.Z, 0, j-i)
+			for _, r := range rows[i:j] {
+				t := ds.Tweets[r.Tweet]
+				zs = append(zs, goredis.Z{Score: float64(t.Time.UnixMicro()), Member: member(t, denorm)})
+			}
+			if err := l.add(func(p goredis.Pipeliner) { p.ZAdd(ctx, mbTimeline(u), zs...) }); err != nil {
+				return err
+			}
+			i = j
 		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("redis %s: load timelines: %w", model, err)
 	}
 	return nil
 }
