@@ -50,7 +50,7 @@ func newMicroblogJob() *microblogJob {
 	o.Int(&j.users, "users", microblog.DefaultUsers, "users in the dataset (400 gives ~10,080 follows, ~3,540 tweets)", "generate", "load", "run")
 	o.Int64(&j.seed, "seed", 1, "seed of the dataset and of the clients' choices", "generate", "load", "run")
 	o.String(&j.model, "model", string(microblog.Denormalized), "data model: denormalized, normalized or async", "load", "run")
-	o.String(&j.reads, "timeline-reads", string(microblog.BodyReadsIn), "normalized model: how a userline or timeline fetches its tweets' bodies: in (one multi-key request, WHERE id IN or $in) or separate (one read per tweet, all in flight at once: the study's up to 50 extra reads); Cassandra and MongoDB (the SQL adapters join)", "run", "op")
+	o.String(&j.reads, "timeline-reads", string(microblog.BodyReadsIn), "normalized model: how a userline or timeline fetches its tweets' bodies: in (one multi-key request, WHERE id IN or $in) or separate (one read per tweet, all in flight at once: the study's up to 50 extra reads); Cassandra, MongoDB, HBase and CouchDB (the SQL adapters join)", "run", "op")
 	o.Int(&j.clients, "clients", microblog.DefaultClients, "concurrent clients, each simulating one user", "run")
 	o.Duration(&j.duration, "duration", 4*time.Minute, "run time, warm-up included", "run")
 	o.Duration(&j.warmup, "warmup", 0, "time at the start excluded from the summary (shaded in the report)", "run")
@@ -152,7 +152,7 @@ func (j *microblogJob) setReads(store microblog.Store, model microblog.Model) (b
 	case r == microblog.BodyReadsSeparate && model != microblog.Normalized:
 		return false, Usagef("--timeline-reads separate applies to the normalized model (this run's: %s)", model)
 	case r == microblog.BodyReadsSeparate:
-		return false, Usagef("--timeline-reads separate: this adapter's normalized lines fetch the bodies in one statement (a join); only Cassandra and MongoDB read them by key")
+		return false, Usagef("--timeline-reads separate: this adapter's normalized lines fetch the bodies in one statement (a join); only Cassandra, MongoDB, HBase and CouchDB read them by key")
 	}
 	return false, nil
 }

@@ -77,6 +77,13 @@ func TestMicroblogPartRefusals(t *testing.T) {
 	adaptertest.MicroblogPartRefusals(t, fresh(t, ""), fresh(t, ""), microblog.ErrModelMismatch)
 }
 
+// TestMicroblogBodyReads: a normalized line's bodies read with one POST
+// _all_docs {keys}, then with one GET per tweet, give the oracle's answers
+// both ways.
+func TestMicroblogBodyReads(t *testing.T) {
+	adaptertest.BodyReads(t, fresh(t, ""))
+}
+
 // TestTrajectoryMango checks the Mango path (spatial=mango) against the
 // oracle on two servers that replicate each other: a small dataset
 // written by the workload's write clients, then every generated query of

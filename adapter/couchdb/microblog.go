@@ -97,8 +97,16 @@ type mbLineDoc struct {
 type mbStore struct {
 	db    *DB
 	model microblog.Model
-	mu    sync.Mutex // one MaterializeOnce at a time (async)
+	mu    sync.Mutex          // one MaterializeOnce at a time (async)
+	reads microblog.BodyReads // how normalized lines fetch bodies ("" = in)
 }
+
+var _ microblog.BodyReader = (*mbStore)(nil)
+
+// SetBodyReads implements microblog.BodyReader: in, one POST _all_docs
+// {keys} for a line's bodies; separate, one GET of each tweet's document,
+// all in flight at once (the microblog study's up to 50 extra reads).
+func (s *mbStore) SetBodyReads(r microblog.BodyReads) { s.reads = r }
 
 type mbAsync struct{ *mbStore }
 
@@ -367,22 +375,48 @@ func (s *mbStore) line(ctx context.Context, kind string, user int64, limit int) 
 		}
 		ids[i] = key(math.MaxInt64 - n)
 	}
+	docs, err := s.tweetDocs(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]microblog.Tweet, 0, len(docs))
+	for _, d := range docs {
+		id, err := strconv.ParseInt(d.ID, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("tweet id %q: %w", d.ID, err)
+		}
+		out = append(out, microblog.Tweet{ID: id, Author: d.Author, Time: time.UnixMicro(d.US).UTC(), Body: d.Body})
+	}
+	return out, nil
+}
+
+// tweetDocs reads the tweet documents ids (in their order) from mb_tweets:
+// with one POST _all_docs {keys}, or, under BodyReadsSeparate, with one
+// GET each, all at once. A tweet a line names but mb_tweets lacks is an
+// error.
+func (s *mbStore) tweetDocs(ctx context.Context, ids []string) ([]mbTweetDoc, error) {
+	docs := make([]mbTweetDoc, len(ids))
+	if s.reads == microblog.BodyReadsSeparate {
+		err := parallel(ctx, len(ids), len(ids), func(ctx context.Context, i int) error {
+			err := s.db.do(ctx, http.MethodGet, couchapi.Path(s.db.name(mbTweets), ids[i]), nil, nil, &docs[i])
+			if couchapi.IsNotFound(err) {
+				return fmt.Errorf("tweet %s named by a line document: not found", ids[i])
+			}
+			return err
+		})
+		return docs, err
+	}
 	tw, err := allDocsInto[mbTweetDoc](ctx, s.db, mbTweets, url.Values{"include_docs": {"true"}}, ids)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]microblog.Tweet, 0, len(tw))
-	for _, r := range tw {
+	for i, r := range tw {
 		if r.Doc == nil {
 			return nil, fmt.Errorf("tweet %s named by a line document: %s", r.Key, r.Error)
 		}
-		id, err := strconv.ParseInt(r.Doc.ID, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("tweet id %q: %w", r.Doc.ID, err)
-		}
-		out = append(out, microblog.Tweet{ID: id, Author: r.Doc.Author, Time: time.UnixMicro(r.Doc.US).UTC(), Body: r.Doc.Body})
+		docs[i] = *r.Doc
 	}
-	return out, nil
+	return docs[:len(tw)], nil
 }
 
 // MaxTweetID implements microblog.Store: the last key of mb_tweets.

@@ -81,6 +81,13 @@ func TestPopulatePartRefusals(t *testing.T) {
 	adaptertest.MicroblogPartRefusals(t, openFresh(t, "parta"), openFresh(t, "partb"), microblog.ErrModelMismatch)
 }
 
+// TestMicroblogBodyReads: a normalized line's bodies read with one
+// multi-get, then with one GET per tweet, give the oracle's answers both
+// ways.
+func TestMicroblogBodyReads(t *testing.T) {
+	adaptertest.BodyReads(t, openFresh(t, "bodies"))
+}
+
 func TestParseDSN(t *testing.T) {
 	for _, tc := range []struct {
 		dsn, addr, ns, err string

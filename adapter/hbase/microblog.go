@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
@@ -71,7 +73,15 @@ func lineKey(kind byte, user int64, t microblog.Tweet) string {
 type mbStore struct {
 	db    *DB
 	model microblog.Model
+	reads microblog.BodyReads // how normalized lines fetch bodies ("" = in)
 }
+
+var _ microblog.BodyReader = (*mbStore)(nil)
+
+// SetBodyReads implements microblog.BodyReader: in, one multi-get of the
+// gateway for a line's bodies; separate, one GET per tweet, all in flight
+// at once (the microblog study's up to 50 extra reads).
+func (s *mbStore) SetBodyReads(r microblog.BodyReads) { s.reads = r }
 
 // mbAsync is the async model's store: the only one that materializes.
 type mbAsync struct {
@@ -338,15 +348,39 @@ func (s *mbStore) line(ctx context.Context, kind byte, user int64, limit int) ([
 	return out, nil
 }
 
-// bodies fills in the bodies of ts from mb_tweets with one multi-get.
+// bodies fills in the bodies of ts from mb_tweets: with one multi-get, or
+// with one GET per tweet, all at once, under BodyReadsSeparate.
 func (s *mbStore) bodies(ctx context.Context, ts []microblog.Tweet) error {
 	keys := make([]string, len(ts))
 	for i, t := range ts {
 		keys[i] = rev16(t.ID)
 	}
-	rows, err := s.db.getRows(ctx, mbTweets, keys)
-	if err != nil {
-		return err
+	var rows map[string]row
+	if s.reads == microblog.BodyReadsSeparate {
+		found := make([]row, len(keys))
+		ok := make([]bool, len(keys))
+		g, gctx := errgroup.WithContext(ctx)
+		for i, k := range keys {
+			g.Go(func() error {
+				var err error
+				found[i], ok[i], err = s.db.getRow(gctx, mbTweets, k, "t:b")
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return err
+		}
+		rows = make(map[string]row, len(keys))
+		for i, k := range keys {
+			if ok[i] {
+				rows[k] = found[i]
+			}
+		}
+	} else {
+		var err error
+		if rows, err = s.db.getRows(ctx, mbTweets, keys); err != nil {
+			return err
+		}
 	}
 	for i := range ts {
 		r, ok := rows[keys[i]]
