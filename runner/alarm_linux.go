@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// preciseTimer is a timerfd armed at an absolute CLOCK_MONOTONIC time: it
+// preciseTimer is a timerfd armed for the time left until a moment (see arm): it
 // fires on the kernel's high-resolution timer with no timer slack, and its
 // readiness wakes Go's netpoller at once, so the goroutine that reads it
 // parks as on a socket, holding no OS thread and no processor meanwhile.
@@ -23,10 +23,9 @@ import (
 // with EAGAIN before parking and the read that clears it after: two system
 // calls of every open-loop operation's four (perf stat at 10,000/s).
 type preciseTimer struct {
-	f      *os.File
-	rc     syscall.RawConn
-	fd     int
-	offset time.Duration // CLOCK_MONOTONIC minus mono()
+	f  *os.File
+	rc syscall.RawConn
+	fd int
 
 	// The wait's callback and its state, bound once: a closure per sleep
 	// would be allocated per operation.
@@ -42,11 +41,6 @@ func openPreciseTimer() *preciseTimer {
 	if err != nil {
 		return nil
 	}
-	off, ok := monoOffset()
-	if !ok {
-		unix.Close(fd)
-		return nil
-	}
 	// A non-blocking descriptor becomes a pollable File: Read parks the
 	// goroutine in the netpoller, and SetReadDeadline interrupts it.
 	f := os.NewFile(uintptr(fd), "timerfd")
@@ -55,53 +49,55 @@ func openPreciseTimer() *preciseTimer {
 		f.Close()
 		return nil
 	}
-	t := &preciseTimer{f: f, rc: rc, fd: fd, offset: off}
+	t := &preciseTimer{f: f, rc: rc, fd: fd}
 	t.ready = t.fired
 	return t
 }
 
 // fired is the wait's callback: RawConn.Read calls it once before waiting
-// for readiness (the timer, just armed, has not fired: wait) and again
-// after each readiness. It says the timer fired once the moment is near
-// (within readySlop, for monoOffset's error; the alarm spins whatever
-// remains, so it is never early), so that a readiness that was not this
-// arming's could only cost another wait, never an early start.
+// for readiness and again after each readiness. It says the timer fired
+// once the moment is near (within readySlop; the alarm spins whatever
+// remains, so it is never early).
+//
+// The first call must look at the clock too, not assume the timer has not
+// fired: RawConn.Read resets the descriptor's readiness before that call,
+// so an expiry between arming and the wait (a short wait, or a goroutine
+// descheduled there on a busy machine) would be forgotten, and with the
+// descriptor never read no later edge would come: the wait hung for ever
+// (TestWikiRateOpenLoop under CPU load, 2026-11-29). After a readiness
+// that comes before the moment (not expected: the timer is armed for the
+// time left), the timer is armed again for what remains, so that another
+// edge comes.
 func (t *preciseTimer) fired(uintptr) bool {
+	if mono() >= t.due-readySlop {
+		return true
+	}
 	if !t.polled {
 		t.polled = true
 		return false
 	}
-	return mono() >= t.due-readySlop
+	return t.arm(t.due) != nil // cannot arm: stop waiting, the alarm spins
 }
 
 const readySlop = 50 * time.Microsecond
 
-// monoOffset is CLOCK_MONOTONIC minus mono(): Go's monotonic clock is
-// CLOCK_MONOTONIC from another origin. The closest of a few paired reads
-// is kept (the pair's own span bounds its error: tens of nanoseconds).
-func monoOffset() (time.Duration, bool) {
-	var best, span time.Duration = 0, time.Hour
-	for range 5 {
-		var ts unix.Timespec
-		a := mono()
-		if unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) != nil {
-			return 0, false
-		}
-		b := mono()
-		if b-a < span {
-			span = b - a
-			best = time.Duration(ts.Nano()) - (a+b)/2
-		}
-	}
-	return best, true
+// arm sets the timer to expire at on the mono clock, as a time relative
+// to now: Go's monotonic clock has another origin than CLOCK_MONOTONIC,
+// and a relative time needs no conversion between them, so the expiry
+// is never early (a relative timer fires at least that long after it is
+// set). A moment already past is armed 1 µs ahead (a zero time disarms).
+func (t *preciseTimer) arm(at time.Duration) error {
+	d := max(at-mono(), time.Microsecond)
+	return unix.TimerfdSettime(t.fd, 0, &unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}, nil)
 }
 
 // sleepUntil returns when the timer fired for at, or just after at; false
 // when interrupted.
 func (t *preciseTimer) sleepUntil(at time.Duration) bool {
-	ts := unix.NsecToTimespec(int64(at + t.offset))
-	if err := unix.TimerfdSettime(t.fd, unix.TFD_TIMER_ABSTIME, &unix.ItimerSpec{Value: ts}, nil); err == nil {
-		t.polled, t.due = false, at
+	t.polled, t.due = false, at
+	if err := t.arm(at); err == nil {
+		// Read resets the readiness, then calls fired, which checks the
+		// clock first: an expiry before the wait is not lost.
 		err = t.rc.Read(t.ready)
 		if err == nil {
 			return true
