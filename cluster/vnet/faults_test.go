@@ -49,25 +49,8 @@ func TestFaults(t *testing.T) {
 	ctx := context.Background()
 	before := rootLinks(t)
 	dir, n, hs := newTestNet(ctx, t, "f1", "f2")
-	addr := net.JoinHostPort(hs[0].Addr.String(), "7000")
-	l, err := Listen(hs[0].NS, addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
 	const size = 1 << 20
-	go func() { // every connection gets size bytes
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				_, _ = c.Write(make([]byte, size))
-			}()
-		}
-	}()
+	addr := serveBytes(t, hs[0], size)
 	fetch := func(timeout time.Duration) (time.Duration, error) {
 		dctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
@@ -191,24 +174,7 @@ func TestLimitBetween(t *testing.T) {
 	)
 	// floor is the least time size bytes take through the limit.
 	floor := time.Duration(float64(size-3200) * 8 / rate * float64(time.Second))
-	addr := net.JoinHostPort(hs[0].Addr.String(), "7000")
-	l, err := Listen(hs[0].NS, addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() { // lb1 sends every connection size bytes
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				_, _ = c.Write(make([]byte, size))
-			}()
-		}
-	}()
+	addr := serveBytes(t, hs[0], size) // lb1 sends every connection size bytes
 	fetch := func(h Host) time.Duration {
 		t.Helper()
 		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -281,4 +247,29 @@ func TestLimitBetween(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertGone(t, ForDir(dir), before)
+}
+
+// serveBytes listens on h's port 7000 until t ends and sends every
+// connection size bytes; it returns the address.
+func serveBytes(t *testing.T, h Host, size int) string {
+	t.Helper()
+	addr := net.JoinHostPort(h.Addr.String(), "7000")
+	l, err := Listen(h.NS, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_, _ = c.Write(make([]byte, size))
+			}()
+		}
+	}()
+	return addr
 }
