@@ -26,9 +26,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -229,13 +230,8 @@ func (c Config) replication() string {
 	if c.DCRF == nil {
 		return fmt.Sprintf("{'class': 'SimpleStrategy', 'replication_factor': %d}", c.RF)
 	}
-	dcs := make([]string, 0, len(c.DCRF))
-	for dc := range c.DCRF {
-		dcs = append(dcs, dc)
-	}
-	sort.Strings(dcs)
 	s := "{'class': 'NetworkTopologyStrategy'"
-	for _, dc := range dcs {
+	for _, dc := range slices.Sorted(maps.Keys(c.DCRF)) {
 		s += fmt.Sprintf(", '%s': %d", dc, c.DCRF[dc])
 	}
 	return s + "}"
@@ -265,10 +261,9 @@ func (c Config) rfText() string {
 		return strconv.Itoa(c.RF)
 	}
 	var ps []string
-	for dc, n := range c.DCRF {
-		ps = append(ps, dc+":"+strconv.Itoa(n))
+	for _, dc := range slices.Sorted(maps.Keys(c.DCRF)) {
+		ps = append(ps, dc+":"+strconv.Itoa(c.DCRF[dc]))
 	}
-	sort.Strings(ps)
 	return strings.Join(ps, ",")
 }
 
