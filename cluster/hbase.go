@@ -709,6 +709,10 @@ func (e hbaseEngine) Restart(ctx context.Context, c *Cluster, node string) error
 	return nil
 }
 
+// errNoRIT says the master's JMX servlet answered without the
+// AssignmentManager's ritCount: not known now, but not an error either.
+var errNoRIT = errors.New("hbase: master JMX has no AssignmentManager ritCount yet")
+
 // hbaseRIT reads the master's regions-in-transition count from its JMX
 // servlet (the AssignmentManager bean's ritCount): one small HTTP GET,
 // cheap enough to poll every second.
@@ -733,8 +737,11 @@ func hbaseRIT(ctx context.Context, c *Cluster) (int64, error) {
 		return 0, fmt.Errorf("hbase: master JMX: %w", err)
 	}
 	if len(out.Beans) == 0 || out.Beans[0].RIT == nil {
-		// The bean appears once the master has initialized.
-		return 0, errors.New("hbase: master JMX has no AssignmentManager ritCount yet")
+		// The bean appears once the master has initialized, and Hadoop's
+		// metrics system can serve it without attributes for a moment
+		// while it refreshes its JMX cache (seen in CI right after a
+		// region server joined).
+		return 0, errNoRIT
 	}
 	return *out.Beans[0].RIT, nil
 }
@@ -772,14 +779,19 @@ func hbaseUneven(counts []int) bool {
 // up to 3 s late; the transition count is the master's, live.
 func (e hbaseEngine) Moving(ctx context.Context, c *Cluster) (bool, string, error) {
 	rit, err := hbaseRIT(ctx, c)
-	if err != nil {
+	var why []string
+	switch {
+	case errors.Is(err, errNoRIT):
+		// Unknown is reported as moving: a settle wait then polls again
+		// rather than calling the cluster settled on a missing figure.
+		why = append(why, "the master's transition count is not published yet")
+	case err != nil:
 		return false, "", err
 	}
 	st, err := hbaseStatus(ctx, c)
 	if err != nil {
 		return false, "", err
 	}
-	var why []string
 	if rit > 0 {
 		why = append(why, fmt.Sprintf("%d region(s) in transition", rit))
 	}
