@@ -100,4 +100,29 @@ func TestAuditMicroblog(t *testing.T) {
 	if x := a.Extra(); x["audit_lost"] != 1 || x["audit_ok"] != 3 || len(x) != 6 {
 		t.Errorf("Extra = %v", x)
 	}
+
+	// The re-read, first with nothing changed: both still missing.
+	r, err := RereadMicroblog(ctx, store, "same", ds, l, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Reread{Level: "same", LostNowhere: 1, StaleStill: 1}); r != want {
+		t.Errorf("re-read of an unchanged store = %+v, want %+v", r, want)
+	}
+	// Then as a read of every replica finds them: the lost post stored
+	// and the stale one back in its follower's timeline.
+	post(tweet(4))
+	if _, err := raw.ExecContext(ctx, "insert into timeline (owner, time, tweet_id, author, body) select ?, time, id, author, body from tweets where id = ?", follower, tweet(5).ID); err != nil {
+		t.Fatal(err)
+	}
+	r, err = RereadMicroblog(ctx, store, "all", ds, l, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Reread{Level: "all", LostFound: 1, StaleComplete: 1}); r != want {
+		t.Errorf("re-read after repair = %+v, want %+v", r, want)
+	}
+	if x := r.Extra(); x["audit_reread_lost_found"] != 1 || x["audit_reread_stale_complete"] != 1 || len(x) != 4 {
+		t.Errorf("Reread.Extra = %v", x)
+	}
 }

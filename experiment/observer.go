@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,9 @@ type expSession struct {
 	tl     *Timeline
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// runCtx is the run's own context, cancelled by an interrupt: post-run
+	// work that changes the cluster (the audit's restarts) asks it first.
+	runCtx context.Context
 	tlErr  error
 
 	stop atomic.Bool // a stop action fired
@@ -36,12 +40,13 @@ type expSession struct {
 	stableIdx int     // -1 until stable again
 
 	ledger *Ledger
+	down   []string // nodes the timeline killed or stopped and did not restart (under mu)
 }
 
 // begin starts the timeline and probes of a run whose session just started.
 // The caller must call end when the load has stopped.
 func (x *expRun) begin(ctx context.Context, s *job.Session) *expSession {
-	es := &expSession{x: x, s: s, joinAt: -1, settledAt: -1, stableIdx: -1}
+	es := &expSession{x: x, s: s, runCtx: ctx, joinAt: -1, settledAt: -1, stableIdx: -1}
 	x.runDirs = append(x.runDirs, s.Dir())
 	if x.formation > 0 {
 		s.SetExtra("cluster_formation_seconds", x.formation.Seconds())
@@ -222,6 +227,16 @@ func (es *expSession) nodeAction(ctx context.Context, do, node string) error {
 	if err != nil {
 		return err
 	}
+	es.mu.Lock()
+	switch do {
+	case "kill", "stop-node":
+		if !slices.Contains(es.down, node) {
+			es.down = append(es.down, node)
+		}
+	case "restart", "remove":
+		es.down = slices.DeleteFunc(es.down, func(n string) bool { return n == node })
+	}
+	es.mu.Unlock()
 	if do != "kill" {
 		err := es.s.Event(do+"-done", fmt.Sprintf("%s in %.1fs", node, time.Since(t0).Seconds()))
 		if do == "restart" {

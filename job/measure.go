@@ -130,7 +130,10 @@ func measure(ctx context.Context, env *Env, m measured) (err error) {
 	out, runErr := p.drive(ctx, s)
 	runErr = errors.Join(runErr, env.observer().Ended())
 	if p.after != nil {
-		dctx, cancel := Detached(ctx, 5*time.Minute)
+		// Ten minutes: an experiment's audit may wait for the replicas
+		// twice (2 min each), restart the nodes its timeline left down and
+		// read every post of the run back twice.
+		dctx, cancel := Detached(ctx, 10*time.Minute)
 		p.after(dctx, s)
 		cancel()
 	}

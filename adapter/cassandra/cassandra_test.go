@@ -419,3 +419,48 @@ func TestRecordModelContended(t *testing.T) {
 func TestMicroblogBodyReads(t *testing.T) {
 	adaptertest.BodyReads(t, openFresh(t, "consistency=ONE&rf=1"))
 }
+
+// TestMicroblogStrong checks the audit's view reads at ALL: on the one
+// node, a keyspace of RF 1 reads a post back through it, and one of RF 2
+// (one replica of two can exist) reads it at ONE but is unavailable at
+// ALL, which only a read asking every replica is.
+func TestMicroblogStrong(t *testing.T) {
+	for _, tc := range []struct {
+		rf          string
+		unavailable bool
+	}{{"1", false}, {"2", true}} {
+		t.Run("rf"+tc.rf, func(t *testing.T) {
+			ctx := t.Context()
+			db := openFresh(t, "consistency=ONE&rf="+tc.rf)
+			store, err := db.Microblog(ctx, microblog.Denormalized)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tw := microblog.Tweet{ID: 7, Author: 3, Time: time.Now().UTC().Truncate(time.Millisecond), Body: "strong"}
+			if err := store.Post(ctx, tw); err != nil {
+				t.Fatal(err)
+			}
+			if line, err := store.Userline(ctx, 3, 10); err != nil || len(line) != 1 {
+				t.Fatalf("userline at ONE: %v, %v", line, err)
+			}
+			strong, level := store.(microblog.StrongReader).Strong()
+			if level != "ALL" {
+				t.Errorf("level %q, want ALL", level)
+			}
+			line, err := strong.Userline(ctx, 3, 10)
+			var unavail *gocql.RequestErrUnavailable
+			switch {
+			case tc.unavailable && !errors.As(err, &unavail):
+				t.Errorf("userline at ALL with RF 2 on one node: %v, %v; want unavailable", line, err)
+			case !tc.unavailable && (err != nil || len(line) != 1 || line[0].ID != tw.ID):
+				t.Errorf("userline at ALL: %v, %v; want post 7", line, err)
+			}
+			if err := strong.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := store.Userline(ctx, 3, 10); err != nil {
+				t.Errorf("the store after its view closed: %v", err)
+			}
+		})
+	}
+}

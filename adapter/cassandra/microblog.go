@@ -47,6 +47,31 @@ type mbStore struct {
 	model microblog.Model
 	reads microblog.BodyReads // normalized lines: one WHERE id IN, or a SELECT per tweet
 	mu    sync.Mutex          // one MaterializeOnce at a time (async)
+	// readCL, when set, is the consistency of userline and timeline reads
+	// instead of the session's (Strong's view reads at ALL).
+	readCL *gocql.Consistency
+}
+
+// Strong implements microblog.StrongReader: a view reading at ALL, whose
+// coordinator merges every replica's rows, so a post held by any one
+// running replica is found (the read fails when a replica is down).
+func (s *mbStore) Strong() (microblog.Store, string) {
+	all := gocql.All
+	return &strongView{&mbStore{db: s.db, model: s.model, reads: s.reads, readCL: &all}}, all.String()
+}
+
+// strongView is a read view: Close leaves the shared session open.
+type strongView struct{ *mbStore }
+
+// Close implements microblog.Store: nothing of its own to close.
+func (strongView) Close() error { return nil }
+
+// query applies the store's read consistency, when it has one, to q.
+func (s *mbStore) query(q *gocql.Query) *gocql.Query {
+	if s.readCL != nil {
+		return q.Consistency(*s.readCL)
+	}
+	return q
 }
 
 // SetBodyReads implements microblog.BodyReader.
@@ -58,6 +83,7 @@ var (
 	_ microblog.Store        = (*mbStore)(nil)
 	_ microblog.Materializer = (*mbAsync)(nil)
 	_ microblog.BodyReader   = (*mbStore)(nil)
+	_ microblog.StrongReader = (*mbStore)(nil)
 )
 
 // tableExists asks the schema (so that Info on a fresh keyspace does not
@@ -243,7 +269,7 @@ func (s *mbStore) read(ctx context.Context, table string, user int64, limit int)
 	if limit <= 0 {
 		return nil, nil
 	}
-	it := s.db.s.Query("SELECT us, id, author, body FROM "+s.db.t(table)+" WHERE user = ? LIMIT ?", user, limit).IterContext(ctx)
+	it := s.query(s.db.s.Query("SELECT us, id, author, body FROM "+s.db.t(table)+" WHERE user = ? LIMIT ?", user, limit)).IterContext(ctx)
 	var out []microblog.Tweet
 	var us, id int64
 	var author *int64
@@ -280,7 +306,7 @@ func (s *mbStore) read(ctx context.Context, table string, user int64, limit int)
 		var mu sync.Mutex
 		err := s.db.parallel(ctx, len(ids), func(ctx context.Context, i int) error {
 			var v ab
-			err := s.db.s.Query("SELECT author, body FROM "+s.db.t("mb_tweets")+" WHERE id = ?", ids[i]).ScanContext(ctx, &v.author, &v.body)
+			err := s.query(s.db.s.Query("SELECT author, body FROM "+s.db.t("mb_tweets")+" WHERE id = ?", ids[i])).ScanContext(ctx, &v.author, &v.body)
 			if errors.Is(err, gocql.ErrNotFound) {
 				return nil // named below as missing
 			}
@@ -296,7 +322,7 @@ func (s *mbStore) read(ctx context.Context, table string, user int64, limit int)
 			return nil, s.errf("%s bodies: %w", table, err)
 		}
 	} else {
-		it = s.db.s.Query("SELECT id, author, body FROM "+s.db.t("mb_tweets")+" WHERE id IN ?", ids).IterContext(ctx)
+		it = s.query(s.db.s.Query("SELECT id, author, body FROM "+s.db.t("mb_tweets")+" WHERE id IN ?", ids)).IterContext(ctx)
 		var a int64
 		var b string
 		for it.Scan(&id, &a, &b) {

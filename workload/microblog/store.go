@@ -98,6 +98,17 @@ type BodyReader interface {
 	SetBodyReads(BodyReads)
 }
 
+// StrongReader is implemented by the Stores whose reads can ask fewer
+// replicas than hold the data (Cassandra below ALL): the durability audit
+// reads again what it did not find through a view that asks every
+// replica, to tell a post on no replica from one the run's level missed.
+type StrongReader interface {
+	// Strong returns a view of the Store whose userline and timeline
+	// reads ask every replica, and that level's name. The view shares the
+	// Store's connections; closing it closes nothing.
+	Strong() (Store, string)
+}
+
 // Limit is how many tweets a userline or timeline returns (the study's 50).
 const Limit = 50
 
