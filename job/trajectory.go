@@ -263,7 +263,7 @@ func trajBackend(db adapter.DB, dsn string) (trajectory.Backend, error) {
 // row, and where a Cassandra keyspace's replication factor was just
 // raised (rf: nodes, a step later) its rows sit on too few replicas, so
 // that a QUORUM count set off read repairs and timed out on this machine.
-func trajStore(ctx context.Context, db adapter.DB, dsn string, reset bool) (trajectory.Store, error) {
+func trajStore(ctx context.Context, stderr io.Writer, db adapter.DB, dsn string, reset bool) (trajectory.Store, error) {
 	b, err := trajBackend(db, dsn)
 	if err != nil {
 		return nil, err
@@ -273,10 +273,15 @@ func trajStore(ctx context.Context, db adapter.DB, dsn string, reset bool) (traj
 		return nil, err
 	}
 	if reset {
+		// Emptying can take minutes (replicating pouchdb-servers delete
+		// document by document): say so before, and how long after.
+		t0 := time.Now()
+		fmt.Fprintln(stderr, "emptying the trajectory data already in the database (--reset)...")
 		if err := st.Reset(ctx); err != nil {
 			st.Close()
 			return nil, err
 		}
+		fmt.Fprintf(stderr, "emptied in %v\n", time.Since(t0).Round(100*time.Millisecond))
 		return st, nil
 	}
 	c, err := st.Counts(ctx)
@@ -316,7 +321,7 @@ func (j *trajectoryJob) load(ctx context.Context, env *Env) error {
 		return err
 	}
 	defer db.Close()
-	st, err := trajStore(ctx, db, dsn, j.reset)
+	st, err := trajStore(ctx, env.Stderr, db, dsn, j.reset)
 	if err != nil {
 		return err
 	}

@@ -34,7 +34,7 @@ func (j *trajectoryJob) run(ctx context.Context, env *Env) error {
 			if err := verifiable(a, j.verify); err != nil {
 				return nil, err
 			}
-			store, err := j.runStore(ctx, db, dsn, sh, startAt)
+			store, err := j.runStore(ctx, env.Stderr, db, dsn, sh, startAt)
 			if err != nil {
 				return nil, err
 			}
@@ -51,7 +51,7 @@ func (j *trajectoryJob) run(ctx context.Context, env *Env) error {
 
 // runStore opens the store of a run: shard 0 (or the only one) checks and
 // empties it, the other shards neither check nor empty it.
-func (j *trajectoryJob) runStore(ctx context.Context, db adapter.DB, dsn string, sh shard, startAt time.Time) (trajectory.Store, error) {
+func (j *trajectoryJob) runStore(ctx context.Context, stderr io.Writer, db adapter.DB, dsn string, sh shard, startAt time.Time) (trajectory.Store, error) {
 	if sh.i > 0 {
 		b, err := trajBackend(db, dsn)
 		if err != nil {
@@ -59,7 +59,7 @@ func (j *trajectoryJob) runStore(ctx context.Context, db adapter.DB, dsn string,
 		}
 		return b.Trajectory(ctx)
 	}
-	store, err := trajStore(ctx, db, dsn, j.reset)
+	store, err := trajStore(ctx, stderr, db, dsn, j.reset)
 	if err == nil && sh.sharded() && time.Now().After(startAt) {
 		store.Close()
 		return nil, fmt.Errorf("shard 0 emptied the database after --start-at: the other shards may have written before, so the write phase would not start from an empty database; choose a later --start-at")

@@ -282,6 +282,8 @@ func TestTrajectoryRunEndToEnd(t *testing.T) {
 	// Run again into the same database: refused without --reset, fine with.
 	if _, stderr, err := runJob(t, trajectory.Name, "run", map[string]string{"db": dsn, "scale": "0.0005", "mode": "random", "queries": "2", "repeat": "1", "reset": "true", "results": res}); err != nil {
 		t.Fatalf("rerun with --reset: %v %s", err, stderr)
+	} else if !strings.Contains(stderr, "emptying the trajectory data") || !strings.Contains(stderr, "emptied in ") {
+		t.Errorf("rerun with --reset said nothing of emptying the database:\n%s", stderr)
 	}
 }
 
