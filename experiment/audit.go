@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
+	"github.com/fieldbench/fieldbench/workload"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
 
@@ -228,7 +230,7 @@ func readBack(ctx context.Context, store microblog.Store, ds *microblog.Dataset,
 		}
 	}
 	for _, u := range sortedKeys(authors) {
-		line, err := store.Userline(ctx, u, limit)
+		line, err := again(ctx, func() ([]microblog.Tweet, error) { return store.Userline(ctx, u, limit) })
 		if err != nil {
 			return rb, fmt.Errorf("audit: userline of user %d: %w", u, err)
 		}
@@ -237,7 +239,7 @@ func readBack(ctx context.Context, store microblog.Store, ds *microblog.Dataset,
 		}
 	}
 	for _, u := range sortedKeys(readers) {
-		tl, err := store.Timeline(ctx, u, limit)
+		tl, err := again(ctx, func() ([]microblog.Tweet, error) { return store.Timeline(ctx, u, limit) })
 		if err != nil {
 			return rb, fmt.Errorf("audit: timeline of user %d: %w", u, err)
 		}
@@ -248,6 +250,22 @@ func readBack(ctx context.Context, store microblog.Store, ds *microblog.Dataset,
 		rb.inTimeline[u] = ids
 	}
 	return rb, nil
+}
+
+// readTries is how many times the audit tries one read: a read at ALL on
+// a cluster whose restarted nodes are still warming up times out now and
+// then ("received only 2 responses"), and a read changes nothing, so it is
+// safe to repeat; waits of 1, 2 and 4 s between tries.
+const readTries = 4
+
+// again runs read up to readTries times while it fails.
+func again(ctx context.Context, read func() ([]microblog.Tweet, error)) ([]microblog.Tweet, error) {
+	var out []microblog.Tweet
+	_, err := workload.Retry{Max: readTries - 1, Backoff: time.Second}.Do(ctx, func() (err error) {
+		out, err = read()
+		return err
+	})
+	return out, err
 }
 
 // verdict judges one acknowledged post against what was read: lost when

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/result"
+	"github.com/fieldbench/fieldbench/workload"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 )
 
@@ -36,6 +37,7 @@ type ingestJob struct {
 	timeout time.Duration
 	verify  bool
 	rate    float64
+	retry   workload.Retry
 	// sweep
 	from, to, step int64
 	runs, warmups  int
@@ -71,6 +73,7 @@ func newIngestJob() *ingestJob {
 	o.Int(&j.runs, "runs", ingest.DefaultRuns, "runs per load, warm-up runs included", "sweep")
 	o.Int(&j.warmups, "warmup-runs", ingest.DefaultWarmupRuns, "first runs of each load left out of the statistics", "sweep")
 	o.String(&j.onError, "on-error", string(ingest.DefaultOnError), "after a failed run: continue or stop", "sweep")
+	declareRetry(o, &j.retry, "batch (the same records: harmless where an insert overwrites, refused on its keys where a batch that landed is sent again)", "run", "sweep")
 	j.sharding.declare(o, "the sources (--rate stays the whole run's: each source keeps its turn in the common schedule); shard 0 empties the table before --start-at", "run", "sweep")
 	j.sharding.declareStart(o, "run", "sweep")
 	j.sharding.declareBarrier(o, "run", "sweep")
@@ -166,7 +169,7 @@ to 'fieldbench report' to compare databases on one chart.`,
 }
 
 func (j *ingestJob) runConfig(records int64) ingest.RunConfig {
-	return ingest.RunConfig{Sources: j.sources, Records: records, Batch: j.batch, Seed: j.seed, Timeout: j.timeout, Verify: j.verify, Rate: j.rate}
+	return ingest.RunConfig{Sources: j.sources, Records: records, Batch: j.batch, Seed: j.seed, Timeout: j.timeout, Verify: j.verify, Rate: j.rate, Retry: j.retry}
 }
 
 // ingestSeries are the charts of both commands: every run, and per load the
@@ -211,7 +214,7 @@ func ingestHandles(s *Session, n int) []ingest.BatchRecorder {
 }
 
 func ingestRunPoint(r ingest.RunResult) result.Point {
-	return result.Point{
+	p := result.Point{
 		Series: ingestRunSeries, X: float64(r.Records), Y: r.Throughput,
 		Warmup: r.Warmup, Failed: r.Cause(),
 		Labels: map[string]string{
@@ -219,6 +222,11 @@ func ingestRunPoint(r ingest.RunResult) result.Point {
 			"seconds": strconv.FormatFloat(r.Elapsed.Seconds(), 'f', 3, 64),
 		},
 	}
+	if r.Retries > 0 {
+		p.Labels["retries"] = strconv.FormatInt(r.Retries, 10)
+		p.Labels["recovered"] = strconv.FormatInt(r.Recovered, 10)
+	}
+	return p
 }
 
 func ingestStatsPoint(p ingest.PointStats) result.Point {

@@ -39,6 +39,8 @@ func TestIngestBadInput(t *testing.T) {
 		{"no batch", "sweep", sweep("batch", "0"), "--batch must be at least 1 (got 0)"},
 		{"on-error maybe", "sweep", sweep("on-error", "maybe"), `--on-error must be continue or stop (got "maybe")`},
 		{"negative timeout", "sweep", sweep("timeout", "-1s"), "--timeout must not be negative"},
+		{"too many retries", "sweep", sweep("retries", "21"), "--retries must be between 0 and 20 (got 21)"},
+		{"retries without backoff", "run", map[string]string{"results": res, "retries": "2", "retry-backoff": "0s"}, "--retry-backoff must be positive"},
 		{"from 0", "sweep", sweep("from", "0"), "--from must be at least 1"},
 		{"unknown adapter", "sweep", sweep("db", "nosuchdb://x"), `no adapter for DSN scheme "nosuchdb"`},
 		{"run without records", "run", map[string]string{"results": res, "records": "0"}, "--records must be at least 1"},

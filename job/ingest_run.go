@@ -45,6 +45,9 @@ func (j *ingestJob) recordIngestOptions(h *result.Header, command string) {
 	h.Options["command"] = command
 	h.Options["record_bytes"] = ingest.RecordBytes
 	h.Options["loop"] = loopName(j.rate)
+	if j.retry.Max > 0 {
+		j.opts.Record(h.Options, "retries", "retry-backoff")
+	}
 }
 
 func (j *ingestJob) run(ctx context.Context, env *Env) error {
@@ -80,8 +83,8 @@ func (j *ingestJob) run(ctx context.Context, env *Env) error {
 				return nil
 			},
 			banner: func(info adapter.Info) string {
-				return fmt.Sprintf("ingest on %s %s: %d sources × %d records, batches of %d, %s",
-					info.Name, info.Version, hi-lo, rc.Records, rc.Batch, ingestLoop(rc.Rate))
+				return fmt.Sprintf("ingest on %s %s: %d sources × %d records, batches of %d, %s%s",
+					info.Name, info.Version, hi-lo, rc.Records, rc.Batch, ingestLoop(rc.Rate), retryNote(rc.Retry))
 			},
 			drive: func(ctx context.Context, s *Session) (driven, error) {
 				var err error
@@ -97,6 +100,10 @@ func (j *ingestJob) run(ctx context.Context, env *Env) error {
 				s.SetExtra("sources", float64(hi-lo))
 				s.SetExtra("batch_size", float64(rc.Batch))
 				s.SetExtra("run_seconds", res.Elapsed.Seconds())
+				if rc.Retry.Max > 0 {
+					s.SetExtra("batch_retries", float64(res.Retries))
+					s.SetExtra("batches_recovered", float64(res.Recovered))
+				}
 				if res.Failed() {
 					s.SetExtra("run_failed", 1)
 					err = errors.Join(err, s.Event("run failed", res.Cause()))

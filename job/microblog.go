@@ -37,7 +37,7 @@ type microblogJob struct {
 	rate     float64
 	mix      string
 	matEvery time.Duration
-	retry    microblog.Retry
+	retry    workload.Retry
 	user     int64
 	body     string
 	sharding shardFlags
@@ -57,8 +57,7 @@ func newMicroblogJob() *microblogJob {
 	o.Float64(&j.rate, "rate", 0, "open loop: target operations per second over all clients (0 = closed loop)", "run")
 	o.String(&j.mix, "mix", microblog.DefaultMix, "operation weights, e.g. post=1,userline=2,timeline=2", "run")
 	o.Duration(&j.matEvery, "materialize-every", 100*time.Millisecond, "async model: pause of the background materializer when it has caught up", "run")
-	o.Int(&j.retry.Max, "retries", 0, "retry a failed operation up to N times, as a client with failover would (0: every failure counts, fieldbench's default); its latency counts every attempt and wait from the operation's start", "run")
-	o.Duration(&j.retry.Backoff, "retry-backoff", 100*time.Millisecond, "wait before the first retry, doubled before each next one, at most 2s", "run")
+	declareRetry(o, &j.retry, "operation (a post as a new tweet)", "run")
 	j.sharding.declare(o, "the clients and of --rate in run (shard 0 loads the dataset, the others wait for it), of the users in generate and load (users I·U/N+1..(I+1)·U/N with the follows of which they are the followee and the tweets they wrote, generated in memory that grows with the part; load: every adapter but null, whose memory no other process shares)", "run", "load", "generate")
 	j.sharding.declareStart(o, "run")
 	o.String(&j.results, "results", "results", "directory under which the run directory is created (load: only without --db)", "load", "run")

@@ -108,12 +108,8 @@ func (j *microblogJob) plan(ctx context.Context, env *Env, a adapter.Adapter, db
 		},
 		extra: ld.extra(),
 		banner: func(info adapter.Info) string {
-			retry := ""
-			if j.retry.Max > 0 {
-				retry = fmt.Sprintf(", failed operations retried up to %d times (backoff from %s)", j.retry.Max, j.retry.Backoff)
-			}
 			return fmt.Sprintf("running microblog (%s model) on %s %s: %d clients, %s, %s loop%s",
-				model, info.Name, info.Version, cfg.Workers, cfg.Duration, loopName(cfg.Rate), retry)
+				model, info.Name, info.Version, cfg.Workers, cfg.Duration, loopName(cfg.Rate), retryNote(j.retry))
 		},
 		drive: func(ctx context.Context, s *Session) (driven, error) {
 			clients := drv.Clients(j.clients)[lo:hi]

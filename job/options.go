@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fieldbench/fieldbench/workload"
 	"github.com/spf13/pflag"
 )
 
@@ -265,4 +266,19 @@ func (o *Opts) Record(m map[string]any, names ...string) {
 			panic("job: Record of an undeclared option " + n) // a programming error, found by any run of the job
 		}
 	}
+}
+
+// declareRetry declares --retries and --retry-backoff, once for every job
+// whose clients can retry (workload.Retry); what names what is retried.
+func declareRetry(o *Opts, r *workload.Retry, what string, verbs ...string) {
+	o.Int(&r.Max, "retries", 0, "retry a failed "+what+" up to N times, as a client with failover would (0: every failure counts, fieldbench's default); its latency counts every attempt and wait from its start", verbs...)
+	o.Duration(&r.Backoff, "retry-backoff", 100*time.Millisecond, "wait before the first retry, doubled before each next one, at most "+workload.MaxRetryBackoff.String(), verbs...)
+}
+
+// retryNote is a run banner's words on its retry policy ("" without one).
+func retryNote(r workload.Retry) string {
+	if r.Max == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", failures retried up to %d times (backoff from %s)", r.Max, r.Backoff)
 }

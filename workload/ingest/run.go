@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/fieldbench/fieldbench/workload"
 )
 
 // BatchRecorder receives the latency of each batch (operation OpBatch) and
@@ -64,6 +66,15 @@ type RunConfig struct {
 	// store then also receives the other shards' records: Verify waits, up
 	// to Timeout, until it holds all Sources × Records.
 	Lo, Hi int
+	// Retry, when its Max is above 0, sends a failed batch again (the same
+	// records) up to Max more times before the failure fails the run, as
+	// an ingest pipeline with failover would. A store whose insert
+	// overwrites (Cassandra, HBase, Redis, Couchbase's upserts) takes the
+	// same records twice without harm; on a store that refuses a key it
+	// holds, a retry of a batch that had landed fails on its keys (and
+	// Verify still counts exactly). The batch's latency includes every
+	// attempt and wait.
+	Retry workload.Retry
 }
 
 // Span is the sources this process drives: [Lo, Hi), or all of them.
@@ -100,6 +111,8 @@ func (c RunConfig) Validate() error {
 		return fmt.Errorf("--records must be at most %d per source (a record's index is a 4-byte int; got %d)", MaxRecords, c.Records)
 	case c.Timeout < 0:
 		return fmt.Errorf("--timeout must not be negative (got %s)", c.Timeout)
+	case c.Retry.Validate() != nil:
+		return c.Retry.Validate()
 	case c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0):
 		return fmt.Errorf("--rate must be 0 (closed loop) or a positive number of batches per second (got %g)", c.Rate)
 	case c.Hi > 0 && (c.Lo < 0 || c.Lo >= c.Hi || c.Hi > c.Sources):
@@ -114,7 +127,10 @@ type RunResult struct {
 	Run      int   // position within its load in a sweep, from 1
 	Warmup   bool  // a sweep's warm-up run, left out of the statistics
 	Inserted int64 // records acknowledged by the store
-	Elapsed  time.Duration
+	// Retries is how many times a failed batch was sent again (RunConfig's
+	// Retry); Recovered how many batches succeeded after failing first.
+	Retries, Recovered int64
+	Elapsed            time.Duration
 	// Throughput is Sources × Records / Elapsed in records per second (a
 	// shard: its own sources' records); 0 when the run failed.
 	Throughput float64
@@ -168,6 +184,7 @@ func Run(ctx context.Context, store Store, cfg RunConfig, recs []BatchRecorder) 
 	}
 
 	var inserted atomic.Int64
+	var tally retryTally
 	var wg sync.WaitGroup
 	var start time.Time // set before ready closes, read after
 	ready := make(chan struct{})
@@ -177,7 +194,7 @@ func Run(ctx context.Context, store Store, cfg RunConfig, recs []BatchRecorder) 
 			defer wg.Done()
 			buf := make([]Record, min(int64(cfg.Batch), cfg.Records))
 			<-ready
-			source(runCtx, fail, store, cfg, s, buf, recs[s-lo], &inserted, start)
+			source(runCtx, fail, store, cfg, s, buf, recs[s-lo], &inserted, &tally, start)
 		}()
 	}
 	start = time.Now()
@@ -185,6 +202,7 @@ func Run(ctx context.Context, store Store, cfg RunConfig, recs []BatchRecorder) 
 	wg.Wait()
 	res.Elapsed = time.Since(start)
 	res.Inserted = inserted.Load()
+	res.Retries, res.Recovered = tally.retries.Load(), tally.recovered.Load()
 
 	total := int64(hi-lo) * cfg.Records
 	whole := int64(cfg.Sources) * cfg.Records
@@ -249,7 +267,10 @@ func Run(ctx context.Context, store Store, cfg RunConfig, recs []BatchRecorder) 
 // timeouts. In an open loop (cfg.Rate > 0) a batch is sent no earlier than
 // its intended start and its latency runs from there; a source that is
 // behind its schedule sends at once, and its backlog is in the latency.
-func source(ctx context.Context, fail context.CancelCauseFunc, store Store, cfg RunConfig, src int, buf []Record, rec BatchRecorder, inserted *atomic.Int64, start time.Time) {
+// retryTally counts what the sources' retries did over a run.
+type retryTally struct{ retries, recovered atomic.Int64 }
+
+func source(ctx context.Context, fail context.CancelCauseFunc, store Store, cfg RunConfig, src int, buf []Record, rec BatchRecorder, inserted *atomic.Int64, tally *retryTally, start time.Time) {
 	var wait *time.Timer
 	for k, first := int64(0), int64(0); first < cfg.Records; k, first = k+1, first+int64(len(buf)) {
 		if ctx.Err() != nil {
@@ -274,7 +295,17 @@ func source(ctx context.Context, fail context.CancelCauseFunc, store Store, cfg 
 				}
 			}
 		}
-		err := store.InsertBatch(ctx, b)
+		attempts := 0
+		tries, err := cfg.Retry.Do(ctx, func() error {
+			if attempts++; attempts > 1 {
+				Fill(b, cfg.Seed, src, first) // the same records, whatever the store did to b
+			}
+			return store.InsertBatch(ctx, b)
+		})
+		tally.retries.Add(int64(tries))
+		if err == nil && tries > 0 {
+			tally.recovered.Add(1)
+		}
 		d := time.Since(t0)
 		if err == nil {
 			rec.Record(OpBatch, d)
@@ -288,7 +319,11 @@ func source(ctx context.Context, fail context.CancelCauseFunc, store Store, cfg 
 			return
 		}
 		rec.Error(OpBatch, err)
-		fail(fmt.Errorf("source %d, batch of records %d..%d: %w", src, first, first+int64(len(b))-1, err))
+		after := ""
+		if tries > 0 {
+			after = fmt.Sprintf(" (after %d retries)", tries)
+		}
+		fail(fmt.Errorf("source %d, batch of records %d..%d%s: %w", src, first, first+int64(len(b))-1, after, err))
 		return
 	}
 }

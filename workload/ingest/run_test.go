@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/fieldbench/fieldbench/workload"
 )
 
 // memStore is an in-memory Store that checks every record it receives is
@@ -345,5 +347,58 @@ func TestRunOpenLoopPace(t *testing.T) {
 	}
 	if last := cfg.Intended(1, 4); res.Elapsed < last {
 		t.Errorf("run took %s, less than the last batch's intended start %s", res.Elapsed, last)
+	}
+}
+
+// TestRunRetries sends failed batches again under a Retry policy: a batch
+// that fails twice and then lands costs two retries and is recovered (the
+// run succeeds with every record once); one that keeps failing fails the
+// run after Max retries, and the cause says so.
+func TestRunRetries(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("write timeout")
+	tests := []struct {
+		name          string
+		failFrom      int64 // calls >= failFrom fail ...
+		failTo        int64 // ... up to failTo (0: for ever)
+		wantFailed    bool
+		wantRetries   int64
+		wantRecovered int64
+	}{
+		{"recovers", 3, 4, false, 2, 1},
+		{"exhausted", 3, 0, true, 2, 0},
+		{"no failure", 0, -1, false, 0, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			st := newMemStore(1)
+			st.fail = func(_, call int64) error {
+				if tc.failFrom > 0 && call >= tc.failFrom && (tc.failTo == 0 || call <= tc.failTo) {
+					return boom
+				}
+				return nil
+			}
+			recs, cs := recorders(1)
+			cfg := RunConfig{Sources: 1, Records: 100, Batch: 10, Seed: 1, Verify: true,
+				Retry: workload.Retry{Max: 2, Backoff: time.Millisecond}}
+			res := Run(t.Context(), st, cfg, recs)
+			if res.Failed() != tc.wantFailed || res.Retries != tc.wantRetries || res.Recovered != tc.wantRecovered {
+				t.Fatalf("result %+v: want failed %v, %d retries, %d recovered", res, tc.wantFailed, tc.wantRetries, tc.wantRecovered)
+			}
+			ok, errs := totals(cs)
+			if tc.wantFailed {
+				if !errors.Is(res.Err, boom) || !strings.Contains(res.Cause(), "after 2 retries") || errs != 1 {
+					t.Errorf("cause %q, %d batch errors: want the store's error after 2 retries, one error", res.Cause(), errs)
+				}
+				return
+			}
+			if n, _ := st.Count(t.Context()); n != 100 || ok != 10 || errs != 0 || st.dup != 0 {
+				t.Errorf("%d stored, %d batches recorded, %d errors, %d duplicates: want 100, 10, 0, 0", n, ok, errs, st.dup)
+			}
+		})
+	}
+	if err := (RunConfig{Sources: 1, Records: 1, Batch: 1, Retry: workload.Retry{Max: 2}}).Validate(); err == nil || !strings.Contains(err.Error(), "--retry-backoff must be positive") {
+		t.Errorf("Validate with retries and no backoff: %v", err)
 	}
 }

@@ -47,70 +47,22 @@ type Driver struct {
 	// outcome is unknown (the durability audit checks whether it landed).
 	OnPostFailed func(Tweet, error)
 	// Retry is what a client does when an operation fails; the zero value
-	// does not retry (fieldbench's default: every failure is counted).
-	Retry Retry
+	// does not retry (fieldbench's default: every failure is counted). A
+	// post is retried as a new tweet (a new id; same author and body, the
+	// time of the retry): every store refuses a tweet id it already holds,
+	// and a failed post may have landed, so the same id would fail again
+	// where the first attempt had landed. Each failed attempt is reported
+	// to OnPostFailed (its outcome is unknown: the durability audit finds
+	// it present or absent), as a client that retries a write it could not
+	// confirm may write it twice.
+	Retry workload.Retry
 
 	retries, recovered, exhausted atomic.Int64
 }
 
-// Retry is a client's bounded retry policy: a failed operation is tried
-// again up to Max more times, after waiting Backoff, then twice that
-// before each next retry, at most MaxRetryBackoff. Each retry is a new
-// request through the database client, whose own host selection picks
-// the node (gocql, for Cassandra, skips nodes it has marked down, so a
-// retry after a coordinator's crash usually lands on a live one). A post
-// is retried as a new tweet (a new id; same author and body, the time of
-// the retry): every store refuses a tweet id it already holds, and a
-// failed post may have landed, so the same id would fail again where the
-// first attempt had landed. Each failed attempt is reported to
-// OnPostFailed (its outcome is unknown: the durability audit finds it
-// present or absent), as a client that retries a write it could not
-// confirm may write it twice. The operation's latency runs from its start (the intended start
-// in open loop) to the end of its last attempt: the retries and waits are
-// inside it, never hidden.
-type Retry struct {
-	Max     int
-	Backoff time.Duration
-}
-
-// MaxRetryBackoff caps the wait before one retry.
-const MaxRetryBackoff = 2 * time.Second
-
-// Validate reports a policy that cannot run.
-func (r Retry) Validate() error {
-	switch {
-	case r.Max < 0 || r.Max > MaxRetries:
-		return fmt.Errorf("retries must be between 0 and %d (got %d)", MaxRetries, r.Max)
-	case r.Max > 0 && r.Backoff <= 0:
-		return fmt.Errorf("retry backoff must be positive (got %s)", r.Backoff)
-	}
-	return nil
-}
-
-// MaxRetries bounds Retry.Max: with the backoff capped at MaxRetryBackoff,
-// 20 retries wait at most about 40 s in all.
-const MaxRetries = 20
-
-// wait is the pause before retry k (1, 2, …).
-func (r Retry) wait(k int) time.Duration {
-	d := r.Backoff
-	for i := 1; i < k && d < MaxRetryBackoff; i++ {
-		d *= 2
-	}
-	return min(d, MaxRetryBackoff)
-}
-
-// RetryStats counts what the Retry policy did over a run: the retries
-// made (attempts after an operation's first), the operations that failed
-// at least once and then succeeded, and those that failed on every
-// attempt after at least one retry.
-type RetryStats struct {
-	Retries, Recovered, Exhausted int64
-}
-
 // RetryStats returns the counts so far.
-func (d *Driver) RetryStats() RetryStats {
-	return RetryStats{Retries: d.retries.Load(), Recovered: d.recovered.Load(), Exhausted: d.exhausted.Load()}
+func (d *Driver) RetryStats() workload.RetryStats {
+	return workload.RetryStats{Retries: d.retries.Load(), Recovered: d.recovered.Load(), Exhausted: d.exhausted.Load()}
 }
 
 // NewDriver prepares clients for store, which holds ds. Posts take their
@@ -171,39 +123,32 @@ func (c *Client) Do(ctx context.Context, op int) (int, error) {
 	if op == OpUserline {
 		followed = c.pickFollowed()
 	}
-	r := c.d.Retry
-	for k := 0; ; k++ {
-		if op == OpPost && k > 0 {
+	if op != OpPost && op != OpUserline && op != OpTimeline {
+		return -1, errUnknownOp // not worth a retry
+	}
+	var group int
+	attempts := 0
+	retries, err := c.d.Retry.Do(ctx, func() (err error) {
+		if attempts++; op == OpPost && attempts > 1 {
 			t.ID, t.Time = c.d.ids.Next(), time.Now().UTC().Truncate(time.Microsecond)
 		}
-		group, err := c.once(ctx, op, t, followed)
+		group, err = c.once(ctx, op, t, followed)
 		if err != nil && op == OpPost && c.d.OnPostFailed != nil {
 			c.d.OnPostFailed(t, err)
 		}
-		if err == nil {
-			if k > 0 {
-				c.d.recovered.Add(1)
-			}
-			return group, nil
+		return err
+	})
+	c.d.retries.Add(int64(retries))
+	switch {
+	case err != nil:
+		if retries > 0 {
+			c.d.exhausted.Add(1)
 		}
-		if k >= r.Max || ctx.Err() != nil || errors.Is(err, errUnknownOp) {
-			if k > 0 {
-				c.d.exhausted.Add(1)
-			}
-			return -1, err
-		}
-		tm := time.NewTimer(r.wait(k + 1))
-		select {
-		case <-ctx.Done():
-			tm.Stop()
-			if k > 0 {
-				c.d.exhausted.Add(1)
-			}
-			return -1, err
-		case <-tm.C:
-		}
-		c.d.retries.Add(1)
+		return -1, err
+	case retries > 0:
+		c.d.recovered.Add(1)
 	}
+	return group, nil
 }
 
 var errUnknownOp = errors.New("microblog: unknown operation")

@@ -12,26 +12,6 @@ import (
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
 
-// TestRetryPolicy pins the retry policy's waits and bounds.
-func TestRetryPolicy(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		r     microblog.Retry
-		valid bool
-	}{
-		{microblog.Retry{}, true},
-		{microblog.Retry{Max: 3, Backoff: 100 * time.Millisecond}, true},
-		{microblog.Retry{Max: 3}, false},
-		{microblog.Retry{Max: -1, Backoff: time.Second}, false},
-		{microblog.Retry{Max: microblog.MaxRetries + 1, Backoff: time.Second}, false},
-	}
-	for _, tc := range tests {
-		if err := tc.r.Validate(); (err == nil) != tc.valid {
-			t.Errorf("%+v: Validate = %v, want valid %v", tc.r, err, tc.valid)
-		}
-	}
-}
-
 // TestRetryOnRealFailure drives one client against a real SQLite store
 // that fails for real (it is closed under the client): a failed operation
 // is retried exactly Max times, the waits (backoff doubling: 30, 60, 120
@@ -63,14 +43,14 @@ func TestRetryOnRealFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	drv.Retry = microblog.Retry{Max: 3, Backoff: 30 * time.Millisecond}
+	drv.Retry = workload.Retry{Max: 3, Backoff: 30 * time.Millisecond}
 	var failed []microblog.Tweet
 	drv.OnPostFailed = func(tw microblog.Tweet, _ error) { failed = append(failed, tw) }
 	c := drv.Clients(1)[0]
 	if _, err := c.Do(ctx, microblog.OpPost); err != nil {
 		t.Fatalf("post on the open store: %v", err)
 	}
-	if got := drv.RetryStats(); got != (microblog.RetryStats{}) {
+	if got := drv.RetryStats(); got != (workload.RetryStats{}) {
 		t.Errorf("after a successful post: %+v, want nothing retried", got)
 	}
 	if err := store.Close(); err != nil {
@@ -87,7 +67,7 @@ func TestRetryOnRealFailure(t *testing.T) {
 			t.Errorf("op %d failed after %v: the three waits alone are %v", op, took, want)
 		}
 	}
-	if got, want := drv.RetryStats(), (microblog.RetryStats{Retries: 6, Exhausted: 2}); got != want {
+	if got, want := drv.RetryStats(), (workload.RetryStats{Retries: 6, Exhausted: 2}); got != want {
 		t.Errorf("retry counts %+v, want %+v", got, want)
 	}
 	ids := map[int64]bool{}
