@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fieldbench/fieldbench/cluster/vnet"
 )
 
 // The "mariadb" engine: one mariadbd, or a Galera cluster of N mariadbd
@@ -27,6 +29,18 @@ import (
 // root's account authenticates by unix_socket only, and the benchmark talks
 // to database "fieldbench" as user "fieldbench" with a random password that
 // only the DSN (in cluster.json) holds.
+//
+// With --network hosts (Options.Network) every node is a host of its own
+// on the cluster's virtual network (package vnet) instead: mariadbd runs
+// inside its host's namespace (`ip netns exec`, which execs it in place)
+// and binds its host's address only (198.18.0.N) on the standard ports:
+// 3306 for clients, and in Galera 4567 (group communication), 4568 (IST)
+// and 4444 (rsync SST); the Galera cluster address names the other nodes'
+// host addresses. mariadbd drops root to the mysql user itself (user= in
+// my.cnf), as on loopback, so it needs no setpriv. fieldbench administers
+// every node through its Unix socket, which is a file and so reachable
+// from outside the namespace, and waits for a node by dialling its address
+// from inside its host. Down removes the network.
 func init() { Register(mariaDB{}) }
 
 // Settings every node gets: small memory (a 2-core laptop runs three
@@ -54,6 +68,16 @@ const galeraProvider = "/usr/lib/galera/libgalera_smm.so"
 const (
 	mariadbDB   = "fieldbench"
 	mariadbUser = "fieldbench"
+)
+
+// The standard ports, a node's ports on a host of its own: the client
+// port, and Galera's group communication, incremental state transfer and
+// (rsync) state snapshot transfer ports.
+const (
+	mariadbPort     = 3306
+	galeraGcommPort = 4567
+	galeraISTPort   = 4568
+	galeraSSTPort   = 4444
 )
 
 // mariadbNodeWait bounds one node's start (a Galera joiner's state
@@ -214,6 +238,23 @@ func (m mariaDB) Up(ctx context.Context, dir string, opts Options) (*Cluster, er
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("mariadb: cluster directory: %w", err)
 	}
+	if opts.Network == NetworkHosts {
+		if err := CheckNetwork(m.Name(), NetworkHosts); err != nil {
+			return nil, err
+		}
+		c.Network = NetworkHosts
+		c.Options["network"] = NetworkHosts
+		// From here on a failure returns c, whose Down (the caller's)
+		// removes the network.
+		if err := vnet.ForDir(dir).Create(ctx); err != nil {
+			return c, fmt.Errorf("mariadb: %w", err)
+		}
+		for _, node := range c.Nodes {
+			if err := mariadbPlaceOnHost(ctx, c, node); err != nil {
+				return c, err
+			}
+		}
+	}
 	first := c.Nodes[0]
 	if err := mariadbInstall(ctx, dir, mariadbNodeDir(c, first.Name)); err != nil {
 		return c, err
@@ -242,6 +283,21 @@ func (m mariaDB) Up(ctx context.Context, dir string, opts Options) (*Cluster, er
 		_ = c.Save()
 	}
 	return c, nil
+}
+
+// mariadbPlaceOnHost makes node's host, at the first node address no
+// other node has, and gives node its address, namespace and the standard
+// ports.
+func mariadbPlaceOnHost(ctx context.Context, c *Cluster, node *Node) error {
+	h, err := addNodeHost(ctx, c, node.Name)
+	if err != nil {
+		return fmt.Errorf("mariadb: %w", err)
+	}
+	node.Host, node.Netns, node.Port = h.Addr.String(), h.NS, mariadbPort
+	if isGalera(c) {
+		node.Ports = []int{galeraGcommPort, galeraISTPort, galeraSSTPort}
+	}
+	return nil
 }
 
 // mariadbDSN is the adapter's DSN: node1's address, and for a cluster the
@@ -361,9 +417,11 @@ func (m mariaDB) startNode(ctx context.Context, c *Cluster, node *Node, bootstra
 		}
 		// A restarted node keeps its ports when they are free: clients
 		// holding the DSN (or the other Galera nodes) find it where it
-		// was. New ports only for a new node, or when they are taken.
+		// was. New ports only for a new node, or when they are taken. A
+		// node on a host has its host's address and the standard ports
+		// to itself: they never change.
 		prev := append([]int{node.Port}, node.Ports...)
-		if attempt > 0 || node.Port == 0 || len(prev) != nports || !portsFree(node.Host, prev) {
+		if node.Netns == "" && (attempt > 0 || node.Port == 0 || len(prev) != nports || !portsFree(node.Host, prev)) {
 			ports, err := FreePorts(node.Host, nports)
 			if err != nil {
 				return err
@@ -379,11 +437,14 @@ func (m mariaDB) startNode(ctx context.Context, c *Cluster, node *Node, bootstra
 		if st, err := os.Stat(node.LogFile); err == nil {
 			logStart = st.Size()
 		}
-		args := []string{"--defaults-file=" + cfg}
+		argv := []string{bin, "--defaults-file=" + cfg}
 		if isGalera(c) && bootstrap {
-			args = append(args, "--wsrep-new-cluster")
+			argv = append(argv, "--wsrep-new-cluster")
 		}
-		pid, err := Start(Proc{Path: bin, Args: args, Dir: dir, LogFile: filepath.Join(dir, "stdout.log")})
+		// On a host, inside its namespace (ip execs mariadbd in place:
+		// the PID is the server's).
+		argv = node.Command(argv...)
+		pid, err := Start(Proc{Path: argv[0], Args: argv[1:], Dir: dir, LogFile: filepath.Join(dir, "stdout.log")})
 		if err != nil {
 			return fmt.Errorf("mariadb %s: %w", node.Name, err)
 		}
@@ -395,7 +456,7 @@ func (m mariaDB) startNode(ctx context.Context, c *Cluster, node *Node, bootstra
 		}
 		_ = Stop(pid, 30*time.Second)
 		node.PID, node.Stopped = 0, true
-		if !bindLost(node.LogFile, logStart) {
+		if node.Netns != "" || !bindLost(node.LogFile, logStart) {
 			break
 		}
 	}
@@ -413,12 +474,14 @@ func bindLost(logFile string, offset int64) bool {
 	return strings.Contains(s, "Address already in use") || strings.Contains(s, "Can't start server: Bind")
 }
 
-// waitReady waits until node accepts queries over its socket and, in a
-// Galera cluster, reports wsrep_local_state_comment = Synced.
+// waitReady waits until node accepts connections on its address (dialled
+// from where the node is: inside its host on a virtual network) and
+// queries over its socket and, in a Galera cluster, reports
+// wsrep_local_state_comment = Synced.
 func (mariaDB) waitReady(ctx context.Context, c *Cluster, node *Node) error {
 	wctx, cancel := context.WithTimeout(ctx, mariadbNodeWait)
 	defer cancel()
-	if err := WaitPort(wctx, node.Host, node.Port, node.PID, node.LogFile); err != nil {
+	if err := waitDial(wctx, node.Dial, node.Addr(), node.PID, node.LogFile); err != nil {
 		return err
 	}
 	for {
@@ -510,6 +573,7 @@ func (mariaDB) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
 	out := make([]NodeStatus, 0, len(c.Nodes))
 	for _, n := range c.Nodes {
 		ns := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, PID: n.PID, Detail: map[string]string{}}
+		hostCounters(ctx, n, ns.Detail)
 		switch {
 		case n.PID == 0 || !Alive(n.PID):
 			ns.State, ns.PID = "down", 0
@@ -565,7 +629,8 @@ func sstRunning(n *Node) bool {
 
 // Down implements Engine: SIGTERM to each node by PID, the last started
 // first, so the bootstrap node leaves last and its data is safe to
-// bootstrap from.
+// bootstrap from. On a virtual network it then removes every namespace
+// and interface of the network, found from the directory alone.
 func (mariaDB) Down(ctx context.Context, c *Cluster) error {
 	var errs []error
 	for i := len(c.Nodes) - 1; i >= 0; i-- {
@@ -580,6 +645,9 @@ func (mariaDB) Down(ctx context.Context, c *Cluster) error {
 	}
 	if err := c.Save(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.OnHosts() {
+		errs = append(errs, DestroyNetwork(ctx, c.Dir))
 	}
 	return errors.Join(errs...)
 }
@@ -659,6 +727,11 @@ func (m mariaDB) Add(ctx context.Context, c *Cluster) (*Node, error) {
 		return nil, fmt.Errorf("mariadb: no live node to join")
 	}
 	n := &Node{Name: "node" + strconv.Itoa(len(c.Nodes)+1), Role: "primary", Host: Loopback, Stopped: true}
+	if c.OnHosts() {
+		if err := mariadbPlaceOnHost(ctx, c, n); err != nil {
+			return nil, err
+		}
+	}
 	c.Nodes = append(c.Nodes, n)
 	if err := prepareDir(c.Dir, mariadbNodeDir(c, n.Name)); err != nil {
 		return nil, err

@@ -192,7 +192,12 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	db := &DB{conns: maxIdle}
 	for _, c := range cfg.Nodes {
 		b := adapter.NewBackoff()
-		c.DialFunc = rawio.Dial(b.DialFunc(c.DialFunc)) // see adapter/rawio
+		// Raw reads and writes (see adapter/rawio) over fieldbench's
+		// default dial (netdial), never the driver's own: during an
+		// experiment on hosts it opens each connection inside the load
+		// host's namespace, the only place the nodes' addresses are
+		// reachable from (docs/network.md).
+		c.DialFunc = rawio.Dial(b.DialFunc(nil))
 		db.backoffs = append(db.backoffs, b)
 		conn, err := mysql.NewConnector(c)
 		if err != nil {
