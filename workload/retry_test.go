@@ -32,4 +32,3 @@ func TestRetryPolicy(t *testing.T) {
 		}
 	}
 }
-
