@@ -34,7 +34,7 @@ const (
 var Networks = []string{NetworkLoopback, NetworkHosts}
 
 // hostsEngines are the engines that can start their nodes on hosts.
-var hostsEngines = []string{"redis", "cassandra", "postgres", "couchdb"}
+var hostsEngines = []string{"redis", "cassandra", "postgres", "couchdb", "mongodb"}
 
 // CheckNetwork reports whether engine can start on network here: a known
 // network, an engine that supports it, and for hosts the rights to create
