@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter/couchdb/couchapi"
+	"github.com/fieldbench/fieldbench/cluster/vnet"
 )
 
 // The couchdb engine starts pouchdb-server (PouchDB's CouchDB-compatible
@@ -31,11 +33,26 @@ import (
 // its _replicator) and renews the other nodes' pulls from it, which
 // pouchdb-server does not retry once their source died.
 //
+// With --network hosts (Options.Network) every node is a host of its own
+// on the cluster's virtual network (package vnet) instead: pouchdb-server
+// runs inside its host's namespace (`ip netns exec`), binds its host's
+// address only (198.18.0.N, its --host) on CouchDB's standard port 5984,
+// and the replications name the other nodes by their host addresses, so
+// each node pulls from its peers across the virtual network. fieldbench
+// administers every node from inside its host (its HTTP client dials
+// through the namespace). Down removes the network. pouchdb-server needs
+// no user of its own: it runs as the user fieldbench runs as, as on
+// loopback.
+//
 // pouchdb-server is installed on first use with npm into a cache directory
 // outside the repository (PouchDBDir), as scripts/install-servers.sh does.
 func init() { Register(couchEngine{}) }
 
 type couchEngine struct{}
+
+// couchPort is CouchDB's standard port, a node's port on a host of its
+// own.
+const couchPort = 5984
 
 // PouchDBVersion is the pouchdb-server release the engine runs.
 const PouchDBVersion = "4.2.0"
@@ -72,7 +89,8 @@ func InstallPouchDB(ctx context.Context) (string, error) {
 	return pouchBin(dir), nil
 }
 
-// Up implements Engine.
+// Up implements Engine. Whatever fails, the cluster returned (if any)
+// holds what was started, for the caller's Down.
 func (e couchEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster, error) {
 	if err := CheckOptions(e.Name(), opts); err != nil {
 		return nil, err
@@ -86,6 +104,16 @@ func (e couchEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 	}
 	c := &Cluster{Engine: e.Name(), Dir: dir, Started: time.Now().UTC(), Options: map[string]string{
 		"server": "pouchdb-server", "bin": bin, "replication": "continuous, both ways between every pair of nodes"}}
+	if opts.Network == NetworkHosts {
+		if err := CheckNetwork(e.Name(), NetworkHosts); err != nil {
+			return nil, err
+		}
+		c.Network = NetworkHosts
+		c.Options["network"] = NetworkHosts
+		if err := vnet.ForDir(dir).Create(ctx); err != nil {
+			return c, fmt.Errorf("couchdb: %w", err)
+		}
+	}
 	for range max(opts.Nodes, 1) {
 		if _, err := startNewCouch(ctx, c); err != nil {
 			return c, err
@@ -122,8 +150,17 @@ func couchDSN(c *Cluster) string {
 	return dsn
 }
 
+// couchClient is an HTTP client of one node, for administration; a node
+// on a host is dialled from inside its host's namespace, the only place
+// its address is reachable from.
 func couchClient(n *Node) *couchapi.Client {
-	return &couchapi.Client{Base: "http://" + n.Addr(), HTTP: &http.Client{Timeout: 30 * time.Second}}
+	hc := &http.Client{Timeout: 30 * time.Second}
+	if n.Netns != "" {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.DialContext = func(ctx context.Context, _, addr string) (net.Conn, error) { return n.Dial(ctx, addr) }
+		hc.Transport = tr
+	}
+	return &couchapi.Client{Base: "http://" + n.Addr(), HTTP: hc}
 }
 
 // runningCouch are the clients of c's running nodes.
@@ -137,7 +174,9 @@ func runningCouch(c *Cluster) []*couchapi.Client {
 	return out
 }
 
-// startNewCouch adds a node to c and starts it on a free port.
+// startNewCouch adds a node to c and starts it on a free port, or on a
+// host of its own (the first node address no other node has) on the
+// standard port.
 func startNewCouch(ctx context.Context, c *Cluster) (*Node, error) {
 	name := fmt.Sprintf("couch%d", len(c.Nodes)+1)
 	ndir := filepath.Join(c.Dir, name)
@@ -146,6 +185,19 @@ func startNewCouch(ctx context.Context, c *Cluster) (*Node, error) {
 	}
 	n := &Node{Name: name, Role: "pouchdb-server", Host: Loopback, DataDir: filepath.Join(ndir, "data"),
 		LogFile: filepath.Join(ndir, "pouchdb-server.log"), Config: filepath.Join(ndir, "config.json")}
+	if c.OnHosts() {
+		h, err := addNodeHost(ctx, c, name)
+		if err != nil {
+			return nil, fmt.Errorf("couchdb: %w", err)
+		}
+		n.Host, n.Netns, n.Port = h.Addr.String(), h.NS, couchPort
+		if err := startCouchNode(ctx, c, n); err != nil {
+			_ = vnet.ForDir(c.Dir).RemoveHost(context.WithoutCancel(ctx), name)
+			return nil, fmt.Errorf("couchdb: start %s: %w", name, err)
+		}
+		c.Nodes = append(c.Nodes, n)
+		return n, nil
+	}
 	err := Retry(5, func(int) error {
 		p, err := FreePort(Loopback)
 		if err != nil {
@@ -161,7 +213,9 @@ func startNewCouch(ctx context.Context, c *Cluster) (*Node, error) {
 	return n, nil
 }
 
-// startCouchNode starts n's pouchdb-server and waits until it answers GET /.
+// startCouchNode starts n's pouchdb-server, bound to n's address only, and
+// waits until it answers GET /. On a host, `ip netns exec` enters its
+// namespace and execs node: the PID is the server's.
 func startCouchNode(ctx context.Context, c *Cluster, n *Node) error {
 	bin := c.Options["bin"]
 	if bin == "" {
@@ -170,15 +224,15 @@ func startCouchNode(ctx context.Context, c *Cluster, n *Node) error {
 			return err
 		}
 	}
-	pid, err := Start(Proc{Path: "node", Args: []string{bin, "--port", strconv.Itoa(n.Port), "--host", Loopback,
-		"--dir", n.DataDir, "--config", n.Config, "--no-stdout-logs", "--no-color"},
-		Dir: filepath.Dir(n.DataDir), LogFile: n.LogFile})
+	argv := n.Command("node", bin, "--port", strconv.Itoa(n.Port), "--host", n.Host,
+		"--dir", n.DataDir, "--config", n.Config, "--no-stdout-logs", "--no-color")
+	pid, err := Start(Proc{Path: argv[0], Args: argv[1:], Dir: filepath.Dir(n.DataDir), LogFile: n.LogFile})
 	if err != nil {
 		return err
 	}
 	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	if err := WaitPort(wctx, n.Host, n.Port, pid, n.LogFile); err != nil {
+	if err := waitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
 		_ = Kill(pid)
 		return err
 	}
@@ -200,11 +254,12 @@ func startCouchNode(ctx context.Context, c *Cluster, n *Node) error {
 
 // Status implements Engine: what the node says it is (server and version
 // from its welcome), its databases, the fieldbench replications it pulls,
-// and the documents of its databases.
+// and the documents of its databases; on hosts, its host's counters too.
 func (couchEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
 	out := make([]NodeStatus, 0, len(c.Nodes))
 	for _, n := range c.Nodes {
 		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: "down", PID: n.PID, Detail: map[string]string{}}
+		hostCounters(ctx, n, st.Detail)
 		if n.Stopped || !Alive(n.PID) {
 			if n.Stopped {
 				st.State = "stopped"
@@ -252,9 +307,12 @@ func couchCountDetail(ctx context.Context, cl *couchapi.Client, detail map[strin
 	detail["docs"] = strconv.FormatInt(docs, 10)
 }
 
-// Down implements Engine: SIGTERM, SIGKILL after 15 s.
-func (couchEngine) Down(_ context.Context, c *Cluster) error {
-	return c.StopNodes("couchdb", 15*time.Second)
+// Down implements Engine: SIGTERM, SIGKILL after 15 s. On a virtual
+// network it then removes every namespace and interface of the network,
+// found from the directory alone.
+func (couchEngine) Down(ctx context.Context, c *Cluster) error {
+	err := c.StopNodes("couchdb", 15*time.Second)
+	return errors.Join(err, DestroyNetwork(ctx, c.Dir))
 }
 
 // Add implements Grower: a new empty node; every database a running node

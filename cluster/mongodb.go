@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/fieldbench/fieldbench/cluster/vnet"
 )
 
 // The mongodb engine starts FerretDB, a server that speaks the MongoDB
@@ -33,6 +36,16 @@ import (
 // would be a separate database), so --nodes must be 1. The node can be
 // killed and restarted on its data (the durability audit's crash).
 //
+// With --network hosts (Options.Network) the node is a host of its own on
+// the cluster's virtual network (package vnet): FerretDB runs inside its
+// host's namespace (`ip netns exec`, which execs it: the PID is
+// FerretDB's) and listens on its host's address only (198.18.0.1) on
+// MongoDB's standard port 27017. Its backend is SQLite files under the
+// node's directory, so nothing else listens. FerretDB needs no user of its
+// own: it runs as the user fieldbench runs as, as on loopback. fieldbench's
+// own clients (readiness, version, status) dial through the namespace.
+// Down removes the network.
+//
 // Options (cluster up --opt key=value):
 //
 //	log-level=LEVEL   FerretDB's log level (DEBUG, INFO, WARN, ERROR;
@@ -47,6 +60,9 @@ const (
 	ferretDBModule  = "github.com/FerretDB/FerretDB"
 	// mongoDatabase is the database the cluster's DSN names.
 	mongoDatabase = "fieldbench"
+	// mongoPort is MongoDB's standard port, the node's port on a host
+	// of its own.
+	mongoPort = 27017
 )
 
 // Name implements Engine.
@@ -212,8 +228,10 @@ func parseMongoOpts(o Options) (logLevel string, err error) {
 	return logLevel, nil
 }
 
-// Up implements Engine: one FerretDB process on a free loopback port, its
-// SQLite files under dir/ferretdb1/data.
+// Up implements Engine: one FerretDB process on a free loopback port, or
+// on its host's address and port 27017 on hosts, its SQLite files under
+// dir/ferretdb1/data. Whatever fails, the cluster returned (if any) holds
+// what was started, for the caller's Down.
 func (e mongoEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster, error) {
 	logLevel, err := parseMongoOpts(opts)
 	if err != nil {
@@ -231,20 +249,45 @@ func (e mongoEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 		"log-level": logLevel,
 		"telemetry": "disable",
 	}}
+	if opts.Network == NetworkHosts {
+		if err := CheckNetwork(e.Name(), NetworkHosts); err != nil {
+			return nil, err
+		}
+		c.Network = NetworkHosts
+		c.Options["network"] = NetworkHosts
+		if err := vnet.ForDir(dir).Create(ctx); err != nil {
+			return c, fmt.Errorf("mongodb: %w", err)
+		}
+	}
 	ndir := filepath.Join(dir, "ferretdb1")
 	n := &Node{Name: "ferretdb1", Role: "standalone", Host: Loopback, DataDir: filepath.Join(ndir, "data"), LogFile: filepath.Join(ndir, "ferretdb.log")}
 	if err := os.MkdirAll(n.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("mongodb: node directory: %w", err)
+		return c, fmt.Errorf("mongodb: node directory: %w", err)
+	}
+	if c.OnHosts() {
+		h, err := addNodeHost(ctx, c, n.Name)
+		if err != nil {
+			return c, fmt.Errorf("mongodb: %w", err)
+		}
+		n.Host, n.Netns, n.Port = h.Addr.String(), h.NS, mongoPort
 	}
 	c.Nodes = append(c.Nodes, n)
-	if err := Retry(5, func(int) error {
-		p, err := FreePort(Loopback)
-		if err != nil {
-			return err
+	// On a host the port is the standard one of an address nothing else
+	// binds: no port to lose to a race, so no retry.
+	start := func(int) error { return startFerretDB(ctx, c, n) }
+	attempts := 1
+	if !c.OnHosts() {
+		attempts = 5
+		start = func(int) error {
+			p, err := FreePort(Loopback)
+			if err != nil {
+				return err
+			}
+			n.Port = p
+			return startFerretDB(ctx, c, n)
 		}
-		n.Port = p
-		return startFerretDB(ctx, c, n)
-	}); err != nil {
+	}
+	if err := Retry(attempts, start); err != nil {
 		return c, fmt.Errorf("mongodb: start FerretDB: %w", err)
 	}
 	v, err := ferretDBVersionOf(ctx, n)
@@ -256,29 +299,30 @@ func (e mongoEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 	return c, nil
 }
 
-// startFerretDB starts n on its port and data and waits until it answers
-// a ping.
+// startFerretDB starts n on its address, port and data and waits until it
+// answers buildInfo; on a host, inside its namespace.
 func startFerretDB(ctx context.Context, c *Cluster, n *Node) error {
 	bin, err := FerretDBBinary(ctx)
 	if err != nil {
 		return err
 	}
-	pid, err := Start(Proc{Path: bin, Dir: filepath.Dir(n.DataDir), LogFile: n.LogFile, Args: []string{
+	argv := n.Command(bin,
 		"--handler=sqlite",
-		"--sqlite-url=file:" + n.DataDir + "/",
-		"--state-dir=" + filepath.Dir(n.DataDir),
-		"--listen-addr=" + n.Addr(),
+		"--sqlite-url=file:"+n.DataDir+"/",
+		"--state-dir="+filepath.Dir(n.DataDir),
+		"--listen-addr="+n.Addr(),
 		"--debug-addr=-",      // no HTTP listener
 		"--telemetry=disable", // no network beyond loopback
-		"--log-level=" + c.Options["log-level"],
-	}})
+		"--log-level="+c.Options["log-level"],
+	)
+	pid, err := Start(Proc{Path: argv[0], Args: argv[1:], Dir: filepath.Dir(n.DataDir), LogFile: n.LogFile})
 	if err != nil {
 		return err
 	}
 	n.PID, n.Stopped = pid, false
 	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	if err := WaitPort(wctx, n.Host, n.Port, pid, n.LogFile); err != nil {
+	if err := waitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
 		_ = Kill(pid)
 		n.PID = 0
 		return err
@@ -297,10 +341,16 @@ type ferretDBBuildInfo struct {
 	FerretDBVersion string `bson:"ferretdbVersion"`
 }
 
-// mongoClient connects to n directly (one server, no discovery).
+// mongoClient connects to n directly (one server, no discovery); a node
+// on a host is dialled from inside its host's namespace, the only place
+// its address is reachable from.
 func mongoClient(n *Node) (*mongo.Client, error) {
-	return mongo.Connect(options.Client().ApplyURI("mongodb://" + n.Addr() + "/?directConnection=true").
-		SetServerSelectionTimeout(5 * time.Second).SetAppName("fieldbench-cluster"))
+	o := options.Client().ApplyURI("mongodb://" + n.Addr() + "/?directConnection=true").
+		SetServerSelectionTimeout(5 * time.Second).SetAppName("fieldbench-cluster")
+	if n.Netns != "" {
+		o.SetDialer(nodeDialer{n})
+	}
+	return mongo.Connect(o)
 }
 
 func buildInfoOf(ctx context.Context, n *Node) (ferretDBBuildInfo, error) {
@@ -335,11 +385,12 @@ func ferretDBVersionOf(ctx context.Context, n *Node) (string, error) {
 
 // Status implements Engine: the server's name and version from buildInfo
 // (FerretDB, and the MongoDB version it claims for compatibility), its
-// backend, and whether it answers.
+// backend, and whether it answers; on hosts, its host's counters too.
 func (mongoEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
 	out := make([]NodeStatus, 0, len(c.Nodes))
 	for _, n := range c.Nodes {
 		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: "down", PID: n.PID, Detail: map[string]string{"backend": c.Options["backend"]}}
+		hostCounters(ctx, n, st.Detail)
 		if n.Stopped || !Alive(n.PID) {
 			if n.Stopped {
 				st.State = "stopped"
@@ -368,9 +419,12 @@ func (mongoEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error)
 	return out, nil
 }
 
-// Down implements Engine: SIGTERM, SIGKILL after 15 s.
-func (mongoEngine) Down(_ context.Context, c *Cluster) error {
-	return c.StopNodes("mongodb", 15*time.Second)
+// Down implements Engine: SIGTERM, SIGKILL after 15 s. On a virtual
+// network it then removes every namespace and interface of the network,
+// found from the directory alone.
+func (mongoEngine) Down(ctx context.Context, c *Cluster) error {
+	err := c.StopNodes("mongodb", 15*time.Second)
+	return errors.Join(err, DestroyNetwork(ctx, c.Dir))
 }
 
 // Kill implements Killer: SIGKILL, as a crash.

@@ -197,7 +197,12 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	}
 	dials := &adapter.Backoffs{}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.DialContext = dials.DialFunc(tr.DialContext) // TLS, with tls=1, is the Transport's, over it
+	// The dial is fieldbench's default (netdial), not the Transport's own:
+	// during an experiment on hosts it opens each connection inside the
+	// load host's namespace, the only place the nodes' addresses are
+	// reachable from (docs/network.md). TLS, with tls=1, is the
+	// Transport's, over it.
+	tr.DialContext = dials.DialFunc(nil)
 	tr.MaxIdleConns = cfg.Pool * len(cfg.Nodes)
 	tr.MaxIdleConnsPerHost = cfg.Pool
 	hc := &http.Client{Transport: tr, Timeout: cfg.Timeout}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter/couchdb/couchapi"
+	"github.com/fieldbench/fieldbench/adapter/netdial"
 	"github.com/fieldbench/fieldbench/cluster"
 )
 
@@ -35,7 +36,12 @@ func openCouchDB(ctx context.Context, c *cluster.Cluster) (Prober, error) {
 	if err != nil {
 		return nil, err
 	}
-	hc := &http.Client{Timeout: 10 * time.Second}
+	// The requests dial through fieldbench's default dial: during an
+	// experiment on hosts, from its load host, the only place the nodes'
+	// addresses are reachable from.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = netdial.Default()
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: tr}
 	p := &couchProber{clients: map[string]*couchapi.Client{}, settings: map[string]string{"engine": "couchdb"}}
 	var all []*couchapi.Client
 	for _, n := range nodes {

@@ -29,7 +29,8 @@ func newExperimentCmd() *cobra.Command {
                                network: hosts puts each node on a host of its
                                own and runs the load from load host load1
                                (root; redis, cassandra, postgres,
-                               mariadb; docs/network.md)
+                               mariadb, couchdb, mongodb;
+                               docs/network.md)
   cluster: {engine: external, database, members, commands}
                                or a cluster fieldbench did not start: members
                                [{name, host, port, spare}], and node actions as

@@ -1,0 +1,131 @@
+package cli_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	couchadapter "github.com/fieldbench/fieldbench/adapter/couchdb"
+	"github.com/fieldbench/fieldbench/adapter/couchdb/couchapi"
+	"github.com/fieldbench/fieldbench/adapter/netdial"
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/vnet"
+)
+
+// TestCouchDBHostsReplicate: `cluster up couchdb --nodes 2 --network
+// hosts` puts two pouchdb-servers on hosts of their own (the standard
+// port 5984 of 198.18.0.1 and .2); the adapter, dialling through the
+// load host load1 as an experiment's load does, writes a document on the
+// first node and reads it on the second (the nodes replicate across the
+// virtual network by their host addresses); the machine's own namespace
+// does not reach the nodes; a node killed and restarted on its host
+// catches up with a write made while it was down; status names each
+// node's address, its server and its host's counters; down leaves no
+// namespace.
+func TestCouchDBHostsReplicate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts pouchdb-server on hosts")
+	}
+	if err := vnet.Check(); err != nil {
+		t.Skipf("hosts need network namespaces: %v", err)
+	}
+	e, err := cluster.Get("couchdb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Check(); err != nil {
+		t.Skipf("node/npm not installed (scripts/install-servers.sh): %v", err)
+	}
+	bin := selfBinary(t)
+	dir := filepath.Join(t.TempDir(), "couch")
+	code, out, stderr := upHosts(t, bin, dir, "couchdb", "--nodes", "2")
+	const dsn = "couchdb://198.18.0.1:5984?peers=198.18.0.2:5984"
+	if code != 0 || !strings.Contains(out, "DSN: "+dsn+"\n") {
+		t.Fatalf("up: exit %d, want DSN %s\n%s\n%s", code, dsn, out, stderr)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	load, err := vnet.ForDir(dir).AddHost(ctx, "load1", vnet.LoadAddr(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The adapter, as an experiment's in-process load uses it: its
+	// Transport dials through fieldbench's default dial, which an
+	// experiment on hosts points at the load host.
+	restore := netdial.Set(func(ctx context.Context, _, addr string) (net.Conn, error) { return vnet.Dial(ctx, load.NS, addr) })
+	defer restore()
+	db, err := couchadapter.Open(ctx, dsn)
+	if err != nil {
+		t.Fatalf("the adapter with the load host's dial: %v", err)
+	}
+	defer db.Close()
+	nodes := db.Nodes()
+	if len(nodes) != 2 {
+		t.Fatalf("the adapter has %d nodes, want 2", len(nodes))
+	}
+	// Each node pulls the database from the other by its host address
+	// (the clients' bases), from inside its own host.
+	const dbName = "hosts_check"
+	if err := couchapi.CreateReplicated(ctx, nodes, dbName, false); err != nil {
+		t.Fatal(err)
+	}
+	put := func(n *couchapi.Client, id, v string) {
+		t.Helper()
+		if err := n.Do(ctx, http.MethodPut, couchapi.Path(dbName, id), nil, map[string]string{"v": v}, nil); err != nil {
+			t.Fatalf("put %s on %s: %v", id, n.Base, err)
+		}
+	}
+	// awaitDoc waits for document id on n, as replication brings it.
+	awaitDoc := func(n *couchapi.Client, id, want string) {
+		t.Helper()
+		var doc struct {
+			V string `json:"v"`
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			err = n.Do(ctx, http.MethodGet, couchapi.Path(dbName, id), nil, nil, &doc)
+			if err == nil || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if err != nil || doc.V != want {
+			t.Errorf("%s on %s: %q, %v: want %q, replicated", id, n.Base, doc.V, err, want)
+		}
+	}
+	put(nodes[0], "first", "written on couch1")
+	awaitDoc(nodes[1], "first", "written on couch1")
+
+	// From the machine's own namespace the address reaches no
+	// pouchdb-server (here a gateway outside may accept the connection
+	// and answer 404: no welcome either way).
+	root := &couchapi.Client{Base: "http://198.18.0.1:5984", HTTP: &http.Client{Timeout: 3 * time.Second}}
+	if w, err := root.Welcome(ctx); err == nil {
+		t.Errorf("couch1 welcomed from the root namespace: %+v", w)
+	}
+
+	// couch2 killed, a write on couch1 while it is down, couch2
+	// restarted on its host: its pull from couch1 brings the write.
+	if code, out, stderr := runBin(t, bin, "cluster", "kill", "couch2", "--dir", dir); code != 0 {
+		t.Fatalf("kill couch2: exit %d\n%s\n%s", code, out, stderr)
+	}
+	put(nodes[0], "second", "written while couch2 was down")
+	if code, out, stderr := runBin(t, bin, "cluster", "restart", "couch2", "--dir", dir); code != 0 {
+		t.Fatalf("restart couch2: exit %d\n%s\n%s", code, out, stderr)
+	}
+	awaitDoc(nodes[1], "second", "written while couch2 was down")
+
+	code, out, _ = runBin(t, bin, "cluster", "status", "--dir", dir)
+	for _, want := range []string{"198.18.0.1:5984  pouchdb-server  up", "198.18.0.2:5984  pouchdb-server  up", "network: hosts", "net_rx_bytes=", "server=pouchdb-server"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("status lacks %q: exit %d\n%s", want, code, out)
+		}
+	}
+	db.Close()
+	downAndAssertGone(t, bin, dir)
+}

@@ -1,0 +1,112 @@
+package cli_test
+
+import (
+	"context"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	mongoadapter "github.com/fieldbench/fieldbench/adapter/mongodb"
+	"github.com/fieldbench/fieldbench/adapter/netdial"
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/vnet"
+)
+
+// TestMongoDBHostsKillRestart: `cluster up mongodb --network hosts` puts
+// FerretDB (the engine's one node) on a host of its own (the standard
+// port 27017 of 198.18.0.1); the adapter, dialling through load host
+// load1 as an experiment's load does, writes a document and FerretDB
+// sees the load host's address as its client; the machine's own
+// namespace does not reach the node; killed and restarted on its host,
+// the node still has the document; status names the address, FerretDB
+// and the host's counters; down leaves no namespace.
+func TestMongoDBHostsKillRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts FerretDB on hosts")
+	}
+	if err := vnet.Check(); err != nil {
+		t.Skipf("hosts need network namespaces: %v", err)
+	}
+	e, err := cluster.Get("mongodb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Check(); err != nil {
+		t.Skipf("FerretDB not built (scripts/install-servers.sh): %v", err)
+	}
+	bin := selfBinary(t)
+	dir := filepath.Join(t.TempDir(), "mongo")
+	code, out, stderr := upHosts(t, bin, dir, "mongodb")
+	const dsn = "mongodb://198.18.0.1:27017/fieldbench"
+	if code != 0 || !strings.Contains(out, "DSN: "+dsn+"\n") {
+		t.Fatalf("up: exit %d, want DSN %s\n%s\n%s", code, dsn, out, stderr)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	load, err := vnet.ForDir(dir).AddHost(ctx, "load1", vnet.LoadAddr(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The adapter, as an experiment's in-process load uses it: the
+	// driver dials through fieldbench's default dial, which an experiment
+	// on hosts points at the load host.
+	restore := netdial.Set(func(ctx context.Context, _, addr string) (net.Conn, error) { return vnet.Dial(ctx, load.NS, addr) })
+	defer restore()
+	db, err := mongoadapter.Open(ctx, dsn)
+	if err != nil {
+		t.Fatalf("the adapter with the load host's dial: %v", err)
+	}
+	defer db.Close()
+	var me struct {
+		You string `bson:"you"`
+	}
+	if err := db.Database().Client().Database("admin").RunCommand(ctx, bson.D{{Key: "whatsmyuri", Value: 1}}).Decode(&me); err != nil {
+		t.Fatal(err)
+	}
+	if host, _, _ := net.SplitHostPort(me.You); host != load.Addr.String() {
+		t.Errorf("FerretDB sees its client as %q, want the load host %s", me.You, load.Addr)
+	}
+	coll := db.Database().Collection("hosts_check")
+	if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: "k1"}, {Key: "v", Value: "written from load1"}}); err != nil {
+		t.Fatal(err)
+	}
+
+	// From the machine's own namespace the address reaches no FerretDB
+	// (here a gateway outside may accept the connection: no handshake).
+	if root, err := mongo.Connect(options.Client().ApplyURI("mongodb://198.18.0.1:27017/?directConnection=true&serverSelectionTimeoutMS=2000")); err == nil {
+		if err := root.Ping(ctx, nil); err == nil {
+			t.Error("FerretDB answered a ping from the root namespace")
+		}
+		_ = root.Disconnect(context.Background())
+	}
+
+	if code, out, stderr := runBin(t, bin, "cluster", "kill", "ferretdb1", "--dir", dir); code != 0 {
+		t.Fatalf("kill ferretdb1: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if code, out, stderr := runBin(t, bin, "cluster", "restart", "ferretdb1", "--dir", dir); code != 0 {
+		t.Fatalf("restart ferretdb1: exit %d\n%s\n%s", code, out, stderr)
+	}
+	// The driver redials the restarted node through the load host.
+	var doc struct {
+		V string `bson:"v"`
+	}
+	if err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: "k1"}}).Decode(&doc); err != nil || doc.V != "written from load1" {
+		t.Errorf("after kill and restart: %q, %v: want the document written before", doc.V, err)
+	}
+
+	code, out, _ = runBin(t, bin, "cluster", "status", "--dir", dir)
+	for _, want := range []string{"FerretDB", "198.18.0.1:27017  standalone  up", "network: hosts", "net_rx_bytes=", "server=FerretDB"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("status lacks %q: exit %d\n%s", want, code, out)
+		}
+	}
+	db.Close()
+	downAndAssertGone(t, bin, dir)
+}
