@@ -108,10 +108,8 @@ func (e couchEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 		if err := CheckNetwork(e.Name(), NetworkHosts); err != nil {
 			return nil, err
 		}
-		c.Network = NetworkHosts
-		c.Options["network"] = NetworkHosts
-		if err := vnet.ForDir(dir).Create(ctx); err != nil {
-			return c, fmt.Errorf("couchdb: %w", err)
+		if err := c.createHosts(ctx); err != nil {
+			return c, err
 		}
 	}
 	for range max(opts.Nodes, 1) {

@@ -16,8 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/fieldbench/fieldbench/cluster/vnet"
 )
 
 // The "mariadb" engine: one mariadbd, or a Galera cluster of N mariadbd
@@ -242,12 +240,10 @@ func (m mariaDB) Up(ctx context.Context, dir string, opts Options) (*Cluster, er
 		if err := CheckNetwork(m.Name(), NetworkHosts); err != nil {
 			return nil, err
 		}
-		c.Network = NetworkHosts
-		c.Options["network"] = NetworkHosts
 		// From here on a failure returns c, whose Down (the caller's)
 		// removes the network.
-		if err := vnet.ForDir(dir).Create(ctx); err != nil {
-			return c, fmt.Errorf("mariadb: %w", err)
+		if err := c.createHosts(ctx); err != nil {
+			return c, err
 		}
 		for _, node := range c.Nodes {
 			if err := mariadbPlaceOnHost(ctx, c, node); err != nil {

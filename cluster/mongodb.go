@@ -15,8 +15,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
-
-	"github.com/fieldbench/fieldbench/cluster/vnet"
 )
 
 // The mongodb engine starts FerretDB, a server that speaks the MongoDB
@@ -253,10 +251,8 @@ func (e mongoEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 		if err := CheckNetwork(e.Name(), NetworkHosts); err != nil {
 			return nil, err
 		}
-		c.Network = NetworkHosts
-		c.Options["network"] = NetworkHosts
-		if err := vnet.ForDir(dir).Create(ctx); err != nil {
-			return c, fmt.Errorf("mongodb: %w", err)
+		if err := c.createHosts(ctx); err != nil {
+			return c, err
 		}
 	}
 	ndir := filepath.Join(dir, "ferretdb1")

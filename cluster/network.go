@@ -141,3 +141,14 @@ func addNodeHost(ctx context.Context, c *Cluster, name string) (vnet.Host, error
 	}
 	return vnet.ForDir(c.Dir).AddHost(ctx, name, vnet.NodeAddr(i))
 }
+
+// createHosts makes c a cluster on hosts and creates its virtual network,
+// before the engine starts its first node there (CheckNetwork first).
+func (c *Cluster) createHosts(ctx context.Context) error {
+	c.Network = NetworkHosts
+	c.Options["network"] = NetworkHosts
+	if err := vnet.ForDir(c.Dir).Create(ctx); err != nil {
+		return fmt.Errorf("%s: %w", c.Engine, err)
+	}
+	return nil
+}

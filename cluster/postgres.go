@@ -251,10 +251,8 @@ func (e pgEngine) Up(ctx context.Context, dir string, opts Options) (_ *Cluster,
 		if _, err := exec.LookPath("setpriv"); err != nil {
 			return nil, fmt.Errorf("postgres: --network hosts needs setpriv (Debian package util-linux): %w", err)
 		}
-		c.Network = NetworkHosts
-		c.Options["network"] = NetworkHosts
-		if err := vnet.ForDir(dir).Create(ctx); err != nil {
-			return nil, fmt.Errorf("postgres: %w", err)
+		if err := c.createHosts(ctx); err != nil {
+			return nil, err
 		}
 	}
 	primary, err := e.initPrimary(ctx, c, conf)

@@ -144,10 +144,8 @@ func (e redisEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 		if err := CheckNetwork(e.Name(), NetworkHosts); err != nil {
 			return nil, err
 		}
-		c.Network = NetworkHosts
-		c.Options["network"] = NetworkHosts
-		if err := vnet.ForDir(dir).Create(ctx); err != nil {
-			return c, fmt.Errorf("redis: %w", err)
+		if err := c.createHosts(ctx); err != nil {
+			return c, err
 		}
 	}
 	total := ro.masters * (1 + ro.replicas)

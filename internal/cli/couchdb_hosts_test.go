@@ -12,7 +12,6 @@ import (
 	couchadapter "github.com/fieldbench/fieldbench/adapter/couchdb"
 	"github.com/fieldbench/fieldbench/adapter/couchdb/couchapi"
 	"github.com/fieldbench/fieldbench/adapter/netdial"
-	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
 )
 
@@ -27,19 +26,7 @@ import (
 // node's address, its server and its host's counters; down leaves no
 // namespace.
 func TestCouchDBHostsReplicate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts pouchdb-server on hosts")
-	}
-	if err := vnet.Check(); err != nil {
-		t.Skipf("hosts need network namespaces: %v", err)
-	}
-	e, err := cluster.Get("couchdb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Check(); err != nil {
-		t.Skipf("node/npm not installed (scripts/install-servers.sh): %v", err)
-	}
+	needHostsEngine(t, "couchdb")
 	bin := selfBinary(t)
 	dir := filepath.Join(t.TempDir(), "couch")
 	code, out, stderr := upHosts(t, bin, dir, "couchdb", "--nodes", "2")

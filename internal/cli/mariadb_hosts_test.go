@@ -16,7 +16,6 @@ import (
 
 	mariadbadapter "github.com/fieldbench/fieldbench/adapter/mariadb"
 	"github.com/fieldbench/fieldbench/adapter/netdial"
-	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
 )
 
@@ -36,19 +35,7 @@ import (
 // cores; 72 s beside another cluster's tests): behind
 // FIELDBENCH_LONG_TESTS.
 func TestMariaDBHostsGalera(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a Galera cluster on hosts")
-	}
-	if err := vnet.Check(); err != nil {
-		t.Skipf("hosts need network namespaces: %v", err)
-	}
-	e, err := cluster.Get("mariadb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Check(); err != nil {
-		t.Skipf("MariaDB not installed (scripts/install-servers.sh): %v", err)
-	}
+	needHostsEngine(t, "mariadb")
 	if _, err := os.Stat("/usr/lib/galera/libgalera_smm.so"); err != nil {
 		t.Skipf("Galera not installed (scripts/install-servers.sh): %v", err)
 	}

@@ -14,7 +14,6 @@ import (
 
 	mongoadapter "github.com/fieldbench/fieldbench/adapter/mongodb"
 	"github.com/fieldbench/fieldbench/adapter/netdial"
-	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
 )
 
@@ -27,19 +26,7 @@ import (
 // the node still has the document; status names the address, FerretDB
 // and the host's counters; down leaves no namespace.
 func TestMongoDBHostsKillRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts FerretDB on hosts")
-	}
-	if err := vnet.Check(); err != nil {
-		t.Skipf("hosts need network namespaces: %v", err)
-	}
-	e, err := cluster.Get("mongodb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Check(); err != nil {
-		t.Skipf("FerretDB not built (scripts/install-servers.sh): %v", err)
-	}
+	needHostsEngine(t, "mongodb")
 	bin := selfBinary(t)
 	dir := filepath.Join(t.TempDir(), "mongo")
 	code, out, stderr := upHosts(t, bin, dir, "mongodb")

@@ -68,6 +68,25 @@ func assertNetworkGone(t *testing.T, dir string) {
 	}
 }
 
+// needHostsEngine skips t unless engine's servers can start on hosts
+// here: not -short, network namespaces possible, the engine installed.
+func needHostsEngine(t *testing.T, engine string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("starts %s on hosts", engine)
+	}
+	if err := vnet.Check(); err != nil {
+		t.Skipf("hosts need network namespaces: %v", err)
+	}
+	e, err := cluster.Get(engine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Check(); err != nil {
+		t.Skipf("%s cannot run here (scripts/install-servers.sh): %v", engine, err)
+	}
+}
+
 func needHostsCLI(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
@@ -402,16 +421,8 @@ func assertRanOnLoad1(t *testing.T, run *result.Run) {
 // JVMs run with a 256 MB heap (about 700 MB RSS each measured here) and a
 // 10 s server timeout, for a shared, loaded machine.
 func TestCassandraHostsLoadHost(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary and starts three Cassandra JVMs")
-	}
 	onlyLong(t, "three Cassandra JVMs on hosts, killed and restarted: 5–7 min here")
-	if err := vnet.Check(); err != nil {
-		t.Skipf("hosts need network namespaces: %v", err)
-	}
-	if e, err := cluster.Get("cassandra"); err != nil || e.Check() != nil {
-		t.Skipf("cassandra cannot run here (scripts/install-servers.sh): %v", err)
-	}
+	needHostsEngine(t, "cassandra")
 	start := time.Now()
 	bin := selfBinary(t)
 	base := t.TempDir()

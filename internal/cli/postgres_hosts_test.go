@@ -14,7 +14,6 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter/netdial"
 	pgadapter "github.com/fieldbench/fieldbench/adapter/postgres"
-	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
 )
 
@@ -26,19 +25,7 @@ import (
 // machine's own namespace does not reach the nodes; status names each
 // node's address; down leaves no namespace. About 15 s here.
 func TestPostgresHostsReplica(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts PostgreSQL on hosts")
-	}
-	if err := vnet.Check(); err != nil {
-		t.Skipf("hosts need network namespaces: %v", err)
-	}
-	e, err := cluster.Get("postgres")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Check(); err != nil {
-		t.Skipf("PostgreSQL not installed (scripts/install-servers.sh): %v", err)
-	}
+	needHostsEngine(t, "postgres")
 	bin := selfBinary(t)
 	// The servers run as postgres: every parent of the directory must be
 	// world-searchable, which t.TempDir's are not.
