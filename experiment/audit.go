@@ -216,7 +216,11 @@ const (
 // can be stored for one user.
 func readBack(ctx context.Context, store microblog.Store, ds *microblog.Dataset, posts []microblog.Tweet, run int) (readings, error) {
 	rb := readings{stored: map[int64]microblog.Tweet{}, inTimeline: map[int64]map[int64]bool{}}
-	counts, err := store.Counts(ctx)
+	var counts microblog.Counts
+	_, err := readRetry.Do(ctx, func() (err error) {
+		counts, err = store.Counts(ctx)
+		return err
+	})
 	if err != nil {
 		return rb, fmt.Errorf("audit: count stored data: %w", err)
 	}
@@ -258,10 +262,13 @@ func readBack(ctx context.Context, store microblog.Store, ds *microblog.Dataset,
 // safe to repeat; waits of 1, 2 and 4 s between tries.
 const readTries = 4
 
+// readRetry is the audit's policy for one read.
+var readRetry = workload.Retry{Max: readTries - 1, Backoff: time.Second}
+
 // again runs read up to readTries times while it fails.
 func again(ctx context.Context, read func() ([]microblog.Tweet, error)) ([]microblog.Tweet, error) {
 	var out []microblog.Tweet
-	_, err := workload.Retry{Max: readTries - 1, Backoff: time.Second}.Do(ctx, func() (err error) {
+	_, err := readRetry.Do(ctx, func() (err error) {
 		out, err = read()
 		return err
 	})
