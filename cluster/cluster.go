@@ -145,6 +145,16 @@ type Killer interface {
 	Restart(ctx context.Context, c *Cluster, node string) error
 }
 
+// Healer is an engine whose nodes need help once a network partition of
+// theirs heals: pouchdb-server's continuous replications give up on a
+// peer they cannot reach and do not start again by themselves. Healed is
+// called with the nodes whose partition was removed; HealNote says what it
+// does, for the heal's event.
+type Healer interface {
+	Healed(ctx context.Context, c *Cluster, nodes []string) error
+	HealNote() string
+}
+
 // Remover is an engine that can take a node out of a running cluster
 // gracefully, handing its data to the others first (Cassandra decommission).
 type Remover interface {

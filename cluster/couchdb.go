@@ -379,6 +379,40 @@ func (couchEngine) Kill(_ context.Context, c *Cluster, name string) error {
 	return c.KillNode(name)
 }
 
+// Healed implements Healer: the replications between each healed node and
+// every other running node are renewed both ways (couchapi.Retrigger,
+// as after a restart): a pull that met a partition stopped for good.
+func (couchEngine) Healed(ctx context.Context, c *Cluster, names []string) error {
+	running := runningCouch(c)
+	for _, name := range names {
+		n, err := c.Node(name)
+		if err != nil {
+			return err
+		}
+		if !n.Running() {
+			continue
+		}
+		h := couchClient(n)
+		if err := couchapi.Retrigger(ctx, running, h); err != nil {
+			return fmt.Errorf("couchdb: healed %s: renew replications from it: %w", name, err)
+		}
+		for _, o := range running {
+			if o.Base == h.Base {
+				continue
+			}
+			if err := couchapi.Retrigger(ctx, []*couchapi.Client{h}, o); err != nil {
+				return fmt.Errorf("couchdb: healed %s: renew replications to it: %w", name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// HealNote implements Healer.
+func (couchEngine) HealNote() string {
+	return "replications between the healed nodes and the others renewed (pouchdb-server does not resume them)"
+}
+
 // Restart implements Killer: the node starts on its port and data again;
 // its own pulls restart from its _replicator database, and the other
 // running nodes' pulls from it are renewed (couchapi.Retrigger).

@@ -221,7 +221,15 @@ func (x *expRun) applyFault(ctx context.Context, a Action, nodes []*cluster.Node
 			}
 			delete(x.faults.cut, n.Name)
 		}
-		return fmt.Sprintf("%s (mechanism: nftables table deleted)", list), errors.Join(errs...)
+		detail := fmt.Sprintf("%s (mechanism: nftables table deleted)", list)
+		if h, ok := x.eng.(cluster.Healer); ok && len(nodes) > 0 && len(errs) == 0 {
+			if err := h.Healed(ctx, x.cl, names); err != nil {
+				errs = append(errs, err)
+			} else {
+				detail += "; " + h.HealNote()
+			}
+		}
+		return detail, errors.Join(errs...)
 	case "limit":
 		rate, err := vnet.ParseRate(a.Rate)
 		if err != nil {

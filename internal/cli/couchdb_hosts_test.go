@@ -4,6 +4,8 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/netip"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	couchadapter "github.com/fieldbench/fieldbench/adapter/couchdb"
 	"github.com/fieldbench/fieldbench/adapter/couchdb/couchapi"
 	"github.com/fieldbench/fieldbench/adapter/netdial"
+	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
 )
 
@@ -25,8 +28,15 @@ import (
 // catches up with a write made while it was down; status names each
 // node's address, its server and its host's counters; down leaves no
 // namespace.
+// healTestCut is how long TestCouchDBHostsReplicate keeps couch2 cut off.
+const healTestCut = 15 * time.Second
+
 func TestCouchDBHostsReplicate(t *testing.T) {
 	needHostsEngine(t, "couchdb")
+	e, err := cluster.Get("couchdb")
+	if err != nil {
+		t.Fatal(err)
+	}
 	bin := selfBinary(t)
 	dir := filepath.Join(t.TempDir(), "couch")
 	code, out, stderr := upHosts(t, bin, dir, "couchdb", "--nodes", "2")
@@ -106,6 +116,32 @@ func TestCouchDBHostsReplicate(t *testing.T) {
 		t.Fatalf("restart couch2: exit %d\n%s\n%s", code, out, stderr)
 	}
 	awaitDoc(nodes[1], "second", "written while couch2 was down")
+
+	// couch2 cut off from couch1 long enough for its pull to give up, a
+	// write on couch1, the cut healed: the engine's Healed renews the
+	// replications (pouchdb-server does not), and the write arrives.
+	c, err := cluster.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	couch2, err := c.Node("couch2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := vnet.Cut(ctx, couch2.Netns, []netip.Addr{netip.MustParseAddr("198.18.0.1")}); err != nil {
+		t.Fatal(err)
+	}
+	put(nodes[0], "third", "written while couch2 was cut off")
+	time.Sleep(healTestCut)
+	if err := vnet.Uncut(ctx, couch2.Netns); err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("FIELDBENCH_TEST_NO_HEAL") == "" {
+		if err := e.(cluster.Healer).Healed(ctx, c, []string{"couch2"}); err != nil {
+			t.Fatalf("Healed: %v", err)
+		}
+	}
+	awaitDoc(nodes[1], "third", "written while couch2 was cut off")
 
 	code, out, _ = runBin(t, bin, "cluster", "status", "--dir", dir)
 	for _, want := range []string{"198.18.0.1:5984  pouchdb-server  up", "198.18.0.2:5984  pouchdb-server  up", "network: hosts", "net_rx_bytes=", "server=pouchdb-server"} {
