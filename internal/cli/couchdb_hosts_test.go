@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"net/netip"
 	"os"
@@ -13,7 +12,6 @@ import (
 
 	couchadapter "github.com/fieldbench/fieldbench/adapter/couchdb"
 	"github.com/fieldbench/fieldbench/adapter/couchdb/couchapi"
-	"github.com/fieldbench/fieldbench/adapter/netdial"
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
 )
@@ -54,7 +52,7 @@ func TestCouchDBHostsReplicate(t *testing.T) {
 	// The adapter, as an experiment's in-process load uses it: its
 	// Transport dials through fieldbench's default dial, which an
 	// experiment on hosts points at the load host.
-	restore := netdial.Set(func(ctx context.Context, _, addr string) (net.Conn, error) { return vnet.Dial(ctx, load.NS, addr) })
+	restore := dialThrough(load)
 	defer restore()
 	db, err := couchadapter.Open(ctx, dsn)
 	if err != nil {

@@ -15,7 +15,6 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	mariadbadapter "github.com/fieldbench/fieldbench/adapter/mariadb"
-	"github.com/fieldbench/fieldbench/adapter/netdial"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
 )
 
@@ -43,13 +42,7 @@ func TestMariaDBHostsGalera(t *testing.T) {
 	bin := selfBinary(t)
 	// The servers run as mysql: every parent of the directory must be
 	// world-searchable, which t.TempDir's are not.
-	base, err := os.MkdirTemp("", "fieldbench-mariahosts-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	base := worldSearchableDir(t, "fieldbench-mariahosts-")
 	dir := filepath.Join(base, "maria")
 	code, out, stderr := upHosts(t, bin, dir, "mariadb", "--nodes", "3")
 	t.Cleanup(func() {
@@ -132,7 +125,7 @@ func TestMariaDBHostsGalera(t *testing.T) {
 	// The adapter, as an experiment's in-process load uses it: it dials
 	// through fieldbench's default dial, which an experiment on hosts
 	// points at the load host.
-	restore := netdial.Set(func(ctx context.Context, _, addr string) (net.Conn, error) { return vnet.Dial(ctx, load.NS, addr) })
+	restore := dialThrough(load)
 	db, err := mariadbadapter.Open(ctx, dsn)
 	restore()
 	if err != nil {

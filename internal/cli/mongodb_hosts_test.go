@@ -13,7 +13,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	mongoadapter "github.com/fieldbench/fieldbench/adapter/mongodb"
-	"github.com/fieldbench/fieldbench/adapter/netdial"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
 )
 
@@ -44,7 +43,7 @@ func TestMongoDBHostsKillRestart(t *testing.T) {
 	// The adapter, as an experiment's in-process load uses it: the
 	// driver dials through fieldbench's default dial, which an experiment
 	// on hosts points at the load host.
-	restore := netdial.Set(func(ctx context.Context, _, addr string) (net.Conn, error) { return vnet.Dial(ctx, load.NS, addr) })
+	restore := dialThrough(load)
 	defer restore()
 	db, err := mongoadapter.Open(ctx, dsn)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fieldbench/fieldbench/adapter/netdial"
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
 	"github.com/fieldbench/fieldbench/internal/cli"
@@ -66,6 +68,26 @@ func assertNetworkGone(t *testing.T, dir string) {
 	if pids, _ := cluster.Spawned(dir); len(pids) > 0 {
 		t.Errorf("servers still running: %v", pids)
 	}
+}
+
+// dialThrough points fieldbench's default dial at host h, as an
+// experiment's in-process load on a load host does; restore undoes it.
+func dialThrough(h vnet.Host) (restore func()) {
+	return netdial.Set(func(ctx context.Context, _, addr string) (net.Conn, error) { return vnet.Dial(ctx, h.NS, addr) })
+}
+
+// worldSearchableDir makes a directory every user can search, for servers
+// that drop root (postgres, mysql): t.TempDir's parents are not.
+func worldSearchableDir(t *testing.T, prefix string) string {
+	t.Helper()
+	base, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return base
 }
 
 // needHostsEngine skips t unless engine's servers can start on hosts

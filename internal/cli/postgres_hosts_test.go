@@ -12,7 +12,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/fieldbench/fieldbench/adapter/netdial"
 	pgadapter "github.com/fieldbench/fieldbench/adapter/postgres"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
 )
@@ -29,13 +28,7 @@ func TestPostgresHostsReplica(t *testing.T) {
 	bin := selfBinary(t)
 	// The servers run as postgres: every parent of the directory must be
 	// world-searchable, which t.TempDir's are not.
-	base, err := os.MkdirTemp("", "fieldbench-pghosts-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	base := worldSearchableDir(t, "fieldbench-pghosts-")
 	dir := filepath.Join(base, "pg")
 	code, out, stderr := runBin(t, bin, "cluster", "up", "postgres", "--nodes", "2", "--network", "hosts", "--dir", dir)
 	t.Cleanup(func() {
@@ -117,7 +110,7 @@ func TestPostgresHostsReplica(t *testing.T) {
 	// dial through fieldbench's default dial, which an experiment on
 	// hosts points at the load host (before, pgx's own dial went out of
 	// the root namespace and never reached the node).
-	restore := netdial.Set(func(ctx context.Context, _, addr string) (net.Conn, error) { return vnet.Dial(ctx, load.NS, addr) })
+	restore := dialThrough(load)
 	db, err := pgadapter.Open(ctx, dsn)
 	restore()
 	if err != nil {

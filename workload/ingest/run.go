@@ -68,7 +68,8 @@ type RunConfig struct {
 	Lo, Hi int
 	// Retry, when its Max is above 0, sends a failed batch again (the same
 	// records) up to Max more times before the failure fails the run, as
-	// an ingest pipeline with failover would. A store whose insert
+	// an ingest pipeline with failover would; Verify's count is retried
+	// the same way. A store whose insert
 	// overwrites (Cassandra, HBase, Redis, Couchbase's upserts) takes the
 	// same records twice without harm; on a store that refuses a key it
 	// holds, a retry of a batch that had landed fails on its keys (and
@@ -230,13 +231,24 @@ func Run(ctx context.Context, store Store, cfg RunConfig, recs []BatchRecorder) 
 			}
 			cctx, cancel = context.WithTimeout(ctx, limit)
 		}
-		n, err := store.Count(cctx)
+		// A count is a read: under a Retry policy a failed one is tried
+		// again like a batch (a scan of the whole table times out on a
+		// node still replaying its hints after a partition).
+		var n int64
+		count := func() error {
+			_, err := cfg.Retry.Do(cctx, func() (err error) {
+				n, err = store.Count(cctx)
+				return err
+			})
+			return err
+		}
+		err := count()
 		for err == nil && n < whole && total < whole && cctx.Err() == nil {
 			// A shard: the other shards' sources may still be inserting.
 			select {
 			case <-cctx.Done():
 			case <-time.After(100 * time.Millisecond):
-				n, err = store.Count(cctx)
+				err = count()
 			}
 		}
 		cancel()

@@ -32,6 +32,8 @@ type memStore struct {
 	block bool
 	// lose makes Count report one record fewer.
 	lose bool
+	// countFails makes the first countFails calls of Count fail.
+	countFails atomic.Int64
 	// load is the records per source of the current run (set by tests).
 	load atomic.Int64
 }
@@ -65,6 +67,9 @@ func (m *memStore) InsertBatch(ctx context.Context, recs []Record) error {
 }
 
 func (m *memStore) Count(context.Context) (int64, error) {
+	if m.countFails.Add(-1) >= 0 {
+		return 0, errors.New("count timed out")
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := int64(len(m.seen))
@@ -364,15 +369,18 @@ func TestRunRetries(t *testing.T) {
 		wantFailed    bool
 		wantRetries   int64
 		wantRecovered int64
+		countFails    int64 // the first Counts that fail (the third answers)
 	}{
-		{"recovers", 3, 4, false, 2, 1},
-		{"exhausted", 3, 0, true, 2, 0},
-		{"no failure", 0, -1, false, 0, 0},
+		{"recovers", 3, 4, false, 2, 1, 0},
+		{"exhausted", 3, 0, true, 2, 0, 0},
+		{"no failure", 0, -1, false, 0, 0, 0},
+		{"count fails twice", 0, -1, false, 0, 0, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			st := newMemStore(1)
+			st.countFails.Store(tc.countFails)
 			st.fail = func(_, call int64) error {
 				if tc.failFrom > 0 && call >= tc.failFrom && (tc.failTo == 0 || call <= tc.failTo) {
 					return boom
