@@ -35,7 +35,7 @@ const (
 var Networks = []string{NetworkLoopback, NetworkHosts}
 
 // hostsEngines are the engines that can start their nodes on hosts.
-var hostsEngines = []string{"redis", "cassandra", "postgres", "mariadb", "couchdb", "mongodb"}
+var hostsEngines = []string{"redis", "cassandra", "postgres", "mariadb", "couchdb", "mongodb", "hbase"}
 
 // CheckNetwork reports whether engine can start on network here: a known
 // network, an engine that supports it, and for hosts the rights to create
