@@ -430,7 +430,7 @@ func hbaseSiteXML(props map[string]string) string {
 	}
 	sort.Strings(keys)
 	var b strings.Builder
-	b.WriteString("<?xml version=\"1.0\"?>\n<!-- written by fieldbench: loopback only, no web UIs -->\n<configuration>\n")
+	b.WriteString("<?xml version=\"1.0\"?>\n<!-- written by fieldbench: its address only, no web UIs -->\n<configuration>\n")
 	for _, k := range keys {
 		fmt.Fprintf(&b, "  <property><name>%s</name><value>%s</value></property>\n", k, hbaseXMLEscape(props[k]))
 	}
