@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,7 +15,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/fieldbench/fieldbench/cluster/vnet"
 )
 
 // The hbase engine runs Apache HBase from Maven Central jars on the
@@ -44,6 +48,31 @@ import (
 // disabled (info port -1). Status reads the master's view of every live
 // region server — regions and request counts, per server — through the
 // gateway's /status/cluster.
+//
+// With --network hosts (Options.Network) the processes are hosts of a
+// virtual network (package vnet) instead, each started inside its host's
+// namespace (`ip netns exec`, which execs java: the PID is the JVM's):
+//
+//   - the master, with its ZooKeeper and the region servers inside it, on
+//     host "master" (198.18.0.1): ZooKeeper on 2181, the master's RPC on
+//     16000, its info server (JMX) on 16010, the in-process region servers
+//     on kernel-chosen ports of the same address (they share the master's
+//     configuration, so they cannot have a standard port each, and they
+//     are on the master's host, not hosts of their own);
+//   - the REST gateway on the master's host too, on 8080 (HBase's
+//     default): it is a client of the master, the one address the adapter
+//     needs;
+//   - every region server that Add starts, a process of its own, on a
+//     host of its own (rsN on 198.18.0.2, .3, ...), RPC on 16020.
+//
+// Every server binds its host's address only (hbase.master.ipc.address,
+// hbase.regionserver.ipc.address, hbase.master.info.bindAddress,
+// hbase.rest.host) — except the embedded ZooKeeper, on every address of
+// the master's host (see siteConfig) — and names itself by it
+// (hbase.master.hostname, hbase.regionserver.hostname), so the master and
+// ZooKeeper hand out addresses every host can reach. fieldbench's own
+// requests (readiness, status, the JMX count) dial from inside the node's
+// host. Down removes the network.
 //
 // The balancer is HBase's SimpleLoadBalancer (region counts, slop 0.2),
 // not 2.x's default StochasticLoadBalancer: the study's HBase 0.90
@@ -80,6 +109,14 @@ const (
 	// server holds between floor(avg*(1-slop)) and ceil(avg*(1+slop))
 	// regions (SimpleLoadBalancer's rule, which Moving applies too).
 	hbaseSlop = 0.2
+
+	// The standard ports of HBase 2 and its REST gateway: the ports of the
+	// processes on hosts of their own (on loopback they are free ports).
+	hbaseZKPort         = 2181
+	hbaseMasterPort     = 16000
+	hbaseMasterInfoPort = 16010
+	hbaseRSPort         = 16020
+	hbaseRESTPort       = 8080
 )
 
 // hbaseArtifacts are the jars of the server and the REST gateway. No
@@ -186,31 +223,54 @@ func (e hbaseEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 		"rootdir":         "file://" + filepath.Join(dir, "data", "hbase"),
 	}}
 	master := &Node{Name: "master", Role: "master", Host: Loopback, DataDir: filepath.Join(dir, "data")}
-	err = Retry(3, func(int) error {
+	rest := &Node{Name: "rest", Role: "rest", Host: Loopback, DataDir: filepath.Join(dir, "data")}
+	startMaster := func(int) error {
 		p, err := FreePorts(Loopback, 2)
 		if err != nil {
 			return err
 		}
 		master.Port, master.Ports = p[0], p[1:]
 		return e.startNode(ctx, c, master, 180*time.Second)
-	})
-	if err != nil {
-		return c, fmt.Errorf("hbase: start master: %w", err)
 	}
-	c.Nodes = append(c.Nodes, master)
-	if err := c.Save(); err != nil {
-		return c, err
-	}
-	rest := &Node{Name: "rest", Role: "rest", Host: Loopback, DataDir: filepath.Join(dir, "data")}
-	err = Retry(3, func(int) error {
+	startREST := func(int) error {
 		p, err := FreePort(Loopback)
 		if err != nil {
 			return err
 		}
 		rest.Port = p
 		return e.startNode(ctx, c, rest, 180*time.Second)
-	})
-	if err != nil {
+	}
+	attempts := 3
+	if opts.Network == NetworkHosts {
+		if err := CheckNetwork(e.Name(), NetworkHosts); err != nil {
+			return nil, err
+		}
+		c.Network = NetworkHosts
+		c.Options["network"] = NetworkHosts
+		if err := vnet.ForDir(dir).Create(ctx); err != nil {
+			return c, fmt.Errorf("hbase: %w", err)
+		}
+		h, err := addNodeHost(ctx, c, master.Name)
+		if err != nil {
+			return c, fmt.Errorf("hbase: %w", err)
+		}
+		// The gateway shares the master's host: standard ports of an
+		// address nothing else binds, no port to lose to a race, so no
+		// retry.
+		master.Host, master.Netns, master.Port, master.Ports = h.Addr.String(), h.NS, hbaseZKPort, []int{hbaseMasterInfoPort}
+		rest.Host, rest.Netns, rest.Port = h.Addr.String(), h.NS, hbaseRESTPort
+		startMaster = func(int) error { return e.startNode(ctx, c, master, 180*time.Second) }
+		startREST = func(int) error { return e.startNode(ctx, c, rest, 180*time.Second) }
+		attempts = 1
+	}
+	if err := Retry(attempts, startMaster); err != nil {
+		return c, fmt.Errorf("hbase: start master: %w", err)
+	}
+	c.Nodes = append(c.Nodes, master)
+	if err := c.Save(); err != nil {
+		return c, err
+	}
+	if err := Retry(attempts, startREST); err != nil {
 		return c, fmt.Errorf("hbase: start REST gateway: %w", err)
 	}
 	c.Nodes = append(c.Nodes, rest)
@@ -224,8 +284,9 @@ func (e hbaseEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 	return c, nil
 }
 
-// siteConfig is a node's hbase-site.xml: loopback, free or kernel-chosen
-// ports, no web UIs, data under the cluster directory.
+// siteConfig is a node's hbase-site.xml: loopback (or the node's host's
+// address), free, standard or kernel-chosen ports, no web UIs, data under
+// the cluster directory.
 func (e hbaseEngine) siteConfig(c *Cluster, n *Node) (map[string]string, error) {
 	var zk *Node
 	if n.Role == "master" {
@@ -242,21 +303,21 @@ func (e hbaseEngine) siteConfig(c *Cluster, n *Node) (map[string]string, error) 
 		"hbase.cluster.distributed":              "false",
 		"hbase.rootdir":                          c.Options["rootdir"],
 		"hbase.tmp.dir":                          filepath.Join(data, "tmp-"+n.Name),
-		"hbase.zookeeper.quorum":                 Loopback,
+		"hbase.zookeeper.quorum":                 zk.Host,
 		"hbase.zookeeper.property.clientPort":    strconv.Itoa(zk.Port),
 		"hbase.zookeeper.property.dataDir":       filepath.Join(data, "zookeeper"),
 		"hbase.unsafe.stream.capability.enforce": "false",
-		"hbase.master.hostname":                  Loopback,
-		"hbase.regionserver.hostname":            Loopback,
-		"hbase.master.ipc.address":               Loopback,
-		"hbase.regionserver.ipc.address":         Loopback,
+		"hbase.master.hostname":                  n.Host,
+		"hbase.regionserver.hostname":            n.Host,
+		"hbase.master.ipc.address":               n.Host,
+		"hbase.regionserver.ipc.address":         n.Host,
 		// Ports are set here: 0 (kernel-chosen) for RPC, -1 (off) or a
 		// free port for info servers; "random ports" would override them.
 		"hbase.localcluster.assign.random.ports": "false",
 		"hbase.master.port":                      "0",
 		"hbase.regionserver.port":                "0",
 		"hbase.master.info.port":                 "-1",
-		"hbase.master.info.bindAddress":          Loopback,
+		"hbase.master.info.bindAddress":          n.Host,
 		"hbase.regionserver.info.port":           "-1",
 		"hbase.balancer.period":                  c.Options["balancer-period"],
 		"hbase.master.loadbalancer.class":        "org.apache.hadoop.hbase.master.balancer.SimpleLoadBalancer",
@@ -274,11 +335,23 @@ func (e hbaseEngine) siteConfig(c *Cluster, n *Node) (map[string]string, error) 
 		if len(n.Ports) > 0 {
 			p["hbase.master.info.port"] = strconv.Itoa(n.Ports[0])
 		}
+		if n.Netns != "" {
+			p["hbase.master.port"] = strconv.Itoa(hbaseMasterPort)
+			// The embedded ZooKeeper (MiniZooKeeperCluster) listens on
+			// loopback unless told, and tells whether it is up by
+			// connecting to localhost, whatever address it was given: on
+			// the host's address only it never looks up and the master
+			// exits ("Waiting for startup of standalone server", seen
+			// here). So it listens on every address of the master's host:
+			// its 198.18.0.N and its own loopback, which nothing outside
+			// the host reaches.
+			p["hbase.zookeeper.property.clientPortAddress"] = "0.0.0.0"
+		}
 	case "regionserver":
 		p["hbase.cluster.distributed"] = "true"
 		p["hbase.regionserver.port"] = strconv.Itoa(n.Port)
 	case "rest":
-		p["hbase.rest.host"] = Loopback
+		p["hbase.rest.host"] = n.Host
 		p["hbase.rest.port"] = strconv.Itoa(n.Port)
 		p["hbase.rest.info.port"] = "-1"
 		p["hbase.rest.threads.max"] = "200"
@@ -335,13 +408,14 @@ func (e hbaseEngine) startNode(ctx context.Context, c *Cluster, n *Node, limit t
 		args = append(args, "--localRegionServers="+c.Options["regionservers"])
 	}
 	args = append(args, "start")
-	pid, err := Start(Proc{Path: "java", Args: args, Dir: n.DataDir, LogFile: n.LogFile})
+	argv := n.Command(append([]string{"java"}, args...)...)
+	pid, err := Start(Proc{Path: argv[0], Args: argv[1:], Dir: n.DataDir, LogFile: n.LogFile})
 	if err != nil {
 		return err
 	}
 	wctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	if err := WaitPort(wctx, n.Host, n.Port, pid, n.LogFile); err != nil {
+	if err := waitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
 		_ = Kill(pid)
 		return fmt.Errorf("hbase %s: %w", n.Name, err)
 	}
@@ -356,7 +430,7 @@ func hbaseSiteXML(props map[string]string) string {
 	}
 	sort.Strings(keys)
 	var b strings.Builder
-	b.WriteString("<?xml version=\"1.0\"?>\n<!-- written by fieldbench: loopback only, no web UIs -->\n<configuration>\n")
+	b.WriteString("<?xml version=\"1.0\"?>\n<!-- written by fieldbench: its address only, no web UIs -->\n<configuration>\n")
 	for _, k := range keys {
 		fmt.Fprintf(&b, "  <property><name>%s</name><value>%s</value></property>\n", k, hbaseXMLEscape(props[k]))
 	}
@@ -424,13 +498,34 @@ func hbaseREST(c *Cluster) (*Node, error) {
 
 var hbaseHTTP = &http.Client{Timeout: 10 * time.Second}
 
+// hbaseHostClients are the HTTP clients of hosts, by namespace: one each,
+// so their idle connections are reused across polls.
+var hbaseHostClients sync.Map
+
+// hbaseClient is the HTTP client for requests to n: on a host it dials
+// from inside the host's namespace, the only place its address is
+// reachable from.
+func hbaseClient(n *Node) *http.Client {
+	if n.Netns == "" {
+		return hbaseHTTP
+	}
+	if hc, ok := hbaseHostClients.Load(n.Netns); ok {
+		return hc.(*http.Client)
+	}
+	nd := &Node{Netns: n.Netns}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = func(ctx context.Context, _, addr string) (net.Conn, error) { return nd.Dial(ctx, addr) }
+	hc, _ := hbaseHostClients.LoadOrStore(n.Netns, &http.Client{Transport: tr, Timeout: hbaseHTTP.Timeout})
+	return hc.(*http.Client)
+}
+
 func hbaseGet(ctx context.Context, rest *Node, path string, into any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+rest.Addr()+path, nil)
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Accept", "application/json")
-	resp, err := hbaseHTTP.Do(req)
+	resp, err := hbaseClient(rest).Do(req)
 	if err != nil {
 		return err
 	}
@@ -537,9 +632,11 @@ func (e hbaseEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, erro
 			byAddr[n.Addr()] = n
 			continue // reported with the live region servers below
 		}
-		ns := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: state, PID: n.PID}
+		ns := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: state, PID: n.PID, Detail: map[string]string{}}
+		hostCounters(ctx, n, ns.Detail)
 		if n.Role == "master" {
-			ns.Detail = map[string]string{"zookeeper": n.Addr(), "local_regionservers": c.Options["regionservers"]}
+			ns.Detail["zookeeper"] = n.Addr()
+			ns.Detail["local_regionservers"] = c.Options["regionservers"]
 			if rit, err := hbaseRIT(ctx, c); err == nil {
 				ns.Detail["regions_in_transition"] = strconv.FormatInt(rit, 10)
 			}
@@ -570,6 +667,7 @@ func (e hbaseEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, erro
 		}}
 		if n, ok := byAddr[rs.Name]; ok {
 			ns.Name, ns.Role, ns.PID = n.Name, "regionserver", n.PID
+			hostCounters(ctx, n, ns.Detail)
 			seen[rs.Name] = true
 		} else {
 			local++
@@ -586,7 +684,9 @@ func (e hbaseEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, erro
 			if !n.Stopped && Alive(n.PID) {
 				state = "starting"
 			}
-			out = append(out, NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: state, PID: n.PID})
+			ns := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: state, PID: n.PID, Detail: map[string]string{}}
+			hostCounters(ctx, n, ns.Detail)
+			out = append(out, ns)
 		}
 	}
 	return out, nil
@@ -595,6 +695,8 @@ func (e hbaseEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, erro
 // Down implements Engine: the gateway, then added region servers (newest
 // first), then the master with its in-process region servers and
 // ZooKeeper, each by PID with SIGTERM and a grace period (SIGKILL after).
+// On a virtual network it then removes every namespace and interface of
+// the network, found from the directory alone.
 func (e hbaseEngine) Down(ctx context.Context, c *Cluster) error {
 	order := make([]*Node, 0, len(c.Nodes))
 	for _, role := range []string{"rest", "regionserver", "master"} {
@@ -627,6 +729,9 @@ func (e hbaseEngine) Down(ctx context.Context, c *Cluster) error {
 	if err := c.Save(); err != nil {
 		errs = append(errs, err)
 	}
+	if c.OnHosts() {
+		errs = append(errs, DestroyNetwork(ctx, c.Dir))
+	}
 	return errors.Join(errs...)
 }
 
@@ -647,16 +752,29 @@ func (e hbaseEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
 	name := fmt.Sprintf("rs%d", k+1)
 	n := &Node{Name: name, Role: "regionserver", Host: Loopback, DataDir: filepath.Join(c.Dir, "data")}
 	since := time.Now()
-	err := Retry(3, func(int) error {
-		p, err := FreePort(Loopback)
+	if c.OnHosts() {
+		// A host of its own, the first node address no process has.
+		h, err := addNodeHost(ctx, c, name)
 		if err != nil {
-			return err
+			return nil, fmt.Errorf("hbase: %w", err)
 		}
-		n.Port = p
-		return e.startNode(ctx, c, n, 180*time.Second)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("hbase: add region server: %w", err)
+		n.Host, n.Netns, n.Port = h.Addr.String(), h.NS, hbaseRSPort
+		if err := e.startNode(ctx, c, n, 180*time.Second); err != nil {
+			_ = vnet.ForDir(c.Dir).RemoveHost(context.WithoutCancel(ctx), name)
+			return nil, fmt.Errorf("hbase: add region server: %w", err)
+		}
+	} else {
+		err := Retry(3, func(int) error {
+			p, err := FreePort(Loopback)
+			if err != nil {
+				return err
+			}
+			n.Port = p
+			return e.startNode(ctx, c, n, 180*time.Second)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("hbase: add region server: %w", err)
+		}
 	}
 	c.Nodes = append(c.Nodes, n)
 	if err := c.Save(); err != nil {
@@ -727,7 +845,7 @@ func hbaseRIT(ctx context.Context, c *Cluster) (int64, error) {
 	if m.Stopped || !Alive(m.PID) {
 		return 0, fmt.Errorf("hbase: the master (pid %d) is not running", m.PID)
 	}
-	info := &Node{Host: m.Host, Port: m.Ports[0]}
+	info := &Node{Host: m.Host, Port: m.Ports[0], Netns: m.Netns}
 	var out struct {
 		Beans []struct {
 			RIT *int64 `json:"ritCount"`

@@ -338,3 +338,65 @@ func TestHBaseStatusRegionNames(t *testing.T) {
 		t.Fatalf("hbase:meta regions %d, others %d: want 1 and some", meta, other)
 	}
 }
+
+// TestHBaseSiteConfigHosts: on hosts each process's hbase-site.xml binds
+// and names its host's address, finds ZooKeeper on the master's host, and
+// uses the standard ports; only the master's embedded ZooKeeper listens on
+// every address of its host (MiniZooKeeperCluster checks it on localhost);
+// on loopback nothing changes (127.0.0.1 everywhere, ZooKeeper's default
+// address).
+func TestHBaseSiteConfigHosts(t *testing.T) {
+	hosts := &Cluster{Network: NetworkHosts, Dir: "/d", Options: map[string]string{"rootdir": "file:///d/data/hbase", "balancer-period": "10000"}, Nodes: []*Node{
+		{Name: "master", Role: "master", Host: "198.18.0.1", Netns: "fbn-x-master", Port: hbaseZKPort, Ports: []int{hbaseMasterInfoPort}},
+		{Name: "rest", Role: "rest", Host: "198.18.0.1", Netns: "fbn-x-master", Port: hbaseRESTPort},
+		{Name: "rs2", Role: "regionserver", Host: "198.18.0.2", Netns: "fbn-x-rs2", Port: hbaseRSPort},
+	}}
+	loop := &Cluster{Dir: "/d", Options: hosts.Options, Nodes: []*Node{
+		{Name: "master", Role: "master", Host: Loopback, Port: 40000, Ports: []int{40001}},
+		{Name: "rs2", Role: "regionserver", Host: Loopback, Port: 40002},
+	}}
+	for _, tc := range []struct {
+		c    *Cluster
+		node string
+		want map[string]string // "" for a key that must be absent
+	}{
+		{hosts, "master", map[string]string{
+			"hbase.zookeeper.quorum": "198.18.0.1", "hbase.zookeeper.property.clientPort": "2181",
+			"hbase.zookeeper.property.clientPortAddress": "0.0.0.0",
+			"hbase.master.ipc.address":                   "198.18.0.1", "hbase.master.hostname": "198.18.0.1", "hbase.master.port": "16000",
+			"hbase.master.info.bindAddress": "198.18.0.1", "hbase.master.info.port": "16010",
+			"hbase.regionserver.ipc.address": "198.18.0.1", "hbase.regionserver.hostname": "198.18.0.1", "hbase.regionserver.port": "0",
+		}},
+		{hosts, "rest", map[string]string{
+			"hbase.zookeeper.quorum": "198.18.0.1", "hbase.rest.host": "198.18.0.1", "hbase.rest.port": "8080", "hbase.rest.info.port": "-1",
+			"hbase.zookeeper.property.clientPortAddress": "",
+		}},
+		{hosts, "rs2", map[string]string{
+			"hbase.zookeeper.quorum": "198.18.0.1", "hbase.zookeeper.property.clientPort": "2181",
+			"hbase.regionserver.ipc.address": "198.18.0.2", "hbase.regionserver.hostname": "198.18.0.2", "hbase.regionserver.port": "16020",
+			"hbase.cluster.distributed": "true", "hbase.zookeeper.property.clientPortAddress": "",
+		}},
+		{loop, "master", map[string]string{
+			"hbase.zookeeper.quorum": Loopback, "hbase.zookeeper.property.clientPort": "40000",
+			"hbase.master.ipc.address": Loopback, "hbase.master.port": "0", "hbase.master.info.port": "40001",
+			"hbase.zookeeper.property.clientPortAddress": "",
+		}},
+		{loop, "rs2", map[string]string{
+			"hbase.zookeeper.quorum": Loopback, "hbase.regionserver.ipc.address": Loopback, "hbase.regionserver.port": "40002",
+		}},
+	} {
+		n, err := tc.c.Node(tc.node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := hbaseEngine{}.siteConfig(tc.c, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, want := range tc.want {
+			if got, ok := p[k]; got != want || (want == "") == ok {
+				t.Errorf("%s on %s: %s = %q (set %v), want %q", tc.node, tc.c.Network, k, got, ok, want)
+			}
+		}
+	}
+}

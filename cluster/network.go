@@ -22,10 +22,11 @@ import (
 //     attached to a bridge in a namespace of fieldbench's own, and the
 //     server binds that address on its standard ports (Redis 6379, bus
 //     16379; Cassandra 9042, storage 7000; PostgreSQL 5432; MariaDB 3306,
-//     Galera 4567, 4568 and 4444). Nothing routes the network to the
-//     machine's interfaces: the cluster is
-//     reached from inside the network only (fieldbench's own
-//     administration dials through the node's namespace). Needs root.
+//     Galera 4567, 4568 and 4444; HBase's ZooKeeper 2181, master 16000
+//     and 16010, region server 16020, REST gateway 8080). Nothing routes
+//     the network to the machine's interfaces: the cluster is reached
+//     from inside the network only (fieldbench's own administration dials
+//     through the node's namespace). Needs root.
 const (
 	NetworkLoopback = "loopback"
 	NetworkHosts    = "hosts"
@@ -35,7 +36,7 @@ const (
 var Networks = []string{NetworkLoopback, NetworkHosts}
 
 // hostsEngines are the engines that can start their nodes on hosts.
-var hostsEngines = []string{"redis", "cassandra", "postgres", "mariadb", "couchdb", "mongodb"}
+var hostsEngines = []string{"redis", "cassandra", "postgres", "mariadb", "couchdb", "mongodb", "hbase"}
 
 // CheckNetwork reports whether engine can start on network here: a known
 // network, an engine that supports it, and for hosts the rights to create

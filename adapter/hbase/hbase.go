@@ -147,7 +147,11 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	}
 	dials := adapter.NewBackoff()
 	tr := &http.Transport{
-		DialContext:         dials.DialFunc((&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext),
+		// The dial is fieldbench's default (netdial), not a net.Dialer of
+		// the adapter's own: during an experiment on hosts it opens each
+		// connection inside the load host's namespace, the only place the
+		// gateway's address is reachable from (docs/network.md).
+		DialContext:         dials.DialFunc(nil),
 		MaxIdleConns:        cfg.Conns,
 		MaxIdleConnsPerHost: cfg.Conns,
 		IdleConnTimeout:     90 * time.Second,

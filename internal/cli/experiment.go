@@ -29,7 +29,7 @@ func newExperimentCmd() *cobra.Command {
                                network: hosts puts each node on a host of its
                                own and runs the load from load host load1
                                (root; redis, cassandra, postgres,
-                               mariadb, couchdb, mongodb;
+                               mariadb, couchdb, mongodb, hbase;
                                docs/network.md)
   cluster: {engine: external, database, members, commands}
                                or a cluster fieldbench did not start: members

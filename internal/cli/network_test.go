@@ -404,10 +404,17 @@ func statusHas(t *testing.T, bin, dir string, want ...string) string {
 // host in its header and measured operations, none of them failed.
 func loadAndRunOnLoadHost(t *testing.T, bin, dir, res string) {
 	t.Helper()
-	if code, out, stderr := runBin(t, bin, "load", "microblog", "--users", "100", "--load-host", dir); code != 0 || !strings.Contains(stderr, "on load host load1 (198.18.1.1") {
+	loadAndRunOnLoadHostUsers(t, bin, dir, res, "100")
+}
+
+// loadAndRunOnLoadHostUsers is loadAndRunOnLoadHost with users users, for
+// a database slow to load.
+func loadAndRunOnLoadHostUsers(t *testing.T, bin, dir, res, users string) {
+	t.Helper()
+	if code, out, stderr := runBin(t, bin, "load", "microblog", "--users", users, "--load-host", dir); code != 0 || !strings.Contains(stderr, "on load host load1 (198.18.1.1") {
 		t.Fatalf("load: exit %d\n%s\n%s", code, out, stderr)
 	}
-	if code, out, stderr := runBin(t, bin, "run", "microblog", "--users", "100", "--clients", "4", "--duration", "3s", "--load-host", dir, "--results", res); code != 0 {
+	if code, out, stderr := runBin(t, bin, "run", "microblog", "--users", users, "--clients", "4", "--duration", "3s", "--load-host", dir, "--results", res); code != 0 {
 		t.Fatalf("run: exit %d\n%s\n%s", code, out, stderr)
 	}
 	assertRanOnLoad1(t, onlyRun(t, res))
