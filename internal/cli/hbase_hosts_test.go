@@ -30,16 +30,7 @@ import (
 // more to start here, hence long tests only.
 func TestHBaseHostsRegionServer(t *testing.T) {
 	onlyLong(t, "starts HBase on hosts (about 3 minutes here)")
-	if err := vnet.Check(); err != nil {
-		t.Skipf("hosts need network namespaces: %v", err)
-	}
-	e, err := cluster.Get("hbase")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Check(); err != nil {
-		t.Skipf("java/maven not installed (scripts/install-servers.sh): %v", err)
-	}
+	needHostsEngine(t, "hbase")
 	bin := selfBinary(t)
 	dir := filepath.Join(t.TempDir(), "hb")
 	code, out, stderr := upHosts(t, bin, dir, "hbase")
