@@ -37,23 +37,14 @@ func TestCouchDBHostsReplicate(t *testing.T) {
 	}
 	bin := selfBinary(t)
 	dir := filepath.Join(t.TempDir(), "couch")
-	code, out, stderr := upHosts(t, bin, dir, "couchdb", "--nodes", "2")
 	const dsn = "couchdb://198.18.0.1:5984?peers=198.18.0.2:5984"
-	if code != 0 || !strings.Contains(out, "DSN: "+dsn+"\n") {
-		t.Fatalf("up: exit %d, want DSN %s\n%s\n%s", code, dsn, out, stderr)
-	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	// Two minutes: the cluster's start is inside.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	load, err := vnet.ForDir(dir).AddHost(ctx, "load1", vnet.LoadAddr(1))
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The adapter, as an experiment's in-process load uses it: its
 	// Transport dials through fieldbench's default dial, which an
 	// experiment on hosts points at the load host.
-	restore := dialThrough(load)
-	defer restore()
+	upWithLoadHost(t, ctx, bin, dir, dsn, "couchdb", "--nodes", "2")
 	db, err := couchadapter.Open(ctx, dsn)
 	if err != nil {
 		t.Fatalf("the adapter with the load host's dial: %v", err)
@@ -141,7 +132,7 @@ func TestCouchDBHostsReplicate(t *testing.T) {
 	}
 	awaitDoc(nodes[1], "third", "written while couch2 was cut off")
 
-	code, out, _ = runBin(t, bin, "cluster", "status", "--dir", dir)
+	code, out, _ := runBin(t, bin, "cluster", "status", "--dir", dir)
 	for _, want := range []string{"198.18.0.1:5984  pouchdb-server  up", "198.18.0.2:5984  pouchdb-server  up", "network: hosts", "net_rx_bytes=", "server=pouchdb-server"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("status lacks %q: exit %d\n%s", want, code, out)

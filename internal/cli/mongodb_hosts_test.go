@@ -13,7 +13,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	mongoadapter "github.com/fieldbench/fieldbench/adapter/mongodb"
-	"github.com/fieldbench/fieldbench/cluster/vnet"
 )
 
 // TestMongoDBHostsKillRestart: `cluster up mongodb --network hosts` puts
@@ -28,23 +27,14 @@ func TestMongoDBHostsKillRestart(t *testing.T) {
 	needHostsEngine(t, "mongodb")
 	bin := selfBinary(t)
 	dir := filepath.Join(t.TempDir(), "mongo")
-	code, out, stderr := upHosts(t, bin, dir, "mongodb")
 	const dsn = "mongodb://198.18.0.1:27017/fieldbench"
-	if code != 0 || !strings.Contains(out, "DSN: "+dsn+"\n") {
-		t.Fatalf("up: exit %d, want DSN %s\n%s\n%s", code, dsn, out, stderr)
-	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	// Two minutes: the cluster's start is inside.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	load, err := vnet.ForDir(dir).AddHost(ctx, "load1", vnet.LoadAddr(1))
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The adapter, as an experiment's in-process load uses it: the
 	// driver dials through fieldbench's default dial, which an experiment
 	// on hosts points at the load host.
-	restore := dialThrough(load)
-	defer restore()
+	load := upWithLoadHost(t, ctx, bin, dir, dsn, "mongodb")
 	db, err := mongoadapter.Open(ctx, dsn)
 	if err != nil {
 		t.Fatalf("the adapter with the load host's dial: %v", err)
@@ -87,7 +77,7 @@ func TestMongoDBHostsKillRestart(t *testing.T) {
 		t.Errorf("after kill and restart: %q, %v: want the document written before", doc.V, err)
 	}
 
-	code, out, _ = runBin(t, bin, "cluster", "status", "--dir", dir)
+	code, out, _ := runBin(t, bin, "cluster", "status", "--dir", dir)
 	for _, want := range []string{"FerretDB", "198.18.0.1:27017  standalone  up", "network: hosts", "net_rx_bytes=", "server=FerretDB"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("status lacks %q: exit %d\n%s", want, code, out)

@@ -70,6 +70,24 @@ func assertNetworkGone(t *testing.T, dir string) {
 	}
 }
 
+// upWithLoadHost starts a cluster on hosts in dir (`cluster up ARGS
+// --network hosts`), checks that it printed dsn, adds load host load1 and
+// points fieldbench's default dial at it until the test ends, as an
+// experiment's in-process load does.
+func upWithLoadHost(t *testing.T, ctx context.Context, bin, dir, dsn string, args ...string) vnet.Host {
+	t.Helper()
+	code, out, stderr := upHosts(t, bin, dir, args...)
+	if code != 0 || !strings.Contains(out, "DSN: "+dsn+"\n") {
+		t.Fatalf("up: exit %d, want DSN %s\n%s\n%s", code, dsn, out, stderr)
+	}
+	load, err := vnet.ForDir(dir).AddHost(ctx, "load1", vnet.LoadAddr(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(dialThrough(load))
+	return load
+}
+
 // dialThrough points fieldbench's default dial at host h, as an
 // experiment's in-process load on a load host does; restore undoes it.
 func dialThrough(h vnet.Host) (restore func()) {
