@@ -28,6 +28,17 @@ type alarm struct {
 	// start for as much CPU (p50 4.5 µs at 100/s with up to 200 µs early,
 	// CPU per operation unchanged: scripts/open-loop-error.sh).
 	early time.Duration
+	// maxEarly bounds early: at most a quarter of the schedule's gap
+	// between starts (and never over the constant maxEarly), so that the
+	// spinning stays a small share of a core whatever the rate; at
+	// 100,000 starts a second, spins of up to 200 µs by several sleepers
+	// were a third of the process's CPU (perf, 2026-11-29).
+	maxEarly time.Duration
+	// grain, when not zero, rounds a moment still ahead up to a multiple
+	// of it: sleepers due within one grain wake together, in one return
+	// of the netpoller, instead of one wake-up each. Set only where the
+	// starts come faster than a wake-up costs (see coarseGap).
+	grain time.Duration
 
 	timer    *time.Timer
 	stop     chan struct{}
@@ -44,7 +55,7 @@ const maxPrecise = 1024
 var preciseOpen atomic.Int64
 
 func newAlarm() *alarm {
-	a := &alarm{stop: make(chan struct{})}
+	a := &alarm{stop: make(chan struct{}), maxEarly: maxEarly}
 	if preciseOpen.Add(1) <= maxPrecise {
 		a.precise = openPreciseTimer()
 	}
@@ -56,10 +67,14 @@ func newAlarm() *alarm {
 	return a
 }
 
-// sleepUntil returns at (on the mono clock) or just after it; false when
-// interrupt was called first. Waits shorter than spinBelow are spun: a
+// sleepUntil returns at (on the mono clock) or just after it (up to a
+// grain after, where the alarm has one); false when interrupt was called
+// first. Waits shorter than spinBelow are spun: a
 // timer costs system calls and a wake-up, more than the wait itself.
 func (a *alarm) sleepUntil(at time.Duration) bool {
+	if a.grain > 0 && at > mono() {
+		at = (at + a.grain - 1) / a.grain * a.grain
+	}
 	if d := at - mono(); d >= spinBelow {
 		if a.precise != nil {
 			wake := at
@@ -72,7 +87,7 @@ func (a *alarm) sleepUntil(at time.Duration) bool {
 			// Learn the wake-up delay (an exponential mean over about the
 			// last 8 wake-ups), bounded so that a stalled process does not
 			// turn into a long spin.
-			delay := min(max(mono()-wake, 0), maxEarly)
+			delay := min(max(mono()-wake, 0), a.maxEarly)
 			a.early += (delay - a.early) / 8
 		} else {
 			a.timer.Reset(d)
@@ -114,6 +129,32 @@ const maxEarly = 200 * time.Microsecond
 // and being woken costs a few microseconds of CPU and as many of delay, so
 // below this a short spin is both cheaper and on time.
 const spinBelow = 5 * time.Microsecond
+
+// coarseGap and coarseGrain: where a schedule's starts are closer together
+// than coarseGap (above 40,000 a second in one process), a wake-up per
+// start costs more CPU than the time between starts (a bare C sleeper,
+// cyclictest, spends 9–18 µs of CPU per wake-up on this project's virtual
+// CPUs), the process saturates and a backlog of up to a second formed
+// (p99.9 latency 1 s at 100,000/s on null://, 2026-11-29); there the
+// sleepers wake on a coarseGrain grid, several starts a wake-up: starts
+// up to 200 µs late (recorded as lateness), a tenth of the previous
+// scheduler's millisecond, for 5.4 µs of CPU per start instead of 20
+// (scripts/open-loop-error.sh, docs/performance.md).
+const (
+	coarseGap   = 25 * time.Microsecond
+	coarseGrain = 200 * time.Microsecond
+)
+
+// pace sets the alarm's early wake-up bound and grain for a schedule
+// whose starts are gap apart.
+func (a *alarm) pace(gap time.Duration) {
+	a.maxEarly = min(maxEarly, gap/4)
+	a.early = min(a.early, a.maxEarly)
+	a.grain = 0
+	if gap < coarseGap {
+		a.grain = coarseGrain
+	}
+}
 
 // spinUntil returns once the mono clock reaches at (it always does: true).
 func spinUntil(at time.Duration) bool {

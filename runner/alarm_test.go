@@ -24,6 +24,40 @@ func TestAlarmNeverEarly(t *testing.T) {
 	}
 }
 
+// TestAlarmPace: a schedule's gap between starts bounds the early wake-up
+// to a quarter of it, and only starts closer than coarseGap get a grain;
+// with one, a sleep for a moment ahead returns no sooner than that moment
+// rounded up to the grain (wakes shared by several starts).
+func TestAlarmPace(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		gap       time.Duration
+		wantEarly time.Duration
+		wantGrain time.Duration
+	}{
+		{time.Second, maxEarly, 0},      // 1/s
+		{time.Millisecond, maxEarly, 0}, // 1,000/s: a quarter is 250 µs
+		{100 * time.Microsecond, 25 * time.Microsecond, 0},
+		{coarseGap, coarseGap / 4, 0},
+		{10 * time.Microsecond, 2500 * time.Nanosecond, coarseGrain}, // 100,000/s
+	} {
+		a := newAlarm()
+		a.early = time.Millisecond // learned on a slower schedule
+		a.pace(tc.gap)
+		if a.maxEarly != tc.wantEarly || a.early > a.maxEarly || a.grain != tc.wantGrain {
+			t.Errorf("gap %s: maxEarly %s early %s grain %s, want %s, at most that, %s", tc.gap, a.maxEarly, a.early, a.grain, tc.wantEarly, tc.wantGrain)
+		}
+		if a.grain > 0 {
+			at := mono() + 30*time.Microsecond
+			a.sleepUntil(at)
+			if now, want := mono(), (at+a.grain-1)/a.grain*a.grain; now < want {
+				t.Errorf("gap %s: woke %s before the grain's moment", tc.gap, want-now)
+			}
+		}
+		a.close()
+	}
+}
+
 // TestAlarmInterrupt: an interrupt wakes a sleep in progress at once and
 // makes every later one return false.
 func TestAlarmInterrupt(t *testing.T) {

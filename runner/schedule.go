@@ -57,6 +57,7 @@ func (s *schedule) due(t time.Duration) int64 {
 // schedule has ended.
 func (s *schedule) alarm() *alarm {
 	a := newAlarm()
+	a.pace(time.Duration(float64(time.Second) / s.rate))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended {
