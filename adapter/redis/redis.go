@@ -176,6 +176,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 			PoolSize: cfg.PoolSize, ReadTimeout: cfg.Timeout, WriteTimeout: cfg.Timeout,
 			DisableIdentity: true, Protocol: 2, Dialer: dial, DialerRetries: dialerRetries,
 		})
+		db.cc.AddHook(reloadOnNetError{cc: db.cc})
 		db.rdb = db.cc
 	} else {
 		db.rdb = goredis.NewClient(&goredis.Options{
