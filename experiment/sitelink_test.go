@@ -13,8 +13,9 @@ import (
 // TestSharedLinkFault: the limit action with link: shared, on a real
 // network of hosts (no servers: the fault acts on hosts alone), puts the
 // hosts of nodes behind one shared link and says so in its event's
-// detail (the hosts in neither group named on from's side); a second
-// shared link of other groups is refused; the same groups per host
+// detail (the hosts in neither group named on from's side); a limit of
+// one of its hosts between other groups, and a second shared link of
+// other groups, are refused; the same groups per host
 // replace the link by htb; an unlimit of one host undoes the whole link.
 // Nothing is left at the end.
 func TestSharedLinkFault(t *testing.T) {
@@ -32,7 +33,7 @@ func TestSharedLinkFault(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = vnet.ForDir(dir).Destroy(context.Background()) })
 	cl := &cluster.Cluster{Dir: dir}
-	for i, name := range []string{"n1", "n2", "n3"} {
+	for i, name := range []string{"n1", "n2", "n3", "n4"} {
 		h, err := vn.AddHost(ctx, name, vnet.NodeAddr(i+1))
 		if err != nil {
 			t.Fatal(err)
@@ -76,7 +77,7 @@ func TestSharedLinkFault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"ONE shared link", "n3, in neither group, on the side of n2", "veth pair"} {
+	for _, want := range []string{"ONE shared link", "n3, n4, in neither group, on the side of n2", "veth pair"} {
 		if !strings.Contains(detail, want) {
 			t.Errorf("detail %q lacks %q", detail, want)
 		}
@@ -86,6 +87,9 @@ func TestSharedLinkFault(t *testing.T) {
 	}
 	if _, err := apply(Action{Do: "limit", Nodes: []string{"n3"}, From: []string{"n2"}, Rate: "1mbit", Link: LinkShared}); err == nil || !strings.Contains(err.Error(), "unlimit it first") {
 		t.Errorf("a limit of n2, held by the link, between other groups: %v", err)
+	}
+	if _, err := apply(Action{Do: "limit", Nodes: []string{"n3"}, From: []string{"n4"}, Rate: "1mbit", Link: LinkShared}); err == nil || !strings.Contains(err.Error(), "one per network") {
+		t.Errorf("a second shared link, of other groups: %v", err)
 	}
 	perHost := shared
 	perHost.Link = ""
