@@ -81,7 +81,9 @@ func (n *Node) Command(argv ...string) []string {
 }
 
 // DestroyNetwork removes the virtual network of the cluster in dir, if
-// any: every namespace, and with them every interface, it made. It needs
+// any: every namespace, and with them every interface, it made (a shared
+// link's second bridge and veth pair too: they are in the bridge
+// namespace). It needs
 // no saved state (the names derive from dir), so it cleans up after a
 // crashed or interrupted `cluster up` too.
 func DestroyNetwork(ctx context.Context, dir string) error {

@@ -24,6 +24,10 @@ type faultState struct {
 	// of that limit, both groups: an unlimit of one of them undoes the
 	// whole limit (half of one would still limit one direction).
 	between map[string][]string
+	// sharedLink is every host of the limit that runs over one shared
+	// link (link: shared), both groups, sorted; nil when none holds. A
+	// network has one such link (vnet.LinkSites).
+	sharedLink []string
 }
 
 func newFaultState() faultState {
@@ -50,15 +54,16 @@ func (f faultState) withLinks(names []string) []string {
 
 // Mechanisms: what each fault action runs here, recorded in the result.
 var faultMechanisms = map[string]string{
-	"partition":  "nftables drop rules (inet fieldbench table, input and output hooks) inside each cut host's network namespace",
-	"heal":       "the cut hosts' nftables table deleted",
-	"limit":      "tc tbf qdisc on the host's eth0 and on its bridge port (both directions)",
-	"limit-from": "tc htb qdisc on the eth0 of every host of both groups: u32 filters (match ip dst ADDR/32) send what goes to the other group's addresses into a class at the rate (with a tbf leaf), the rest into a default class at 100gbit (not limited); each host's egress, so both directions",
-	"unlimit":    "the tbf, htb and netem qdiscs deleted (and toxiproxy's latency toxics removed where delay ran through it)",
-	"pause":      "SIGSTOP to the node's server process",
-	"resume":     "SIGCONT to the node's server process",
-	"delay":      "tc netem qdisc on the host's eth0 (needs the kernel's sch_netem)",
-	"loss":       "tc netem qdisc on the host's eth0 (needs the kernel's sch_netem)",
+	"partition":    "nftables drop rules (inet fieldbench table, input and output hooks) inside each cut host's network namespace",
+	"heal":         "the cut hosts' nftables table deleted",
+	"limit":        "tc tbf qdisc on the host's eth0 and on its bridge port (both directions)",
+	"limit-shared": "one shared link between the two groups: a second bridge (br1) in the network's bridge namespace joined to br0 by one veth pair with a tc tbf qdisc on each end (each direction shaped once), and the bridge ports of the hosts of nodes moved onto br1; every packet between the groups crosses the pair, so the rate is the two groups' total (hosts in neither group stay on br0, on from's side)",
+	"limit-from":   "tc htb qdisc on the eth0 of every host of both groups: u32 filters (match ip dst ADDR/32) send what goes to the other group's addresses into a class at the rate (with a tbf leaf), the rest into a default class at 100gbit (not limited); each host's egress, so both directions",
+	"unlimit":      "the tbf, htb and netem qdiscs deleted (and toxiproxy's latency toxics removed where delay ran through it; a shared link's hosts moved back to br0 and its bridge and veth pair deleted)",
+	"pause":        "SIGSTOP to the node's server process",
+	"resume":       "SIGCONT to the node's server process",
+	"delay":        "tc netem qdisc on the host's eth0 (needs the kernel's sch_netem)",
+	"loss":         "tc netem qdisc on the host's eth0 (needs the kernel's sch_netem)",
 }
 
 // mechanisms lists the mechanisms of the scenario's fault actions, for the
@@ -71,6 +76,9 @@ func (sc *Scenario) mechanisms(viaProxy bool) string {
 		key := a.Do
 		if a.Do == "limit" && len(a.From) > 0 {
 			key = "limit-from"
+			if a.Link == LinkShared {
+				key = "limit-shared"
+			}
 		}
 		m, ok := faultMechanisms[key]
 		if a.Do == "delay" && viaProxy {
@@ -78,7 +86,11 @@ func (sc *Scenario) mechanisms(viaProxy bool) string {
 		}
 		if ok && !seen[key] {
 			seen[key] = true
-			out = append(out, strings.Replace(key, "-", " with ", 1)+": "+m)
+			label := map[string]string{"limit-from": "limit with from", "limit-shared": "limit with from, link: shared"}[key]
+			if label == "" {
+				label = key
+			}
+			out = append(out, label+": "+m)
 		}
 	}
 	sort.Strings(out)
@@ -254,6 +266,13 @@ func (x *expRun) applyFault(ctx context.Context, a Action, nodes []*cluster.Node
 		if x.delays != nil {
 			how += "; toxiproxy latency toxics removed"
 		}
+		if l := x.faults.sharedLink; l != nil && slices.ContainsFunc(names, func(n string) bool { return slices.Contains(l, n) }) {
+			if err := vn.UnlinkSites(ctx); err != nil {
+				return "", fmt.Errorf("unlimit %s: %w", strings.Join(l, ", "), err)
+			}
+			x.faults.sharedLink = nil
+			how += "; the shared link undone: hosts moved back to br0, br1 and its veth pair deleted"
+		}
 		for _, n := range nodes {
 			if err := vn.Unlimit(ctx, n.Name); err != nil {
 				errs = append(errs, err)
@@ -367,7 +386,17 @@ func (x *expRun) limitBetween(ctx context.Context, a Action, nodes []*cluster.No
 				strings.Join(na, ", "), strings.Join(nb, ", "), h, strings.Join(l, ", "))
 		}
 	}
-	if err := vnet.ForDir(x.cl.Dir).LimitBetween(ctx, ga, gb, rate); err != nil {
+	vn := vnet.ForDir(x.cl.Dir)
+	if a.Link == LinkShared {
+		return x.linkSites(ctx, vn, na, nb, all, a, rate)
+	}
+	if x.faults.sharedLink != nil { // these groups' shared link, checked above: now per host
+		if err := vn.UnlinkSites(ctx); err != nil {
+			return "", fmt.Errorf("limit %s from %s: undo their shared link: %w", strings.Join(na, ", "), strings.Join(nb, ", "), err)
+		}
+		x.faults.sharedLink = nil
+	}
+	if err := vn.LimitBetween(ctx, ga, gb, rate); err != nil {
 		return "", fmt.Errorf("limit %s from %s: %w", strings.Join(na, ", "), strings.Join(nb, ", "), err)
 	}
 	for _, h := range all {
@@ -376,6 +405,47 @@ func (x *expRun) limitBetween(ctx context.Context, a Action, nodes []*cluster.No
 	}
 	return fmt.Sprintf("%s from %s at %s (%d bit/s) each way, per host; inside each group and to other hosts not limited (mechanism: %s)",
 		strings.Join(na, ", "), strings.Join(nb, ", "), a.Rate, rate, faultMechanisms["limit-from"]), nil
+}
+
+// linkSites puts the hosts na behind one shared link to the rest of the
+// network at rate (vnet.LinkSites), the groups checked by limitBetween;
+// x.mu is held. Every limit of those hosts is removed first: a per-host
+// qdisc besides the link would shape the same bytes twice. A second
+// shared link of other groups is refused (one per network).
+func (x *expRun) linkSites(ctx context.Context, vn vnet.Net, na, nb, all []string, a Action, rate uint64) (string, error) {
+	if l := x.faults.sharedLink; l != nil && !slices.Equal(l, all) {
+		return "", fmt.Errorf("limit %s from %s over a shared link: %s share one already (one per network): unlimit them first",
+			strings.Join(na, ", "), strings.Join(nb, ", "), strings.Join(l, ", "))
+	}
+	for _, h := range all {
+		if err := vn.Unlimit(ctx, h); err != nil {
+			return "", err
+		}
+	}
+	if err := vn.LinkSites(ctx, na, rate); err != nil {
+		return "", fmt.Errorf("limit %s from %s over a shared link: %w", strings.Join(na, ", "), strings.Join(nb, ", "), err)
+	}
+	for _, h := range all {
+		x.faults.limited[h] = true
+		x.faults.between[h] = all
+	}
+	x.faults.sharedLink = all
+	// The hosts of neither group stay on br0: on from's side of the link.
+	var rest []string
+	for _, n := range x.cl.Nodes {
+		if n.Netns != "" && !slices.Contains(all, n.Name) {
+			rest = append(rest, n.Name)
+		}
+	}
+	if x.loadHost != nil && !slices.Contains(all, x.loadHost.Name) {
+		rest = append(rest, x.loadHost.Name)
+	}
+	side := ""
+	if len(rest) > 0 {
+		side = "; " + strings.Join(rest, ", ") + ", in neither group, on the side of " + strings.Join(nb, ", ")
+	}
+	return fmt.Sprintf("%s from %s at %s (%d bit/s) each way over ONE shared link: the two groups' total%s (mechanism: %s)",
+		strings.Join(na, ", "), strings.Join(nb, ", "), a.Rate, rate, side, faultMechanisms["limit-shared"]), nil
 }
 
 // undoFaults resumes, heals and unlimits every node a fault action left

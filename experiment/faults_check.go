@@ -16,7 +16,8 @@ import (
 //	limit      nodes, rate: the bandwidth of each node's link, both ways;
 //	           with from: [hosts], the bandwidth between the hosts of nodes and
 //	           those of from only, each way (two data centres); either group
-//	           may hold the load host
+//	           may hold the load host; link: shared makes it one link between the
+//	           two groups (the rate their total) instead of each host's own
 //	unlimit    nodes: remove their limit (none named: every limit); a node
 //	           limited with from takes the whole limit, both groups, with it
 //	pause      nodes: SIGSTOP the node's server process
@@ -40,6 +41,12 @@ func (a Action) hostsMayIncludeLoad() bool {
 	return a.Do == "limit" && len(a.From) > 0 || a.Do == "unlimit"
 }
 
+// The values of a limit's link.
+const (
+	LinkShared  = "shared"
+	LinkPerHost = "per-host"
+)
+
 // undoes names each fault's undo: an undo with no nodes undoes every
 // node's.
 var undoes = map[string]string{"heal": "partition", "unlimit": "limit", "resume": "pause"}
@@ -58,6 +65,12 @@ func (sc *Scenario) checkFault(where string, a Action, bad func(string, ...any))
 	}
 	if len(a.From) > 0 && a.Do != "partition" && a.Do != "limit" {
 		bad("%s.from: only for partition and limit (the other side: the hosts the nodes are cut off from, or limited to)", where)
+	}
+	switch {
+	case a.Link != "" && (a.Do != "limit" || len(a.From) == 0):
+		bad("%s.link: only for limit with from (how the link between the two groups is made)", where)
+	case a.Link != "" && a.Link != LinkShared && a.Link != LinkPerHost:
+		bad("%s.link: %q: want %s (one link, the rate the two groups' total) or %s (each host's traffic to the other group shaped on its own, the default)", where, a.Link, LinkShared, LinkPerHost)
 	}
 	if !faultActions[a.Do] {
 		return

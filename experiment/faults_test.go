@@ -72,6 +72,9 @@ func TestParseFaultErrors(t *testing.T) {
 		{"load host in a limit's nodes without from", hostsBase + "timeline: [{at: 1s, do: limit, nodes: [load1], rate: 1mbit}]\n", `no node "load1"`},
 		{"load host in a partition's nodes", hostsBase + "timeline: [{at: 1s, do: partition, nodes: [load1]}]\n", `no node "load1"`},
 		{"limit from on loopback", loop + "timeline: [{at: 1s, do: limit, nodes: [redis1], from: [redis2], rate: 1mbit}]\n", "needs the nodes on hosts"},
+		{"link without from", hostsBase + "timeline: [{at: 1s, do: limit, nodes: [redis1], rate: 1mbit, link: shared}]\n", "link: only for limit with from"},
+		{"link on partition", hostsBase + "timeline: [{at: 1s, do: partition, nodes: [redis1], from: [redis2], link: shared}]\n", "link: only for limit with from"},
+		{"unknown link", hostsBase + "timeline: [{at: 1s, do: limit, nodes: [redis1], from: [redis2], rate: 1mbit, link: wan}]\n", `link: "wan": want shared`},
 		{"from unknown host", hostsBase + "timeline: [{at: 1s, do: partition, nodes: [redis1], from: [load9]}]\n", `no node "load9"`},
 		{"bad network", "name: x\nworkload: {name: microblog}\ncluster: {engine: redis, nodes: 3, network: wifi}\n", `cluster.network: "wifi"`},
 	}
@@ -147,6 +150,10 @@ func TestLimitFrom(t *testing.T) {
 			"redis1", "load1", []string{"limit with from: tc htb"}},
 		{"both forms", "[{at: 1s, do: limit, nodes: [redis1], rate: 1mbit}, {at: 2s, do: limit, nodes: [redis2], from: [redis3], rate: 1mbit}]",
 			"redis1", "", []string{"limit: tc tbf", "limit with from: tc htb"}},
+		{"one shared link", "[{at: 1s, do: limit, nodes: [redis1, load1], from: [redis2, redis3], rate: 10mbit, link: shared}, {at: 2s, do: unlimit}]",
+			"redis1,load1", "redis2,redis3", []string{"limit with from, link: shared: one shared link", "veth pair", "unlimit: the tbf"}},
+		{"per host said", "[{at: 1s, do: limit, nodes: [redis1], from: [redis2], rate: 10mbit, link: per-host}]",
+			"redis1", "redis2", []string{"limit with from: tc htb"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sc, err := Parse([]byte(hostsBase + "timeline: " + tc.timeline + "\n"))

@@ -186,6 +186,12 @@ type Action struct {
 	// From: of each host's traffic to the other group, each way), in tc's
 	// units (10mbit, 1mbps).
 	Rate string `yaml:"rate"`
+	// Link is how a limit with From is made: "per-host" (the default:
+	// each host's traffic to the other group is shaped on its own, so the
+	// group's hosts together get the rate times their number) or
+	// "shared" (one link between the two groups, the rate their total:
+	// two data centres joined by a WAN link; vnet.LinkSites).
+	Link string `yaml:"link"`
 	// Delay is delay's added latency per packet; Loss is loss's share of
 	// packets dropped ("5%"). Both need the netem qdisc.
 	Delay Duration `yaml:"delay"`

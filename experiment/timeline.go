@@ -231,6 +231,9 @@ func Describe(a Action) string {
 	if a.Rate != "" {
 		what += " to " + a.Rate
 	}
+	if a.Link == LinkShared {
+		what += " over one shared link"
+	}
 	if a.Delay > 0 {
 		what += fmt.Sprintf(" by %s", a.Delay.D())
 	}

@@ -143,6 +143,8 @@ func TestDescribe(t *testing.T) {
 		{Action{Do: "add", Count: 2, When: "baseline", After: Duration(10 * time.Second)}, "add 2 node(s) when baseline + 10s"},
 		{Action{Do: "limit", Nodes: []string{"cass1", "load1"}, From: []string{"cass2"}, Rate: "2mbit", At: Duration(30 * time.Second)},
 			"limit [cass1 load1] from [cass2] to 2mbit at 30s"},
+		{Action{Do: "limit", Nodes: []string{"cass1"}, From: []string{"cass2"}, Rate: "2mbit", Link: LinkShared, At: Duration(30 * time.Second)},
+			"limit [cass1] from [cass2] to 2mbit over one shared link at 30s"},
 		{Action{Do: "delay", Nodes: []string{"redis1"}, Delay: Duration(150 * time.Millisecond), At: Duration(time.Second)}, "delay [redis1] by 150ms at 1s"},
 		{Action{Do: "loss", Nodes: []string{"redis1"}, Loss: "5%", At: Duration(time.Second)}, "loss [redis1] losing 5% at 1s"},
 	} {

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os/exec"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -26,7 +27,13 @@ import (
 //     (two data centres): on every host of both groups, an htb qdisc on
 //     eth0 whose filters send what goes to the other group into a class
 //     at the rate, and the rest to a default class that is not limited.
-//     Unlimit deletes it like the others.
+//     Unlimit deletes it like the others. Each host gets the rate: two
+//     hosts of a group sending at once get twice it.
+//   - LinkSites: one shared link between two sites, whatever the number
+//     of hosts: a second bridge in the bridge namespace, joined to the
+//     first by a veth pair shaped with tbf at both ends, and one site's
+//     bridge ports moved onto it. UnlinkSites moves them back and deletes
+//     the bridge and the pair.
 //   - Netem: a netem qdisc (delay, loss) on eth0, where the kernel has the
 //     qdisc; where it has not, an error that says so.
 
@@ -168,8 +175,8 @@ const openRate = "100gbit"
 // bridge ports too would shape the same bytes twice.
 //
 // The rate is each host's, not a shared link's: two hosts of a sending
-// to b at once get rate each (a shared bottleneck would need all the
-// cross traffic through one device, which the bridge does not have).
+// to b at once get rate each. LinkSites is the shared link: all the cross
+// traffic through one device.
 //
 // A host holds one limit: LimitBetween first removes what Limit,
 // LimitBetween or Netem left on it. The groups may not share a host or an
@@ -297,4 +304,200 @@ func Netem(ctx context.Context, ns string, args ...string) error {
 		return fmt.Errorf("%w: %v", ErrNoNetem, err)
 	}
 	return err
+}
+
+// The shared link between two sites (LinkSites): a second bridge in the
+// bridge namespace, joined to the first by one veth pair whose two ends
+// are shaped, each on its egress, so each direction of the link is shaped
+// once.
+const (
+	// SiteBridge is the second bridge, that of the site LinkSites moves.
+	SiteBridge = "br1"
+	// LinkMain is the link's end on Bridge (its egress: what goes from
+	// the rest of the network to the moved site), LinkSite its end on
+	// SiteBridge (what goes from the moved site to the rest).
+	LinkMain = "lnk0"
+	LinkSite = "lnk1"
+)
+
+// LinkSites puts the hosts named site behind one shared link of rate bits
+// per second each way: the two data centres of a WAN. It makes a second
+// bridge (SiteBridge) in the bridge namespace, joins it to the first by a
+// veth pair (LinkMain on Bridge, LinkSite on SiteBridge) with a tbf qdisc
+// on each end (Limit's bucket: 10 ms of the rate, at least 3,200 bytes,
+// 100 ms latency), then moves the bridge ports of site's hosts onto
+// SiteBridge (`ip link set vNAME master br1`). Every packet between a host
+// of site and any other host now crosses the pair: the rate is the total
+// of all the hosts of both sites, as on a real link between two sites,
+// where LimitBetween gives each host its own rate. The hosts keep their
+// addresses, interfaces and connections: only the switch port they plug
+// into changes (both bridges learn the moved addresses again from the
+// next packets, flooding until then).
+//
+// Every host not in site stays on Bridge, on the other side of the link
+// (a host added while the link holds joins Bridge too). The link is made
+// at a limit and not when the hosts are made, so a network without a
+// limit is the plain one bridge of the package comment, and a scenario
+// declares its sites where it limits them.
+//
+// One link per network: LinkSites first undoes an existing link
+// (UnlinkSites), unless it already holds exactly site, in which case only
+// the rate changes. Nothing of it is outside the bridge namespace, so
+// deleting that namespace (Destroy: `cluster down`, the next Create after
+// a crash or an interrupted start) deletes the bridge and the pair too.
+// On an error, the link is undone.
+func (n Net) LinkSites(ctx context.Context, site []string, rate uint64) (err error) {
+	if len(site) == 0 {
+		return errors.New("shared link: no host to put behind it")
+	}
+	ns := n.BridgeNS()
+	if !Exists(ns) {
+		return fmt.Errorf("shared link: the network %s does not exist", n.ID)
+	}
+	want := map[string]bool{}
+	for _, h := range site {
+		if !hostName.MatchString(h) {
+			return fmt.Errorf("shared link: host name %q", h)
+		}
+		want["v"+h] = true
+	}
+	shape := func() error {
+		burst := strconv.FormatUint(max(rate/8/100, 3200), 10)
+		r := strconv.FormatUint(rate, 10) + "bit"
+		for _, dev := range []string{LinkMain, LinkSite} {
+			if _, err := tc(ctx, "-n", ns, "qdisc", "replace", "dev", dev, "root", "tbf", "rate", r, "burst", burst, "latency", "100ms"); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	cur, ok, err := n.SitePorts(ctx)
+	if err != nil {
+		return err
+	}
+	if ok && len(cur) == len(want) && allIn(cur, want) {
+		return shape()
+	}
+	if ok {
+		if err := n.UnlinkSites(ctx); err != nil {
+			return err
+		}
+	}
+	defer func() {
+		if err != nil {
+			_ = n.UnlinkSites(context.WithoutCancel(ctx))
+		}
+	}()
+	for _, args := range [][]string{
+		{"-n", ns, "link", "add", SiteBridge, "type", "bridge"},
+		{"-n", ns, "link", "add", LinkMain, "type", "veth", "peer", "name", LinkSite},
+		{"-n", ns, "link", "set", LinkMain, "master", Bridge},
+		{"-n", ns, "link", "set", LinkSite, "master", SiteBridge},
+	} {
+		if err := ip(ctx, args...); err != nil {
+			return fmt.Errorf("shared link: %w", err)
+		}
+	}
+	// Shaped before any host moves: no packet crosses unshaped.
+	if err := shape(); err != nil {
+		return fmt.Errorf("shared link: %w", err)
+	}
+	for _, dev := range []string{SiteBridge, LinkMain, LinkSite} {
+		if err := ip(ctx, "-n", ns, "link", "set", dev, "up"); err != nil {
+			return fmt.Errorf("shared link: %w", err)
+		}
+	}
+	for _, h := range site {
+		if err := ip(ctx, "-n", ns, "link", "set", "v"+h, "master", SiteBridge); err != nil {
+			return fmt.Errorf("shared link: move host %s behind it: %w", h, err)
+		}
+	}
+	return nil
+}
+
+func allIn(s []string, set map[string]bool) bool {
+	for _, v := range s {
+		if !set[v] {
+			return false
+		}
+	}
+	return true
+}
+
+// SitePorts lists the host ports (vNAME) on SiteBridge, sorted; false
+// when there is no shared link.
+func (n Net) SitePorts(ctx context.Context) ([]string, bool, error) {
+	ns := n.BridgeNS()
+	if err := exec.CommandContext(ctx, "ip", "-n", ns, "link", "show", "dev", SiteBridge).Run(); err != nil {
+		return nil, false, nil
+	}
+	out, err := exec.CommandContext(ctx, "ip", "-n", ns, "-o", "link", "show", "master", SiteBridge).Output()
+	if err != nil {
+		return nil, true, fmt.Errorf("ports of %s in %s: %w", SiteBridge, ns, err)
+	}
+	var ports []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		p := strings.TrimSuffix(strings.SplitN(f[1], "@", 2)[0], ":")
+		if p != LinkSite {
+			ports = append(ports, p)
+		}
+	}
+	sort.Strings(ports)
+	return ports, true, nil
+}
+
+// UnlinkSites undoes LinkSites: the ports on SiteBridge go back to
+// Bridge, then the pair and SiteBridge are deleted. It finds all of it by
+// name (after a crash too); no link is no error.
+func (n Net) UnlinkSites(ctx context.Context) error {
+	ports, ok, err := n.SitePorts(ctx)
+	if err != nil || !ok {
+		return err
+	}
+	ns := n.BridgeNS()
+	var errs []error
+	for _, p := range ports {
+		if err := ip(ctx, "-n", ns, "link", "set", p, "master", Bridge); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 { // a host left on br1 would be cut off by its deletion
+		return fmt.Errorf("shared link: move the hosts back: %w", errors.Join(errs...))
+	}
+	if err := exec.CommandContext(ctx, "ip", "-n", ns, "link", "show", "dev", LinkMain).Run(); err == nil {
+		if err := ip(ctx, "-n", ns, "link", "del", LinkMain); err != nil { // its peer goes with it
+			errs = append(errs, err)
+		}
+	}
+	if err := ip(ctx, "-n", ns, "link", "del", SiteBridge); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// LinkBytes is the bytes the shared link has carried from the moved site
+// (LinkSite's qdisc) and to it (LinkMain's), from tc's statistics.
+func (n Net) LinkBytes(ctx context.Context) (fromSite, toSite uint64, err error) {
+	read := func(dev string) (uint64, error) {
+		out, err := tc(ctx, "-n", n.BridgeNS(), "-s", "qdisc", "show", "dev", dev, "root")
+		if err != nil {
+			return 0, err
+		}
+		m := sentRE.FindSubmatch(out)
+		if m == nil {
+			return 0, fmt.Errorf("qdisc of %s: no Sent line in tc's output: %s", dev, strings.TrimSpace(string(out)))
+		}
+		return strconv.ParseUint(string(m[1]), 10, 64)
+	}
+	if fromSite, err = read(LinkSite); err != nil {
+		return 0, 0, err
+	}
+	if toSite, err = read(LinkMain); err != nil {
+		return 0, 0, err
+	}
+	return fromSite, toSite, nil
 }

@@ -273,3 +273,134 @@ func serveBytes(t *testing.T, h Host, size int) string {
 	}()
 	return addr
 }
+
+// TestLinkSites: on a network of three hosts, sa1 and sa2 put behind a
+// shared link reach sb1 across it and each other beside it (TCP, both
+// ways); the link's two tbf qdiscs are there and carry the cross traffic
+// of both hosts of the site (one device: the rate is the sites' total),
+// and none of the traffic inside the site. Its undo moves the hosts back
+// and leaves no second bridge or pair; a link left standing (a crash) is
+// gone with Destroy, and the next Create of the same directory starts
+// with none. The rate (200 mbit/s) is high enough that no transfer here
+// waits on it: the rate's effect is measured by hand (docs/network.md).
+func TestLinkSites(t *testing.T) {
+	needRoot(t)
+	if _, err := exec.LookPath("tc"); err != nil {
+		t.Skipf("tc not installed: %v", err)
+	}
+	ctx := context.Background()
+	before := rootLinks(t)
+	dir, n, hs := newTestNet(ctx, t, "sa1", "sa2", "sb1")
+	const size = 64 << 10
+	addrs := map[string]string{}
+	for _, h := range hs {
+		addrs[h.Name] = serveBytes(t, h, size)
+	}
+	byName := map[string]Host{}
+	for _, h := range hs {
+		byName[h.Name] = h
+	}
+	fetch := func(from, to string) {
+		t.Helper()
+		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		c, err := Dial(dctx, byName[from].NS, addrs[to])
+		if err != nil {
+			t.Fatalf("%s -> %s: %v", from, to, err)
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := io.ReadFull(c, make([]byte, size)); err != nil {
+			t.Fatalf("%s fetching from %s: %v", from, to, err)
+		}
+	}
+	links := func() string {
+		t.Helper()
+		out, err := exec.Command("ip", "-n", n.BridgeNS(), "-o", "link", "show").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	linkBytes := func() (uint64, uint64) {
+		t.Helper()
+		f, to, err := n.LinkBytes(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f, to
+	}
+
+	if err := n.LinkSites(ctx, []string{"sa1", "sa2"}, 200_000_000); err != nil {
+		t.Fatal(err)
+	}
+	ports, ok, err := n.SitePorts(ctx)
+	if err != nil || !ok || strings.Join(ports, ",") != "vsa1,vsa2" {
+		t.Fatalf("ports behind the link = %v, %v, %v; want vsa1, vsa2", ports, ok, err)
+	}
+	for _, dev := range []string{LinkMain, LinkSite} {
+		out, _ := exec.Command("tc", "-n", n.BridgeNS(), "qdisc", "show", "dev", dev, "root").CombinedOutput()
+		if !strings.Contains(string(out), "qdisc tbf") || !strings.Contains(string(out), "rate 200Mbit") {
+			t.Errorf("%s's qdisc: %s (want tbf at 200Mbit)", dev, out)
+		}
+	}
+	f0, t0 := linkBytes()
+	fetch("sa1", "sa2") // inside the site
+	fetch("sa2", "sa1")
+	if f1, t1 := linkBytes(); f1-f0 >= size || t1-t0 >= size {
+		t.Errorf("traffic inside the site crossed the link: %d bytes out, %d in", f1-f0, t1-t0)
+	}
+	f0, t0 = linkBytes()
+	fetch("sb1", "sa1") // sa1 and sa2 send to sb1 ...
+	fetch("sb1", "sa2")
+	fetch("sa1", "sb1") // ... and it to them
+	f1, t1 := linkBytes()
+	if f1-f0 < 2*size || t1-t0 < size {
+		t.Errorf("cross traffic through the link: %d bytes out of the site (want >= %d: both hosts'), %d in (want >= %d)", f1-f0, 2*size, t1-t0, size)
+	}
+	// Again at another rate: the same site, the qdiscs replaced.
+	if err := n.LinkSites(ctx, []string{"sa2", "sa1"}, 100_000_000); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := exec.Command("tc", "-n", n.BridgeNS(), "qdisc", "show", "dev", LinkSite, "root").CombinedOutput(); !strings.Contains(string(out), "rate 100Mbit") {
+		t.Errorf("after a new rate, %s's qdisc: %s", LinkSite, out)
+	}
+	fetch("sb1", "sa2")
+
+	if err := n.UnlinkSites(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if l := links(); strings.Contains(l, SiteBridge) || strings.Contains(l, LinkMain) || strings.Contains(l, LinkSite) {
+		t.Errorf("the link's interfaces are left after its undo:\n%s", l)
+	}
+	if _, ok, _ := n.SitePorts(ctx); ok {
+		t.Error("SitePorts finds a link after its undo")
+	}
+	fetch("sb1", "sa1")
+	fetch("sa2", "sb1")
+	if err := n.UnlinkSites(ctx); err != nil {
+		t.Errorf("a second undo: %v", err)
+	}
+
+	// A link left standing: Destroy takes it, and the next Create of the
+	// directory has none.
+	if err := n.LinkSites(ctx, []string{"sb1"}, 200_000_000); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Create(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if l := links(); strings.Contains(l, SiteBridge) || strings.Contains(l, LinkMain) {
+		t.Errorf("a new network of the same directory has the old link:\n%s", l)
+	}
+	if err := n.LinkSites(ctx, []string{"nosuchhost"}, 200_000_000); err == nil {
+		t.Error("a link for a host that does not exist was made")
+	}
+	if l := links(); strings.Contains(l, SiteBridge) || strings.Contains(l, LinkMain) {
+		t.Errorf("a failed link left its interfaces:\n%s", l)
+	}
+	if err := ForDir(dir).Destroy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, ForDir(dir), before)
+}

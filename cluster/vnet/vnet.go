@@ -19,13 +19,19 @@
 // leave the namespaces fieldbench made. Two clusters' networks are
 // separate bridges, so they may use the same addresses.
 //
+// While a shared link between two sites holds (LinkSites, faults.go), the
+// bridge namespace has a second bridge (br1) joined to br0 by one veth
+// pair (lnk0 on br0, lnk1 on br1), and the ports of one site's hosts are
+// on br1; its undo moves them back and deletes br1 and the pair.
+//
 // Every name derives from the cluster directory (ID is a hash of its
 // absolute path), so Destroy finds everything of a network from the
 // directory alone: after a crash, an interrupted start, or with no state
 // saved at all. Create also records the directory under RecordDir, so a
 // network whose directory was removed by hand is found too (SweepOrphans). Deleting a namespace destroys the interfaces in it, and a
 // veth pair dies with either end, so deleting the namespaces is the whole
-// cleanup.
+// cleanup: the shared link's bridge and pair live in the bridge namespace
+// and go with it (TestLinkSites checks it).
 package vnet
 
 import (

@@ -50,7 +50,10 @@ func newExperimentCmd() *cobra.Command {
                                network faults (network: hosts): partition
                                nodes [names] (from: [hosts]: only from those,
                                load1 the load host) / heal; limit nodes, rate: 10mbit
-                               / unlimit; pause / resume (SIGSTOP/SIGCONT);
+                               (from: [hosts]: between two groups only, each
+                               host its own rate; with link: shared, one link
+                               whose rate is the groups' total) / unlimit;
+                               pause / resume (SIGSTOP/SIGCONT);
                                delay (delay: 50ms): netem, or without it
                                toxiproxy on the load's connections to the
                                node; loss (loss: 5%%) needs the kernel's netem
