@@ -217,7 +217,7 @@ const (
 func readBack(ctx context.Context, store microblog.Store, ds *microblog.Dataset, posts []microblog.Tweet, run int) (readings, error) {
 	rb := readings{stored: map[int64]microblog.Tweet{}, inTimeline: map[int64]map[int64]bool{}}
 	var counts microblog.Counts
-	_, err := readRetry.Do(ctx, func() (err error) {
+	_, err := readRetry.Do(ctx, func(ctx context.Context) (err error) {
 		counts, err = store.Counts(ctx)
 		return err
 	})
@@ -268,7 +268,7 @@ var readRetry = workload.Retry{Max: readTries - 1, Backoff: time.Second}
 // again runs read up to readTries times while it fails.
 func again(ctx context.Context, read func() ([]microblog.Tweet, error)) ([]microblog.Tweet, error) {
 	var out []microblog.Tweet
-	_, err := readRetry.Do(ctx, func() (err error) {
+	_, err := readRetry.Do(ctx, func(ctx context.Context) (err error) {
 		out, err = read()
 		return err
 	})

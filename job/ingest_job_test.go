@@ -41,6 +41,7 @@ func TestIngestBadInput(t *testing.T) {
 		{"negative timeout", "sweep", sweep("timeout", "-1s"), "--timeout must not be negative"},
 		{"too many retries", "sweep", sweep("retries", "21"), "--retries must be between 0 and 20 (got 21)"},
 		{"retries without backoff", "run", map[string]string{"results": res, "retries": "2", "retry-backoff": "0s"}, "--retry-backoff must be positive"},
+		{"negative op timeout", "run", map[string]string{"results": res, "op-timeout": "-1s"}, "--op-timeout must not be negative (got -1s)"},
 		{"from 0", "sweep", sweep("from", "0"), "--from must be at least 1"},
 		{"unknown adapter", "sweep", sweep("db", "nosuchdb://x"), `no adapter for DSN scheme "nosuchdb"`},
 		{"run without records", "run", map[string]string{"results": res, "records": "0"}, "--records must be at least 1"},

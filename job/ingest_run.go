@@ -48,6 +48,9 @@ func (j *ingestJob) recordIngestOptions(h *result.Header, command string) {
 	if j.retry.Max > 0 {
 		j.opts.Record(h.Options, "retries", "retry-backoff")
 	}
+	if j.retry.Timeout > 0 {
+		j.opts.Record(h.Options, "op-timeout")
+	}
 }
 
 func (j *ingestJob) run(ctx context.Context, env *Env) error {

@@ -102,6 +102,9 @@ func (j *microblogJob) plan(ctx context.Context, env *Env, a adapter.Adapter, db
 			if j.retry.Max > 0 {
 				j.opts.Record(h.Options, "retries", "retry-backoff")
 			}
+			if j.retry.Timeout > 0 {
+				j.opts.Record(h.Options, "op-timeout")
+			}
 			if ld.reads {
 				j.opts.Record(h.Options, "timeline-reads")
 			}

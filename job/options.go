@@ -268,17 +268,22 @@ func (o *Opts) Record(m map[string]any, names ...string) {
 	}
 }
 
-// declareRetry declares --retries and --retry-backoff, once for every job
+// declareRetry declares --retries, --retry-backoff and --op-timeout, once for every job
 // whose clients can retry (workload.Retry); what names what is retried.
 func declareRetry(o *Opts, r *workload.Retry, what string, verbs ...string) {
 	o.Int(&r.Max, "retries", 0, "retry a failed "+what+" up to N times, as a client with failover would (0: every failure counts, fieldbench's default); its latency counts every attempt and wait from its start", verbs...)
 	o.Duration(&r.Backoff, "retry-backoff", 100*time.Millisecond, "wait before the first retry, doubled before each next one, at most "+workload.MaxRetryBackoff.String(), verbs...)
+	o.Duration(&r.Timeout, "op-timeout", 0, "give up one attempt after this long: an error of kind timeout, retried under --retries (0: wait as long as the database driver does; then a node that stops answering without closing its connections, partitioned or paused, holds every client that reaches it)", verbs...)
 }
 
 // retryNote is a run banner's words on its retry policy ("" without one).
 func retryNote(r workload.Retry) string {
-	if r.Max == 0 {
-		return ""
+	note := ""
+	if r.Max > 0 {
+		note = fmt.Sprintf(", failures retried up to %d times (backoff from %s)", r.Max, r.Backoff)
 	}
-	return fmt.Sprintf(", failures retried up to %d times (backoff from %s)", r.Max, r.Backoff)
+	if r.Timeout > 0 {
+		note += fmt.Sprintf(", each attempt bounded by %s", r.Timeout)
+	}
+	return note
 }

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -17,10 +18,22 @@ import (
 // start in open loop) to the end of its last attempt: the retries and
 // waits are inside it, never hidden. The zero value does not retry
 // (fieldbench's default: every failure is counted).
+//
+// Timeout, when positive, bounds each attempt: without it a client waits
+// as long as its driver does, and a node that stops answering without
+// closing its connections (a partition, a paused process) held every
+// client that reached it until the whole load stood still (a PostgreSQL
+// replica partitioned under faults-postgres.yaml: 0 operations a second
+// for 20 s; MariaDB likewise, docs/faults.md). An attempt past it fails
+// with ErrOpTimeout (and is retried under Max like any failure).
 type Retry struct {
 	Max     int
 	Backoff time.Duration
+	Timeout time.Duration
 }
+
+// ErrOpTimeout is an attempt's error once Retry.Timeout passed.
+var ErrOpTimeout = errors.New("operation timed out (--op-timeout)")
 
 // MaxRetryBackoff caps the wait before one retry.
 const MaxRetryBackoff = 2 * time.Second
@@ -36,6 +49,8 @@ func (r Retry) Validate() error {
 		return fmt.Errorf("--retries must be between 0 and %d (got %d)", MaxRetries, r.Max)
 	case r.Max > 0 && r.Backoff <= 0:
 		return fmt.Errorf("--retry-backoff must be positive (got %s)", r.Backoff)
+	case r.Timeout < 0:
+		return fmt.Errorf("--op-timeout must not be negative (got %s)", r.Timeout)
 	}
 	return nil
 }
@@ -59,10 +74,11 @@ type RetryStats struct {
 
 // Do calls attempt until it succeeds, Max retries were made or ctx is
 // done, waiting Wait(k) before retry k; it returns the retries made and
-// the last attempt's error.
-func (r Retry) Do(ctx context.Context, attempt func() error) (retries int, err error) {
+// the last attempt's error. Each attempt gets a context of its own,
+// bounded by Timeout when there is one.
+func (r Retry) Do(ctx context.Context, attempt func(context.Context) error) (retries int, err error) {
 	for {
-		err = attempt()
+		err = r.once(ctx, attempt)
 		if err == nil || retries >= r.Max || ctx.Err() != nil {
 			return retries, err
 		}
@@ -76,3 +92,32 @@ func (r Retry) Do(ctx context.Context, attempt func() error) (retries int, err e
 		retries++
 	}
 }
+
+// once is one attempt, bounded by Timeout when positive; an attempt that
+// ran out of it says so whatever its driver made of the deadline.
+func (r Retry) once(ctx context.Context, attempt func(context.Context) error) error {
+	if r.Timeout <= 0 {
+		return attempt(ctx)
+	}
+	actx, cancel := context.WithTimeoutCause(ctx, r.Timeout, ErrOpTimeout)
+	defer cancel()
+	err := attempt(actx)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(actx), ErrOpTimeout) {
+		return opTimeout{after: r.Timeout, err: err}
+	}
+	return err
+}
+
+// opTimeout is an attempt that ran out of Retry.Timeout: counted as a
+// timeout (its Kind, recorder.KindError) whatever error the driver made
+// of the deadline, a closed connection as often as a context error.
+type opTimeout struct {
+	after time.Duration
+	err   error
+}
+
+func (e opTimeout) Error() string {
+	return fmt.Sprintf("%v after %s: %v", ErrOpTimeout, e.after, e.err)
+}
+func (e opTimeout) Unwrap() []error { return []error{ErrOpTimeout, e.err} }
+func (opTimeout) Kind() string      { return "timeout" }

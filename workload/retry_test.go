@@ -1,9 +1,12 @@
 package workload_test
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
+	"github.com/fieldbench/fieldbench/recorder"
 	"github.com/fieldbench/fieldbench/workload"
 )
 
@@ -30,5 +33,61 @@ func TestRetryPolicy(t *testing.T) {
 		if got := r.Wait(k + 1); got != want {
 			t.Errorf("Wait(%d) = %s, want %s", k+1, got, want)
 		}
+	}
+}
+
+// TestRetryTimeout: with a Timeout every attempt gets a context of its own
+// that ends after it; an attempt that waits on it fails with ErrOpTimeout
+// and is retried under Max like any failure, while the caller's own
+// cancellation is never called a timeout.
+func TestRetryTimeout(t *testing.T) {
+	t.Parallel()
+	if err := (workload.Retry{Timeout: -time.Second}).Validate(); err == nil {
+		t.Error("a negative --op-timeout was accepted")
+	}
+	hang := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
+	tests := []struct {
+		name        string
+		r           workload.Retry
+		attempts    []func(context.Context) error // the last repeats
+		cancelFirst bool
+		wantTries   int
+		wantRetries int
+		wantTimeout bool
+		wantErr     bool
+	}{
+		{"every attempt hangs", workload.Retry{Max: 2, Backoff: time.Millisecond, Timeout: 10 * time.Millisecond}, []func(context.Context) error{hang}, false, 3, 2, true, true},
+		{"the second succeeds", workload.Retry{Max: 2, Backoff: time.Millisecond, Timeout: 10 * time.Millisecond}, []func(context.Context) error{hang, func(context.Context) error { return nil }}, false, 2, 1, false, false},
+		{"no timeout: the attempt's context is the caller's", workload.Retry{}, []func(context.Context) error{func(ctx context.Context) error {
+			if _, ok := ctx.Deadline(); ok {
+				return errors.New("a deadline without a timeout")
+			}
+			return nil
+		}}, false, 1, 0, false, false},
+		{"the caller cancels", workload.Retry{Max: 2, Backoff: time.Millisecond, Timeout: time.Hour}, []func(context.Context) error{hang}, true, 1, 0, false, true},
+	}
+	for _, tc := range tests {
+		ctx, cancel := context.WithCancel(context.Background())
+		if tc.cancelFirst {
+			cancel()
+		}
+		tries := 0
+		retries, err := tc.r.Do(ctx, func(ctx context.Context) error {
+			f := tc.attempts[min(tries, len(tc.attempts)-1)]
+			tries++
+			return f(ctx)
+		})
+		cancel()
+		if tries != tc.wantTries || retries != tc.wantRetries || (err != nil) != tc.wantErr || errors.Is(err, workload.ErrOpTimeout) != tc.wantTimeout {
+			t.Errorf("%s: %d attempts, %d retries, err %v; want %d, %d, error %v, timeout %v", tc.name, tries, retries, err, tc.wantTries, tc.wantRetries, tc.wantErr, tc.wantTimeout)
+		}
+	}
+	// Counted as a timeout whatever the driver returned at the deadline.
+	_, err := workload.Retry{Timeout: time.Millisecond}.Do(context.Background(), func(ctx context.Context) error {
+		<-ctx.Done()
+		return errors.New("conn closed")
+	})
+	if k := recorder.Kind(err); k != "timeout" {
+		t.Errorf("kind of %v = %q, want timeout", err, k)
 	}
 }

@@ -234,9 +234,13 @@ func Run(ctx context.Context, store Store, cfg RunConfig, recs []BatchRecorder) 
 		// A count is a read: under a Retry policy a failed one is tried
 		// again like a batch (a scan of the whole table times out on a
 		// node still replaying its hints after a partition).
+		// Not bounded by --op-timeout: a count scans the whole table, far
+		// longer than a batch may take; the count's own limit bounds it.
+		countRetry := cfg.Retry
+		countRetry.Timeout = 0
 		var n int64
 		count := func() error {
-			_, err := cfg.Retry.Do(cctx, func() (err error) {
+			_, err := countRetry.Do(cctx, func(cctx context.Context) (err error) {
 				n, err = store.Count(cctx)
 				return err
 			})
@@ -308,7 +312,7 @@ func source(ctx context.Context, fail context.CancelCauseFunc, store Store, cfg 
 			}
 		}
 		attempts := 0
-		tries, err := cfg.Retry.Do(ctx, func() error {
+		tries, err := cfg.Retry.Do(ctx, func(ctx context.Context) error {
 			if attempts++; attempts > 1 {
 				Fill(b, cfg.Seed, src, first) // the same records, whatever the store did to b
 			}

@@ -128,7 +128,7 @@ func (c *Client) Do(ctx context.Context, op int) (int, error) {
 	}
 	var group int
 	attempts := 0
-	retries, err := c.d.Retry.Do(ctx, func() (err error) {
+	retries, err := c.d.Retry.Do(ctx, func(ctx context.Context) (err error) {
 		if attempts++; op == OpPost && attempts > 1 {
 			t.ID, t.Time = c.d.ids.Next(), time.Now().UTC().Truncate(time.Microsecond)
 		}
