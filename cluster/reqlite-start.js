@@ -7,8 +7,10 @@
 //
 //  1. reqlite's server listens on its driver port on every address
 //     (net.Server.listen(port) with no host). Here the server is a subclass
-//     whose _createServer listens on the given loopback address only; the
-//     script refuses any host outside 127.0.0.0/8.
+//     whose _createServer listens on the given address only; the script
+//     refuses any host outside loopback (127.0.0.0/8) and fieldbench's
+//     virtual network (198.18.0.0/15, a node on a host of its own, inside
+//     that host's network namespace).
 //  2. reqlite's SCRAM salt is base64 with a second "==" appended, which no
 //     strict base64 decoder accepts: the Go driver fails the handshake with
 //     "illegal base64 data". Each new connection's salt is replaced with
@@ -21,6 +23,7 @@
 // results name reqlite, never RethinkDB.
 //
 // Usage: node reqlite-start.js --reqlite DIR --host 127.0.0.1 --port N
+// (or --host 198.18.0.K --port 28015 inside the namespace of host K)
 // (DIR holds node_modules/reqlite). It prints "reqlite VERSION listening on
 // HOST:PORT" once listening, and exits non-zero when it cannot listen.
 'use strict';
@@ -51,9 +54,13 @@ function parseArgs(argv) {
   }
   if (!opts.dir) fail('--reqlite DIR is required');
   if (!Number.isInteger(opts.port) || opts.port < 1 || opts.port > 65535) fail('--port wants 1..65535');
-  // Loopback only: 127.0.0.0/8.
-  if (net.isIPv4(opts.host) === false || opts.host.split('.')[0] !== '127') {
-    fail('--host ' + opts.host + ' is not a 127.0.0.0/8 address: reqlite runs on loopback only');
+  // Loopback (127.0.0.0/8) or a host of the virtual network
+  // (198.18.0.0/15): never an address of the machine's own interfaces.
+  const o = opts.host.split('.').map(Number);
+  const loopback = o[0] === 127;
+  const vnet = o[0] === 198 && (o[1] === 18 || o[1] === 19);
+  if (!net.isIPv4(opts.host) || !(loopback || vnet)) {
+    fail('--host ' + opts.host + ' is neither a 127.0.0.0/8 nor a 198.18.0.0/15 address: reqlite runs on loopback or on a host of fieldbench\'s virtual network only');
   }
   return opts;
 }
@@ -64,16 +71,16 @@ const version = require(path.join(base, 'package.json')).version;
 const Server = require(path.join(base, 'lib', 'index.js'));
 const Connection = require(path.join(base, 'lib', 'connection.js'));
 
-// LoopbackServer is reqlite's Server with its own listening socket: the
+// BoundServer is reqlite's Server with its own listening socket: the
 // same connection handling as reqlite's _createServer, bound to one
 // address, with the salt fixed on every connection.
-function LoopbackServer(options) {
+function BoundServer(options) {
   Server.call(this, options);
 }
-LoopbackServer.prototype = Object.create(Server.prototype);
-LoopbackServer.prototype.constructor = LoopbackServer;
+BoundServer.prototype = Object.create(Server.prototype);
+BoundServer.prototype.constructor = BoundServer;
 
-LoopbackServer.prototype._createServer = function () {
+BoundServer.prototype._createServer = function () {
   const self = this;
   const server = net.createServer(function (socket) {
     const con = new Connection(socket, self, {
@@ -94,7 +101,7 @@ LoopbackServer.prototype._createServer = function () {
   return server;
 };
 
-const srv = new LoopbackServer({ 'driver-port': opts.port, silent: true });
+const srv = new BoundServer({ 'driver-port': opts.port, silent: true });
 srv.databases.rethinkdb.table('server_status').insert({
   id: srv.id,
   name: srv.name,

@@ -3,7 +3,9 @@ package cluster
 import (
 	"context"
 	_ "embed" // the reqlite start script
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +13,7 @@ import (
 
 	r "gopkg.in/rethinkdb/rethinkdb-go.v6"
 
+	"github.com/fieldbench/fieldbench/adapter/netdial"
 	"github.com/fieldbench/fieldbench/adapter/rethinkdb/rethinkapi"
 )
 
@@ -26,11 +29,21 @@ import (
 // reqlite is started through our own script (reqlite-start.js, embedded
 // here and written into the node's directory), which loads reqlite's
 // unmodified modules and works around two of its defects: its driver port
-// listens on every address (the script listens on 127.0.0.1 only), and its
+// listens on every address (the script listens on the node's address
+// only: 127.0.0.1, or its host's on hosts), and its
 // SCRAM salt is not valid base64 (the Go driver fails the handshake with
 // "illegal base64 data"; the script gives every connection a valid salt).
 // The script also puts a row in rethinkdb.server_status whose
 // process.version names reqlite, where a real RethinkDB names itself.
+//
+// With --network hosts (Options.Network) the node is a host of its own on
+// the cluster's virtual network (package vnet): reqlite runs inside its
+// host's namespace (`ip netns exec`) and the script binds the host's
+// address only (198.18.0.1) on RethinkDB's standard driver port 28015.
+// rethinkdb-go has no dial hook, so fieldbench's own administration
+// connects through a relay on 127.0.0.1 that opens each connection from
+// inside the node's namespace (netdial.Relay), as the adapter does from a
+// load host. Down removes the network.
 //
 // One node only: reqlite has no clustering, no table configuration
 // (config, reconfigure, rebalance answer "not implemented") and no
@@ -50,6 +63,9 @@ const (
 	rethinkDatabase = "fieldbench"
 	// reqliteScript is the start script's name in the node's directory.
 	reqliteScript = "reqlite-start.js"
+	// rethinkPort is RethinkDB's standard driver port, the node's port on
+	// a host of its own.
+	rethinkPort = 28015
 )
 
 // reqliteStart is cluster/reqlite-start.js: our start script, not a copy
@@ -98,7 +114,10 @@ func parseRethinkOpts(o Options) error {
 	return nil
 }
 
-// Up implements Engine: one reqlite process on a free loopback port.
+// Up implements Engine: one reqlite process on a free loopback port, or
+// on its host's address and port 28015 on hosts. Whatever fails, the
+// cluster returned (if any) holds what was started, for the caller's
+// Down.
 func (e rethinkEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster, error) {
 	if err := parseRethinkOpts(opts); err != nil {
 		return nil, err
@@ -115,24 +134,47 @@ func (e rethinkEngine) Up(ctx context.Context, dir string, opts Options) (*Clust
 		"reqlite":      rdir,
 		"not_verified": "config/reconfigure, persistence, clustering: reqlite has none of them (not verified here)",
 	}}
+	if opts.Network == NetworkHosts {
+		if err := CheckNetwork(e.Name(), NetworkHosts); err != nil {
+			return nil, err
+		}
+		if err := c.createHosts(ctx); err != nil {
+			return c, err
+		}
+	}
 	ndir := filepath.Join(dir, "reqlite1")
 	n := &Node{Name: "reqlite1", Role: "standalone", Host: Loopback, DataDir: ndir,
 		LogFile: filepath.Join(ndir, "reqlite.log"), Config: filepath.Join(ndir, reqliteScript)}
 	if err := os.MkdirAll(ndir, 0o755); err != nil {
-		return nil, fmt.Errorf("rethinkdb: node directory: %w", err)
+		return c, fmt.Errorf("rethinkdb: node directory: %w", err)
 	}
 	if err := os.WriteFile(n.Config, reqliteStart, 0o644); err != nil {
-		return nil, fmt.Errorf("rethinkdb: write the start script: %w", err)
+		return c, fmt.Errorf("rethinkdb: write the start script: %w", err)
+	}
+	if c.OnHosts() {
+		h, err := addNodeHost(ctx, c, n.Name)
+		if err != nil {
+			return c, fmt.Errorf("rethinkdb: %w", err)
+		}
+		n.Host, n.Netns, n.Port = h.Addr.String(), h.NS, rethinkPort
 	}
 	c.Nodes = append(c.Nodes, n)
-	if err := Retry(5, func(int) error {
-		p, err := FreePort(Loopback)
-		if err != nil {
-			return err
+	// On a host the port is the standard one of an address nothing else
+	// binds: no port to lose to a race, so no retry.
+	start := func(int) error { return startReqlite(ctx, c, n) }
+	attempts := 1
+	if !c.OnHosts() {
+		attempts = 5
+		start = func(int) error {
+			p, err := FreePort(Loopback)
+			if err != nil {
+				return err
+			}
+			n.Port = p
+			return startReqlite(ctx, c, n)
 		}
-		n.Port = p
-		return startReqlite(ctx, c, n)
-	}); err != nil {
+	}
+	if err := Retry(attempts, start); err != nil {
 		return c, fmt.Errorf("rethinkdb: start reqlite: %w", err)
 	}
 	v, err := serverVersionOf(ctx, n)
@@ -145,10 +187,11 @@ func (e rethinkEngine) Up(ctx context.Context, dir string, opts Options) (*Clust
 }
 
 // startReqlite starts n's reqlite through the start script and waits until
-// it answers a query that names it.
+// it answers a query that names it; on a host, inside its namespace
+// (`ip netns exec` execs node: the PID is the server's).
 func startReqlite(ctx context.Context, c *Cluster, n *Node) error {
-	pid, err := Start(Proc{Path: "node", Dir: n.DataDir, LogFile: n.LogFile, Args: []string{
-		n.Config, "--reqlite", c.Options["reqlite"], "--host", n.Host, "--port", strconv.Itoa(n.Port)}})
+	argv := n.Command("node", n.Config, "--reqlite", c.Options["reqlite"], "--host", n.Host, "--port", strconv.Itoa(n.Port))
+	pid, err := Start(Proc{Path: argv[0], Dir: n.DataDir, LogFile: n.LogFile, Args: argv[1:]})
 	if err != nil {
 		return err
 	}
@@ -160,7 +203,7 @@ func startReqlite(ctx context.Context, c *Cluster, n *Node) error {
 		n.PID = 0
 		return err
 	}
-	if err := WaitPort(wctx, n.Host, n.Port, pid, n.LogFile); err != nil {
+	if err := waitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
 		return fail(err)
 	}
 	if _, err := serverVersionOf(wctx, n); err != nil {
@@ -170,9 +213,30 @@ func startReqlite(ctx context.Context, c *Cluster, n *Node) error {
 }
 
 // rethinkSession connects to n as admin without a password (reqlite checks
-// none; it answers with a signature made from the empty password).
-func rethinkSession(n *Node) (*r.Session, error) {
-	return r.Connect(r.ConnectOpts{Address: n.Addr(), Username: "admin", Timeout: 5 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second})
+// none; it answers with a signature made from the empty password). A node
+// on a host is reached through a relay that dials from inside its
+// namespace, the only place its address is reachable from (rethinkdb-go
+// has no dial hook). done closes the session and the relay.
+func rethinkSession(n *Node) (s *r.Session, done func(), err error) {
+	addr := n.Addr()
+	var relay *netdial.Relay
+	if n.Netns != "" {
+		if relay, err = netdial.NewRelay(addr, func(ctx context.Context, _, a string) (net.Conn, error) { return n.Dial(ctx, a) }); err != nil {
+			return nil, nil, fmt.Errorf("rethinkdb: %w", err)
+		}
+		addr = relay.Addr()
+	}
+	s, err = r.Connect(r.ConnectOpts{Address: addr, Username: "admin", Timeout: 5 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second})
+	closeRelay := func() {
+		if relay != nil {
+			_ = relay.Close()
+		}
+	}
+	if err != nil {
+		closeRelay()
+		return nil, nil, err
+	}
+	return s, func() { _ = s.Close(); closeRelay() }, nil
 }
 
 // serverVersionOf asks n what it is until it answers (or ctx ends) and
@@ -182,9 +246,10 @@ func serverVersionOf(ctx context.Context, n *Node) (string, error) {
 	var err error
 	for {
 		var s *r.Session
-		if s, err = rethinkSession(n); err == nil {
+		var done func()
+		if s, done, err = rethinkSession(n); err == nil {
 			srv, err = rethinkapi.ServerOf(ctx, s)
-			_ = s.Close()
+			done()
 		}
 		if err == nil || ctx.Err() != nil {
 			break
@@ -207,6 +272,7 @@ func (rethinkEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, erro
 	for _, n := range c.Nodes {
 		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: "down", PID: n.PID,
 			Detail: map[string]string{"not_verified": "config/reconfigure, persistence, clustering"}}
+		hostCounters(ctx, n, st.Detail)
 		if n.Stopped || !Alive(n.PID) {
 			if n.Stopped {
 				st.State = "stopped"
@@ -237,11 +303,11 @@ func (rethinkEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, erro
 // rethinkCounts counts n's databases and their tables, the system
 // database left out.
 func rethinkCounts(ctx context.Context, n *Node) (dbs, tables int, err error) {
-	s, err := rethinkSession(n)
+	s, done, err := rethinkSession(n)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer s.Close()
+	defer done()
 	var names []string
 	if err := readAll(ctx, s, r.DBList(), &names); err != nil {
 		return 0, 0, err
@@ -270,7 +336,10 @@ func readAll(ctx context.Context, s *r.Session, t r.Term, into any) error {
 }
 
 // Down implements Engine: SIGTERM, SIGKILL after 15 s. reqlite keeps
-// nothing: the data goes with the process.
-func (rethinkEngine) Down(_ context.Context, c *Cluster) error {
-	return c.StopNodes("rethinkdb", 15*time.Second)
+// nothing: the data goes with the process. On a virtual network it then
+// removes every namespace and interface of the network, found from the
+// directory alone.
+func (rethinkEngine) Down(ctx context.Context, c *Cluster) error {
+	err := c.StopNodes("rethinkdb", 15*time.Second)
+	return errors.Join(err, DestroyNetwork(ctx, c.Dir))
 }

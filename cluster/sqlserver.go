@@ -35,8 +35,16 @@ import (
 // authentication (it accepts any login: its only credentials would be
 // command-line arguments, which every local user can read in /proc).
 //
+// With --network hosts (Options.Network) the node is a host of its own on
+// the cluster's virtual network (package vnet): iridium-server runs inside
+// its host's namespace (`ip netns exec`) and binds the host's address only
+// (198.18.0.1, its --host) on SQL Server's standard port 1433; fieldbench
+// administers it from inside the namespace (the pre-login dials through
+// it), the adapter dials through adapter/netdial, so an experiment's load
+// reaches it from a load host, and Down removes the network.
+//
 // One node only (Iridium has no replication); it can be killed and
-// restarted on its data directory.
+// restarted on its data directory (on its host, on hosts).
 func init() { Register(sqlServerEngine{}) }
 
 type sqlServerEngine struct{}
@@ -49,6 +57,9 @@ const (
 	IridiumServer = "Iridium SQL " + IridiumVersion + ", a SQL Server stand-in (TDS 7.4 server in Rust; not SQL Server)"
 	// sqlServerDatabase is the database the cluster's DSN names.
 	sqlServerDatabase = "fieldbench"
+	// sqlServerPort is SQL Server's standard port, the node's port on a
+	// host of its own.
+	sqlServerPort = 1433
 )
 
 // Name implements Engine.
@@ -107,8 +118,10 @@ func parseSQLServerOpts(o Options) (storage string, err error) {
 	return storage, nil
 }
 
-// Up implements Engine: one iridium-server on a free loopback port, its
-// data under dir/iridium1/data.
+// Up implements Engine: one iridium-server on a free loopback port, or on
+// its host's address and port 1433 on hosts, its data under
+// dir/iridium1/data. Whatever fails, the cluster returned (if any) holds
+// what was started, for the caller's Down.
 func (e sqlServerEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster, error) {
 	storage, err := parseSQLServerOpts(opts)
 	if err != nil {
@@ -125,20 +138,43 @@ func (e sqlServerEngine) Up(ctx context.Context, dir string, opts Options) (*Clu
 		"go-mssqldb": "cannot connect to Iridium as it is (pre-login answered with packet type 0x12, collation change with 5 extra bytes); " +
 			"standin=iridium in the DSN makes the sqlserver adapter rewrite both (never needed on a real SQL Server)",
 	}}
+	if opts.Network == NetworkHosts {
+		if err := CheckNetwork(e.Name(), NetworkHosts); err != nil {
+			return nil, err
+		}
+		if err := c.createHosts(ctx); err != nil {
+			return c, err
+		}
+	}
 	ndir := filepath.Join(dir, "iridium1")
 	n := &Node{Name: "iridium1", Role: "standalone", Host: Loopback, DataDir: filepath.Join(ndir, "data"), LogFile: filepath.Join(ndir, "iridium.log")}
 	if err := os.MkdirAll(n.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("sqlserver: node directory: %w", err)
+		return c, fmt.Errorf("sqlserver: node directory: %w", err)
+	}
+	if c.OnHosts() {
+		h, err := addNodeHost(ctx, c, n.Name)
+		if err != nil {
+			return c, fmt.Errorf("sqlserver: %w", err)
+		}
+		n.Host, n.Netns, n.Port = h.Addr.String(), h.NS, sqlServerPort
 	}
 	c.Nodes = append(c.Nodes, n)
-	if err := Retry(5, func(int) error {
-		p, err := FreePort(Loopback)
-		if err != nil {
-			return err
+	// On a host the port is the standard one of an address nothing else
+	// binds: no port to lose to a race, so no retry.
+	start := func(int) error { return startIridium(ctx, c, n) }
+	attempts := 1
+	if !c.OnHosts() {
+		attempts = 5
+		start = func(int) error {
+			p, err := FreePort(Loopback)
+			if err != nil {
+				return err
+			}
+			n.Port = p
+			return startIridium(ctx, c, n)
 		}
-		n.Port = p
-		return startIridium(ctx, c, n)
-	}); err != nil {
+	}
+	if err := Retry(attempts, start); err != nil {
 		return c, fmt.Errorf("sqlserver: start Iridium SQL: %w", err)
 	}
 	v, err := iridiumVersionOf(n)
@@ -152,8 +188,9 @@ func (e sqlServerEngine) Up(ctx context.Context, dir string, opts Options) (*Clu
 	return c, nil
 }
 
-// startIridium starts n on its port and data and waits until it answers a
-// TDS pre-login.
+// startIridium starts n on its address, port and data and waits until it
+// answers a TDS pre-login; on a host, inside its namespace (`ip netns
+// exec` execs iridium-server: the PID is the server's).
 func startIridium(ctx context.Context, c *Cluster, n *Node) error {
 	bin, err := IridiumBinary()
 	if err != nil {
@@ -170,15 +207,16 @@ func startIridium(ctx context.Context, c *Cluster, n *Node) error {
 	} else {
 		args = append(args, "--data-dir", n.DataDir)
 	}
-	pid, err := Start(Proc{Path: bin, Dir: filepath.Dir(n.DataDir), LogFile: n.LogFile,
-		Env: []string{"RUST_LOG=warn,iridium_server=info"}, Args: args})
+	argv := n.Command(append([]string{bin}, args...)...)
+	pid, err := Start(Proc{Path: argv[0], Dir: filepath.Dir(n.DataDir), LogFile: n.LogFile,
+		Env: []string{"RUST_LOG=warn,iridium_server=info"}, Args: argv[1:]})
 	if err != nil {
 		return err
 	}
 	n.PID, n.Stopped = pid, false
 	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	if err := WaitPort(wctx, n.Host, n.Port, pid, n.LogFile); err != nil {
+	if err := waitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
 		_ = Kill(pid)
 		n.PID = 0
 		return err
@@ -187,7 +225,7 @@ func startIridium(ctx context.Context, c *Cluster, n *Node) error {
 	// right after the start (seen about once in six restarts) is retried
 	// while the server lives and the start's minute lasts.
 	for {
-		_, err := TDSPrelogin(wctx, n.Addr())
+		_, err := nodePrelogin(wctx, n)
 		if err == nil {
 			return nil
 		}
@@ -231,6 +269,22 @@ func TDSPrelogin(ctx context.Context, addr string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return preloginOver(ctx, c)
+}
+
+// nodePrelogin is TDSPrelogin of node n from where n is: from inside its
+// host's namespace for a node on a virtual network, the only place its
+// address is reachable from.
+func nodePrelogin(ctx context.Context, n *Node) (string, error) {
+	c, err := n.Dial(ctx, n.Addr())
+	if err != nil {
+		return "", err
+	}
+	return preloginOver(ctx, c)
+}
+
+// preloginOver sends the pre-login on c, reads the answer and closes c.
+func preloginOver(ctx context.Context, c net.Conn) (string, error) {
 	defer c.Close()
 	deadline, ok := ctx.Deadline()
 	if !ok {
@@ -296,6 +350,7 @@ func (sqlServerEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, er
 	for _, n := range c.Nodes {
 		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: "down", PID: n.PID,
 			Detail: map[string]string{"server": IridiumServer}}
+		hostCounters(ctx, n, st.Detail)
 		if n.Stopped || !Alive(n.PID) {
 			if n.Stopped {
 				st.State = "stopped"
@@ -305,7 +360,7 @@ func (sqlServerEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, er
 			continue
 		}
 		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		v, err := TDSPrelogin(sctx, n.Addr())
+		v, err := nodePrelogin(sctx, n)
 		cancel()
 		if err != nil {
 			st.State = "unreachable"
@@ -319,9 +374,12 @@ func (sqlServerEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, er
 	return out, nil
 }
 
-// Down implements Engine: SIGTERM, SIGKILL after 15 s.
-func (sqlServerEngine) Down(_ context.Context, c *Cluster) error {
-	return c.StopNodes("sqlserver", 15*time.Second)
+// Down implements Engine: SIGTERM, SIGKILL after 15 s. On a virtual
+// network it then removes every namespace and interface of the network,
+// found from the directory alone.
+func (sqlServerEngine) Down(ctx context.Context, c *Cluster) error {
+	err := c.StopNodes("sqlserver", 15*time.Second)
+	return errors.Join(err, DestroyNetwork(ctx, c.Dir))
 }
 
 // Kill implements Killer: SIGKILL, as a crash.

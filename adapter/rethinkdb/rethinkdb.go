@@ -37,6 +37,7 @@ import (
 	r "gopkg.in/rethinkdb/rethinkdb-go.v6"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/adapter/netdial"
 	"github.com/fieldbench/fieldbench/adapter/rethinkdb/rethinkapi"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
@@ -155,9 +156,10 @@ func validName(s string) bool {
 // DB is a session on one database. It implements adapter.DB and the
 // ingest and trajectory Backends.
 type DB struct {
-	cfg Config
-	s   *r.Session
-	db  r.Term
+	cfg   Config
+	s     *r.Session
+	relay *netdial.Relay // the driver's way to a load host's dial, or nil
+	db    r.Term
 
 	mu     sync.Mutex
 	tables map[string]bool // tables this DB knows exist, with their indexes
@@ -183,17 +185,32 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	// rethinkdb-go has no dial hook: while an experiment's load runs from
+	// a load host (netdial.Hooked), the driver connects to a relay on
+	// 127.0.0.1 that opens each connection through netdial.Default, from
+	// inside the load host; otherwise it dials the server itself.
+	addr := cfg.Address
+	var relay *netdial.Relay
+	if netdial.Hooked() {
+		if relay, err = netdial.NewRelay(cfg.Address, nil); err != nil {
+			return nil, fmt.Errorf("rethinkdb: %w", err)
+		}
+		addr = relay.Addr()
+	}
 	s, err := r.Connect(r.ConnectOpts{
-		Address: cfg.Address, Username: cfg.User, Password: cfg.Password,
+		Address: addr, Username: cfg.User, Password: cfg.Password,
 		Timeout: cfg.Timeout, ReadTimeout: cfg.Timeout, WriteTimeout: cfg.Timeout,
 		InitialCap: 1, MaxOpen: 64,
 	})
 	if err != nil {
+		if relay != nil {
+			_ = relay.Close()
+		}
 		return nil, fmt.Errorf("rethinkdb: connect to %s: %w", adapter.Redact(dsn), err)
 	}
-	db := &DB{cfg: cfg, s: s, db: r.DB(cfg.Database), tables: map[string]bool{}}
+	db := &DB{cfg: cfg, s: s, relay: relay, db: r.DB(cfg.Database), tables: map[string]bool{}}
 	if err := db.ensureDatabase(ctx); err != nil {
-		_ = s.Close()
+		_ = db.Close()
 		return nil, err
 	}
 	// A user who may not read rethinkdb.server_status is on a real
@@ -243,7 +260,11 @@ func (db *DB) Config() Config { return db.cfg }
 
 // Close implements adapter.DB.
 func (db *DB) Close() error {
-	if err := db.s.Close(); err != nil {
+	err := db.s.Close()
+	if db.relay != nil {
+		_ = db.relay.Close()
+	}
+	if err != nil {
 		return fmt.Errorf("rethinkdb: close: %w", err)
 	}
 	return nil

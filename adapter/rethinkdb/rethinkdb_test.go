@@ -3,14 +3,18 @@ package rethinkdb
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	r "gopkg.in/rethinkdb/rethinkdb-go.v6"
+
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
+	"github.com/fieldbench/fieldbench/adapter/netdial"
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
@@ -198,5 +202,34 @@ func TestOpenErrorsHideThePassword(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "secret") {
 		t.Errorf("Open error shows the password: %v", err)
+	}
+}
+
+// TestOpenThroughLoadHostDial: with a load host's dial in place (netdial.Set,
+// as an experiment on hosts does), the driver, which has no dial hook,
+// reaches the server through that dial (the relay), and Close ends the
+// relay; without one, the driver dials on its own.
+func TestOpenThroughLoadHostDial(t *testing.T) {
+	target := addr(t)
+	var dials atomic.Int64
+	var d net.Dialer
+	restore := netdial.Set(func(ctx context.Context, network, a string) (net.Conn, error) {
+		if a == target {
+			dials.Add(1)
+		}
+		return d.DialContext(ctx, network, a)
+	})
+	db := openFresh(t, "")
+	if db.relay == nil || dials.Load() == 0 {
+		t.Fatalf("relay %v, %d dials of %s through the hook: want the relay and its dials", db.relay, dials.Load(), target)
+	}
+	var got []int
+	if err := db.all(t.Context(), r.Expr([]int{1, 2}), &got); err != nil || len(got) != 2 || got[1] != 2 {
+		t.Errorf("a query through the relay: %v, %v", got, err)
+	}
+	restore()
+	plain := openFresh(t, "")
+	if plain.relay != nil {
+		t.Error("a relay without a load host's dial")
 	}
 }

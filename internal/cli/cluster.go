@@ -86,7 +86,7 @@ func newClusterUpCmd() *cobra.Command {
 	c.Flags().StringVar(&dir, "dir", "", "directory for data, configuration and logs (default: clusters/ENGINE-TIME)")
 	c.Flags().StringArrayVar(&opts, "opt", nil, "engine option key=value (repeatable), e.g. --opt replicas=1 for redis")
 	c.Flags().StringVar(&network, "network", cluster.NetworkLoopback,
-		"where the nodes live: loopback (127.0.0.1, nodes differ by port) or hosts (each node a network namespace of its own with an address from 198.18.0.0/15 on a virtual network; needs root; redis, cassandra, postgres, mariadb, couchdb, mongodb and hbase; docs/network.md)")
+		"where the nodes live: loopback (127.0.0.1, nodes differ by port) or hosts (each node a network namespace of its own with an address from 198.18.0.0/15 on a virtual network; needs root; redis, cassandra, postgres, mariadb, couchdb, mongodb, hbase, rethinkdb and sqlserver, not couchbase; docs/network.md)")
 	return c
 }
 
@@ -502,7 +502,7 @@ func withCluster(c *cobra.Command, check func() error, started func(*cluster.Clu
 	var opts []string
 	c.Flags().StringVar(&spec, "cluster", "", "start a cluster ENGINE:NODES for this run and stop it afterwards (e.g. postgres:2); overrides --db")
 	c.Flags().StringArrayVar(&opts, "cluster-opt", nil, "engine option key=value for --cluster (repeatable)")
-	c.Flags().StringVar(&network, "cluster-network", cluster.NetworkLoopback, "where --cluster's nodes live: loopback, or hosts (as root; redis, cassandra, postgres, mariadb, couchdb, mongodb and hbase: each node a host of its own on a virtual network, and the run on a load host of it, load1; docs/network.md)")
+	c.Flags().StringVar(&network, "cluster-network", cluster.NetworkLoopback, "where --cluster's nodes live: loopback, or hosts (as root; redis, cassandra, postgres, mariadb, couchdb, mongodb, hbase, rethinkdb and sqlserver, not couchbase: each node a host of its own on a virtual network, and the run on a load host of it, load1; docs/network.md)")
 	inner := c.RunE
 	c.RunE = func(cmd *cobra.Command, args []string) (err error) {
 		if spec == "" {

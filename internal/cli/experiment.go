@@ -28,9 +28,10 @@ func newExperimentCmd() *cobra.Command {
                                data and server logs stay in the run directory);
                                network: hosts puts each node on a host of its
                                own and runs the load from load host load1
-                               (root; redis, cassandra, postgres,
-                               mariadb, couchdb, mongodb, hbase;
-                               docs/network.md)
+                               (root; every engine but couchbase:
+                               redis, cassandra, postgres, mariadb,
+                               couchdb, mongodb, hbase, rethinkdb,
+                               sqlserver; docs/network.md)
   cluster: {engine: external, database, members, commands}
                                or a cluster fieldbench did not start: members
                                [{name, host, port, spare}], and node actions as

@@ -284,7 +284,7 @@ func TestNetworkBadInput(t *testing.T) {
 		want string
 	}{
 		{"unknown network", []string{"cluster", "up", "redis", "--network", "lan", "--dir", filepath.Join(dir, "x")}, `--network "lan": want one of loopback, hosts`},
-		{"engine without hosts", []string{"cluster", "up", "rethinkdb", "--network", "hosts", "--dir", filepath.Join(dir, "y")}, "the rethinkdb engine starts on loopback only"},
+		{"engine without hosts", []string{"cluster", "up", "couchbase", "--network", "hosts", "--dir", filepath.Join(dir, "y")}, "the couchbase engine starts on loopback only: CouchbaseMock simulates every node inside one JVM"},
 		{"load host of a loopback cluster", []string{"run", "microblog", "--load-host", lo, "--results", dir}, "is on loopback, not on hosts"},
 		{"load host of no cluster", []string{"load", "microblog", "--load-host", filepath.Join(dir, "none")}, "no cluster in"},
 		{"index without load host", []string{"run", "microblog", "--load-host-index", "2", "--results", dir}, "--load-host-index needs --load-host"},
