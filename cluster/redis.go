@@ -738,6 +738,15 @@ func (e redisEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
 	n.Role = "master"
 	actx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
+	// add-node checks the cluster first and refuses while the nodes
+	// disagree, which they can for a moment after the previous node's
+	// rebalance ("Nodes don't agree about configuration", a slot held by
+	// no master: the second of two masters added under load, 2026-11-29,
+	// scenarios/README.md). The check it would fail is waited out first,
+	// as before a rebalance.
+	if err := waitCheck(actx, seed); err != nil {
+		return n, err
+	}
 	if _, err := runCLI(actx, seed, "--cluster", "add-node", n.Addr(), seed.Addr()); err != nil {
 		return n, err
 	}

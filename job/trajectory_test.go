@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -155,6 +156,9 @@ func TestTrajectoryBadInput(t *testing.T) {
 	}
 }
 
+// resetEvent is the reset event's detail between the modes.
+var resetEvent = regexp.MustCompile(`database emptied for the random write phase in [0-9]+\.[0-9]s \(no operation meanwhile\)`)
+
 // TestTrajectoryRunEndToEnd runs both modes at a tiny scale into a given
 // database, checks the result file (throughput points per mode and request
 // type, per-operation counts, no errors, a report), then queries the
@@ -225,11 +229,20 @@ func TestTrajectoryRunEndToEnd(t *testing.T) {
 	events := map[string]bool{}
 	for _, e := range run.Events {
 		events[e.Name] = true
+		// The reset between the modes says how long it took: no
+		// operation runs meanwhile, so the per-second series show 0
+		// ops/s for that long (docs/couchdb.md).
+		if e.Name == "reset" && !resetEvent.MatchString(e.Detail) {
+			t.Errorf("reset event %q does not say how long it took", e.Detail)
+		}
 	}
 	for _, e := range []string{"sequential write", "sequential knn", "reset", "random write", "random region"} {
 		if !events[e] {
 			t.Fatalf("no %q event: %v", e, events)
 		}
+	}
+	if !resetEvent.MatchString(stderr) {
+		t.Errorf("stderr does not say how long the reset took:\n%s", stderr)
 	}
 
 	// The database the run left answers op queries like the reference.
