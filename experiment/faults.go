@@ -60,7 +60,7 @@ var faultMechanisms = map[string]string{
 	"limit-shared": "one shared link between the two groups: a second bridge (br1) in the network's bridge namespace joined to br0 by one veth pair with a tc tbf qdisc on each end (each direction shaped once), and the bridge ports of the hosts of nodes moved onto br1; every packet between the groups crosses the pair, so the rate is the two groups' total (hosts in neither group stay on br0, on from's side)",
 	"limit-from":   "tc htb qdisc on the eth0 of every host of both groups: u32 filters (match ip dst ADDR/32) send what goes to the other group's addresses into a class at the rate (with a tbf leaf), the rest into a default class at 100gbit (not limited); each host's egress, so both directions",
 	"unlimit":      "the tbf, htb and netem qdiscs deleted (and toxiproxy's latency toxics removed where delay ran through it; a shared link's hosts moved back to br0 and its bridge and veth pair deleted)",
-	"pause":        "SIGSTOP to the node's server process",
+	"pause":        "SIGSTOP to the node's server process and its children (its process group)",
 	"resume":       "SIGCONT to the node's server process",
 	"delay":        "tc netem qdisc on the host's eth0 (needs the kernel's sch_netem)",
 	"loss":         "tc netem qdisc on the host's eth0 (needs the kernel's sch_netem)",
@@ -299,17 +299,18 @@ func (x *expRun) applyFault(ctx context.Context, a Action, nodes []*cluster.Node
 			if n.PID <= 0 || !cluster.Alive(n.PID) {
 				return "", fmt.Errorf("%s %s: the node's server is not running", a.Do, n.Name)
 			}
-			if err := syscall.Kill(n.PID, sig); err != nil {
+			who, err := signalServer(n.PID, sig)
+			if err != nil {
 				return "", fmt.Errorf("%s %s (pid %d): %w", a.Do, n.Name, n.PID, err)
 			}
-			pids = append(pids, fmt.Sprint(n.PID))
+			pids = append(pids, who)
 			if a.Do == "pause" {
 				x.faults.paused[n.Name] = true
 			} else {
 				delete(x.faults.paused, n.Name)
 			}
 		}
-		return fmt.Sprintf("%s (mechanism: %s to pid %s)", list, verb, strings.Join(pids, ", ")), nil
+		return fmt.Sprintf("%s (mechanism: %s to %s)", list, verb, strings.Join(pids, ", ")), nil
 	case "delay", "loss":
 		if x.delays != nil {
 			if a.Do == "loss" { // refused before the load (netemOrProxy); never silently skipped
@@ -484,4 +485,18 @@ func (x *expRun) loadHostName() string {
 		return "(none)"
 	}
 	return x.loadHost.Name
+}
+
+// signalServer sends sig to a node's server: to its whole process group
+// when the server leads one (cluster.Start makes each server a group
+// leader), else to its PID alone; it says which. Why the group: a server
+// that forks a process per connection (PostgreSQL's backends, its WAL
+// sender and receiver) went on serving every open connection while only
+// its postmaster was stopped: faults-postgres.yaml's paused replica
+// answered 40 operations a second throughout its pause (2026-11-29).
+func signalServer(pid int, sig syscall.Signal) (string, error) {
+	if pg, err := syscall.Getpgid(pid); err == nil && pg == pid {
+		return fmt.Sprintf("process group %d", pid), syscall.Kill(-pid, sig)
+	}
+	return fmt.Sprintf("pid %d", pid), syscall.Kill(pid, sig)
 }
