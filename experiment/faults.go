@@ -1,12 +1,15 @@
 package experiment
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -60,7 +63,7 @@ var faultMechanisms = map[string]string{
 	"limit-shared": "one shared link between the two groups: a second bridge (br1) in the network's bridge namespace joined to br0 by one veth pair with a tc tbf qdisc on each end (each direction shaped once), and the bridge ports of the hosts of nodes moved onto br1; every packet between the groups crosses the pair, so the rate is the two groups' total (hosts in neither group stay on br0, on from's side)",
 	"limit-from":   "tc htb qdisc on the eth0 of every host of both groups: u32 filters (match ip dst ADDR/32) send what goes to the other group's addresses into a class at the rate (with a tbf leaf), the rest into a default class at 100gbit (not limited); each host's egress, so both directions",
 	"unlimit":      "the tbf, htb and netem qdiscs deleted (and toxiproxy's latency toxics removed where delay ran through it; a shared link's hosts moved back to br0 and its bridge and veth pair deleted)",
-	"pause":        "SIGSTOP to the node's server process and its children (its process group)",
+	"pause":        "SIGSTOP to the node's server process and every process it forked",
 	"resume":       "SIGCONT to the node's server process",
 	"delay":        "tc netem qdisc on the host's eth0 (needs the kernel's sch_netem)",
 	"loss":         "tc netem qdisc on the host's eth0 (needs the kernel's sch_netem)",
@@ -487,16 +490,59 @@ func (x *expRun) loadHostName() string {
 	return x.loadHost.Name
 }
 
-// signalServer sends sig to a node's server: to its whole process group
-// when the server leads one (cluster.Start makes each server a group
-// leader), else to its PID alone; it says which. Why the group: a server
-// that forks a process per connection (PostgreSQL's backends, its WAL
-// sender and receiver) went on serving every open connection while only
-// its postmaster was stopped: faults-postgres.yaml's paused replica
-// answered 40 operations a second throughout its pause (2026-11-29).
+// signalServer sends sig to a node's server and to every process it
+// forked (its descendants, from /proc), the server first: stopped, it
+// forks no new one meanwhile; it says how many. Why the children: a
+// server that forks a process per connection (PostgreSQL's backends, its
+// WAL sender and receiver; each calls setsid, so no process group holds
+// them) went on serving every open connection while only its postmaster
+// was stopped: faults-postgres.yaml's paused replica answered 40
+// operations a second through its pause (2026-11-29).
 func signalServer(pid int, sig syscall.Signal) (string, error) {
-	if pg, err := syscall.Getpgid(pid); err == nil && pg == pid {
-		return fmt.Sprintf("process group %d", pid), syscall.Kill(-pid, sig)
+	if err := syscall.Kill(pid, sig); err != nil {
+		return "", err
 	}
-	return fmt.Sprintf("pid %d", pid), syscall.Kill(pid, sig)
+	kids := descendants(pid)
+	var errs []error
+	for _, k := range kids {
+		// A child may have ended since the listing: not an error.
+		if err := syscall.Kill(k, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+			errs = append(errs, fmt.Errorf("child %d: %w", k, err))
+		}
+	}
+	return fmt.Sprintf("pid %d and its %d child process(es)", pid, len(kids)), errors.Join(errs...)
+}
+
+// descendants lists the processes below pid, read from /proc (children
+// before grandchildren); none where /proc cannot be read.
+func descendants(pid int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // ended meanwhile
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and brackets.
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		if pp, err := strconv.Atoi(f[1]); err == nil {
+			children[pp] = append(children[pp], p)
+		}
+	}
+	var out []int
+	for queue := children[pid]; len(queue) > 0; queue = queue[1:] {
+		out = append(out, queue[0])
+		queue = append(queue, children[queue[0]]...)
+	}
+	return out
 }
