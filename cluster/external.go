@@ -460,7 +460,9 @@ func (e *External) Restart(ctx context.Context, c *Cluster, name string) error {
 	}
 	n.Stopped = false
 	return e.waitFor(ctx, "restart: "+name+" answering", func(ctx context.Context) (bool, string, error) {
-		sts, err := e.db.Status(ctx, c)
+		// e.Status, not e.db.Status: the databases asked member by member
+		// have a status of their own, their engine's needs a PID.
+		sts, err := e.Status(ctx, c)
 		if err != nil {
 			return false, "", err
 		}

@@ -72,11 +72,16 @@ func TestRethinkExternalTableStatus(t *testing.T) {
 // TestExternalRethinkReqlite opens reqlite, started by the project's
 // rethinkdb engine, as an external RethinkDB: the version from
 // server_status, the member up, nothing moving with a table in place
-// (reqlite's table_status is empty), then unreachable once killed.
+// (reqlite's table_status is empty), a restart done once the member
+// answers, then unreachable once killed.
 func TestExternalRethinkReqlite(t *testing.T) {
 	ctx, _, local := upForTest(t, "rethinkdb", Options{Nodes: 1}, 2*time.Minute)
 	n := local.Nodes[0]
-	ext, c, err := OpenExternal(ctx, ExternalSpec{Database: "rethinkdb", Members: []ExternalMember{{Name: "r1", Host: n.Host, Port: n.Port}}}, t.TempDir())
+	// restart runs true: the member is up throughout, and Restart returns
+	// once the database's own status says so (not the local engine's,
+	// which knows no PID of a remote node).
+	ext, c, err := OpenExternal(ctx, ExternalSpec{Database: "rethinkdb", Members: []ExternalMember{{Name: "r1", Host: n.Host, Port: n.Port}},
+		Commands: map[string]string{"restart": "true"}, JoinTimeout: 30 * time.Second}, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,6 +106,9 @@ func TestExternalRethinkReqlite(t *testing.T) {
 	}
 	if moving, why, err := ext.Moving(ctx, c); err != nil || moving {
 		t.Errorf("moving = %v %q, %v; want nothing moving", moving, why, err)
+	}
+	if err := ext.Restart(ctx, c, "r1"); err != nil {
+		t.Errorf("restart of an answering member: %v", err)
 	}
 	if err := Kill(n.PID); err != nil {
 		t.Fatal(err)
