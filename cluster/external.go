@@ -119,6 +119,10 @@ var remoteDBs = map[string]remoteDB{
 		status: couchRemoteStatus, moving: couchRemoteMoving},
 	"sqlserver": {dsn: sqlRemoteDSN, version: sqlRemoteVersion, members: sqlRemoteMembers,
 		status: sqlRemoteStatus, moving: sqlRemoteMoving},
+	"couchbase": {dsnHint: "the adapter's DSN (couchbase://host:kvport/bucket): the members are REST addresses (port 8091)",
+		version: cbRemoteVersion, members: cbRemoteMembers, status: cbRemoteStatus, moving: cbRemoteMoving},
+	"rethinkdb": {dsn: rethinkRemoteDSN, version: rethinkRemoteVersion, members: rethinkRemoteMembers,
+		status: rethinkRemoteStatus, moving: rethinkRemoteMoving},
 }
 
 // ExternalDatabases are the databases an external cluster can run: those
@@ -369,7 +373,7 @@ const remoteAskTimeout = 5 * time.Second
 
 // remoteStatuses is the status of an external cluster's members, one
 // line each, removed ones left out, for databases asked member by member
-// (couchdb, mongodb, sqlserver). A member fieldbench knows stopped is
+// (couchbase, couchdb, mongodb, rethinkdb, sqlserver). A member fieldbench knows stopped is
 // "down" without being asked; a running one is asked with ask, under
 // remoteAskTimeout: "unreachable" with the error when ask fails, else
 // "up" with whatever ask filled in (role, details). Every line starts
@@ -456,7 +460,9 @@ func (e *External) Restart(ctx context.Context, c *Cluster, name string) error {
 	}
 	n.Stopped = false
 	return e.waitFor(ctx, "restart: "+name+" answering", func(ctx context.Context) (bool, string, error) {
-		sts, err := e.db.Status(ctx, c)
+		// e.Status, not e.db.Status: the databases asked member by member
+		// have a status of their own, their engine's needs a PID.
+		sts, err := e.Status(ctx, c)
 		if err != nil {
 			return false, "", err
 		}

@@ -44,7 +44,7 @@ func TestParseExternal(t *testing.T) {
 		{"no host", "{name: r2, host: 10.0.0.2, port: 6379}", "{name: r2, port: 6379}", `line 7: cluster.members[1].host: required`},
 		{"bad port", "host: 10.0.0.2, port: 6379", "host: 10.0.0.2, port: 0", `line 7: cluster.members[1].port: 0 is not a port`},
 		{"same name twice", "{name: r2, host: 10.0.0.2", "{name: r1, host: 10.0.0.2", `line 7: cluster.members[1].name: "r1" names two members`},
-		{"unknown database", "database: redis", "database: oracle", `line 4: cluster.database: "oracle": fieldbench can ask only cassandra, couchdb, hbase, mongodb, redis, sqlserver`},
+		{"unknown database", "database: redis", "database: oracle", `line 4: cluster.database: "oracle": fieldbench can ask only cassandra, couchbase, couchdb, hbase, mongodb, redis, rethinkdb, sqlserver`},
 		{"hbase without the gateway's DSN", "database: redis", "database: hbase", `cluster.dsn: required with database hbase: the adapter's DSN naming the REST gateway`},
 		{"no database", "  database: redis\n", "", `cluster.database: required with engine external`},
 		{"node not a member", "nodes: [r2]}\n  - {at: 20s", "nodes: [r9]}\n  - {at: 20s", `line 15: timeline[0].nodes[0]: "r9" is not a member of the external cluster`},
