@@ -260,30 +260,7 @@ func (e mongoEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 	if err := os.MkdirAll(n.DataDir, 0o755); err != nil {
 		return c, fmt.Errorf("mongodb: node directory: %w", err)
 	}
-	if c.OnHosts() {
-		h, err := addNodeHost(ctx, c, n.Name)
-		if err != nil {
-			return c, fmt.Errorf("mongodb: %w", err)
-		}
-		n.Host, n.Netns, n.Port = h.Addr.String(), h.NS, mongoPort
-	}
-	c.Nodes = append(c.Nodes, n)
-	// On a host the port is the standard one of an address nothing else
-	// binds: no port to lose to a race, so no retry.
-	start := func(int) error { return startFerretDB(ctx, c, n) }
-	attempts := 1
-	if !c.OnHosts() {
-		attempts = 5
-		start = func(int) error {
-			p, err := FreePort(Loopback)
-			if err != nil {
-				return err
-			}
-			n.Port = p
-			return startFerretDB(ctx, c, n)
-		}
-	}
-	if err := Retry(attempts, start); err != nil {
+	if err := placeAndStart(ctx, c, n, mongoPort, func() error { return startFerretDB(ctx, c, n) }); err != nil {
 		return c, fmt.Errorf("mongodb: start FerretDB: %w", err)
 	}
 	v, err := ferretDBVersionOf(ctx, n)

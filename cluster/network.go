@@ -169,3 +169,30 @@ func (c *Cluster) createHosts(ctx context.Context) error {
 	}
 	return nil
 }
+
+// placeAndStart adds the single node n to c and starts it with start: on
+// a host of its own where c is on hosts, on its engine's standard port
+// (an address nothing else binds: no port to lose to a race, so one
+// attempt); on loopback on a free port, up to 5 attempts, each on a new
+// port. The single-node engines (mongodb, rethinkdb, sqlserver) share it.
+func placeAndStart(ctx context.Context, c *Cluster, n *Node, port int, start func() error) error {
+	if c.OnHosts() {
+		h, err := addNodeHost(ctx, c, n.Name)
+		if err != nil {
+			return err
+		}
+		n.Host, n.Netns, n.Port = h.Addr.String(), h.NS, port
+	}
+	c.Nodes = append(c.Nodes, n)
+	if c.OnHosts() {
+		return start()
+	}
+	return Retry(5, func(int) error {
+		p, err := FreePort(Loopback)
+		if err != nil {
+			return err
+		}
+		n.Port = p
+		return start()
+	})
+}

@@ -151,30 +151,7 @@ func (e rethinkEngine) Up(ctx context.Context, dir string, opts Options) (*Clust
 	if err := os.WriteFile(n.Config, reqliteStart, 0o644); err != nil {
 		return c, fmt.Errorf("rethinkdb: write the start script: %w", err)
 	}
-	if c.OnHosts() {
-		h, err := addNodeHost(ctx, c, n.Name)
-		if err != nil {
-			return c, fmt.Errorf("rethinkdb: %w", err)
-		}
-		n.Host, n.Netns, n.Port = h.Addr.String(), h.NS, rethinkPort
-	}
-	c.Nodes = append(c.Nodes, n)
-	// On a host the port is the standard one of an address nothing else
-	// binds: no port to lose to a race, so no retry.
-	start := func(int) error { return startReqlite(ctx, c, n) }
-	attempts := 1
-	if !c.OnHosts() {
-		attempts = 5
-		start = func(int) error {
-			p, err := FreePort(Loopback)
-			if err != nil {
-				return err
-			}
-			n.Port = p
-			return startReqlite(ctx, c, n)
-		}
-	}
-	if err := Retry(attempts, start); err != nil {
+	if err := placeAndStart(ctx, c, n, rethinkPort, func() error { return startReqlite(ctx, c, n) }); err != nil {
 		return c, fmt.Errorf("rethinkdb: start reqlite: %w", err)
 	}
 	v, err := serverVersionOf(ctx, n)
