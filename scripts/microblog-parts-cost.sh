@@ -26,6 +26,9 @@
 #   LOAD_CONFIGS="2000:8 10000:8" LOAD_WHICH=ends|all|first|last
 #   LOAD_DBS="sqlite postgres redis cassandra" LOAD_MODELS="normalized denormalized"
 #   LOAD_TIMEOUT=900       seconds one load process may take (then: not finished)
+#   CASSANDRA_HEAP=4g      the Cassandra node's heap (cluster up --opt heap=; default
+#                          the engine's 512m, under which part 0/64 of 1 M users
+#                          failed twice with write timeouts 4-5 minutes in)
 #   LOAD_SECONDS=N         stop each load process (by its PID) after N s and
 #                          report its wall and peak RSS so far, marked stopped:
 #                          the memory of loads too large to finish here
@@ -193,7 +196,9 @@ if [ -n "$LOAD_CONFIGS" ] && [ -n "$LOAD_DBS" ]; then
 					if [ -z "$dsn" ]; then
 						dir="$WORK/cl-$db"
 						rm -rf "$dir"
-						"${RUN[@]}" "$FB" cluster up "$db" --dir "$dir" >"$WORK/up.log" 2>&1 || { cat "$WORK/up.log" >&2; exit 1; }
+						up_opts=()
+						[ "$db" = cassandra ] && [ -n "${CASSANDRA_HEAP:-}" ] && up_opts=(--opt "heap=$CASSANDRA_HEAP")
+						"${RUN[@]}" "$FB" cluster up "$db" --dir "$dir" "${up_opts[@]}" >"$WORK/up.log" 2>&1 || { cat "$WORK/up.log" >&2; exit 1; }
 						UP="$UP $dir"
 						dsn=$("$FB" cluster dsn --dir "$dir")
 					fi
