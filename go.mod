@@ -8,6 +8,7 @@ require (
 	github.com/apache/cassandra-gocql-driver/v2 v2.1.2
 	github.com/couchbase/gocb/v2 v2.11.1
 	github.com/go-sql-driver/mysql v1.10.1
+	github.com/inetaf/tcpproxy v0.0.0-20260515195445-c159a6051109
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/microsoft/go-mssqldb v1.11.2
 	github.com/prometheus/client_golang v1.25.0

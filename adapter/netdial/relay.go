@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"sync"
 	"sync/atomic"
+
+	"github.com/inetaf/tcpproxy"
 )
 
 // Hooked reports whether Set put a dial function in place (an
@@ -21,7 +22,8 @@ func Hooked() bool { return hook.Load() != nil }
 // v6 dials with a net.Dialer of its own): pointed at the relay, their
 // connections still go where the dial function goes, e.g. from inside a
 // load host's or a node's network namespace. The bytes are copied in
-// this process: one more loopback hop for every request and answer.
+// this process (inetaf/tcpproxy's DialProxy): one more loopback hop for
+// every request and answer.
 type Relay struct {
 	l      net.Listener
 	target string
@@ -106,36 +108,48 @@ func (r *Relay) serve() {
 	}
 }
 
-// forward dials the target for the accepted connection c and copies both
-// ways until either side ends; a failed dial closes c, which the driver
-// sees as a connection refused or reset.
+// forward relays the accepted connection c with tcpproxy's DialProxy
+// (the dial, the copies both ways, the half-closes), its dial being the
+// relay's: a failed dial closes c, which the driver sees as a connection
+// refused or reset. The connection it dials is tracked as c is, so that
+// Close can end a relayed connection whose server says nothing.
 func (r *Relay) forward(c net.Conn) {
 	defer r.wg.Done()
 	defer r.untrack(c)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	up, err := r.dial(ctx, "tcp", r.target)
-	if err != nil {
-		return
+	dp := &tcpproxy.DialProxy{
+		Addr:        r.target,
+		DialTimeout: -1, // the dial function's own bound (netdial.Default: 10 s)
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			up, err := r.dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			if !r.track(up) {
+				return nil, net.ErrClosed
+			}
+			return trackedConn{Conn: up, r: r}, nil
+		},
+		OnDialError: func(src net.Conn, _ error) { _ = src.Close() },
 	}
-	if !r.track(up) {
-		return
+	dp.HandleConn(c)
+}
+
+// trackedConn is a relayed connection's upstream side: closing it forgets
+// it, and a half-close reaches the connection beneath (DialProxy
+// half-closes what it can, so that an answer still on its way is not cut).
+type trackedConn struct {
+	net.Conn
+	r *Relay
+}
+
+func (t trackedConn) Close() error {
+	t.r.untrack(t.Conn)
+	return nil
+}
+
+func (t trackedConn) CloseWrite() error {
+	if cw, ok := t.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
 	}
-	defer r.untrack(up)
-	done := make(chan struct{}, 2)
-	pipe := func(dst, src net.Conn) {
-		_, _ = io.Copy(dst, src)
-		// The other way may still carry an answer: half-close when the
-		// connection can, else close.
-		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
-			_ = cw.CloseWrite()
-		} else {
-			_ = dst.Close()
-		}
-		done <- struct{}{}
-	}
-	go pipe(up, c)
-	go pipe(c, up)
-	<-done
-	<-done
+	return t.Conn.Close()
 }
