@@ -259,6 +259,13 @@ func serveBytes(t *testing.T, h Host, size int) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
+	serveEach(l, func(c net.Conn) { _, _ = c.Write(make([]byte, size)) })
+	return addr
+}
+
+// serveEach accepts l's connections until it is closed, each handled by
+// handle in a goroutine of its own and closed after it.
+func serveEach(l net.Listener, handle func(net.Conn)) {
 	go func() {
 		for {
 			c, err := l.Accept()
@@ -267,11 +274,10 @@ func serveBytes(t *testing.T, h Host, size int) string {
 			}
 			go func() {
 				defer c.Close()
-				_, _ = c.Write(make([]byte, size))
+				handle(c)
 			}()
 		}
 	}()
-	return addr
 }
 
 // TestLinkSites: on a network of three hosts, sa1 and sa2 put behind a

@@ -35,25 +35,16 @@ func TestSharedLinkRate(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	go func() {
+	serveEach(l, func(c net.Conn) {
+		buf := make([]byte, 64<<10)
 		for {
-			c, err := l.Accept()
+			k, err := c.Read(buf)
+			got.Add(int64(k))
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 64<<10)
-				for {
-					k, err := c.Read(buf)
-					got.Add(int64(k))
-					if err != nil {
-						return
-					}
-				}
-			}()
 		}
-	}()
+	})
 	// measure has ra1 and ra2 send for d at once and returns rb1's
 	// bits per second over the last d-1s (the first second fills the
 	// buckets and queues).
