@@ -1,20 +1,18 @@
 package experiment
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net/netip"
-	"os"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
+	"github.com/fieldbench/fieldbench/probe"
 )
 
 // faultState is what the fault actions did and not yet undid, by node:
@@ -502,7 +500,10 @@ func signalServer(pid int, sig syscall.Signal) (string, error) {
 	if err := syscall.Kill(pid, sig); err != nil {
 		return "", err
 	}
-	kids := descendants(pid)
+	kids, err := probe.Descendants(pid)
+	if err != nil {
+		return "", fmt.Errorf("the server's child processes: %w", err)
+	}
 	var errs []error
 	for _, k := range kids {
 		// A child may have ended since the listing: not an error.
@@ -511,38 +512,4 @@ func signalServer(pid int, sig syscall.Signal) (string, error) {
 		}
 	}
 	return fmt.Sprintf("pid %d and its %d child process(es)", pid, len(kids)), errors.Join(errs...)
-}
-
-// descendants lists the processes below pid, read from /proc (children
-// before grandchildren); none where /proc cannot be read.
-func descendants(pid int) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	children := map[int][]int{}
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue // ended meanwhile
-		}
-		// pid (comm) state ppid ...: comm may hold spaces and brackets.
-		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-		if len(f) < 2 {
-			continue
-		}
-		if pp, err := strconv.Atoi(f[1]); err == nil {
-			children[pp] = append(children[pp], p)
-		}
-	}
-	var out []int
-	for queue := children[pid]; len(queue) > 0; queue = queue[1:] {
-		out = append(out, queue[0])
-		queue = append(queue, children[queue[0]]...)
-	}
-	return out
 }

@@ -206,6 +206,21 @@ func tree(procs map[int]procStat, children map[int][]int, root int) []int {
 	return out
 }
 
+// Descendants lists the live processes below pid, read from /proc once
+// (children before grandchildren): what a fault that must reach a
+// server's forked processes signals besides the server itself.
+func Descendants(pid int) ([]int, error) {
+	procs, err := readProcs()
+	if err != nil {
+		return nil, err
+	}
+	t := tree(procs, childrenOf(procs), pid)
+	if len(t) == 0 {
+		return nil, nil
+	}
+	return t[1:], nil
+}
+
 func childrenOf(procs map[int]procStat) map[int][]int {
 	ch := make(map[int][]int, len(procs))
 	for pid, s := range procs {
