@@ -39,6 +39,10 @@ type alarm struct {
 	// of the netpoller, instead of one wake-up each. Set only where the
 	// starts come faster than a wake-up costs (see coarseGap).
 	grain time.Duration
+	// gates, with a grain, is where the sleepers of one schedule meet:
+	// the first due at a grain's moment sleeps on its timer for everyone
+	// due then, the others wait on its gate (see sleepGrain).
+	gates *atomic.Pointer[gate]
 
 	timer    *time.Timer
 	stop     chan struct{}
@@ -74,7 +78,66 @@ func newAlarm() *alarm {
 func (a *alarm) sleepUntil(at time.Duration) bool {
 	if a.grain > 0 && at > mono() {
 		at = (at + a.grain - 1) / a.grain * a.grain
+		if a.gates != nil {
+			if ok, slept := a.sleepGrain(at); slept {
+				return ok
+			}
+		}
 	}
+	return a.sleepOwn(at)
+}
+
+// gate is one grain's moment that several sleepers wait for: open is
+// closed once the moment has come.
+type gate struct {
+	at   time.Duration
+	open chan struct{}
+	// interrupted is set before open is closed when the sleeper for the
+	// moment was interrupted: the schedule ended, and the waiters with it.
+	interrupted bool
+}
+
+// sleepGrain waits for at, a grain's moment, on the schedule's gate for
+// it: the first sleeper due at at sleeps on its own timer and opens the
+// gate when it wakes; every other one waits on the gate, with no timer of
+// its own. Why: at 100,000 starts a second, every operation in a grain
+// had its own sleeper, so one timerfd armed and one wake-up from the
+// netpoller per operation (922,007 timerfd_settime calls for 1,000,000
+// operations, perf stat, 2026-11-29) although they all woke at the same
+// moment. slept is false when a later moment's gate is already up (this
+// sleeper lost a race and is due earlier): it then sleeps on its own.
+func (a *alarm) sleepGrain(at time.Duration) (ok, slept bool) {
+	for {
+		g := a.gates.Load()
+		switch {
+		case g != nil && g.at == at:
+			// A plain receive, not a select with the alarm's stop: a
+			// select costs more than the rest of the wait (runtime.selectgo
+			// was 11 % of the process at 100,000/s), and an interrupt
+			// reaches the waiters through the gate's sleeper anyway: the
+			// schedule interrupts every alarm, that one's too.
+			<-g.open
+			if g.interrupted {
+				return false, true
+			}
+			return spinUntil(at), true // the opener woke at or after at
+		case g == nil || g.at < at:
+			ng := &gate{at: at, open: make(chan struct{})}
+			if !a.gates.CompareAndSwap(g, ng) {
+				continue // another sleeper put a gate up first: look again
+			}
+			ok = a.sleepOwn(at)
+			ng.interrupted = !ok
+			close(ng.open)
+			return ok, true
+		default:
+			return false, false
+		}
+	}
+}
+
+// sleepOwn waits for at on this alarm's own timer.
+func (a *alarm) sleepOwn(at time.Duration) bool {
 	if d := at - mono(); d >= spinBelow {
 		if a.precise != nil {
 			wake := at
@@ -131,17 +194,20 @@ const maxEarly = 200 * time.Microsecond
 const spinBelow = 5 * time.Microsecond
 
 // coarseGap and coarseGrain: where a schedule's starts are closer together
-// than coarseGap (above 40,000 a second in one process), a wake-up per
-// start costs more CPU than the time between starts (a bare C sleeper,
-// cyclictest, spends 9–18 µs of CPU per wake-up on this project's virtual
-// CPUs), the process saturates and a backlog of up to a second formed
-// (p99.9 latency 1 s at 100,000/s on null://, 2026-11-29); there the
-// sleepers wake on a coarseGrain grid, several starts a wake-up: starts
-// up to 200 µs late (recorded as lateness), a tenth of the previous
-// scheduler's millisecond, for 5.4 µs of CPU per start instead of 20
+// than coarseGap (above 10,000 a second in one process), a wake-up per
+// start costs more CPU than the previous scheduler's whole operation (a
+// bare C sleeper, cyclictest, spends 9–18 µs of CPU per wake-up on this
+// project's virtual CPUs): 2.2 × its CPU per operation at 20,000/s, and at
+// 39,000/s the process saturated and a backlog of up to a second formed
+// (p99.9 latency 0.8 s on null://, 2026-11-29). There the sleepers wake on
+// a coarseGrain grid, the sleepers of one moment on one timer (see
+// sleepGrain): starts up to 200 µs late (recorded as lateness; p50 130–145
+// µs from 20,000 to 100,000/s), a fifth of the previous scheduler's
+// millisecond, for 1.4–1.5 × its CPU per operation. A 500 µs grid cost
+// 1.04–1.30 × for lateness p50 320–365 µs; the accuracy was preferred
 // (scripts/open-loop-error.sh, docs/performance.md).
 const (
-	coarseGap   = 25 * time.Microsecond
+	coarseGap   = 100 * time.Microsecond
 	coarseGrain = 200 * time.Microsecond
 )
 

@@ -38,8 +38,9 @@ func TestAlarmPace(t *testing.T) {
 		{time.Second, maxEarly, 0},      // 1/s
 		{time.Millisecond, maxEarly, 0}, // 1,000/s: a quarter is 250 µs
 		{100 * time.Microsecond, 25 * time.Microsecond, 0},
-		{coarseGap, coarseGap / 4, 0},
-		{10 * time.Microsecond, 2500 * time.Nanosecond, coarseGrain}, // 100,000/s
+		{coarseGap, coarseGap / 4, 0},                                 // 10,000/s
+		{50 * time.Microsecond, 12500 * time.Nanosecond, coarseGrain}, // 20,000/s
+		{10 * time.Microsecond, 2500 * time.Nanosecond, coarseGrain},  // 100,000/s
 	} {
 		a := newAlarm()
 		a.early = time.Millisecond // learned on a slower schedule
@@ -109,5 +110,57 @@ func TestAlarmPreciseBounded(t *testing.T) {
 	}
 	for _, a := range append(as, over, again) {
 		a.close()
+	}
+}
+
+// TestAlarmGrainGate: the sleepers of one schedule due at the same grain's
+// moment all wake, none before the moment, and one timer serves them
+// (the gate's sleeper); an interrupt of the schedule wakes the gate's
+// waiters too, with false.
+func TestAlarmGrainGate(t *testing.T) {
+	t.Parallel()
+	for _, interrupt := range []bool{false, true} {
+		s := newSchedule(time.Now(), 100_000, 1_000_000) // 10 µs apart: grained
+		at := mono() + 2*coarseGrain
+		if interrupt {
+			at = mono() + time.Minute
+		}
+		const sleepers = 8
+		type woke struct {
+			ok  bool
+			now time.Duration
+		}
+		res := make(chan woke, sleepers)
+		for range sleepers {
+			a := s.alarm()
+			if a.gates == nil {
+				t.Fatal("an alarm of a 100,000/s schedule has no gate")
+			}
+			go func() {
+				ok := a.sleepUntil(at)
+				res <- woke{ok, mono()}
+			}()
+		}
+		if interrupt {
+			time.AfterFunc(50*time.Millisecond, s.interrupt)
+		}
+		want := (at + coarseGrain - 1) / coarseGrain * coarseGrain
+		for range sleepers {
+			select {
+			case w := <-res:
+				if w.ok == interrupt {
+					t.Fatalf("interrupt %v: a sleeper returned %v", interrupt, w.ok)
+				}
+				if !interrupt && w.now < want {
+					t.Fatalf("a sleeper woke %s before the grain's moment", want-w.now)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatalf("interrupt %v: a sleeper never woke", interrupt)
+			}
+		}
+		if g := s.gates.Load(); g == nil || g.at != want {
+			t.Fatalf("interrupt %v: the gate is %+v, want one at %s", interrupt, g, want)
+		}
+		s.close()
 	}
 }

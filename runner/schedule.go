@@ -16,10 +16,11 @@ import (
 // the one that calls. wrk2 gives each connection its own schedule for the
 // same reason.
 type schedule struct {
-	start time.Duration // the schedule's origin on the mono clock
-	rate  float64       // starts per second
-	last  int64         // starts before the end (math.MaxInt64: no end)
-	next  atomic.Int64  // the next start to claim
+	start time.Duration        // the schedule's origin on the mono clock
+	rate  float64              // starts per second
+	last  int64                // starts before the end (math.MaxInt64: no end)
+	next  atomic.Int64         // the next start to claim
+	gates atomic.Pointer[gate] // the latest grain's moment slept for (alarm.sleepGrain)
 
 	mu     sync.Mutex
 	alarms []*alarm // every sleeper's, to wake them all at the end
@@ -58,6 +59,9 @@ func (s *schedule) due(t time.Duration) int64 {
 func (s *schedule) alarm() *alarm {
 	a := newAlarm()
 	a.pace(time.Duration(float64(time.Second) / s.rate))
+	if a.grain > 0 {
+		a.gates = &s.gates
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended {
