@@ -13,6 +13,7 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/runner/loop"
+	"github.com/fieldbench/fieldbench/workload"
 	"github.com/fieldbench/fieldbench/workload/wiki"
 )
 
@@ -47,6 +48,7 @@ type wikiJob struct {
 	zipfS                    float64
 	loop                     bool
 	rate                     float64
+	retry                    workload.Retry
 	sharding                 shardFlags
 	// op.
 	id   int64
@@ -78,6 +80,7 @@ func newWikiJob() *wikiJob {
 	o.String(&j.results, "results", "results", "directory under which the run directory is created (load: only without --db)", "load", "run")
 	o.Bool(&j.loop, "loop", false, "send every thread's requests from one event loop over raw connections, as pgbench and redis-benchmark do, instead of a goroutine per thread (reads and updates; postgres, reading from the primary, and single-server redis; see docs/wiki.md)", "run")
 	o.Float64(&j.rate, "rate", 0, "open loop: target requests per second over all threads, inside each request set (request k of a set is due k/rate after the set starts and taken by the next free thread; latency counts from that intended start, so a database slower than the rate shows as growing latency and set time; at most --threads requests in flight); 0 = closed loop, each thread sends its next request when the last returns. Not with --loop, whose event loop is closed-loop", "run")
+	declareRetry(o, &j.retry, "request (a retried update reads the article and appends again; not with --loop)", "run")
 	j.sharding.declare(o, "the threads and of --rate in run (each request set runs threads [I·T/N, (I+1)·T/N); shard 0 loads the articles, the others wait for them), of the articles in load (in batches of 1000: batch k is ids k·1000+1..(k+1)·1000)", "run", "load")
 	j.sharding.declareStart(o, "run")
 	o.Int64(&j.id, "id", 0, "article id (1..articles)", "op")
@@ -499,7 +502,8 @@ func (j *wikiJob) plan() (wiki.Plan, error) {
 	if err != nil {
 		return wiki.Plan{}, Usage(err)
 	}
-	p := wiki.Plan{Requests: j.requests, ReadPct: j.reads, Threads: j.threads, Dist: d, ZipfS: j.zipfS, Seed: j.seed, Articles: 1}
+	p := wiki.Plan{Requests: j.requests, ReadPct: j.reads, Threads: j.threads, Dist: d, ZipfS: j.zipfS, Seed: j.seed, Articles: 1,
+		Retry: j.retry, Tally: new(workload.RetryTally)}
 	switch {
 	case j.sets < 1:
 		return p, Usagef("--sets must be at least 1 (got %d)", j.sets)
@@ -509,6 +513,8 @@ func (j *wikiJob) plan() (wiki.Plan, error) {
 		return p, Usagef("--rate must be a number of requests per second, 0 or more (got %g)", j.rate)
 	case j.rate > 0 && j.loop:
 		return p, Usagef("--rate and --loop exclude each other: the event loop sends a thread's next request when the last is answered (closed loop)")
+	case j.loop && (j.retry.Max > 0 || j.retry.Timeout > 0):
+		return p, Usagef("--retries and --op-timeout are not for --loop: the event loop sends the requests itself, with no client to retry or bound them")
 	}
 	if err := p.Validate(); err != nil {
 		return p, Usage(err)

@@ -118,8 +118,8 @@ func (j *wikiJob) runPlan(ctx context.Context, env *Env, a adapter.Adapter, db a
 				note = fmt.Sprintf("note: %d requests over %d threads: each thread does %d, so a request set has %d requests\n",
 					p.Requests, p.Threads, p.PerThread(), p.PerThread()*int64(p.Threads))
 			}
-			return note + fmt.Sprintf("running wiki on %s %s: %s × %s of %d requests (%d%% reads, %s ids over %d articles) on %s%s",
-				info.Name, info.Version, plural(j.sets, "request set"), plural(j.repeat, "execution"), p.PerThread()*int64(p.Threads), p.ReadPct, p.Dist, p.Articles, plural(p.Threads, "thread"), pace)
+			return note + fmt.Sprintf("running wiki on %s %s: %s × %s of %d requests (%d%% reads, %s ids over %d articles) on %s%s%s",
+				info.Name, info.Version, plural(j.sets, "request set"), plural(j.repeat, "execution"), p.PerThread()*int64(p.Threads), p.ReadPct, p.Dist, p.Articles, plural(p.Threads, "thread"), pace, retryNote(j.retry))
 		},
 		drive: func(ctx context.Context, s *Session) (driven, error) {
 			watcher, _ := env.observer().(RequestSetWatcher)
@@ -128,6 +128,12 @@ func (j *wikiJob) runPlan(ctx context.Context, env *Env, a adapter.Adapter, db a
 		after: func(ctx context.Context, s *Session) {
 			s.SetExtra("request_sets", float64(len(sets.means)))
 			s.SetExtra("updates_acknowledged", float64(sets.updated))
+			if j.retry.Max > 0 {
+				rs := p.Tally.Stats()
+				s.SetExtra("retries", float64(rs.Retries))
+				s.SetExtra("retry_recovered", float64(rs.Recovered))
+				s.SetExtra("retry_exhausted", float64(rs.Exhausted))
+			}
 			// Every acknowledged update appended one byte, so the growth of
 			// the stored text tells how many were lost (see docs/wiki.md).
 			// A shard cannot tell: the other shards' updates grow the text too.
@@ -170,6 +176,12 @@ func (j *wikiJob) runHeader(h *result.Header, p wiki.Plan, ld wikiLoad, pace str
 	}
 	if j.loop {
 		h.Options["client"] = "event loop (runner/loop: one goroutine, epoll)"
+	}
+	if j.retry.Max > 0 {
+		j.opts.Record(h.Options, "retries", "retry-backoff")
+	}
+	if j.retry.Timeout > 0 {
+		j.opts.Record(h.Options, "op-timeout")
 	}
 	if j.rate > 0 {
 		// Recorded only for an open loop, so closed-loop result files

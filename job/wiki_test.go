@@ -2,6 +2,7 @@ package job_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/csv"
 	"encoding/json"
 	"os"
@@ -114,6 +115,8 @@ func TestWikiRateBadInput(t *testing.T) {
 	}{
 		{"negative", map[string]string{"rate": "-1"}, "--rate must be a number of requests per second, 0 or more (got -1)"},
 		{"with --loop", map[string]string{"rate": "100", "loop": "true", "reads": "100"}, "--rate and --loop exclude each other"},
+		{"retries with --loop", map[string]string{"retries": "2", "loop": "true", "reads": "100"}, "--retries and --op-timeout are not for --loop"},
+		{"negative --op-timeout", map[string]string{"op-timeout": "-1s"}, "--op-timeout must not be negative (got -1s)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -122,6 +125,57 @@ func TestWikiRateBadInput(t *testing.T) {
 				t.Fatalf("error %v, want a usage error saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestWikiOpTimeout: with another connection holding SQLite's write
+// lock, every update waits for it (SQLite's busy timeout is 10 s); with
+// --op-timeout each attempt gives up after 100 ms, counted as an error of
+// kind timeout and retried once, so the run ends in about a second instead
+// of 100 s, and the header and summary say what the policy did.
+func TestWikiOpTimeout(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "wiki.db")
+	opts := map[string]string{"db": "sqlite://" + path, "articles": "20", "results": filepath.Join(dir, "results")}
+	if _, stderr, err := runJob(t, wiki.Name, "load", opts); err != nil {
+		t.Fatalf("load: %v\n%s", err, stderr)
+	}
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	lock, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if _, err := lock.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	defer lock.ExecContext(context.Background(), "ROLLBACK") //nolint:errcheck // the test's end
+	for k, v := range map[string]string{"requests": "10", "threads": "2", "sets": "1", "repeat": "1", "reads": "0",
+		"op-timeout": "100ms", "retries": "1", "retry-backoff": "10ms"} {
+		opts[k] = v
+	}
+	t0 := time.Now()
+	if _, stderr, err := runJob(t, wiki.Name, "run", opts); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr)
+	}
+	if took := time.Since(t0); took > 30*time.Second {
+		t.Fatalf("the run took %s: the attempts were not bounded", took)
+	}
+	run := onlyRun(t, filepath.Join(dir, "results"))
+	up := run.Summary.Ops["update"]
+	if up.Count != 0 || up.Errors["timeout"] != 10 {
+		t.Fatalf("updates: %d acknowledged, errors %v; want 0 and 10 timeouts", up.Count, up.Errors)
+	}
+	if ex := run.Summary.Extra; ex["retries"] != 10 || ex["retry_exhausted"] != 10 || ex["updates_acknowledged"] != 0 {
+		t.Fatalf("summary extras %v: want 10 retries, 10 exhausted, no update acknowledged", ex)
+	}
+	if o := run.Header.Options; o["op_timeout"] == nil || o["retries"] == nil {
+		t.Fatalf("header options %v: want op-timeout and retries", o)
 	}
 }
 

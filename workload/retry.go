@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -70,6 +71,34 @@ func (r Retry) Wait(k int) time.Duration {
 // after at least one retry.
 type RetryStats struct {
 	Retries, Recovered, Exhausted int64
+}
+
+// RetryTally counts what a Retry policy did for many clients at once (its
+// methods are safe for concurrent use): one per run, shared by every
+// client of the workload, so that a run reports its retries whichever
+// client made them.
+type RetryTally struct {
+	retries, recovered, exhausted atomic.Int64
+}
+
+// Do is r.Do, counted.
+func (t *RetryTally) Do(ctx context.Context, r Retry, attempt func(context.Context) error) error {
+	retries, err := r.Do(ctx, attempt)
+	if retries == 0 {
+		return err
+	}
+	t.retries.Add(int64(retries))
+	if err != nil {
+		t.exhausted.Add(1)
+	} else {
+		t.recovered.Add(1)
+	}
+	return err
+}
+
+// Stats returns the counts so far.
+func (t *RetryTally) Stats() RetryStats {
+	return RetryStats{Retries: t.retries.Load(), Recovered: t.recovered.Load(), Exhausted: t.exhausted.Load()}
 }
 
 // Do calls attempt until it succeeds, Max retries were made or ctx is

@@ -3,6 +3,7 @@ package workload_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -89,5 +90,44 @@ func TestRetryTimeout(t *testing.T) {
 	})
 	if k := recorder.Kind(err); k != "timeout" {
 		t.Errorf("kind of %v = %q, want timeout", err, k)
+	}
+}
+
+// TestRetryTally: a tally counts the retries made, the operations that
+// succeeded after a retry and those that failed on every attempt after
+// one, from every client at once; an operation with no retry counts in
+// none of them.
+func TestRetryTally(t *testing.T) {
+	t.Parallel()
+	fail := errors.New("refused")
+	r := workload.Retry{Max: 2, Backoff: time.Microsecond}
+	var tally workload.RetryTally
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Add(3)
+		go func() { // first attempt succeeds
+			defer wg.Done()
+			_ = tally.Do(context.Background(), r, func(context.Context) error { return nil })
+		}()
+		go func() { // the second attempt succeeds: 1 retry, recovered
+			defer wg.Done()
+			n := 0
+			_ = tally.Do(context.Background(), r, func(context.Context) error {
+				if n++; n == 1 {
+					return fail
+				}
+				return nil
+			})
+		}()
+		go func() { // every attempt fails: 2 retries, exhausted
+			defer wg.Done()
+			if err := tally.Do(context.Background(), r, func(context.Context) error { return fail }); !errors.Is(err, fail) {
+				t.Errorf("exhausted: err %v, want the last attempt's", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if got, want := tally.Stats(), (workload.RetryStats{Retries: 30, Recovered: 10, Exhausted: 10}); got != want {
+		t.Fatalf("tally %+v, want %+v", got, want)
 	}
 }

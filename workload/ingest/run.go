@@ -185,7 +185,7 @@ func Run(ctx context.Context, store Store, cfg RunConfig, recs []BatchRecorder) 
 	}
 
 	var inserted atomic.Int64
-	var tally retryTally
+	var tally workload.RetryTally
 	var wg sync.WaitGroup
 	var start time.Time // set before ready closes, read after
 	ready := make(chan struct{})
@@ -203,7 +203,8 @@ func Run(ctx context.Context, store Store, cfg RunConfig, recs []BatchRecorder) 
 	wg.Wait()
 	res.Elapsed = time.Since(start)
 	res.Inserted = inserted.Load()
-	res.Retries, res.Recovered = tally.retries.Load(), tally.recovered.Load()
+	rs := tally.Stats()
+	res.Retries, res.Recovered = rs.Retries, rs.Recovered
 
 	total := int64(hi-lo) * cfg.Records
 	whole := int64(cfg.Sources) * cfg.Records
@@ -283,10 +284,7 @@ func Run(ctx context.Context, store Store, cfg RunConfig, recs []BatchRecorder) 
 // timeouts. In an open loop (cfg.Rate > 0) a batch is sent no earlier than
 // its intended start and its latency runs from there; a source that is
 // behind its schedule sends at once, and its backlog is in the latency.
-// retryTally counts what the sources' retries did over a run.
-type retryTally struct{ retries, recovered atomic.Int64 }
-
-func source(ctx context.Context, fail context.CancelCauseFunc, store Store, cfg RunConfig, src int, buf []Record, rec BatchRecorder, inserted *atomic.Int64, tally *retryTally, start time.Time) {
+func source(ctx context.Context, fail context.CancelCauseFunc, store Store, cfg RunConfig, src int, buf []Record, rec BatchRecorder, inserted *atomic.Int64, tally *workload.RetryTally, start time.Time) {
 	var wait *time.Timer
 	for k, first := int64(0), int64(0); first < cfg.Records; k, first = k+1, first+int64(len(buf)) {
 		if ctx.Err() != nil {
@@ -312,16 +310,12 @@ func source(ctx context.Context, fail context.CancelCauseFunc, store Store, cfg 
 			}
 		}
 		attempts := 0
-		tries, err := cfg.Retry.Do(ctx, func(ctx context.Context) error {
+		err := tally.Do(ctx, cfg.Retry, func(ctx context.Context) error {
 			if attempts++; attempts > 1 {
 				Fill(b, cfg.Seed, src, first) // the same records, whatever the store did to b
 			}
 			return store.InsertBatch(ctx, b)
 		})
-		tally.retries.Add(int64(tries))
-		if err == nil && tries > 0 {
-			tally.recovered.Add(1)
-		}
 		d := time.Since(t0)
 		if err == nil {
 			rec.Record(OpBatch, d)
@@ -336,8 +330,8 @@ func source(ctx context.Context, fail context.CancelCauseFunc, store Store, cfg 
 		}
 		rec.Error(OpBatch, err)
 		after := ""
-		if tries > 0 {
-			after = fmt.Sprintf(" (after %d retries)", tries)
+		if attempts > 1 {
+			after = fmt.Sprintf(" (after %d retries)", attempts-1)
 		}
 		fail(fmt.Errorf("source %d, batch of records %d..%d%s: %w", src, first, first+int64(len(b))-1, after, err))
 		return

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync/atomic"
 	"time"
 
 	"github.com/fieldbench/fieldbench/workload"
@@ -57,12 +56,12 @@ type Driver struct {
 	// confirm may write it twice.
 	Retry workload.Retry
 
-	retries, recovered, exhausted atomic.Int64
+	tally workload.RetryTally
 }
 
 // RetryStats returns the counts so far.
 func (d *Driver) RetryStats() workload.RetryStats {
-	return workload.RetryStats{Retries: d.retries.Load(), Recovered: d.recovered.Load(), Exhausted: d.exhausted.Load()}
+	return d.tally.Stats()
 }
 
 // NewDriver prepares clients for store, which holds ds. Posts take their
@@ -128,7 +127,7 @@ func (c *Client) Do(ctx context.Context, op int) (int, error) {
 	}
 	var group int
 	attempts := 0
-	retries, err := c.d.Retry.Do(ctx, func(ctx context.Context) (err error) {
+	err := c.d.tally.Do(ctx, c.d.Retry, func(ctx context.Context) (err error) {
 		if attempts++; op == OpPost && attempts > 1 {
 			t.ID, t.Time = c.d.ids.Next(), time.Now().UTC().Truncate(time.Microsecond)
 		}
@@ -138,15 +137,8 @@ func (c *Client) Do(ctx context.Context, op int) (int, error) {
 		}
 		return err
 	})
-	c.d.retries.Add(int64(retries))
-	switch {
-	case err != nil:
-		if retries > 0 {
-			c.d.exhausted.Add(1)
-		}
+	if err != nil {
 		return -1, err
-	case retries > 0:
-		c.d.recovered.Add(1)
 	}
 	return group, nil
 }

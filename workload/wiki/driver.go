@@ -7,6 +7,8 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"time"
+
+	"github.com/fieldbench/fieldbench/workload"
 )
 
 // Dist is how a request picks its article id.
@@ -42,6 +44,12 @@ type Plan struct {
 	ZipfS    float64 // skew of Zipf (> 1)
 	Seed     int64
 	Articles int64 // ids are drawn in [1, Articles]
+	// Retry is what a client does when a request fails (the zero value:
+	// nothing, every failure counts); a retried update reads the article
+	// again and appends again. Tally, when not nil, counts what it did
+	// across every client of the run.
+	Retry workload.Retry
+	Tally *workload.RetryTally
 }
 
 // Validate reports the first bad setting in words a user understands.
@@ -63,7 +71,7 @@ func (p Plan) Validate() error {
 	case p.Articles < 1:
 		return fmt.Errorf("no articles to request (the database is empty)")
 	}
-	return nil
+	return p.Retry.Validate()
 }
 
 // PerThread is how many requests each thread does in one request set: R/T
@@ -84,7 +92,10 @@ func (p Plan) Clients(store Store, set, rep int) []*Client {
 		a := splitmix64(uint64(p.Seed) ^ streamRequests)
 		b := splitmix64(splitmix64(splitmix64(a^uint64(set))^uint64(rep)) ^ uint64(i))
 		r := rand.New(rand.NewPCG(a, b))
-		c := &Client{store: store, rng: r, n: p.Articles, reads: p.ReadPct, mult: mult}
+		c := &Client{store: store, rng: r, n: p.Articles, reads: p.ReadPct, mult: mult, retry: p.Retry, tally: p.Tally}
+		if c.tally == nil {
+			c.tally = new(workload.RetryTally)
+		}
 		c.into, _ = store.(ReaderInto)
 		if p.Dist == Zipf && p.Articles > 1 {
 			c.zipf = rand.NewZipf(r, p.ZipfS, 1, uint64(p.Articles-1))
@@ -126,6 +137,8 @@ type Client struct {
 	mult  uint64
 	reads int
 	id    int64 // article of the request Next drew
+	retry workload.Retry
+	tally *workload.RetryTally
 	// updated counts successful updates; read it after the batch returned.
 	updated int64
 }
@@ -167,19 +180,25 @@ func (c *Client) pick() int64 {
 }
 
 // Do performs the request Next drew: read the article and, for an update,
-// append "1" to its body and write it back. The group is always -1.
+// append "1" to its body and write it back, each attempt both, under the
+// plan's Retry policy. The group is always -1.
 func (c *Client) Do(ctx context.Context, op int) (int, error) {
-	a, err := c.read(ctx)
-	if err != nil {
+	if err := c.tally.Do(ctx, c.retry, func(ctx context.Context) error { return c.once(ctx, op) }); err != nil {
 		return -1, err
 	}
-	if op == OpUpdate { // the new body is a copy: the next read may reuse c.buf
-		if err := c.store.Update(ctx, c.id, a.Body+"1"); err != nil {
-			return -1, err
-		}
+	if op == OpUpdate {
 		c.updated++
 	}
 	return -1, nil
+}
+
+// once is one attempt of the request.
+func (c *Client) once(ctx context.Context, op int) error {
+	a, err := c.read(ctx)
+	if err != nil || op != OpUpdate {
+		return err
+	}
+	return c.store.Update(ctx, c.id, a.Body+"1") // a copy: the next read may reuse c.buf
 }
 
 // maxKeptBuf bounds the read memory a client keeps between reads: an
