@@ -12,6 +12,7 @@ import (
 	"github.com/fieldbench/fieldbench/recorder"
 	"github.com/fieldbench/fieldbench/result"
 	"github.com/fieldbench/fieldbench/runner"
+	"github.com/fieldbench/fieldbench/workload"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
 )
 
@@ -76,7 +77,7 @@ func (j *trajectoryJob) runPlan(ctx context.Context, env *Env, db adapter.DB, st
 	if err != nil {
 		return nil, err
 	}
-	ph := &trajPhases{job: j, store: store, g: g, sh: sh, lo: lo, hi: hi, rate: j.rate}
+	ph := &trajPhases{job: j, store: store, g: g, sh: sh, lo: lo, hi: hi, rate: j.rate, tally: new(workload.RetryTally)}
 	if sh.sharded() {
 		ph.rate = j.rate * float64(hi-lo) / float64(j.clients)
 	}
@@ -98,6 +99,12 @@ func (j *trajectoryJob) runPlan(ctx context.Context, env *Env, db adapter.DB, st
 			h.Options["max_dist_m"] = j.maxDist
 			h.Options["metric"] = "planar euclidean on easting/northing (m)"
 			h.Options["loop"] = loopName(j.rate)
+			if j.retry.Max > 0 {
+				j.opts.Record(h.Options, "retries", "retry-backoff")
+			}
+			if j.retry.Timeout > 0 {
+				j.opts.Record(h.Options, "op-timeout")
+			}
 			h.Series = map[string]result.SeriesMeta{
 				trajSeriesThroughput: {Title: "Throughput at the clients per request type and mode", XLabel: "mode and request type", YLabel: "throughput (requests/s)"},
 				trajSeriesRecords:    {Title: "Write throughput in records", XLabel: "mode", YLabel: "throughput (records/s)"},
@@ -106,13 +113,19 @@ func (j *trajectoryJob) runPlan(ctx context.Context, env *Env, db adapter.DB, st
 		},
 		extra: map[string]float64{"records": float64(g.Len()), "users": float64(g.Users()), "cells": float64(len(g.City().Cells))},
 		banner: func(info adapter.Info) string {
-			return fmt.Sprintf("running trajectory on %s %s: %d records (scale %g), modes %s, %d random clients, batch %d, %d queries x %d per type, %s loop",
-				info.Name, info.Version, g.Len(), j.scale, strings.Join(modeNames, "+"), j.clients, j.batch, j.queries, j.repeat, loopName(j.rate))
+			return fmt.Sprintf("running trajectory on %s %s: %d records (scale %g), modes %s, %d random clients, batch %d, %d queries x %d per type, %s loop%s",
+				info.Name, info.Version, g.Len(), j.scale, strings.Join(modeNames, "+"), j.clients, j.batch, j.queries, j.repeat, loopName(j.rate), retryNote(j.retry))
 		},
 		drive: ph.drive,
 		after: func(ctx context.Context, s *Session) {
 			ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			defer cancel()
+			if j.retry.Max > 0 {
+				rs := ph.tally.Stats()
+				s.SetExtra("retries", float64(rs.Retries))
+				s.SetExtra("retry_recovered", float64(rs.Recovered))
+				s.SetExtra("retry_exhausted", float64(rs.Exhausted))
+			}
 			if c, err := store.Counts(ctx); err == nil {
 				s.SetExtra("stored_records", float64(c.Records))
 				s.SetExtra("stored_cells", float64(c.Cells))
@@ -129,6 +142,7 @@ func (j *trajectoryJob) runPlan(ctx context.Context, env *Env, db adapter.DB, st
 
 // trajPhases drives a trajectory run's phases and keeps what failed.
 type trajPhases struct {
+	tally  *workload.RetryTally // the retries of every phase
 	job    *trajectoryJob
 	store  trajectory.Store
 	g      *trajectory.Generator
@@ -216,6 +230,9 @@ func (ph *trajPhases) mode(ctx context.Context, s *Session, mode trajectory.Mode
 	if ph.sh.sharded() {
 		wcs = wcs[ph.lo:ph.hi]
 	}
+	for _, c := range wcs {
+		c.SetRetry(j.retry, ph.tally)
+	}
 	x := s.Since()
 	r := trajRunPhase(ctx, wcs, handles, ph.rate, s.outage.guard, func(requests int64) {
 		_ = s.Event(string(mode)+" write", fmt.Sprintf("%d records, %d client(s), %d requests of up to %d", g.Len(), len(wcs), requests, j.batch))
@@ -243,6 +260,9 @@ func (ph *trajPhases) mode(ctx context.Context, s *Session, mode trajectory.Mode
 		}
 		if ph.sh.sharded() {
 			rcs = rcs[ph.lo:ph.hi]
+		}
+		for _, c := range rcs {
+			c.SetRetry(j.retry, ph.tally)
 		}
 		x := s.Since()
 		r := trajRunPhase(ctx, rcs, handles, ph.rate, s.outage.guard, func(requests int64) {

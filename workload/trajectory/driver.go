@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
+
+	"github.com/fieldbench/fieldbench/workload"
 )
 
 // Mode is how a phase's requests are issued, as in the study.
@@ -113,6 +115,27 @@ func (s *startClock) begin() time.Time {
 	return t
 }
 
+// retrying is a client's retry policy (workload.Retry; the zero value
+// does not retry) and the run's tally of what it did.
+type retrying struct {
+	retry workload.Retry
+	tally *workload.RetryTally
+}
+
+// SetRetry makes each request retried under r, counted in tally (which
+// every client of a run shares).
+func (c *retrying) SetRetry(r workload.Retry, tally *workload.RetryTally) {
+	c.retry, c.tally = r, tally
+}
+
+// do runs attempt under the policy.
+func (c *retrying) do(ctx context.Context, attempt func(context.Context) error) error {
+	if c.tally == nil {
+		return attempt(ctx)
+	}
+	return c.tally.Do(ctx, c.retry, attempt)
+}
+
 // WriteClient writes its share of the records, Batch records per request.
 // It is a runner.Worker: Next prepares the next request's records (not
 // timed), Do writes them (timed).
@@ -127,6 +150,7 @@ type WriteClient struct {
 	records  int64
 	Stats    Stats
 	startClock
+	retrying
 }
 
 // WriteClients splits g's records between clients for mode: sequential is
@@ -183,7 +207,7 @@ func (c *WriteClient) Next() int {
 // Do writes the prepared batch.
 func (c *WriteClient) Do(ctx context.Context, _ int) (int, error) {
 	t0 := c.begin()
-	err := c.w.Write(ctx, c.buf[:c.n])
+	err := c.do(ctx, func(ctx context.Context) error { return c.w.Write(ctx, c.buf[:c.n]) })
 	c.Stats.observe(time.Since(t0), err)
 	if err == nil {
 		c.records += int64(c.n)
@@ -215,6 +239,7 @@ type ReadClient struct {
 	cur   int
 	Stats Stats
 	startClock
+	retrying
 	// Wrong holds the first few wrong answers (their count is in Stats.Errors).
 	Wrong []*WrongAnswer
 }
@@ -269,7 +294,11 @@ func (c *ReadClient) Next() int {
 func (c *ReadClient) Do(ctx context.Context, _ int) (int, error) {
 	q := c.list[c.cur]
 	t0 := c.begin()
-	got, err := q.Run(ctx, c.q)
+	var got Answer
+	err := c.do(ctx, func(ctx context.Context) (err error) {
+		got, err = q.Run(ctx, c.q)
+		return err
+	})
 	if err == nil && c.want != nil && !got.Equal(c.want[c.cur]) {
 		w := &WrongAnswer{Query: q, Got: got, Want: c.want[c.cur]}
 		if len(c.Wrong) < maxWrongKept {

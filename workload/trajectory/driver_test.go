@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/fieldbench/fieldbench/recorder"
 	"github.com/fieldbench/fieldbench/runner"
+	"github.com/fieldbench/fieldbench/workload"
 )
 
 // memStore is a Store over an Oracle: what the driver tests need from a
@@ -242,5 +244,77 @@ func TestClientsMeasureFromIntendedStart(t *testing.T) {
 		if mean, _ := tc.stats.MeanSD(); tc.stats.N != 2 || mean < 1800 || mean >= 3600 {
 			t.Fatalf("%s: %d requests, mean %.0fs: want the first from its intended start an hour ago, the second from its own", tc.name, tc.stats.N, mean)
 		}
+	}
+}
+
+// stallingStore is a memStore whose every other call hangs until its
+// context ends: a node that stops answering, every second request.
+type stallingStore struct {
+	*memStore
+	calls atomic.Int64
+}
+
+func (s *stallingStore) stall(ctx context.Context) error {
+	if s.calls.Add(1)%2 == 1 {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return nil
+}
+
+func (s *stallingStore) Write(ctx context.Context, recs []Record) error {
+	if err := s.stall(ctx); err != nil {
+		return err
+	}
+	return s.memStore.Write(ctx, recs)
+}
+
+func (s *stallingStore) Region(ctx context.Context, d Weekday, slot int) (Busiest, bool, error) {
+	if err := s.stall(ctx); err != nil {
+		return Busiest{}, false, err
+	}
+	return s.memStore.Region(ctx, d, slot)
+}
+
+// TestClientsRetry: with a retry policy whose attempts are bounded, a
+// write or query whose first attempt stalls gives it up after the bound
+// and succeeds on the retry; the run's tally counts one retry and one
+// recovery per request, and the records all land once.
+func TestClientsRetry(t *testing.T) {
+	t.Parallel()
+	g, err := New(Options{Scale: 0.0002, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &stallingStore{memStore: newMemStore()}
+	policy := workload.Retry{Max: 1, Backoff: time.Microsecond, Timeout: 20 * time.Millisecond}
+	var tally workload.RetryTally
+	wcs, err := WriteClients(st, g, Sequential, 1, 100, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := MakeQueries(g.City(), OpRegion, QueryOptions{N: 2, Seed: 1})
+	rcs, err := ReadClients(st, list, nil, Sequential, 1, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wcs[0].SetRetry(policy, &tally)
+	rcs[0].SetRetry(policy, &tally)
+	requests := wcs[0].Requests() + rcs[0].Requests()
+	for _, c := range []interface {
+		runner.Worker
+		Requests() int64
+	}{wcs[0], rcs[0]} {
+		for range c.Requests() {
+			if _, err := c.Do(context.Background(), c.Next()); err != nil {
+				t.Fatalf("a request failed after its retry: %v", err)
+			}
+		}
+	}
+	if got := tally.Stats(); got.Retries != requests || got.Recovered != requests || got.Exhausted != 0 {
+		t.Fatalf("tally %+v, want %d retries and recoveries", got, requests)
+	}
+	if n := st.o.Counts().Records; n != g.Len() || wcs[0].Records() != g.Len() {
+		t.Fatalf("%d records stored, %d counted, want %d", n, wcs[0].Records(), g.Len())
 	}
 }
