@@ -45,12 +45,7 @@ func (j *ingestJob) recordIngestOptions(h *result.Header, command string) {
 	h.Options["command"] = command
 	h.Options["record_bytes"] = ingest.RecordBytes
 	h.Options["loop"] = loopName(j.rate)
-	if j.retry.Max > 0 {
-		j.opts.Record(h.Options, "retries", "retry-backoff")
-	}
-	if j.retry.Timeout > 0 {
-		j.opts.Record(h.Options, "op-timeout")
-	}
+	recordRetry(j.opts, h.Options, j.retry)
 }
 
 func (j *ingestJob) run(ctx context.Context, env *Env) error {

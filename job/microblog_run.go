@@ -99,12 +99,7 @@ func (j *microblogJob) plan(ctx context.Context, env *Env, a adapter.Adapter, db
 			if model == microblog.Async {
 				j.opts.Record(h.Options, "materialize-every")
 			}
-			if j.retry.Max > 0 {
-				j.opts.Record(h.Options, "retries", "retry-backoff")
-			}
-			if j.retry.Timeout > 0 {
-				j.opts.Record(h.Options, "op-timeout")
-			}
+			recordRetry(j.opts, h.Options, j.retry)
 			if ld.reads {
 				j.opts.Record(h.Options, "timeline-reads")
 			}
@@ -134,12 +129,7 @@ func (j *microblogJob) plan(ctx context.Context, env *Env, a adapter.Adapter, db
 				}()
 			}
 			out, err := s.drive(ctx, cfg, workers)
-			if j.retry.Max > 0 {
-				rs := drv.RetryStats()
-				s.SetExtra("retries", float64(rs.Retries))
-				s.SetExtra("retry_recovered", float64(rs.Recovered))
-				s.SetExtra("retry_exhausted", float64(rs.Exhausted))
-			}
+			retryExtras(s, j.retry, drv.RetryStats())
 			stopMat()
 			wg.Wait()
 			if model == microblog.Async && matErr == nil {

@@ -276,6 +276,29 @@ func declareRetry(o *Opts, r *workload.Retry, what string, verbs ...string) {
 	o.Duration(&r.Timeout, "op-timeout", 0, "give up one attempt after this long: an error of kind timeout, retried under --retries (0: wait as long as the database driver does; then a node that stops answering without closing its connections, partitioned or paused, holds every client that reaches it)", verbs...)
 }
 
+// recordRetry records in a run's header options the retry options that
+// were in force (none for a run without retries or timeouts, so that
+// result files of runs without them stay as they were).
+func recordRetry(o *Opts, options map[string]any, r workload.Retry) {
+	if r.Max > 0 {
+		o.Record(options, "retries", "retry-backoff")
+	}
+	if r.Timeout > 0 {
+		o.Record(options, "op-timeout")
+	}
+}
+
+// retryExtras puts what a retry policy did in a run's summary extras:
+// retries, retry_recovered, retry_exhausted (nothing without retries).
+func retryExtras(s *Session, r workload.Retry, rs workload.RetryStats) {
+	if r.Max == 0 {
+		return
+	}
+	s.SetExtra("retries", float64(rs.Retries))
+	s.SetExtra("retry_recovered", float64(rs.Recovered))
+	s.SetExtra("retry_exhausted", float64(rs.Exhausted))
+}
+
 // retryNote is a run banner's words on its retry policy ("" without one).
 func retryNote(r workload.Retry) string {
 	note := ""

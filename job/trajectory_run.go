@@ -99,12 +99,7 @@ func (j *trajectoryJob) runPlan(ctx context.Context, env *Env, db adapter.DB, st
 			h.Options["max_dist_m"] = j.maxDist
 			h.Options["metric"] = "planar euclidean on easting/northing (m)"
 			h.Options["loop"] = loopName(j.rate)
-			if j.retry.Max > 0 {
-				j.opts.Record(h.Options, "retries", "retry-backoff")
-			}
-			if j.retry.Timeout > 0 {
-				j.opts.Record(h.Options, "op-timeout")
-			}
+			recordRetry(j.opts, h.Options, j.retry)
 			h.Series = map[string]result.SeriesMeta{
 				trajSeriesThroughput: {Title: "Throughput at the clients per request type and mode", XLabel: "mode and request type", YLabel: "throughput (requests/s)"},
 				trajSeriesRecords:    {Title: "Write throughput in records", XLabel: "mode", YLabel: "throughput (records/s)"},
@@ -120,12 +115,7 @@ func (j *trajectoryJob) runPlan(ctx context.Context, env *Env, db adapter.DB, st
 		after: func(ctx context.Context, s *Session) {
 			ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			defer cancel()
-			if j.retry.Max > 0 {
-				rs := ph.tally.Stats()
-				s.SetExtra("retries", float64(rs.Retries))
-				s.SetExtra("retry_recovered", float64(rs.Recovered))
-				s.SetExtra("retry_exhausted", float64(rs.Exhausted))
-			}
+			retryExtras(s, j.retry, ph.tally.Stats())
 			if c, err := store.Counts(ctx); err == nil {
 				s.SetExtra("stored_records", float64(c.Records))
 				s.SetExtra("stored_cells", float64(c.Cells))

@@ -128,12 +128,7 @@ func (j *wikiJob) runPlan(ctx context.Context, env *Env, a adapter.Adapter, db a
 		after: func(ctx context.Context, s *Session) {
 			s.SetExtra("request_sets", float64(len(sets.means)))
 			s.SetExtra("updates_acknowledged", float64(sets.updated))
-			if j.retry.Max > 0 {
-				rs := p.Tally.Stats()
-				s.SetExtra("retries", float64(rs.Retries))
-				s.SetExtra("retry_recovered", float64(rs.Recovered))
-				s.SetExtra("retry_exhausted", float64(rs.Exhausted))
-			}
+			retryExtras(s, j.retry, p.Tally.Stats())
 			// Every acknowledged update appended one byte, so the growth of
 			// the stored text tells how many were lost (see docs/wiki.md).
 			// A shard cannot tell: the other shards' updates grow the text too.
@@ -177,12 +172,7 @@ func (j *wikiJob) runHeader(h *result.Header, p wiki.Plan, ld wikiLoad, pace str
 	if j.loop {
 		h.Options["client"] = "event loop (runner/loop: one goroutine, epoll)"
 	}
-	if j.retry.Max > 0 {
-		j.opts.Record(h.Options, "retries", "retry-backoff")
-	}
-	if j.retry.Timeout > 0 {
-		j.opts.Record(h.Options, "op-timeout")
-	}
+	recordRetry(j.opts, h.Options, j.retry)
 	if j.rate > 0 {
 		// Recorded only for an open loop, so closed-loop result files
 		// stay as they were; the keys are microblog's.
