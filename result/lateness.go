@@ -83,6 +83,6 @@ func (s Summary) LatenessWarning() string {
 	if l == nil || !l.Late {
 		return ""
 	}
-	return fmt.Sprintf("warning: operations started %s after their intended start (p99): the load generator's own lateness is in these latencies (bound: over %dµs and over %.0f %% of the fastest operation's p99); use fewer clients or a lower rate per process, or more CPUs",
+	return fmt.Sprintf("warning: operations started %s after their intended start (p99): the load generator's own lateness is in these latencies (bound: over %dµs and over %.0f %% of the fastest operation's p99); use fewer clients or a lower rate per process (above 10,000 operations/s a process starts them on a 200µs grain: split the rate over --shard processes), or more CPUs",
 		time.Duration(l.P99US)*time.Microsecond, LatenessFloorUS, 100*LatenessShare)
 }
