@@ -63,7 +63,9 @@ import (
 //     default): it is a client of the master, the one address the adapter
 //     needs;
 //   - every region server that Add starts, a process of its own, on a
-//     host of its own (rsN on 198.18.0.2, .3, ...), RPC on 16020.
+//     host of its own (rsN on 198.18.0.2, .3, ...), RPC on 16020; with the
+//     option rs-hosts, Up starts the --nodes region servers so too (rs1 on
+//     198.18.0.2, ...) and none inside the master.
 //
 // Every server binds its host's address only (hbase.master.ipc.address,
 // hbase.regionserver.ipc.address, hbase.master.info.bindAddress,
@@ -87,6 +89,13 @@ import (
 //	balancer-period=MS   hbase.balancer.period (default here 10000; HBase's
 //	                     own default is 300000): how soon regions move to
 //	                     an added region server
+//	rs-hosts=true        (--network hosts only) the --nodes region servers
+//	                     are processes of their own, each on a host of its
+//	                     own (rs1..rsN), as cluster add starts them, and
+//	                     none runs inside the master (--localRegionServers=0):
+//	                     every region server can then be killed, paused,
+//	                     cut off or limited alone, which an in-process one
+//	                     on the master's host cannot
 func init() { Register(hbaseEngine{}) }
 
 type hbaseEngine struct{}
@@ -165,6 +174,9 @@ type hbaseOpts struct {
 	regionServers int
 	heapMB        int
 	balancerMS    int
+	// rsHosts starts the region servers as processes on hosts of their
+	// own instead of inside the master (option rs-hosts).
+	rsHosts bool
 }
 
 func parseHBaseOpts(o Options) (hbaseOpts, error) {
@@ -185,8 +197,13 @@ func parseHBaseOpts(o Options) (hbaseOpts, error) {
 			if err == nil && h.balancerMS < 1000 {
 				err = errors.New("want at least 1000 (ms)")
 			}
+		case "rs-hosts":
+			h.rsHosts, err = strconv.ParseBool(v)
+			if err == nil && h.rsHosts && o.Network != NetworkHosts {
+				err = errors.New("region servers on hosts of their own need --network hosts")
+			}
 		default:
-			return h, fmt.Errorf("hbase: unknown option %q (known: heap, balancer-period)", k)
+			return h, fmt.Errorf("hbase: unknown option %q (known: heap, balancer-period, rs-hosts)", k)
 		}
 		if err != nil {
 			return h, fmt.Errorf("hbase: option %s=%q: %w", k, v, err)
@@ -215,8 +232,12 @@ func (e hbaseEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 	if err != nil {
 		return nil, fmt.Errorf("hbase: %w", err)
 	}
+	local := ho.regionServers
+	if ho.rsHosts {
+		local = 0
+	}
 	c := &Cluster{Engine: e.Name(), Dir: dir, Version: hbaseVersion, Started: time.Now().UTC(), Options: map[string]string{
-		"regionservers":   strconv.Itoa(ho.regionServers),
+		"regionservers":   strconv.Itoa(local),
 		"heap":            strconv.Itoa(ho.heapMB),
 		"balancer-period": strconv.Itoa(ho.balancerMS),
 		"jars":            jars,
@@ -270,6 +291,21 @@ func (e hbaseEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 	if err := c.Save(); err != nil {
 		return c, err
 	}
+	var need []string
+	if ho.rsHosts {
+		c.Options["rs-hosts"] = "true"
+		for i := 1; i <= ho.regionServers; i++ {
+			n, err := e.startOnHost(ctx, c, fmt.Sprintf("rs%d", i))
+			if err != nil {
+				return c, err
+			}
+			need = append(need, n.Addr())
+			c.Nodes = append(c.Nodes, n)
+			if err := c.Save(); err != nil {
+				return c, err
+			}
+		}
+	}
 	if err := Retry(attempts, startREST); err != nil {
 		return c, fmt.Errorf("hbase: start REST gateway: %w", err)
 	}
@@ -278,10 +314,26 @@ func (e hbaseEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 	if err := c.Save(); err != nil {
 		return c, err
 	}
-	if err := hbaseWaitReady(ctx, c, ho.regionServers, nil, time.Time{}, 120*time.Second); err != nil {
+	if err := hbaseWaitReady(ctx, c, ho.regionServers, need, time.Time{}, 120*time.Second); err != nil {
 		return c, err
 	}
 	return c, nil
+}
+
+// startOnHost starts a region server process named name on a host of its
+// own (the first node address no process has), RPC on 16020; on failure
+// the host is removed again.
+func (e hbaseEngine) startOnHost(ctx context.Context, c *Cluster, name string) (*Node, error) {
+	h, err := addNodeHost(ctx, c, name)
+	if err != nil {
+		return nil, fmt.Errorf("hbase: %w", err)
+	}
+	n := &Node{Name: name, Role: "regionserver", Host: h.Addr.String(), Netns: h.NS, Port: hbaseRSPort, DataDir: filepath.Join(c.Dir, "data")}
+	if err := e.startNode(ctx, c, n, 180*time.Second); err != nil {
+		_ = vnet.ForDir(c.Dir).RemoveHost(context.WithoutCancel(ctx), name)
+		return nil, fmt.Errorf("hbase: start region server %s: %w", name, err)
+	}
+	return n, nil
 }
 
 // siteConfig is a node's hbase-site.xml: loopback (or the node's host's
@@ -753,15 +805,9 @@ func (e hbaseEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
 	n := &Node{Name: name, Role: "regionserver", Host: Loopback, DataDir: filepath.Join(c.Dir, "data")}
 	since := time.Now()
 	if c.OnHosts() {
-		// A host of its own, the first node address no process has.
-		h, err := addNodeHost(ctx, c, name)
-		if err != nil {
-			return nil, fmt.Errorf("hbase: %w", err)
-		}
-		n.Host, n.Netns, n.Port = h.Addr.String(), h.NS, hbaseRSPort
-		if err := e.startNode(ctx, c, n, 180*time.Second); err != nil {
-			_ = vnet.ForDir(c.Dir).RemoveHost(context.WithoutCancel(ctx), name)
-			return nil, fmt.Errorf("hbase: add region server: %w", err)
+		var err error
+		if n, err = e.startOnHost(ctx, c, name); err != nil {
+			return nil, err
 		}
 	} else {
 		err := Retry(3, func(int) error {

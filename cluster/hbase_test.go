@@ -400,3 +400,49 @@ func TestHBaseSiteConfigHosts(t *testing.T) {
 		}
 	}
 }
+
+// TestParseHBaseOptsRSHosts: rs-hosts starts the region servers on hosts
+// of their own, so it is refused off a virtual network and on a bad value.
+func TestParseHBaseOptsRSHosts(t *testing.T) {
+	for _, tc := range []struct {
+		network string
+		value   string
+		want    bool
+		err     string
+	}{
+		{NetworkHosts, "true", true, ""},
+		{NetworkHosts, "false", false, ""},
+		{"", "false", false, ""},
+		{"", "true", false, "need --network hosts"},
+		{NetworkHosts, "yes", false, "invalid syntax"},
+	} {
+		h, err := parseHBaseOpts(Options{Nodes: 3, Network: tc.network, Extra: map[string]string{"rs-hosts": tc.value}})
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("rs-hosts=%s on %q: err %v, want one with %q", tc.value, tc.network, err, tc.err)
+		case tc.err == "" && (err != nil || h.rsHosts != tc.want || h.regionServers != 3):
+			t.Errorf("rs-hosts=%s on %q: %+v, %v; want rsHosts %v, 3 region servers", tc.value, tc.network, h, err, tc.want)
+		}
+	}
+}
+
+// TestHBaseNodeNames: the names a scenario may give hbase nodes, as Up and
+// Add name them.
+func TestHBaseNodeNames(t *testing.T) {
+	for _, tc := range []struct {
+		nodes int
+		extra map[string]string
+		adds  int
+		want  string
+	}{
+		{3, map[string]string{"rs-hosts": "true"}, 0, "master rest rs1 rs2 rs3"},
+		{3, map[string]string{"rs-hosts": "true"}, 1, "master rest rs1 rs2 rs3 rs4"},
+		{1, nil, 2, "master rest rs2 rs3"},
+		{2, nil, 0, "master rest"},
+		{0, nil, 1, "master rest rs2"},
+	} {
+		if got := strings.Join(hbaseEngine{}.NodeNames(tc.nodes, tc.extra, tc.adds), " "); got != tc.want {
+			t.Errorf("NodeNames(%d, %v, %d) = %s, want %s", tc.nodes, tc.extra, tc.adds, got, tc.want)
+		}
+	}
+}
