@@ -89,6 +89,23 @@ import (
 //	balancer-period=MS   hbase.balancer.period (default here 10000; HBase's
 //	                     own default is 300000): how soon regions move to
 //	                     an added region server
+//	rest-heap=MB         the REST gateway's JVM heap (default 256). The
+//	                     gateway holds every request it has taken until
+//	                     its HBase client gives up (minutes, by HBase's
+//	                     retries), also after the HTTP client has gone:
+//	                     with a region server down under load, 256 MB ran
+//	                     out in 50 s (docs/faults.md, the HBase section)
+//	rest-client-timeout=MS
+//	                     bounds each operation of the gateway's HBase
+//	                     client (hbase.client.operation.timeout,
+//	                     hbase.client.meta.operation.timeout, hbase.rpc.timeout
+//	                     and the connect timeout, for the gateway only;
+//	                     default: HBase's, 20 minutes an operation, 60 s an
+//	                     RPC). With HBase's, a region server down or cut
+//	                     off holds every gateway thread that reaches it for
+//	                     minutes, and the gateway stopped accepting
+//	                     connections 9 s after a kill under load
+//	                     (docs/faults.md, the HBase section)
 //	rs-hosts=true        (--network hosts only) the --nodes region servers
 //	                     are processes of their own, each on a host of its
 //	                     own (rs1..rsN), as cluster add starts them, and
@@ -173,6 +190,10 @@ func (hbaseEngine) Check() error {
 type hbaseOpts struct {
 	regionServers int
 	heapMB        int
+	restHeapMB    int
+	// restClientMS bounds the gateway's HBase client operations (0:
+	// HBase's defaults).
+	restClientMS int
 	balancerMS    int
 	// rsHosts starts the region servers as processes on hosts of their
 	// own instead of inside the master (option rs-hosts).
@@ -180,7 +201,7 @@ type hbaseOpts struct {
 }
 
 func parseHBaseOpts(o Options) (hbaseOpts, error) {
-	h := hbaseOpts{regionServers: max(o.Nodes, 1), heapMB: 768, balancerMS: hbaseBalancerPeriodMS}
+	h := hbaseOpts{regionServers: max(o.Nodes, 1), heapMB: 768, restHeapMB: 256, balancerMS: hbaseBalancerPeriodMS}
 	if h.regionServers > hbaseMaxRegionServers {
 		return h, fmt.Errorf("hbase: --nodes %d: at most %d region servers in the master process (add more with cluster add)", o.Nodes, hbaseMaxRegionServers)
 	}
@@ -191,6 +212,16 @@ func parseHBaseOpts(o Options) (hbaseOpts, error) {
 			h.heapMB, err = strconv.Atoi(v)
 			if err == nil && h.heapMB < 256 {
 				err = errors.New("want at least 256 (MB)")
+			}
+		case "rest-heap":
+			h.restHeapMB, err = strconv.Atoi(v)
+			if err == nil && h.restHeapMB < 128 {
+				err = errors.New("want at least 128 (MB)")
+			}
+		case "rest-client-timeout":
+			h.restClientMS, err = strconv.Atoi(v)
+			if err == nil && h.restClientMS < 100 {
+				err = errors.New("want at least 100 (ms)")
 			}
 		case "balancer-period":
 			h.balancerMS, err = strconv.Atoi(v)
@@ -203,7 +234,7 @@ func parseHBaseOpts(o Options) (hbaseOpts, error) {
 				err = errors.New("region servers on hosts of their own need --network hosts")
 			}
 		default:
-			return h, fmt.Errorf("hbase: unknown option %q (known: heap, balancer-period, rs-hosts)", k)
+			return h, fmt.Errorf("hbase: unknown option %q (known: heap, rest-heap, rest-client-timeout, balancer-period, rs-hosts)", k)
 		}
 		if err != nil {
 			return h, fmt.Errorf("hbase: option %s=%q: %w", k, v, err)
@@ -239,10 +270,14 @@ func (e hbaseEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 	c := &Cluster{Engine: e.Name(), Dir: dir, Version: hbaseVersion, Started: time.Now().UTC(), Options: map[string]string{
 		"regionservers":   strconv.Itoa(local),
 		"heap":            strconv.Itoa(ho.heapMB),
+		"rest-heap":       strconv.Itoa(ho.restHeapMB),
 		"balancer-period": strconv.Itoa(ho.balancerMS),
 		"jars":            jars,
 		"rootdir":         "file://" + filepath.Join(dir, "data", "hbase"),
 	}}
+	if ho.restClientMS > 0 {
+		c.Options["rest-client-timeout"] = strconv.Itoa(ho.restClientMS)
+	}
 	master := &Node{Name: "master", Role: "master", Host: Loopback, DataDir: filepath.Join(dir, "data")}
 	rest := &Node{Name: "rest", Role: "rest", Host: Loopback, DataDir: filepath.Join(dir, "data")}
 	startMaster := func(int) error {
@@ -407,6 +442,11 @@ func (e hbaseEngine) siteConfig(c *Cluster, n *Node) (map[string]string, error) 
 		p["hbase.rest.port"] = strconv.Itoa(n.Port)
 		p["hbase.rest.info.port"] = "-1"
 		p["hbase.rest.threads.max"] = "200"
+		if ms := c.Options["rest-client-timeout"]; ms != "" {
+			for _, k := range []string{"hbase.client.operation.timeout", "hbase.client.meta.operation.timeout", "hbase.rpc.timeout", "hbase.ipc.client.socket.timeout.connect"} {
+				p[k] = ms
+			}
+		}
 	}
 	return p, nil
 }
@@ -444,6 +484,9 @@ func (e hbaseEngine) startNode(ctx context.Context, c *Cluster, n *Node, limit t
 		class = "org.apache.hadoop.hbase.master.HMaster"
 	case "rest":
 		class, heap = "org.apache.hadoop.hbase.rest.RESTServer", 256
+		if h, err := strconv.Atoi(c.Options["rest-heap"]); err == nil {
+			heap = h // a cluster started before the option has none: 256
+		}
 	case "regionserver":
 		class, heap = "org.apache.hadoop.hbase.regionserver.HRegionServer", max(heap/2, 256)
 	default:
@@ -621,8 +664,13 @@ func hbaseWaitReady(ctx context.Context, c *Cluster, want int, need []string, si
 	wctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	var last error
+	// gateway says the last poll failed at the REST gateway itself (no
+	// answer, or an error status): what is not ready is then the gateway,
+	// whatever the master's log says.
+	gateway := false
 	for {
 		st, err := hbaseStatus(wctx, c)
+		gateway = err != nil
 		if err == nil {
 			live := map[string]bool{}
 			for _, n := range st.LiveNodes {
@@ -655,10 +703,17 @@ func hbaseWaitReady(ctx context.Context, c *Cluster, want int, need []string, si
 		}
 		select {
 		case <-wctx.Done():
-			m, _ := c.Node("master")
+			who := "master"
+			if gateway {
+				who = "rest"
+			}
+			m, _ := c.Node(who)
 			var log string
 			if m != nil {
 				log = LogTail(m.LogFile, 1500)
+			}
+			if gateway {
+				return fmt.Errorf("hbase: not ready within %v: %w: the REST gateway, through which readiness is read, did not answer (last: %v); gateway log ends:\n%s", limit, wctx.Err(), last, log)
 			}
 			return fmt.Errorf("hbase: not ready within %v: %w (last: %v); master log ends:\n%s", limit, wctx.Err(), last, log)
 		case <-time.After(250 * time.Millisecond):

@@ -351,6 +351,7 @@ func TestHBaseSiteConfigHosts(t *testing.T) {
 		{Name: "rest", Role: "rest", Host: "198.18.0.1", Netns: "fbn-x-master", Port: hbaseRESTPort},
 		{Name: "rs2", Role: "regionserver", Host: "198.18.0.2", Netns: "fbn-x-rs2", Port: hbaseRSPort},
 	}}
+	bounded := &Cluster{Network: NetworkHosts, Dir: "/d", Nodes: hosts.Nodes, Options: map[string]string{"rootdir": "file:///d/data/hbase", "balancer-period": "10000", "rest-client-timeout": "1500"}}
 	loop := &Cluster{Dir: "/d", Options: hosts.Options, Nodes: []*Node{
 		{Name: "master", Role: "master", Host: Loopback, Port: 40000, Ports: []int{40001}},
 		{Name: "rs2", Role: "regionserver", Host: Loopback, Port: 40002},
@@ -369,8 +370,13 @@ func TestHBaseSiteConfigHosts(t *testing.T) {
 		}},
 		{hosts, "rest", map[string]string{
 			"hbase.zookeeper.quorum": "198.18.0.1", "hbase.rest.host": "198.18.0.1", "hbase.rest.port": "8080", "hbase.rest.info.port": "-1",
-			"hbase.zookeeper.property.clientPortAddress": "",
+			"hbase.zookeeper.property.clientPortAddress": "", "hbase.client.operation.timeout": "", "hbase.rpc.timeout": "",
 		}},
+		{bounded, "rest", map[string]string{
+			"hbase.client.operation.timeout": "1500", "hbase.client.meta.operation.timeout": "1500",
+			"hbase.rpc.timeout": "1500", "hbase.ipc.client.socket.timeout.connect": "1500",
+		}},
+		{bounded, "rs2", map[string]string{"hbase.client.operation.timeout": "", "hbase.rpc.timeout": ""}},
 		{hosts, "rs2", map[string]string{
 			"hbase.zookeeper.quorum": "198.18.0.1", "hbase.zookeeper.property.clientPort": "2181",
 			"hbase.regionserver.ipc.address": "198.18.0.2", "hbase.regionserver.hostname": "198.18.0.2", "hbase.regionserver.port": "16020",
@@ -401,27 +407,32 @@ func TestHBaseSiteConfigHosts(t *testing.T) {
 	}
 }
 
-// TestParseHBaseOptsRSHosts: rs-hosts starts the region servers on hosts
-// of their own, so it is refused off a virtual network and on a bad value.
-func TestParseHBaseOptsRSHosts(t *testing.T) {
+// TestParseHBaseOpts: rs-hosts starts the region servers on hosts of
+// their own, so it is refused off a virtual network and on a bad value;
+// rest-heap is the gateway's heap, 256 MB unless given.
+func TestParseHBaseOpts(t *testing.T) {
 	for _, tc := range []struct {
 		network string
-		value   string
-		want    bool
+		extra   map[string]string
+		rsHosts bool
+		rest    int
 		err     string
 	}{
-		{NetworkHosts, "true", true, ""},
-		{NetworkHosts, "false", false, ""},
-		{"", "false", false, ""},
-		{"", "true", false, "need --network hosts"},
-		{NetworkHosts, "yes", false, "invalid syntax"},
+		{NetworkHosts, map[string]string{"rs-hosts": "true"}, true, 256, ""},
+		{NetworkHosts, map[string]string{"rs-hosts": "false", "rest-heap": "1024"}, false, 1024, ""},
+		{"", map[string]string{"rs-hosts": "false"}, false, 256, ""},
+		{"", map[string]string{"rs-hosts": "true"}, false, 0, "need --network hosts"},
+		{NetworkHosts, map[string]string{"rs-hosts": "yes"}, false, 0, "invalid syntax"},
+		{"", map[string]string{"rest-heap": "64"}, false, 0, "at least 128"},
+		{"", map[string]string{"rest-client-timeout": "50"}, false, 0, "at least 100"},
+		{"", map[string]string{"rest-client-timeout": "1500"}, false, 256, ""},
 	} {
-		h, err := parseHBaseOpts(Options{Nodes: 3, Network: tc.network, Extra: map[string]string{"rs-hosts": tc.value}})
+		h, err := parseHBaseOpts(Options{Nodes: 3, Network: tc.network, Extra: tc.extra})
 		switch {
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-			t.Errorf("rs-hosts=%s on %q: err %v, want one with %q", tc.value, tc.network, err, tc.err)
-		case tc.err == "" && (err != nil || h.rsHosts != tc.want || h.regionServers != 3):
-			t.Errorf("rs-hosts=%s on %q: %+v, %v; want rsHosts %v, 3 region servers", tc.value, tc.network, h, err, tc.want)
+			t.Errorf("%v on %q: err %v, want one with %q", tc.extra, tc.network, err, tc.err)
+		case tc.err == "" && (err != nil || h.rsHosts != tc.rsHosts || h.restHeapMB != tc.rest || h.regionServers != 3):
+			t.Errorf("%v on %q: %+v, %v; want rsHosts %v, rest heap %d, 3 region servers", tc.extra, tc.network, h, err, tc.rsHosts, tc.rest)
 		}
 	}
 }
