@@ -194,7 +194,7 @@ type hbaseOpts struct {
 	// restClientMS bounds the gateway's HBase client operations (0:
 	// HBase's defaults).
 	restClientMS int
-	balancerMS    int
+	balancerMS   int
 	// rsHosts starts the region servers as processes on hosts of their
 	// own instead of inside the master (option rs-hosts).
 	rsHosts bool
