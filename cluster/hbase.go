@@ -94,18 +94,18 @@ import (
 //	                     its HBase client gives up (minutes, by HBase's
 //	                     retries), also after the HTTP client has gone:
 //	                     with a region server down under load, 256 MB ran
-//	                     out in 50 s (docs/faults.md, the HBase section)
+//	                     out 42 s after it (docs/faults.md, the HBase section)
 //	rest-client-timeout=MS
 //	                     bounds each operation of the gateway's HBase
 //	                     client (hbase.client.operation.timeout,
 //	                     hbase.client.meta.operation.timeout, hbase.rpc.timeout
 //	                     and the connect timeout, for the gateway only;
 //	                     default: HBase's, 20 minutes an operation, 60 s an
-//	                     RPC). With HBase's, a region server down or cut
-//	                     off holds every gateway thread that reaches it for
-//	                     minutes, and the gateway stopped accepting
-//	                     connections 9 s after a kill under load
-//	                     (docs/faults.md, the HBase section)
+//	                     RPC). With HBase's, a region server killed under
+//	                     load held every gateway thread that reached it,
+//	                     and the gateway stopped accepting connections 10
+//	                     s after the kill (docs/faults.md, the HBase
+//	                     section)
 //	rs-hosts=true        (--network hosts only) the --nodes region servers
 //	                     are processes of their own, each on a host of its
 //	                     own (rs1..rsN), as cluster add starts them, and
