@@ -63,7 +63,9 @@ import (
 //     default): it is a client of the master, the one address the adapter
 //     needs;
 //   - every region server that Add starts, a process of its own, on a
-//     host of its own (rsN on 198.18.0.2, .3, ...), RPC on 16020.
+//     host of its own (rsN on 198.18.0.2, .3, ...), RPC on 16020; with the
+//     option rs-hosts, Up starts the --nodes region servers so too (rs1 on
+//     198.18.0.2, ...) and none inside the master.
 //
 // Every server binds its host's address only (hbase.master.ipc.address,
 // hbase.regionserver.ipc.address, hbase.master.info.bindAddress,
@@ -87,6 +89,30 @@ import (
 //	balancer-period=MS   hbase.balancer.period (default here 10000; HBase's
 //	                     own default is 300000): how soon regions move to
 //	                     an added region server
+//	rest-heap=MB         the REST gateway's JVM heap (default 256). The
+//	                     gateway holds every request it has taken until
+//	                     its HBase client gives up (minutes, by HBase's
+//	                     retries), also after the HTTP client has gone:
+//	                     with a region server down under load, 256 MB ran
+//	                     out 42 s after it (docs/faults.md, the HBase section)
+//	rest-client-timeout=MS
+//	                     bounds each operation of the gateway's HBase
+//	                     client (hbase.client.operation.timeout,
+//	                     hbase.client.meta.operation.timeout, hbase.rpc.timeout
+//	                     and the connect timeout, for the gateway only;
+//	                     default: HBase's, 20 minutes an operation, 60 s an
+//	                     RPC). With HBase's, a region server killed under
+//	                     load held every gateway thread that reached it,
+//	                     and the gateway stopped accepting connections 10
+//	                     s after the kill (docs/faults.md, the HBase
+//	                     section)
+//	rs-hosts=true        (--network hosts only) the --nodes region servers
+//	                     are processes of their own, each on a host of its
+//	                     own (rs1..rsN), as cluster add starts them, and
+//	                     none runs inside the master (--localRegionServers=0):
+//	                     every region server can then be killed, paused,
+//	                     cut off or limited alone, which an in-process one
+//	                     on the master's host cannot
 func init() { Register(hbaseEngine{}) }
 
 type hbaseEngine struct{}
@@ -164,11 +190,18 @@ func (hbaseEngine) Check() error {
 type hbaseOpts struct {
 	regionServers int
 	heapMB        int
-	balancerMS    int
+	restHeapMB    int
+	// restClientMS bounds the gateway's HBase client operations (0:
+	// HBase's defaults).
+	restClientMS int
+	balancerMS   int
+	// rsHosts starts the region servers as processes on hosts of their
+	// own instead of inside the master (option rs-hosts).
+	rsHosts bool
 }
 
 func parseHBaseOpts(o Options) (hbaseOpts, error) {
-	h := hbaseOpts{regionServers: max(o.Nodes, 1), heapMB: 768, balancerMS: hbaseBalancerPeriodMS}
+	h := hbaseOpts{regionServers: max(o.Nodes, 1), heapMB: 768, restHeapMB: 256, balancerMS: hbaseBalancerPeriodMS}
 	if h.regionServers > hbaseMaxRegionServers {
 		return h, fmt.Errorf("hbase: --nodes %d: at most %d region servers in the master process (add more with cluster add)", o.Nodes, hbaseMaxRegionServers)
 	}
@@ -180,13 +213,28 @@ func parseHBaseOpts(o Options) (hbaseOpts, error) {
 			if err == nil && h.heapMB < 256 {
 				err = errors.New("want at least 256 (MB)")
 			}
+		case "rest-heap":
+			h.restHeapMB, err = strconv.Atoi(v)
+			if err == nil && h.restHeapMB < 128 {
+				err = errors.New("want at least 128 (MB)")
+			}
+		case "rest-client-timeout":
+			h.restClientMS, err = strconv.Atoi(v)
+			if err == nil && h.restClientMS < 100 {
+				err = errors.New("want at least 100 (ms)")
+			}
 		case "balancer-period":
 			h.balancerMS, err = strconv.Atoi(v)
 			if err == nil && h.balancerMS < 1000 {
 				err = errors.New("want at least 1000 (ms)")
 			}
+		case "rs-hosts":
+			h.rsHosts, err = strconv.ParseBool(v)
+			if err == nil && h.rsHosts && o.Network != NetworkHosts {
+				err = errors.New("region servers on hosts of their own need --network hosts")
+			}
 		default:
-			return h, fmt.Errorf("hbase: unknown option %q (known: heap, balancer-period)", k)
+			return h, fmt.Errorf("hbase: unknown option %q (known: heap, rest-heap, rest-client-timeout, balancer-period, rs-hosts)", k)
 		}
 		if err != nil {
 			return h, fmt.Errorf("hbase: option %s=%q: %w", k, v, err)
@@ -215,13 +263,21 @@ func (e hbaseEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 	if err != nil {
 		return nil, fmt.Errorf("hbase: %w", err)
 	}
+	local := ho.regionServers
+	if ho.rsHosts {
+		local = 0
+	}
 	c := &Cluster{Engine: e.Name(), Dir: dir, Version: hbaseVersion, Started: time.Now().UTC(), Options: map[string]string{
-		"regionservers":   strconv.Itoa(ho.regionServers),
+		"regionservers":   strconv.Itoa(local),
 		"heap":            strconv.Itoa(ho.heapMB),
+		"rest-heap":       strconv.Itoa(ho.restHeapMB),
 		"balancer-period": strconv.Itoa(ho.balancerMS),
 		"jars":            jars,
 		"rootdir":         "file://" + filepath.Join(dir, "data", "hbase"),
 	}}
+	if ho.restClientMS > 0 {
+		c.Options["rest-client-timeout"] = strconv.Itoa(ho.restClientMS)
+	}
 	master := &Node{Name: "master", Role: "master", Host: Loopback, DataDir: filepath.Join(dir, "data")}
 	rest := &Node{Name: "rest", Role: "rest", Host: Loopback, DataDir: filepath.Join(dir, "data")}
 	startMaster := func(int) error {
@@ -270,6 +326,21 @@ func (e hbaseEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 	if err := c.Save(); err != nil {
 		return c, err
 	}
+	var need []string
+	if ho.rsHosts {
+		c.Options["rs-hosts"] = "true"
+		for i := 1; i <= ho.regionServers; i++ {
+			n, err := e.startOnHost(ctx, c, fmt.Sprintf("rs%d", i))
+			if err != nil {
+				return c, err
+			}
+			need = append(need, n.Addr())
+			c.Nodes = append(c.Nodes, n)
+			if err := c.Save(); err != nil {
+				return c, err
+			}
+		}
+	}
 	if err := Retry(attempts, startREST); err != nil {
 		return c, fmt.Errorf("hbase: start REST gateway: %w", err)
 	}
@@ -278,10 +349,26 @@ func (e hbaseEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 	if err := c.Save(); err != nil {
 		return c, err
 	}
-	if err := hbaseWaitReady(ctx, c, ho.regionServers, nil, time.Time{}, 120*time.Second); err != nil {
+	if err := hbaseWaitReady(ctx, c, ho.regionServers, need, time.Time{}, 120*time.Second); err != nil {
 		return c, err
 	}
 	return c, nil
+}
+
+// startOnHost starts a region server process named name on a host of its
+// own (the first node address no process has), RPC on 16020; on failure
+// the host is removed again.
+func (e hbaseEngine) startOnHost(ctx context.Context, c *Cluster, name string) (*Node, error) {
+	h, err := addNodeHost(ctx, c, name)
+	if err != nil {
+		return nil, fmt.Errorf("hbase: %w", err)
+	}
+	n := &Node{Name: name, Role: "regionserver", Host: h.Addr.String(), Netns: h.NS, Port: hbaseRSPort, DataDir: filepath.Join(c.Dir, "data")}
+	if err := e.startNode(ctx, c, n, 180*time.Second); err != nil {
+		_ = vnet.ForDir(c.Dir).RemoveHost(context.WithoutCancel(ctx), name)
+		return nil, fmt.Errorf("hbase: start region server %s: %w", name, err)
+	}
+	return n, nil
 }
 
 // siteConfig is a node's hbase-site.xml: loopback (or the node's host's
@@ -355,6 +442,11 @@ func (e hbaseEngine) siteConfig(c *Cluster, n *Node) (map[string]string, error) 
 		p["hbase.rest.port"] = strconv.Itoa(n.Port)
 		p["hbase.rest.info.port"] = "-1"
 		p["hbase.rest.threads.max"] = "200"
+		if ms := c.Options["rest-client-timeout"]; ms != "" {
+			for _, k := range []string{"hbase.client.operation.timeout", "hbase.client.meta.operation.timeout", "hbase.rpc.timeout", "hbase.ipc.client.socket.timeout.connect"} {
+				p[k] = ms
+			}
+		}
 	}
 	return p, nil
 }
@@ -392,6 +484,9 @@ func (e hbaseEngine) startNode(ctx context.Context, c *Cluster, n *Node, limit t
 		class = "org.apache.hadoop.hbase.master.HMaster"
 	case "rest":
 		class, heap = "org.apache.hadoop.hbase.rest.RESTServer", 256
+		if h, err := strconv.Atoi(c.Options["rest-heap"]); err == nil {
+			heap = h // a cluster started before the option has none: 256
+		}
 	case "regionserver":
 		class, heap = "org.apache.hadoop.hbase.regionserver.HRegionServer", max(heap/2, 256)
 	default:
@@ -569,8 +664,13 @@ func hbaseWaitReady(ctx context.Context, c *Cluster, want int, need []string, si
 	wctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	var last error
+	// gateway says the last poll failed at the REST gateway itself (no
+	// answer, or an error status): what is not ready is then the gateway,
+	// whatever the master's log says.
+	gateway := false
 	for {
 		st, err := hbaseStatus(wctx, c)
+		gateway = err != nil
 		if err == nil {
 			live := map[string]bool{}
 			for _, n := range st.LiveNodes {
@@ -603,10 +703,17 @@ func hbaseWaitReady(ctx context.Context, c *Cluster, want int, need []string, si
 		}
 		select {
 		case <-wctx.Done():
-			m, _ := c.Node("master")
+			who := "master"
+			if gateway {
+				who = "rest"
+			}
+			m, _ := c.Node(who)
 			var log string
 			if m != nil {
 				log = LogTail(m.LogFile, 1500)
+			}
+			if gateway {
+				return fmt.Errorf("hbase: not ready within %v: %w: the REST gateway, through which readiness is read, did not answer (last: %v); gateway log ends:\n%s", limit, wctx.Err(), last, log)
 			}
 			return fmt.Errorf("hbase: not ready within %v: %w (last: %v); master log ends:\n%s", limit, wctx.Err(), last, log)
 		case <-time.After(250 * time.Millisecond):
@@ -753,15 +860,9 @@ func (e hbaseEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
 	n := &Node{Name: name, Role: "regionserver", Host: Loopback, DataDir: filepath.Join(c.Dir, "data")}
 	since := time.Now()
 	if c.OnHosts() {
-		// A host of its own, the first node address no process has.
-		h, err := addNodeHost(ctx, c, name)
-		if err != nil {
-			return nil, fmt.Errorf("hbase: %w", err)
-		}
-		n.Host, n.Netns, n.Port = h.Addr.String(), h.NS, hbaseRSPort
-		if err := e.startNode(ctx, c, n, 180*time.Second); err != nil {
-			_ = vnet.ForDir(c.Dir).RemoveHost(context.WithoutCancel(ctx), name)
-			return nil, fmt.Errorf("hbase: add region server: %w", err)
+		var err error
+		if n, err = e.startOnHost(ctx, c, name); err != nil {
+			return nil, err
 		}
 	} else {
 		err := Retry(3, func(int) error {

@@ -351,6 +351,7 @@ func TestHBaseSiteConfigHosts(t *testing.T) {
 		{Name: "rest", Role: "rest", Host: "198.18.0.1", Netns: "fbn-x-master", Port: hbaseRESTPort},
 		{Name: "rs2", Role: "regionserver", Host: "198.18.0.2", Netns: "fbn-x-rs2", Port: hbaseRSPort},
 	}}
+	bounded := &Cluster{Network: NetworkHosts, Dir: "/d", Nodes: hosts.Nodes, Options: map[string]string{"rootdir": "file:///d/data/hbase", "balancer-period": "10000", "rest-client-timeout": "1500"}}
 	loop := &Cluster{Dir: "/d", Options: hosts.Options, Nodes: []*Node{
 		{Name: "master", Role: "master", Host: Loopback, Port: 40000, Ports: []int{40001}},
 		{Name: "rs2", Role: "regionserver", Host: Loopback, Port: 40002},
@@ -369,8 +370,13 @@ func TestHBaseSiteConfigHosts(t *testing.T) {
 		}},
 		{hosts, "rest", map[string]string{
 			"hbase.zookeeper.quorum": "198.18.0.1", "hbase.rest.host": "198.18.0.1", "hbase.rest.port": "8080", "hbase.rest.info.port": "-1",
-			"hbase.zookeeper.property.clientPortAddress": "",
+			"hbase.zookeeper.property.clientPortAddress": "", "hbase.client.operation.timeout": "", "hbase.rpc.timeout": "",
 		}},
+		{bounded, "rest", map[string]string{
+			"hbase.client.operation.timeout": "1500", "hbase.client.meta.operation.timeout": "1500",
+			"hbase.rpc.timeout": "1500", "hbase.ipc.client.socket.timeout.connect": "1500",
+		}},
+		{bounded, "rs2", map[string]string{"hbase.client.operation.timeout": "", "hbase.rpc.timeout": ""}},
 		{hosts, "rs2", map[string]string{
 			"hbase.zookeeper.quorum": "198.18.0.1", "hbase.zookeeper.property.clientPort": "2181",
 			"hbase.regionserver.ipc.address": "198.18.0.2", "hbase.regionserver.hostname": "198.18.0.2", "hbase.regionserver.port": "16020",
@@ -397,6 +403,57 @@ func TestHBaseSiteConfigHosts(t *testing.T) {
 			if got, ok := p[k]; got != want || (want == "") == ok {
 				t.Errorf("%s on %s: %s = %q (set %v), want %q", tc.node, tc.c.Network, k, got, ok, want)
 			}
+		}
+	}
+}
+
+// TestParseHBaseOpts: rs-hosts starts the region servers on hosts of
+// their own, so it is refused off a virtual network and on a bad value;
+// rest-heap is the gateway's heap, 256 MB unless given.
+func TestParseHBaseOpts(t *testing.T) {
+	for _, tc := range []struct {
+		network string
+		extra   map[string]string
+		rsHosts bool
+		rest    int
+		err     string
+	}{
+		{NetworkHosts, map[string]string{"rs-hosts": "true"}, true, 256, ""},
+		{NetworkHosts, map[string]string{"rs-hosts": "false", "rest-heap": "1024"}, false, 1024, ""},
+		{"", map[string]string{"rs-hosts": "false"}, false, 256, ""},
+		{"", map[string]string{"rs-hosts": "true"}, false, 0, "need --network hosts"},
+		{NetworkHosts, map[string]string{"rs-hosts": "yes"}, false, 0, "invalid syntax"},
+		{"", map[string]string{"rest-heap": "64"}, false, 0, "at least 128"},
+		{"", map[string]string{"rest-client-timeout": "50"}, false, 0, "at least 100"},
+		{"", map[string]string{"rest-client-timeout": "1500"}, false, 256, ""},
+	} {
+		h, err := parseHBaseOpts(Options{Nodes: 3, Network: tc.network, Extra: tc.extra})
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%v on %q: err %v, want one with %q", tc.extra, tc.network, err, tc.err)
+		case tc.err == "" && (err != nil || h.rsHosts != tc.rsHosts || h.restHeapMB != tc.rest || h.regionServers != 3):
+			t.Errorf("%v on %q: %+v, %v; want rsHosts %v, rest heap %d, 3 region servers", tc.extra, tc.network, h, err, tc.rsHosts, tc.rest)
+		}
+	}
+}
+
+// TestHBaseNodeNames: the names a scenario may give hbase nodes, as Up and
+// Add name them.
+func TestHBaseNodeNames(t *testing.T) {
+	for _, tc := range []struct {
+		nodes int
+		extra map[string]string
+		adds  int
+		want  string
+	}{
+		{3, map[string]string{"rs-hosts": "true"}, 0, "master rest rs1 rs2 rs3"},
+		{3, map[string]string{"rs-hosts": "true"}, 1, "master rest rs1 rs2 rs3 rs4"},
+		{1, nil, 2, "master rest rs2 rs3"},
+		{2, nil, 0, "master rest"},
+		{0, nil, 1, "master rest rs2"},
+	} {
+		if got := strings.Join(hbaseEngine{}.NodeNames(tc.nodes, tc.extra, tc.adds), " "); got != tc.want {
+			t.Errorf("NodeNames(%d, %v, %d) = %s, want %s", tc.nodes, tc.extra, tc.adds, got, tc.want)
 		}
 	}
 }

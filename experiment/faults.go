@@ -178,6 +178,37 @@ func (f faultState) of(fault string) []string {
 	return out
 }
 
+// cutPeers is what a partition cuts nodes off from: the addresses of the
+// hosts of others on the side (each once), with the names of the nodes
+// there. A node that shares a cut node's host (HBase's REST gateway and
+// master) is on neither side: its address is the cut host's own, and
+// dropping it would cut the host off from itself (the master from its own
+// ZooKeeper), not from the network.
+func cutPeers(nodes, others []*cluster.Node, side func(name string) bool) ([]netip.Addr, []string) {
+	own := map[string]bool{}
+	for _, n := range nodes {
+		own[n.Host] = true
+	}
+	seen := map[netip.Addr]bool{}
+	var addrs []netip.Addr
+	var names []string
+	for _, n := range others {
+		if !side(n.Name) || n.Netns == "" || own[n.Host] {
+			continue
+		}
+		ad, err := netip.ParseAddr(n.Host)
+		if err != nil {
+			continue
+		}
+		names = append(names, n.Name)
+		if !seen[ad] {
+			seen[ad] = true
+			addrs = append(addrs, ad)
+		}
+	}
+	return addrs, names
+}
+
 // applyFault does a's fault on nodes; x.mu is held.
 func (x *expRun) applyFault(ctx context.Context, a Action, nodes []*cluster.Node) (string, error) {
 	names := make([]string, len(nodes))
@@ -200,21 +231,11 @@ func (x *expRun) applyFault(ctx context.Context, a Action, nodes []*cluster.Node
 		if len(a.From) > 0 {
 			side = func(name string) bool { return slices.Contains(a.From, name) }
 		}
-		var rest []netip.Addr
-		var restNames []string
-		for _, n := range x.cl.Nodes {
-			if !side(n.Name) || n.Netns == "" {
-				continue
-			}
-			if ad, err := netip.ParseAddr(n.Host); err == nil {
-				rest = append(rest, ad)
-				restNames = append(restNames, n.Name)
-			}
+		others := x.cl.Nodes
+		if x.loadHost != nil {
+			others = append(slices.Clip(others), &cluster.Node{Name: x.loadHost.Name, Host: x.loadHost.Addr.String(), Netns: x.loadHost.NS})
 		}
-		if x.loadHost != nil && side(x.loadHost.Name) {
-			rest = append(rest, x.loadHost.Addr)
-			restNames = append(restNames, x.loadHost.Name)
-		}
+		rest, restNames := cutPeers(nodes, others, side)
 		if len(rest) == 0 {
 			return "", fmt.Errorf("partition %s from %s: none of those hosts is on the network", list, strings.Join(a.From, ", "))
 		}

@@ -1,9 +1,12 @@
 package experiment
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fieldbench/fieldbench/cluster"
 )
 
 // hostsBase is a valid scenario on hosts, without its timeline.
@@ -200,6 +203,56 @@ func TestFaultStateWithLinks(t *testing.T) {
 		}
 		if got := strings.Join(f.withLinks(names), ","); got != tc.want {
 			t.Errorf("withLinks(%s) = %q, want %q", tc.names, got, tc.want)
+		}
+	}
+}
+
+// TestCutPeers: a partition cuts each other host's address once, names
+// every node there, and never cuts a host off from its own address (the
+// HBase master and REST gateway share a host).
+func TestCutPeers(t *testing.T) {
+	nodes := []*cluster.Node{
+		{Name: "master", Host: "198.18.0.1", Netns: "ns-m"},
+		{Name: "rest", Host: "198.18.0.1", Netns: "ns-m"},
+		{Name: "rs1", Host: "198.18.0.2", Netns: "ns-1"},
+		{Name: "rs2", Host: "198.18.0.3", Netns: "ns-2"},
+		{Name: "load1", Host: "198.18.1.1", Netns: "ns-l"},
+		{Name: "old", Host: "127.0.0.1"},
+	}
+	pick := func(names ...string) []*cluster.Node {
+		var out []*cluster.Node
+		for _, n := range nodes {
+			if slices.Contains(names, n.Name) {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		cut, from []string // from empty: every other host
+		addrs     string
+		names     string
+	}{
+		{[]string{"rs1"}, nil, "198.18.0.1 198.18.0.3 198.18.1.1", "master rest rs2 load1"},
+		{[]string{"rest"}, []string{"load1"}, "198.18.1.1", "load1"},
+		{[]string{"rest"}, nil, "198.18.0.2 198.18.0.3 198.18.1.1", "rs1 rs2 load1"},
+		{[]string{"rs1", "rs2"}, []string{"master", "rest"}, "198.18.0.1", "master rest"},
+	} {
+		in := map[string]bool{}
+		for _, n := range tc.cut {
+			in[n] = true
+		}
+		side := func(name string) bool { return !in[name] }
+		if len(tc.from) > 0 {
+			side = func(name string) bool { return slices.Contains(tc.from, name) }
+		}
+		addrs, names := cutPeers(pick(tc.cut...), nodes, side)
+		var got []string
+		for _, a := range addrs {
+			got = append(got, a.String())
+		}
+		if g := strings.Join(got, " "); g != tc.addrs || strings.Join(names, " ") != tc.names {
+			t.Errorf("cut %v from %v: %s (%v), want %s (%s)", tc.cut, tc.from, g, names, tc.addrs, tc.names)
 		}
 	}
 }

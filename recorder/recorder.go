@@ -319,7 +319,7 @@ const maxKindLen = 300
 
 // Kind classifies an error for counting: timeouts, refused or reset
 // connections and cancellations are named; anything else is the first line
-// of its message with every number replaced by N, whole unless longer than
+// of its message (up to a \n or \r) with every number replaced by N, whole unless longer than
 // 300 bytes, then cut at the last word boundary before and marked "…".
 func Kind(err error) string {
 	var ke KindError
@@ -342,7 +342,12 @@ func Kind(err error) string {
 	case errors.As(err, &ne) && ne.Timeout():
 		return "timeout"
 	}
-	msg, _, _ := strings.Cut(err.Error(), "\n")
+	// The first line, ended by \n or \r: an HTTP body's CRLF (HBase's REST
+	// gateway answers "Unavailable\r\n...") left a \r in the kind.
+	msg := err.Error()
+	if i := strings.IndexAny(msg, "\r\n"); i >= 0 {
+		msg = msg[:i]
+	}
 	return cutKind(digits.ReplaceAllString(msg, "N"))
 }
 

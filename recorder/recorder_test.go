@@ -130,6 +130,7 @@ func TestKind(t *testing.T) {
 		{fmt.Errorf("query: %w", syscall.ECONNREFUSED), "connection refused"},
 		{fmt.Errorf("wrapped: %w", kinded{}), "unavailable"},
 		{errors.New("database is locked\nmore"), "database is locked"},
+		{errors.New("hbase: get mb_follows/3a: 503 Unavailable\r\n\r\nRetriesExhausted"), "hbase: get mb_follows/Na: N Unavailable"},
 		{errors.New("post tweet 3606: MOVED 9648 127.0.0.1:34555"), "post tweet N: MOVED N N.N.N.N:N"},
 	} {
 		if got := recorder.Kind(tc.err); got != tc.want {
