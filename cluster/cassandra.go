@@ -50,6 +50,10 @@ import (
 //	rf=N        replication factor in the DSN printed (default min(nodes,3))
 //	consistency=LEVEL  consistency in the DSN (default ONE for one node,
 //	            QUORUM otherwise)
+//	replicas=first|shuffle  replicas in the DSN printed: the client's
+//	            token-aware routing tries a key's first replica first
+//	            (default), or its replicas in a random order (see the
+//	            adapter's ShuffleReplicas)
 //	request_timeout=DURATION  the server's read, write, range, counter
 //	            and request timeouts (default: Cassandra's own, 2 s for a
 //	            write); tests on a loaded 2-core machine raise it so that a
@@ -127,8 +131,9 @@ type cassOpts struct {
 	// set it), so steps that grow the cluster raise it with them; rf is 0.
 	rfNodes     bool
 	consistency string
-	timeoutMS   int64 // request_timeout; 0 = Cassandra's defaults
-	hosts       bool  // every node a host on a virtual network
+	replicas    string // the DSN's replicas= ("": not given)
+	timeoutMS   int64  // request_timeout; 0 = Cassandra's defaults
+	hosts       bool   // every node a host on a virtual network
 	// dcs is the number of data centres the nodes are placed in, node i
 	// in dc ((i-1) mod dcs)+1, so that nodes added later keep the data
 	// centres even. With more than one, rf is the factor in each data
@@ -170,6 +175,11 @@ func parseCassOpts(o Options) (cassOpts, error) {
 				err = perr
 			}
 			r.consistency = strings.ToUpper(v)
+		case "replicas":
+			if v != "first" && v != "shuffle" {
+				err = errors.New("want first or shuffle")
+			}
+			r.replicas = v
 		case "dcs":
 			r.dcs, err = strconv.Atoi(v)
 			if err == nil && r.dcs < 1 {
@@ -182,7 +192,7 @@ func parseCassOpts(o Options) (cassOpts, error) {
 			}
 			r.timeoutMS = d.Milliseconds()
 		default:
-			return r, fmt.Errorf("cassandra: unknown option %q (known: version, heap, rf (a number or nodes), consistency, request_timeout, dcs)", k)
+			return r, fmt.Errorf("cassandra: unknown option %q (known: version, heap, rf (a number or nodes), consistency, replicas, request_timeout, dcs)", k)
 		}
 		if err != nil {
 			return r, fmt.Errorf("cassandra: option %s=%q: %w", k, v, err)
@@ -253,6 +263,9 @@ func (e cassandraEngine) Up(ctx context.Context, dir string, opts Options) (*Clu
 	}
 	if co.dcs > 1 {
 		c.Options["dcs"] = strconv.Itoa(co.dcs)
+	}
+	if co.replicas != "" {
+		c.Options["replicas"] = co.replicas
 	}
 	if co.hosts {
 		return c, e.upOnHosts(ctx, c, co)
@@ -347,6 +360,9 @@ func cassandraDSN(c *Cluster) string {
 			per = append(per, cassDCName(i)+":"+rf)
 		}
 		rf, dc = strings.Join(per, ","), "&dc="+cassDCName(1)
+	}
+	if r := c.Options["replicas"]; r != "" {
+		dc += "&replicas=" + r
 	}
 	return fmt.Sprintf("cassandra://%s/fieldbench?consistency=%s&rf=%s%s", strings.Join(hosts, ","), c.Options["consistency"], rf, dc)
 }

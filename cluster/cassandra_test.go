@@ -153,6 +153,8 @@ func TestParseCassOpts(t *testing.T) {
 		{4, map[string]string{"dcs": "2", "rf": "nodes"}, 0, "", true},
 		{1, map[string]string{"dcs": "2"}, 0, "", true},
 		{2, map[string]string{"dcs": "0"}, 0, "", true},
+		{3, map[string]string{"replicas": "shuffle"}, 3, "QUORUM", false},
+		{3, map[string]string{"replicas": "random"}, 0, "", true},
 	}
 	for _, tt := range tests {
 		got, err := parseCassOpts(Options{Nodes: tt.nodes, Extra: tt.extra})
@@ -580,10 +582,12 @@ func TestCassandraDSNRF(t *testing.T) {
 		{"nodes", []*Node{node(1, ""), node(2, ""), node(3, "")}, "rf=3"},
 		{"nodes", []*Node{node(1, ""), node(2, roleDecommissioned), node(3, "")}, "rf=2"},
 		{"2/2", []*Node{node(1, ""), node(2, ""), node(3, ""), node(4, "")}, "rf=dc1:2,dc2:2&dc=dc1"},
+		{"3//shuffle", []*Node{node(1, ""), node(2, ""), node(3, "")}, "rf=3&replicas=shuffle"},
 	}
 	for _, tt := range tests {
-		rf, dcs, _ := strings.Cut(tt.rf, "/")
-		c := &Cluster{Nodes: tt.nodes, Options: map[string]string{"rf": rf, "consistency": "QUORUM", "dcs": dcs}}
+		parts := strings.SplitN(tt.rf+"//", "/", 4)
+		rf, dcs, replicas := parts[0], parts[1], parts[2]
+		c := &Cluster{Nodes: tt.nodes, Options: map[string]string{"rf": rf, "consistency": "QUORUM", "dcs": dcs, "replicas": replicas}}
 		if got := cassandraDSN(c); !strings.HasSuffix(got, "?consistency=QUORUM&"+tt.want) {
 			t.Errorf("rf %s with %d node(s): DSN %q, want it to end in %s", tt.rf, len(tt.nodes), got, tt.want)
 		}

@@ -85,11 +85,19 @@ type Config struct {
 	DCRF map[string]int
 	// LocalDC is the data centre (dc=) requests go to first: gocql's
 	// data-centre-aware round robin under token awareness. "" = any node.
-	LocalDC     string
-	Logged      bool // microblog fan-out as a logged batch
-	Conns       int
-	Timeout     time.Duration
-	Concurrency int
+	LocalDC string
+	// ShuffleReplicas (replicas=shuffle) makes the token-aware routing
+	// try a key's replicas in a random order for each request instead of
+	// the first replica first (gocql's default, replicas=first): a retry
+	// then has a chance to reach another replica when the first stopped
+	// answering without the driver marking it down (a partition), as the
+	// DataStax Java driver's default policy does. It changes which replica
+	// a read at ONE reaches, and so convergence and audit figures.
+	ShuffleReplicas bool
+	Logged          bool // microblog fan-out as a logged batch
+	Conns           int
+	Timeout         time.Duration
+	Concurrency     int
 	// SingleInserts makes ingest send one INSERT per record instead of
 	// one batch per partition.
 	SingleInserts bool
@@ -185,6 +193,15 @@ func parseDSN(dsn string) (Config, error) {
 			if err == nil && c.Concurrency < 1 {
 				err = errors.New("want at least 1")
 			}
+		case "replicas":
+			switch v {
+			case "first":
+				c.ShuffleReplicas = false
+			case "shuffle":
+				c.ShuffleReplicas = true
+			default:
+				err = errors.New("want first or shuffle")
+			}
 		case "insert":
 			switch v {
 			case "batch":
@@ -195,7 +212,7 @@ func parseDSN(dsn string) (Config, error) {
 				err = errors.New("want batch or single")
 			}
 		default:
-			return Config{}, fmt.Errorf("cassandra DSN: unknown option %q (known: consistency, rf, dc, batch, conns, timeout, concurrency, insert)", k)
+			return Config{}, fmt.Errorf("cassandra DSN: unknown option %q (known: consistency, rf, dc, batch, conns, timeout, concurrency, insert, replicas)", k)
 		}
 		if err != nil {
 			return Config{}, fmt.Errorf("cassandra DSN option %s=%q: %w", k, v, err)
@@ -324,7 +341,11 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	if cfg.LocalDC != "" {
 		fallback = gocql.DCAwareRoundRobinPolicy(cfg.LocalDC)
 	}
-	cc.PoolConfig.HostSelectionPolicy = gatedPolicy{HostSelectionPolicy: gocql.TokenAwareHostPolicy(fallback), b: gate}
+	tokenAware := gocql.TokenAwareHostPolicy(fallback)
+	if cfg.ShuffleReplicas {
+		tokenAware = gocql.TokenAwareHostPolicy(fallback, gocql.ShuffleReplicas())
+	}
+	cc.PoolConfig.HostSelectionPolicy = gatedPolicy{HostSelectionPolicy: tokenAware, b: gate}
 	s, err := cc.CreateSession()
 	if err != nil {
 		return nil, fmt.Errorf("cassandra: connect to %s: %w", strings.Join(cfg.Hosts, ","), err)
@@ -477,6 +498,7 @@ func (db *DB) Info(ctx context.Context) (adapter.Info, error) {
 		"nodes":       strconv.Itoa(peers + 1),
 		"batch":       map[bool]string{true: "logged", false: "unlogged"}[db.cfg.Logged],
 		"insert":      map[bool]string{true: "single", false: "batch"}[db.cfg.SingleInserts],
+		"replicas":    map[bool]string{true: "shuffle", false: "first"}[db.cfg.ShuffleReplicas],
 	}
 	if db.cfg.SingleInserts {
 		// The ingest inserts do not go through gocql (pipeline.go): a
