@@ -131,3 +131,19 @@ func TestRetryTally(t *testing.T) {
 		t.Fatalf("tally %+v, want %+v", got, want)
 	}
 }
+
+// TestRetryTallyNil: a nil tally still runs the policy, counting nothing.
+func TestRetryTallyNil(t *testing.T) {
+	t.Parallel()
+	var tally *workload.RetryTally
+	n := 0
+	err := tally.Do(context.Background(), workload.Retry{Max: 2, Backoff: time.Microsecond}, func(context.Context) error {
+		if n++; n < 3 {
+			return errors.New("refused")
+		}
+		return nil
+	})
+	if err != nil || n != 3 {
+		t.Fatalf("%d attempts, err %v; want 3 and the last one's success", n, err)
+	}
+}

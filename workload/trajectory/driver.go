@@ -116,7 +116,7 @@ func (s *startClock) begin() time.Time {
 }
 
 // retrying is a client's retry policy (workload.Retry; the zero value
-// does not retry) and the run's tally of what it did.
+// does not retry) and the run's tally of what it did (nil: none kept).
 type retrying struct {
 	retry workload.Retry
 	tally *workload.RetryTally
@@ -130,9 +130,6 @@ func (c *retrying) SetRetry(r workload.Retry, tally *workload.RetryTally) {
 
 // do runs attempt under the policy.
 func (c *retrying) do(ctx context.Context, attempt func(context.Context) error) error {
-	if c.tally == nil {
-		return attempt(ctx)
-	}
 	return c.tally.Do(ctx, c.retry, attempt)
 }
 

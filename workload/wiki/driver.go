@@ -93,9 +93,6 @@ func (p Plan) Clients(store Store, set, rep int) []*Client {
 		b := splitmix64(splitmix64(splitmix64(a^uint64(set))^uint64(rep)) ^ uint64(i))
 		r := rand.New(rand.NewPCG(a, b))
 		c := &Client{store: store, rng: r, n: p.Articles, reads: p.ReadPct, mult: mult, retry: p.Retry, tally: p.Tally}
-		if c.tally == nil {
-			c.tally = new(workload.RetryTally)
-		}
 		c.into, _ = store.(ReaderInto)
 		if p.Dist == Zipf && p.Articles > 1 {
 			c.zipf = rand.NewZipf(r, p.ZipfS, 1, uint64(p.Articles-1))
