@@ -17,11 +17,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
@@ -178,7 +180,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	if err := w.PingContext(ctx); err != nil {
+	if err := pingWaiting(ctx, w); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
 	}
@@ -202,12 +204,34 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	r.SetMaxIdleConns(nr)
 	r.SetConnMaxLifetime(0)
 	r.SetConnMaxIdleTime(0)
-	if err := r.PingContext(ctx); err != nil {
+	if err := pingWaiting(ctx, r); err != nil {
 		r.Close()
 		w.Close()
 		return nil, fmt.Errorf("sqlite: open reader on %s: %w", abs, err)
 	}
 	return &DB{path: abs, w: w, r: r, nr: nr}, nil
+}
+
+// pingWaiting opens a pool's first connection, trying again while another
+// process holds the file's lock, for up to the busy timeout. Switching a
+// file to WAL takes an exclusive lock, and when two processes open a new
+// file at once (shards loading their parts) SQLite returns SQLITE_BUSY to
+// one of them at once, without its busy handler, since waiting could
+// deadlock: the loser's retry finds the file in WAL mode already. A reader
+// can meet the same while another connection recovers the WAL.
+func pingWaiting(ctx context.Context, pool *sql.DB) error {
+	deadline := time.Now().Add(busyTimeoutMS * time.Millisecond)
+	for {
+		err := pool.PingContext(ctx)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(20*time.Millisecond + time.Duration(rand.IntN(30))*time.Millisecond):
+		}
+	}
 }
 
 // Path is the absolute path of the database file.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/fieldbench/fieldbench/adapter"
@@ -188,4 +189,31 @@ func BenchmarkPopulate(b *testing.B) {
 func TestPartRefusals(t *testing.T) {
 	t.Parallel()
 	adaptertest.MicroblogPartRefusals(t, openTemp(t), openTemp(t), microblog.ErrModelMismatch)
+}
+
+// TestOpenTogether opens one new file from several pools at once, as
+// shard processes loading their parts do: each switches the file to WAL,
+// and the one SQLite refuses at once (waiting could deadlock) tries again
+// instead of failing the open.
+func TestOpenTogether(t *testing.T) {
+	for round := range 20 {
+		dsn := "sqlite://" + filepath.Join(t.TempDir(), fmt.Sprintf("together%d.db", round))
+		var wg sync.WaitGroup
+		errs := make([]error, 4)
+		for i := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				db, err := Open(t.Context(), dsn)
+				if err == nil {
+					err = db.Close()
+				}
+				errs[i] = err
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+	}
 }
