@@ -144,3 +144,48 @@ func TestSumStatsDown(t *testing.T) {
 		t.Error("a server dialled again after a failure is still down")
 	}
 }
+
+// A dial that fails after a later-started one succeeded (a slow dial into
+// a partition that has since healed) is counted but does not mark the
+// server down; a failure that starts after the success does. Verdicts are
+// orderings the test makes, not timings.
+func TestBackoffStaleFailure(t *testing.T) {
+	t.Parallel()
+	b := adapter.NewBackoff()
+	started, release := make(chan struct{}), make(chan struct{})
+	timedOut := errors.New("i/o timeout")
+	slow := b.DialFunc(func(context.Context, string, string) (net.Conn, error) {
+		close(started)
+		<-release
+		return nil, timedOut
+	})
+	fast := b.DialFunc(func(context.Context, string, string) (net.Conn, error) {
+		c, _ := net.Pipe()
+		return c, nil
+	})
+	failing := b.DialFunc(func(context.Context, string, string) (net.Conn, error) { return nil, timedOut })
+	done := make(chan error)
+	go func() {
+		_, err := slow(t.Context(), "tcp", "198.18.0.1:1")
+		done <- err
+	}()
+	<-started
+	c, err := fast(t.Context(), "tcp", "198.18.0.1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	close(release)
+	if err := <-done; !errors.Is(err, timedOut) {
+		t.Fatalf("slow dial: %v", err)
+	}
+	if st := b.Stats(); st.Down || st.Failed != 1 || st.Dials != 2 {
+		t.Errorf("after a stale failure: %+v, want not down, 1 of 2 dials failed", st)
+	}
+	if _, err := failing(t.Context(), "tcp", "198.18.0.1:1"); !errors.Is(err, timedOut) {
+		t.Fatalf("failing dial: %v", err)
+	}
+	if !b.Stats().Down {
+		t.Error("a failure started after the last success does not mark the server down")
+	}
+}
