@@ -642,18 +642,30 @@ func (db *DB) populatePart(ctx context.Context, tx *sql.Tx, model microblog.Mode
 // beginWaiting begins a write transaction on the writer connection,
 // waiting for as long as ctx allows while another process writes: BEGIN
 // IMMEDIATE gives up with SQLITE_BUSY after the busy timeout, and another
-// process's part may take longer than that. Each try waits the busy
-// timeout (the pause between tries only keeps a BUSY that SQLite returns
-// at once, without its busy handler, from spinning).
+// process's part may take longer than that.
 func (db *DB) beginWaiting(ctx context.Context) (*sql.Tx, error) {
+	var tx *sql.Tx
+	err := whileBusy(ctx, time.Time{}, func() (err error) {
+		tx, err = db.w.BeginTx(ctx, nil)
+		return err
+	})
+	return tx, err
+}
+
+// whileBusy calls try until it returns anything but SQLITE_BUSY, ctx ends
+// or until passes (zero: no limit), and returns try's last error. Each try
+// waits the busy timeout where SQLite calls its busy handler; the pause
+// between tries only keeps a BUSY that SQLite returns at once, without
+// it, from spinning.
+func whileBusy(ctx context.Context, until time.Time, try func() error) error {
 	for {
-		tx, err := db.w.BeginTx(ctx, nil)
-		if err == nil || !isBusy(err) {
-			return tx, err
+		err := try()
+		if err == nil || !isBusy(err) || (!until.IsZero() && time.Now().After(until)) {
+			return err
 		}
 		select {
 		case <-ctx.Done():
-			return nil, err
+			return err
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

@@ -17,7 +17,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -220,18 +219,8 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 // deadlock: the loser's retry finds the file in WAL mode already. A reader
 // can meet the same while another connection recovers the WAL.
 func pingWaiting(ctx context.Context, pool *sql.DB) error {
-	deadline := time.Now().Add(busyTimeoutMS * time.Millisecond)
-	for {
-		err := pool.PingContext(ctx)
-		if err == nil || !isBusy(err) || time.Now().After(deadline) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(20*time.Millisecond + time.Duration(rand.IntN(30))*time.Millisecond):
-		}
-	}
+	until := time.Now().Add(busyTimeoutMS * time.Millisecond)
+	return whileBusy(ctx, until, func() error { return pool.PingContext(ctx) })
 }
 
 // Path is the absolute path of the database file.
