@@ -23,7 +23,10 @@ func upForTest(t *testing.T, engine string, opts Options, timeout time.Duration)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	t.Cleanup(cancel)
+	begin := time.Now()
 	c, err := e.Up(ctx, t.TempDir(), opts)
+	// scripts/testtimes reads this line: what the test waited on.
+	t.Logf("waits on: %s, %d node(s) (started in %.1f s)", engine, opts.Nodes, time.Since(begin).Seconds())
 	t.Cleanup(func() {
 		if c != nil {
 			_ = e.Down(context.Background(), c)

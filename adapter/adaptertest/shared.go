@@ -41,7 +41,12 @@ type SharedCluster struct {
 // not start, the test fails; under -short it is skipped instead.
 func (s *SharedCluster) Get(t testing.TB) *cluster.Cluster {
 	t.Helper()
-	s.once.Do(func() { s.err = s.start() })
+	s.once.Do(func() {
+		begin := time.Now()
+		s.err = s.start()
+		// scripts/testtimes reads this line: what the test waited on.
+		t.Logf("waits on: %s, %d node(s) (started in %.1f s)", s.Engine, s.Options.Nodes, time.Since(begin).Seconds())
+	})
 	if s.err != nil {
 		if testing.Short() {
 			t.Skipf("%v", s.err)

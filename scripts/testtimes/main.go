@@ -1,0 +1,199 @@
+// Command testtimes reads the output of `go test -json` (what
+// scripts/test.sh records in FIELDBENCH_TEST_JSON) and prints where the
+// test suite's time goes: each package's time, the slowest tests with
+// what they waited on, and the number of tests and subtests that ran,
+// passed, failed and were skipped — the count that must not fall when the
+// suite is made faster (docs/testing.md).
+//
+//	go run ./scripts/testtimes [-n 25] [-md] FILE.json
+//
+// "What it waits on" is read from the lines a test logs when it starts a
+// server: adaptertest prints "waits on: ENGINE…" (SharedCluster and
+// OwnCluster); a test without such a line waited on nothing fieldbench
+// started, or on the CLI starting one (its name says which).
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// event is one line of `go test -json` (cmd/test2json's TestEvent).
+type event struct {
+	Action  string
+	Package string
+	Test    string
+	Elapsed float64
+	Output  string
+}
+
+// test is what the report keeps of one test or subtest.
+type test struct {
+	pkg, name string
+	action    string // pass, fail or skip
+	elapsed   float64
+	waits     []string
+}
+
+func main() {
+	n := flag.Int("n", 25, "how many of the slowest tests to print")
+	md := flag.Bool("md", false, "print Markdown tables (for docs/testing.md)")
+	flag.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: testtimes [-n 25] [-md] FILE.json (go test -json output)")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() != 1 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	f, err := os.Open(flag.Arg(0))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testtimes:", err)
+		os.Exit(2)
+	}
+	defer f.Close()
+	s, err := read(f)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testtimes:", err)
+		os.Exit(1)
+	}
+	s.print(os.Stdout, *n, *md)
+}
+
+// suite is the whole run: packages with their time and every test.
+type suite struct {
+	pkgs  map[string]float64 // package -> elapsed, for packages that ended
+	fails map[string]bool    // packages that failed
+	tests map[string]*test   // package + "\x00" + test name
+	order []string
+}
+
+// read parses go test -json output. Lines that are not JSON (what
+// scripts/test.sh prints around go test) are ignored.
+func read(r io.Reader) (*suite, error) {
+	s := &suite{pkgs: map[string]float64{}, fails: map[string]bool{}, tests: map[string]*test{}}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 || line[0] != '{' {
+			continue
+		}
+		var e event
+		if json.Unmarshal(line, &e) != nil || e.Package == "" {
+			continue
+		}
+		if e.Test == "" {
+			switch e.Action {
+			case "pass", "fail", "skip":
+				s.pkgs[e.Package] = e.Elapsed
+				s.fails[e.Package] = e.Action == "fail"
+			}
+			continue
+		}
+		key := e.Package + "\x00" + e.Test
+		t := s.tests[key]
+		if t == nil {
+			t = &test{pkg: e.Package, name: e.Test}
+			s.tests[key] = t
+			s.order = append(s.order, key)
+		}
+		switch e.Action {
+		case "pass", "fail", "skip":
+			t.action, t.elapsed = e.Action, e.Elapsed
+		case "output":
+			if i := strings.Index(e.Output, "waits on: "); i >= 0 {
+				t.waits = append(t.waits, strings.TrimSpace(e.Output[i+len("waits on: "):]))
+			}
+		}
+	}
+	return s, sc.Err()
+}
+
+func short(pkg string) string { return strings.TrimPrefix(pkg, "github.com/fieldbench/fieldbench/") }
+
+func (s *suite) print(w io.Writer, n int, md bool) {
+	var tops, subs [3]int // pass, fail, skip
+	idx := map[string]int{"pass": 0, "fail": 1, "skip": 2}
+	var all []*test
+	for _, k := range s.order {
+		t := s.tests[k]
+		i, ok := idx[t.action]
+		if !ok {
+			continue // started, never ended: the package's timeout or crash
+		}
+		if strings.Contains(t.name, "/") {
+			subs[i]++
+		} else {
+			tops[i]++
+			all = append(all, t)
+		}
+	}
+	var total float64
+	pkgs := make([]string, 0, len(s.pkgs))
+	for p, e := range s.pkgs {
+		pkgs = append(pkgs, p)
+		total += e
+	}
+	sort.Slice(pkgs, func(i, k int) bool { return s.pkgs[pkgs[i]] > s.pkgs[pkgs[k]] })
+	fmt.Fprintf(w, "packages: %d, %.0f s in all (the sum of each package's own time)\n", len(pkgs), total)
+	fmt.Fprintf(w, "tests: %d (%d passed, %d failed, %d skipped); subtests: %d (%d passed, %d failed, %d skipped)\n\n",
+		tops[0]+tops[1]+tops[2], tops[0], tops[1], tops[2], subs[0]+subs[1]+subs[2], subs[0], subs[1], subs[2])
+
+	if md {
+		fmt.Fprintln(w, "| package | s |\n|---|---:|")
+	}
+	for i, p := range pkgs {
+		if i == n {
+			break
+		}
+		mark := ""
+		if s.fails[p] {
+			mark = " FAIL"
+		}
+		if md {
+			fmt.Fprintf(w, "| `%s`%s | %.0f |\n", short(p), mark, s.pkgs[p])
+		} else {
+			fmt.Fprintf(w, "%8.1f s  %s%s\n", s.pkgs[p], short(p), mark)
+		}
+	}
+	fmt.Fprintln(w)
+
+	sort.Slice(all, func(i, k int) bool { return all[i].elapsed > all[k].elapsed })
+	if md {
+		fmt.Fprintln(w, "| test | package | s | waits on |\n|---|---|---:|---|")
+	}
+	for i, t := range all {
+		if i == n {
+			break
+		}
+		waits := strings.Join(dedup(t.waits), "; ")
+		if waits == "" {
+			waits = "—"
+		}
+		if md {
+			fmt.Fprintf(w, "| `%s` | `%s` | %.0f | %s |\n", t.name, short(t.pkg), t.elapsed, waits)
+		} else {
+			fmt.Fprintf(w, "%8.1f s  %s  %s  [%s]\n", t.elapsed, short(t.pkg), t.name, waits)
+		}
+	}
+}
+
+func dedup(xs []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
