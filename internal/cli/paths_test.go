@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -115,5 +116,187 @@ func TestMergeOfACraftedHeaderStaysInResults(t *testing.T) {
 	}
 	if len(after) > len(before)+2 { // out/ and out/merged/ at most
 		t.Errorf("refused, but wrote %v", after[len(before):])
+	}
+}
+
+// An output never replaces a file fieldbench reads (issue 40, finding 3:
+// report --out D/result.jsonl and compare --html B/result.jsonl exited 0
+// and left HTML where the run was). Refused with exit 2 before any work:
+// the result files are byte for byte as they were, and compare printed
+// no table.
+func TestOutputNeverReplacesAReadFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a := writeRun(t, filepath.Join(dir, "a"), 10, 1000)
+	b := writeRun(t, filepath.Join(dir, "b"), 10, 1000)
+	aFile, bFile := filepath.Join(a, result.FileName), filepath.Join(b, result.FileName)
+	saved := filepath.Join(dir, "b-saved.jsonl") // a result under another name
+	bb, err := os.ReadFile(bFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(saved, bb, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hlog := filepath.Join(a, "hdr", "read.hlog")
+	if err := os.MkdirAll(filepath.Dir(hlog), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hlog, []byte("#[Histogram log format version 1.3]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(dir, "cl", "cluster.json")
+	if err := os.MkdirAll(filepath.Dir(state), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(state, []byte(`{"engine":"redis"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files := []string{aFile, bFile, saved, hlog, state}
+	want := map[string][]byte{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[f] = b
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"report over its run's result", []string{"report", a, "--out", aFile}},
+		{"report over another run's result", []string{"report", a, "--out", bFile}},
+		{"report over an hdr log", []string{"report", a, "--out", hlog}},
+		{"report over a cluster's state", []string{"report", a, "--out", state}},
+		{"report over a result by another name", []string{"report", a, "--out", saved}},
+		{"compare over the new run's result", []string{"compare", a, b, "--html", bFile}},
+		{"compare over the base run's result", []string{"compare", a, b, "--html", aFile}},
+		{"compare over an input file", []string{"compare", a, saved, "--html", saved}},
+		{"cpu profile over a result", []string{"report", a, "--out", filepath.Join(dir, "r.html"), "--cpuprofile", bFile}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, stderr := execute(context.Background(), tc.args...)
+			if code != cli.ExitUsage {
+				t.Errorf("exit %d, want 2\nstdout %s\nstderr %s", code, out, stderr)
+			}
+			if out != "" {
+				t.Errorf("refused, but did the work first: %s", out)
+			}
+			for _, f := range files {
+				if got, err := os.ReadFile(f); err != nil || !bytes.Equal(got, want[f]) {
+					t.Errorf("%s was changed (%v)", f, err)
+				}
+			}
+		})
+	}
+	// And the runs still read.
+	if code, _, stderr := execute(context.Background(), "compare", a, b); code != cli.ExitOK {
+		t.Errorf("compare after the refusals: exit %d: %s", code, stderr)
+	}
+}
+
+// A file given where a result is read is read itself, and one that is no
+// result file is named in the error (issue 40, finding 10: scores
+// /etc/passwd looked for /etc/result.jsonl, and a note beside a run was
+// read as that run).
+func TestFileArgumentThatIsNoResult(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	run := writeRun(t, filepath.Join(dir, "run"), 10, 1000)
+	notes := filepath.Join(run, "notes.txt")
+	if err := os.WriteFile(notes, []byte("root:x:0:0:root:/root:/bin/bash\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(run, "nosuch.jsonl")
+	for _, tc := range []struct {
+		name string
+		args []string
+		path string // the path the error must name
+		want string
+	}{
+		{"scores of a text file", []string{"scores", notes}, notes, "no header"},
+		{"report of a text file", []string{"report", notes, "--out", filepath.Join(dir, "r.html")}, notes, "no header"},
+		{"compare with a text file", []string{"compare", run, notes}, notes, "no header"},
+		{"scores of a missing file", []string{"scores", missing}, missing, "no such file"},
+		{"scores of a device", []string{"scores", "/dev/null"}, "/dev/null", "a character device, not a file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := execute(context.Background(), tc.args...)
+			if code != cli.ExitUsage || !strings.Contains(stderr, tc.path) || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, want 2 naming %s (%q): %s", code, tc.path, tc.want, stderr)
+			}
+			if strings.Contains(stderr, filepath.Join(filepath.Dir(tc.path), result.FileName)) || strings.Contains(stderr, "no "+result.FileName+" in") {
+				t.Errorf("the error names a file that was not given: %s", stderr)
+			}
+		})
+	}
+}
+
+// Two result files joined into one are two runs, not one: a second
+// header is refused, with its line (issue 40, finding 10: read as one run
+// without a word).
+func TestConcatenatedResultFilesRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a := writeRun(t, filepath.Join(dir, "a"), 10, 1000)
+	b := writeRun(t, filepath.Join(dir, "b"), 10, 2000)
+	ab, err := os.ReadFile(filepath.Join(a, result.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bb, err := os.ReadFile(filepath.Join(b, result.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	both := filepath.Join(dir, "both")
+	if err := os.MkdirAll(both, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(both, result.FileName), append(ab, bb...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	second := strings.Count(string(ab), "\n") + 1
+	for _, args := range [][]string{
+		{"report", both, "--out", filepath.Join(dir, "r.html")},
+		{"scores", both},
+		{"compare", a, both},
+	} {
+		code, _, stderr := execute(context.Background(), args...)
+		if code != cli.ExitUsage || !strings.Contains(stderr, "second header") || !strings.Contains(stderr, "line "+strconv.Itoa(second)) {
+			t.Errorf("%s: exit %d, want 2 naming the second header at line %d: %s", args[0], code, second, stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "r.html")); err == nil {
+		t.Error("report wrote a page of two runs read as one")
+	}
+}
+
+// report honours Ctrl-C (issue 40, finding 10: it finished and exited 0):
+// interrupted, it exits 130 and writes no page, neither a new one nor over
+// the one already there.
+func TestReportInterrupted(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a := writeRun(t, filepath.Join(dir, "a"), 10, 1000)
+	b := writeRun(t, filepath.Join(dir, "b"), 10, 1000)
+	old := filepath.Join(a, "report.html")
+	if err := os.WriteFile(old, []byte("the old page"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out := filepath.Join(dir, "both.html")
+	for _, args := range [][]string{{"report", a}, {"report", a, b, "--out", out}} {
+		code, stdout, stderr := execute(ctx, args...)
+		if code != cli.ExitInterrupted || strings.Contains(stdout, "report:") {
+			t.Errorf("%v: exit %d, want 130 and no report\nstdout %s\nstderr %s", args, code, stdout, stderr)
+		}
+	}
+	if b, _ := os.ReadFile(old); string(b) != "the old page" {
+		t.Error("an interrupted report replaced the run's page")
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("an interrupted report wrote its page")
 	}
 }
