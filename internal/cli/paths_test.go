@@ -299,4 +299,28 @@ func TestReportInterrupted(t *testing.T) {
 	if _, err := os.Stat(out); err == nil {
 		t.Error("an interrupted report wrote its page")
 	}
+	// Ctrl-C once the runs are read (the warning about a damaged line is
+	// the moment: stderr cancels as it is written), while the page renders.
+	big := writeRun(t, filepath.Join(dir, "big"), 300, 1000)
+	spoil(t, big, 3)
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	var stdout bytes.Buffer
+	page := filepath.Join(dir, "big.html")
+	code := cli.Execute(ctx, []string{"report", big, "--out", page}, &stdout, cancelOnWrite{cancel})
+	if code != cli.ExitInterrupted || strings.Contains(stdout.String(), "report:") {
+		t.Errorf("interrupted while rendering: exit %d, want 130 and no report: %s", code, stdout.String())
+	}
+	if _, err := os.Stat(page); err == nil {
+		t.Error("a report interrupted while rendering wrote its page")
+	}
+}
+
+// cancelOnWrite is a stderr that cancels the command's context when the
+// command first writes to it.
+type cancelOnWrite struct{ cancel context.CancelFunc }
+
+func (c cancelOnWrite) Write(p []byte) (int, error) {
+	c.cancel()
+	return len(p), nil
 }
