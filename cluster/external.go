@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/internal/outpath"
 )
 
 // EngineExternal names a cluster fieldbench did not start: the user's own
@@ -162,6 +163,10 @@ func (s ExternalSpec) Problems(used map[string]bool, adds int) []error {
 			bad("%s.name: required", where)
 		case names[m.Name]:
 			bad("%s.name: %q names two members", where, m.Name)
+		case outpath.Component(m.Name) != nil:
+			// A node's name is one word of the results (series, events)
+			// and may name its files: the one rule for names from input.
+			bad("%s.name: %v", where, outpath.Component(m.Name))
 		}
 		names[m.Name] = true
 		if m.Host == "" {

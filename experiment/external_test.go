@@ -43,6 +43,8 @@ func TestParseExternal(t *testing.T) {
 		{"no nodes", "    - {name: r1, host: 10.0.0.1, port: 6379}\n    - {name: r2, host: 10.0.0.2, port: 6379}\n", "", `cluster.members: at least one node that is a member`},
 		{"no host", "{name: r2, host: 10.0.0.2, port: 6379}", "{name: r2, port: 6379}", `line 7: cluster.members[1].host: required`},
 		{"bad port", "host: 10.0.0.2, port: 6379", "host: 10.0.0.2, port: 0", `line 7: cluster.members[1].port: 0 is not a port`},
+		{"name a path", "{name: r2, host: 10.0.0.2", `{name: "../r2", host: 10.0.0.2`, `line 7: cluster.members[1].name: "../r2" holds a path separator`},
+		{"name with a newline", "{name: r2, host: 10.0.0.2", `{name: "r\n2", host: 10.0.0.2`, `line 7: cluster.members[1].name: "r\n2" holds a control character`},
 		{"same name twice", "{name: r2, host: 10.0.0.2", "{name: r1, host: 10.0.0.2", `line 7: cluster.members[1].name: "r1" names two members`},
 		{"unknown database", "database: redis", "database: oracle", `line 4: cluster.database: "oracle": fieldbench can ask only cassandra, couchbase, couchdb, hbase, mongodb, redis, rethinkdb, sqlserver`},
 		{"hbase without the gateway's DSN", "database: redis", "database: hbase", `cluster.dsn: required with database hbase: the adapter's DSN naming the REST gateway`},

@@ -85,6 +85,10 @@ func (sc *Scenario) WritePlan(w io.Writer) error {
 	return nil
 }
 
+// runDirName is the word an experiment's directory is named with:
+// <time>-experiment-<scenario name>.
+const runDirName = "experiment"
+
 // Config is how the caller (the CLI) runs a scenario.
 // ClusterStarter starts a scenario's cluster in dir: engine, node count,
 // network (loopback or hosts) and engine options, saying its progress on
@@ -142,7 +146,7 @@ type expRun struct {
 // once what was measured is saved.
 func Run(ctx context.Context, sc *Scenario, cfg Config) (err error) {
 	stdout, stderr := cfg.Stdout, cfg.Stderr
-	dir, err := job.NewRunDir(cfg.Results, "experiment", sc.Name, time.Now())
+	dir, err := job.NewRunDir(cfg.Results, runDirName, sc.Name, time.Now())
 	if err != nil {
 		return err
 	}

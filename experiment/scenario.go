@@ -384,6 +384,10 @@ func (sc *Scenario) Validate() error {
 func (sc *Scenario) checkKeys(bad func(string, ...any)) {
 	if strings.TrimSpace(sc.Name) == "" {
 		bad("name: required (it names the run directory)")
+	} else if err := job.CheckRunDirName(runDirName, sc.Name); err != nil {
+		// The one rule for names that become paths (Run's job.NewRunDir
+		// asks it again): "../../../pwned" wrote beside --results.
+		bad("name: %v", err)
 	}
 	if !contains(Workloads(), sc.Workload.Name) {
 		bad("workload.name: %q is not one of %s", sc.Workload.Name, strings.Join(Workloads(), ", "))

@@ -11,16 +11,44 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/internal/outpath"
 	"github.com/fieldbench/fieldbench/result"
 )
 
+// runDirStamp is the start time a run directory's name begins with.
+const runDirStamp = "20060102-150405"
+
+// CheckRunDirName refuses, as outpath.Component does, a name and adapter
+// name that would not make one entry of the results directory: each part
+// on its own (a scenario's name, a result header's workload and adapter
+// reach here) and the whole name with its time and widest -N suffix (so a
+// 250-byte scenario name is refused by --dry-run, not by the run's mkdir).
+func CheckRunDirName(name, adapterName string) error {
+	for _, part := range []string{name, adapterName} {
+		if err := outpath.Component(part); err != nil {
+			return fmt.Errorf("%w (it names the run directory, one entry under --results)", err)
+		}
+	}
+	whole := fmt.Sprintf("%s-%s-%s-999", runDirStamp, name, adapterName)
+	if len(whole) > outpath.MaxComponent {
+		return fmt.Errorf("too long: the run directory's name would be %s, and a name in a path may have at most %d bytes",
+			outpath.Quote(whole), outpath.MaxComponent)
+	}
+	return nil
+}
+
 // NewRunDir creates results/<time>-<name>-<adapter>[-N]/ and proves it
-// writable before any work starts, so a bad --results fails at once.
+// writable before any work starts, so a bad --results fails at once. A
+// name that would leave results, or not be one entry of it, is bad input
+// (CheckRunDirName).
 func NewRunDir(results, name, adapterName string, now time.Time) (string, error) {
+	if err := CheckRunDirName(name, adapterName); err != nil {
+		return "", Usage(err)
+	}
 	if err := os.MkdirAll(results, 0o755); err != nil {
 		return "", Usagef("results directory %s is not writable: %v", results, err)
 	}
-	base := fmt.Sprintf("%s-%s-%s", now.Format("20060102-150405"), name, adapterName)
+	base := fmt.Sprintf("%s-%s-%s", now.Format(runDirStamp), name, adapterName)
 	for i := 1; i < 1000; i++ {
 		name := base
 		if i > 1 {

@@ -2,6 +2,7 @@ package result
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -267,15 +268,29 @@ func (r *Run) Warnings() []string {
 }
 
 // Read reads the result file in dir (or dir itself when it names a file).
-func Read(dir string) (*Run, error) {
+func Read(dir string) (*Run, error) { return ReadContext(context.Background(), dir) }
+
+// ReadContext is Read that stops, with ctx's error, once ctx is done: a
+// large file is not read to its end after Ctrl-C. What was given is named
+// in every error: a path that does not exist, one that is no regular file
+// (a device or a pipe is not a result file, and /dev/zero would never
+// end), and a file that is no result file.
+func ReadContext(ctx context.Context, dir string) (*Run, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("read result: %w", err)
+	}
 	path := dir
-	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+	switch {
+	case st.IsDir():
 		path = filepath.Join(dir, FileName)
-	} else {
+	case !st.Mode().IsRegular():
+		return nil, fmt.Errorf("read result: %s is %s, not a file: give a run directory or its %s", dir, fileKind(st.Mode()), FileName)
+	default:
 		dir = filepath.Dir(dir)
 	}
 	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) && path != dir {
+	if errors.Is(err, fs.ErrNotExist) && st.IsDir() {
 		// A run directory is made before its result file: a run stopped
 		// while loading leaves one without it.
 		return nil, fmt.Errorf("read result: no %s in %s: not a run directory, or an incomplete run stopped before it started measuring: %w", FileName, dir, err)
@@ -284,7 +299,7 @@ func Read(dir string) (*Run, error) {
 		return nil, fmt.Errorf("read result: %w", err)
 	}
 	defer f.Close()
-	run, err := Decode(f)
+	run, err := DecodeContext(ctx, f)
 	if err != nil {
 		return nil, fmt.Errorf("read result %s: %w", path, err)
 	}
@@ -302,8 +317,18 @@ var ErrNoHeader = errors.New("incomplete result: the run was stopped before its 
 // without a newline that does not parse is taken as cut off by a kill
 // (Truncated is set, and it is listed too). Only a file without a readable
 // header is refused: without it nothing else can be read.
-func Decode(r io.Reader) (*Run, error) {
-	br := bufio.NewReaderSize(r, 1<<20)
+//
+// A second header is no damaged line: it is another run's file joined to
+// this one (cat a b > c), whose intervals would be taken for this run's.
+// It is refused (ErrSecondHeader), with its line.
+func Decode(r io.Reader) (*Run, error) { return DecodeContext(context.Background(), r) }
+
+// ErrSecondHeader is the error of a result file holding two runs.
+var ErrSecondHeader = errors.New("a second header: two runs' result files joined into one; each run has a file of its own (split the file there, or read each run's own)")
+
+// DecodeContext is Decode that stops with ctx's error once ctx is done.
+func DecodeContext(ctx context.Context, r io.Reader) (*Run, error) {
+	br := bufio.NewReaderSize(ctxReader{ctx, r}, 1<<20)
 	run := &Run{}
 	sawHeader := false
 	lines := 0
@@ -330,6 +355,8 @@ func Decode(r io.Reader) (*Run, error) {
 			continue
 		}
 		switch {
+		case l.Kind == "header" && l.Header != nil && sawHeader:
+			return nil, fmt.Errorf("line %d is %w", lineNo, ErrSecondHeader)
 		case l.Kind == "header" && l.Header != nil:
 			run.Header = *l.Header
 			sawHeader = true
@@ -358,4 +385,32 @@ func Decode(r io.Reader) (*Run, error) {
 		return nil, errors.New("no header line: not a fieldbench result file")
 	}
 	return run, nil
+}
+
+// ctxReader reads from r until ctx is done, then fails with ctx's error.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// fileKind words a mode that is neither a directory nor a regular file.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "no regular file"
 }

@@ -1,6 +1,9 @@
 package result_test
 
 import (
+	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -423,4 +426,59 @@ func TestWarningsBounded(t *testing.T) {
 	if len(run.Skipped) != 500 || len(w) != 11 || !strings.Contains(w[10], "490 more damaged lines") {
 		t.Errorf("%d skipped, warnings %q", len(run.Skipped), w)
 	}
+}
+
+// Two runs' files joined into one are refused at the second header, with
+// its line: read as one run, the second run's intervals were taken for the
+// first's without a word (issue 40, finding 10).
+func TestSecondHeaderRefused(t *testing.T) {
+	t.Parallel()
+	one := `{"kind":"header","header":{"workload":"w"}}` + "\n" + `{"kind":"summary","summary":{}}` + "\n"
+	_, err := result.Decode(strings.NewReader(one + one))
+	if !errors.Is(err, result.ErrSecondHeader) || !strings.Contains(err.Error(), "line 3 ") {
+		t.Errorf("two files joined: %v, want ErrSecondHeader at line 3", err)
+	}
+	// A header after garbage is still the first.
+	if _, err := result.Decode(strings.NewReader("garbage\n" + one)); err != nil {
+		t.Errorf("one header after a damaged line: %v", err)
+	}
+}
+
+// Decoding stops with the context's error once it is done, in the middle
+// of a file (report on Ctrl-C, issue 40, finding 10), not at its end.
+func TestDecodeContextStops(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := &linesReader{header: `{"kind":"header","header":{"workload":"w"}}` + "\n", line: `{"kind":"event","event":{"name":"x"}}` + "\n", n: 1_000_000, after: 10, cancel: cancel}
+	_, err := result.DecodeContext(ctx, r)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled while decoding: %v, want context.Canceled", err)
+	}
+	if r.reads > r.after+2 {
+		t.Errorf("read %d times after the cancel at read %d", r.reads, r.after)
+	}
+}
+
+// linesReader yields header then n lines, one per Read, and calls cancel
+// at Read number after.
+type linesReader struct {
+	header, line string
+	n, after     int
+	reads        int
+	cancel       func()
+}
+
+func (l *linesReader) Read(p []byte) (int, error) {
+	l.reads++
+	if l.reads == l.after {
+		l.cancel()
+	}
+	if l.reads == 1 {
+		return copy(p, l.header), nil
+	}
+	if l.reads > l.n {
+		return 0, io.EOF
+	}
+	return copy(p, l.line), nil
 }

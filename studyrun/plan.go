@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fieldbench/fieldbench/internal/outpath"
 	"github.com/fieldbench/fieldbench/study"
 )
 
@@ -147,7 +148,19 @@ func PlanFor(name, size string) (Plan, error) {
 	if size != SizeQuick && size != SizeStudy {
 		return Plan{}, fmt.Errorf("no size %q (sizes: %s)", size, strings.Join(Sizes(), ", "))
 	}
-	return Plan{Study: name, Size: size, Steps: f(size)}, nil
+	return newPlan(name, size, f(size))
+}
+
+// newPlan is the plan of steps, each step's name checked: it is the
+// step's directory under the study's (StepDir), so it takes the one rule
+// for names that become paths (outpath.Component).
+func newPlan(name, size string, steps []Step) (Plan, error) {
+	for _, s := range steps {
+		if err := outpath.Component(s.Name); err != nil {
+			return Plan{}, fmt.Errorf("study %s: step name %v", name, err)
+		}
+	}
+	return Plan{Study: name, Size: size, Steps: steps}, nil
 }
 
 // Names lists the studies that have a plan: those of package study.

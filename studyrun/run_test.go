@@ -185,6 +185,20 @@ func TestPlans(t *testing.T) {
 	}
 }
 
+// A step's name is its directory under the study's: one that would leave
+// it, or be no single entry of it, makes no plan.
+func TestPlanStepNames(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"", ".", "..", "../x", "a/b", "/abs", "nul\x00", "new\nline", strings.Repeat("s", 4096)} {
+		if _, err := newPlan("wiki", SizeQuick, []Step{{Name: "fine"}, {Name: name}}); err == nil || !strings.Contains(err.Error(), "step name") {
+			t.Errorf("step name %q: %v, want refused", name, err)
+		}
+	}
+	if _, err := newPlan("wiki", SizeQuick, []Step{{Name: "elasticity-cassandra-01"}}); err != nil {
+		t.Error(err)
+	}
+}
+
 // TestPlansAligned: the steps whose method was aligned with the paper run
 // its replication and consistency (issue 28, point 4): trajectory's
 // Cassandra at RF = nodes and QUORUM at every size, wiki's Cassandra at RF

@@ -2,13 +2,14 @@ package cli
 
 import (
 	"fmt"
-	"os"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fieldbench/fieldbench/analysis/compare"
 	"github.com/fieldbench/fieldbench/report"
+	"github.com/fieldbench/fieldbench/report/export"
 	"github.com/fieldbench/fieldbench/result"
 )
 
@@ -63,9 +64,14 @@ naming an operation that neither run measured is bad input (exit 2).`,
 			if err != nil {
 				return usageError{Err: err}
 			}
+			if out != "" {
+				if err := checkOutput("--html", out, args); err != nil {
+					return err
+				}
+			}
 			runs := make([]*result.Run, len(args))
 			for i, a := range args {
-				if runs[i], err = readRun(cmd.ErrOrStderr(), a); err != nil {
+				if runs[i], err = readRun(cmd.Context(), cmd.ErrOrStderr(), a); err != nil {
 					return err
 				}
 			}
@@ -95,15 +101,11 @@ naming an operation that neither run measured is bad input (exit 2).`,
 				return err
 			}
 			if out != "" {
-				f, err := os.Create(out)
-				if err != nil {
-					return usagef("--html %s: %v", out, err)
-				}
-				if err := report.CompareHTML(f, runs[0], cs, level, broken); err != nil {
-					f.Close()
-					return err
-				}
-				if err := f.Close(); err != nil {
+				// Through a temporary file: a failed render leaves no half
+				// page, and never an emptied file.
+				if err := export.WriteFile(out, func(w io.Writer) error {
+					return report.CompareHTML(w, runs[0], cs, level, broken)
+				}); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", out)

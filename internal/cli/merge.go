@@ -39,7 +39,10 @@ twice, shards of different runs or options, and a missing shard are refused.`,
 				if ctx.Err() != nil {
 					return mergeInterrupted("")
 				}
-				r, err := readRun(cmd.ErrOrStderr(), a)
+				r, err := readRun(ctx, cmd.ErrOrStderr(), a)
+				if err != nil && ctx.Err() != nil {
+					return mergeInterrupted("")
+				}
 				if err != nil {
 					return err
 				}

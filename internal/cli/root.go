@@ -18,6 +18,7 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/internal/outpath"
 	"github.com/fieldbench/fieldbench/job"
 )
 
@@ -142,9 +143,12 @@ machine. 'fieldbench cluster up ENGINE' starts real servers on loopback
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return job.Usage(err) })
 	var cpuProfile string
 	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of fieldbench itself to FILE (to see the client's own cost)")
-	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+	root.PersistentPreRunE = func(_ *cobra.Command, args []string) error {
 		if cpuProfile == "" {
 			return nil
+		}
+		if err := outpath.Output(cpuProfile, args...); err != nil {
+			return usagef("--cpuprofile %v", err)
 		}
 		f, err := os.Create(cpuProfile)
 		if err != nil {

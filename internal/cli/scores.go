@@ -1,12 +1,11 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"reflect"
 
 	"github.com/spf13/cobra"
@@ -37,7 +36,7 @@ experiment, in the order given.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var runs []*result.Run
 			for _, a := range args {
-				r, err := readRun(cmd.ErrOrStderr(), a)
+				r, err := readRun(cmd.Context(), cmd.ErrOrStderr(), a)
 				if err != nil {
 					return err
 				}
@@ -119,16 +118,17 @@ func nanSafe(v reflect.Value) any {
 	return v.Interface()
 }
 
-// readRun reads a run directory or its result.jsonl (bad input: exit 2),
-// as far as it goes: the damaged lines it skipped are named on w (stderr),
-// so no command reads a damaged file without a word.
-func readRun(w io.Writer, path string) (*result.Run, error) {
-	dir := path
-	if st, err := os.Stat(path); err == nil && !st.IsDir() {
-		dir = filepath.Dir(path)
-	}
-	r, err := result.Read(dir)
+// readRun reads a run directory or a result file (bad input: exit 2), as
+// far as it goes: the damaged lines it skipped are named on w (stderr), so
+// no command reads a damaged file without a word. A file is read itself,
+// whatever its name: `scores /etc/passwd` had read /etc/result.jsonl. A
+// done ctx (Ctrl-C) stops the read, and is no bad input.
+func readRun(ctx context.Context, w io.Writer, path string) (*result.Run, error) {
+	r, err := result.ReadContext(ctx, path)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
 		return nil, job.Usage(err)
 	}
 	warnSkipped(w, r)
