@@ -264,9 +264,9 @@ func (j *ingestJob) ingestShard(rc *ingest.RunConfig, sweep bool) (shard, time.T
 	if err != nil || !sh.sharded() {
 		return sh, at, err
 	}
-	lo, hi := sh.share(rc.Sources)
-	if lo == hi {
-		return sh, at, Usagef("shard %d/%d: %d sources leave it none (give more --sources, or a --split)", sh.i, sh.n, rc.Sources)
+	lo, hi, err := sh.everyShare(rc.Sources, "sources", "--sources")
+	if err != nil {
+		return sh, at, err
 	}
 	switch {
 	case sweep && j.sharding.barrier == "":
@@ -389,4 +389,20 @@ func (j *ingestJob) CheckRun() error {
 	}
 	_, _, err := j.ingestShard(&rc, false)
 	return err
+}
+
+// check checks the options of run and sweep (commandChecker).
+func (j *ingestJob) check(verb string) error {
+	switch verb {
+	case "run":
+		return j.CheckRun()
+	case "sweep":
+		cfg := j.sweepConfig()
+		if err := cfg.Validate(); err != nil {
+			return Usage(err)
+		}
+		_, _, err := j.ingestShard(&cfg.Run, true)
+		return err
+	}
+	return nil
 }

@@ -86,6 +86,9 @@ func measure(ctx context.Context, env *Env, m measured) (err error) {
 	defer func() {
 		if !started { // refused before measuring: leave no half-made run
 			os.RemoveAll(dir)
+			if err == ErrInterrupted { // a wait for the other shards, cut short
+				err = fmt.Errorf("%w before the run started: nothing was measured", ErrInterrupted)
+			}
 		}
 	}()
 	a, db, err := OpenDB(ctx, dsn)
@@ -113,7 +116,7 @@ func measure(ctx context.Context, env *Env, m measured) (err error) {
 		}
 	}
 	stderr := lockWriter(env.Stderr)
-	if err := startTogether(ctx, &h, m.startAt, func(s string) { fmt.Fprint(stderr, s) }); err != nil {
+	if err := startTogether(ctx, &h, m.startAt, wallClock{}, func(s string) { fmt.Fprint(stderr, s) }); err != nil {
 		return err
 	}
 	senv := *env

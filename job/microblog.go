@@ -287,16 +287,8 @@ func (j *microblogJob) loadShard(ctx context.Context, env *Env, sh shard) error 
 	} else if have != "" && have != model {
 		return Usagef("the database holds the %s model, not %s: load the parts with --model %s, or use a fresh database", have, model, have)
 	}
-	// A shard with no users could not record its part, and the database
-	// would never read as whole (the part that finds all N recorded marks
-	// it so): every shard checks every share, and all refuse before any
-	// loads.
-	for k := range sh.n {
-		other := sh
-		other.i = k
-		if lo, hi := other.share(j.users); lo == hi {
-			return Usagef("shard %d/%d's share of the %d users is empty, and a sharded load needs every part: use fewer shards (or a --split that gives each some)", k, sh.n, j.users)
-		}
+	if err := j.loadShares(sh); err != nil {
+		return err
 	}
 	lo, hi := sh.share(j.users)
 	part := microblog.Part{I: sh.i, N: sh.n, First: int64(lo) + 1, Last: int64(hi)}
@@ -363,8 +355,52 @@ func (j *microblogJob) CheckRun() error {
 	if err := j.retry.Validate(); err != nil {
 		return Usage(err)
 	}
-	_, _, err := j.sharding.resolve(j.db)
+	_, _, _, _, err := j.runShard()
 	return err
+}
+
+// runShard resolves run's shard options: the shard, the common start and
+// the shard's clients [lo, hi), refusing a run in which any shard would
+// have none.
+func (j *microblogJob) runShard() (sh shard, at time.Time, lo, hi int, err error) {
+	if sh, at, err = j.sharding.resolve(j.db); err != nil {
+		return sh, at, 0, 0, err
+	}
+	lo, hi, err = sh.everyShare(j.clients, "clients", "--clients")
+	return sh, at, lo, hi, err
+}
+
+// loadShares refuses a sharded load that leaves a shard no user: that
+// shard could not record its part, and the database would never read as
+// whole (the part that finds all N recorded marks it so). Every shard
+// checks every share, and all refuse before any loads.
+func (j *microblogJob) loadShares(sh shard) error {
+	for k := range sh.n {
+		other := sh
+		other.i = k
+		if lo, hi := other.share(j.users); lo == hi {
+			return Usagef("shard %d/%d's share of the %d users is empty, and a sharded load needs every part: use fewer shards (or a --split that gives each some)", k, sh.n, j.users)
+		}
+	}
+	return nil
+}
+
+// check checks the options of run and of a sharded load (commandChecker).
+func (j *microblogJob) check(verb string) error {
+	switch verb {
+	case "run":
+		return j.CheckRun()
+	case "load":
+		if err := j.validate(); err != nil {
+			return err
+		}
+		sh, _, err := j.sharding.resolve(j.db)
+		if err != nil || !sh.sharded() {
+			return err
+		}
+		return j.loadShares(sh)
+	}
+	return nil
 }
 
 // waitForDataset waits until shard 0 has loaded the whole dataset.

@@ -30,13 +30,9 @@ func (j *microblogJob) run(ctx context.Context, env *Env) error {
 	if err := j.CheckRun(); err != nil {
 		return err
 	}
-	sh, startAt, err := j.sharding.resolve(j.db)
+	sh, startAt, lo, hi, err := j.runShard()
 	if err != nil {
 		return err
-	}
-	lo, hi := sh.share(j.clients)
-	if hi == lo {
-		return Usagef("shard %d/%d: %d clients leave it none", sh.i, sh.n, j.clients)
 	}
 	mix, err := workload.ParseMix(j.mix, microblog.ClientOps)
 	if err != nil {

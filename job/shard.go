@@ -86,6 +86,29 @@ func (sh shard) share(total int) (lo, hi int) {
 	return int(l), int(h)
 }
 
+// everyShare is this shard's share [lo, hi) of total items (clients,
+// threads, sources) once it has checked every shard's: a shard whose
+// share is empty refuses, and so must every other, since they would wait
+// for it (for shard 0's load, at a barrier, for its records) until their
+// limit. Each shard computes every share from (options, i, n) alone, so
+// all refuse at once, with the same words. flag names the option that
+// sets total ("--clients").
+func (sh shard) everyShare(total int, items, flag string) (lo, hi int, err error) {
+	for k := range sh.n {
+		other := sh
+		other.i = k
+		if l, h := other.share(total); l == h {
+			if !sh.sharded() {
+				return 0, 0, Usagef("%s %d: no %s to run", flag, total, items)
+			}
+			return 0, 0, Usagef("shard %d/%d's share of the %d %s is empty, so every shard of the run refuses (none waits for it): give %s %d or more for %d equal shares, use fewer shards, or a --split that gives every shard some",
+				k, sh.n, total, items, flag, sh.n, sh.n)
+		}
+	}
+	lo, hi = sh.share(total)
+	return lo, hi, nil
+}
+
 // share64 is share for counts beyond int (records, articles).
 func (sh shard) share64(total int64) (lo, hi int64) {
 	if sh.weights == nil {
@@ -132,7 +155,7 @@ type shardFlags struct {
 
 // declareStart declares --start-at of verbs.
 func (f *shardFlags) declareStart(o *Opts, verbs ...string) {
-	o.String(&f.startAt, "start-at", "", "start the measured run at this wall-clock time (RFC 3339, e.g. 2026-11-25T14:00:00Z), so shards on several machines start together; how late each started is in its result", verbs...)
+	o.String(&f.startAt, "start-at", "", "start the measured run at this wall-clock time (RFC 3339, e.g. 2026-11-25T14:00:00Z), so shards on several machines start together; it must be ahead, at most "+maxStartAheadText+" (a time past or further ahead is refused); how late each started is in its result", verbs...)
 }
 
 // declare declares --shard, --shards and --split of verbs (an option is
@@ -166,50 +189,96 @@ func (f *shardFlags) resolve(db string) (shard, time.Time, error) {
 	if sh, err = sh.withSplit(f.split); err != nil {
 		return sh, time.Time{}, err
 	}
-	at, err := parseStartAt(f.startAt)
+	at, err := parseStartAt(f.startAt, time.Now())
 	return sh, at, err
 }
 
 // startTogether waits for the common start (when given), recording it in
 // the header's options; call it before the measured run starts.
-func startTogether(ctx context.Context, h *result.Header, at time.Time, progress func(string)) error {
+func startTogether(ctx context.Context, h *result.Header, at time.Time, c clock, progress func(string)) error {
 	if at.IsZero() {
 		return nil
 	}
 	h.Options["start_at"] = at.UTC().Format(time.RFC3339Nano)
-	progress(fmt.Sprintf("waiting for --start-at %s\n", h.Options["start_at"]))
-	return waitStart(ctx, at)
+	if late := c.Now().Sub(at); late > 0 {
+		progress(fmt.Sprintf("fieldbench: warning: the common start at %s passed %s before this shard was ready: it starts late (start_late_ms in its result)\n",
+			h.Options["start_at"], late.Round(time.Millisecond)))
+		return nil
+	}
+	return waitStart(ctx, at, c, progress)
 }
 
-// parseStartAt reads --start-at: an RFC 3339 wall-clock time ("" none).
-func parseStartAt(s string) (time.Time, error) {
+// MaxStartAhead bounds --start-at: a common start further ahead is a slip
+// (a year, a month typed wrong) that would keep every shard waiting, not
+// a plan; a start in the past could not be common.
+const MaxStartAhead = 24 * time.Hour
+
+// maxStartAheadText is MaxStartAhead as help texts say it ("24 h ahead").
+var maxStartAheadText = fmt.Sprintf("%g h ahead", MaxStartAhead.Hours())
+
+// parseStartAt reads --start-at: an RFC 3339 wall-clock time ("" none)
+// after now and at most MaxStartAhead after it.
+func parseStartAt(s string, now time.Time) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, Usagef("--start-at %q: want an RFC 3339 time such as 2026-11-25T14:00:00Z", s)
+		return time.Time{}, Usagef("--start-at %q: want an RFC 3339 time such as %s", s, now.Add(10*time.Minute).UTC().Format(time.RFC3339))
+	}
+	switch d := t.Sub(now); {
+	case d <= 0:
+		return time.Time{}, Usagef("--start-at %s is in the past (%s ago): the shards could not start together at it; give a time ahead, such as %s",
+			s, (-d).Round(time.Second), now.Add(10*time.Minute).UTC().Format(time.RFC3339))
+	case d > MaxStartAhead:
+		ahead := d.Round(time.Minute).String()
+		if d >= 48*time.Hour {
+			ahead = fmt.Sprintf("%.0f days", d.Hours()/24)
+		}
+		return time.Time{}, Usagef("--start-at %s is %s ahead, more than %s ahead: a common start is a time the shards wait for, at most %s",
+			s, ahead, MaxStartAhead, maxStartAheadText)
 	}
 	return t, nil
 }
 
-// waitStart sleeps until at (the shards' common start), returning how late
-// the start was; it returns at once when at is zero or past.
-func waitStart(ctx context.Context, at time.Time) error {
+// clock is the time a wait reads and sleeps on: the machine's, or a
+// test's (no test waits for real time to pass).
+type clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
+
+// wallClock is the machine's clock.
+type wallClock struct{}
+
+func (wallClock) Now() time.Time                         { return time.Now() }
+func (wallClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// startNoticeEvery is how often a run waiting for its common start says
+// so: it never waits in silence.
+const startNoticeEvery = 10 * time.Second
+
+// waitStart sleeps until at (the shards' common start), saying on notice
+// when it starts and how long it still waits, at least every
+// startNoticeEvery; it returns at once when at is zero or past. Ctrl-C
+// during the wait is an interrupt before anything was measured, and says
+// so.
+func waitStart(ctx context.Context, at time.Time, c clock, notice func(string)) error {
 	if at.IsZero() {
 		return nil
 	}
-	d := time.Until(at)
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ErrInterrupted
-	case <-t.C:
-		return nil
+	when := at.UTC().Format(time.RFC3339Nano)
+	for {
+		d := at.Sub(c.Now())
+		if d <= 0 {
+			return nil
+		}
+		notice(fmt.Sprintf("waiting for the common start at %s (in %s)\n", when, d.Round(time.Second)))
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w while waiting for the common start at %s: the run had not started, nothing was measured", ErrInterrupted, when)
+		case <-c.After(min(d, startNoticeEvery)):
+		}
 	}
 }
 

@@ -355,8 +355,8 @@ func (j *trajectoryJob) load(ctx context.Context, env *Env) error {
 // record once. It neither checks nor empties the database: the other
 // shards are writing into it.
 func (j *trajectoryJob) loadShard(ctx context.Context, env *Env, sh shard) error {
-	if j.reset {
-		return Usagef("--reset with --shard would delete the other shards' records: empty the database once before the shards load")
+	if err := j.checkLoadShard(); err != nil {
+		return err
 	}
 	g, err := j.generator()
 	if err != nil {
@@ -415,10 +415,36 @@ func (j *trajectoryJob) runShard() (shard, time.Time, error) {
 	case at.IsZero():
 		return sh, at, Usagef("a sharded trajectory run needs --start-at: shard 0 empties the database (--reset) before that time and every shard starts writing at it")
 	}
-	if lo, hi := sh.share(j.clients); lo == hi {
-		return sh, at, Usagef("shard %d/%d: %d clients leave it none (give at least --clients %d)", sh.i, sh.n, j.clients, sh.n)
+	if _, _, err := sh.everyShare(j.clients, "clients", "--clients"); err != nil {
+		return sh, at, err
 	}
 	return sh, at, nil
+}
+
+// checkLoadShard refuses what a sharded load cannot do.
+func (j *trajectoryJob) checkLoadShard() error {
+	if j.reset {
+		return Usagef("--reset with --shard would delete the other shards' records: empty the database once before the shards load")
+	}
+	return nil
+}
+
+// check checks the options of run and of a sharded load (commandChecker).
+func (j *trajectoryJob) check(verb string) error {
+	switch verb {
+	case "run":
+		return j.CheckRun()
+	case "load":
+		if err := j.validateWrite(); err != nil {
+			return err
+		}
+		sh, _, err := j.sharding.resolve(j.db)
+		if err != nil || !sh.sharded() {
+			return err
+		}
+		return j.checkLoadShard()
+	}
+	return nil
 }
 
 // waitForRecords waits until the store holds every record of the dataset

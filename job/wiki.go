@@ -439,11 +439,8 @@ func (j *wikiJob) load(ctx context.Context, env *Env) error {
 // It never empties the database (the others are loading into it) and loads
 // nothing when its part is already there.
 func (j *wikiJob) loadShard(ctx context.Context, env *Env, sh shard) error {
-	switch {
-	case j.from != "":
-		return Usagef("a dump is read in order and cannot be split: load --from on one machine, then run the shards")
-	case j.reset:
-		return Usagef("--reset with --shard would delete the other shards' articles: empty the database once before the shards load")
+	if err := j.checkLoadShard(); err != nil {
+		return err
 	}
 	lo, hi := sh.loadShare(j.articles, loadBatch)
 	if lo == hi {
@@ -484,6 +481,35 @@ func (j *wikiJob) loadShard(ctx context.Context, env *Env, sh shard) error {
 	d := time.Since(t0).Seconds()
 	fmt.Fprintf(env.Stdout, "shard %d/%d: loaded articles %d..%d (%d of %d, %.1f MB of text) into %s in %.2fs\n",
 		sh.i, sh.n, first, last, c.Articles, j.articles, float64(c.Bytes)/1e6, adapter.Redact(j.db), d)
+	return nil
+}
+
+// checkLoadShard refuses what a sharded load cannot do.
+func (j *wikiJob) checkLoadShard() error {
+	switch {
+	case j.from != "":
+		return Usagef("a dump is read in order and cannot be split: load --from on one machine, then run the shards")
+	case j.reset:
+		return Usagef("--reset with --shard would delete the other shards' articles: empty the database once before the shards load")
+	}
+	return nil
+}
+
+// check checks the options of run and of a sharded load (commandChecker).
+func (j *wikiJob) check(verb string) error {
+	switch verb {
+	case "run":
+		return j.CheckRun()
+	case "load":
+		if err := j.validate(); err != nil {
+			return err
+		}
+		sh, _, err := j.sharding.resolve(j.db)
+		if err != nil || !sh.sharded() {
+			return err
+		}
+		return j.checkLoadShard()
+	}
 	return nil
 }
 
@@ -551,9 +577,21 @@ func (j *wikiJob) CheckRun() error {
 	if err := j.validate(); err != nil {
 		return err
 	}
-	if _, err := j.plan(); err != nil {
+	p, err := j.plan()
+	if err != nil {
 		return err
 	}
-	_, _, err := j.sharding.resolve(j.db)
+	_, _, _, _, err = j.runShard(p)
 	return err
+}
+
+// runShard resolves run's shard options: the shard, the common start and
+// the shard's threads [lo, hi) of plan p, refusing a run in which any
+// shard would have none.
+func (j *wikiJob) runShard(p wiki.Plan) (sh shard, at time.Time, lo, hi int, err error) {
+	if sh, at, err = j.sharding.resolve(j.db); err != nil {
+		return sh, at, 0, 0, err
+	}
+	lo, hi, err = sh.everyShare(p.Threads, "threads", "--threads")
+	return sh, at, lo, hi, err
 }

@@ -31,14 +31,11 @@ func (j *wikiJob) run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	sh, startAt, err := j.sharding.resolve(j.db)
+	sh, startAt, lo, hi, err := j.runShard(p)
 	if err != nil {
 		return err
 	}
-	lo, hi := sh.share(p.Threads)
 	switch {
-	case lo == hi:
-		return Usagef("shard %d/%d: %d threads leave it none", sh.i, sh.n, p.Threads)
 	case sh.sharded() && j.from != "":
 		return Usagef("shards do not load a dump: load it first with 'fieldbench load wiki --from', then run the shards")
 	case j.loop && j.db == "":

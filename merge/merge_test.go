@@ -132,3 +132,27 @@ func TestShardsRefused(t *testing.T) {
 		}
 	}
 }
+
+// Two 5 s shards of 100 operations a second started 576 ms apart did 200
+// operations a second together: the merged rate is the sum of the shards'
+// own rates, not the operations over a window stretched from the first
+// start to the last end (1000 / 6 merged seconds = 167); the measured
+// duration is a shard's, not the skew-stretched span.
+func TestMergedRateIsTheShardsSum(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	runs := []*result.Run{
+		shardRun(t, 0, 2, t0, 5, 1000, nil),
+		shardRun(t, 1, 2, t0.Add(576*time.Millisecond), 5, 1000, nil),
+	}
+	m, err := Shards(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := m.Summary.Ops["post"]
+	if post.Count != 1000 || post.OpsPerSec != 200 {
+		t.Errorf("merged %d operations at %.1f/s, want 1000 at 200/s", post.Count, post.OpsPerSec)
+	}
+	if d := m.Summary.DurationSeconds; d != 5 {
+		t.Errorf("merged duration %.2f s, want each shard's 5 s", d)
+	}
+}

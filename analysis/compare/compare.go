@@ -398,6 +398,38 @@ func Differences(base, new *result.Run) []string {
 	return out
 }
 
+// LoadOptions are the header options that set how much load a run
+// offered (closed-loop clients, threads and sources, the open-loop rate,
+// the batch and the dataset's size): runs that differ in one measured
+// another load, which compare says but does not refuse — a change of
+// clients or rate between two builds' runs is sometimes the question.
+var LoadOptions = []string{"clients", "threads", "sources", "rate", "loop", "batch", "users", "articles", "records", "scale", "requests", "reads", "shards"}
+
+// LoadDifferences names the LoadOptions two runs recorded differently
+// ("clients 8 against 16"), in LoadOptions' order.
+func LoadDifferences(base, new *result.Run) []string {
+	var out []string
+	for _, k := range LoadOptions {
+		_, inB := base.Header.Options[k]
+		_, inN := new.Header.Options[k]
+		if !inB && !inN {
+			continue
+		}
+		a, b := option(base, k), option(new, k)
+		if a == b {
+			continue
+		}
+		if !inB {
+			a = "(not recorded)"
+		}
+		if !inN {
+			b = "(not recorded)"
+		}
+		out = append(out, fmt.Sprintf("%s %s against %s", k, a, b))
+	}
+	return out
+}
+
 // option is a header option as text ("" when the run has none).
 func option(r *result.Run, k string) string {
 	v, ok := r.Header.Options[k]

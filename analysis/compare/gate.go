@@ -102,6 +102,39 @@ func Measured(r *result.Run) map[string]bool {
 	return out
 }
 
+// Unevaluated says, for each gate, the rows it covers that got no
+// verdict though both runs measured the operation: too short (fewer than
+// MinSeconds measured seconds in a run) or without a ratio. Such a gate
+// was not evaluated — it would pass any change, however large — so a
+// caller must not report it as passed. Rows of an operation only one run
+// has are left out: that is a difference of the runs, not a gate's.
+// base and new name the runs in the words.
+func Unevaluated(rows []Row, gates []Gate, base, new string) []string {
+	var out []string
+	for _, g := range gates {
+		for _, r := range rows {
+			if r.Figure != g.Figure || (g.Op != "" && r.Op != g.Op) || !math.IsNaN(r.Shift) || math.IsNaN(r.Change) {
+				continue
+			}
+			why := r.Note
+			var short []string
+			for _, s := range []struct {
+				name string
+				n    int
+			}{{base, r.NBase}, {new, r.NNew}} {
+				if s.n < MinSeconds {
+					short = append(short, fmt.Sprintf("%s has %d measured seconds", s.name, s.n))
+				}
+			}
+			if len(short) > 0 {
+				why = fmt.Sprintf("%s; the test needs %d in each run", strings.Join(short, " and "), MinSeconds)
+			}
+			out = append(out, fmt.Sprintf("%s: %s %s: %s", g.Spec, r.Op, r.Figure, why))
+		}
+	}
+	return out
+}
+
 // Violations are the rows that break a gate: a per-second shift worse than
 // its limit, and significant (a change within the noise never fails a
 // build; one stalled second, which moves the whole-run percentile but not

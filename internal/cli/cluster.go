@@ -133,7 +133,7 @@ func clusterUp(ctx context.Context, engine string, opts cluster.Options, dir str
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(progress, "starting %s with %d node(s) in %s...\n", engine, nodes, abs)
+	fmt.Fprint(progress, upNote(engine, nodes, abs))
 	t0 := time.Now()
 	cl, err := e.Up(ctx, abs, opts)
 	if err != nil {
@@ -149,6 +149,16 @@ func clusterUp(ctx context.Context, engine string, opts cluster.Options, dir str
 	}
 	fmt.Fprintf(progress, "%s up in %s\n", engine, time.Since(t0).Round(100*time.Millisecond))
 	return cl, nil
+}
+
+// upNote is what clusterUp says before the first server starts: where
+// the cluster's state is and the command that stops its servers, so that
+// both are on screen before a run on it starts (run --cluster) and stay
+// there if fieldbench is killed (SIGKILL runs no clean-up).
+func upNote(engine string, nodes int, dir string) string {
+	return fmt.Sprintf("starting %s with %d node(s) in %s...\n"+
+		"  its state is %s: if fieldbench is killed before it stops the servers, stop them with: fieldbench cluster down --dir %s\n",
+		engine, nodes, dir, filepath.Join(dir, cluster.StateFile), dir)
 }
 
 // abandonUp stops everything a failed or interrupted `cluster up` started

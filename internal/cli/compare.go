@@ -45,9 +45,16 @@ only the change, and say so); 30 or more give useful intervals.
 Runs of different workloads, adapters, data models or mixes are refused
 (exit 2) unless --force is given: their differences are not the build's.
 
+Runs of different loads (clients, threads, sources, rate, batch, dataset
+size) are compared, with a warning naming each option that differs.
+
 --fail-on makes it a gate for CI: it exits 3 when a figure got significantly
 worse by more than the limit (a change within the noise never fails). A rule
-naming an operation that neither run measured is bad input (exit 2).`,
+naming an operation that neither run measured is bad input (exit 2), and so
+is a gate that could not be evaluated: a run under 10 measured seconds gives
+no verdict, so the gate would pass any change; compare says which gate,
+which runs and why, and exits 2 before printing (without --fail-on the
+change is shown).`,
 		Example: `  fieldbench compare results/run-old results/run-new
   fieldbench compare base/ new/ --fail-on 'p99+10%,throughput-5%' --html compare.html`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -86,6 +93,9 @@ naming an operation that neither run measured is bad input (exit 2).`,
 				if err := compare.CheckGates(gates, runs[0], r); err != nil {
 					return usageError{Err: err}
 				}
+				if d := compare.LoadDifferences(runs[0], r); len(d) > 0 {
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s and %s ran different loads: %s; a change between them need not be the build's\n", runs[0].Dir, r.Dir, strings.Join(d, ", "))
+				}
 			}
 			var cs []report.Comparison
 			var broken []string
@@ -96,6 +106,12 @@ naming an operation that neither run measured is bad input (exit 2).`,
 				}
 				cs = append(cs, report.Comparison{New: r, Rows: rows})
 				broken = append(broken, compare.Violations(rows, gates)...)
+				if un := compare.Unevaluated(rows, gates, runs[0].Dir, r.Dir); len(un) > 0 {
+					// A gate that gave no verdict is no pass: a CI job must
+					// not go green on it (docs/compare.md).
+					return usagef("--fail-on NOT evaluated for %s against %s: %s\nthe gate would pass any change: run both for at least %d measured seconds after warm-up (30 or more give useful intervals), or compare without --fail-on to see the change",
+						runs[0].Dir, r.Dir, strings.Join(un, "; "), compare.MinSeconds)
+				}
 			}
 			if err := report.CompareTerminal(cmd.OutOrStdout(), runs[0], cs, level); err != nil {
 				return err

@@ -137,11 +137,52 @@ func TestCompareGuardsTheGate(t *testing.T) {
 		t.Errorf("compare base/ same/: exit %d, %s\n%s", code, stderr, out)
 	}
 
-	// 4-second runs, 30 % slower: the change, no verdict, no gate broken.
+	// 4-second runs, 30 % slower: the change, no verdict.
 	short := writeRun(t, filepath.Join(dir, "short"), 4, 1000)
 	shortSlow := writeRun(t, filepath.Join(dir, "short-slow"), 4, 1300)
-	code, out, stderr = execute(context.Background(), "compare", short, shortSlow, "--fail-on", "p99+10%")
+	code, out, stderr = execute(context.Background(), "compare", short, shortSlow)
 	if code != cli.ExitOK || !strings.Contains(out, "+30.") || !strings.Contains(out, "too short for a verdict: 4 and 4 measured seconds") || strings.Contains(out, "WORSE") {
 		t.Errorf("4-second runs: exit %d, %s\n%s", code, stderr, out)
+	}
+	// As a gate they cannot pass: the gate was not evaluated, which is
+	// said with the runs and why, and is not a pass (exit 2) — one short
+	// run is enough, whatever the change.
+	for _, pair := range [][2]string{{short, shortSlow}, {short, base}, {base, short}} {
+		code, out, stderr = execute(context.Background(), "compare", pair[0], pair[1], "--fail-on", "p99+10%")
+		if code != cli.ExitUsage || !strings.Contains(stderr, "NOT evaluated") || !strings.Contains(stderr, "p99+10%") ||
+			!strings.Contains(stderr, filepath.Base(pair[0])) || !strings.Contains(stderr, filepath.Base(pair[1])) ||
+			!strings.Contains(stderr, "4 measured seconds") || !strings.Contains(stderr, "needs 10") {
+			t.Errorf("gate on %s against %s: exit %d, stderr %q; want exit %d saying the gate was NOT evaluated, for which runs and why",
+				filepath.Base(pair[0]), filepath.Base(pair[1]), code, stderr, cli.ExitUsage)
+		}
+		if out != "" {
+			t.Errorf("gate on a short run: refused after printing:\n%s", out)
+		}
+	}
+	// Two long runs: the gate is evaluated, and nothing is said of it.
+	if code, _, stderr := execute(context.Background(), "compare", base, same, "--fail-on", "p99+10%"); code != cli.ExitOK || stderr != "" {
+		t.Errorf("gate on two long runs: exit %d, %s", code, stderr)
+	}
+}
+
+// Runs of different loads (clients, rate, threads...) are compared, with a
+// warning on stderr naming each option that differs: a change between them
+// need not be the build's.
+func TestCompareWarnsOfDifferentLoads(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	hdr := func(opts map[string]any) result.Header {
+		return result.Header{Workload: "microblog", Adapter: "sqlite", Operations: []string{"read"}, Started: time.Unix(1e9, 0), Options: opts}
+	}
+	a := writeRunWith(t, filepath.Join(dir, "a"), 30, 1000, hdr(map[string]any{"clients": 8, "rate": 0, "seed": 1}))
+	b := writeRunWith(t, filepath.Join(dir, "b"), 30, 1000, hdr(map[string]any{"clients": 16, "rate": 500, "seed": 2}))
+	same := writeRunWith(t, filepath.Join(dir, "same"), 30, 1000, hdr(map[string]any{"clients": 8, "rate": 0, "seed": 3}))
+	code, out, stderr := execute(context.Background(), "compare", a, b)
+	if code != cli.ExitOK || !strings.Contains(stderr, "warning: ") || !strings.Contains(stderr, "clients 8 against 16") ||
+		!strings.Contains(stderr, "rate 0 against 500") || strings.Contains(stderr, "seed") || out == "" {
+		t.Errorf("different loads: exit %d, stderr %q", code, stderr)
+	}
+	if code, _, stderr := execute(context.Background(), "compare", a, same); code != cli.ExitOK || stderr != "" {
+		t.Errorf("the same load: exit %d, stderr %q", code, stderr)
 	}
 }

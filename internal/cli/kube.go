@@ -37,9 +37,13 @@ completionMode Indexed): every pod runs 'fieldbench run WORKLOAD RUN OPTIONS
 --shards N' (or load or sweep, with --command), taking its index from JOB_COMPLETION_INDEX, its DSN from the
 Secret --secret NAME/KEY (never written in the manifest) and writing its run
 directory under /results (a PersistentVolumeClaim with --results-claim, or an
-emptyDir to copy out with kubectl cp). Collect every shard's directory, then
-'fieldbench merge' them. The run options are checked here, as 'run' would.
-Give --start-at so the shards start their measured phase together.`,
+emptyDir, which is deleted with its pod: copy it out with kubectl cp first).
+Collect every shard's directory, then 'fieldbench merge' them. The run
+options are checked here as every pod would check them (with the command's
+own flags and checks, as shard I of --shards for every I), so a Job whose
+pods must refuse their options is refused instead (exit 2). Give
+--start-at so the shards start their measured phase together: a time
+ahead, at most 24 h ahead.`,
 		Example: `  kubectl create secret generic fb-db --from-literal=dsn='postgres://...'
   fieldbench kube job microblog --shards 4 --image registry/fieldbench:dev --secret fb-db/dsn \
     --results-claim fb-results --start-at 2026-11-25T14:00:00Z -- --clients 200 --rate 2000 --duration 4m | kubectl apply -f -`,
@@ -87,9 +91,18 @@ Give --start-at so the shards start their measured phase together.`,
 				s.Name = "fieldbench-" + name
 			}
 			s.Args = append([]string{verb, name}, runArgs...)
+			if err := s.Validate(); err != nil {
+				return job.Usage(err)
+			}
+			if err := checkPods(j, verb, name, fs, s); err != nil {
+				return err
+			}
 			out, err := s.YAML()
 			if err != nil {
 				return job.Usage(err)
+			}
+			if s.ResultsClaim == "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: no --results-claim: every shard writes its results to an emptyDir, which is deleted with its pod; copy each pod's %s out (kubectl cp) before the pods go, or give --results-claim PVC\n", kubejob.ResultsDir)
 			}
 			_, err = fmt.Fprint(cmd.OutOrStdout(), string(out))
 			return err
@@ -105,6 +118,25 @@ Give --start-at so the shards start their measured phase together.`,
 	f.StringVar(&s.ResultsClaim, "results-claim", "", "PersistentVolumeClaim mounted at /results (default: an emptyDir)")
 	f.StringVar(&s.CPU, "cpu", "1", "CPU request and limit of each shard")
 	f.StringVar(&s.Memory, "memory", "1Gi", "memory request and limit of each shard")
-	f.StringVar(&s.StartAt, "start-at", "", "common start of the shards' measured phase (RFC 3339)")
+	f.StringVar(&s.StartAt, "start-at", "", fmt.Sprintf("common start of the shards' measured phase (RFC 3339): a time ahead, at most %g h ahead", job.MaxStartAhead.Hours()))
 	return c
+}
+
+// checkPods checks the pods' options as each pod of the Job would: the
+// run options parsed into fs (the command's own flags), kube job's
+// --start-at, and every shard index, with the command's own checks.
+func checkPods(j job.Job, verb, name string, fs *pflag.FlagSet, s kubejob.Spec) error {
+	if s.StartAt != "" {
+		switch f := fs.Lookup("start-at"); {
+		case f == nil:
+			return usagef("--start-at: '%s %s' has no common start (only a run does)", verb, name)
+		case f.Changed:
+			return usagef("give --start-at once: as kube job's option or after --, not both")
+		}
+		if err := j.Opts().Set("start-at", s.StartAt); err != nil {
+			return job.Usage(err)
+		}
+	}
+	// The pods' --db is $(FIELDBENCH_DB), from the Secret.
+	return job.CheckShards(j, verb, int(s.Shards), "$("+kubejob.DBEnv+")")
 }

@@ -301,18 +301,20 @@ func TestIngestSweepShardProcesses(t *testing.T) {
 }
 
 // kube job prints the Job of any sharded command: the ingest study's 5 + 3
-// run, and a sweep; a command that cannot run as shards is refused.
+// run, and a sweep; a command that cannot run as shards is refused. (A
+// common start must be ahead: the pods check it.)
 func TestKubeJobOfEveryShardedCommand(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
+	later := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 	for _, tc := range []struct {
 		args []string
 		want string
 		code int
 	}{
-		{[]string{"ingest", "--shards", "2", "--", "--sources", "8", "--split", "5,3", "--start-at", "2026-11-25T14:00:00Z"}, `- run - ingest - --sources - "8" - --split - 5,3`, cli.ExitOK},
+		{[]string{"ingest", "--shards", "2", "--", "--sources", "8", "--split", "5,3", "--start-at", later}, `- run - ingest - --sources - "8" - --split - 5,3`, cli.ExitOK},
 		{[]string{"ingest", "--command", "sweep", "--shards", "2", "--", "--barrier", "/results/barrier"}, "- sweep - ingest", cli.ExitOK},
-		{[]string{"trajectory", "--shards", "4", "--", "--mode", "random", "--clients", "4", "--reset"}, "completionMode: Indexed", cli.ExitOK},
+		{[]string{"trajectory", "--shards", "4", "--start-at", later, "--", "--mode", "random", "--clients", "4", "--reset"}, "completionMode: Indexed", cli.ExitOK},
 		{[]string{"wiki", "--shards", "3", "--", "--threads", "6"}, "parallelism: 3", cli.ExitOK},
 		{[]string{"microblog", "--command", "load", "--shards", "4", "--", "--users", "4000"}, "- load - microblog - --users", cli.ExitOK},
 		{[]string{"microblog", "--command", "sweep"}, "cannot run as shards", cli.ExitUsage},
