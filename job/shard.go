@@ -155,7 +155,7 @@ type shardFlags struct {
 
 // declareStart declares --start-at of verbs.
 func (f *shardFlags) declareStart(o *Opts, verbs ...string) {
-	o.String(&f.startAt, "start-at", "", "start the measured run at this wall-clock time (RFC 3339, e.g. 2026-11-25T14:00:00Z), so shards on several machines start together; it must be ahead, at most "+maxStartAheadText+" (a time past or further ahead is refused); how late each started is in its result", verbs...)
+	o.String(&f.startAt, "start-at", "", "start the measured run at this wall-clock time (RFC 3339, e.g. 2026-11-25T14:00:00Z), so shards on several machines start together; at most "+maxStartAheadText+"; a shard ready up to 10 min after it starts late (a start older or further ahead is refused); how late each started is in its result", verbs...)
 }
 
 // declare declares --shard, --shards and --split of verbs (an option is
@@ -189,7 +189,7 @@ func (f *shardFlags) resolve(db string) (shard, time.Time, error) {
 	if sh, err = sh.withSplit(f.split); err != nil {
 		return sh, time.Time{}, err
 	}
-	at, err := parseStartAt(f.startAt, time.Now())
+	at, err := parseStartAt(f.startAt, time.Now(), LateStartGrace)
 	return sh, at, err
 }
 
@@ -216,9 +216,24 @@ const MaxStartAhead = 24 * time.Hour
 // maxStartAheadText is MaxStartAhead as help texts say it ("24 h ahead").
 var maxStartAheadText = fmt.Sprintf("%g h ahead", MaxStartAhead.Hours())
 
+// LateStartGrace is how long after --start-at a shard may still start
+// (late, with its lateness in its result): a pod that Kubernetes schedules
+// or pulls its image for a little after the common start runs rather than
+// failing its Job. A start older than that is a slip (yesterday's time
+// pasted), refused.
+const LateStartGrace = 10 * time.Minute
+
+// CheckStartAt refuses a --start-at that is not ahead of now or more than
+// MaxStartAhead ahead: what 'kube job' asks before printing a Job whose
+// pods will wait for it (a shard itself allows LateStartGrace).
+func CheckStartAt(s string, now time.Time) error {
+	_, err := parseStartAt(s, now, 0)
+	return err
+}
+
 // parseStartAt reads --start-at: an RFC 3339 wall-clock time ("" none)
-// after now and at most MaxStartAhead after it.
-func parseStartAt(s string, now time.Time) (time.Time, error) {
+// at most late before now and at most MaxStartAhead after it.
+func parseStartAt(s string, now time.Time, late time.Duration) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
 	}
@@ -227,7 +242,7 @@ func parseStartAt(s string, now time.Time) (time.Time, error) {
 		return time.Time{}, Usagef("--start-at %q: want an RFC 3339 time such as %s", s, now.Add(10*time.Minute).UTC().Format(time.RFC3339))
 	}
 	switch d := t.Sub(now); {
-	case d <= 0:
+	case d <= -late || (late == 0 && d <= 0):
 		return time.Time{}, Usagef("--start-at %s is in the past (%s ago): the shards could not start together at it; give a time ahead, such as %s",
 			s, (-d).Round(time.Second), now.Add(10*time.Minute).UTC().Format(time.RFC3339))
 	case d > MaxStartAhead:

@@ -88,19 +88,26 @@ func TestWaitStartSaysSo(t *testing.T) {
 func TestParseStartAt(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
-		in, err string
+		in   string
+		late time.Duration
+		err  string
 	}{
-		{"", ""},
-		{"2026-12-01T12:00:01Z", ""},
-		{"2026-12-02T12:00:00Z", ""}, // 24 h ahead, the bound
-		{"2026-12-01T13:00:00+01:00", "in the past"},
-		{"2026-12-01T12:00:00Z", "in the past"},
-		{"2026-11-30T12:00:00Z", "in the past (24h0m0s ago)"},
-		{"2026-12-02T12:00:01Z", "more than 24h0m0s ahead"},
-		{"2099-01-01T00:00:00Z", "more than 24h0m0s ahead"},
-		{"yesterday", "RFC 3339"},
+		{"", 0, ""},
+		{"2026-12-01T12:00:01Z", 0, ""},
+		{"2026-12-02T12:00:00Z", 0, ""}, // 24 h ahead, the bound
+		{"2026-12-01T13:00:00+01:00", 0, "in the past"},
+		{"2026-12-01T12:00:00Z", 0, "in the past"},
+		{"2026-11-30T12:00:00Z", 0, "in the past (24h0m0s ago)"},
+		{"2026-12-02T12:00:01Z", 0, "more than 24h0m0s ahead"},
+		{"2099-01-01T00:00:00Z", 0, "more than 24h0m0s ahead"},
+		{"yesterday", 0, "RFC 3339"},
+		// A shard (a pod scheduled late) may start within the grace.
+		{"2026-12-01T11:55:00Z", LateStartGrace, ""},
+		{"2026-12-01T12:00:00Z", LateStartGrace, ""},
+		{"2026-12-01T11:50:00Z", LateStartGrace, "in the past (10m0s ago)"},
+		{"2026-11-30T12:00:00Z", LateStartGrace, "in the past (24h0m0s ago)"},
 	} {
-		_, err := parseStartAt(tc.in, now)
+		_, err := parseStartAt(tc.in, now, tc.late)
 		switch {
 		case tc.err == "" && err != nil:
 			t.Errorf("%q refused: %v", tc.in, err)

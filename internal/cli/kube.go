@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -135,6 +136,13 @@ func checkPods(j job.Job, verb, name string, fs *pflag.FlagSet, s kubejob.Spec) 
 		}
 		if err := j.Opts().Set("start-at", s.StartAt); err != nil {
 			return job.Usage(err)
+		}
+	}
+	if f := fs.Lookup("start-at"); f != nil && f.Value.String() != "" {
+		// The pods may start a little late (job.LateStartGrace); the
+		// Job itself must name a start ahead.
+		if err := job.CheckStartAt(f.Value.String(), time.Now()); err != nil {
+			return err
 		}
 	}
 	// The pods' --db is $(FIELDBENCH_DB), from the Secret.
