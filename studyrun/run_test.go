@@ -227,3 +227,28 @@ func TestPlansAligned(t *testing.T) {
 		}
 	}
 }
+
+// TestPlansBuiltIn: without --scenarios, every plan checks from a
+// directory holding no scenarios/ (an installed binary, the image's
+// /results): the steps run fieldbench's built-in copies (issue 40,
+// finding 9). Not parallel: it changes the working directory.
+func TestPlansBuiltIn(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, name := range Names() {
+		for _, size := range Sizes() {
+			p, err := PlanFor(name, size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Check(""); err != nil {
+				t.Errorf("%s %s: %v", name, size, err)
+			}
+			for _, s := range p.Steps {
+				sc, err := p.scenario("", s)
+				if err != nil || !sc.BuiltIn {
+					t.Errorf("%s %s step %s: %v, built in %v", name, size, s.Name, err, sc != nil && sc.BuiltIn)
+				}
+			}
+		}
+	}
+}
