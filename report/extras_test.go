@@ -22,7 +22,7 @@ func TestWorkloadFiguresSayBeforeTheRun(t *testing.T) {
 	}
 	section, _, _ = strings.Cut(section, "</table>")
 	for key, want := range map[string]string{"tweets": "tweets before the run", "follows": "follows before the run", "db_size_bytes": "before the run"} {
-		row := regexp.MustCompile(`<tr><td[^>]*>([^<]*)(?:<span[^>]*>` + key + `</span>)?</td>`).FindAllStringSubmatch(section, -1)
+		row := regexp.MustCompile(`<tr><td[^>]*>([^<]*)(?:<span[^>]*>`+key+`</span>)?</td>`).FindAllStringSubmatch(section, -1)
 		found := false
 		for _, m := range row {
 			if strings.Contains(m[0], ">"+key+"<") && strings.Contains(m[1], want) {
