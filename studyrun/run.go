@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,8 +18,9 @@ import (
 
 // CompleteFile is what an experiment writes last, once every run of it is
 // saved (experiment.Run's conclusion): an experiment directory holding it
-// is a complete result.
-const CompleteFile = "report.html"
+// is a complete result, unless experiment.InterruptedFile is beside it (an
+// interrupted experiment writes the report of what it measured too).
+const CompleteFile = experiment.ReportFile
 
 // Config is how the caller (the CLI) runs a plan.
 type Config struct {
@@ -40,9 +42,10 @@ type Config struct {
 func StepDir(results string, s Step) string { return filepath.Join(results, s.Name) }
 
 // Complete returns the newest complete experiment directory of a step's
-// directory ("" when none): one whose experiment concluded (CompleteFile).
-// An interrupted or failed attempt leaves a directory without it, which
-// is kept (what it measured stays readable) but does not count.
+// directory ("" when none): one whose experiment concluded (CompleteFile
+// without experiment.InterruptedFile). An interrupted or failed attempt
+// leaves a directory without a concluded report, which is kept (what it
+// measured stays readable) but does not count.
 func Complete(stepDir string) (string, error) {
 	entries, err := os.ReadDir(stepDir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -56,7 +59,9 @@ func Complete(stepDir string) (string, error) {
 		if !e.IsDir() || !strings.Contains(e.Name(), "-experiment-") {
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(stepDir, e.Name(), CompleteFile)); err == nil {
+		_, rep := os.Stat(filepath.Join(stepDir, e.Name(), CompleteFile))
+		_, cut := os.Stat(filepath.Join(stepDir, e.Name(), experiment.InterruptedFile))
+		if rep == nil && errors.Is(cut, fs.ErrNotExist) {
 			done = append(done, e.Name())
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	_ "github.com/fieldbench/fieldbench/adapter/sqlite"
+	"github.com/fieldbench/fieldbench/experiment"
 	"github.com/fieldbench/fieldbench/study"
 )
 
@@ -250,5 +251,35 @@ func TestPlansBuiltIn(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// An interrupted experiment writes the report of what it measured with
+// experiment.InterruptedFile beside it: the step is not complete, and a
+// concluded attempt beside it still is.
+func TestCompleteSkipsInterrupted(t *testing.T) {
+	t.Parallel()
+	step := t.TempDir()
+	write := func(dir string, files ...string) {
+		if err := os.MkdirAll(filepath.Join(step, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if err := os.WriteFile(filepath.Join(step, dir, f), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write("20260101-000000-experiment-x", CompleteFile)
+	write("20260102-000000-experiment-x", CompleteFile, experiment.InterruptedFile)
+	done, err := Complete(step)
+	if err != nil || filepath.Base(done) != "20260101-000000-experiment-x" {
+		t.Errorf("Complete = %q, %v; want the concluded attempt, not the later interrupted one", done, err)
+	}
+	if err := os.RemoveAll(filepath.Join(step, "20260101-000000-experiment-x")); err != nil {
+		t.Fatal(err)
+	}
+	if done, err := Complete(step); err != nil || done != "" {
+		t.Errorf("Complete = %q, %v with only an interrupted attempt", done, err)
 	}
 }
