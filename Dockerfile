@@ -5,7 +5,9 @@
 # reachable (this project's machines, an air-gapped cluster). Build it with
 #   scripts/build-image.sh [TAG]
 # which compiles the binary (CGO_ENABLED=0) and gathers the context this
-# file copies from, then runs podman or docker, whichever is there.
+# file copies from, then runs podman or docker, whichever is there. The
+# scenarios are built into the binary (package scenarios): 'study NAME' and
+# 'experiment scenarios/...' run in the image without a copy of them.
 FROM scratch
 COPY passwd /etc/passwd
 COPY ca-certificates.crt /etc/ssl/certs/ca-certificates.crt

@@ -143,7 +143,8 @@ type expRun struct {
 // Run runs the scenario: it starts the cluster, drives the workload with
 // the timeline, probes, audit and convergence, tears the cluster down and
 // writes the experiment's report. An interrupt returns job.ErrInterrupted
-// once what was measured is saved.
+// once what was measured is saved, the report of it included (beside
+// InterruptedFile).
 func Run(ctx context.Context, sc *Scenario, cfg Config) (err error) {
 	stdout, stderr := cfg.Stdout, cfg.Stderr
 	dir, err := job.NewRunDir(cfg.Results, runDirName, sc.Name, time.Now())
@@ -209,6 +210,13 @@ func Run(ctx context.Context, sc *Scenario, cfg Config) (err error) {
 		err = x.runConvergence(ctx)
 	}
 	if err != nil {
+		if ctx.Err() != nil {
+			// Interrupted: the report of what was measured, as a killed
+			// run's own report.html is written (issue 40: none was).
+			if rerr := x.concludeInterrupted(); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+		}
 		return err
 	}
 	return x.conclude()

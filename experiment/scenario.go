@@ -12,14 +12,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
+	pathpkg "path"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/job"
+	"github.com/fieldbench/fieldbench/scenarios"
 	"gopkg.in/yaml.v3"
 
 	"github.com/fieldbench/fieldbench/analysis/score"
@@ -56,6 +60,9 @@ type Scenario struct {
 	Convergence *Convergence `yaml:"convergence"`
 	// Path is the file the scenario came from (not in the YAML).
 	Path string `yaml:"-"`
+	// BuiltIn says Path was not on disk and the scenario is the copy
+	// built into fieldbench (Open).
+	BuiltIn bool `yaml:"-"`
 	// doc is the parsed YAML, to name the line of each problem.
 	doc *yaml.Node
 }
@@ -225,13 +232,72 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 // D is the time.Duration.
 func (d Duration) D() time.Duration { return time.Duration(d) }
 
-// Load reads and validates a scenario file.
+// Load reads and validates a scenario file on disk.
 func Load(path string) (*Scenario, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read scenario: %w", err)
 	}
 	defer f.Close()
+	return read(path, f)
+}
+
+// Open is Load, except that a relative path under scenarios/ which is not
+// on disk is read from the copy of the repository's scenarios built into
+// fieldbench (package scenarios; Scenario.BuiltIn says so): `experiment
+// scenarios/wiki/elasticity-redis.yaml` and `study` run from an installed
+// binary or the container image as from the repository's root. A file on
+// disk always wins, so an edited scenario runs as edited.
+func Open(path string) (*Scenario, error) {
+	sc, err := Load(path)
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return sc, err
+	}
+	name, ok := scenarios.Lookup(path)
+	if !ok {
+		return nil, notBuiltIn(path, err)
+	}
+	f, ferr := scenarios.FS().Open(name)
+	if ferr != nil {
+		return nil, fmt.Errorf("read scenario: %w", ferr)
+	}
+	defer f.Close()
+	sc, err = read(path, f)
+	if err != nil {
+		return nil, err
+	}
+	sc.BuiltIn = true
+	return sc, nil
+}
+
+// notBuiltIn is err, the error of a path under scenarios/ that is neither
+// on disk nor built in, with the built-in scenarios beside it named: a
+// mistyped name is told what it could have been. Other paths' errors are
+// returned as they are.
+func notBuiltIn(path string, err error) error {
+	rel, ok := strings.CutPrefix(filepath.ToSlash(filepath.Clean(path)), scenarios.Dir+"/")
+	if !ok || filepath.IsAbs(path) {
+		return err
+	}
+	dir, _ := pathpkg.Split(rel)
+	var near, dirs []string
+	for _, n := range scenarios.Names() {
+		d, f := pathpkg.Split(n)
+		if d == dir {
+			near = append(near, f)
+		}
+		if len(dirs) == 0 || dirs[len(dirs)-1] != d {
+			dirs = append(dirs, d)
+		}
+	}
+	if len(near) == 0 {
+		return fmt.Errorf("%w (nor is it built into fieldbench, whose scenarios are in %s/ %s)", err, scenarios.Dir, strings.Join(dirs, ", "))
+	}
+	return fmt.Errorf("%w (nor is it built into fieldbench, whose %s/%s holds %s)", err, scenarios.Dir, dir, strings.Join(near, ", "))
+}
+
+// read reads and validates the scenario in f, named path.
+func read(path string, f fs.File) (*Scenario, error) {
 	// A file past the limit is refused with its real size, unread.
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > MaxScenarioBytes {
 		return nil, fmt.Errorf("%s: %w", path, tooBig(st.Size()))

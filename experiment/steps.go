@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -233,6 +234,43 @@ func (x *expRun) runConvergence(ctx context.Context) error {
 	return nil
 }
 
+// InterruptedFile, in an experiment directory, says the experiment was
+// interrupted: its report.html shows what was measured until then, but
+// the experiment did not conclude (no scores printed; a study does not
+// count the directory as a complete step). It is written before the
+// report, so a report without it is always a concluded experiment's.
+const InterruptedFile = "interrupted.txt"
+
+// ReportFile is the experiment's report of all its runs.
+const ReportFile = "report.html"
+
+// concludeInterrupted writes the report of the runs an interrupted
+// experiment measured (none: nothing is written), after InterruptedFile.
+func (x *expRun) concludeInterrupted() error {
+	var runs []*result.Run
+	for _, d := range x.runDirs {
+		r, err := result.Read(d)
+		if err != nil {
+			fmt.Fprintf(x.stderr, "experiment %s: %s is not in the report: %v\n", x.sc.Name, d, err)
+			continue
+		}
+		runs = append(runs, r)
+	}
+	if len(runs) == 0 {
+		return nil
+	}
+	note := fmt.Sprintf("experiment %s was interrupted: %s shows the %d run(s) measured until then; it did not conclude.\n", x.sc.Name, ReportFile, len(runs))
+	if err := os.WriteFile(filepath.Join(x.dir, InterruptedFile), []byte(note), 0o644); err != nil {
+		return err
+	}
+	out := filepath.Join(x.dir, ReportFile)
+	if err := report.WriteFile(out, runs); err != nil {
+		return err
+	}
+	fmt.Fprintf(x.stdout, "\nexperiment %s (interrupted, what was measured): %s\n", x.sc.Name, out)
+	return nil
+}
+
 // conclude prints the scores of the experiment's runs and writes one report
 // of them all in the experiment directory.
 func (x *expRun) conclude() error {
@@ -252,7 +290,7 @@ func (x *expRun) conclude() error {
 			return err
 		}
 	}
-	out := filepath.Join(x.dir, "report.html")
+	out := filepath.Join(x.dir, ReportFile)
 	if err := report.WriteFile(out, runs); err != nil {
 		return err
 	}

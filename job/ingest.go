@@ -363,11 +363,12 @@ func (j *ingestJob) generate(ctx context.Context, env *Env) error {
 	if err != nil {
 		return Usagef("cannot write %s: %v", path, err)
 	}
-	if err := errors.Join(ingest.WriteCSV(f, j.seed, j.sources, j.records), f.Close()); err != nil {
+	st, err := ingest.WriteCSV(f, j.seed, j.sources, j.records)
+	if err := errors.Join(err, f.Close()); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "wrote %d records (%d sources x %d) to %s\n", int64(j.sources)*j.records, j.sources, j.records, path)
-	return nil
+	fmt.Fprintf(env.Stdout, "wrote %s\n\n", path)
+	return st.Write(env.Stdout)
 }
 
 // Traits: a rate-search step inserts, from each source, as many batches as

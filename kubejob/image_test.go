@@ -37,7 +37,8 @@ import (
 const requireImage = "FIELDBENCH_REQUIRE_IMAGE"
 
 // TestImage builds the Dockerfile's image with scripts/build-image.sh, as a
-// user would, and runs it as the Job's pods would: --version, list, a run
+// user would, and runs it as the Job's pods would: --version, list, a
+// study's and an experiment's dry run from the built-in scenarios, a run
 // on null:// writing its run directory into a mounted /results as the
 // image's non-root user, and a run against a real Redis on this machine's
 // loopback. The binary it holds must be static: the image's base is empty.
@@ -76,6 +77,14 @@ func TestImage(t *testing.T) {
 	}
 	if out := run(t, "--network", "none", tag, "list"); !strings.Contains(out, "microblog") || !strings.Contains(out, "redis") {
 		t.Errorf("list names no microblog or no redis adapter:\n%s", out)
+	}
+	// The image holds no scenarios/: the studies' scenarios are the
+	// binary's built-in copies (issue 40, finding 9).
+	if out := run(t, "--network", "none", tag, "study", "wiki", "--dry-run"); !strings.Contains(out, "[built in]") {
+		t.Errorf("study wiki --dry-run in the image:\n%s", out)
+	}
+	if out := run(t, "--network", "none", tag, "experiment", "scenarios/microblog/crash.yaml", "--dry-run"); !strings.Contains(out, "scenario ") {
+		t.Errorf("experiment of a built-in scenario in the image:\n%s", out)
 	}
 
 	t.Run("null", func(t *testing.T) {

@@ -11,7 +11,8 @@ const (
 	maxNines = 4 // percentile spectrum reaches 99.99%
 )
 
-// timeAxis spans every run's intervals and events, from 0 to at least end.
+// timeAxis spans every run's intervals and events, from 0 to at least end,
+// and ends there (endAxis), not at the next round number.
 func timeAxis(data []*runData, end float64) axis {
 	for _, d := range data {
 		for _, iv := range d.run.Intervals {
@@ -21,7 +22,7 @@ func timeAxis(data []*runData, end float64) axis {
 			end = math.Max(end, e.At)
 		}
 	}
-	return linearAxis("seconds since start", 0, end, 10, func(v float64) string {
+	return endAxis("seconds since start", 0, end, 10, func(v float64) string {
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	})
 }
@@ -39,6 +40,17 @@ func timeChart(title string, y axis, data []*runData, end float64) *chart {
 	}
 	c.events(data)
 	return c
+}
+
+// keyColor is the colour of the legend keys that explain a style (p99
+// solid, p50 dashed; mean solid, p99 light): the run's own with one run,
+// so the key looks like the marks it explains (they were grey beside blue
+// lines); neutral with several, whose colours the run legend names.
+func keyColor(data []*runData) string {
+	if len(data) == 1 {
+		return data[0].color
+	}
+	return neutral
 }
 
 // runLegend names each run's colour, as a line or, for bar charts, a box.
@@ -66,8 +78,8 @@ func latencyOverTime(data []*runData, op string) string {
 	}
 	c.runLegend(data, false)
 	c.legend = append(c.legend,
-		legendEntry{label: "p99", color: neutral},
-		legendEntry{label: "p50", color: neutral, dash: dashP50})
+		legendEntry{label: "p99", color: keyColor(data)},
+		legendEntry{label: "p50", color: keyColor(data), dash: dashP50})
 	return c.svg()
 }
 
@@ -184,8 +196,8 @@ func latencyByGroup(data []*runData, op string) string {
 	}
 	c.runLegend(data, true)
 	c.legend = append(c.legend,
-		legendEntry{label: "mean", color: neutral, box: true, opacity: 1},
-		legendEntry{label: "p99", color: neutral, box: true, opacity: 0.35})
+		legendEntry{label: "mean", color: keyColor(data), box: true, opacity: 1},
+		legendEntry{label: "p99", color: keyColor(data), box: true, opacity: 0.35})
 	return c.svg()
 }
 

@@ -52,6 +52,17 @@ var extraLabels = map[string]string{
 	"convergence_max_ms":                    "max",
 	"convergence_count":                     "writes probed",
 	"convergence_timeouts":                  "never visible before the timeout",
+
+	// The dataset's figures are counted before the load starts: a run's
+	// own posts and appends are not in them ("tweets" was read as the
+	// tweets after the run).
+	"tweets":           "tweets before the run (this run's posts not counted)",
+	"follows":          "follows before the run",
+	"users":            "users in the dataset",
+	"articles":         "articles before the run",
+	"total_bytes":      "article bytes before the run (final_total_bytes: after it)",
+	"db_size_bytes":    "database size before the run",
+	"populate_seconds": "seconds to load the dataset",
 }
 
 // extrasTable writes the workload-specific figures: one table per known
@@ -89,7 +100,7 @@ func (p *page) extrasTable() {
 	}
 	if len(rest) > 0 {
 		p.printf("<h2>Workload figures</h2>\n")
-		p.extraRows(rest, "figure", nil)
+		p.extraRows(rest, "figure", extraLabels)
 	}
 	for _, g := range extraGroups {
 		if len(grouped[g.prefix]) == 0 && len(perNode[g.prefix]) == 0 {

@@ -28,8 +28,8 @@ table{border-collapse:collapse;background:#fff;font-size:13px}
 th,td{border:1px solid #ddd;padding:3px 8px}th{background:#f0f0f0;text-align:left}
 td.n{text-align:right;font-variant-numeric:tabular-nums}
 .sw{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:2px}
-.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(640px,1fr));gap:16px}
-.charts svg{border:1px solid #ddd;max-width:100%;height:auto}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,560px),1fr));gap:16px}
+.charts svg{border:1px solid #ddd;box-sizing:border-box;display:block;width:100%;height:auto}
 .series table{margin-top:6px}
 footer{margin-top:28px;color:#888;font-size:12px}
 `

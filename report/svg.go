@@ -8,8 +8,9 @@ import (
 	"strings"
 )
 
-// Chart geometry in pixels. Every chart has the same width so they line up
-// in the page grid; the height grows with the x tick labels and the legend.
+// Chart geometry in the viewBox's units (pixels at a column of chartW).
+// Every chart has the same width so they line up in the page grid; the
+// height grows with the x tick labels and the legend.
 const (
 	chartW     = 640
 	plotH      = 230
@@ -245,8 +246,11 @@ func (c *chart) svg() string {
 	legendTop := c.bottom() + c.xAxisH()
 	height := legendTop + float64(len(rows))*legendRowH + 6
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%s" viewBox="0 0 %d %s" font-family="sans-serif" font-size="11" role="img">`+"\n",
-		chartW, num(height), chartW, num(height))
+	// The width of its column (the page's CSS lays the columns out), the
+	// height from the viewBox's proportions: fixed at 640 px, two charts
+	// took 40 % of a 1300 px page side by side with white beside them.
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="100%%" viewBox="0 0 %d %s" font-family="sans-serif" font-size="11" role="img">`+"\n",
+		chartW, num(height))
 	fmt.Fprintf(&b, `<title>%s</title>`+"\n", esc(c.title))
 	fmt.Fprintf(&b, `<rect width="%d" height="%s" fill="#fff"/>`+"\n", chartW, num(height))
 	fmt.Fprintf(&b, `<text x="%d" y="20" text-anchor="middle" font-size="13" font-weight="bold">%s</text>`+"\n", chartW/2, esc(c.title))
@@ -369,6 +373,25 @@ func linearAxis(title string, lo, hi float64, n int, label func(float64) string)
 	for k := 0; k < maxTicks && float64(k) <= last-first; k++ {
 		v := (first + float64(k)) * step
 		a.ticks = append(a.ticks, tick{v: v, label: label(v)})
+	}
+	return a
+}
+
+// endAxis is linearAxis with the far end not rounded out: the axis ends
+// at hi itself and the ticks stop at the last one within it. A time axis
+// ends at the run's last second: a 5 s run whose last interval closed at
+// 5.001 s was drawn to 6 s, a second that was never run.
+func endAxis(title string, lo, hi float64, n int, label func(float64) string) axis {
+	lo, hi = drawableRange(lo, hi)
+	a := linearAxis(title, lo, hi, n, label)
+	if a.max <= hi {
+		return a
+	}
+	a.max = hi
+	// A tick a hair past hi (float rounding of k·step) still counts.
+	slack := (hi - a.min) * 1e-9
+	for len(a.ticks) > 1 && a.ticks[len(a.ticks)-1].v > hi+slack {
+		a.ticks = a.ticks[:len(a.ticks)-1]
 	}
 	return a
 }

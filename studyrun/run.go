@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,18 +13,22 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/experiment"
+	"github.com/fieldbench/fieldbench/scenarios"
 )
 
 // CompleteFile is what an experiment writes last, once every run of it is
 // saved (experiment.Run's conclusion): an experiment directory holding it
-// is a complete result.
-const CompleteFile = "report.html"
+// is a complete result, unless experiment.InterruptedFile is beside it (an
+// interrupted experiment writes the report of what it measured too).
+const CompleteFile = experiment.ReportFile
 
 // Config is how the caller (the CLI) runs a plan.
 type Config struct {
 	// Results is the study's directory: each step runs in Results/<step>.
 	Results string
-	// Scenarios is the directory the steps' scenario files are relative to.
+	// Scenarios is the directory the steps' scenario files are relative to;
+	// "" is the repository's scenarios/ where a file is on disk, else the
+	// copy built into fieldbench (experiment.Open).
 	Scenarios      string
 	Stdout, Stderr io.Writer
 	Version        string
@@ -37,9 +42,10 @@ type Config struct {
 func StepDir(results string, s Step) string { return filepath.Join(results, s.Name) }
 
 // Complete returns the newest complete experiment directory of a step's
-// directory ("" when none): one whose experiment concluded (CompleteFile).
-// An interrupted or failed attempt leaves a directory without it, which
-// is kept (what it measured stays readable) but does not count.
+// directory ("" when none): one whose experiment concluded (CompleteFile
+// without experiment.InterruptedFile). An interrupted or failed attempt
+// leaves a directory without a concluded report, which is kept (what it
+// measured stays readable) but does not count.
 func Complete(stepDir string) (string, error) {
 	entries, err := os.ReadDir(stepDir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -53,7 +59,9 @@ func Complete(stepDir string) (string, error) {
 		if !e.IsDir() || !strings.Contains(e.Name(), "-experiment-") {
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(stepDir, e.Name(), CompleteFile)); err == nil {
+		_, rep := os.Stat(filepath.Join(stepDir, e.Name(), CompleteFile))
+		_, cut := os.Stat(filepath.Join(stepDir, e.Name(), experiment.InterruptedFile))
+		if rep == nil && errors.Is(cut, fs.ErrNotExist) {
 			done = append(done, e.Name())
 		}
 	}
@@ -64,13 +72,21 @@ func Complete(stepDir string) (string, error) {
 	return filepath.Join(stepDir, done[len(done)-1]), nil
 }
 
-// scenario loads a step's scenario with the plan's options applied.
+// scenario loads a step's scenario with the plan's options applied: from
+// dir when one is given (the user's --scenarios, which wins: nothing else
+// is read), else from scenarios/ on disk or, where a file is not there,
+// the copy built into fieldbench (experiment.Open), so a study runs from
+// an installed binary or the container image.
 func (p Plan) scenario(dir string, s Step) (*experiment.Scenario, error) {
-	path := s.Scenario
-	if !filepath.IsAbs(path) {
+	load, path := experiment.Load, s.Scenario
+	switch {
+	case filepath.IsAbs(path):
+	case dir == "":
+		load, path = experiment.Open, filepath.Join(scenarios.Dir, path)
+	default:
 		path = filepath.Join(dir, path)
 	}
-	sc, err := experiment.Load(path)
+	sc, err := load(path)
 	if err != nil {
 		return nil, fmt.Errorf("step %s: %w", s.Name, err)
 	}
@@ -84,10 +100,13 @@ func (p Plan) scenario(dir string, s Step) (*experiment.Scenario, error) {
 }
 
 // Check loads every step's scenario: a missing or invalid file is found
-// before the first step starts a cluster.
+// before the first step starts a cluster. A scenarios directory given
+// ("" is the default, see scenario) must exist.
 func (p Plan) Check(scenarios string) error {
-	if _, err := os.Stat(scenarios); err != nil {
-		return fmt.Errorf("scenarios directory: %w (run from the repository's root, or pass --scenarios DIR)", err)
+	if scenarios != "" {
+		if _, err := os.Stat(scenarios); err != nil {
+			return fmt.Errorf("scenarios directory: %w (--scenarios names a directory holding the scenario files; without it fieldbench uses ./scenarios or its built-in copy)", err)
+		}
 	}
 	var errs []error
 	for _, s := range p.Steps {
@@ -98,7 +117,8 @@ func (p Plan) Check(scenarios string) error {
 	return errors.Join(errs...)
 }
 
-// WritePlan lists the steps and which are already complete in results.
+// WritePlan lists the steps, the file each runs (marked when it is the
+// copy built into fieldbench) and which are already complete in results.
 func (p Plan) WritePlan(w io.Writer, results, scenarios string) error {
 	fmt.Fprintf(w, "study %s, size %s: %d step(s), results in %s\n", p.Study, p.Size, len(p.Steps), results)
 	for i, s := range p.Steps {
@@ -114,7 +134,14 @@ func (p Plan) WritePlan(w io.Writer, results, scenarios string) error {
 		if len(s.Options) > 0 {
 			opts = " " + strings.Join(experiment.CommandLine(s.Options), " ")
 		}
-		fmt.Fprintf(w, "  %d/%d %-26s %s%s (%s)\n      %s\n", i+1, len(p.Steps), s.Name, filepath.Join(scenarios, s.Scenario), opts, state, s.Why)
+		file := filepath.Join(scenarios, s.Scenario)
+		if sc, err := p.scenario(scenarios, s); err == nil {
+			file = sc.Path
+			if sc.BuiltIn {
+				file += " [built in]"
+			}
+		}
+		fmt.Fprintf(w, "  %d/%d %-26s %s%s (%s)\n      %s\n", i+1, len(p.Steps), s.Name, file, opts, state, s.Why)
 	}
 	return nil
 }
@@ -158,7 +185,11 @@ func Run(ctx context.Context, p Plan, cfg Config) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(cfg.Stderr, "%s running %s: %s\n", head, sc.Path, s.Why)
+		from := sc.Path
+		if sc.BuiltIn {
+			from += " (the copy built into fieldbench: not on disk here)"
+		}
+		fmt.Fprintf(cfg.Stderr, "%s running %s: %s\n", head, from, s.Why)
 		ts := now()
 		err = experiment.Run(ctx, sc, experiment.Config{
 			Results: dir, Stdout: cfg.Stdout, Stderr: cfg.Stderr, Version: cfg.Version, StartCluster: cfg.StartCluster,

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	_ "github.com/fieldbench/fieldbench/adapter/sqlite"
+	"github.com/fieldbench/fieldbench/experiment"
 	"github.com/fieldbench/fieldbench/study"
 )
 
@@ -239,5 +240,60 @@ func TestPlansAligned(t *testing.T) {
 		if !found {
 			t.Errorf("%s %s: no step %s", tt.study, tt.size, tt.step)
 		}
+	}
+}
+
+// TestPlansBuiltIn: without --scenarios, every plan checks from a
+// directory holding no scenarios/ (an installed binary, the image's
+// /results): the steps run fieldbench's built-in copies (issue 40,
+// finding 9). Not parallel: it changes the working directory.
+func TestPlansBuiltIn(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, name := range Names() {
+		for _, size := range Sizes() {
+			p, err := PlanFor(name, size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Check(""); err != nil {
+				t.Errorf("%s %s: %v", name, size, err)
+			}
+			for _, s := range p.Steps {
+				sc, err := p.scenario("", s)
+				if err != nil || !sc.BuiltIn {
+					t.Errorf("%s %s step %s: %v, built in %v", name, size, s.Name, err, sc != nil && sc.BuiltIn)
+				}
+			}
+		}
+	}
+}
+
+// An interrupted experiment writes the report of what it measured with
+// experiment.InterruptedFile beside it: the step is not complete, and a
+// concluded attempt beside it still is.
+func TestCompleteSkipsInterrupted(t *testing.T) {
+	t.Parallel()
+	step := t.TempDir()
+	write := func(dir string, files ...string) {
+		if err := os.MkdirAll(filepath.Join(step, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if err := os.WriteFile(filepath.Join(step, dir, f), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write("20260101-000000-experiment-x", CompleteFile)
+	write("20260102-000000-experiment-x", CompleteFile, experiment.InterruptedFile)
+	done, err := Complete(step)
+	if err != nil || filepath.Base(done) != "20260101-000000-experiment-x" {
+		t.Errorf("Complete = %q, %v; want the concluded attempt, not the later interrupted one", done, err)
+	}
+	if err := os.RemoveAll(filepath.Join(step, "20260101-000000-experiment-x")); err != nil {
+		t.Fatal(err)
+	}
+	if done, err := Complete(step); err != nil || done != "" {
+		t.Errorf("Complete = %q, %v with only an interrupted attempt", done, err)
 	}
 }

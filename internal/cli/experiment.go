@@ -20,7 +20,9 @@ func newExperimentCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "experiment FILE.yaml",
 		Short: "Run a scenario: start a cluster, drive a workload, fire a timeline of node joins, crashes and restarts, probe every node, audit",
-		Long: fmt.Sprintf(`experiment runs the scenario in FILE.yaml (see scenarios/ for one per study):
+		Long: fmt.Sprintf(`experiment runs the scenario in FILE.yaml (see scenarios/ for one per study;
+a path under scenarios/ that is not on disk is the copy built into
+fieldbench, so they run from anywhere):
 
   name, description, study     what it is
   cluster: {engine, nodes, options, network}
@@ -77,9 +79,12 @@ the result files alone. Results go to results/<time>-experiment-<name>/.`, strin
   fieldbench experiment scenarios/wiki/elasticity-cassandra.yaml --dry-run`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sc, err := experiment.Load(args[0])
+			sc, err := experiment.Open(args[0])
 			if err != nil {
 				return job.Usage(err)
+			}
+			if sc.BuiltIn {
+				fmt.Fprintf(cmd.ErrOrStderr(), "fieldbench: %s is not on disk here: running the copy built into this fieldbench\n", sc.Path)
 			}
 			if dryRun {
 				return sc.WritePlan(cmd.OutOrStdout())

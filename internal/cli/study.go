@@ -100,7 +100,7 @@ where it stopped; Ctrl-C leaves completed steps intact.`, studyrun.ReportFile, s
 	}
 	c.Flags().StringVar(&results, "results", "", "the study's results directory (default results/study-NAME-SIZE)")
 	c.Flags().StringVar(&size, "size", studyrun.SizeQuick, "plan size: "+strings.Join(studyrun.Sizes(), " or "))
-	c.Flags().StringVar(&scenarios, "scenarios", "scenarios", "directory holding the scenario files (the repository's scenarios/)")
+	c.Flags().StringVar(&scenarios, "scenarios", "", "directory holding the scenario files, and nothing else is read (default: ./scenarios where a file is there, else the copy built into fieldbench)")
 	c.Flags().BoolVar(&dryRun, "dry-run", false, "list the steps and which are already complete, without running anything")
 	c.Flags().BoolVar(&reportOnly, "report-only", false, "rebuild the report from --results without running any step")
 	return c

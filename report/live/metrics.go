@@ -35,7 +35,11 @@ type Server struct {
 	srv *http.Server
 	ln  net.Listener
 
-	mu                sync.Mutex
+	mu sync.Mutex
+	// started is set by the first Start: until then (the dataset
+	// loading) no series is served, since its labels are not known and a
+	// series with empty ones would stay beside the run's in the scraper.
+	started           bool
 	workload, adapter string
 	ops               map[string]*opState
 	decodeErrors      int64
@@ -85,7 +89,7 @@ func (s *Server) Close() error {
 func (s *Server) Start(workload, adapter string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.workload, s.adapter, s.ops, s.ended = workload, adapter, map[string]*opState{}, false
+	s.workload, s.adapter, s.ops, s.ended, s.started = workload, adapter, map[string]*opState{}, false, true
 }
 
 // End marks the run as ended: fieldbench_run_ended turns 1, so a scraper
@@ -154,10 +158,14 @@ func (s *Server) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descEnded
 }
 
-// Collect implements prometheus.Collector: the figures so far.
+// Collect implements prometheus.Collector: the figures so far, none
+// before the run started.
 func (s *Server) Collect(ch chan<- prometheus.Metric) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.started {
+		return
+	}
 	ended := 0.0
 	if s.ended {
 		ended = 1

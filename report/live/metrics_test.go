@@ -169,3 +169,42 @@ func TestRunEndedAndLinger(t *testing.T) {
 		t.Errorf("next run: fieldbench_run_ended %v, want 0", v)
 	}
 }
+
+// Before the run starts (the dataset loading) the endpoint serves no
+// series: it served fieldbench_run_ended{workload="",adapter=""}, a second
+// series beside the run's once it started (issue 40, finding 10). From
+// Start on, every series carries the run's labels.
+func TestNoSeriesBeforeStart(t *testing.T) {
+	s, err := Listen("127.0.0.1:0", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	empty := func(fams map[string]*dto.MetricFamily) []string {
+		var out []string
+		for name, f := range fams {
+			for _, m := range f.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if (l.GetName() == "workload" || l.GetName() == "adapter") && l.GetValue() == "" {
+						out = append(out, name)
+					}
+				}
+			}
+		}
+		return out
+	}
+	if fams := scrape(t, s.Addr()); len(fams) != 0 {
+		t.Errorf("before Start: %d families served (with empty labels: %v), want none", len(fams), empty(fams))
+	}
+	s.Start("microblog", "sqlite")
+	fams := scrape(t, s.Addr())
+	if bad := empty(fams); len(bad) > 0 {
+		t.Errorf("series with empty labels after Start: %v", bad)
+	}
+	if v := value(t, fams, "fieldbench_run_ended"); v != 0 {
+		t.Errorf("fieldbench_run_ended = %v while the run goes on", v)
+	}
+	if l := fams["fieldbench_run_ended"].GetMetric()[0].GetLabel(); len(l) != 2 || l[0].GetValue() != "sqlite" || l[1].GetValue() != "microblog" {
+		t.Errorf("fieldbench_run_ended labels %v", l)
+	}
+}
