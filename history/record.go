@@ -71,7 +71,7 @@ type Op struct {
 	Count, Errors int64
 	ErrorKinds    map[string]int64
 	// Rate is operations a second; latencies in µs.
-	Rate, Mean              float64
+	Rate, Mean               float64
 	P50, P90, P99, P999, Max int64
 	// Seconds is how many measured one-second intervals the run has for
 	// it; Intervals each figure's 95 % interval from them (see

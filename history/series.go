@@ -220,7 +220,9 @@ type Mark struct {
 	What, From, To string
 }
 
-func (m Mark) String() string { return fmt.Sprintf("%s %s → %s", m.What, orUnknown(m.From), orUnknown(m.To)) }
+func (m Mark) String() string {
+	return fmt.Sprintf("%s %s → %s", m.What, orUnknown(m.From), orUnknown(m.To))
+}
 
 func orUnknown(s string) string {
 	if s == "" {
