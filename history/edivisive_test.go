@@ -151,16 +151,16 @@ func TestAgreesWithOtava(t *testing.T) {
 			g := cps[i]
 			// Where Otava's mean after is of the final stretch too, its
 			// p-value is of the same test: scipy's and Go's must agree.
-			fresh := close(g.After, w.After, 1e-9)
-			if !close(g.Before, w.Before, 1e-9) || fresh && !close(g.P, w.PValue, 1e-6) {
+			fresh := near(g.After, w.After, 1e-9)
+			if !near(g.Before, w.Before, 1e-9) || fresh && !near(g.P, w.PValue, 1e-6) {
 				t.Errorf("%s: change at %d: p %g, means %g → %g; Otava: p %g, %g → %g", c.Name, w.Index, g.P, g.Before, g.After, w.PValue, w.Before, w.After)
 			}
 		}
 	}
 }
 
-// close compares relatively, or absolutely near 0.
-func close(a, b, tol float64) bool {
+// near compares relatively, or absolutely near 0.
+func near(a, b, tol float64) bool {
 	return math.Abs(a-b) <= tol*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
 }
 

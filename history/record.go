@@ -189,7 +189,12 @@ func FromRun(r *result.Run, commit string) (Run, error) {
 		return Run{}, err
 	}
 	sum := sha256.Sum256(hdr)
-	h := r.Header
+	// Everything below is read from the redacted header, as the store
+	// reads it back.
+	var h result.Header
+	if err := json.Unmarshal(hdr, &h); err != nil {
+		return Run{}, fmt.Errorf("decode header: %w", err)
+	}
 	key := seriesKeyOf(h)
 	run := Run{
 		ID: hex.EncodeToString(sum[:16]), Series: key.id(), Started: h.Started,
