@@ -80,6 +80,14 @@ type Options struct {
 	Seed         uint64
 }
 
+// MethodName is the method in words.
+func (o Options) MethodName() string {
+	if o.Method == MethodPermutation {
+		return "permutation test"
+	}
+	return "Student's t-test"
+}
+
 // DefaultOptions are Otava's defaults.
 var DefaultOptions = Options{Method: MethodTTest, PValue: 0.001, Window: 50, Permutations: 100}
 

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -201,7 +202,7 @@ func FromRun(r *result.Run, commit string) (Run, error) {
 		Workload: h.Workload, Adapter: h.Adapter, Server: h.Database.Name, ServerVersion: h.Database.Version,
 		Model: optionText(h, "model"), Mix: optionText(h, "mix"),
 		Machine: machineClass(h.Machine), Host: h.Machine.Hostname, Kernel: h.Machine.Kernel,
-		Version: h.Version, Commit: adapter.RedactText(commit), Dir: r.Dir,
+		Version: h.Version, Commit: adapter.RedactText(commit), Dir: absDir(r.Dir),
 		Duration: r.Summary.DurationSeconds, Interrupted: r.Summary.Interrupted, Header: hdr,
 	}
 	merged, err := r.Merged(true)
@@ -236,6 +237,14 @@ func FromRun(r *result.Run, commit string) (Run, error) {
 		run.Ops = append(run.Ops, o)
 	}
 	return run, nil
+}
+
+// absDir is dir made absolute (dir itself when it cannot be).
+func absDir(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil && dir != "" {
+		return abs
+	}
+	return dir
 }
 
 // encodeHist is the histogram's V2 compressed encoding as bytes: what

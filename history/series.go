@@ -272,7 +272,7 @@ func Ops(runs []Run) []string {
 type Point struct {
 	// Index is the run's place in the series (all its runs counted).
 	Index int
-	Run   Run
+	Run   *Run
 	// Value is the whole-run figure; Lo and Hi its interval (NaN when
 	// the run has none).
 	Value, Lo, Hi float64
@@ -283,7 +283,8 @@ type Point struct {
 // without a successful one, has no point.
 func Trend(runs []Run, op, figure string) []Point {
 	var out []Point
-	for i, r := range runs {
+	for i := range runs {
+		r := &runs[i]
 		o, ok := r.Op(op)
 		if !ok {
 			continue
