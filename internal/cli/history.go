@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/analysis/compare"
 	"github.com/fieldbench/fieldbench/history"
 	"github.com/fieldbench/fieldbench/job"
@@ -143,16 +144,33 @@ const addBatch = 100
 // reader of result files does. argsWithNothing are the paths that gave
 // no run at all.
 func addToHistory(ctx context.Context, stderr io.Writer, target, commit string, paths []string) (addStats, error) {
-	s, err := openHistory(ctx, target, true)
+	self, err := history.SQLitePath(target)
 	if err != nil {
 		return addStats{}, err
 	}
-	defer s.Close()
-	st := addStats{where: s.Where, series: map[string]bool{}}
+	where := self
+	if where == "" {
+		where = adapter.Redact(target)
+	}
+	// The history is opened once there is a run to add: an add that finds
+	// nothing leaves no new file.
+	var s *history.Store
+	defer func() {
+		if s != nil {
+			s.Close()
+		}
+	}()
+	st := addStats{where: where, series: map[string]bool{}}
 	var batch []history.Run
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
+		}
+		if s == nil {
+			if s, err = openHistory(ctx, target, true); err != nil {
+				return err
+			}
+			st.where = s.Where
 		}
 		got, err := s.Add(ctx, batch)
 		if err != nil {
@@ -176,7 +194,7 @@ func addToHistory(ctx context.Context, stderr io.Writer, target, commit string, 
 		if ctx.Err() != nil {
 			break
 		}
-		files, skipped, err := history.Source(p, s.Path())
+		files, skipped, err := history.Source(p, self)
 		if err != nil {
 			skip(p, err.Error())
 			st.argsWithNothing = append(st.argsWithNothing, p)
