@@ -1,12 +1,14 @@
 package cli_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -269,6 +271,11 @@ func TestHistoryBadInput(t *testing.T) {
 		{"history", "add", "--history", newer, good},
 		{"history", "changes", "--history", newer},
 		{"run", "microblog", "--users", "20", "--duration", "1s", "--results", runs, "--history", newer},
+		{"sweep", "ingest", "--from", "10", "--to", "10", "--step", "10", "--runs", "1", "--warmup-runs", "0", "--results", runs, "--history", newer},
+		{"experiment", writeScenario(t, dir), "--results", runs, "--history", newer},
+		// No scenarios: were the history not checked first, the study
+		// would be refused for that (and start nothing either way).
+		{"study", "ingest", "--scenarios", t.TempDir(), "--results", runs, "--history", newer},
 	} {
 		code, _, stderr := execute(context.Background(), args...)
 		if code != cli.ExitUsage || !strings.Contains(stderr, "written by a newer fieldbench") {
@@ -297,14 +304,22 @@ func TestHistoryBadInput(t *testing.T) {
 	}
 }
 
-// experiment --history records the experiment's runs as it finishes.
-func TestExperimentRecordsHistory(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
+// writeScenario writes a one-second microblog experiment on null:// into
+// dir and returns its path.
+func writeScenario(t *testing.T, dir string) string {
+	t.Helper()
 	sc := filepath.Join(dir, "sc.yaml")
 	if err := os.WriteFile(sc, []byte("name: hist\nstudy: test\ndescription: history\ndsn: null://\nworkload: {name: microblog, options: {duration: 1s, users: 20, clients: 2}}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return sc
+}
+
+// experiment --history records the experiment's runs as it finishes.
+func TestExperimentRecordsHistory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	sc := writeScenario(t, dir)
 	db := filepath.Join(dir, "h.db")
 	code, _, stderr := execute(context.Background(), "experiment", sc, "--results", filepath.Join(dir, "results"), "--history", db, "--commit", "abc")
 	if code != cli.ExitOK || !strings.Contains(stderr, "history: 1 run(s) added") {
@@ -312,6 +327,29 @@ func TestExperimentRecordsHistory(t *testing.T) {
 	}
 	code, out, _ := execute(context.Background(), "history", "list", "--history", db)
 	if code != cli.ExitOK || !strings.Contains(out, "1 run(s) in 1 series") || !strings.Contains(out, " abc ") {
+		t.Fatalf("list: exit %d:\n%s", code, out)
+	}
+}
+
+// A run stopped by Ctrl-C saves what it measured and is recorded as it
+// ends, marked interrupted (exit 130 all the same).
+func TestInterruptedRunRecorded(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "h.db")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var once sync.Once
+	errw := &signalWriter{marker: "running microblog", cancel: func() {
+		once.Do(func() { time.AfterFunc(1500*time.Millisecond, cancel) })
+	}}
+	var outb bytes.Buffer
+	code := cli.Execute(ctx, []string{"run", "microblog", "--users", "20", "--clients", "2", "--duration", "5m", "--results", filepath.Join(dir, "results"), "--history", db}, &outb, errw)
+	if code != cli.ExitInterrupted || !strings.Contains(errw.buf.String(), "history: 1 run(s) added") {
+		t.Fatalf("exit %d, want %d, recorded: %s", code, cli.ExitInterrupted, errw.buf.String())
+	}
+	code, out, _ := execute(context.Background(), "history", "list", "--history", db)
+	if code != cli.ExitOK || !strings.Contains(out, "(interrupted)") {
 		t.Fatalf("list: exit %d:\n%s", code, out)
 	}
 }
