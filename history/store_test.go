@@ -41,6 +41,28 @@ func TestAddOnceAndRecomputePercentiles(t *testing.T) {
 			t.Fatalf("add %d: %+v, want new=%v", i+1, got, wantNew)
 		}
 	}
+	// A run recorded without a commit gets the one given later, and keeps
+	// it.
+	bare, err := FromRun(run, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare.ID = "0" + bare.ID[1:]
+	for _, commit := range []string{"", "def456", "later"} {
+		bare.Commit = commit
+		if _, err := s.Add(ctx, []Run{bare}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r, err := s.Run(ctx, bare.ID); err != nil || r.Commit != "def456" {
+		t.Errorf("commit %q (%v), want def456", r.Commit, err)
+	}
+	if _, err := s.db.ExecContext(ctx, "DELETE FROM runs WHERE id = ?", bare.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.ExecContext(ctx, "DELETE FROM ops WHERE run_id = ?", bare.ID); err != nil {
+		t.Fatal(err)
+	}
 	// The same file read again is the same run.
 	again, err := result.Read(run.Dir)
 	if err != nil {

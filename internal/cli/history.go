@@ -274,9 +274,14 @@ type selection struct {
 	figures    []string
 }
 
+// bindSeries binds --series alone.
+func (sel *selection) bindSeries(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&sel.series, "series", "", "only this series (its ID or a unique prefix, as 'history list' shows)")
+}
+
 func (sel *selection) bind(cmd *cobra.Command, figures []string) {
+	sel.bindSeries(cmd)
 	f := cmd.Flags()
-	f.StringVar(&sel.series, "series", "", "only this series (its ID or a unique prefix, as 'history list' shows)")
 	f.StringVar(&sel.op, "op", "", "only this operation")
 	f.StringSliceVar(&sel.figures, "figure", figures, "figures, comma-separated: "+strings.Join(history.Figures, ", "))
 }
@@ -460,10 +465,8 @@ is a line of its own where it happens.`,
 			return nil
 		},
 	}
-	sel.bind(c, nil)
+	sel.bindSeries(c)
 	c.Flags().IntVar(&last, "runs", 20, "show each series' last N runs (0: all)")
-	c.Flags().MarkHidden("figure")
-	c.Flags().MarkHidden("op")
 	return c
 }
 

@@ -71,6 +71,20 @@ func TestHistoryQuickStart(t *testing.T) {
 	if code != cli.ExitOK || !strings.Contains(out, "series ") {
 		t.Fatalf("changes: exit %d: %s %s", code, out, stderr)
 	}
+	// show recomputes any percentile from the stored histogram: its p99
+	// is the run's.
+	first, err := result.Read(dirs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := history.FromRun(first, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr = execute(context.Background(), "history", "show", rec.ID[:8], "--history", db, "--percentiles", "99,99.99")
+	if want := history.FormatFigure("p99", float64(first.Summary.Ops["post"].P99US)); code != cli.ExitOK || !strings.Contains(out, want) || !strings.Contains(out, "p99.99") {
+		t.Fatalf("show: exit %d, want the run's post p99 %s: %s %s", code, want, out, stderr)
+	}
 	code, out, stderr = execute(context.Background(), "history", "export", "--history", db, "--format", "csv")
 	if code != cli.ExitOK || !strings.HasPrefix(out, "time,run,commit,server_version,host,post_throughput,") || strings.Count(out, "\n") != 5 {
 		t.Fatalf("export: exit %d: %s %s", code, out, stderr)
