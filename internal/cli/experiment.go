@@ -17,6 +17,7 @@ import (
 func newExperimentCmd() *cobra.Command {
 	var results string
 	var dryRun bool
+	var hist historyFlags
 	c := &cobra.Command{
 		Use:   "experiment FILE.yaml",
 		Short: "Run a scenario: start a cluster, drive a workload, fire a timeline of node joins, crashes and restarts, probe every node, audit",
@@ -78,7 +79,7 @@ the result files alone. Results go to results/<time>-experiment-<name>/.`, strin
   fieldbench experiment scenarios/wiki/elasticity-cassandra.yaml --results out/
   fieldbench experiment scenarios/wiki/elasticity-cassandra.yaml --dry-run`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			sc, err := experiment.Open(args[0])
 			if err != nil {
 				return job.Usage(err)
@@ -89,6 +90,11 @@ the result files alone. Results go to results/<time>-experiment-<name>/.`, strin
 			if dryRun {
 				return sc.WritePlan(cmd.OutOrStdout())
 			}
+			if err := hist.check(); err != nil {
+				return err
+			}
+			before := entries(results)
+			defer func() { err = hist.finish(cmd, err, newEntries(results, before, "-experiment-")...) }()
 			err = experiment.Run(cmd.Context(), sc, experiment.Config{
 				Results: results, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Version: Version,
 				StartCluster: startCluster,
@@ -106,6 +112,7 @@ the result files alone. Results go to results/<time>-experiment-<name>/.`, strin
 	}
 	c.Flags().StringVar(&results, "results", "results", "directory under which the experiment's directory is created")
 	c.Flags().BoolVar(&dryRun, "dry-run", false, "check the scenario and print what it would do, without starting anything")
+	hist.bind(c)
 	return c
 }
 

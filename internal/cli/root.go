@@ -165,7 +165,7 @@ machine. 'fieldbench cluster up ENGINE' starts real servers on loopback
 			root.AddCommand(parentCmd(v.name, v.short, subs...))
 		}
 	}
-	root.AddCommand(newClusterCmd(), newReportCmd(), newExperimentCmd(), newStudyCmd(), newScoresCmd(), newCompareCmd(), newFindmaxCmd(), newMergeCmd(), newKubeCmd())
+	root.AddCommand(newClusterCmd(), newReportCmd(), newExperimentCmd(), newStudyCmd(), newScoresCmd(), newCompareCmd(), newFindmaxCmd(), newMergeCmd(), newKubeCmd(), newHistoryCmd())
 	usageArgs(root)
 	finiteFloats(root)
 	return root

@@ -37,6 +37,7 @@ func firstAuthor(a string) string {
 func newStudyCmd() *cobra.Command {
 	var results, size, scenarios string
 	var dryRun, reportOnly bool
+	var hist historyFlags
 	c := &cobra.Command{
 		Use:   "study NAME",
 		Short: "Run a published study's experiments in sequence and set every published figure beside fieldbench's",
@@ -60,7 +61,7 @@ where it stopped; Ctrl-C leaves completed steps intact.`, studyrun.ReportFile, s
   fieldbench study wiki --size quick --dry-run
   fieldbench study ingest --report-only --results results/ingest`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			p, err := studyrun.PlanFor(args[0], size)
 			if err != nil {
 				return usagef("%v", err)
@@ -77,6 +78,10 @@ where it stopped; Ctrl-C leaves completed steps intact.`, studyrun.ReportFile, s
 			}
 			var runErr error
 			if !reportOnly {
+				if err := hist.check(); err != nil {
+					return err
+				}
+				defer func() { err = hist.finish(cmd, err, results) }()
 				runErr = studyrun.Run(cmd.Context(), p, studyrun.Config{
 					Results: results, Scenarios: scenarios, Stdout: cmd.OutOrStdout(), Stderr: stderr, Version: Version,
 					StartCluster: startCluster,
@@ -103,5 +108,6 @@ where it stopped; Ctrl-C leaves completed steps intact.`, studyrun.ReportFile, s
 	c.Flags().StringVar(&scenarios, "scenarios", "", "directory holding the scenario files, and nothing else is read (default: ./scenarios where a file is there, else the copy built into fieldbench)")
 	c.Flags().BoolVar(&dryRun, "dry-run", false, "list the steps and which are already complete, without running anything")
 	c.Flags().BoolVar(&reportOnly, "report-only", false, "rebuild the report from --results without running any step")
+	hist.bind(c)
 	return c
 }

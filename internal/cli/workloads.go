@@ -52,13 +52,16 @@ func jobCmd(j job.Job, use string, c job.Command) *cobra.Command {
 	}
 	var cl *cluster.Cluster // started by --cluster
 	var out outputFlags
+	var hist historyFlags // --history: record the run as it finishes
 	// check refuses bad run options before a metrics endpoint or a
 	// --cluster server is started for the run.
 	check := func() error {
 		if c.Verb == "run" {
-			return job.CheckRun(j)
+			if err := job.CheckRun(j); err != nil {
+				return err
+			}
 		}
-		return nil
+		return hist.check()
 	}
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := check(); err != nil {
@@ -70,10 +73,13 @@ func jobCmd(j job.Job, use string, c job.Command) *cobra.Command {
 			return err
 		}
 		defer stop()
-		return c.Run(job.WithProgress(cmd.Context(), env.Stderr), env)
+		dirs := hist.watch(env)
+		err = c.Run(job.WithProgress(cmd.Context(), env.Stderr), env)
+		return hist.finish(cmd, err, *dirs...)
 	}
 	if c.Measured {
 		out.bind(cmd)
+		hist.bind(cmd)
 		withCluster(cmd, check, func(started *cluster.Cluster) { cl = started })
 	}
 	if c.Verb == "run" || c.Verb == "load" {

@@ -1,0 +1,444 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Trend is a run history drawn (fieldbench history trend): series of
+// runs that compare, and in each one chart per operation and figure with
+// every run's figure and interval, the change points found and what
+// changed inside the series (a server version, a host). It is plain data
+// so that report knows nothing of the history that fills it.
+type Trend struct {
+	Title string
+	// Notes are said once at the top (how the intervals and change
+	// points were computed).
+	Notes  []string
+	Series []TrendSeries
+}
+
+// TrendSeries is one series: its runs in order and its charts.
+type TrendSeries struct {
+	ID, Label string
+	// About is what its runs share, one "name: value" per line.
+	About []string
+	Runs  []TrendRun
+	// Marks are changes inside the series, at the run they start at.
+	Marks  []TrendMark
+	Charts []TrendChart
+	// first is how many earlier runs lastRuns left out (runs are
+	// numbered from first+1).
+	first int
+}
+
+// TrendRun is one run of a series.
+type TrendRun struct {
+	ID, Commit, Server string
+	Started            time.Time
+	// Note marks a run to read with care ("interrupted").
+	Note string
+}
+
+// TrendMark is a change inside a series from run Run on.
+type TrendMark struct {
+	Run  int
+	Text string
+}
+
+// TrendChart is one operation's figure over the series' runs.
+type TrendChart struct {
+	Op, Figure string
+	Points     []TrendPoint
+	Changes    []TrendChange
+}
+
+// TrendPoint is one run's figure (Run indexes TrendSeries.Runs); Lo and
+// Hi are its interval, NaN when it has none.
+type TrendPoint struct {
+	Run           int
+	Value, Lo, Hi float64
+}
+
+// TrendChange is a change point: the figure changes from the run Run on.
+type TrendChange struct {
+	Run             int
+	Before, After   float64
+	P               float64
+	NBefore, NAfter int
+	// Worse: the change is a regression (a latency or errors up,
+	// throughput down).
+	Worse bool
+}
+
+// Change is the relative change, after/before − 1.
+func (c TrendChange) Change() float64 {
+	if c.Before == 0 {
+		return math.NaN()
+	}
+	return c.After/c.Before - 1
+}
+
+const (
+	colorWorse  = "#c0392b"
+	colorBetter = "#1e8449"
+	colorRun    = "#1f77b4"
+	colorMark   = "#888"
+)
+
+// trendFigure formats a trend figure in its unit.
+func trendFigure(figure string, v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "-"
+	case figure == "throughput":
+		return fmtRate(v) + "/s"
+	case figure == "errors":
+		return strconv.FormatFloat(v, 'g', 3, 64) + " %"
+	}
+	return fmtUS(v)
+}
+
+// trendTick formats a tick of a trend figure's axis.
+func trendTick(figure string) func(float64) string {
+	switch figure {
+	case "throughput":
+		return fmtRate
+	case "errors":
+		return func(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) + " %" }
+	}
+	return fmtTickUS
+}
+
+func trendUnit(figure string) string {
+	switch figure {
+	case "throughput":
+		return "operations/s"
+	case "errors":
+		return "failed operations (%)"
+	}
+	return figure + " latency"
+}
+
+func pctChange(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "-"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*v)
+}
+
+// TrendHTML writes the trend as one self-contained page in the report's
+// style: inline SVG, no scripts.
+func TrendHTML(w io.Writer, t Trend) error {
+	p := &page{}
+	title := t.Title
+	if title == "" {
+		title = "fieldbench history"
+	}
+	p.printf("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>%s</title>\n<style>\n%s.worse{background:#fde2e2}.better{background:#e2f5e2}</style>\n</head>\n<body>\n<h1>%s</h1>\n", esc(title), css, esc(title))
+	for _, n := range t.Notes {
+		p.printf("<p style=\"font-size:13px;color:#555\">%s</p>\n", esc(n))
+	}
+	if len(t.Series) == 0 {
+		p.printf("<p>No runs.</p>\n")
+	}
+	for _, s := range t.Series {
+		all := len(s.Runs)
+		s = lastRuns(s, maxTrendRuns)
+		p.printf("<h2>Series %s: %s</h2>\n", esc(s.ID), esc(s.Label))
+		if len(s.Runs) < all {
+			p.printf("<div class=\"note\">The charts draw the last %s of the series' %s runs.</div>\n", fmtCount(int64(len(s.Runs))), fmtCount(int64(all)))
+		}
+		p.printf("<div class=\"runs\"><section class=\"run\"><dl>\n")
+		for _, a := range s.About {
+			k, v, _ := strings.Cut(a, ": ")
+			p.printf("<dt>%s</dt><dd>%s</dd>\n", esc(k), esc(v))
+		}
+		p.printf("<dt>runs</dt><dd>%d, %s to %s</dd>\n</dl></section></div>\n", len(s.Runs), esc(runDate(s.Runs, 0)), esc(runDate(s.Runs, len(s.Runs)-1)))
+		if len(s.Marks) > 0 {
+			p.printf("<h3>Changes inside the series (dotted lines)</h3>\n<table>\n<tr><th>#</th><th>from run</th><th>change</th></tr>\n")
+			for i, m := range s.Marks {
+				p.printf("<tr><td class=\"n\">%d</td><td>%s</td><td>%s</td></tr>\n", i+1, esc(trendRunName(s, m.Run)), esc(m.Text))
+			}
+			p.printf("</table>\n")
+		}
+		p.changesTable(s)
+		p.printf("<div class=\"charts\">\n")
+		for _, c := range s.Charts {
+			p.printf("%s", trendChart(s, c))
+		}
+		p.printf("</div>\n")
+	}
+	p.printf("<footer>Generated by fieldbench from its run history.</footer>\n</body>\n</html>\n")
+	_, err := io.WriteString(w, p.b.String())
+	return err
+}
+
+// maxTrendRuns bounds the runs a page draws of one series: past a few
+// thousand, points are narrower than a pixel and the page grows by
+// megabytes for nothing a reader can see.
+const maxTrendRuns = 2000
+
+// lastRuns is s with only its last max runs, its points, change points
+// and marks renumbered.
+func lastRuns(s TrendSeries, max int) TrendSeries {
+	first := len(s.Runs) - max
+	if first <= 0 {
+		return s
+	}
+	out := s
+	out.first = s.first + first
+	out.Runs = s.Runs[first:]
+	out.Marks = nil
+	for _, m := range s.Marks {
+		if m.Run >= first {
+			m.Run -= first
+			out.Marks = append(out.Marks, m)
+		}
+	}
+	out.Charts = make([]TrendChart, len(s.Charts))
+	for i, c := range s.Charts {
+		oc := TrendChart{Op: c.Op, Figure: c.Figure}
+		for _, p := range c.Points {
+			if p.Run >= first {
+				p.Run -= first
+				oc.Points = append(oc.Points, p)
+			}
+		}
+		for _, ch := range c.Changes {
+			if ch.Run >= first {
+				ch.Run -= first
+				oc.Changes = append(oc.Changes, ch)
+			}
+		}
+		out.Charts[i] = oc
+	}
+	return out
+}
+
+func runDate(runs []TrendRun, i int) string {
+	if i < 0 || i >= len(runs) {
+		return "-"
+	}
+	return runs[i].Started.UTC().Format("2006-01-02 15:04")
+}
+
+func trendRunName(s TrendSeries, i int) string {
+	runs := s.Runs
+	if i < 0 || i >= len(runs) {
+		return "-"
+	}
+	r := runs[i]
+	name := fmt.Sprintf("%d: %s %s", s.first+i+1, runDate(runs, i), shortID(r.ID))
+	if r.Commit != "" {
+		name += " (" + r.Commit + ")"
+	}
+	return name
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// changesTable lists the series' change points, worse ones shaded.
+func (p *page) changesTable(s TrendSeries) {
+	n := 0
+	for _, c := range s.Charts {
+		n += len(c.Changes)
+	}
+	if n == 0 {
+		p.printf("<p>No change point in any figure of this series.</p>\n")
+		return
+	}
+	p.printf("<h3>Change points</h3>\n<table>\n<tr><th>op</th><th>figure</th><th>from run</th><th>before</th><th>after</th><th>change</th><th>p</th><th>runs before</th><th>runs after</th></tr>\n")
+	for _, c := range s.Charts {
+		for _, ch := range c.Changes {
+			class := "better"
+			if ch.Worse {
+				class = "worse"
+			}
+			p.printf("<tr class=\"%s\"><td>%s</td><td>%s</td><td>%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%.2g</td><td class=\"n\">%d</td><td class=\"n\">%d</td></tr>\n",
+				class, esc(c.Op), esc(c.Figure), esc(trendRunName(s, ch.Run)), esc(trendFigure(c.Figure, ch.Before)), esc(trendFigure(c.Figure, ch.After)),
+				pctChange(ch.Change()), ch.P, ch.NBefore, ch.NAfter)
+		}
+	}
+	p.printf("</table>\n")
+}
+
+// trendChart draws one figure over the runs: each run's value with its
+// interval, the mean of every segment between change points, each change
+// point (red worse, green better) and each change inside the series.
+func trendChart(s TrendSeries, c TrendChart) string {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, pt := range c.Points {
+		for _, v := range []float64{pt.Value, pt.Lo, pt.Hi} {
+			if !math.IsNaN(v) {
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			}
+		}
+	}
+	if math.IsInf(lo, 1) {
+		lo, hi = 0, 1
+	}
+	pad := (hi - lo) * 0.08
+	if c.Figure == "errors" || lo-pad < 0 {
+		lo = math.Max(0, lo-pad)
+	} else {
+		lo -= pad
+	}
+	n := len(s.Runs)
+	x := linearAxis(fmt.Sprintf("run, oldest first (%s to %s)", runDate(s.Runs, 0), runDate(s.Runs, n-1)), -0.5, float64(n)-0.5, 8, func(v float64) string {
+		if i := int(math.Round(v)); math.Abs(v-float64(i)) < 1e-9 && i >= 0 && i < n {
+			return strconv.Itoa(s.first + i + 1)
+		}
+		return ""
+	})
+	x.min, x.max = -0.5, float64(n)-0.5
+	var ticks []tick
+	for _, t := range x.ticks {
+		if t.v >= x.min && t.v <= x.max && t.label != "" {
+			ticks = append(ticks, t)
+		}
+	}
+	x.ticks = ticks
+	y := linearAxis(trendUnit(c.Figure), lo, hi+pad, 6, trendTick(c.Figure))
+	ch := newChart(c.Op+" "+c.Figure, x, y)
+	vertical := func(at float64, color, dash, label string) {
+		px := num(ch.px(at))
+		ch.printf(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1.4"%s/>`+"\n", px, num(ch.top()), px, num(ch.bottom()), color, dashAttr(dash))
+		if label != "" {
+			ch.printf(`<text x="%s" y="%s" text-anchor="middle" font-size="10" fill="%s">%s</text>`+"\n", px, num(ch.top()-4), color, esc(label))
+		}
+	}
+	for i, m := range s.Marks {
+		vertical(float64(m.Run)-0.5, colorMark, "2 3", "#"+strconv.Itoa(i+1))
+	}
+	// Segment means between change points.
+	bounds := []int{0}
+	for _, cp := range c.Changes {
+		bounds = append(bounds, cp.Run)
+	}
+	bounds = append(bounds, n)
+	for i := 0; i+1 < len(bounds); i++ {
+		var sum float64
+		k := 0
+		for _, pt := range c.Points {
+			if pt.Run >= bounds[i] && pt.Run < bounds[i+1] {
+				sum += pt.Value
+				k++
+			}
+		}
+		if k > 0 {
+			m := sum / float64(k)
+			ch.line([]pt{{float64(bounds[i]) - 0.4, m}, {float64(bounds[i+1]) - 0.6, m}}, "#999", "6 3")
+		}
+	}
+	for _, cp := range c.Changes {
+		color := colorBetter
+		if cp.Worse {
+			color = colorWorse
+		}
+		vertical(float64(cp.Run)-0.5, color, "", pctChange(cp.Change()))
+	}
+	var line []pt
+	for _, p := range c.Points {
+		line = append(line, pt{float64(p.Run), p.Value})
+	}
+	if len(line) > 1 && len(line) <= 400 {
+		ch.line(line, "#9ec5e8", "")
+	}
+	r := 3.5
+	if len(c.Points) > 200 {
+		r = 1.5
+	}
+	for _, p := range c.Points {
+		if !math.IsNaN(p.Lo) && !math.IsNaN(p.Hi) {
+			ch.errBar(ch.px(float64(p.Run)), p.Lo, p.Hi, colorRun)
+		}
+		run := s.Runs[p.Run]
+		tip := fmt.Sprintf("%s: %s", trendRunName(s, p.Run), trendFigure(c.Figure, p.Value))
+		if !math.IsNaN(p.Lo) {
+			tip += fmt.Sprintf(" [%s, %s]", trendFigure(c.Figure, p.Lo), trendFigure(c.Figure, p.Hi))
+		}
+		if run.Server != "" {
+			tip += ", server " + run.Server
+		}
+		if run.Note != "" {
+			tip += ", " + run.Note
+		}
+		ch.dotR(ch.px(float64(p.Run)), ch.py(p.Value), r, colorRun, run.Note != "", tip)
+	}
+	ch.legend = append(ch.legend, legendEntry{label: "run (95 % interval)", color: colorRun, mark: "errbar"},
+		legendEntry{label: "segment mean", color: "#999", dash: "6 3"},
+		legendEntry{label: "change: worse", color: colorWorse}, legendEntry{label: "change: better", color: colorBetter})
+	if len(s.Marks) > 0 {
+		ch.legend = append(ch.legend, legendEntry{label: "inside the series (table #)", color: colorMark, dash: "2 3"})
+	}
+	return ch.svg()
+}
+
+// TrendTerminal prints the trend as tables: per series and chart, the
+// last runs (all when last is 0) with their figure and interval, a line
+// across at each change point and each change inside the series.
+func TrendTerminal(w io.Writer, t Trend, last int) error {
+	for _, n := range t.Notes {
+		fmt.Fprintln(w, n)
+	}
+	for _, s := range t.Series {
+		fmt.Fprintf(w, "\nseries %s: %s (%d runs)\n", s.ID, s.Label, len(s.Runs))
+		for _, c := range s.Charts {
+			fmt.Fprintf(w, "\n  %s %s\n", c.Op, c.Figure)
+			first := 0
+			if last > 0 && len(c.Points) > last {
+				first = len(c.Points) - last
+				fmt.Fprintf(w, "  (%d earlier runs not shown; --last 0 shows all)\n", first)
+			}
+			tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+			fmt.Fprintf(tw, "  #\tstarted\trun\tcommit\tserver\t%s\t95%% interval\t\n", c.Figure)
+			changes := map[int]TrendChange{}
+			for _, ch := range c.Changes {
+				changes[ch.Run] = ch
+			}
+			marks := map[int][]string{}
+			for _, m := range s.Marks {
+				marks[m.Run] = append(marks[m.Run], m.Text)
+			}
+			for _, p := range c.Points[first:] {
+				for _, m := range marks[p.Run] {
+					fmt.Fprintf(tw, "  ·····\t%s\t\t\t\t\t\t\n", m)
+				}
+				if ch, ok := changes[p.Run]; ok {
+					verdict := "better"
+					if ch.Worse {
+						verdict = "WORSE"
+					}
+					fmt.Fprintf(tw, "  ─────\t%s %s: %s → %s, p %.2g, %d runs before, %d after\t\t\t\t\t\t\n",
+						verdict, pctChange(ch.Change()), trendFigure(c.Figure, ch.Before), trendFigure(c.Figure, ch.After), ch.P, ch.NBefore, ch.NAfter)
+				}
+				r := s.Runs[p.Run]
+				iv := "-"
+				if !math.IsNaN(p.Lo) {
+					iv = "[" + trendFigure(c.Figure, p.Lo) + ", " + trendFigure(c.Figure, p.Hi) + "]"
+				}
+				note := ""
+				if r.Note != "" {
+					note = " (" + r.Note + ")"
+				}
+				fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s%s\t%s\t\n", p.Run+1, r.Started.UTC().Format("2006-01-02 15:04:05"), shortID(r.ID), orDash(r.Commit), orDash(r.Server),
+					trendFigure(c.Figure, p.Value), note, iv)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
