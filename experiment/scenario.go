@@ -370,6 +370,7 @@ func (sc *Scenario) Validate() error {
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	sc.checkKeys(bad)
 	sc.checkCluster(bad)
+	sc.checkDSN(bad)
 	sc.checkJob(bad)
 	// Prefix each problem with its line (from the path it starts with).
 	for i, e := range errs {

@@ -52,14 +52,11 @@ func jobCmd(j job.Job, use string, c job.Command) *cobra.Command {
 	}
 	var cl *cluster.Cluster // started by --cluster
 	var out outputFlags
-	// check refuses bad run options before a metrics endpoint or a
-	// --cluster server is started for the run.
-	check := func() error {
-		if c.Verb == "run" {
-			return job.CheckRun(j)
-		}
-		return nil
-	}
+	// check refuses bad options (an empty --db, a DSN of the wrong form,
+	// a run's or a sweep's own) before a metrics endpoint or a --cluster
+	// server is started for the command: job.Check, which experiments
+	// make too.
+	check := func() error { return job.Check(j, c.Verb) }
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := check(); err != nil {
 			return err
