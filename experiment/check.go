@@ -249,6 +249,27 @@ func (sc *Scenario) lineOf(msg string) int {
 	return line
 }
 
+// has reports whether the scenario file holds the key at path (a path
+// as lineOf reads it, e.g. stability.max_sets), not a default.
+func (sc *Scenario) has(path string) bool {
+	if sc.doc == nil || len(sc.doc.Content) == 0 {
+		return false
+	}
+	n := sc.doc.Content[0]
+	for _, part := range strings.Split(path, ".") {
+		name, idx, ok := strings.Cut(part, "[")
+		if n = child(n, name); n == nil {
+			return false
+		}
+		if ok {
+			if n = child(n, strings.TrimSuffix(idx, "]")); n == nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // child is the value of key s in a mapping, or item s of a sequence.
 func child(n *yaml.Node, s string) *yaml.Node {
 	switch n.Kind {

@@ -9,7 +9,8 @@ import (
 )
 
 // Issue 40: the scenario checks are the run's (experiment --dry-run
-// accepted what the real run then refused, after making its directory).
+// accepted what the real run then refused, after making its directory),
+// and they say every problem of the file at once, each as written.
 func TestParseChecksWhatTheRunChecks(t *testing.T) {
 	t.Parallel()
 	base := "name: x\nworkload: {name: microblog, options: {duration: 5s}}\n"
@@ -35,6 +36,23 @@ func TestParseChecksWhatTheRunChecks(t *testing.T) {
 			[]string{"line 2: workload.options.from: --from (400) must not be greater than --to (300)"}, nil},
 		{"step's options", "name: x\nworkload: {name: microblog, options: {duration: 5s}}\ncluster: {engine: redis, nodes: 1}\nsteps:\n  - {nodes: 1, options: {clients: 0}}\n",
 			[]string{"line 5: steps[0].options.clients: clients must be at least 1 (got 0)"}, []string{"workload.options"}},
+		// Finding 10: a negative time was taken.
+		{"negative at", base + "timeline: [{at: -5s, do: mark}, {when: start, at: -1s, do: mark}]\n",
+			[]string{"timeline[0].at: -5s: the time after the load starts at which the action fires cannot be negative",
+				"timeline[1].at: -1s: the time after the load starts"}, nil},
+		// Finding 10: the stability error printed a Go struct of the values
+		// after defaults; it names each key with the value written.
+		{"stability", "name: x\nworkload: {name: wiki}\nstability: {baseline_sets: 1, window: 0, warmup_sets: -2}\n",
+			[]string{"line 3: stability.baseline_sets: 1: want at least 2", "stability.warmup_sets: -2: want 0 or more"}, []string{"{", "WarmupSets", "window"}},
+		{"stability max_sets", "name: x\nworkload: {name: wiki}\nstability: {max_sets: 3}\n",
+			[]string{"stability.max_sets: 3: want at least warmup_sets + baseline_sets (warmup_sets 0 (the default) + baseline_sets 20 (the default))"}, []string{"{"}},
+		// Finding 10: a duration that did not parse hid the file's other
+		// problems; it joins them, and brings no second message of its own.
+		{"durations join the list", "name: x\nworkload: {name: microblog, options: {clients: -5, duration: 5s}}\nprobe_every: 5x\ncluster: {engine: redis, nodes: 1}\n" +
+			"timeline:\n  - {at: soon, do: kill, count: 1}\n  - {at: 2s, do: explode}\n  - {when: start, after: later, do: mark}\n  - {at: 1s, do: delay, nodes: [redis1], delay: 50 ms}\n",
+			[]string{`line 3: "5x" is not a duration`, `line 6: "soon" is not a duration`, `line 8: "later" is not a duration`, `line 9: "50 ms" is not a duration`,
+				`timeline[1].do: "explode" is not one of`, "workload.options.clients: clients must be at least 1", "timeline[3]: delay needs the nodes on hosts"},
+			[]string{"timeline[0]", "timeline[2]", "timeline[3]: delay needs delay", "not a valid scenario"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -83,6 +83,8 @@ func TestExperimentRefusesBeforeAnythingStarts(t *testing.T) {
 			"dsn: sqlite: directory /nonexistent-dir does not exist"},
 		{"ingest sweep", "workload: {name: ingest, command: sweep, options: {from: 400, to: 300}}\n",
 			"--from (400) must not be greater than --to (300)"},
+		{"negative at", "workload: {name: microblog, options: {duration: 5s}}\ndsn: \"null://\"\ntimeline: [{when: start, at: -5s, do: mark}]\n",
+			"line 4: timeline[0].at: -5s: the time after the load starts at which the action fires cannot be negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
