@@ -19,6 +19,7 @@ import (
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/job"
+	"github.com/fieldbench/fieldbench/result"
 )
 
 // Version is fieldbench's version; release builds set it with -ldflags.
@@ -89,7 +90,9 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "fieldbench: error: %v\n", err)
 	var ue usageError
-	if errors.As(err, &ue) || errors.Is(err, adapter.ErrBadDSN) { // a malformed DSN is bad input too
+	// A malformed DSN is bad input too, and so is a result file whose
+	// histogram is damaged.
+	if errors.As(err, &ue) || errors.Is(err, adapter.ErrBadDSN) || errors.Is(err, result.ErrDamagedHist) {
 		fmt.Fprintln(stderr, "Run 'fieldbench help' or 'fieldbench COMMAND --help' for usage.")
 		return ExitUsage
 	}

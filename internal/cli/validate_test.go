@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/internal/cli"
+	"github.com/fieldbench/fieldbench/result"
 )
 
 // pw is the password the tests below put in DSNs: never in any output.
@@ -155,6 +156,52 @@ func TestStudyRefusesBeforeAnythingStarts(t *testing.T) {
 		if _, err := os.Stat(res); err == nil {
 			t.Errorf("%v: refused, but made %s", args, res)
 		}
+	}
+}
+
+// damageHist replaces the start of the first histogram of dir's result
+// file by bytes that are no histogram, the line staying valid JSON.
+func damageHist(t *testing.T, dir string) {
+	t.Helper()
+	path := filepath.Join(dir, result.FileName)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const mark = `"hist":"HISTF`
+	if !strings.Contains(string(b), mark) {
+		t.Fatal("no histogram in the result file")
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(b), mark, `"hist":"!!!!!`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Issue 40, finding 6: report of a result file whose histogram is damaged
+// exited 1, as if the work had failed. A damaged input file is bad input
+// (exit 2), as a result file whose header is damaged is: for report,
+// compare and merge alike, each saying that the histogram is damaged.
+func TestDamagedHistogramIsBadInput(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bad := writeRun(t, filepath.Join(dir, "bad"), 5, 1000)
+	good := writeRun(t, filepath.Join(dir, "good"), 5, 1000)
+	s0 := writeShard(t, filepath.Join(dir, "s0"), 0, 2)
+	s1 := writeShard(t, filepath.Join(dir, "s1"), 1, 2)
+	damageHist(t, bad)
+	damageHist(t, s1)
+	for _, args := range [][]string{
+		{"report", bad, "--out", filepath.Join(dir, "r.html")},
+		{"compare", good, bad},
+		{"merge", "--results", filepath.Join(dir, "merged"), s0, s1},
+	} {
+		code, _, stderr := execute(bounded(t), args...)
+		if code != cli.ExitUsage || !strings.Contains(stderr, "damaged histogram in the result file") {
+			t.Errorf("%v: exit %d, %s; want exit 2 saying the histogram is damaged", args[:1], code, stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "r.html")); err == nil {
+		t.Error("report of a damaged file wrote a report")
 	}
 }
 
