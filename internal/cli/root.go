@@ -165,6 +165,7 @@ machine. 'fieldbench cluster up ENGINE' starts real servers on loopback
 		}
 	}
 	root.AddCommand(newClusterCmd(), newReportCmd(), newExperimentCmd(), newStudyCmd(), newScoresCmd(), newCompareCmd(), newFindmaxCmd(), newMergeCmd(), newKubeCmd())
+	completionCmd(root)
 	usageArgs(root)
 	finiteFloats(root)
 	return root

@@ -232,3 +232,19 @@ func TestEmptyDBRefused(t *testing.T) {
 		t.Errorf("without --db: exit %d, databases %v: %s; want the embedded SQLite", code, m, stderr)
 	}
 }
+
+// Issue 40, finding 10: `completion tcsh` printed the help and exited 0.
+// A shell without a script is bad input naming the shells there are.
+func TestCompletionUnknownShell(t *testing.T) {
+	t.Parallel()
+	code, out, stderr := execute(bounded(t), "completion", "tcsh")
+	if code != cli.ExitUsage || !strings.Contains(stderr, `"tcsh"`) || !strings.Contains(stderr, "bash, fish, powershell, zsh") || out != "" {
+		t.Errorf("completion tcsh: exit %d, stdout %q, stderr %q; want exit 2 naming the shells", code, out, stderr)
+	}
+	if code, out, _ := execute(bounded(t), "completion", "bash"); code != cli.ExitOK || !strings.Contains(out, "bash completion") {
+		t.Errorf("completion bash: exit %d", code)
+	}
+	if code, out, _ := execute(bounded(t), "completion"); code != cli.ExitOK || !strings.Contains(out, "zsh") {
+		t.Errorf("completion: exit %d, %q; want its help", code, out)
+	}
+}
