@@ -63,6 +63,12 @@ type Adapter interface {
 	Families() []string
 	// Describe is one line for `fieldbench list`.
 	Describe() string
+	// CheckDSN parses dsn as Open would, connecting to nothing and
+	// creating nothing, so that a DSN of the wrong form is refused before
+	// anything starts (a run before its directory, experiment --dry-run).
+	// Its errors wrap ErrBadDSN and show no password:
+	// TestCheckDSNHidesPasswords goes over every registered adapter.
+	CheckDSN(dsn string) error
 	Open(ctx context.Context, dsn string) (DB, error)
 }
 
@@ -104,13 +110,15 @@ func Registered() []Adapter {
 	return out
 }
 
-// ForDSN finds the adapter owning dsn's scheme.
+// ForDSN finds the adapter owning dsn's scheme. Its errors wrap ErrBadDSN.
 func ForDSN(dsn string) (Adapter, error) {
 	scheme, _, ok := strings.Cut(dsn, "://")
-	if !ok || scheme == "" {
+	if !ok || !validScheme(scheme) {
 		// Not echoed: a word without a scheme may be a password given to
-		// the wrong flag, which Redact cannot tell from a host name.
-		return nil, fmt.Errorf("malformed DSN (not shown: it has no scheme, and may hold a password): want scheme://..., e.g. sqlite:///tmp/fb.db")
+		// the wrong flag, which Redact cannot tell from a host name; and
+		// what precedes a "://" that is no scheme may be a userinfo
+		// (u:pw@h://x named its "scheme" u:pw@h).
+		return nil, BadDSN(errors.New("malformed DSN (not shown: it does not start with a scheme, and may hold a password): want scheme://..., e.g. sqlite:///tmp/fb.db"))
 	}
 	mu.RLock()
 	defer mu.RUnlock()
@@ -121,15 +129,38 @@ func ForDSN(dsn string) (Adapter, error) {
 			known = append(known, s)
 		}
 		sort.Strings(known)
-		return nil, fmt.Errorf("no adapter for DSN scheme %q (known schemes: %s)", scheme, strings.Join(known, ", "))
+		return nil, BadDSN(fmt.Errorf("no adapter for DSN scheme %q (known schemes: %s)", scheme, strings.Join(known, ", ")))
 	}
 	return a, nil
 }
 
-// Open finds the adapter for dsn and opens it.
+// CheckDSN checks dsn with the adapter of its scheme (Adapter.CheckDSN):
+// the one check of a DSN's form, made by Open and OpenExisting before the
+// adapter's own Open, by a run before its directory exists, and by
+// experiment --dry-run. Its error wraps ErrBadDSN and is redacted
+// (BadDSN), whatever the adapter returned.
+func CheckDSN(dsn string) error {
+	a, err := ForDSN(dsn)
+	if err != nil {
+		return err
+	}
+	return checkWith(a, dsn)
+}
+
+// checkWith is a.CheckDSN(dsn) marked and redacted as CheckDSN's: an
+// adapter's error that forgot either is still both.
+func checkWith(a Adapter, dsn string) error {
+	return BadDSN(a.CheckDSN(dsn))
+}
+
+// Open finds the adapter for dsn, checks the DSN's form (CheckDSN) and
+// opens it.
 func Open(ctx context.Context, dsn string) (Adapter, DB, error) {
 	a, err := ForDSN(dsn)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkWith(a, dsn); err != nil {
 		return nil, nil, err
 	}
 	db, err := a.Open(ctx, dsn)
@@ -163,6 +194,9 @@ func OpenExisting(ctx context.Context, dsn string) (Adapter, DB, error) {
 	eo, ok := a.(ExistingOpener)
 	if !ok {
 		return Open(ctx, dsn)
+	}
+	if err := checkWith(a, dsn); err != nil {
+		return nil, nil, err
 	}
 	db, err := eo.OpenExisting(ctx, dsn)
 	if err != nil {

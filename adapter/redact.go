@@ -3,8 +3,10 @@ package adapter
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -352,9 +354,16 @@ var quotedRE = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 // that failed (a port, a host name, an escape), which may be a piece of
 // the password; ParseURL's error names the DSN redacted and the reason
 // without the quoted part, and wraps ErrBadDSN.
+//
+// A port outside 1-65535 is refused too: net/url takes any digits, and
+// redis://127.0.0.1:99999 failed only at the dial, as a failure (exit 1)
+// where the DSN was of the wrong form.
 func ParseURL(dsn string) (*url.URL, error) {
 	u, err := url.Parse(dsn)
 	if err == nil {
+		if perr := checkPort(u.Port()); perr != nil {
+			return nil, BadDSN(fmt.Errorf("malformed DSN %s: %w", Redact(dsn), perr))
+		}
 		return u, nil
 	}
 	var ue *url.Error
@@ -363,6 +372,34 @@ func ParseURL(dsn string) (*url.URL, error) {
 	}
 	reason := quotedRE.ReplaceAllString(err.Error(), "(not shown)")
 	return nil, BadDSN(fmt.Errorf("malformed DSN %s: %s", Redact(dsn), reason))
+}
+
+// CheckAddr checks one host:port of a DSN (a host list's, an option's
+// such as addrs= or replicas=): a host, and a port in 1-65535. Its error
+// does not quote addr.
+func CheckAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	switch {
+	case err != nil:
+		return errors.New("want host:port")
+	case host == "":
+		return errors.New("want host:port: the host is missing")
+	case port == "":
+		return errors.New("want host:port: the port is missing")
+	}
+	return checkPort(port)
+}
+
+// checkPort refuses a port that is not a number in 1-65535 ("" is no
+// port, which the adapter defaults).
+func checkPort(port string) error {
+	if port == "" {
+		return nil
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return errors.New("the port is not a number in 1-65535")
+	}
+	return nil
 }
 
 // RedactCommand masks the secrets of a command line (an external cluster's

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/job"
 
@@ -29,7 +30,9 @@ func (sc *Scenario) checkJob(bad func(string, ...any)) {
 		return
 	}
 	verb := sc.Workload.Command
-	check := func(path string, opts map[string]any, only map[string]any) job.Job {
+	// check applies opts (only: the keys written at path) and makes the
+	// command's check; it returns the job and that check's refusal.
+	check := func(path string, opts map[string]any, only map[string]any) (job.Job, string) {
 		clean := map[string]any{}
 		for k, v := range opts {
 			if why, ok := reserved[k]; ok {
@@ -40,23 +43,50 @@ func (sc *Scenario) checkJob(bad func(string, ...any)) {
 			}
 			clean[k] = v
 		}
-		j, _, err := prepareJob(name, verb, clean)
-		if err == nil {
-			return j
+		j, _, err := prepareJob(name, verb, sc.runOptions(clean))
+		if err != nil {
+			for _, e := range unjoin(err) {
+				msg := e.Error()
+				// Report each key once: where it was written.
+				key := strings.TrimPrefix(strings.SplitN(msg, ":", 2)[0], "workload.options.")
+				if _, mine := only[key]; mine || only == nil {
+					bad("%s", strings.Replace(msg, "workload.options", path, 1))
+				}
+			}
+			return nil, ""
 		}
-		for _, e := range unjoin(err) {
-			msg := e.Error()
-			// Report each key once: where it was written.
-			key := strings.TrimPrefix(strings.SplitN(msg, ":", 2)[0], "workload.options.")
-			if _, mine := only[key]; mine || only == nil {
-				bad("%s", strings.Replace(msg, "workload.options", path, 1))
+		// The command's own check, as the real run makes it (job.Check:
+		// the CLI's too), on the database the run will use when it is
+		// known before anything starts.
+		if db := sc.knownDSN(); db != "" && adapter.CheckDSN(db) == nil {
+			if err := j.Opts().Set("db", db); err != nil {
+				bad("%s: %v", path, err)
 			}
 		}
-		return nil
+		if err := job.Check(j, verb); err != nil {
+			return j, err.Error()
+		}
+		return j, ""
 	}
-	j := check("workload.options", sc.Workload.Options, sc.Workload.Options)
+	// report puts a refusal of the command's check on the key it names
+	// when that key was written at path (its line), else on path.
+	report := func(path, msg string, only map[string]any) {
+		if key := optionIn(msg, only); key != "" {
+			bad("%s.%s: %s", path, key, msg)
+			return
+		}
+		bad("%s: %s", path, msg)
+	}
+	j, msg := check("workload.options", sc.Workload.Options, sc.Workload.Options)
+	if msg != "" {
+		report("workload.options", msg, sc.Workload.Options)
+	}
 	for i, st := range sc.Steps {
-		check(fmt.Sprintf("steps[%d].options", i), Merge(sc.Workload.Options, st.Options), st.Options)
+		// A step refused as the workload's options are is said once.
+		path := fmt.Sprintf("steps[%d].options", i)
+		if _, smsg := check(path, Merge(sc.Workload.Options, st.Options), st.Options); smsg != "" && smsg != msg {
+			report(path, smsg, st.Options)
+		}
 	}
 	if j == nil || !j.Opts().Has(verb, "duration") {
 		return
@@ -68,6 +98,47 @@ func (sc *Scenario) checkJob(bad func(string, ...any)) {
 	for i, a := range sc.Timeline {
 		if a.At.D() >= d {
 			bad("timeline[%d].at: %s is not before the end of the load (duration %s): it would never fire", i, a.At.D(), d)
+		}
+	}
+}
+
+// optionIn is the option of opts that a check's message names ("--KEY",
+// or KEY first: "clients must be at least 1"), "" when none: the key whose
+// line the problem gets. The longest name wins (--retry-backoff over
+// --retries).
+func optionIn(msg string, opts map[string]any) string {
+	best := ""
+	for k := range opts {
+		if (strings.Contains(msg, "--"+k) || strings.HasPrefix(msg, k+" ")) && len(k) > len(best) {
+			best = k
+		}
+	}
+	return best
+}
+
+// knownDSN is the database the scenario's workload will use when it is
+// known before anything starts: dsn, or an external cluster's. A cluster
+// fieldbench starts has its DSN once it runs; without either the run's
+// embedded SQLite is used ("").
+func (sc *Scenario) knownDSN() string {
+	if c := sc.Cluster; c.External() {
+		return c.DSN
+	}
+	return sc.DSN
+}
+
+// checkDSN checks the scenario's DSNs with their adapters
+// (adapter.CheckDSN, connecting to nothing), as the run would before its
+// first connection: after the experiment's directory exists.
+func (sc *Scenario) checkDSN(bad func(string, ...any)) {
+	if sc.DSN != "" {
+		if err := adapter.CheckDSN(sc.DSN); err != nil {
+			bad("dsn: %w", err)
+		}
+	}
+	if c := sc.Cluster; c.External() && c.DSN != "" {
+		if err := adapter.CheckDSN(c.DSN); err != nil {
+			bad("cluster.dsn: %w", err)
 		}
 	}
 }
@@ -176,6 +247,27 @@ func (sc *Scenario) lineOf(msg string) int {
 		n, line = next, next.Line
 	}
 	return line
+}
+
+// has reports whether the scenario file holds the key at path (a path
+// as lineOf reads it, e.g. stability.max_sets), not a default.
+func (sc *Scenario) has(path string) bool {
+	if sc.doc == nil || len(sc.doc.Content) == 0 {
+		return false
+	}
+	n := sc.doc.Content[0]
+	for _, part := range strings.Split(path, ".") {
+		name, idx, ok := strings.Cut(part, "[")
+		if n = child(n, name); n == nil {
+			return false
+		}
+		if ok {
+			if n = child(n, strings.TrimSuffix(idx, "]")); n == nil {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // child is the value of key s in a mapping, or item s of a sequence.

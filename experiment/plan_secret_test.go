@@ -16,9 +16,7 @@ func TestPlanMasksPasswordsInCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := strings.Replace(string(b), `dsn: "cassandra://10.0.0.11:9042,10.0.0.12:9042/fieldbench?consistency=ONE&rf=4"`,
-		`dsn: "cassandra://bench:S3CRETpw@10.0.0.11:9042,10.0.0.12:9042/fieldbench?consistency=ONE&rf=4"`, 1)
-	src = strings.Replace(src, "kill: ssh {host} sudo systemctl kill -s KILL cassandra",
+	src := strings.Replace(string(b), "kill: ssh {host} sudo systemctl kill -s KILL cassandra",
 		"kill: ssh {host} nodetool -u bench -pw S3CRETpw stopdaemon", 1)
 	src = strings.Replace(src, "restart: ssh {host} sudo systemctl start cassandra",
 		"restart: ssh {host} env CASSANDRA_PASSWORD=0therS3CRET start-cassandra --token T0KENS3CRET", 1)
@@ -29,6 +27,14 @@ func TestPlanMasksPasswordsInCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The DSN's password, which the commands repeat, is set after the
+	// checks: the cassandra adapter takes none, so the scenario with it
+	// is refused (as its run would be); the plan of one whose adapter
+	// takes a password must mask it all the same.
+	if !strings.Contains(sc.Cluster.DSN, "cassandra://10.0.0.11") {
+		t.Fatalf("the scenario changed: dsn %s", sc.Cluster.DSN)
+	}
+	sc.Cluster.DSN = strings.Replace(sc.Cluster.DSN, "cassandra://", "cassandra://bench:S3CRETpw@", 1)
 	var out bytes.Buffer
 	if err := sc.WritePlan(&out); err != nil {
 		t.Fatal(err)

@@ -225,11 +225,17 @@ func Run(ctx context.Context, sc *Scenario, cfg Config) (err error) {
 // runWorkload runs the scenario's workload command with opts on dsn, the
 // experiment observing it.
 func (x *expRun) runWorkload(ctx context.Context, dsn string, opts map[string]any) error {
-	if opt := x.sc.traits().SetsOption; x.joins() && opt != "" {
-		// The join experiment ends on stability, not on a set count.
-		opts = Merge(opts, map[string]any{opt: x.sc.Stability.MaxSets})
+	return x.runJob(ctx, x.sc.Workload.Command, dsn, x.sc.runOptions(opts))
+}
+
+// runOptions are the options the workload runs with: opts, and in a join
+// experiment the request sets bounded by stability.max_sets (it ends on
+// stability, not on a set count). The checks apply the same (checkJob).
+func (sc *Scenario) runOptions(opts map[string]any) map[string]any {
+	if opt := sc.traits().SetsOption; sc.joins() && opt != "" {
+		return Merge(opts, map[string]any{opt: sc.Stability.MaxSets})
 	}
-	return x.runJob(ctx, x.sc.Workload.Command, dsn, opts)
+	return opts
 }
 
 // runJob runs one command of the scenario's workload job.
@@ -269,8 +275,8 @@ func prepareJob(workload, verb string, opts map[string]any) (job.Job, job.Comman
 }
 
 // joins reports whether the timeline adds nodes.
-func (x *expRun) joins() bool {
-	for _, a := range x.sc.Timeline {
+func (sc *Scenario) joins() bool {
+	for _, a := range sc.Timeline {
 		if a.Do == "add" {
 			return true
 		}

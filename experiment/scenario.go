@@ -215,18 +215,57 @@ var Conditions = []string{"start", "baseline", "joined", "settled", "stable", "r
 // Duration is a time.Duration written as "100s" or "1m30s" in YAML.
 type Duration time.Duration
 
-// UnmarshalYAML reads a Go duration string.
+// UnmarshalYAML reads a Go duration string. A value that is none is a
+// yaml.TypeError, so that decoding goes on and the scenario's other
+// problems are found too (Parse); the field is left unparsed
+// (unparsedDuration) until Parse gives it a stand-in.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	var s string
-	if err := n.Decode(&s); err != nil {
-		return fmt.Errorf("line %d: a duration like 100s or 2m: %w", n.Line, err)
+	if n.Kind != yaml.ScalarNode || n.Decode(&s) != nil {
+		*d = unparsedDuration
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %s: want a duration like 100s or 2m", n.Line, notADuration)}}
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("line %d: %q is not a duration like 100s or 2m", n.Line, s)
+		*d = unparsedDuration
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %q %s like 100s or 2m", n.Line, s, notADuration)}}
 	}
 	*d = Duration(v)
 	return nil
+}
+
+// notADuration is in the message of every duration that does not parse
+// (what Parse tells from the decoder's other errors).
+const notADuration = "is not a duration"
+
+// unparsedDuration marks a Duration whose value did not parse.
+const unparsedDuration = Duration(math.MinInt64)
+
+// standIns gives every duration that did not parse a stand-in, so that
+// the checks judge the rest of the scenario without a second message about
+// it: a timeline action's at and delay stand for a given time (1 ns), the
+// others for one left out (0: the default).
+func (sc *Scenario) standIns() {
+	fix := func(d *Duration, v Duration) {
+		if *d == unparsedDuration {
+			*d = v
+		}
+	}
+	for i := range sc.Timeline {
+		a := &sc.Timeline[i]
+		fix(&a.At, 1)
+		fix(&a.Delay, 1)
+		fix(&a.After, 0)
+	}
+	fix(&sc.ProbeEvery, 0)
+	if c := sc.Cluster; c != nil {
+		fix(&c.CommandTimeout, 0)
+		fix(&c.JoinTimeout, 0)
+	}
+	if c := sc.Convergence; c != nil {
+		fix(&c.Poll, 0)
+		fix(&c.Timeout, 0)
+	}
 }
 
 // D is the time.Duration.
@@ -341,8 +380,18 @@ func Parse(b []byte) (*Scenario, error) {
 	var sc Scenario
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
+	// Durations that do not parse are problems like the checks' (they
+	// hid every other one); the decoder's other errors (an unknown key,
+	// a list for a number) come alone, as the scenario's shape is not
+	// known.
+	var durs []error
 	if err := dec.Decode(&sc); errors.Is(err, io.EOF) {
 		return nil, errors.New("the scenario is empty (no YAML document in it): see scenarios/ for examples")
+	} else if te := (*yaml.TypeError)(nil); errors.As(err, &te) && onlyDurations(te) {
+		for _, e := range te.Errors {
+			durs = append(durs, errors.New(e))
+		}
+		sc.standIns()
 	} else if err != nil {
 		return nil, fmt.Errorf("not a valid scenario: %w", err)
 	}
@@ -362,10 +411,20 @@ func Parse(b []byte) (*Scenario, error) {
 		sc.doc = &doc
 	}
 	sc.defaults()
-	if err := sc.Validate(); err != nil {
+	if err := errors.Join(append(durs, sc.Validate())...); err != nil {
 		return nil, err
 	}
 	return &sc, nil
+}
+
+// onlyDurations reports whether every error of te is a duration's.
+func onlyDurations(te *yaml.TypeError) bool {
+	for _, e := range te.Errors {
+		if !strings.Contains(e, notADuration) {
+			return false
+		}
+	}
+	return len(te.Errors) > 0
 }
 
 func (sc *Scenario) defaults() {
@@ -436,6 +495,7 @@ func (sc *Scenario) Validate() error {
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	sc.checkKeys(bad)
 	sc.checkCluster(bad)
+	sc.checkDSN(bad)
 	sc.checkJob(bad)
 	// Prefix each problem with its line (from the path it starts with).
 	for i, e := range errs {
@@ -488,6 +548,8 @@ func (sc *Scenario) checkKeys(bad func(string, ...any)) {
 			bad("%s.do: %q is not one of %s", where, a.Do, strings.Join(Actions, ", "))
 		}
 		switch {
+		case a.At < 0:
+			bad("%s.at: %s: the time after the load starts at which the action fires cannot be negative", where, a.At.D())
 		case a.When == "" && a.At <= 0 && a.Do != "mark":
 			bad("%s: needs at (a time after the load starts) or when (a condition)", where)
 		case a.When != "" && a.At > 0:
@@ -559,9 +621,7 @@ func (sc *Scenario) checkKeys(bad func(string, ...any)) {
 			prev = s.Nodes
 		}
 	}
-	if st := sc.Stability; st.WarmupSets < 0 || st.BaselineSets < 2 || st.Window < 1 || st.MaxSets < st.WarmupSets+st.BaselineSets || st.AfterStable < 0 {
-		bad("stability: warmup_sets >= 0, baseline_sets >= 2, window >= 1, max_sets >= warmup_sets + baseline_sets (got %+v)", st)
-	}
+	sc.checkStability(bad)
 	if !score.KnownDetector(sc.Stability.Detector) {
 		bad("stability.detector: %q is not one of %s", sc.Stability.Detector, strings.Join(score.Detectors, ", "))
 	}
@@ -578,6 +638,35 @@ func (sc *Scenario) checkKeys(bad func(string, ...any)) {
 	}
 	if sc.Workload.Name == "none" && sc.Convergence == nil {
 		bad("workload none: only a convergence measurement runs without a workload; add convergence")
+	}
+}
+
+// checkStability checks the stability keys, each by its name and with the
+// value written (a default filled in is named as such): the message had
+// been a Go struct of the values after defaults.
+func (sc *Scenario) checkStability(bad func(string, ...any)) {
+	st := sc.Stability
+	if st.WarmupSets < 0 {
+		bad("stability.warmup_sets: %d: want 0 or more", st.WarmupSets)
+	}
+	if st.BaselineSets < 2 {
+		bad("stability.baseline_sets: %d: want at least 2 (the baseline is the median of their delta times)", st.BaselineSets)
+	}
+	if st.Window < 1 {
+		bad("stability.window: %d: want at least 1", st.Window)
+	}
+	if st.AfterStable < 0 {
+		bad("stability.after_stable: %d: want 0 or more", st.AfterStable)
+	}
+	if st.WarmupSets >= 0 && st.BaselineSets >= 2 && st.MaxSets < st.WarmupSets+st.BaselineSets {
+		given := func(key string, v int) string {
+			if !sc.has("stability." + key) {
+				return fmt.Sprintf("%s %d (the default)", key, v)
+			}
+			return fmt.Sprintf("%s %d", key, v)
+		}
+		bad("stability.max_sets: %d: want at least warmup_sets + baseline_sets (%s + %s), or the run ends before its baseline",
+			st.MaxSets, given("warmup_sets", st.WarmupSets), given("baseline_sets", st.BaselineSets))
 	}
 }
 

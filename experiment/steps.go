@@ -285,7 +285,7 @@ func (x *expRun) conclude() error {
 	if len(runs) == 0 {
 		return nil
 	}
-	if x.sc.traits().SetsOption != "" && (x.joins() || len(x.sc.Steps) > 0) {
+	if x.sc.traits().SetsOption != "" && (x.sc.joins() || len(x.sc.Steps) > 0) {
 		if err := report.Scores(x.stdout, report.MergeRuns(runs...)); err != nil {
 			return err
 		}

@@ -214,7 +214,7 @@ func Check(cfg Config) error {
 	if err := setStep(o, o.Has("run", "duration"), job.TraitsOf(j).SizeStep, cfg.From, cfg.StepDuration, cfg.StepWarmup); err != nil {
 		return job.Usage(err)
 	}
-	return job.CheckRun(j)
+	return job.Check(j, "run")
 }
 
 // ErrNoRate is returned by Run when no rate held (the result is written).

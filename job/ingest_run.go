@@ -121,12 +121,25 @@ func (j *ingestJob) run(ctx context.Context, env *Env) error {
 	}))
 }
 
-func (j *ingestJob) sweep(ctx context.Context, env *Env) error {
+// CheckSweep checks the sweep's options before anything starts
+// (SweepChecker).
+func (j *ingestJob) CheckSweep() error {
+	_, _, _, err := j.sweepPlan()
+	return err
+}
+
+// sweepPlan is the sweep's configuration and shard, checked.
+func (j *ingestJob) sweepPlan() (ingest.SweepConfig, shard, time.Time, error) {
 	cfg := j.sweepConfig()
 	if err := cfg.Validate(); err != nil {
-		return Usage(err)
+		return cfg, shard{}, time.Time{}, Usage(err)
 	}
 	sh, startAt, err := j.ingestShard(&cfg.Run, true)
+	return cfg, sh, startAt, err
+}
+
+func (j *ingestJob) sweep(ctx context.Context, env *Env) error {
+	cfg, sh, startAt, err := j.sweepPlan()
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/result"
 	"github.com/fieldbench/fieldbench/workload"
 )
@@ -167,6 +168,43 @@ type RunChecker interface {
 func CheckRun(j Job) error {
 	if c, ok := j.(RunChecker); ok {
 		return c.CheckRun()
+	}
+	return nil
+}
+
+// SweepChecker is a job whose sweep can check its options without
+// running (RunChecker's sweep).
+type SweepChecker interface {
+	CheckSweep() error
+}
+
+// Check checks command verb of j with its options as set, before anything
+// starts: the one check that the CLI makes before it runs a workload
+// command (and before a --cluster or metrics server starts for it) and an
+// experiment before it makes its directory, --dry-run included. It refuses
+// a --db given empty (leaving --db out is the embedded SQLite; an empty
+// one is a mistake, often an unset variable), a --db whose form its
+// adapter refuses (adapter.CheckDSN, connecting to nothing), and what the
+// command's own check refuses (RunChecker, SweepChecker).
+func Check(j Job, verb string) error {
+	o := j.Opts()
+	if o.Has(verb, "db") {
+		switch db := o.Get("db"); {
+		case db == "" && o.Changed("db"):
+			return Usagef("--db is empty: give a DSN (e.g. sqlite:///tmp/fb.db), or leave --db out for a new SQLite file in the run directory")
+		case db != "":
+			if err := adapter.CheckDSN(db); err != nil {
+				return err
+			}
+		}
+	}
+	switch verb {
+	case "run":
+		return CheckRun(j)
+	case "sweep":
+		if c, ok := j.(SweepChecker); ok {
+			return c.CheckSweep()
+		}
 	}
 	return nil
 }

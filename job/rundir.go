@@ -82,6 +82,11 @@ func runDirFor(results, dirName, dbName, dsn string) (dir, useDSN string, err er
 		if err != nil {
 			return "", "", Usage(err)
 		}
+		// A DSN of the wrong form is refused before the directory is
+		// made (exit 2, nothing left behind).
+		if err := adapter.CheckDSN(dsn); err != nil {
+			return "", "", fmt.Errorf("cannot open %s: %w", adapter.Redact(dsn), err)
+		}
 		adapterName = a.Name()
 	}
 	if dir, err = NewRunDir(results, dirName, adapterName, time.Now()); err != nil {
@@ -124,13 +129,17 @@ func progressOf(ctx context.Context) io.Writer {
 // embedded are the adapters that open a file or memory, not a server.
 var embedded = map[string]bool{"sqlite": true, "null": true}
 
-// OpenDB opens the database of dsn with its adapter. A server is announced
-// at once (on the progress writer of ctx) and given ConnectTimeout to
-// answer.
+// OpenDB opens the database of dsn with its adapter, once its form is
+// checked (adapter.CheckDSN: the one check, whose errors show no
+// password). A server is announced at once (on the progress writer of
+// ctx) and given ConnectTimeout to answer.
 func OpenDB(ctx context.Context, dsn string) (adapter.Adapter, adapter.DB, error) {
 	a, err := adapter.ForDSN(dsn)
 	if err != nil {
 		return nil, nil, Usage(err)
+	}
+	if err := adapter.CheckDSN(dsn); err != nil {
+		return nil, nil, fmt.Errorf("cannot open %s: %w", adapter.Redact(dsn), err)
 	}
 	if embedded[a.Name()] {
 		db, err := a.Open(ctx, dsn)

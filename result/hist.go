@@ -43,17 +43,24 @@ const (
 	maxHistHighest = 1e13 // µs: about 115 days
 )
 
+// ErrDamagedHist is wrapped by DecodeHist's errors. The histograms it
+// decodes come from result files (and merged shards' files), so one that
+// does not decode is a damaged input file: the CLI refuses it as bad input
+// (exit 2), as it refuses a file whose header line is damaged, not as a
+// failure of the work (a report of it exited 1).
+var ErrDamagedHist = errors.New("damaged histogram")
+
 // DecodeHist decodes a histogram written by EncodeHist; "" is empty.
 func DecodeHist(s string) (*hdrhistogram.Histogram, error) {
 	if s == "" {
 		return NewHist(), nil
 	}
 	if err := checkHistHeader(s); err != nil {
-		return nil, fmt.Errorf("decode histogram: %w", err)
+		return nil, fmt.Errorf("%w in the result file: %w", ErrDamagedHist, err)
 	}
 	h, err := hdrhistogram.Decode([]byte(s))
 	if err != nil {
-		return nil, fmt.Errorf("decode histogram: %w", err)
+		return nil, fmt.Errorf("%w in the result file: %w", ErrDamagedHist, err)
 	}
 	return h, nil
 }

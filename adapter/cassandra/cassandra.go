@@ -69,6 +69,12 @@ func (Adapter) Describe() string {
 // Open implements adapter.Adapter.
 func (Adapter) Open(ctx context.Context, dsn string) (adapter.DB, error) { return Open(ctx, dsn) }
 
+// CheckDSN implements adapter.Adapter: ParseDSN, connecting to nothing.
+func (Adapter) CheckDSN(dsn string) error {
+	_, err := ParseDSN(dsn)
+	return err
+}
+
 // Config is a parsed DSN.
 type Config struct {
 	Hosts       []string
@@ -126,12 +132,14 @@ func parseDSN(dsn string) (Config, error) {
 	hosts, ks, _ := strings.Cut(rest, "/")
 	c := Config{Keyspace: strings.ToLower(strings.Trim(ks, "/")), Consistency: gocql.One, RF: 1, Logged: true,
 		Conns: 2, Timeout: 12 * time.Second, Concurrency: 64}
-	for _, h := range strings.Split(hosts, ",") {
+	for i, h := range strings.Split(hosts, ",") {
 		if h = strings.TrimSpace(h); h == "" {
 			continue
 		}
-		if _, _, err := net.SplitHostPort(h); err != nil {
-			return Config{}, fmt.Errorf("cassandra DSN: host %q: want host:port", h)
+		// The host is not quoted: without its '@' a userinfo reads as
+		// one (cassandra://user:pw/ks), which Redact masks whole.
+		if err := adapter.CheckAddr(h); err != nil {
+			return Config{}, fmt.Errorf("cassandra DSN %s: host %d: %w", adapter.Redact(dsn), i+1, err)
 		}
 		c.Hosts = append(c.Hosts, h)
 	}

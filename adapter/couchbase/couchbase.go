@@ -81,6 +81,12 @@ func (Adapter) Describe() string {
 // Open implements adapter.Adapter.
 func (Adapter) Open(ctx context.Context, dsn string) (adapter.DB, error) { return Open(ctx, dsn) }
 
+// CheckDSN implements adapter.Adapter: ParseDSN, connecting to nothing.
+func (Adapter) CheckDSN(dsn string) error {
+	_, err := ParseDSN(dsn)
+	return err
+}
+
 // Config is a parsed DSN.
 type Config struct {
 	// ConnStr is the SDK's connection string: couchbase://host:port,...

@@ -74,6 +74,12 @@ func (Adapter) Describe() string {
 // Open implements adapter.Adapter.
 func (Adapter) Open(ctx context.Context, dsn string) (adapter.DB, error) { return Open(ctx, dsn) }
 
+// CheckDSN implements adapter.Adapter: ParseDSN, connecting to nothing.
+func (Adapter) CheckDSN(dsn string) error {
+	_, err := ParseDSN(dsn)
+	return err
+}
+
 // Spatial is how trajectory queries find candidate cells.
 type Spatial string
 
@@ -101,9 +107,15 @@ type Config struct {
 
 var prefixRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,40}$`)
 
-// ParseDSN reads a couchdb:// DSN.
+// ParseDSN reads a couchdb:// DSN; its errors wrap adapter.ErrBadDSN.
 func ParseDSN(dsn string) (Config, error) {
-	u, err := url.Parse(dsn)
+	c, err := parseDSN(dsn)
+	return c, adapter.BadDSN(err)
+}
+
+// parseDSN is ParseDSN without the marking of its errors.
+func parseDSN(dsn string) (Config, error) {
+	u, err := adapter.ParseURL(dsn)
 	if err != nil || u.Scheme != Name {
 		return Config{}, fmt.Errorf("couchdb DSN must look like couchdb://host:port[/prefix][?peers=host:port,...] (got %q)", adapter.Redact(dsn))
 	}
@@ -127,7 +139,7 @@ func ParseDSN(dsn string) (Config, error) {
 		case "peers":
 			for _, a := range strings.Split(v, ",") {
 				if a = strings.TrimSpace(a); a != "" {
-					if _, _, err = net.SplitHostPort(a); err != nil {
+					if err = adapter.CheckAddr(a); err != nil {
 						break
 					}
 					c.Nodes = append(c.Nodes, a)

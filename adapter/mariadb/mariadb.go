@@ -58,6 +58,12 @@ func (Adapter) Describe() string {
 // Open implements adapter.Adapter.
 func (Adapter) Open(ctx context.Context, dsn string) (adapter.DB, error) { return Open(ctx, dsn) }
 
+// CheckDSN implements adapter.Adapter: ParseDSN, connecting to nothing.
+func (Adapter) CheckDSN(dsn string) error {
+	_, err := ParseDSN(dsn)
+	return err
+}
+
 // Config is a parsed DSN: one driver config per server.
 type Config struct {
 	Nodes []*mysql.Config
@@ -99,8 +105,11 @@ func parseDSN(dsn string) (*Config, error) {
 	q.Del("nodes")
 	c := &Config{}
 	for _, a := range addrs {
-		if !strings.Contains(a, ":") {
+		if !strings.Contains(a, ":") || strings.HasPrefix(a, "[") && strings.HasSuffix(a, "]") {
 			a += ":3306"
+		}
+		if err := adapter.CheckAddr(a); err != nil {
+			return nil, fmt.Errorf("mariadb: DSN node %s: %w", a, err)
 		}
 		cfg := mysql.NewConfig()
 		if u.User != nil {

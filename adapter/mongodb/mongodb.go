@@ -32,7 +32,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -81,6 +80,12 @@ func (Adapter) Describe() string {
 // Open implements adapter.Adapter.
 func (Adapter) Open(ctx context.Context, dsn string) (adapter.DB, error) { return Open(ctx, dsn) }
 
+// CheckDSN implements adapter.Adapter: ParseDSN, connecting to nothing.
+func (Adapter) CheckDSN(dsn string) error {
+	_, err := ParseDSN(dsn)
+	return err
+}
+
 // Geo is how the trajectory family finds cells near a point or in a box.
 type Geo string
 
@@ -124,9 +129,16 @@ type Config struct {
 // the driver sees the URI.
 var ownOptions = []string{"geo", "ingest", "batch", "parts"}
 
-// ParseDSN reads a mongodb:// or mongodb+srv:// DSN.
+// ParseDSN reads a mongodb:// or mongodb+srv:// DSN; its errors wrap
+// adapter.ErrBadDSN.
 func ParseDSN(dsn string) (Config, error) {
-	u, err := url.Parse(dsn)
+	c, err := parseDSN(dsn)
+	return c, adapter.BadDSN(err)
+}
+
+// parseDSN is ParseDSN without the marking of its errors.
+func parseDSN(dsn string) (Config, error) {
+	u, err := adapter.ParseURL(dsn)
 	if err != nil || (u.Scheme != "mongodb" && u.Scheme != "mongodb+srv") || u.Host == "" {
 		return Config{}, fmt.Errorf("mongodb DSN must look like mongodb://host:port[,host:port...]/database[?options] (got %q)", adapter.Redact(dsn))
 	}

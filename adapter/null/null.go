@@ -13,7 +13,6 @@ package null
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -51,10 +50,20 @@ func (Adapter) Describe() string {
 	return "no database: every operation answers at once, to measure fieldbench itself (" + result.HarnessOnlyMark + "); DSN null://"
 }
 
-// Open implements adapter.Adapter; the DSN must be exactly null://.
-func (Adapter) Open(_ context.Context, dsn string) (adapter.DB, error) {
+// CheckDSN implements adapter.Adapter: the DSN must be exactly null://.
+// What follows null:// is not shown: it may be a userinfo with a password
+// (null://user:pw@host printed the password).
+func (Adapter) CheckDSN(dsn string) error {
 	if dsn != Name+"://" {
-		return nil, fmt.Errorf("null DSN %q takes nothing after null://", dsn)
+		return adapter.BadDSN(errors.New("a null DSN takes nothing after null:// (what follows is not shown: it may hold a password); the DSN is exactly null://"))
+	}
+	return nil
+}
+
+// Open implements adapter.Adapter; the DSN must be exactly null://.
+func (a Adapter) Open(_ context.Context, dsn string) (adapter.DB, error) {
+	if err := a.CheckDSN(dsn); err != nil {
+		return nil, err
 	}
 	return &DB{}, nil
 }

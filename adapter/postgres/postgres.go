@@ -66,6 +66,12 @@ func (Adapter) Open(ctx context.Context, dsn string) (adapter.DB, error) {
 	return Open(ctx, dsn)
 }
 
+// CheckDSN implements adapter.Adapter: ParseDSN, connecting to nothing.
+func (Adapter) CheckDSN(dsn string) error {
+	_, err := ParseDSN(dsn)
+	return err
+}
+
 // Options are what ParseDSN extracts from a DSN.
 type Options struct {
 	Primary  string   // the DSN pgx gets, without fieldbench's parameters
@@ -110,6 +116,9 @@ func parseDSN(dsn string) (Options, error) {
 	for _, h := range strings.Split(reps, ",") {
 		if h = strings.TrimSpace(h); h == "" {
 			continue
+		}
+		if err := adapter.CheckAddr(h); err != nil {
+			return Options{}, fmt.Errorf("postgres: replicas=%s in the DSN: %w", h, err)
 		}
 		r := *u
 		r.Host = h

@@ -69,6 +69,12 @@ func (Adapter) Describe() string {
 // Open implements adapter.Adapter.
 func (Adapter) Open(ctx context.Context, dsn string) (adapter.DB, error) { return Open(ctx, dsn) }
 
+// CheckDSN implements adapter.Adapter: ParseDSN, connecting to nothing.
+func (Adapter) CheckDSN(dsn string) error {
+	_, err := ParseDSN(dsn)
+	return err
+}
+
 // Config is a parsed DSN.
 type Config struct {
 	Addrs    []string
@@ -112,7 +118,8 @@ func parseDSN(dsn string) (Config, error) {
 			c.Cluster, err = strconv.ParseBool(v)
 		case "addrs":
 			for _, a := range strings.Split(v, ",") {
-				if a = strings.TrimSpace(a); a != "" {
+				if a = strings.TrimSpace(a); a != "" && err == nil {
+					err = adapter.CheckAddr(a)
 					c.Addrs = append(c.Addrs, a)
 				}
 			}

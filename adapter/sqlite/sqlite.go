@@ -63,6 +63,14 @@ func (Adapter) Open(ctx context.Context, dsn string) (adapter.DB, error) {
 	return Open(ctx, dsn)
 }
 
+// CheckDSN implements adapter.Adapter: the DSN's form, and that the file
+// can be made (its directory exists, it is no directory itself), creating
+// nothing.
+func (Adapter) CheckDSN(dsn string) error {
+	_, err := checkFile(dsn)
+	return err
+}
+
 // ParseDSN returns the file path of a sqlite:// DSN: everything after
 // "sqlite://", so sqlite:///tmp/x.db is /tmp/x.db and sqlite://x.db is x.db
 // relative to the working directory.
@@ -143,26 +151,44 @@ func OpenExisting(ctx context.Context, dsn string) (*DB, error) {
 	return Open(ctx, dsn)
 }
 
-// Open opens (creating if needed) the database file named by dsn.
-func Open(ctx context.Context, dsn string) (*DB, error) {
+// checkFile returns the absolute path of the file dsn names, once it is
+// known that the file can be made there: a DSN naming a file that cannot
+// be is bad input (exit 2), not a failure of the database.
+func checkFile(dsn string) (string, error) {
 	abs, err := filePath(dsn)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	dir := filepath.Dir(abs)
+	// The path is named only when Redact finds nothing to hide in the
+	// DSN: sqlite://user:pw/x.db is a relative path, but reads as a
+	// userinfo whose '@' was forgotten.
+	shownDir, shownFile := dir, abs
+	if r := adapter.Redact(dsn); r != dsn {
+		shownDir, shownFile = "of "+r, r
+	}
 	st, err := os.Stat(dir)
 	switch {
-	// A DSN naming a file that cannot be is bad input (exit 2), not a
-	// failure of the database.
 	case errors.Is(err, os.ErrNotExist):
-		return nil, adapter.BadDSN(fmt.Errorf("sqlite: directory %s does not exist (create it first): %w", dir, err))
+		return "", adapter.BadDSN(fmt.Errorf("sqlite: directory %s does not exist (create it first): %w", shownDir, os.ErrNotExist))
+	case err != nil && shownDir == dir:
+		return "", fmt.Errorf("sqlite: check directory %s: %w", dir, err)
 	case err != nil:
-		return nil, fmt.Errorf("sqlite: check directory %s: %w", dir, err)
+		return "", fmt.Errorf("sqlite: check directory %s: cannot read it", shownDir)
 	case !st.IsDir():
-		return nil, adapter.BadDSN(fmt.Errorf("sqlite: %s is not a directory", dir))
+		return "", adapter.BadDSN(fmt.Errorf("sqlite: %s is not a directory", shownDir))
 	}
 	if st, err := os.Stat(abs); err == nil && st.IsDir() {
-		return nil, adapter.BadDSN(fmt.Errorf("sqlite: %s is a directory, not a database file", abs))
+		return "", adapter.BadDSN(fmt.Errorf("sqlite: %s is a directory, not a database file", shownFile))
+	}
+	return abs, nil
+}
+
+// Open opens (creating if needed) the database file named by dsn.
+func Open(ctx context.Context, dsn string) (*DB, error) {
+	abs, err := checkFile(dsn)
+	if err != nil {
+		return nil, err
 	}
 
 	common := "_pragma=busy_timeout(" + strconv.Itoa(busyTimeoutMS) + ")" +

@@ -286,7 +286,7 @@ func TestHistoryBadInput(t *testing.T) {
 		{"history", "changes", "--history", newer},
 		{"run", "microblog", "--users", "20", "--duration", "1s", "--results", runs, "--history", newer},
 		{"sweep", "ingest", "--from", "10", "--to", "10", "--step", "10", "--runs", "1", "--warmup-runs", "0", "--results", runs, "--history", newer},
-		{"experiment", writeScenario(t, dir), "--results", runs, "--history", newer},
+		{"experiment", writeScenario(t, histScenario), "--results", runs, "--history", newer},
 		// No scenarios: were the history not checked first, the study
 		// would be refused for that (and start nothing either way).
 		{"study", "ingest", "--scenarios", t.TempDir(), "--results", runs, "--history", newer},
@@ -318,22 +318,14 @@ func TestHistoryBadInput(t *testing.T) {
 	}
 }
 
-// writeScenario writes a one-second microblog experiment on null:// into
-// dir and returns its path.
-func writeScenario(t *testing.T, dir string) string {
-	t.Helper()
-	sc := filepath.Join(dir, "sc.yaml")
-	if err := os.WriteFile(sc, []byte("name: hist\nstudy: test\ndescription: history\ndsn: null://\nworkload: {name: microblog, options: {duration: 1s, users: 20, clients: 2}}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return sc
-}
+// histScenario is a one-second microblog experiment on null://.
+const histScenario = "name: hist\nstudy: test\ndescription: history\ndsn: null://\nworkload: {name: microblog, options: {duration: 1s, users: 20, clients: 2}}\n"
 
 // experiment --history records the experiment's runs as it finishes.
 func TestExperimentRecordsHistory(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	sc := writeScenario(t, dir)
+	sc := writeScenario(t, histScenario)
 	db := filepath.Join(dir, "h.db")
 	code, _, stderr := execute(context.Background(), "experiment", sc, "--results", filepath.Join(dir, "results"), "--history", db, "--commit", "abc")
 	if code != cli.ExitOK || !strings.Contains(stderr, "history: 1 run(s) added") {

@@ -20,6 +20,7 @@ import (
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/internal/outpath"
 	"github.com/fieldbench/fieldbench/job"
+	"github.com/fieldbench/fieldbench/result"
 )
 
 // Version is fieldbench's version; release builds set it with -ldflags.
@@ -90,7 +91,9 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "fieldbench: error: %v\n", err)
 	var ue usageError
-	if errors.As(err, &ue) || errors.Is(err, adapter.ErrBadDSN) { // a malformed DSN is bad input too
+	// A malformed DSN is bad input too, and so is a result file whose
+	// histogram is damaged.
+	if errors.As(err, &ue) || errors.Is(err, adapter.ErrBadDSN) || errors.Is(err, result.ErrDamagedHist) {
 		fmt.Fprintln(stderr, "Run 'fieldbench help' or 'fieldbench COMMAND --help' for usage.")
 		return ExitUsage
 	}
@@ -166,6 +169,7 @@ machine. 'fieldbench cluster up ENGINE' starts real servers on loopback
 		}
 	}
 	root.AddCommand(newClusterCmd(), newReportCmd(), newExperimentCmd(), newStudyCmd(), newScoresCmd(), newCompareCmd(), newFindmaxCmd(), newMergeCmd(), newKubeCmd(), newHistoryCmd())
+	completionCmd(root)
 	usageArgs(root)
 	finiteFloats(root)
 	return root

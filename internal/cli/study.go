@@ -70,17 +70,24 @@ where it stopped; Ctrl-C leaves completed steps intact.`, studyrun.ReportFile, s
 				results = filepath.Join("results", "study-"+p.Study+"-"+p.Size)
 			}
 			stderr := cmd.ErrOrStderr()
-			if dryRun {
+			// The dry run's check, before anything starts: a step's
+			// scenario that would be refused is bad input (exit 2) for
+			// the real run too, not a failure found as it goes.
+			if !dryRun && !reportOnly {
+				if err := hist.check(); err != nil {
+					return err
+				}
+			}
+			if dryRun || !reportOnly {
 				if err := p.Check(scenarios); err != nil {
 					return usagef("%v", err)
 				}
+			}
+			if dryRun {
 				return p.WritePlan(cmd.OutOrStdout(), results, scenarios)
 			}
 			var runErr error
 			if !reportOnly {
-				if err := hist.check(); err != nil {
-					return err
-				}
 				defer func() { err = hist.finish(cmd, err, results) }()
 				runErr = studyrun.Run(cmd.Context(), p, studyrun.Config{
 					Results: results, Scenarios: scenarios, Stdout: cmd.OutOrStdout(), Stderr: stderr, Version: Version,
