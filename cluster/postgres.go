@@ -796,20 +796,10 @@ func countStreaming(m map[string]pgRepl) int {
 // would be a "smart" shutdown that waits for every client to leave — and
 // SIGKILLs it after grace.
 func pgStopPID(pid int, grace time.Duration) error {
-	if !Alive(pid) {
-		return nil
+	if err := stopWith(pid, syscall.SIGINT, grace); err != nil {
+		return fmt.Errorf("postgres: %w", err)
 	}
-	if err := syscall.Kill(pid, syscall.SIGINT); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("postgres: stop pid %d: %w", pid, err)
-	}
-	deadline := time.Now().Add(grace)
-	for time.Now().Before(deadline) {
-		if !Alive(pid) {
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return Kill(pid)
+	return nil
 }
 
 // Down implements Engine: fast shutdown of the replicas, then the primary;

@@ -226,12 +226,17 @@ func Alive(pid int) bool {
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return false
+		// A process in the middle of its exit can fail the read for a
+		// moment (seen under load: Alive false, then true, then false):
+		// whether the PID still exists decides, so that Alive never
+		// says "gone" of a process that is not.
+		return !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 	}
-	// state is the field after the ")" that closes the command name
+	// state is the field after the ")" that closes the command name:
+	// Z (zombie) and X (dead) have ended.
 	s := string(b)
 	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z'
+		return s[i+2] != 'Z' && s[i+2] != 'X'
 	}
 	return true
 }
@@ -239,10 +244,16 @@ func Alive(pid int) bool {
 // Stop sends SIGTERM to pid and waits up to grace for it to exit, then
 // sends SIGKILL. It only ever signals the PID fieldbench started.
 func Stop(pid int, grace time.Duration) error {
+	return stopWith(pid, syscall.SIGTERM, grace)
+}
+
+// stopWith sends sig to pid, waits up to grace for it to end, then kills
+// it (Kill).
+func stopWith(pid int, sig syscall.Signal, grace time.Duration) error {
 	if !Alive(pid) {
 		return nil
 	}
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+	if err := syscall.Kill(pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("stop pid %d: %w", pid, err)
 	}
 	deadline := time.Now().Add(grace)
@@ -255,12 +266,23 @@ func Stop(pid int, grace time.Duration) error {
 	return Kill(pid)
 }
 
-// Kill sends SIGKILL to pid and waits for it to be gone.
+// killWait bounds how long Kill waits for a killed process to be gone: a
+// SIGKILL takes effect within milliseconds, but on a loaded 2-core machine
+// (load average 15, seen in CI) the exit of a big process took over 2 s.
+const killWait = 30 * time.Second
+
+// Kill sends SIGKILL to pid and waits for it to be gone (a zombie counts
+// as gone); one still alive after killWait is an error, never a silent
+// success.
 func Kill(pid int) error {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("kill pid %d: %w", pid, err)
 	}
-	for i := 0; i < 100 && Alive(pid); i++ {
+	deadline := time.Now().Add(killWait)
+	for Alive(pid) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("kill pid %d: still alive %s after SIGKILL", pid, killWait)
+		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	return nil
@@ -322,22 +344,13 @@ func StopNode(c *Cluster, name string, grace time.Duration) error {
 	if err != nil {
 		return err
 	}
-	if n.PID > 0 && Alive(n.PID) {
+	if n.PID > 0 {
 		sig := syscall.SIGTERM
 		if c.Engine == "postgres" {
-			sig = syscall.SIGINT
+			sig = syscall.SIGINT // PostgreSQL's fast shutdown
 		}
-		if err := syscall.Kill(n.PID, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-			return fmt.Errorf("stop %s (pid %d): %w", name, n.PID, err)
-		}
-		deadline := time.Now().Add(grace)
-		for Alive(n.PID) && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
-		}
-		if Alive(n.PID) {
-			if err := Kill(n.PID); err != nil {
-				return err
-			}
+		if err := stopWith(n.PID, sig, grace); err != nil {
+			return fmt.Errorf("stop %s: %w", name, err)
 		}
 	}
 	n.PID, n.Stopped = 0, true

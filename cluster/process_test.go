@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -97,17 +98,30 @@ func TestStopNode(t *testing.T) {
 		name   string
 		script string
 	}{
-		{"exits on SIGTERM", "exec sleep 60"},
-		{"ignores SIGTERM: killed after grace", "trap '' TERM; sleep 60 & wait"},
+		{"exits on SIGTERM", "echo > ready; exec sleep 60"},
+		{"ignores SIGTERM: killed after grace", "trap '' TERM; echo > ready; sleep 60 & wait"},
 	}
-	for _, tc := range cases {
+	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			pid, err := Start(Proc{Path: "/bin/sh", Args: []string{"-c", tc.script}, Dir: dir, LogFile: filepath.Join(dir, "log")})
+			wd := filepath.Join(dir, strconv.Itoa(i))
+			if err := os.Mkdir(wd, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			pid, err := Start(Proc{Path: "/bin/sh", Args: []string{"-c", tc.script}, Dir: wd, LogFile: filepath.Join(wd, "log")})
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = syscall.Kill(-pid, syscall.SIGKILL) }) // the shell's group, sleep included
-			time.Sleep(100 * time.Millisecond)                            // let the shell set its trap
+			// The shell says when its trap is set (a fixed sleep was
+			// too short on a loaded machine).
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				if _, err := os.Stat(filepath.Join(wd, "ready")); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the shell never started")
+				}
+			}
 			c := &Cluster{Engine: "test", Nodes: []*Node{{Name: "n1", PID: pid}}}
 			t0 := time.Now()
 			if err := StopNode(c, "n1", 500*time.Millisecond); err != nil {
@@ -116,7 +130,7 @@ func TestStopNode(t *testing.T) {
 			if Alive(pid) || c.Nodes[0].PID != 0 || !c.Nodes[0].Stopped {
 				t.Fatalf("after StopNode: alive %v, node %+v", Alive(pid), c.Nodes[0])
 			}
-			if time.Since(t0) > 5*time.Second {
+			if time.Since(t0) > 30*time.Second { // a hang, not a slow machine
 				t.Errorf("StopNode took %v", time.Since(t0))
 			}
 			if err := StopNode(c, "nope", time.Second); err == nil {

@@ -32,14 +32,20 @@ func CheckShards(j Job, verb string, n int, db string) error {
 	return nil
 }
 
-// checkCommand checks j's options of verb (run's by CheckRun where j has
-// no checker of its own).
+// checkCommand checks j's own options of verb: the job's commandChecker,
+// or, for a job without one, its RunChecker or SweepChecker. Check (with
+// the DSN) and CheckShards (as each shard) both end here.
 func checkCommand(j Job, verb string) error {
 	if c, ok := j.(commandChecker); ok {
 		return c.check(verb)
 	}
-	if verb == "run" {
+	switch verb {
+	case "run":
 		return CheckRun(j)
+	case "sweep":
+		if c, ok := j.(SweepChecker); ok {
+			return c.CheckSweep()
+		}
 	}
 	return nil
 }

@@ -398,12 +398,7 @@ func (j *ingestJob) check(verb string) error {
 	case "run":
 		return j.CheckRun()
 	case "sweep":
-		cfg := j.sweepConfig()
-		if err := cfg.Validate(); err != nil {
-			return Usage(err)
-		}
-		_, _, err := j.ingestShard(&cfg.Run, true)
-		return err
+		return j.CheckSweep()
 	}
 	return nil
 }

@@ -198,15 +198,7 @@ func Check(j Job, verb string) error {
 			}
 		}
 	}
-	switch verb {
-	case "run":
-		return CheckRun(j)
-	case "sweep":
-		if c, ok := j.(SweepChecker); ok {
-			return c.CheckSweep()
-		}
-	}
-	return nil
+	return checkCommand(j, verb)
 }
 
 // Find returns the command of j for verb ("run", or "op post").
