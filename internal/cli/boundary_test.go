@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -96,7 +97,15 @@ func TestEveryNumericOptionAtItsBoundaries(t *testing.T) {
 	if len(opts) < 40 {
 		t.Fatalf("only %d numeric options found: the walk is wrong", len(opts))
 	}
-	codes := map[int]int{}
+	var (
+		mu    sync.Mutex
+		codes = map[int]int{}
+		wg    sync.WaitGroup
+		// The commands run in-process, a few at a time: most of each is
+		// waiting (a 1 s run, a deadline), and one after another they
+		// took 100 s alone and 780 s on a loaded CI machine.
+		slots = make(chan struct{}, 4)
+	)
 	defer func() { t.Logf("%d options; exit codes: %v", len(opts), codes) }()
 	for _, o := range opts {
 		for _, v := range boundaryValues[o.typ] {
@@ -108,31 +117,40 @@ func TestEveryNumericOptionAtItsBoundaries(t *testing.T) {
 				}
 			}
 			args = append(args, "--"+o.flag+"="+v)
-			// An accepted value runs (briefly: the base options are
-			// small) until the deadline cuts it (exit 130).
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-			code, stderr, panicked := executeSafely(ctx, args)
-			cancel()
-			codes[code]++
-			switch {
-			case panicked != "":
-				t.Errorf("%v: panic: %s", args, panicked)
-			case code == ExitUsage:
-				if strings.Contains(stderr, "unknown flag") {
-					t.Fatalf("%v: the test gives a flag the command lacks: %s", args, stderr)
+			wg.Add(1)
+			slots <- struct{}{}
+			go func() {
+				defer func() { <-slots; wg.Done() }()
+				// An accepted value runs (briefly: the base options are
+				// small) until the deadline cuts it (exit 130).
+				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+				code, stderr, panicked := executeSafely(ctx, args)
+				cancel()
+				mu.Lock()
+				codes[code]++
+				mu.Unlock()
+				switch {
+				case panicked != "":
+					t.Errorf("%v: panic: %s", args, panicked)
+				case code == ExitUsage:
+					if strings.Contains(stderr, "unknown flag") {
+						t.Errorf("%v: the test gives a flag the command lacks: %s", args, stderr)
+						return
+					}
+					if !strings.Contains(stderr, "error:") {
+						t.Errorf("%v: exit 2 without a message: %q", args, stderr)
+					}
+					if files := written(t, dir); len(files) > 0 {
+						t.Errorf("%v: refused (exit 2) after writing %v", args, files)
+					}
+				case code == ExitOK, code == ExitInterrupted:
+				default:
+					t.Errorf("%v: exit %d: %s", args, code, firstLines(stderr))
 				}
-				if !strings.Contains(stderr, "error:") {
-					t.Errorf("%v: exit 2 without a message: %q", args, stderr)
-				}
-				if files := written(t, dir); len(files) > 0 {
-					t.Errorf("%v: refused (exit 2) after writing %v", args, files)
-				}
-			case code == ExitOK, code == ExitInterrupted:
-			default:
-				t.Errorf("%v: exit %d: %s", args, code, firstLines(stderr))
-			}
+			}()
 		}
 	}
+	wg.Wait()
 }
 
 // executeSafely runs the command tree and turns a panic into a report.
