@@ -56,7 +56,16 @@ func (s *SharedCluster) Get(t testing.TB) *cluster.Cluster {
 	return s.c
 }
 
+// NoServers, set to 1, makes every start of a cluster here fail:
+// scripts/test.sh sets it for the packages it runs beside the ones that
+// start servers, so a package that starts one among them says so instead
+// of starving the servers of the other stream.
+const NoServers = "FIELDBENCH_TEST_NO_SERVERS"
+
 func (s *SharedCluster) start() error {
+	if os.Getenv(NoServers) == "1" {
+		return fmt.Errorf("this package starts a %s cluster but runs among the packages that start no server (%s=1): add it to servers in scripts/test.sh", s.Engine, NoServers)
+	}
 	e, err := cluster.Get(s.Engine)
 	if err != nil {
 		return err

@@ -5,7 +5,13 @@
 // passed, failed and were skipped — the count that must not fall when the
 // suite is made faster (docs/testing.md).
 //
-//	go run ./scripts/testtimes [-n 25] [-md] FILE.json
+//	go run ./scripts/testtimes [-n 25] [-md] FILE.json...
+//	go test -json ./... | testtimes -stream FILE.json
+//
+// With -stream it is the filter scripts/test.sh runs go test through: it
+// appends every line to FILE.json and prints what a plain `go test` would
+// (each package's result, and the output of each test that failed), so
+// the record costs the reader of a CI log nothing.
 //
 // "What it waits on" is read from the lines a test logs when it starts a
 // server: adaptertest prints "waits on: ENGINE…" (SharedCluster and
@@ -44,27 +50,91 @@ type test struct {
 func main() {
 	n := flag.Int("n", 25, "how many of the slowest tests to print")
 	md := flag.Bool("md", false, "print Markdown tables (for docs/testing.md)")
+	stream := flag.String("stream", "", "read go test -json from standard input, append it to `FILE` and print what plain go test would")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: testtimes [-n 25] [-md] FILE.json (go test -json output)")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	if flag.NArg() != 1 {
+	if *stream != "" {
+		if err := filter(os.Stdin, os.Stdout, *stream); err != nil {
+			fmt.Fprintln(os.Stderr, "testtimes:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if flag.NArg() == 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
-	f, err := os.Open(flag.Arg(0))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "testtimes:", err)
-		os.Exit(2)
+	var files []io.Reader
+	for _, name := range flag.Args() {
+		f, err := os.Open(name)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "testtimes:", err)
+			os.Exit(2)
+		}
+		defer f.Close()
+		files = append(files, f)
 	}
-	defer f.Close()
-	s, err := read(f)
+	s, err := read(io.MultiReader(files...))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testtimes:", err)
 		os.Exit(1)
 	}
 	s.print(os.Stdout, *n, *md)
+}
+
+// filter copies go test -json from r to the file record (appended, a line
+// at a time) and
+// writes to w what plain go test prints: every line that is not JSON (go
+// itself: downloads, build errors), each package's own output but its
+// bare PASS line, build output, and the whole output of a test when it
+// fails — a passing or skipped test's is dropped as go test drops it.
+func filter(r io.Reader, w io.Writer, record string) error {
+	f, err := os.OpenFile(record, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	held := map[string][]string{} // package + test -> output so far
+	var buf []byte
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		// One write a line, appended: scripts/test.sh runs two of these
+		// filters into one record, and a line must never be split.
+		buf = append(append(buf[:0], line...), '\n')
+		if _, err := f.Write(buf); err != nil {
+			return err
+		}
+		var e struct {
+			event
+			ImportPath string
+		}
+		if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &e) != nil || (e.Package == "" && e.ImportPath == "") {
+			fmt.Fprintf(w, "%s\n", line)
+			continue
+		}
+		if e.Test == "" {
+			if (e.Action == "output" || e.Action == "build-output") && e.Output != "PASS\n" {
+				fmt.Fprint(w, e.Output)
+			}
+			continue
+		}
+		key := e.Package + "\x00" + e.Test
+		switch e.Action {
+		case "output":
+			held[key] = append(held[key], e.Output)
+		case "fail":
+			fmt.Fprint(w, strings.Join(held[key], ""))
+			delete(held, key)
+		case "pass", "skip":
+			delete(held, key)
+		}
+	}
+	return sc.Err()
 }
 
 // suite is the whole run: packages with their time and every test.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 )
@@ -42,5 +43,40 @@ fuzz FuzzX (./x), 10x
 	}
 	if strings.Contains(got, "TestCut") {
 		t.Errorf("a test that never ended is listed:\n%s", got)
+	}
+}
+
+// TestFilter prints what plain go test would — package lines, non-JSON
+// lines, a failed test's output — drops a passing test's output and the
+// bare PASS, and records every line.
+func TestFilter(t *testing.T) {
+	in := `go: downloading example.com/x v1.0.0
+{"Action":"run","Package":"p","Test":"TestOK"}
+{"Action":"output","Package":"p","Test":"TestOK","Output":"=== RUN   TestOK\n"}
+{"Action":"output","Package":"p","Test":"TestOK","Output":"    ok_test.go:9: chatter\n"}
+{"Action":"pass","Package":"p","Test":"TestOK","Elapsed":0.1}
+{"Action":"output","Package":"p","Test":"TestBad","Output":"    bad_test.go:3: want 1, got 2\n"}
+{"Action":"output","Package":"p","Test":"TestBad","Output":"--- FAIL: TestBad (0.00s)\n"}
+{"Action":"fail","Package":"p","Test":"TestBad","Elapsed":0}
+{"Action":"output","Package":"p","Output":"PASS\n"}
+{"Action":"output","Package":"p","Output":"FAIL\tp\t0.2s\n"}
+{"Action":"fail","Package":"p","Elapsed":0.2}
+{"ImportPath":"q [q.test]","Action":"build-output","Output":"q/x.go:1:1: syntax error\n"}
+`
+	rec := t.TempDir() + "/rec.json"
+	var out bytes.Buffer
+	if err := filter(strings.NewReader(in), &out, rec); err != nil {
+		t.Fatal(err)
+	}
+	want := "go: downloading example.com/x v1.0.0\n" +
+		"    bad_test.go:3: want 1, got 2\n--- FAIL: TestBad (0.00s)\n" +
+		"FAIL\tp\t0.2s\n" +
+		"q/x.go:1:1: syntax error\n"
+	if out.String() != want {
+		t.Errorf("printed:\n%s\nwant:\n%s", out.String(), want)
+	}
+	b, err := os.ReadFile(rec)
+	if err != nil || string(b) != in {
+		t.Errorf("recorded %q, %v; want every line", b, err)
 	}
 }
