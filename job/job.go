@@ -163,19 +163,25 @@ type RunChecker interface {
 	CheckRun() error
 }
 
-// CheckRun checks j's run options as set when j can (nil otherwise).
+// CheckRun checks j's run options as set: the sizing rule (Fit), then
+// the job's own checks when it has them.
 func CheckRun(j Job) error {
+	if err := Fit(j, "run"); err != nil {
+		return err
+	}
 	if c, ok := j.(RunChecker); ok {
 		return c.CheckRun()
 	}
 	return nil
 }
 
-// Find returns the command of j for verb ("run", or "op post").
+// Find returns the command of j for verb ("run", or "op"), whose Run (and
+// its operations') applies the sizing rule first (Fit): every caller of a
+// command (the CLI, experiments, findmax) finds it here.
 func Find(j Job, verb string) (Command, bool) {
 	for _, c := range j.Commands() {
 		if c.Verb == verb {
-			return c, true
+			return fitted(j, c), true
 		}
 	}
 	return Command{}, false

@@ -54,7 +54,7 @@ func newMicroblogJob() *microblogJob {
 	o.Int(&j.clients, "clients", microblog.DefaultClients, "concurrent clients, each simulating one user", "run")
 	o.Duration(&j.duration, "duration", 4*time.Minute, "run time, warm-up included", "run")
 	o.Duration(&j.warmup, "warmup", 0, "time at the start excluded from the summary (shaded in the report)", "run")
-	o.Float64(&j.rate, "rate", 0, "open loop: target operations per second over all clients (0 = closed loop)", "run")
+	o.Rate(&j.rate, "rate", "operations per second", "open loop: target operations per second over all clients (0 = closed loop)", "run")
 	o.String(&j.mix, "mix", microblog.DefaultMix, "operation weights, e.g. post=1,userline=2,timeline=2", "run")
 	o.Duration(&j.matEvery, "materialize-every", 100*time.Millisecond, "async model: pause of the background materializer when it has caught up", "run")
 	declareRetry(o, &j.retry, "operation (a post as a new tweet)", "run")

@@ -75,7 +75,7 @@ func newTrajectoryJob() *trajectoryJob {
 	o.Int(&j.k, "k", trajectory.DefaultK, "k of the k-NN query: how many cells", "run", "op knn")
 	o.Int64(&j.maxDist, "max-dist", trajectory.DefaultMaxDist, "k-NN distance bound (m): cells farther than this are ignored", "run", "op knn")
 	o.Bool(&j.verify, "verify", true, "check every answer against the brute-force reference", "run")
-	o.Float64(&j.rate, "rate", 0, "open loop: target requests per second over all clients of each phase (a write request is --batch records; a read request one query), latency measured from each request's intended start (0 = closed loop)", "run")
+	o.Rate(&j.rate, "rate", "requests per second", "open loop: target requests per second over all clients of each phase (a write request is --batch records; a read request one query), latency measured from each request's intended start (0 = closed loop)", "run")
 	declareRetry(o, &j.retry, "request (a write sends the same records again: refused where a record already stored is, as an insert into PostgreSQL; a query runs again)", "run")
 	j.sharding.declare(o, "the random mode's clients and of --rate in run (clients [I·C/N, (I+1)·C/N), each writing and querying what that client of an unsharded run would; one --mode per sharded run, the sequential mode being one client; shard 0 empties the database with --reset before --start-at, and every shard waits for the whole dataset before its read phases), of the records in load (in batches of --batch: batch k is records k·batch..(k+1)·batch-1)", "run", "load")
 	j.sharding.declareStart(o, "run")

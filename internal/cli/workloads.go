@@ -52,13 +52,14 @@ func jobCmd(j job.Job, use string, c job.Command) *cobra.Command {
 	}
 	var cl *cluster.Cluster // started by --cluster
 	var out outputFlags
-	// check refuses bad run options before a metrics endpoint or a
+	// check refuses what the sizing rule refuses (job.Fit, which c.Run
+	// applies too) and bad run options before a metrics endpoint or a
 	// --cluster server is started for the run.
 	check := func() error {
 		if c.Verb == "run" {
 			return job.CheckRun(j)
 		}
-		return nil
+		return job.Fit(j, c.Verb)
 	}
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := check(); err != nil {
