@@ -363,7 +363,13 @@ func (j *ingestJob) generate(ctx context.Context, env *Env) error {
 	if err != nil {
 		return Usagef("cannot write %s: %v", path, err)
 	}
-	if err := errors.Join(ingest.WriteCSV(f, j.seed, j.sources, j.records), f.Close()); err != nil {
+	stop := heartbeat(env.Stderr, writtenSoFar(path))
+	err = errors.Join(ingest.WriteCSV(ctx, f, j.seed, j.sources, j.records), f.Close())
+	stop()
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w: %s may hold part of the records", ErrInterrupted, path)
+	}
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "wrote %d records (%d sources x %d) to %s\n", int64(j.sources)*j.records, j.sources, j.records, path)

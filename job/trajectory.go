@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
@@ -239,9 +241,11 @@ func (j *trajectoryJob) generate(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
+	stop := heartbeat(env.Stderr, writtenSoFar(filepath.Join(j.out, trajectory.RecordsFile), filepath.Join(j.out, trajectory.CellsFile)))
 	st, err := g.WriteCSV(ctx, j.out)
+	stop()
 	if ctx.Err() != nil {
-		return ErrInterrupted
+		return fmt.Errorf("%w: %s may hold part of the records", ErrInterrupted, j.out)
 	}
 	if err != nil {
 		return err
@@ -334,7 +338,7 @@ func (j *trajectoryJob) load(ctx context.Context, env *Env) error {
 		return err
 	}
 	t0 := time.Now()
-	if err := writeTrajRecords(ctx, st, g, 0, g.Len(), j.batch); err != nil {
+	if err := writeTrajRecords(ctx, env.Stderr, st, g, 0, g.Len(), j.batch); err != nil {
 		return err
 	}
 	d := time.Since(t0)
@@ -369,7 +373,7 @@ func (j *trajectoryJob) loadShard(ctx context.Context, env *Env, sh shard) error
 	}
 	defer done()
 	t0 := time.Now()
-	if err := writeTrajRecords(ctx, st, g, lo, hi, j.batch); err != nil {
+	if err := writeTrajRecords(ctx, env.Stderr, st, g, lo, hi, j.batch); err != nil {
 		return err
 	}
 	d := time.Since(t0)
@@ -378,10 +382,15 @@ func (j *trajectoryJob) loadShard(ctx context.Context, env *Env, sh shard) error
 	return nil
 }
 
-// writeTrajRecords writes records [from, to) in requests of batch records.
-func writeTrajRecords(ctx context.Context, st trajectory.Store, g *trajectory.Generator, from, to int64, batch int) error {
+// writeTrajRecords writes records [from, to) in requests of batch records,
+// saying every 10 s how far it is on progress.
+func writeTrajRecords(ctx context.Context, progress io.Writer, st trajectory.Store, g *trajectory.Generator, from, to int64, batch int) error {
 	cur := g.NewCursor()
 	buf := make([]trajectory.Record, batch)
+	first := from
+	var done atomic.Int64
+	stop := heartbeat(progress, func() string { return fmt.Sprintf("loading: %d of %d records written", done.Load(), to-first) })
+	defer stop()
 	for from < to {
 		if ctx.Err() != nil {
 			return ErrInterrupted
@@ -394,6 +403,7 @@ func writeTrajRecords(ctx context.Context, st trajectory.Store, g *trajectory.Ge
 			return fmt.Errorf("write records %d-%d: %w", from, from+int64(n)-1, err)
 		}
 		from += int64(n)
+		done.Store(from - first)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bufio"
+	"context"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -11,8 +12,9 @@ import (
 
 // WriteCSV writes the records sources × records a run inserts (source by
 // source, in order) as CSV with a header of the Fields' names, so a native
-// bulk loader (psql \copy, LOAD DATA) can load exactly the same rows.
-func WriteCSV(w io.Writer, seed int64, sources int, records int64) error {
+// bulk loader (psql \copy, LOAD DATA) can load exactly the same rows. It
+// stops with ctx's error when ctx ends (checked every 4096 records).
+func WriteCSV(ctx context.Context, w io.Writer, seed int64, sources int, records int64) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	cw := csv.NewWriter(bw)
 	head := make([]string, len(Fields))
@@ -25,6 +27,9 @@ func WriteCSV(w io.Writer, seed int64, sources int, records int64) error {
 	row := make([]string, len(Fields))
 	for s := 0; s < sources; s++ {
 		for i := int64(0); i < records; i++ {
+			if i%4096 == 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
 			r := Generate(seed, s, i)
 			row[0] = r.ID
 			row[1] = strconv.Itoa(int(r.Source))

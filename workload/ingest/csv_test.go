@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"strconv"
 	"testing"
@@ -11,7 +12,7 @@ import (
 func TestWriteCSVHoldsTheRunsRecords(t *testing.T) {
 	t.Parallel()
 	var b bytes.Buffer
-	if err := WriteCSV(&b, 7, 2, 3); err != nil {
+	if err := WriteCSV(context.Background(), &b, 7, 2, 3); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&b).ReadAll()
