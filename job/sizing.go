@@ -33,16 +33,19 @@ type Cost struct {
 }
 
 // The measured costs: peak RSS of the fieldbench binary at two sizes, the
-// difference over the difference in units (scripts/measure-sizing.sh,
-// 2026-12-02, this project's machine: 2 cores, 24 GiB, Go 1.24, GOGC
-// default), rounded up; or, for what only the Go heap holds, the live
-// heap per unit (TestMeasureSizing in sizing_measure_test.go, the same
+// difference over the difference in units (scripts/measure-sizing.sh, run
+// twice on 2026-12-02 on this project's machine: 2 cores, 24 GiB, GOGC
+// default), the larger rounded up; or, for what only the Go heap holds,
+// the live heap per unit, doubled for the heap's growth between
+// collections (TestMeasureSizing in sizing_measure_test.go, the same
 // day). docs/limits.md lists them.
 var (
 	// costIngestRecord: one ingest record generated into a batch and
 	// handed to the database's driver (SQLite: its statement's bound
 	// arguments). op ingest batch --count 200,000 to 1,000,000 on
-	// SQLite; null:// (the records alone) costs less than half.
+	// SQLite: 469 and 471 B, 660 B from 100,000 to 400,000 (the peak
+	// follows the collector's timing); null:// (the records alone)
+	// costs less than half.
 	costIngestRecord = Cost{660, "ingest record held in a batch"}
 	// costClient: one client, thread or source (runner.ClientBudget, the
 	// harness's budget; scripts/scale-clients.sh measured 3-12 KiB).
@@ -50,35 +53,40 @@ var (
 	// costMicroblogUser: one user of the microblog dataset in memory (its
 	// follows, tweets and indexes: about 35 follows and 10 tweets a user
 	// at the generator's power laws) while it loads and while a run uses
-	// it. load microblog --db null:// --users 10,000 to 160,000.
+	// it. load microblog --db null:// --users 10,000 to 160,000: 3,494
+	// and 3,497 B. SQLite adds its page cache, bounded (64 MiB).
 	costMicroblogUser = Cost{3500, "microblog user"}
 	// costMicroblogGenUser: one user while generate writes the CSV files
 	// (generate keeps the follows of its part and a soft memory limit).
-	// generate microblog --users 10,000 to 160,000.
+	// generate microblog --users 10,000 to 160,000: 688 and 691 B.
 	costMicroblogGenUser = Cost{700, "microblog user being written"}
 	// costWikiSize: one synthetic article's size, kept by generate for
 	// the percentiles it prints. generate wiki --articles 100,000 to
-	// 1,000,000 (to /dev/null).
+	// 1,000,000 (to /dev/null): 17 and 19 B.
 	costWikiSize = Cost{20, "article size kept for the statistics"}
 	// costWikiDump: a MediaWiki dump being read, whatever its size: at
 	// most one token and one page of text (wiki.DumpOptions' bounds,
 	// with the decoder's copies) and a batch of such pages for the
 	// database. load wiki --db sqlite --from a dump of 16 MiB pages
-	// (the page bound): peak RSS 307 MB; --from /dev/zero: 185 MB.
-	costWikiDump = Cost{320e6, "dump being read (bounded, whatever its size)"}
+	// (the page bound): peak RSS 307 and 335 MB in two measurements;
+	// --from /dev/zero (refused): 185 and 191 MB.
+	costWikiDump = Cost{340e6, "dump being read (bounded, whatever its size)"}
 	// costTrajUser: one trajectory user (records / 2016) in the generator
 	// and in each record cursor (one per write client, one for the
-	// reference answers). TestMeasureSizing.
+	// reference answers). TestMeasureSizing: 312 B live in a cursor
+	// (44 in the generator), 625 with the heap's growth.
 	costTrajUser = Cost{640, "trajectory user per cursor"}
 	// costTrajRecord: one trajectory record of a write request, held by
 	// its client and encoded by the driver. load trajectory --db sqlite
-	// --batch 10,000 to 100,000.
+	// --batch 10,000 to 100,000: 102 and 53 B.
 	costTrajRecord = Cost{110, "trajectory record held in a write request"}
 	// costTrajQuery: one distinct query of one type with its reference
-	// answer (--verify). TestMeasureSizing.
+	// answer (--verify). TestMeasureSizing: 357 B live, 714 with the
+	// heap's growth.
 	costTrajQuery = Cost{720, "trajectory query with its answer"}
 	// costTrajRequest: one request of a read phase in its client's issue
-	// order (queries x repeat of one type). TestMeasureSizing.
+	// order (queries x repeat of one type). TestMeasureSizing: 8 B live
+	// (an int), 16 with the heap's growth.
 	costTrajRequest = Cost{16, "read request in a client's order"}
 )
 

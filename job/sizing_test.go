@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -237,9 +236,4 @@ func TestSizeErrorSays(t *testing.T) {
 	if strings.Contains(got, "--sources") {
 		t.Errorf("%q names a term of less than 1 %% of the estimate", got)
 	}
-	keys := make([]string, 0, len(notSizing))
-	for k := range notSizing {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 }
