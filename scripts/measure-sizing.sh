@@ -9,7 +9,7 @@
 # users, queries and requests) is measured by TestMeasureSizing (job), run
 # last, which fails where a cost is above job/sizing.go's figure.
 #
-#   scripts/measure-sizing.sh           # about 3 minutes on 2 cores
+#   scripts/measure-sizing.sh           # 5-6 minutes on 2 cores
 #   FIELDBENCH_BIN=/tmp/fb scripts/measure-sizing.sh
 set -euo pipefail
 
