@@ -13,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/fieldbench/fieldbench/runner"
 )
 
 // Search is how the rate is searched.
@@ -30,10 +32,12 @@ type Search struct {
 	MinShare    float64 // of the offered rate that must be achieved
 }
 
-// MaxRate bounds --from-rate and --max-rate: a billion operations a second
-// is far beyond what one client machine offers, and a rate past it is a
-// typing slip (1e300 would print as 300 digits in every step line).
-const MaxRate = 1e9
+// MaxRate bounds --from-rate and --max-rate: the runner's bound on every
+// --rate (runner.MaxRate, the most an open-loop schedule of whole
+// nanoseconds can honour), so that a step findmax would try is one that
+// 'run' accepts. A billion operations a second is far beyond what one
+// client machine offers; a rate past it is a typing slip.
+const MaxRate = runner.MaxRate
 
 // Validate checks the search's bounds.
 func (s Search) Validate() error {

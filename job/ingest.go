@@ -66,7 +66,7 @@ func newIngestJob() *ingestJob {
 	o.Int64(&j.seed, "seed", ingest.DefaultSeed, "seed of the records (a record is a function of seed, source and index)", "generate", "run", "sweep", "op insert", "op batch")
 	o.Duration(&j.timeout, "timeout", 10*time.Minute, "a run taking longer fails with cause timeout (0 = no limit)", "run", "sweep")
 	o.Bool(&j.verify, "verify", true, "count the stored records after each run (untimed); a wrong count fails the run", "run", "sweep")
-	o.Float64(&j.rate, "rate", 0, "open loop: target batches per second over all sources, the sources taking turns; a batch's latency runs from its intended start (0 = closed loop: each source sends its next batch when the previous one is acknowledged)", "run", "sweep")
+	o.Rate(&j.rate, "rate", "batches per second", "open loop: target batches per second over all sources, the sources taking turns; a batch's latency runs from its intended start (0 = closed loop: each source sends its next batch when the previous one is acknowledged)", "run", "sweep")
 	o.Int64(&j.from, "from", ingest.DefaultFrom, "first load, records per source", "sweep")
 	o.Int64(&j.to, "to", ingest.DefaultTo, "last load, records per source", "sweep")
 	o.Int64(&j.step, "step", ingest.DefaultStep, "load increment, records per source", "sweep")
@@ -363,8 +363,14 @@ func (j *ingestJob) generate(ctx context.Context, env *Env) error {
 	if err != nil {
 		return Usagef("cannot write %s: %v", path, err)
 	}
-	st, err := ingest.WriteCSV(f, j.seed, j.sources, j.records)
-	if err := errors.Join(err, f.Close()); err != nil {
+	stop := heartbeat(env.Stderr, writtenSoFar(path))
+	st, err := ingest.WriteCSV(ctx, f, j.seed, j.sources, j.records)
+	err = errors.Join(err, f.Close())
+	stop()
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w: %s may hold part of the records", ErrInterrupted, path)
+	}
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "wrote %s\n\n", path)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/workload/ingest"
@@ -49,6 +50,10 @@ func (j *ingestJob) opInsert(ctx context.Context, env *Env) error {
 	return json.NewEncoder(env.Stdout).Encode(r)
 }
 
+// opBatchPart is how many records of op batch are made between two looks
+// at ctx (about 10 ms of work).
+const opBatchPart = 1 << 14
+
 func (j *ingestJob) opBatch(ctx context.Context, env *Env) error {
 	source, index, count := j.source, j.index, j.count
 	if j.db == "" {
@@ -74,11 +79,33 @@ func (j *ingestJob) opBatch(ctx context.Context, env *Env) error {
 	}
 	defer d.Close()
 	defer st.Close()
+	// A batch of millions of records takes seconds to make and more to
+	// insert: it says so every 10 s, and is made in parts so that Ctrl-C
+	// stops it within a second (the insert is the driver's, with ctx).
+	var made atomic.Int64
+	stop := heartbeat(env.Stderr, func() string {
+		if n := made.Load(); n < count {
+			return fmt.Sprintf("op ingest batch: made %d of %d records", n, count)
+		}
+		return fmt.Sprintf("op ingest batch: inserting %d records as one batch", count)
+	})
+	defer stop()
 	recs := make([]ingest.Record, count)
-	ingest.Fill(recs, j.seed, source, index)
+	for from := int64(0); from < count; from += opBatchPart {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w: nothing was inserted", ErrInterrupted)
+		}
+		part := recs[from:min(from+opBatchPart, count)]
+		ingest.Fill(part, j.seed, source, index+from)
+		made.Add(int64(len(part)))
+	}
 	if err := st.InsertBatch(ctx, recs); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w: the batch of records %d..%d of source %d was cut short (%v)", ErrInterrupted, index, index+count-1, source, err)
+		}
 		return fmt.Errorf("insert batch of records %d..%d of source %d: %w", index, index+count-1, source, err)
 	}
+	stop()
 	n, err := st.Count(ctx)
 	if err != nil {
 		return fmt.Errorf("count: %w", err)

@@ -164,8 +164,12 @@ type RunChecker interface {
 	CheckRun() error
 }
 
-// CheckRun checks j's run options as set when j can (nil otherwise).
+// CheckRun checks j's run options as set: the sizing rule (Fit), then
+// the job's own checks when it has them.
 func CheckRun(j Job) error {
+	if err := Fit(j, "run"); err != nil {
+		return err
+	}
 	if c, ok := j.(RunChecker); ok {
 		return c.CheckRun()
 	}
@@ -184,8 +188,9 @@ type SweepChecker interface {
 // experiment before it makes its directory, --dry-run included. It refuses
 // a --db given empty (leaving --db out is the embedded SQLite; an empty
 // one is a mistake, often an unset variable), a --db whose form its
-// adapter refuses (adapter.CheckDSN, connecting to nothing), and what the
-// command's own check refuses (RunChecker, SweepChecker).
+// adapter refuses (adapter.CheckDSN, connecting to nothing), what the
+// command's own check refuses (RunChecker, SweepChecker), and what the
+// sizing rule refuses (Fit).
 func Check(j Job, verb string) error {
 	o := j.Opts()
 	if o.Has(verb, "db") {
@@ -198,14 +203,22 @@ func Check(j Job, verb string) error {
 			}
 		}
 	}
+	// The sizing rule first: its message (the estimate against the
+	// machine) is the one to read when a command's own check would
+	// refuse the same size too.
+	if err := Fit(j, verb); err != nil {
+		return err
+	}
 	return checkCommand(j, verb)
 }
 
-// Find returns the command of j for verb ("run", or "op post").
+// Find returns the command of j for verb ("run", or "op"), whose Run (and
+// its operations') applies the sizing rule first (Fit): every caller of a
+// command (the CLI, experiments, findmax) finds it here.
 func Find(j Job, verb string) (Command, bool) {
 	for _, c := range j.Commands() {
 		if c.Verb == verb {
-			return c, true
+			return fitted(j, c), true
 		}
 	}
 	return Command{}, false

@@ -54,7 +54,7 @@ func newMicroblogJob() *microblogJob {
 	o.Int(&j.clients, "clients", microblog.DefaultClients, "concurrent clients, each simulating one user", "run")
 	o.Duration(&j.duration, "duration", 4*time.Minute, "run time, warm-up included", "run")
 	o.Duration(&j.warmup, "warmup", 0, "time at the start excluded from the summary (shaded in the report)", "run")
-	o.Float64(&j.rate, "rate", 0, "open loop: target operations per second over all clients (0 = closed loop)", "run")
+	o.Rate(&j.rate, "rate", "operations per second", "open loop: target operations per second over all clients (0 = closed loop)", "run")
 	o.String(&j.mix, "mix", microblog.DefaultMix, "operation weights, e.g. post=1,userline=2,timeline=2", "run")
 	o.Duration(&j.matEvery, "materialize-every", 100*time.Millisecond, "async model: pause of the background materializer when it has caught up", "run")
 	declareRetry(o, &j.retry, "operation (a post as a new tweet)", "run")
@@ -188,8 +188,21 @@ func (j *microblogJob) generate(ctx context.Context, env *Env) error {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(generateMemoryLimit))
 	}
-	info, err := microblog.WritePartCSV(microblog.GenOptions{Users: j.users, Seed: j.seed}, part, j.out)
-	if err != nil {
+	// The generator takes no context: it runs on a goroutine of its own
+	// that Ctrl-C leaves behind (interruptible), and says every 10 s how
+	// much it has written.
+	users, follows, tweets := microblog.PartCSVNames(part)
+	stop := heartbeat(env.Stderr, writtenSoFar(filepath.Join(j.out, users), filepath.Join(j.out, follows), filepath.Join(j.out, tweets)))
+	var info microblog.PartInfo
+	err = interruptible(ctx, func() (err error) {
+		info, err = microblog.WritePartCSV(microblog.GenOptions{Users: j.users, Seed: j.seed}, part, j.out)
+		return err
+	})
+	stop()
+	switch {
+	case errors.Is(err, ErrInterrupted):
+		return fmt.Errorf("%w: %s may hold part of the CSV files", ErrInterrupted, j.out)
+	case err != nil:
 		return Usage(err)
 	}
 	names := make([]string, len(info.Files))
@@ -294,9 +307,11 @@ func (j *microblogJob) loadShard(ctx context.Context, env *Env, sh shard) error 
 	part := microblog.Part{I: sh.i, N: sh.n, First: int64(lo) + 1, Last: int64(hi)}
 	// Only this part is generated: memory grows with the part.
 	t0 := time.Now()
-	ds, err := microblog.GeneratePart(microblog.GenOptions{Users: j.users, Seed: j.seed}, part)
+	ds, err := generateDataset(ctx, env.Stderr, fmt.Sprintf("shard %s: generating users %d..%d of %d", part, part.First, part.Last, j.users), func() (*microblog.Dataset, error) {
+		return microblog.GeneratePart(microblog.GenOptions{Users: j.users, Seed: j.seed}, part)
+	})
 	if err != nil {
-		return Usage(err)
+		return err
 	}
 	if d := time.Since(t0); d > 2*time.Second {
 		fmt.Fprintf(env.Stderr, "shard %s: generated its part in %s\n", part, d.Round(time.Millisecond))
@@ -305,7 +320,9 @@ func (j *microblogJob) loadShard(ctx context.Context, env *Env, sh shard) error 
 	fmt.Fprintf(env.Stderr, "shard %s: loading users %d..%d, %d follows, %d tweets (%s model)...\n",
 		part, part.First, part.Last, size.Follows, size.Tweets, model)
 	t0 = time.Now()
+	stop := heartbeat(env.Stderr, func() string { return fmt.Sprintf("shard %s: loading its part (%s model)", part, model) })
 	err = pl.PopulatePart(ctx, model, ds, part)
+	stop()
 	switch {
 	case errors.Is(err, microblog.ErrPartLoaded):
 		fmt.Fprintf(env.Stdout, "shard %s: users %d..%d are already in the database; nothing to load\n", part, part.First, part.Last)
@@ -490,9 +507,11 @@ func (j *microblogJob) prepare(ctx context.Context, db adapter.DB, dsn string, p
 		return fail(err)
 	}
 	t0 := time.Now()
-	ds, err := microblog.Generate(microblog.GenOptions{Users: j.users, Seed: j.seed})
+	ds, err := generateDataset(ctx, progress, fmt.Sprintf("generating %d users", j.users), func() (*microblog.Dataset, error) {
+		return microblog.Generate(microblog.GenOptions{Users: j.users, Seed: j.seed})
+	})
 	if err != nil {
-		return fail(Usage(err))
+		return fail(err)
 	}
 	if d := time.Since(t0); d > 2*time.Second {
 		fmt.Fprintf(progress, "generated %d users in %s\n", j.users, d.Round(time.Millisecond))
@@ -504,7 +523,12 @@ func (j *microblogJob) prepare(ctx context.Context, db adapter.DB, dsn string, p
 	if counts.Users == 0 {
 		fmt.Fprintf(progress, "loading %d users, %d follows, %d tweets (%s model)...\n", ds.Users, len(ds.Follows), len(ds.Tweets), model)
 		t0 := time.Now()
-		if err := store.Populate(ctx, ds); err != nil {
+		stop := heartbeat(progress, func() string {
+			return fmt.Sprintf("loading %d users, %d follows, %d tweets (%s model)", ds.Users, len(ds.Follows), len(ds.Tweets), model)
+		})
+		err := store.Populate(ctx, ds)
+		stop()
+		if err != nil {
 			return fail(partialLoad(ctx, store, ds, err))
 		}
 		ld.loaded = true
@@ -523,6 +547,26 @@ func (j *microblogJob) prepare(ctx context.Context, db adapter.DB, dsn string, p
 		}
 	}
 	return store, model, ds, ld, nil
+}
+
+// generateDataset generates a microblog dataset (or part) with gen, which
+// takes no context: Ctrl-C ends the wait at once (the generator is left to
+// finish on its goroutine), and every 10 s a line says it is still at it.
+func generateDataset(ctx context.Context, progress io.Writer, what string, gen func() (*microblog.Dataset, error)) (*microblog.Dataset, error) {
+	stop := heartbeat(progress, func() string { return what })
+	defer stop()
+	var ds *microblog.Dataset
+	err := interruptible(ctx, func() (err error) {
+		ds, err = gen()
+		return err
+	})
+	switch {
+	case errors.Is(err, ErrInterrupted):
+		return nil, fmt.Errorf("%w while %s: nothing was loaded", ErrInterrupted, what)
+	case err != nil:
+		return nil, Usage(err)
+	}
+	return ds, nil
 }
 
 // partialLoad says what a failed or interrupted populate left behind: the

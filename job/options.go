@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fieldbench/fieldbench/runner"
 	"github.com/fieldbench/fieldbench/workload"
 	"github.com/spf13/pflag"
 )
@@ -26,14 +27,15 @@ type Opts struct {
 	fs    *pflag.FlagSet
 	verbs map[string][]string
 	order []string
-	ptrs  map[string]any // each option's field, for Record
+	ptrs  map[string]any    // each option's field, for Record
+	rates map[string]string // the open-loop rates (Rate), with their unit
 }
 
 // NewOpts returns an empty declaration.
 func NewOpts() *Opts {
 	fs := pflag.NewFlagSet("options", pflag.ContinueOnError)
 	fs.SortFlags = false
-	return &Opts{fs: fs, verbs: map[string][]string{}, ptrs: map[string]any{}}
+	return &Opts{fs: fs, verbs: map[string][]string{}, ptrs: map[string]any{}, rates: map[string]string{}}
 }
 
 func (o *Opts) declared(name string, p any, verbs []string) {
@@ -60,6 +62,28 @@ func (o *Opts) Float64(p *float64, name string, def float64, help string, verbs 
 	o.fs.Float64Var(p, name, def, help)
 	Finite(o.fs.Lookup(name))
 	o.declared(name, p, verbs)
+}
+
+// Rate declares an open-loop rate: a float64 option counting unit ("batches
+// per second"), held by Fit to what the runner's schedule can honour
+// (runner.CheckRate) for every command that has it.
+func (o *Opts) Rate(p *float64, name string, unit string, help string, verbs ...string) {
+	o.Float64(p, name, 0, help, verbs...)
+	o.rates[name] = unit
+}
+
+// checkRates refuses a rate of command verb the schedule cannot honour.
+func (o *Opts) checkRates(verb string) error {
+	for _, n := range o.order {
+		unit, ok := o.rates[n]
+		if !ok || !inVerb(o.verbs[n], verb) {
+			continue
+		}
+		if err := runner.CheckRate("--"+n, unit, *o.ptrs[n].(*float64)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // finiteFloat is a float64 flag value that refuses NaN and ±Inf: strconv

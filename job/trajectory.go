@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
@@ -75,7 +77,7 @@ func newTrajectoryJob() *trajectoryJob {
 	o.Int(&j.k, "k", trajectory.DefaultK, "k of the k-NN query: how many cells", "run", "op knn")
 	o.Int64(&j.maxDist, "max-dist", trajectory.DefaultMaxDist, "k-NN distance bound (m): cells farther than this are ignored", "run", "op knn")
 	o.Bool(&j.verify, "verify", true, "check every answer against the brute-force reference", "run")
-	o.Float64(&j.rate, "rate", 0, "open loop: target requests per second over all clients of each phase (a write request is --batch records; a read request one query), latency measured from each request's intended start (0 = closed loop)", "run")
+	o.Rate(&j.rate, "rate", "requests per second", "open loop: target requests per second over all clients of each phase (a write request is --batch records; a read request one query), latency measured from each request's intended start (0 = closed loop)", "run")
 	declareRetry(o, &j.retry, "request (a write sends the same records again: refused where a record already stored is, as an insert into PostgreSQL; a query runs again)", "run")
 	j.sharding.declare(o, "the random mode's clients and of --rate in run (clients [I·C/N, (I+1)·C/N), each writing and querying what that client of an unsharded run would; one --mode per sharded run, the sequential mode being one client; shard 0 empties the database with --reset before --start-at, and every shard waits for the whole dataset before its read phases), of the records in load (in batches of --batch: batch k is records k·batch..(k+1)·batch-1)", "run", "load")
 	j.sharding.declareStart(o, "run")
@@ -239,9 +241,11 @@ func (j *trajectoryJob) generate(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
+	stop := heartbeat(env.Stderr, writtenSoFar(filepath.Join(j.out, trajectory.RecordsFile), filepath.Join(j.out, trajectory.CellsFile)))
 	st, err := g.WriteCSV(ctx, j.out)
+	stop()
 	if ctx.Err() != nil {
-		return ErrInterrupted
+		return fmt.Errorf("%w: %s may hold part of the records", ErrInterrupted, j.out)
 	}
 	if err != nil {
 		return err
@@ -334,7 +338,7 @@ func (j *trajectoryJob) load(ctx context.Context, env *Env) error {
 		return err
 	}
 	t0 := time.Now()
-	if err := writeTrajRecords(ctx, st, g, 0, g.Len(), j.batch); err != nil {
+	if err := writeTrajRecords(ctx, env.Stderr, st, g, 0, g.Len(), j.batch); err != nil {
 		return err
 	}
 	d := time.Since(t0)
@@ -369,7 +373,7 @@ func (j *trajectoryJob) loadShard(ctx context.Context, env *Env, sh shard) error
 	}
 	defer done()
 	t0 := time.Now()
-	if err := writeTrajRecords(ctx, st, g, lo, hi, j.batch); err != nil {
+	if err := writeTrajRecords(ctx, env.Stderr, st, g, lo, hi, j.batch); err != nil {
 		return err
 	}
 	d := time.Since(t0)
@@ -378,10 +382,15 @@ func (j *trajectoryJob) loadShard(ctx context.Context, env *Env, sh shard) error
 	return nil
 }
 
-// writeTrajRecords writes records [from, to) in requests of batch records.
-func writeTrajRecords(ctx context.Context, st trajectory.Store, g *trajectory.Generator, from, to int64, batch int) error {
+// writeTrajRecords writes records [from, to) in requests of batch records,
+// saying every 10 s how far it is on progress.
+func writeTrajRecords(ctx context.Context, progress io.Writer, st trajectory.Store, g *trajectory.Generator, from, to int64, batch int) error {
 	cur := g.NewCursor()
 	buf := make([]trajectory.Record, batch)
+	first := from
+	var done atomic.Int64
+	stop := heartbeat(progress, func() string { return fmt.Sprintf("loading: %d of %d records written", done.Load(), to-first) })
+	defer stop()
 	for from < to {
 		if ctx.Err() != nil {
 			return ErrInterrupted
@@ -394,6 +403,7 @@ func writeTrajRecords(ctx context.Context, st trajectory.Store, g *trajectory.Ge
 			return fmt.Errorf("write records %d-%d: %w", from, from+int64(n)-1, err)
 		}
 		from += int64(n)
+		done.Store(from - first)
 	}
 	return nil
 }

@@ -159,7 +159,11 @@ func (ph *trajPhases) makeQueries(ctx context.Context, stderr io.Writer) error {
 		return nil
 	}
 	t0 := time.Now()
+	stop := heartbeat(stderr, func() string {
+		return fmt.Sprintf("computing the reference answers over %d records (--verify)", ph.g.Len())
+	})
 	ref, err := trajectory.OracleFor(ctx, ph.g)
+	stop()
 	if err != nil {
 		return ErrInterrupted
 	}

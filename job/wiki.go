@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
@@ -79,7 +80,7 @@ func newWikiJob() *wikiJob {
 	o.Float64(&j.zipfS, "zipf-s", wiki.DefaultZipfS, "skew s of --dist zipf (> 1; rank k has weight 1/k^s)", "run")
 	o.String(&j.results, "results", "results", "directory under which the run directory is created (load: only without --db)", "load", "run")
 	o.Bool(&j.loop, "loop", false, "send every thread's requests from one event loop over raw connections, as pgbench and redis-benchmark do, instead of a goroutine per thread (reads and updates; postgres, reading from the primary, and single-server redis; see docs/wiki.md)", "run")
-	o.Float64(&j.rate, "rate", 0, "open loop: target requests per second over all threads, inside each request set (request k of a set is due k/rate after the set starts and taken by the next free thread; latency counts from that intended start, so a database slower than the rate shows as growing latency and set time; at most --threads requests in flight); 0 = closed loop, each thread sends its next request when the last returns. Not with --loop, whose event loop is closed-loop", "run")
+	o.Rate(&j.rate, "rate", "requests per second", "open loop: target requests per second over all threads, inside each request set (request k of a set is due k/rate after the set starts and taken by the next free thread; latency counts from that intended start, so a database slower than the rate shows as growing latency and set time; at most --threads requests in flight); 0 = closed loop, each thread sends its next request when the last returns. Not with --loop, whose event loop is closed-loop", "run")
 	declareRetry(o, &j.retry, "request (a retried update reads the article and appends again; not with --loop)", "run")
 	j.sharding.declare(o, "the threads and of --rate in run (each request set runs threads [I·T/N, (I+1)·T/N); shard 0 loads the articles, the others wait for them), of the articles in load (in batches of 1000: batch k is ids k·1000+1..(k+1)·1000)", "run", "load")
 	j.sharding.declareStart(o, "run")
@@ -196,9 +197,11 @@ func (j *wikiJob) generate(ctx context.Context, env *Env) error {
 		return Usagef("--out %s is not writable: %v", j.out, err)
 	}
 	path := filepath.Join(j.out, "articles."+j.format)
+	stop := heartbeat(env.Stderr, writtenSoFar(path))
 	stats, err := g.WriteFile(ctx, path, j.format)
+	stop()
 	if ctx.Err() != nil {
-		return ErrInterrupted
+		return fmt.Errorf("%w: %s may hold part of the articles", ErrInterrupted, path)
 	}
 	if err != nil {
 		return err
@@ -308,8 +311,13 @@ func (j *wikiJob) populate(ctx context.Context, store wiki.Store, progress io.Wr
 	var src wiki.Source
 	var dump *wiki.Dump
 	if j.from != "" {
-		d, err := wiki.OpenDump(j.from, wiki.DumpOptions{KeepRedirects: j.keepRedirects})
+		// The dump is read in bounded memory whatever its size, and its
+		// reading ends with ctx, even inside a read that waits for input.
+		d, err := wiki.OpenDumpContext(ctx, j.from, wiki.DumpOptions{KeepRedirects: j.keepRedirects})
 		if err != nil {
+			if ctx.Err() != nil {
+				return ld, ErrInterrupted
+			}
 			return ld, Usage(err)
 		}
 		defer d.Close()
@@ -325,9 +333,11 @@ func (j *wikiJob) populate(ctx context.Context, store wiki.Store, progress io.Wr
 		ld.source = fmt.Sprintf("synthetic (seed %d)", j.seed)
 		fmt.Fprintf(progress, "loading %d synthetic articles...\n", j.articles)
 	}
-	ps := &progressSource{src: src, w: progress, start: time.Now(), last: time.Now()}
+	ps := &progressSource{ctx: ctx, src: src, dump: dump}
+	stop := heartbeat(progress, ps.status)
 	t0 := time.Now()
 	c, err := store.Populate(ctx, ps)
+	stop()
 	ld.seconds = time.Since(t0).Seconds()
 	if err == nil && c.Articles == 0 {
 		err = Usagef("%s holds no articles to load", j.from)
@@ -354,26 +364,36 @@ func (j *wikiJob) populate(ctx context.Context, store wiki.Store, progress io.Wr
 	return ld, nil
 }
 
-// progressSource reports a long load's progress every 10 seconds.
+// progressSource counts the articles a load reads, for its heartbeat
+// (every 10 s, whether articles come or not: a dump's bytes read are
+// shown too), and ends the load when ctx ends.
 type progressSource struct {
-	src         wiki.Source
-	w           io.Writer
-	n, bytes    int64
-	start, last time.Time
+	ctx      context.Context
+	src      wiki.Source
+	dump     *wiki.Dump // nil for synthetic articles
+	n, bytes atomic.Int64
 }
 
 func (p *progressSource) Next() (wiki.Article, error) {
+	if err := p.ctx.Err(); err != nil {
+		return wiki.Article{}, err
+	}
 	a, err := p.src.Next()
 	if err != nil {
 		return a, err
 	}
-	p.n++
-	p.bytes += int64(len(a.Body))
-	if p.n%1024 == 0 && time.Since(p.last) >= 10*time.Second {
-		p.last = time.Now()
-		fmt.Fprintf(p.w, "  %d articles, %.0f MB, %s\n", p.n, float64(p.bytes)/1e6, time.Since(p.start).Round(time.Second))
-	}
+	p.n.Add(1)
+	p.bytes.Add(int64(len(a.Body)))
 	return a, nil
+}
+
+// status is the heartbeat's line.
+func (p *progressSource) status() string {
+	s := fmt.Sprintf("%d articles, %.0f MB of text", p.n.Load(), float64(p.bytes.Load())/1e6)
+	if p.dump != nil {
+		s += fmt.Sprintf(" (%.0f MB of the dump read)", float64(p.dump.BytesRead())/1e6)
+	}
+	return s
 }
 
 func (j *wikiJob) load(ctx context.Context, env *Env) error {

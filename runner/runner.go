@@ -43,6 +43,30 @@ type Config struct {
 	Stop <-chan struct{}
 }
 
+// MaxRate is the highest open-loop rate a schedule can honour, in
+// operations per second: intended starts are nanoseconds on the mono
+// clock (schedule.at), so above a billion a second two starts share a
+// nanosecond, the gap between starts rounds to 0 (alarm.pace) and a
+// duration times the rate no longer counts the starts (at 1e19 the count
+// of a 2 s run overflowed int64 and the run did 0 operations, exit 0).
+// Every --rate of every command is held to it (CheckRate), and findmax's
+// --from-rate and --max-rate too.
+const MaxRate = 1e9
+
+// CheckRate refuses a rate the schedule cannot honour: negative, not
+// finite, or above MaxRate (0 is the closed loop). name is the option as
+// the user wrote it ("--rate") and unit what it counts ("batches per
+// second"), for the message.
+func CheckRate(name, unit string, rate float64) error {
+	switch {
+	case rate < 0 || math.IsNaN(rate) || math.IsInf(rate, 0):
+		return fmt.Errorf("%s must be a number of %s, 0 or more (got %g)", name, unit, rate)
+	case rate > MaxRate:
+		return fmt.Errorf("%s %g is more than an open-loop schedule can honour: at most %g %s (intended starts are whole nanoseconds apart)", name, rate, float64(MaxRate), unit)
+	}
+	return nil
+}
+
 // Validate reports the first bad setting in words a user understands.
 func (c Config) Validate() error {
 	switch {
@@ -54,8 +78,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("warmup must not be negative (got %s)", c.Warmup)
 	case c.Warmup >= c.Duration:
 		return fmt.Errorf("warmup (%s) must be shorter than the duration (%s)", c.Warmup, c.Duration)
-	case c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0):
-		return fmt.Errorf("rate must be a finite number, 0 or more (got %g)", c.Rate)
+	}
+	if err := CheckRate("rate", "operations per second", c.Rate); err != nil {
+		return err
 	}
 	return Fits(c.Workers, availableBytes())
 }
@@ -150,8 +175,13 @@ func Run(ctx context.Context, cfg Config, rec *recorder.Recorder, workers []Work
 	var wg sync.WaitGroup // the goroutines that run operations
 	var pool *openPool
 	if cfg.Rate > 0 {
-		// Intended starts before the end: k/rate < duration.
-		last := int64(math.Ceil(cfg.Duration.Seconds() * cfg.Rate))
+		// Intended starts before the end: k/rate < duration. Rate is at
+		// most MaxRate, so only a duration near time.Duration's own
+		// limit (292 years) could overflow the count: it is clamped.
+		last := int64(math.MaxInt64)
+		if n := math.Ceil(cfg.Duration.Seconds() * cfg.Rate); n < math.MaxInt64 {
+			last = int64(n)
+		}
 		pool = newOpenPool(opCtx, rec, workers, stop, &wg, newSchedule(start, cfg.Rate, last))
 	} else {
 		for _, w := range workers {

@@ -214,6 +214,10 @@ func TestConfigValidate(t *testing.T) {
 		{"zero duration", runner.Config{Workers: 1}, false},
 		{"warmup too long", runner.Config{Workers: 1, Duration: time.Second, Warmup: time.Second}, false},
 		{"negative rate", runner.Config{Workers: 1, Duration: time.Second, Rate: -5}, false},
+		// issue 40, finding 4: 1e19 and 1e300 ran 0 operations and exited 0
+		{"rate at the schedule's bound", runner.Config{Workers: 1, Duration: time.Second, Rate: runner.MaxRate}, true},
+		{"rate past the schedule's bound", runner.Config{Workers: 1, Duration: time.Second, Rate: 1e19}, false},
+		{"rate 1e300", runner.Config{Workers: 1, Duration: time.Second, Rate: 1e300}, false},
 	} {
 		if err := tc.cfg.Validate(); (err == nil) != tc.ok {
 			t.Errorf("%s: Validate() = %v", tc.name, err)

@@ -54,9 +54,10 @@ func jobCmd(j job.Job, use string, c job.Command) *cobra.Command {
 	var out outputFlags
 	var hist historyFlags // --history: record the run as it finishes
 	// check refuses bad options (an empty --db, a DSN of the wrong form,
-	// a run's or a sweep's own, an unreadable --history) before a metrics
-	// endpoint or a --cluster server is started for the command:
-	// job.Check, which experiments make too.
+	// what the sizing rule refuses, a run's or a sweep's own, an
+	// unreadable --history) before a metrics endpoint or a --cluster
+	// server is started for the command: job.Check, which experiments
+	// make too.
 	check := func() error {
 		if err := job.Check(j, c.Verb); err != nil {
 			return err

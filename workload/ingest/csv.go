@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bufio"
+	"context"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -59,8 +60,9 @@ func (c *counter) Write(b []byte) (int, error) {
 // WriteCSV writes the records sources × records a run inserts (source by
 // source, in order) as CSV with a header of the Fields' names, so a native
 // bulk loader (psql \copy, LOAD DATA) can load exactly the same rows, and
-// returns their statistics.
-func WriteCSV(w io.Writer, seed int64, sources int, records int64) (CSVStats, error) {
+// returns their statistics. It stops with ctx's error when ctx ends
+// (checked every 4096 records).
+func WriteCSV(ctx context.Context, w io.Writer, seed int64, sources int, records int64) (CSVStats, error) {
 	st := CSVStats{Sources: sources, PerSource: records}
 	cnt := &counter{w: w}
 	bw := bufio.NewWriterSize(cnt, 1<<20)
@@ -77,6 +79,9 @@ func WriteCSV(w io.Writer, seed int64, sources int, records int64) (CSVStats, er
 	row := make([]string, len(Fields))
 	for s := 0; s < sources; s++ {
 		for i := int64(0); i < records; i++ {
+			if i%4096 == 0 && ctx.Err() != nil {
+				return st, ctx.Err()
+			}
 			r := Generate(seed, s, i)
 			row[0] = r.ID
 			row[1] = strconv.Itoa(int(r.Source))

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"math"
 	"strconv"
@@ -12,7 +13,7 @@ import (
 func TestWriteCSVHoldsTheRunsRecords(t *testing.T) {
 	t.Parallel()
 	var b bytes.Buffer
-	st, err := WriteCSV(&b, 7, 2, 3)
+	st, err := WriteCSV(context.Background(), &b, 7, 2, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func TestWriteCSVHoldsTheRunsRecords(t *testing.T) {
 func TestWriteCSVStats(t *testing.T) {
 	t.Parallel()
 	var b bytes.Buffer
-	st, err := WriteCSV(&b, 3, 4, 250)
+	st, err := WriteCSV(context.Background(), &b, 3, 4, 250)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -260,7 +260,10 @@ func RunSets(ctx context.Context, store Store, p Plan, sets, repeat int, batch B
 	}
 	per := p.PerThread()
 	for set := 1; set <= sets; set++ {
-		res := SetResult{Set: set, Seconds: make([]float64, 0, repeat)}
+		// The times are kept as the repetitions end: a capacity of
+		// --repeat up front made a huge --repeat (an int the flag takes)
+		// a panic or a heap of gigabytes before anything ran.
+		res := SetResult{Set: set, Seconds: make([]float64, 0, min(repeat, 1024))}
 		for rep := 1; rep <= repeat; rep++ {
 			clients := p.Clients(store, set, rep)
 			t0 := time.Now()

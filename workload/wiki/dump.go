@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"compress/bzip2"
 	"compress/gzip"
+	"context"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"sync/atomic"
 )
 
 // DumpOptions configures reading a MediaWiki XML dump.
@@ -22,10 +24,31 @@ type DumpOptions struct {
 	// MaxPageBytes bounds one page's text (default DefaultMaxPageBytes); a
 	// longer page is an error, so a damaged dump cannot exhaust memory.
 	MaxPageBytes int
+	// MaxTokenBytes bounds the input one XML token (a text, a tag, a
+	// comment) may span (default 2 x MaxPageBytes: a page's text of
+	// MediaWiki's 2 MiB written with every character escaped fits eight
+	// times over). The XML decoder keeps a token whole in memory, so
+	// without it an input with no '<' (/dev/zero) or a tag that never
+	// closes grew without end (issue 40); a longer token is an error.
+	MaxTokenBytes int
 }
 
 // DefaultMaxPageBytes is 16 MiB, eight times MediaWiki's own page limit.
 const DefaultMaxPageBytes = 16 << 20
+
+// maxDepth bounds the nesting of elements (a pages-articles dump nests 5
+// deep: mediawiki, page, revision, contributor, username), so an input of
+// endless opening tags cannot grow the decoder's stack of names.
+const maxDepth = 64
+
+// maxTitleBytes bounds a page's title (MediaWiki's are at most 255 bytes).
+const maxTitleBytes = 64 << 10
+
+// defaultMaxTokenFactor is MaxTokenBytes' default over MaxPageBytes.
+const defaultMaxTokenFactor = 2
+
+// errTokenTooLong is the guard's refusal of a token past MaxTokenBytes.
+var errTokenTooLong = errors.New("token too long")
 
 // DumpError is any failure to read a dump: a file that is not a MediaWiki
 // export, a malformed or truncated one, corrupt compression. It is bad
@@ -57,9 +80,12 @@ func dumpErr(name string, err error, format string, a ...any) error {
 // revision as body. Dump implements Source.
 type Dump struct {
 	name   string
+	ctx    context.Context
 	dec    *xml.Decoder
-	closer io.Closer     // the file OpenDump opened
-	ahead  io.ReadCloser // the decompressing goroutine's pipe, if any
+	guard  *tokenGuard
+	closer io.Closer      // the file OpenDump opened
+	ahead  *io.PipeReader // the reading (and decompressing) goroutine's pipe
+	unhook func() bool    // stops the context's closing of ahead
 	opt    DumpOptions
 
 	started, ended bool
@@ -77,14 +103,21 @@ var (
 // OpenDump opens the dump at path ("-" reads standard input). The
 // compression is recognised from the content, not the file name.
 func OpenDump(path string, opt DumpOptions) (*Dump, error) {
+	return OpenDumpContext(context.Background(), path, opt)
+}
+
+// OpenDumpContext is OpenDump whose reading stops when ctx ends: Next
+// then returns ctx's error, at once, even from inside a read that waits
+// for input (a pipe, a terminal).
+func OpenDumpContext(ctx context.Context, path string, opt DumpOptions) (*Dump, error) {
 	if path == "-" {
-		return NewDump(os.Stdin, "standard input", opt)
+		return NewDumpContext(ctx, os.Stdin, "standard input", opt)
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, dumpErr(path, err, "cannot open")
 	}
-	d, err := NewDump(f, path, opt)
+	d, err := NewDumpContext(ctx, f, path, opt)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -95,8 +128,20 @@ func OpenDump(path string, opt DumpOptions) (*Dump, error) {
 
 // NewDump reads a dump from r; name is used in error messages.
 func NewDump(r io.Reader, name string, opt DumpOptions) (*Dump, error) {
+	return NewDumpContext(context.Background(), r, name, opt)
+}
+
+// NewDumpContext is NewDump whose reading stops when ctx ends (see
+// OpenDumpContext).
+func NewDumpContext(ctx context.Context, r io.Reader, name string, opt DumpOptions) (*Dump, error) {
 	if opt.MaxPageBytes <= 0 {
 		opt.MaxPageBytes = DefaultMaxPageBytes
+	}
+	if opt.MaxTokenBytes <= 0 {
+		opt.MaxTokenBytes = defaultMaxTokenFactor * opt.MaxPageBytes
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	br := bufio.NewReaderSize(r, 1<<20)
 	head, err := br.Peek(4)
@@ -104,30 +149,61 @@ func NewDump(r io.Reader, name string, opt DumpOptions) (*Dump, error) {
 		return nil, dumpErr(name, err, "cannot read")
 	}
 	var in io.Reader = br
-	var ahead io.ReadCloser
 	switch {
 	case len(head) == 0:
 		return nil, dumpErr(name, nil, "the file is empty")
 	case bytes.HasPrefix(head, magicBzip2):
-		ahead = readAhead(bzip2.NewReader(br))
-		in = bufio.NewReaderSize(ahead, 1<<20)
+		in = bzip2.NewReader(br)
 	case bytes.HasPrefix(head, magicGzip):
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, dumpErr(name, err, "corrupt gzip data")
 		}
-		ahead = readAhead(zr)
-		in = bufio.NewReaderSize(ahead, 1<<20)
+		in = zr
 	case bytes.HasPrefix(head, magic7z):
 		return nil, dumpErr(name, nil, "a 7z archive, which fieldbench cannot read: give the .xml.bz2 dump, or decompress it (e.g. 7z e -so FILE | fieldbench load wiki --from -)")
 	}
-	return &Dump{name: name, dec: xml.NewDecoder(in), ahead: ahead, opt: opt, nextID: 1}, nil
+	// The input is read (and decompressed) on a goroutine of its own, so
+	// that the end of ctx can end a read that waits for input: closing
+	// the pipe returns the waiting Next at once.
+	ahead := readAhead(in)
+	unhook := context.AfterFunc(ctx, func() { ahead.CloseWithError(ctx.Err()) })
+	g := &tokenGuard{r: ahead, limit: int64(opt.MaxTokenBytes)}
+	d := &Dump{name: name, ctx: ctx, dec: xml.NewDecoder(bufio.NewReaderSize(g, 64<<10)), guard: g, ahead: ahead, unhook: unhook, opt: opt, nextID: 1}
+	return d, nil
 }
 
-// readAhead decompresses r on its own goroutine, so decompression (Go's
-// bzip2 manages only ~5 MB/s) overlaps parsing and inserting instead of
-// adding to them. Closing the result stops the goroutine.
-func readAhead(r io.Reader) io.ReadCloser {
+// tokenGuard counts the bytes the XML decoder reads and refuses to read
+// more than limit past the end of the last token (mark): the decoder
+// holds a token whole, so this bounds its memory whatever the input.
+type tokenGuard struct {
+	r     io.Reader
+	limit int64
+	read  atomic.Int64 // bytes read so far (BytesRead)
+	mark  int64        // read at the end of the last token
+}
+
+func (g *tokenGuard) Read(p []byte) (int, error) {
+	if g.read.Load()-g.mark > g.limit {
+		return 0, errTokenTooLong
+	}
+	n, err := g.r.Read(p)
+	g.read.Add(int64(n))
+	return n, err
+}
+
+// tokenEnd marks the end of a token.
+func (g *tokenGuard) tokenEnd() { g.mark = g.read.Load() }
+
+// BytesRead is how much of the dump (decompressed) has been read, for
+// progress: it may be read while another goroutine calls Next.
+func (d *Dump) BytesRead() int64 { return d.guard.read.Load() }
+
+// readAhead reads (and decompresses) r on its own goroutine, so reading
+// (Go's bzip2 manages only ~5 MB/s) overlaps parsing and inserting
+// instead of adding to them. Closing the result stops the goroutine after
+// its current read.
+func readAhead(r io.Reader) *io.PipeReader {
 	pr, pw := io.Pipe()
 	go func() {
 		buf := make([]byte, 1<<20)
@@ -150,6 +226,10 @@ func readAhead(r io.Reader) io.ReadCloser {
 // Close stops decompression and closes the file OpenDump opened.
 func (d *Dump) Close() error {
 	var err error
+	if d.unhook != nil {
+		d.unhook()
+		d.unhook = nil
+	}
 	if d.ahead != nil {
 		err = d.ahead.Close()
 		d.ahead = nil
@@ -161,8 +241,15 @@ func (d *Dump) Close() error {
 	return err
 }
 
-// malformed wraps an error met while parsing, with the dump's name.
+// malformed wraps an error met while parsing, with the dump's name; the
+// end of the context is returned as it is.
 func (d *Dump) malformed(err error) error {
+	if cerr := d.ctx.Err(); cerr != nil {
+		return cerr
+	}
+	if errors.Is(err, errTokenTooLong) {
+		return dumpErr(d.name, nil, "a single XML token (a text, a tag or a comment) runs past %d bytes at byte %d of the input: not a MediaWiki XML export (or a damaged one), whose page texts are at most %d bytes", d.opt.MaxTokenBytes, d.guard.mark, d.opt.MaxPageBytes)
+	}
 	var se *xml.SyntaxError
 	if errors.As(err, &se) {
 		if se.Msg == "unexpected EOF" {
@@ -176,6 +263,7 @@ func (d *Dump) malformed(err error) error {
 // token is the next token; the end of input before </mediawiki> is an error.
 func (d *Dump) token() (xml.Token, error) {
 	tok, err := d.dec.Token()
+	d.guard.tokenEnd()
 	if errors.Is(err, io.EOF) {
 		if !d.started {
 			return nil, dumpErr(d.name, nil, "not a MediaWiki XML export: no <mediawiki> element")
@@ -194,6 +282,9 @@ func (d *Dump) Next() (Article, error) {
 	if d.ended {
 		return Article{}, io.EOF
 	}
+	if err := d.ctx.Err(); err != nil {
+		return Article{}, err
+	}
 	if !d.started {
 		if err := d.findRoot(); err != nil {
 			return Article{}, err
@@ -207,8 +298,8 @@ func (d *Dump) Next() (Article, error) {
 		switch t := tok.(type) {
 		case xml.StartElement:
 			if t.Name.Local != "page" {
-				if err := d.dec.Skip(); err != nil { // siteinfo and the like
-					return Article{}, d.malformed(err)
+				if err := d.skip(); err != nil { // siteinfo and the like
+					return Article{}, err
 				}
 				continue
 			}
@@ -229,6 +320,32 @@ func (d *Dump) Next() (Article, error) {
 			return Article{}, io.EOF
 		}
 	}
+}
+
+// skip reads up to the end of the element just started, token by token
+// (xml.Decoder.Skip would read them without the guard's marks) and no
+// deeper than maxDepth.
+func (d *Dump) skip() error {
+	for depth := 1; depth > 0; {
+		tok, err := d.token()
+		if err != nil {
+			return err
+		}
+		switch tok.(type) {
+		case xml.StartElement:
+			if depth++; depth > maxDepth {
+				return d.tooDeep()
+			}
+		case xml.EndElement:
+			depth--
+		}
+	}
+	return nil
+}
+
+func (d *Dump) tooDeep() error {
+	line, _ := d.dec.InputPos()
+	return dumpErr(d.name, nil, "malformed: elements nest more than %d deep on line %d", maxDepth, line)
 }
 
 func (d *Dump) findRoot() error {
@@ -263,6 +380,9 @@ func (d *Dump) readPage() (a Article, redirect bool, err error) {
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
+			if len(path)+2 > maxDepth { // below <mediawiki> and <page>
+				return a, false, d.tooDeep()
+			}
 			path = append(path, t.Name.Local)
 			switch {
 			case len(path) == 1 && t.Name.Local == "redirect":
@@ -286,6 +406,9 @@ func (d *Dump) readPage() (a Article, redirect bool, err error) {
 		case xml.CharData:
 			switch {
 			case len(path) == 1 && path[0] == "title":
+				if title.Len()+len(t) > maxTitleBytes {
+					return a, false, dumpErr(d.name, nil, "the title of the page starting on line %d is over %d bytes", line, maxTitleBytes)
+				}
 				title.Write(t)
 			case len(path) == 2 && path[0] == "revision" && path[1] == "text":
 				if text.Len()+len(t) > d.opt.MaxPageBytes {
