@@ -155,7 +155,7 @@ type shardFlags struct {
 
 // declareStart declares --start-at of verbs.
 func (f *shardFlags) declareStart(o *Opts, verbs ...string) {
-	o.String(&f.startAt, "start-at", "", "start the measured run at this wall-clock time (RFC 3339, e.g. 2026-11-25T14:00:00Z), so shards on several machines start together; at most "+maxStartAheadText+"; a shard ready up to 10 min after it starts late (a start older or further ahead is refused); how late each started is in its result", verbs...)
+	o.String(&f.startAt, "start-at", "", "start the measured run at this wall-clock time (RFC 3339, e.g. $(date -u -d '+5 min' +%FT%TZ)), so shards on several machines start together; at most "+maxStartAheadText+"; a shard ready up to 10 min after it starts late (a start older or further ahead is refused); how late each started is in its result", verbs...)
 }
 
 // declare declares --shard, --shards and --split of verbs (an option is

@@ -47,7 +47,7 @@ pods must refuse their options is refused instead (exit 2). Give
 ahead, at most 24 h ahead.`,
 		Example: `  kubectl create secret generic fb-db --from-literal=dsn='postgres://...'
   fieldbench kube job microblog --shards 4 --image registry/fieldbench:dev --secret fb-db/dsn \
-    --results-claim fb-results --start-at 2026-11-25T14:00:00Z -- --clients 200 --rate 2000 --duration 4m | kubectl apply -f -`,
+    --results-claim fb-results --start-at $(date -u -d '+5 min' +%FT%TZ) -- --clients 200 --rate 2000 --duration 4m | kubectl apply -f -`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, runArgs := args[0], args[1:]
