@@ -142,6 +142,6 @@ const LongTests = "FIELDBENCH_LONG_TESTS"
 func OnlyLong(t *testing.T, cost string) {
 	t.Helper()
 	if os.Getenv(LongTests) != "1" {
-		t.Skipf("%s; set %s=1 to run it", cost, LongTests)
+		t.Skipf("long test: %s; set %s=1 to run it (scripts/long-tests.sh runs them all)", cost, LongTests)
 	}
 }

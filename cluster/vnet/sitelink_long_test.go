@@ -21,7 +21,7 @@ import (
 // docs/network.md come from it.
 func TestSharedLinkRate(t *testing.T) {
 	if os.Getenv("FIELDBENCH_LONG_TESTS") != "1" {
-		t.Skip("about 20 s of transfers; set FIELDBENCH_LONG_TESTS=1 to run it")
+		t.Skip("long test: about 20 s of transfers at full speed that load both cores, for a figure (docs/network.md) rather than a verdict; TestLinkSites checks the shared link in CI; set FIELDBENCH_LONG_TESTS=1 to run it (scripts/long-tests.sh runs them all)")
 	}
 	needRoot(t)
 	ctx := context.Background()

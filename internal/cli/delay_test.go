@@ -21,7 +21,7 @@ import (
 // not build a backlog the open loop would still count after the undo (at
 // 50/s with 100 ms the p50 after was 5.6 s). About 25 s, long tests only.
 func TestRedisHostsDelay(t *testing.T) {
-	onlyLong(t, "an experiment of 22 s on a Redis Cluster on hosts")
+	onlyLong(t, "about 25 s, an experiment of 22 s on a Redis Cluster on hosts whose verdict reads latencies (p50 before and after a delay) a loaded CI machine shifts")
 	needHostsCLI(t)
 	run := runHostsExperiment(t, "delay-test", `name: delay-test
 cluster: {engine: redis, nodes: 3, network: hosts}

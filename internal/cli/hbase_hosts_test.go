@@ -29,7 +29,7 @@ import (
 // the hosts' counters; down leaves no namespace. HBase takes a minute or
 // more to start here, hence long tests only.
 func TestHBaseHostsRegionServer(t *testing.T) {
-	onlyLong(t, "starts HBase on hosts (about 3 minutes here)")
+	onlyLong(t, "about 3 min here, HBase on hosts: TestFaultMatrix and the hbase adapter's tests cover HBase on loopback in CI")
 	needHostsEngine(t, "hbase")
 	bin := selfBinary(t)
 	dir := filepath.Join(t.TempDir(), "hb")

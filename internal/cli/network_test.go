@@ -468,7 +468,7 @@ func assertRanOnLoad1(t *testing.T, run *result.Run) {
 // JVMs run with a 256 MB heap (about 700 MB RSS each measured here) and a
 // 10 s server timeout, for a shared, loaded machine.
 func TestCassandraHostsLoadHost(t *testing.T) {
-	onlyLong(t, "three Cassandra JVMs on hosts, killed and restarted: 5–7 min here")
+	onlyLong(t, "5–7 min here, three Cassandra JVMs on hosts, killed and restarted: a fifth of CI's 35 min for one test")
 	needHostsEngine(t, "cassandra")
 	start := time.Now()
 	bin := selfBinary(t)
