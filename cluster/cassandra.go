@@ -998,8 +998,8 @@ func (cassandraEngine) Restart(ctx context.Context, c *Cluster, name string) err
 	if cassRemoved(n) {
 		return fmt.Errorf("cassandra: %s was decommissioned: it left the ring for good (add a new node instead)", name)
 	}
-	if n.PID > 0 && Alive(n.PID) {
-		return fmt.Errorf("cassandra: %s is running (pid %d): kill it first", name, n.PID)
+	if err := readyToRestart(ctx, "cassandra", n); err != nil {
+		return err
 	}
 	if err := startCassandraNode(ctx, c, n, cassandraJoinWait); err != nil {
 		return fmt.Errorf("cassandra: restart %s: %w", name, err)

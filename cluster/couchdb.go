@@ -421,8 +421,8 @@ func (couchEngine) Restart(ctx context.Context, c *Cluster, name string) error {
 	if err != nil {
 		return err
 	}
-	if n.PID > 0 && Alive(n.PID) {
-		return fmt.Errorf("couchdb: %s is running (pid %d): kill it first", name, n.PID)
+	if err := readyToRestart(ctx, "couchdb", n); err != nil {
+		return err
 	}
 	if err := startCouchNode(ctx, c, n); err != nil {
 		return fmt.Errorf("couchdb: restart %s: %w", name, err)

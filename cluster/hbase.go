@@ -911,6 +911,9 @@ func (e hbaseEngine) Restart(ctx context.Context, c *Cluster, node string) error
 	if !n.Stopped && Alive(n.PID) {
 		return fmt.Errorf("hbase: %s (pid %d) is running", n.Name, n.PID)
 	}
+	if err := hbaseRestartPorts(ctx, n); err != nil {
+		return err
+	}
 	since := time.Now()
 	if err := e.startNode(ctx, c, n, 180*time.Second); err != nil {
 		return err
@@ -926,6 +929,49 @@ func (e hbaseEngine) Restart(ctx context.Context, c *Cluster, node string) error
 		return hbaseWaitReady(ctx, c, rs, nil, since, 120*time.Second)
 	}
 	return nil
+}
+
+// hbaseRestartPorts checks, before n starts again on the ports it had,
+// that they are still free: while a node is down any process may bind a
+// port of its (FreePort picks below the ephemeral range, so an outgoing
+// connection cannot, but another listener can). A port only fieldbench
+// reads — the master's info server (JMX), an added region server's RPC
+// port, which it registers in ZooKeeper — is picked anew and the node's
+// configuration, written at every start, follows. A port others hold on
+// to cannot move under them: ZooKeeper's (the gateway and the region
+// servers dial it) and the gateway's (the DSN every client has) are
+// refused, naming what holds them, at once rather than after the JVM's
+// start fails. Nodes on hosts have their host's address to themselves.
+func hbaseRestartPorts(ctx context.Context, n *Node) error {
+	taken := awaitPorts(ctx, n)
+	if len(taken) == 0 {
+		return nil
+	}
+	var fixed []int // ports others know the node by: they cannot move
+	for _, p := range taken {
+		switch {
+		case n.Role == "master" && len(n.Ports) > 0 && p == n.Ports[0], n.Role == "regionserver" && p == n.Port:
+			np, err := FreePort(n.Host)
+			if err != nil {
+				return fmt.Errorf("hbase: %s: its port %d is taken: %w", n.Name, p, err)
+			}
+			if p == n.Port {
+				n.Port = np
+			} else {
+				n.Ports[0] = np
+			}
+		default:
+			fixed = append(fixed, p)
+		}
+	}
+	if len(fixed) == 0 {
+		return nil
+	}
+	what := "the DSN names it"
+	if n.Role == "master" {
+		what = "ZooKeeper's port, which the gateway and the region servers dial"
+	}
+	return fmt.Errorf("hbase: %s cannot restart (%s): %s", n.Name, what, portsTaken(n.Host, fixed))
 }
 
 // errNoRIT says the master's JMX servlet answered without the

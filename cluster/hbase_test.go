@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -162,18 +163,43 @@ func TestHBaseUpStatusAddDown(t *testing.T) {
 		t.Logf("  %s %s regions=%s", s.Name, s.Addr, s.Detail["regions"])
 	}
 
-	// Kill the added region server and start it again on its port.
+	// Kill the added region server and start it again while another
+	// process holds its port (issue 43: a restart on a port taken in
+	// between failed "Address already in use"): it moves to a new one,
+	// which it registers, and the master lists it there.
 	t0 = time.Now()
 	if err := e.Kill(ctx, c, n.Name); err != nil {
 		t.Fatalf("Kill %s: %v", n.Name, err)
 	}
+	oldPort := n.Port
+	held := hbaseTestHold(t, n.Host, oldPort)
 	if err := e.Restart(ctx, c, n.Name); err != nil {
-		t.Fatalf("Restart %s: %v", n.Name, err)
+		t.Fatalf("Restart %s with its port %d taken: %v", n.Name, oldPort, err)
 	}
-	t.Logf("killed and restarted %s in %v", n.Name, time.Since(t0).Round(time.Millisecond))
-	if !Alive(n.PID) {
-		t.Errorf("%s not running after Restart", n.Name)
+	held.Close()
+	t.Logf("killed and restarted %s in %v (port %d taken: now %d)", n.Name, time.Since(t0).Round(time.Millisecond), oldPort, n.Port)
+	if !Alive(n.PID) || n.Port == oldPort {
+		t.Errorf("%s after Restart: alive %v on port %d (the taken port was %d)", n.Name, Alive(n.PID), n.Port, oldPort)
 	}
+
+	// The master: ZooKeeper's port cannot move under the gateway and the
+	// region servers, so a restart while another process holds it is
+	// refused at once, naming the holder, and starts nothing (the master
+	// stays down for Down below: a restart of it costs 50 s here).
+	if err := e.Kill(ctx, c, "master"); err != nil {
+		t.Fatalf("Kill master: %v", err)
+	}
+	zk := hbaseTestHold(t, master.Host, master.Port)
+	t0 = time.Now()
+	err = e.Restart(ctx, c, "master")
+	if err == nil || !strings.Contains(err.Error(), "ZooKeeper's port") || !strings.Contains(err.Error(), fmt.Sprintf("by pid %d", os.Getpid())) {
+		t.Fatalf("Restart of the master with ZooKeeper's port held = %v; want a refusal naming the port and this process", err)
+	}
+	t.Logf("refused in %v: %v", time.Since(t0).Round(time.Millisecond), err)
+	if master.PID != 0 {
+		t.Errorf("the refused restart started pid %d", master.PID)
+	}
+	zk.Close()
 
 	pids := []int{}
 	for _, n := range c.Nodes {
@@ -190,6 +216,25 @@ func TestHBaseUpStatusAddDown(t *testing.T) {
 		}
 	}
 	c = nil
+}
+
+// hbaseTestHold listens on host:port until the test closes it (or ends):
+// another process's listener, as far as a restarting node can tell. A
+// killed JVM's port is let go a moment after it is gone: it waits for it.
+func hbaseTestHold(t *testing.T, host string, port int) net.Listener {
+	t.Helper()
+	var l net.Listener
+	var err error
+	for deadline := time.Now().Add(portLinger); ; time.Sleep(50 * time.Millisecond) {
+		if l, err = net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port))); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("hold %s:%d: %v", host, port, err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
 }
 
 func hbaseTestPut(t *testing.T, ctx context.Context, rest *Node, rows int) {

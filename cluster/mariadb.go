@@ -675,6 +675,9 @@ func (m mariaDB) Restart(ctx context.Context, c *Cluster, name string) error {
 	if n.PID != 0 && Alive(n.PID) {
 		return fmt.Errorf("mariadb %s is running (pid %d)", name, n.PID)
 	}
+	// Its ports once the killed server's sockets are gone: startNode
+	// moves it to new ones only when another program holds them.
+	awaitPorts(ctx, n)
 	bootstrap := true
 	for _, o := range c.Nodes {
 		if o != n && o.PID != 0 && Alive(o.PID) {

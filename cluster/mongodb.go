@@ -411,8 +411,8 @@ func (mongoEngine) Restart(ctx context.Context, c *Cluster, node string) error {
 	if err != nil {
 		return err
 	}
-	if n.PID > 0 && Alive(n.PID) {
-		return fmt.Errorf("mongodb: %s is running (pid %d)", n.Name, n.PID)
+	if err := readyToRestart(ctx, "mongodb", n); err != nil {
+		return err
 	}
 	if err := startFerretDB(ctx, c, n); err != nil {
 		return fmt.Errorf("mongodb: restart %s: %w", n.Name, err)

@@ -865,8 +865,8 @@ func (e pgEngine) Restart(ctx context.Context, c *Cluster, node string) error {
 	if err != nil {
 		return err
 	}
-	if Alive(n.PID) {
-		return fmt.Errorf("postgres: %s is running (pid %d)", n.Name, n.PID)
+	if err := readyToRestart(ctx, "postgres", n); err != nil {
+		return err
 	}
 	// Orphaned backends of a SIGKILLed postmaster keep its shared memory;
 	// the new postmaster refuses to start until they have gone. It also

@@ -65,6 +65,121 @@ func listenPortRange() (lo, hi int) {
 	return lo, min(hi, 55000)
 }
 
+// portLinger bounds how long a restart waits for a killed node's ports to
+// be free: the kernel closes a dead process's sockets a moment after it
+// is gone (seen here: an HBase region server's listener still bound right
+// after its JVM was reaped, free a moment later), longer on a loaded
+// machine.
+const portLinger = 30 * time.Second
+
+// awaitPorts waits, before n starts again on its ports, until every one
+// of them is free on its address, and returns those still taken: at once
+// a port some live process listens on (another program took it while the
+// node was down), after portLinger one that no process holds but the
+// kernel has not let go. A node on a host of its own has its address to
+// itself, standard ports included: nothing to wait for.
+func awaitPorts(ctx context.Context, n *Node) []int {
+	if n.Netns != "" {
+		return nil
+	}
+	ports := []int{}
+	for _, p := range append([]int{n.Port}, n.Ports...) {
+		if p > 0 {
+			ports = append(ports, p)
+		}
+	}
+	deadline := time.Now().Add(portLinger)
+	for {
+		var taken []int
+		held := false
+		for _, p := range ports {
+			if !portsFree(n.Host, []int{p}) {
+				taken = append(taken, p)
+				held = held || portHolder(p) != ""
+			}
+		}
+		if len(taken) == 0 || held || time.Now().After(deadline) || ctx.Err() != nil {
+			return taken
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// readyToRestart is every engine's check before a stopped or killed node
+// starts again on its ports, configuration and data: it is not running,
+// and its ports are free (awaitPorts); a port another program holds is
+// refused at once, naming it, rather than left to fail the server's start
+// — the DSN and the other nodes know the node by its ports, so they do
+// not move under them (an engine that can move a port checks awaitPorts
+// itself: hbase, mariadb).
+func readyToRestart(ctx context.Context, engine string, n *Node) error {
+	if n.PID > 0 && Alive(n.PID) {
+		return fmt.Errorf("%s: %s is running (pid %d): kill it first", engine, n.Name, n.PID)
+	}
+	if taken := awaitPorts(ctx, n); len(taken) > 0 {
+		return fmt.Errorf("%s: %s cannot restart: %s", engine, n.Name, portsTaken(n.Host, taken))
+	}
+	return nil
+}
+
+// portsTaken says which of ports on host are taken and by what.
+func portsTaken(host string, ports []int) string {
+	var b strings.Builder
+	for i, p := range ports {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "port %s:%d is taken%s", host, p, portHolder(p))
+	}
+	b.WriteString("; stop what holds it, or start the cluster anew")
+	return b.String()
+}
+
+// portHolder names the process that listens on TCP port (" by pid N
+// (COMM)"), read from /proc as ss does, or "" when none is found (another
+// network namespace, no permission): for a message that says what took a
+// node's port.
+func portHolder(port int) string {
+	var inode string
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(table)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			f := strings.Fields(line)
+			// local_address is ADDR:PORT in hex, st 0A is LISTEN.
+			if len(f) < 10 || f[3] != "0A" {
+				continue
+			}
+			if _, hex, ok := strings.Cut(f[1], ":"); ok {
+				if p, err := strconv.ParseInt(hex, 16, 32); err == nil && int(p) == port {
+					inode = f[9]
+				}
+			}
+		}
+	}
+	if inode == "" {
+		return ""
+	}
+	want := "socket:[" + inode + "]"
+	procs, _ := os.ReadDir("/proc")
+	for _, d := range procs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+		for _, fd := range fds {
+			if l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); err == nil && l == want {
+				comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+				return fmt.Sprintf(" by pid %d (%s)", pid, strings.TrimSpace(string(comm)))
+			}
+		}
+	}
+	return ""
+}
+
 // FreePorts returns n distinct free ports on host.
 func FreePorts(host string, n int) ([]int, error) {
 	seen := map[int]bool{}

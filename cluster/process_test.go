@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -172,5 +173,23 @@ func TestRetry(t *testing.T) {
 				t.Errorf("error %q does not say it gave up", err)
 			}
 		})
+	}
+}
+
+// TestPortHolder names the process that listens on a port, as a refused
+// restart does; a port nobody listens on names none.
+func TestPortHolder(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	want := fmt.Sprintf(" by pid %d (", os.Getpid())
+	if got := portHolder(port); !strings.HasPrefix(got, want) {
+		t.Errorf("portHolder(%d) = %q, want %q…", port, got, want)
+	}
+	l.Close()
+	if got := portHolder(port); got != "" {
+		t.Errorf("portHolder(%d) of a closed listener = %q, want none", port, got)
 	}
 }

@@ -827,8 +827,8 @@ func (redisEngine) Restart(ctx context.Context, c *Cluster, name string) error {
 	if err != nil {
 		return err
 	}
-	if n.PID > 0 && Alive(n.PID) {
-		return fmt.Errorf("redis: %s is running (pid %d): kill it first", name, n.PID)
+	if err := readyToRestart(ctx, "redis", n); err != nil {
+		return err
 	}
 	if err := startRedisNode(ctx, n); err != nil {
 		return fmt.Errorf("redis: restart %s: %w", name, err)

@@ -370,8 +370,8 @@ func (sqlServerEngine) Restart(ctx context.Context, c *Cluster, node string) err
 	if err != nil {
 		return err
 	}
-	if n.PID > 0 && Alive(n.PID) {
-		return fmt.Errorf("sqlserver: %s is running (pid %d)", n.Name, n.PID)
+	if err := readyToRestart(ctx, "sqlserver", n); err != nil {
+		return err
 	}
 	if err := startIridium(ctx, c, n); err != nil {
 		return fmt.Errorf("sqlserver: restart %s: %w", n.Name, err)
