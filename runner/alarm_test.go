@@ -121,14 +121,14 @@ func TestAlarmGrainGate(t *testing.T) {
 	t.Parallel()
 	for _, interrupt := range []bool{false, true} {
 		s := newSchedule(time.Now(), 100_000, 1_000_000) // 10 µs apart: grained
-		at := mono() + 2*coarseGrain
+		at := mono() + 20*coarseGrain
 		if interrupt {
 			at = mono() + time.Minute
 		}
 		const sleepers = 8
 		type woke struct {
-			ok  bool
-			now time.Duration
+			ok          bool
+			called, now time.Duration
 		}
 		res := make(chan woke, sleepers)
 		for range sleepers {
@@ -137,8 +137,9 @@ func TestAlarmGrainGate(t *testing.T) {
 				t.Fatal("an alarm of a 100,000/s schedule has no gate")
 			}
 			go func() {
+				called := mono()
 				ok := a.sleepUntil(at)
-				res <- woke{ok, mono()}
+				res <- woke{ok, called, mono()}
 			}()
 		}
 		if interrupt {
@@ -151,7 +152,9 @@ func TestAlarmGrainGate(t *testing.T) {
 				if w.ok == interrupt {
 					t.Fatalf("interrupt %v: a sleeper returned %v", interrupt, w.ok)
 				}
-				if !interrupt && w.now < want {
+				// A sleeper whose goroutine ran only after at (a loaded
+				// machine: CI's) is late, not early, and returns at once.
+				if !interrupt && w.called < at && w.now < want {
 					t.Fatalf("a sleeper woke %s before the grain's moment", want-w.now)
 				}
 			case <-time.After(20 * time.Second):

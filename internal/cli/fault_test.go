@@ -91,9 +91,18 @@ func TestFaultMatrix(t *testing.T) {
 	})
 }
 
+// jvmEngines start Java servers: a JVM's start takes both cores of this
+// project's machines for seconds, so their fault runs never run beside
+// another. The others' (a C or Go server and a 4-client load) run two at
+// a time (go test's -parallel, GOMAXPROCS): their checks count errors and
+// successes per second, never throughput, and two at once took half the
+// time.
+var jvmEngines = []string{"cassandra", "hbase", "couchbase"}
+
 // forEachFaultEngine runs each engine of faultMatrix as a subtest once its
 // server is installed, keeping only those of FIELDBENCH_FAULT_ENGINES when
-// set; it skips in -short (every one starts servers).
+// set; it skips in -short (every one starts servers). The JVM engines run
+// first, one at a time; the others then run in parallel.
 func forEachFaultEngine(t *testing.T, run func(*testing.T, faultCase)) {
 	if testing.Short() {
 		t.Skip("starts servers (install with scripts/install-servers.sh)")
@@ -101,6 +110,9 @@ func forEachFaultEngine(t *testing.T, run func(*testing.T, faultCase)) {
 	only := os.Getenv("FIELDBENCH_FAULT_ENGINES")
 	for _, fc := range faultMatrix {
 		t.Run(fc.engine, func(t *testing.T) {
+			if !slices.Contains(jvmEngines, fc.engine) {
+				t.Parallel()
+			}
 			if only != "" && !slices.Contains(strings.Split(only, ","), fc.engine) {
 				t.Skipf("not in FIELDBENCH_FAULT_ENGINES=%s", only)
 			}

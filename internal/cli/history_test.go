@@ -67,8 +67,18 @@ func TestHistoryQuickStart(t *testing.T) {
 	if p := string(page); !strings.Contains(p, "<svg") || strings.Contains(p, "<script") || strings.Contains(p, "http://") && !strings.Contains(p, "http://www.w3.org/2000/svg") || !strings.Contains(p, "post p99") {
 		t.Errorf("the trend page is not an offline page of charts")
 	}
+	// Four real runs of one second on a shared machine: whether their
+	// p99s hold a change point is the machine's (CI found one, +400 %,
+	// when the last runs shared the cores with servers). The gate itself
+	// is TestHistoryChangesFailOn's, on made series; here it must run and
+	// say what it found either way.
 	code, out, stderr = execute(context.Background(), "history", "changes", "--history", db, "--fail-on", "p99+10%")
-	if code != cli.ExitOK || !strings.Contains(out, "series ") {
+	switch {
+	case !strings.Contains(out, "series "):
+		t.Fatalf("changes: exit %d, no series listed: %s %s", code, out, stderr)
+	case code == cli.ExitRegression && !strings.Contains(stderr, "of --fail-on broken"):
+		t.Fatalf("changes: exit 3 without naming the broken gate: %s %s", out, stderr)
+	case code != cli.ExitOK && code != cli.ExitRegression:
 		t.Fatalf("changes: exit %d: %s %s", code, out, stderr)
 	}
 	// show recomputes any percentile from the stored histogram: its p99

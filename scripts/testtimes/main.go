@@ -51,13 +51,18 @@ func main() {
 	n := flag.Int("n", 25, "how many of the slowest tests to print")
 	md := flag.Bool("md", false, "print Markdown tables (for docs/testing.md)")
 	stream := flag.String("stream", "", "read go test -json from standard input, append it to `FILE` and print what plain go test would")
+	prefix := flag.String("prefix", "", "with -stream, begin every printed line with `TEXT` (which of several streams printed it)")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: testtimes [-n 25] [-md] FILE.json (go test -json output)")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
 	if *stream != "" {
-		if err := filter(os.Stdin, os.Stdout, *stream); err != nil {
+		var w io.Writer = os.Stdout
+		if *prefix != "" {
+			w = &prefixer{w: os.Stdout, prefix: *prefix}
+		}
+		if err := filter(os.Stdin, w, *stream); err != nil {
 			fmt.Fprintln(os.Stderr, "testtimes:", err)
 			os.Exit(1)
 		}
@@ -83,6 +88,33 @@ func main() {
 		os.Exit(1)
 	}
 	s.print(os.Stdout, *n, *md)
+}
+
+// prefixer begins every line written through it with prefix; each Write
+// goes out whole, in one write of the lines it holds, so lines of several
+// streams on one terminal never mix within a line.
+type prefixer struct {
+	w      io.Writer
+	prefix string
+	mid    bool // the last write ended inside a line
+}
+
+func (p *prefixer) Write(b []byte) (int, error) {
+	var out []byte
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		if line == "" {
+			continue
+		}
+		if !p.mid {
+			out = append(out, p.prefix...)
+		}
+		out = append(out, line...)
+		p.mid = !strings.HasSuffix(line, "\n")
+	}
+	if _, err := p.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 // filter copies go test -json from r to the file record (appended, a line

@@ -80,3 +80,18 @@ func TestFilter(t *testing.T) {
 		t.Errorf("recorded %q, %v; want every line", b, err)
 	}
 }
+
+// TestPrefixer begins each line with the prefix, a line written in two
+// pieces included, and reports every byte written.
+func TestPrefixer(t *testing.T) {
+	var b bytes.Buffer
+	p := &prefixer{w: &b, prefix: "[x] "}
+	for _, s := range []string{"one\ntwo\n", "thr", "ee\n", "\n"} {
+		if n, err := p.Write([]byte(s)); n != len(s) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", s, n, err)
+		}
+	}
+	if want := "[x] one\n[x] two\n[x] three\n[x] \n"; b.String() != want {
+		t.Errorf("wrote %q, want %q", b.String(), want)
+	}
+}
