@@ -107,38 +107,39 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if [[ ${#missing[@]} -eq 0 ]]; then
-  echo "install-servers: all present (${packages[*]})"
-  mkdir -p "${XDG_CACHE_HOME:-$HOME/.cache}/fieldbench"
-  install_pouchdb
-  install_reqlite
-  fetch_couchbasemock
-  build_ferretdb
-  build_iridium
-  exit 0
-fi
 
-# On a fresh machine the Iridium build (CPU) runs beside the package, npm
-# and Maven downloads (network) rather than after them; its output goes to
-# a log, shown when it fails.
+# The Iridium build (CPU, minutes) runs beside the package, npm and Maven
+# downloads (network) and the FerretDB build rather than after them; its
+# output goes to a log, shown when it ends.
 iridium_log=$(mktemp)
 build_iridium > "$iridium_log" 2>&1 &
 iridium_pid=$!
-# stop_iridium ends the build when this script stops before waiting for it.
-stop_iridium() { [[ -n "$iridium_pid" ]] && kill "$iridium_pid" 2>/dev/null; return 0; }
-trap stop_iridium EXIT
-
+# cleanup ends the build when this script stops before waiting for it,
+# and removes the policy-rc.d this script put in place.
+policy_rc=""
+cleanup() {
+  [[ -n "$iridium_pid" ]] && kill "$iridium_pid" 2>/dev/null
+  [[ -n "$policy_rc" ]] && $SUDO rm -f "$policy_rc"
+  rm -f "$iridium_log"
+  return 0
+}
 SUDO=""
 [[ $(id -u) -ne 0 ]] && SUDO="sudo"
-echo "install-servers: installing ${missing[*]}"
-# policy-rc.d keeps Debian's maintainer scripts from starting the services.
-if [[ ! -e /usr/sbin/policy-rc.d ]]; then
-  printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
-  $SUDO chmod +x /usr/sbin/policy-rc.d
-  trap '$SUDO rm -f /usr/sbin/policy-rc.d; stop_iridium' EXIT
+trap cleanup EXIT
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install-servers: all present (${packages[*]})"
+else
+  echo "install-servers: installing ${missing[*]}"
+  # policy-rc.d keeps Debian's maintainer scripts from starting the services.
+  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+    $SUDO chmod +x /usr/sbin/policy-rc.d
+    policy_rc=/usr/sbin/policy-rc.d
+  fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 mkdir -p "${XDG_CACHE_HOME:-$HOME/.cache}/fieldbench"
 install_pouchdb
 install_reqlite
@@ -149,10 +150,8 @@ wait "$iridium_pid" || iridium_ok=0
 iridium_pid=""
 if [[ $iridium_ok -eq 0 ]]; then
   cat "$iridium_log" >&2
-  rm -f "$iridium_log"
   echo "install-servers: building Iridium SQL failed" >&2
   exit 1
 fi
 cat "$iridium_log"
-rm -f "$iridium_log"
 echo "install-servers: done"
