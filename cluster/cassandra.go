@@ -589,11 +589,15 @@ func cassandraArgs(c *Cluster, n *Node) ([]string, error) {
 	if len(jamm) == 0 {
 		return nil, fmt.Errorf("cassandra: no jamm jar in %s (needed as -javaagent)", jars)
 	}
+	tmp, err := jvmTempDir(n.DataDir)
+	if err != nil {
+		return nil, err
+	}
 	heap := c.Options["heap"]
 	args := []string{"-Xms" + heap, "-Xmx" + heap, "-javaagent:" + jamm[0]}
 	args = append(args, cassandraJPMS...)
 	args = append(args,
-		"-Djava.net.preferIPv4Stack=true",
+		"-Djava.net.preferIPv4Stack=true", tmp,
 		"-Dcassandra-foreground=yes",
 		"-Dcassandra.config=file://"+n.Config,
 		// Read only by GossipingPropertyFileSnitch (several data centres).

@@ -492,7 +492,11 @@ func (e hbaseEngine) startNode(ctx context.Context, c *Cluster, n *Node, limit t
 	default:
 		return fmt.Errorf("hbase: unknown role %q of node %s", n.Role, n.Name)
 	}
-	args = append(args, "-Xmx"+strconv.Itoa(heap)+"m")
+	tmp, err := jvmTempDir(n.DataDir)
+	if err != nil {
+		return err
+	}
+	args = append(args, "-Xmx"+strconv.Itoa(heap)+"m", tmp)
 	args = append(args, hbaseJVMFlags...)
 	args = append(args,
 		"-Dlog4j.configuration=file:"+log4j,

@@ -61,6 +61,16 @@ func TestHBaseUpStatusAddDown(t *testing.T) {
 	if l, err := Load(dir); err != nil || len(l.Nodes) != 2 {
 		t.Fatalf("Load(cluster.json) = %v, %v; want master and rest", l, err)
 	}
+	// The master's Jetty unpacks its web application into java.io.tmpdir:
+	// the node's own tmp/, not /tmp, where a killed node would leave it.
+	for _, n := range c.Nodes {
+		if n.Role != "master" {
+			continue
+		}
+		if jetty, _ := filepath.Glob(filepath.Join(n.DataDir, "tmp", "jetty-*")); len(jetty) == 0 {
+			t.Errorf("master %s: no jetty-* in %s: the JVM's temporary files are elsewhere (java.io.tmpdir)", n.Name, filepath.Join(n.DataDir, "tmp"))
+		}
+	}
 
 	// Write rows through the gateway: the region server holding the table
 	// must show the writes.

@@ -194,3 +194,18 @@ func Classpath(dir string) (string, error) {
 	}
 	return strings.Join(jars, string(os.PathListSeparator)), nil
 }
+
+// jvmTempDir is the -D flag that gives a server JVM a temporary directory
+// of its own inside dir (the node's data directory), made here: Java
+// writes its scratch files to java.io.tmpdir, /tmp by default — HBase's
+// Jetty unpacks its web application there and Cassandra's LZ4 and
+// Snappy unpack native libraries there — and a node killed by a fault
+// test never removes them. Inside the node's directory they go when the
+// cluster's directory does.
+func jvmTempDir(dir string) (string, error) {
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return "", fmt.Errorf("temporary directory for the JVM: %w", err)
+	}
+	return "-Djava.io.tmpdir=" + tmp, nil
+}
