@@ -34,7 +34,7 @@ func TestCouchDBHostsReplicate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := selfBinary(t)
+	bin := fieldbenchBin(t)
 	dir := filepath.Join(t.TempDir(), "couch")
 	const dsn = "couchdb://198.18.0.1:5984?peers=198.18.0.2:5984"
 	// Two minutes: the cluster's start is inside.

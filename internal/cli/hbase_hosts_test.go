@@ -31,7 +31,7 @@ import (
 func TestHBaseHostsRegionServer(t *testing.T) {
 	onlyLong(t, "about 3 min here, HBase on hosts: TestFaultMatrix and the hbase adapter's tests cover HBase on loopback in CI")
 	needHostsEngine(t, "hbase")
-	bin := selfBinary(t)
+	bin := fieldbenchBin(t)
 	dir := filepath.Join(t.TempDir(), "hb")
 	code, out, stderr := upHosts(t, bin, dir, "hbase")
 	const dsn = "hbase://198.18.0.1:8080"

@@ -39,7 +39,7 @@ func TestMariaDBHostsGalera(t *testing.T) {
 		t.Skipf("Galera not installed (scripts/install-servers.sh): %v", err)
 	}
 	onlyLong(t, "46-72 s here, a 3-node Galera cluster on hosts, a microblog run, a node killed and restarted: TestPostgresHostsReplica and TestFaultMatrix/mariadb cover hosts and Galera kills in CI")
-	bin := selfBinary(t)
+	bin := fieldbenchBin(t)
 	// The servers run as mysql: every parent of the directory must be
 	// world-searchable, which t.TempDir's are not.
 	base := worldSearchableDir(t, "fieldbench-mariahosts-")

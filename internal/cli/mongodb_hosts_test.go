@@ -24,7 +24,7 @@ import (
 // and the host's counters; down leaves no namespace.
 func TestMongoDBHostsKillRestart(t *testing.T) {
 	needHostsEngine(t, "mongodb")
-	bin := selfBinary(t)
+	bin := fieldbenchBin(t)
 	dir := filepath.Join(t.TempDir(), "mongo")
 	const dsn = "mongodb://198.18.0.1:27017/fieldbench"
 	// Two minutes: the cluster's start is inside.

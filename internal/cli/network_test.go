@@ -21,19 +21,6 @@ import (
 	"github.com/fieldbench/fieldbench/result"
 )
 
-// selfBinary is this test binary run as fieldbench (see TestMain): it
-// re-executes itself on a load host the way the real binary does, with
-// the environment that makes it fieldbench.
-func selfBinary(t *testing.T) string {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv(asFieldbench, "1")
-	return exe
-}
-
 func runBin(t *testing.T, bin string, args ...string) (int, string, string) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
@@ -145,7 +132,7 @@ func needHostsCLI(t *testing.T) {
 // the load host's address, and nothing of the network remains.
 func TestRedisHostsLoadHost(t *testing.T) {
 	needHostsCLI(t)
-	bin := selfBinary(t)
+	bin := fieldbenchBin(t)
 	base := t.TempDir()
 	dir := filepath.Join(base, "redis")
 	code, out, stderr := upHosts(t, bin, dir, "redis", "--nodes", "3")
@@ -167,7 +154,7 @@ func TestRedisHostsLoadHost(t *testing.T) {
 // before anything starts.
 func TestRunClusterOnHosts(t *testing.T) {
 	needHostsCLI(t)
-	bin := selfBinary(t)
+	bin := fieldbenchBin(t)
 	res := t.TempDir()
 	for _, tt := range []struct {
 		args []string
@@ -211,7 +198,7 @@ func TestRunClusterOnHosts(t *testing.T) {
 // network on its own.
 func TestRedisHostsInterruptedUp(t *testing.T) {
 	needHostsCLI(t)
-	bin := selfBinary(t)
+	bin := fieldbenchBin(t)
 	dir := filepath.Join(t.TempDir(), "redis")
 	cmd := exec.Command(bin, "cluster", "up", "redis", "--nodes", "3", "--network", "hosts", "--dir", dir)
 	var errb bytes.Buffer
@@ -303,7 +290,7 @@ func TestNetworkBadInput(t *testing.T) {
 // them: the shards recorded their hosts, and nothing of them remains.
 func TestRedisHostsShards(t *testing.T) {
 	needHostsCLI(t)
-	bin := selfBinary(t)
+	bin := fieldbenchBin(t)
 	base := t.TempDir()
 	dir := filepath.Join(base, "redis")
 	if code, out, stderr := upHosts(t, bin, dir, "redis", "--nodes", "2"); code != 0 {
@@ -346,7 +333,7 @@ func TestRedisHostsShards(t *testing.T) {
 // down` of the directory stops its servers and removes its network.
 func TestRedisHostsKilledUp(t *testing.T) {
 	needHostsCLI(t)
-	bin := selfBinary(t)
+	bin := fieldbenchBin(t)
 	dir := filepath.Join(t.TempDir(), "redis")
 	cmd := exec.Command(bin, "cluster", "up", "redis", "--nodes", "3", "--network", "hosts", "--dir", dir)
 	if err := cmd.Start(); err != nil {
@@ -471,7 +458,7 @@ func TestCassandraHostsLoadHost(t *testing.T) {
 	onlyLong(t, "5–7 min here, three Cassandra JVMs on hosts, killed and restarted: a fifth of CI's 35 min for one test")
 	needHostsEngine(t, "cassandra")
 	start := time.Now()
-	bin := selfBinary(t)
+	bin := fieldbenchBin(t)
 	base := t.TempDir()
 	dir := filepath.Join(base, "cass")
 	code, out, stderr := upHosts(t, bin, dir, "cassandra", "--nodes", "3", "--opt", "heap=256m", "--opt", "request_timeout=10s")

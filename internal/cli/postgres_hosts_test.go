@@ -25,7 +25,7 @@ import (
 // node's address; down leaves no namespace. About 15 s here.
 func TestPostgresHostsReplica(t *testing.T) {
 	needHostsEngine(t, "postgres")
-	bin := selfBinary(t)
+	bin := fieldbenchBin(t)
 	// The servers run as postgres: every parent of the directory must be
 	// world-searchable, which t.TempDir's are not.
 	base := worldSearchableDir(t, "fieldbench-pghosts-")

@@ -35,7 +35,7 @@ func TestStandInsHosts(t *testing.T) {
 	} {
 		t.Run(tc.engine, func(t *testing.T) {
 			needHostsEngine(t, tc.engine)
-			bin := selfBinary(t)
+			bin := fieldbenchBin(t)
 			base := t.TempDir()
 			dir := filepath.Join(base, tc.engine)
 			// A minute: the server's start is inside.
