@@ -48,7 +48,7 @@ import (
 //	log-level=LEVEL   FerretDB's log level (DEBUG, INFO, WARN, ERROR;
 //	                  default WARN)
 func init() {
-	Register(singleKiller{singleEngine{
+	Register(&singleKiller{singleEngine{
 		engine: "mongodb", server: "FerretDB", node: "ferretdb1", log: "ferretdb.log", data: "data", port: mongoPort,
 		check: checkMongo, prepare: prepareMongo, start: startFerretDB, describe: describeMongo,
 		detail: func(c *Cluster) map[string]string { return map[string]string{"backend": c.Options["backend"]} },

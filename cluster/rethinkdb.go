@@ -49,7 +49,7 @@ import (
 // empty. The engine therefore has no Add and no Kill/Restart: a crash or
 // join experiment on it would measure reqlite's gaps, not RethinkDB.
 func init() {
-	Register(singleEngine{
+	Register(&singleEngine{
 		engine: "rethinkdb", server: "reqlite", node: "reqlite1", log: "reqlite.log", config: reqliteScript, port: rethinkPort,
 		check: checkNode, prepare: prepareRethink, setup: writeReqliteStart, start: startReqlite, describe: describeRethink,
 		detail: func(*Cluster) map[string]string {

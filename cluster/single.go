@@ -17,7 +17,9 @@ import (
 // way for all: the cluster and node directories, the virtual network on
 // hosts, the node on a free loopback port or on its host's standard port
 // (placeAndStart), status, and Down. An engine whose node can be killed
-// and restarted on its data registers a singleKiller instead.
+// and restarted on its data registers a singleKiller instead. Engines
+// register a pointer: a struct of funcs is not comparable, and Engine
+// values were (the other engines are empty structs).
 type singleEngine struct {
 	engine string // the engine's name
 	server string // the server's name in "start SERVER" errors

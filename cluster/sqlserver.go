@@ -46,7 +46,7 @@ import (
 // One node only (Iridium has no replication); it can be killed and
 // restarted on its data directory (on its host, on hosts).
 func init() {
-	Register(singleKiller{singleEngine{
+	Register(&singleKiller{singleEngine{
 		engine: "sqlserver", server: "Iridium SQL", node: "iridium1", log: "iridium.log", data: "data", port: sqlServerPort,
 		check: checkIridium, prepare: prepareSQLServer, start: startIridium, describe: describeSQLServer,
 		detail: func(*Cluster) map[string]string { return map[string]string{"server": IridiumServer} },
