@@ -16,47 +16,6 @@ import (
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 )
 
-// cassandraUp starts a Cassandra cluster for one test and tears it down
-// whatever happens. Without java or mvn the test fails (skips under
-// -short). The jars are fetched once into the user's cache.
-func cassandraUp(t *testing.T, opts Options) (cassandraEngine, *Cluster) {
-	t.Helper()
-	e := cassandraEngine{}
-	if err := e.Check(); err != nil {
-		if testing.Short() {
-			t.Skipf("cassandra cannot run (scripts/install-servers.sh): %v", err)
-		}
-		t.Fatalf("cassandra cannot run: run scripts/install-servers.sh: %v", err)
-	}
-	dir, err := os.MkdirTemp("", "fb-cassandra-*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // includes a first jar fetch
-	defer cancel()
-	start := time.Now()
-	c, err := e.Up(ctx, dir, opts)
-	t.Logf("Up of %d node(s) took %v", opts.Nodes, time.Since(start).Round(time.Millisecond))
-	t.Cleanup(func() {
-		if c != nil {
-			dctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-			defer cancel()
-			if err := e.Down(dctx, c); err != nil {
-				t.Errorf("Down: %v", err)
-			}
-		}
-		if !t.Failed() {
-			os.RemoveAll(dir)
-		} else {
-			t.Logf("cluster directory kept: %s", dir)
-		}
-	})
-	if err != nil {
-		t.Fatalf("Up: %v", err)
-	}
-	return e, c
-}
-
 func cassStatus(t *testing.T, e cassandraEngine, c *Cluster) []NodeStatus {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -170,7 +129,7 @@ func TestParseCassOpts(t *testing.T) {
 
 func TestCassandraOneNode(t *testing.T) {
 	t.Parallel()
-	e, c := cassandraUp(t, Options{Nodes: 1})
+	_, e, c := upEngine[cassandraEngine](t, Options{Nodes: 1}, 10*time.Minute) // a first jar fetch included
 	if len(c.Nodes) != 1 || !strings.HasPrefix(c.DSN, "cassandra://127.0.0.1:") || !strings.Contains(c.DSN, "rf=1") {
 		t.Fatalf("cluster %+v dsn %q", c.Nodes, c.DSN)
 	}
@@ -240,7 +199,7 @@ func TestCassandraThreeNodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("3-4 JVMs: not under -short")
 	}
-	e, c := cassandraUp(t, Options{Nodes: 3})
+	_, e, c := upEngine[cassandraEngine](t, Options{Nodes: 3}, 10*time.Minute) // a first jar fetch included
 	if !t.Run("quorum kill restart", func(t *testing.T) { cassQuorumKillRestart(t, e, c) }) {
 		return
 	}

@@ -254,36 +254,23 @@ func startCouchNode(ctx context.Context, c *Cluster, n *Node) error {
 // from its welcome), its databases, the fieldbench replications it pulls,
 // and the documents of its databases; on hosts, its host's counters too.
 func (couchEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
-	out := make([]NodeStatus, 0, len(c.Nodes))
-	for _, n := range c.Nodes {
-		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: "down", PID: n.PID, Detail: map[string]string{}}
-		hostCounters(ctx, n, st.Detail)
-		if n.Stopped || !Alive(n.PID) {
-			if n.Stopped {
-				st.State = "stopped"
-			}
-			st.PID = 0
-			out = append(out, st)
-			continue
-		}
-		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		cl := couchClient(n)
-		w, err := cl.Welcome(sctx)
-		if err != nil {
-			st.State = "unreachable"
-			st.Detail["error"] = err.Error()
-		} else {
-			st.State = "up"
-			st.Detail["server"] = w.Server + " " + w.Version
-			couchCountDetail(sctx, cl, st.Detail)
-			if r, err := couchapi.ReplicatedDBs(sctx, cl); err == nil {
-				st.Detail["replicated_dbs"] = strconv.Itoa(len(r))
-			}
-		}
-		cancel()
-		out = append(out, st)
+	return nodeStatuses(ctx, c, func(*Node) map[string]string { return map[string]string{} }, probeCouch), nil
+}
+
+// probeCouch is the status detail of a running node: its welcome, its
+// databases and documents, and the replications it pulls.
+func probeCouch(ctx context.Context, n *Node, detail map[string]string) error {
+	cl := couchClient(n)
+	w, err := cl.Welcome(ctx)
+	if err != nil {
+		return err
 	}
-	return out, nil
+	detail["server"] = w.Server + " " + w.Version
+	couchCountDetail(ctx, cl, detail)
+	if r, err := couchapi.ReplicatedDBs(ctx, cl); err == nil {
+		detail["replicated_dbs"] = strconv.Itoa(len(r))
+	}
+	return nil
 }
 
 // couchCountDetail adds to a member's status detail how many user
@@ -309,8 +296,7 @@ func couchCountDetail(ctx context.Context, cl *couchapi.Client, detail map[strin
 // network it then removes every namespace and interface of the network,
 // found from the directory alone.
 func (couchEngine) Down(ctx context.Context, c *Cluster) error {
-	err := c.StopNodes("couchdb", 15*time.Second)
-	return errors.Join(err, DestroyNetwork(ctx, c.Dir))
+	return stopOnNetwork(ctx, c, "couchdb")
 }
 
 // Add implements Grower: a new empty node; every database a running node
@@ -417,15 +403,9 @@ func (couchEngine) HealNote() string {
 // its own pulls restart from its _replicator database, and the other
 // running nodes' pulls from it are renewed (couchapi.Retrigger).
 func (couchEngine) Restart(ctx context.Context, c *Cluster, name string) error {
-	n, err := c.Node(name)
+	n, err := restartNode(ctx, c, "couchdb", name, func(n *Node) error { return startCouchNode(ctx, c, n) })
 	if err != nil {
 		return err
-	}
-	if err := readyToRestart(ctx, "couchdb", n); err != nil {
-		return err
-	}
-	if err := startCouchNode(ctx, c, n); err != nil {
-		return fmt.Errorf("couchdb: restart %s: %w", name, err)
 	}
 	if err := couchapi.Retrigger(ctx, runningCouch(c), couchClient(n)); err != nil {
 		return fmt.Errorf("couchdb: restart %s: renew replications from it: %w", name, err)

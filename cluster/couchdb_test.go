@@ -12,40 +12,6 @@ import (
 	"github.com/fieldbench/fieldbench/adapter/couchdb/couchapi"
 )
 
-func couchUp(t *testing.T, nodes int) (couchEngine, *Cluster) {
-	t.Helper()
-	e := couchEngine{}
-	if err := e.Check(); err != nil {
-		if testing.Short() {
-			t.Skipf("node/npm not installed (scripts/install-servers.sh): %v", err)
-		}
-		t.Fatalf("node/npm not installed: run scripts/install-servers.sh: %v", err)
-	}
-	dir, err := os.MkdirTemp("", "fb-couch-*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a first npm install takes minutes
-	defer cancel()
-	c, err := e.Up(ctx, dir, Options{Nodes: nodes})
-	t.Cleanup(func() {
-		if c != nil {
-			if err := e.Down(context.Background(), c); err != nil {
-				t.Errorf("Down: %v", err)
-			}
-		}
-		if !t.Failed() {
-			os.RemoveAll(dir)
-		} else {
-			t.Logf("cluster directory kept: %s", dir)
-		}
-	})
-	if err != nil {
-		t.Fatalf("Up: %v", err)
-	}
-	return e, c
-}
-
 // listeners returns the local addresses (hex, as /proc/net/tcp* writes
 // them) of sockets listening on port.
 func listeners(t *testing.T, port int) []string {
@@ -99,7 +65,7 @@ func put(t *testing.T, node *couchapi.Client, db, id string) {
 // catching up after Restart (and the other node pulling from it again),
 // and an added node receiving the databases.
 func TestCouchReplicatedKillRestartAdd(t *testing.T) {
-	e, c := couchUp(t, 2)
+	_, e, c := upEngine[couchEngine](t, Options{Nodes: 2}, 5*time.Minute) // a first npm install included
 	ctx := t.Context()
 	for _, n := range c.Nodes {
 		ls := listeners(t, n.Port)

@@ -22,43 +22,13 @@ import (
 // regions and the requests per region server, adds a region server process,
 // kills and restarts it, and stops everything by PID.
 func TestHBaseUpStatusAddDown(t *testing.T) {
-	e := hbaseEngine{}
-	if err := e.Check(); err != nil {
-		if testing.Short() {
-			t.Skipf("hbase cannot run here (scripts/install-servers.sh): %v", err)
-		}
-		t.Fatalf("hbase cannot run here: run scripts/install-servers.sh: %v", err)
-	}
-	dir, err := os.MkdirTemp("", "fb-hbase-*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
 	start := time.Now()
-	c, err := e.Up(ctx, dir, Options{Nodes: 2, Extra: map[string]string{"balancer-period": "2000"}})
-	t.Cleanup(func() {
-		if c != nil {
-			dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			if err := e.Down(dctx, c); err != nil {
-				t.Errorf("Down: %v", err)
-			}
-		}
-		if !t.Failed() {
-			os.RemoveAll(dir)
-		} else {
-			t.Logf("cluster directory kept: %s", dir)
-		}
-	})
-	if err != nil {
-		t.Fatalf("Up: %v", err)
-	}
+	ctx, e, c := upEngine[hbaseEngine](t, Options{Nodes: 2, Extra: map[string]string{"balancer-period": "2000"}}, 8*time.Minute)
 	t.Logf("up in %v (jars cached in %s)", time.Since(start).Round(time.Millisecond), c.Options["jars"])
 	if !strings.HasPrefix(c.DSN, "hbase://127.0.0.1:") {
 		t.Errorf("DSN = %q, want hbase://127.0.0.1:PORT", c.DSN)
 	}
-	if l, err := Load(dir); err != nil || len(l.Nodes) != 2 {
+	if l, err := Load(c.Dir); err != nil || len(l.Nodes) != 2 {
 		t.Fatalf("Load(cluster.json) = %v, %v; want master and rest", l, err)
 	}
 	// The master's Jetty unpacks its web application into java.io.tmpdir:

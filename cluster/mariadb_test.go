@@ -26,41 +26,6 @@ func needMariaDB(t *testing.T, galera bool) mariaDB {
 	return m
 }
 
-// upMariaDB starts a cluster in a temp dir and always tears it down.
-func upMariaDB(t *testing.T, m mariaDB, opts Options, timeout time.Duration) *Cluster {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "fb-mariadb-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	c, err := m.Up(ctx, dir, opts)
-	t.Cleanup(func() {
-		if c != nil {
-			dctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			if err := m.Down(dctx, c); err != nil {
-				t.Errorf("Down: %v", err)
-			}
-			for _, n := range c.Nodes {
-				if n.PID != 0 && Alive(n.PID) {
-					t.Errorf("%s (pid %d) still running after Down", n.Name, n.PID)
-				}
-			}
-		}
-		if !t.Failed() {
-			os.RemoveAll(dir)
-		} else {
-			t.Logf("cluster directory kept: %s", dir)
-		}
-	})
-	if err != nil {
-		t.Fatalf("Up: %v", err)
-	}
-	return c
-}
-
 func TestMariaDBRegistered(t *testing.T) {
 	e, err := Get("mariadb")
 	if err != nil {
@@ -97,7 +62,7 @@ func TestMariaDBOptions(t *testing.T) {
 func TestMariaDBSingleUpStatusDown(t *testing.T) {
 	m := needMariaDB(t, false)
 	t0 := time.Now()
-	c := upMariaDB(t, m, Options{Nodes: 1}, 2*time.Minute)
+	_, _, c := upForTest(t, "mariadb", Options{Nodes: 1}, 2*time.Minute)
 	t.Logf("single server up in %v (version %s)", time.Since(t0).Round(time.Millisecond), c.Version)
 	if !strings.Contains(c.Version, "MariaDB") {
 		t.Errorf("version %q does not name MariaDB", c.Version)
@@ -150,7 +115,7 @@ func TestMariaDBGalera(t *testing.T) {
 	}
 	m := needMariaDB(t, true)
 	t0 := time.Now()
-	c := upMariaDB(t, m, Options{Nodes: 3}, 4*time.Minute)
+	_, _, c := upForTest(t, "mariadb", Options{Nodes: 3}, 4*time.Minute)
 	t.Logf("3-node Galera up in %v", time.Since(t0).Round(time.Millisecond))
 	st, err := m.Status(t.Context(), c)
 	if err != nil {

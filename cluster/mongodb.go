@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -48,9 +47,14 @@ import (
 //
 //	log-level=LEVEL   FerretDB's log level (DEBUG, INFO, WARN, ERROR;
 //	                  default WARN)
-func init() { Register(mongoEngine{}) }
-
-type mongoEngine struct{}
+func init() {
+	Register(&singleKiller{singleEngine{
+		engine: "mongodb", server: "FerretDB", node: "ferretdb1", log: "ferretdb.log", data: "data", port: mongoPort,
+		check: checkMongo, prepare: prepareMongo, start: startFerretDB, describe: describeMongo,
+		detail: func(c *Cluster) map[string]string { return map[string]string{"backend": c.Options["backend"]} },
+		probe:  probeMongo,
+	}})
+}
 
 const (
 	// FerretDBVersion is the FerretDB release the engine builds.
@@ -63,12 +67,9 @@ const (
 	mongoPort = 27017
 )
 
-// Name implements Engine.
-func (mongoEngine) Name() string { return "mongodb" }
-
-// Check implements Engine: a cached FerretDB binary, or the go command
-// to build one.
-func (mongoEngine) Check() error {
+// checkMongo is the engine's Check: a cached FerretDB binary, or the go
+// command to build one.
+func checkMongo() error {
 	if p, err := ferretDBPath(); err == nil {
 		if _, err := os.Stat(p); err == nil {
 			return nil
@@ -226,11 +227,10 @@ func parseMongoOpts(o Options) (logLevel string, err error) {
 	return logLevel, nil
 }
 
-// Up implements Engine: one FerretDB process on a free loopback port, or
-// on its host's address and port 27017 on hosts, its SQLite files under
-// dir/ferretdb1/data. Whatever fails, the cluster returned (if any) holds
-// what was started, for the caller's Down.
-func (e mongoEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster, error) {
+// prepareMongo reads the options and builds FerretDB if it is not built
+// yet; the node keeps its SQLite files under dir/ferretdb1/data, and
+// listens on MongoDB's port 27017 on hosts.
+func prepareMongo(ctx context.Context, opts Options) (map[string]string, error) {
 	logLevel, err := parseMongoOpts(opts)
 	if err != nil {
 		return nil, err
@@ -238,38 +238,22 @@ func (e mongoEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 	if _, err := FerretDBBinary(ctx); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("mongodb: cluster directory: %w", err)
-	}
-	c := &Cluster{Engine: e.Name(), Dir: dir, Started: time.Now().UTC(), Options: map[string]string{
+	return map[string]string{
 		"server":    "FerretDB " + FerretDBVersion + " (a MongoDB wire-protocol server standing in for MongoDB)",
 		"backend":   "sqlite",
 		"log-level": logLevel,
 		"telemetry": "disable",
-	}}
-	if opts.Network == NetworkHosts {
-		if err := CheckNetwork(e.Name(), NetworkHosts); err != nil {
-			return nil, err
-		}
-		if err := c.createHosts(ctx); err != nil {
-			return c, err
-		}
-	}
-	ndir := filepath.Join(dir, "ferretdb1")
-	n := &Node{Name: "ferretdb1", Role: "standalone", Host: Loopback, DataDir: filepath.Join(ndir, "data"), LogFile: filepath.Join(ndir, "ferretdb.log")}
-	if err := os.MkdirAll(n.DataDir, 0o755); err != nil {
-		return c, fmt.Errorf("mongodb: node directory: %w", err)
-	}
-	if err := placeAndStart(ctx, c, n, mongoPort, func() error { return startFerretDB(ctx, c, n) }); err != nil {
-		return c, fmt.Errorf("mongodb: start FerretDB: %w", err)
-	}
+	}, nil
+}
+
+// describeMongo names the cluster after the FerretDB that answers and
+// gives the DSN of its database.
+func describeMongo(ctx context.Context, _ *Cluster, n *Node) (version, dsn string, err error) {
 	v, err := ferretDBVersionOf(ctx, n)
 	if err != nil {
-		return c, err
+		return "", "", err
 	}
-	c.Version = "FerretDB " + v
-	c.DSN = fmt.Sprintf("mongodb://%s/%s", n.Addr(), mongoDatabase)
-	return c, nil
+	return "FerretDB " + v, fmt.Sprintf("mongodb://%s/%s", n.Addr(), mongoDatabase), nil
 }
 
 // startFerretDB starts n on its address, port and data and waits until it
@@ -356,68 +340,19 @@ func ferretDBVersionOf(ctx context.Context, n *Node) (string, error) {
 	return strings.TrimPrefix(bi.FerretDBVersion, "v"), nil
 }
 
-// Status implements Engine: the server's name and version from buildInfo
-// (FerretDB, and the MongoDB version it claims for compatibility), its
-// backend, and whether it answers; on hosts, its host's counters too.
-func (mongoEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
-	out := make([]NodeStatus, 0, len(c.Nodes))
-	for _, n := range c.Nodes {
-		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: "down", PID: n.PID, Detail: map[string]string{"backend": c.Options["backend"]}}
-		hostCounters(ctx, n, st.Detail)
-		if n.Stopped || !Alive(n.PID) {
-			if n.Stopped {
-				st.State = "stopped"
-			}
-			st.PID = 0
-			out = append(out, st)
-			continue
-		}
-		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		bi, err := buildInfoOf(sctx, n)
-		cancel()
-		if err != nil {
-			st.State = "unreachable"
-			st.Detail["error"] = err.Error()
-		} else {
-			st.State = "up"
-			st.Detail["server"] = "FerretDB"
-			if bi.FerretDBVersion == "" {
-				st.Detail["server"] = "not FerretDB"
-			}
-			st.Detail["version"] = strings.TrimPrefix(bi.FerretDBVersion, "v")
-			st.Detail["mongodb_compat"] = bi.Version
-		}
-		out = append(out, st)
-	}
-	return out, nil
-}
-
-// Down implements Engine: SIGTERM, SIGKILL after 15 s. On a virtual
-// network it then removes every namespace and interface of the network,
-// found from the directory alone.
-func (mongoEngine) Down(ctx context.Context, c *Cluster) error {
-	err := c.StopNodes("mongodb", 15*time.Second)
-	return errors.Join(err, DestroyNetwork(ctx, c.Dir))
-}
-
-// Kill implements Killer: SIGKILL, as a crash.
-func (mongoEngine) Kill(_ context.Context, c *Cluster, node string) error {
-	return c.KillNode(node)
-}
-
-// Restart implements Killer: the node starts again on its port and data.
-func (mongoEngine) Restart(ctx context.Context, c *Cluster, node string) error {
-	n, err := c.Node(node)
+// probeMongo is the engine's status of a running node: the server's name
+// and version from buildInfo (FerretDB, and the MongoDB version it claims
+// for compatibility) beside its backend.
+func probeMongo(ctx context.Context, n *Node, detail map[string]string) error {
+	bi, err := buildInfoOf(ctx, n)
 	if err != nil {
 		return err
 	}
-	if err := readyToRestart(ctx, "mongodb", n); err != nil {
-		return err
+	detail["server"] = "FerretDB"
+	if bi.FerretDBVersion == "" {
+		detail["server"] = "not FerretDB"
 	}
-	if err := startFerretDB(ctx, c, n); err != nil {
-		return fmt.Errorf("mongodb: restart %s: %w", n.Name, err)
-	}
+	detail["version"] = strings.TrimPrefix(bi.FerretDBVersion, "v")
+	detail["mongodb_compat"] = bi.Version
 	return nil
 }
-
-var _ Killer = mongoEngine{}

@@ -10,53 +10,6 @@ import (
 	"time"
 )
 
-// pgTestEngine returns the postgres engine, failing (or, under -short,
-// skipping) when the server is not installed.
-func pgTestEngine(t *testing.T) pgEngine {
-	t.Helper()
-	e := pgEngine{}
-	if err := e.Check(); err != nil {
-		if testing.Short() {
-			t.Skipf("PostgreSQL not installed (scripts/install-servers.sh): %v", err)
-		}
-		t.Fatalf("PostgreSQL not installed; run scripts/install-servers.sh: %v", err)
-	}
-	return e
-}
-
-// pgTestUp starts a cluster of n nodes in a fresh world-searchable
-// directory and tears it down when the test ends.
-func pgTestUp(t *testing.T, n int, extra map[string]string) *Cluster {
-	t.Helper()
-	e := pgTestEngine(t)
-	dir, err := os.MkdirTemp("", "fieldbench-pg-*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	c, err := e.Up(ctx, dir, Options{Nodes: n, Extra: extra})
-	t.Cleanup(func() {
-		if c != nil {
-			if err := e.Down(context.Background(), c); err != nil {
-				t.Errorf("Down: %v", err)
-			}
-		}
-		if !t.Failed() {
-			os.RemoveAll(dir)
-		} else {
-			t.Logf("cluster directory kept: %s", dir)
-		}
-	})
-	if err != nil {
-		t.Fatalf("Up: %v", err)
-	}
-	return c
-}
-
 func TestPostgresRegistered(t *testing.T) {
 	e, err := Get("postgres")
 	if err != nil {
@@ -93,7 +46,7 @@ func TestPostgresSettingsFile(t *testing.T) {
 
 func TestPostgresSingleNode(t *testing.T) {
 	t.Parallel()
-	c := pgTestUp(t, 1, nil)
+	_, _, c := upForTest(t, "postgres", Options{Nodes: 1}, 3*time.Minute)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	if len(c.Nodes) != 1 || c.Nodes[0].Role != "primary" {
@@ -156,7 +109,7 @@ func TestPostgresSingleNode(t *testing.T) {
 
 func TestPostgresReplica(t *testing.T) {
 	t.Parallel()
-	c := pgTestUp(t, 2, map[string]string{"read_from": "replicas"})
+	_, _, c := upForTest(t, "postgres", Options{Nodes: 2, Extra: map[string]string{"read_from": "replicas"}}, 3*time.Minute)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	e := pgEngine{}

@@ -59,7 +59,7 @@ func assertNoNetwork(t *testing.T, dir string) {
 // kill, restart and add work; Down leaves nothing of the network.
 func TestRedisOnHosts(t *testing.T) {
 	needHosts(t)
-	e, c := redisUp(t, Options{Nodes: 3, Network: NetworkHosts})
+	_, e, c := upEngine[redisEngine](t, Options{Nodes: 3, Network: NetworkHosts}, 90*time.Second)
 	if !c.OnHosts() {
 		t.Fatalf("network %q", c.Network)
 	}

@@ -14,44 +14,6 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// redisUp starts a redis cluster for one test and tears it down whatever
-// happens. Without the binaries the test fails (skips under -short).
-func redisUp(t *testing.T, opts Options) (redisEngine, *Cluster) {
-	t.Helper()
-	e := redisEngine{}
-	if err := e.Check(); err != nil {
-		if testing.Short() {
-			t.Skipf("redis not installed (scripts/install-servers.sh): %v", err)
-		}
-		t.Fatalf("redis not installed: run scripts/install-servers.sh: %v", err)
-	}
-	dir, err := os.MkdirTemp("", "fb-redis-*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	c, err := e.Up(ctx, dir, opts)
-	t.Cleanup(func() {
-		if c != nil {
-			dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			if err := e.Down(dctx, c); err != nil {
-				t.Errorf("Down: %v", err)
-			}
-		}
-		if !t.Failed() {
-			os.RemoveAll(dir)
-		} else {
-			t.Logf("cluster directory kept: %s", dir)
-		}
-	})
-	if err != nil {
-		t.Fatalf("Up: %v", err)
-	}
-	return e, c
-}
-
 func statusOf(t *testing.T, e redisEngine, c *Cluster) []NodeStatus {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -73,7 +35,7 @@ func clusterClient(c *Cluster) *goredis.ClusterClient {
 
 func TestRedisStandaloneUpStatusDown(t *testing.T) {
 	t.Parallel()
-	e, c := redisUp(t, Options{Nodes: 1, Extra: map[string]string{"standalone": "1"}})
+	_, e, c := upEngine[redisEngine](t, Options{Nodes: 1, Extra: map[string]string{"standalone": "1"}}, 90*time.Second)
 	if len(c.Nodes) != 1 || c.DSN != "redis://"+c.Nodes[0].Addr() || c.Version == "" {
 		t.Fatalf("cluster %+v dsn %q version %q", c.Nodes, c.DSN, c.Version)
 	}
@@ -122,7 +84,7 @@ func sumSlots(t *testing.T, st []NodeStatus) (masters, slots int) {
 
 func TestRedisThreeMasters(t *testing.T) {
 	t.Parallel()
-	e, c := redisUp(t, Options{Nodes: 3})
+	_, e, c := upEngine[redisEngine](t, Options{Nodes: 3}, 90*time.Second)
 	st := statusOf(t, e, c)
 	if m, s := sumSlots(t, st); m != 3 || s != redisSlots {
 		t.Fatalf("%d masters owning %d slots, want 3 and %d: %+v", m, s, redisSlots, st)
@@ -172,7 +134,7 @@ func TestRedisThreeMasters(t *testing.T) {
 // master: it gets slots, nothing is lost.
 func TestRedisAddRebalance(t *testing.T) {
 	t.Parallel()
-	e, c := redisUp(t, Options{Nodes: 2})
+	_, e, c := upEngine[redisEngine](t, Options{Nodes: 2}, 90*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a bound, loose for a loaded machine
 	defer cancel()
 	cc := clusterClient(c)
@@ -220,7 +182,7 @@ func TestRedisAddRebalance(t *testing.T) {
 // readable, and the restarted node rejoins (as a replica).
 func TestRedisKillFailoverRestart(t *testing.T) {
 	t.Parallel()
-	e, c := redisUp(t, Options{Nodes: 3, Extra: map[string]string{"replicas": "1", "node-timeout": "1000"}})
+	_, e, c := upEngine[redisEngine](t, Options{Nodes: 3, Extra: map[string]string{"replicas": "1", "node-timeout": "1000"}}, 90*time.Second)
 	if len(c.Nodes) != 6 {
 		t.Fatalf("%d nodes, want 6", len(c.Nodes))
 	}

@@ -3,11 +3,9 @@ package cluster
 import (
 	"context"
 	_ "embed" // the reqlite start script
-	"errors"
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -50,9 +48,16 @@ import (
 // persistence, so a node that is killed and started again comes back
 // empty. The engine therefore has no Add and no Kill/Restart: a crash or
 // join experiment on it would measure reqlite's gaps, not RethinkDB.
-func init() { Register(rethinkEngine{}) }
-
-type rethinkEngine struct{}
+func init() {
+	Register(&singleEngine{
+		engine: "rethinkdb", server: "reqlite", node: "reqlite1", log: "reqlite.log", config: reqliteScript, port: rethinkPort,
+		check: checkNode, prepare: prepareRethink, setup: writeReqliteStart, start: startReqlite, describe: describeRethink,
+		detail: func(*Cluster) map[string]string {
+			return map[string]string{"not_verified": "config/reconfigure, persistence, clustering"}
+		},
+		probe: probeRethink,
+	})
+}
 
 const (
 	// ReqliteVersion is the reqlite release the engine runs.
@@ -73,13 +78,6 @@ const (
 //
 //go:embed reqlite-start.js
 var reqliteStart []byte
-
-// Name implements Engine.
-func (rethinkEngine) Name() string { return "rethinkdb" }
-
-// Check implements Engine: node and npm must be installed; reqlite itself
-// is installed by Up when missing.
-func (rethinkEngine) Check() error { return checkNode() }
 
 // ReqliteDir is where reqlite is installed: $FIELDBENCH_REQLITE if set,
 // else $XDG_CACHE_HOME/fieldbench/reqlite-VERSION, else
@@ -114,11 +112,10 @@ func parseRethinkOpts(o Options) error {
 	return nil
 }
 
-// Up implements Engine: one reqlite process on a free loopback port, or
-// on its host's address and port 28015 on hosts. Whatever fails, the
-// cluster returned (if any) holds what was started, for the caller's
-// Down.
-func (e rethinkEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster, error) {
+// prepareRethink reads the options and installs reqlite when it is
+// missing (the engine's Check is node and npm: checkNode); the node
+// listens on RethinkDB's driver port 28015 on hosts and keeps nothing.
+func prepareRethink(ctx context.Context, opts Options) (map[string]string, error) {
 	if err := parseRethinkOpts(opts); err != nil {
 		return nil, err
 	}
@@ -126,41 +123,29 @@ func (e rethinkEngine) Up(ctx context.Context, dir string, opts Options) (*Clust
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("rethinkdb: cluster directory: %w", err)
-	}
-	c := &Cluster{Engine: e.Name(), Dir: dir, Started: time.Now().UTC(), Options: map[string]string{
+	return map[string]string{
 		"server":       ReqliteServer + " (in memory), standing in for RethinkDB",
 		"reqlite":      rdir,
 		"not_verified": "config/reconfigure, persistence, clustering: reqlite has none of them (not verified here)",
-	}}
-	if opts.Network == NetworkHosts {
-		if err := CheckNetwork(e.Name(), NetworkHosts); err != nil {
-			return nil, err
-		}
-		if err := c.createHosts(ctx); err != nil {
-			return c, err
-		}
-	}
-	ndir := filepath.Join(dir, "reqlite1")
-	n := &Node{Name: "reqlite1", Role: "standalone", Host: Loopback, DataDir: ndir,
-		LogFile: filepath.Join(ndir, "reqlite.log"), Config: filepath.Join(ndir, reqliteScript)}
-	if err := os.MkdirAll(ndir, 0o755); err != nil {
-		return c, fmt.Errorf("rethinkdb: node directory: %w", err)
-	}
+	}, nil
+}
+
+// writeReqliteStart writes the start script into the node's directory.
+func writeReqliteStart(n *Node) error {
 	if err := os.WriteFile(n.Config, reqliteStart, 0o644); err != nil {
-		return c, fmt.Errorf("rethinkdb: write the start script: %w", err)
+		return fmt.Errorf("rethinkdb: write the start script: %w", err)
 	}
-	if err := placeAndStart(ctx, c, n, rethinkPort, func() error { return startReqlite(ctx, c, n) }); err != nil {
-		return c, fmt.Errorf("rethinkdb: start reqlite: %w", err)
-	}
+	return nil
+}
+
+// describeRethink names the cluster after the reqlite that answers and
+// gives the DSN of its database.
+func describeRethink(ctx context.Context, _ *Cluster, n *Node) (version, dsn string, err error) {
 	v, err := serverVersionOf(ctx, n)
 	if err != nil {
-		return c, err
+		return "", "", err
 	}
-	c.Version = v
-	c.DSN = fmt.Sprintf("rethinkdb://%s/%s", n.Addr(), rethinkDatabase)
-	return c, nil
+	return v, fmt.Sprintf("rethinkdb://%s/%s", n.Addr(), rethinkDatabase), nil
 }
 
 // startReqlite starts n's reqlite through the start script and waits until
@@ -242,39 +227,20 @@ func serverVersionOf(ctx context.Context, n *Node) (string, error) {
 	return srv.Name + " " + srv.Version, nil
 }
 
-// Status implements Engine: what the node says it is and how many
-// databases and tables it holds besides its system database.
-func (rethinkEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
-	out := make([]NodeStatus, 0, len(c.Nodes))
-	for _, n := range c.Nodes {
-		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: "down", PID: n.PID,
-			Detail: map[string]string{"not_verified": "config/reconfigure, persistence, clustering"}}
-		hostCounters(ctx, n, st.Detail)
-		if n.Stopped || !Alive(n.PID) {
-			if n.Stopped {
-				st.State = "stopped"
-			}
-			st.PID = 0
-			out = append(out, st)
-			continue
-		}
-		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		v, err := serverVersionOf(sctx, n)
-		if err != nil {
-			st.State = "unreachable"
-			st.Detail["error"] = err.Error()
-		} else {
-			st.State = "up"
-			st.Detail["server"] = v + " (a JavaScript reimplementation of RethinkDB 2.2, in memory)"
-			if dbs, tables, err := rethinkCounts(sctx, n); err == nil {
-				st.Detail["databases"] = strconv.Itoa(dbs)
-				st.Detail["tables"] = strconv.Itoa(tables)
-			}
-		}
-		cancel()
-		out = append(out, st)
+// probeRethink is the engine's status of a running node: what it says it
+// is and how many databases and tables it holds besides its system
+// database.
+func probeRethink(ctx context.Context, n *Node, detail map[string]string) error {
+	v, err := serverVersionOf(ctx, n)
+	if err != nil {
+		return err
 	}
-	return out, nil
+	detail["server"] = v + " (a JavaScript reimplementation of RethinkDB 2.2, in memory)"
+	if dbs, tables, err := rethinkCounts(ctx, n); err == nil {
+		detail["databases"] = strconv.Itoa(dbs)
+		detail["tables"] = strconv.Itoa(tables)
+	}
+	return nil
 }
 
 // rethinkCounts counts n's databases and their tables, the system
@@ -310,13 +276,4 @@ func readAll(ctx context.Context, s *r.Session, t r.Term, into any) error {
 	}
 	defer cur.Close()
 	return cur.All(into)
-}
-
-// Down implements Engine: SIGTERM, SIGKILL after 15 s. reqlite keeps
-// nothing: the data goes with the process. On a virtual network it then
-// removes every namespace and interface of the network, found from the
-// directory alone.
-func (rethinkEngine) Down(ctx context.Context, c *Cluster) error {
-	err := c.StopNodes("rethinkdb", 15*time.Second)
-	return errors.Join(err, DestroyNetwork(ctx, c.Dir))
 }

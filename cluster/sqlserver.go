@@ -45,9 +45,14 @@ import (
 //
 // One node only (Iridium has no replication); it can be killed and
 // restarted on its data directory (on its host, on hosts).
-func init() { Register(sqlServerEngine{}) }
-
-type sqlServerEngine struct{}
+func init() {
+	Register(&singleKiller{singleEngine{
+		engine: "sqlserver", server: "Iridium SQL", node: "iridium1", log: "iridium.log", data: "data", port: sqlServerPort,
+		check: checkIridium, prepare: prepareSQLServer, start: startIridium, describe: describeSQLServer,
+		detail: func(*Cluster) map[string]string { return map[string]string{"server": IridiumServer} },
+		probe:  probeSQLServer,
+	}})
+}
 
 const (
 	// IridiumVersion is the Iridium SQL release the engine runs.
@@ -61,9 +66,6 @@ const (
 	// host of its own.
 	sqlServerPort = 1433
 )
-
-// Name implements Engine.
-func (sqlServerEngine) Name() string { return "sqlserver" }
 
 // IridiumBinary is where scripts/install-servers.sh puts iridium-server:
 // $FIELDBENCH_IRIDIUM/bin, else $XDG_CACHE_HOME/fieldbench/iridium-0.1.13/bin,
@@ -84,8 +86,8 @@ func IridiumBinary() (string, error) {
 	return filepath.Join(root, "bin", "iridium-server"), nil
 }
 
-// Check implements Engine: the iridium-server binary is built.
-func (sqlServerEngine) Check() error {
+// checkIridium is the engine's Check: the iridium-server binary is built.
+func checkIridium() error {
 	bin, err := IridiumBinary()
 	if err != nil {
 		return err
@@ -118,51 +120,37 @@ func parseSQLServerOpts(o Options) (storage string, err error) {
 	return storage, nil
 }
 
-// Up implements Engine: one iridium-server on a free loopback port, or on
-// its host's address and port 1433 on hosts, its data under
-// dir/iridium1/data. Whatever fails, the cluster returned (if any) holds
-// what was started, for the caller's Down.
-func (e sqlServerEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster, error) {
+// prepareSQLServer reads the options and checks that Iridium is built;
+// the node keeps its data under dir/iridium1/data, and listens on SQL
+// Server's port 1433 on hosts.
+func prepareSQLServer(_ context.Context, opts Options) (map[string]string, error) {
 	storage, err := parseSQLServerOpts(opts)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.Check(); err != nil {
+	if err := checkIridium(); err != nil {
 		return nil, err
 	}
-	c := &Cluster{Engine: e.Name(), Dir: dir, Started: time.Now().UTC(), Options: map[string]string{
+	return map[string]string{
 		"server":  IridiumServer,
 		"storage": storage,
 		"tls":     "off",
 		"auth":    "off (Iridium accepts any login)",
 		"go-mssqldb": "cannot connect to Iridium as it is (pre-login answered with packet type 0x12, collation change with 5 extra bytes); " +
 			"standin=iridium in the DSN makes the sqlserver adapter rewrite both (never needed on a real SQL Server)",
-	}}
-	if opts.Network == NetworkHosts {
-		if err := CheckNetwork(e.Name(), NetworkHosts); err != nil {
-			return nil, err
-		}
-		if err := c.createHosts(ctx); err != nil {
-			return c, err
-		}
-	}
-	ndir := filepath.Join(dir, "iridium1")
-	n := &Node{Name: "iridium1", Role: "standalone", Host: Loopback, DataDir: filepath.Join(ndir, "data"), LogFile: filepath.Join(ndir, "iridium.log")}
-	if err := os.MkdirAll(n.DataDir, 0o755); err != nil {
-		return c, fmt.Errorf("sqlserver: node directory: %w", err)
-	}
-	if err := placeAndStart(ctx, c, n, sqlServerPort, func() error { return startIridium(ctx, c, n) }); err != nil {
-		return c, fmt.Errorf("sqlserver: start Iridium SQL: %w", err)
-	}
+	}, nil
+}
+
+// describeSQLServer names the cluster after the Iridium version the node
+// logged and gives the DSN of its database.
+func describeSQLServer(_ context.Context, _ *Cluster, n *Node) (version, dsn string, err error) {
 	v, err := iridiumVersionOf(n)
 	if err != nil {
-		return c, err
+		return "", "", err
 	}
-	c.Version = "Iridium SQL " + v
 	// standin=iridium: the adapter rewrites Iridium's two TDS defects
 	// (adapter/sqlserver); encrypt=disable, as Iridium runs without TLS.
-	c.DSN = fmt.Sprintf("sqlserver://fieldbench@%s?database=%s&encrypt=disable&standin=iridium", n.Addr(), sqlServerDatabase)
-	return c, nil
+	return "Iridium SQL " + v, fmt.Sprintf("sqlserver://fieldbench@%s?database=%s&encrypt=disable&standin=iridium", n.Addr(), sqlServerDatabase), nil
 }
 
 // startIridium starts n on its address, port and data and waits until it
@@ -320,63 +308,14 @@ func parseTDSPrelogin(packet []byte) (string, error) {
 	return "", errors.New("pre-login response has no VERSION")
 }
 
-// Status implements Engine: whether the node answers a TDS pre-login, the
-// SQL Server version it claims, and which server it really is.
-func (sqlServerEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
-	out := make([]NodeStatus, 0, len(c.Nodes))
-	for _, n := range c.Nodes {
-		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: "down", PID: n.PID,
-			Detail: map[string]string{"server": IridiumServer}}
-		hostCounters(ctx, n, st.Detail)
-		if n.Stopped || !Alive(n.PID) {
-			if n.Stopped {
-				st.State = "stopped"
-			}
-			st.PID = 0
-			out = append(out, st)
-			continue
-		}
-		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		v, err := nodePrelogin(sctx, n)
-		cancel()
-		if err != nil {
-			st.State = "unreachable"
-			st.Detail["error"] = err.Error()
-		} else {
-			st.State = "up"
-			st.Detail["sqlserver_compat"] = v
-		}
-		out = append(out, st)
-	}
-	return out, nil
-}
-
-// Down implements Engine: SIGTERM, SIGKILL after 15 s. On a virtual
-// network it then removes every namespace and interface of the network,
-// found from the directory alone.
-func (sqlServerEngine) Down(ctx context.Context, c *Cluster) error {
-	err := c.StopNodes("sqlserver", 15*time.Second)
-	return errors.Join(err, DestroyNetwork(ctx, c.Dir))
-}
-
-// Kill implements Killer: SIGKILL, as a crash.
-func (sqlServerEngine) Kill(_ context.Context, c *Cluster, node string) error {
-	return c.KillNode(node)
-}
-
-// Restart implements Killer: the node starts again on its port and data.
-func (sqlServerEngine) Restart(ctx context.Context, c *Cluster, node string) error {
-	n, err := c.Node(node)
+// probeSQLServer is the engine's status of a running node: whether it
+// answers a TDS pre-login and the SQL Server version it claims (the
+// detail names the server it really is).
+func probeSQLServer(ctx context.Context, n *Node, detail map[string]string) error {
+	v, err := nodePrelogin(ctx, n)
 	if err != nil {
 		return err
 	}
-	if err := readyToRestart(ctx, "sqlserver", n); err != nil {
-		return err
-	}
-	if err := startIridium(ctx, c, n); err != nil {
-		return fmt.Errorf("sqlserver: restart %s: %w", n.Name, err)
-	}
+	detail["sqlserver_compat"] = v
 	return nil
 }
-
-var _ Killer = sqlServerEngine{}

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -29,21 +28,19 @@ import (
 const healTestCut = 15 * time.Second
 
 func TestCouchDBHostsReplicate(t *testing.T) {
-	needHostsEngine(t, "couchdb")
+	const dsn = "couchdb://198.18.0.1:5984?peers=198.18.0.2:5984"
+	h := upOnHosts(t, dsn, "couchdb", "--nodes", "2")
 	e, err := cluster.Get("couchdb")
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := selfBinary(t)
-	dir := filepath.Join(t.TempDir(), "couch")
-	const dsn = "couchdb://198.18.0.1:5984?peers=198.18.0.2:5984"
-	// Two minutes: the cluster's start is inside.
+	// Two minutes for the test's own requests.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	// The adapter, as an experiment's in-process load uses it: its
 	// Transport dials through fieldbench's default dial, which an
 	// experiment on hosts points at the load host.
-	upWithLoadHost(t, ctx, bin, dir, dsn, "couchdb", "--nodes", "2")
+	h.dialFromLoad1(ctx)
 	db, err := couchadapter.Open(ctx, dsn)
 	if err != nil {
 		t.Fatalf("the adapter with the load host's dial: %v", err)
@@ -96,19 +93,15 @@ func TestCouchDBHostsReplicate(t *testing.T) {
 
 	// couch2 killed, a write on couch1 while it is down, couch2
 	// restarted on its host: its pull from couch1 brings the write.
-	if code, out, stderr := runBin(t, bin, "cluster", "kill", "couch2", "--dir", dir); code != 0 {
-		t.Fatalf("kill couch2: exit %d\n%s\n%s", code, out, stderr)
-	}
+	h.cluster("kill", "couch2")
 	put(nodes[0], "second", "written while couch2 was down")
-	if code, out, stderr := runBin(t, bin, "cluster", "restart", "couch2", "--dir", dir); code != 0 {
-		t.Fatalf("restart couch2: exit %d\n%s\n%s", code, out, stderr)
-	}
+	h.cluster("restart", "couch2")
 	awaitDoc(nodes[1], "second", "written while couch2 was down")
 
 	// couch2 cut off from couch1 long enough for its pull to give up, a
 	// write on couch1, the cut healed: the engine's Healed renews the
 	// replications (pouchdb-server does not), and the write arrives.
-	c, err := cluster.Load(dir)
+	c, err := cluster.Load(h.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +124,7 @@ func TestCouchDBHostsReplicate(t *testing.T) {
 	}
 	awaitDoc(nodes[1], "third", "written while couch2 was cut off")
 
-	statusHas(t, bin, dir, "198.18.0.1:5984  pouchdb-server  up", "198.18.0.2:5984  pouchdb-server  up", "server=pouchdb-server")
+	h.status("198.18.0.1:5984  pouchdb-server  up", "198.18.0.2:5984  pouchdb-server  up", "server=pouchdb-server")
 	db.Close()
-	downAndAssertGone(t, bin, dir)
+	h.down()
 }

@@ -5,14 +5,12 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	hbaseadapter "github.com/fieldbench/fieldbench/adapter/hbase"
 	"github.com/fieldbench/fieldbench/adapter/netdial"
-	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
 )
 
@@ -30,22 +28,9 @@ import (
 // more to start here, hence long tests only.
 func TestHBaseHostsRegionServer(t *testing.T) {
 	onlyLong(t, "about 3 min here, HBase on hosts: TestFaultMatrix and the hbase adapter's tests cover HBase on loopback in CI")
-	needHostsEngine(t, "hbase")
-	bin := selfBinary(t)
-	dir := filepath.Join(t.TempDir(), "hb")
-	code, out, stderr := upHosts(t, bin, dir, "hbase")
 	const dsn = "hbase://198.18.0.1:8080"
-	if code != 0 || !strings.Contains(out, "DSN: "+dsn+"\n") {
-		t.Fatalf("up: exit %d, want DSN %s\n%s\n%s", code, dsn, out, stderr)
-	}
-	c, err := cluster.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := c.Node("master")
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := upOnHosts(t, dsn, "hbase")
+	m := h.node("master")
 	// Every listening socket in the master's host: the master's RPC,
 	// JMX and in-process region server, the gateway, all on 198.18.0.1;
 	// ZooKeeper on 2181 of every address of the host.
@@ -71,17 +56,14 @@ func TestHBaseHostsRegionServer(t *testing.T) {
 		}
 	}
 
-	loadAndRunOnLoadHostUsers(t, bin, dir, filepath.Join(t.TempDir(), "res"), "50")
+	h.loadAndRun("50")
 
 	// The adapter, as an experiment's in-process load uses it: its
 	// Transport dials through fieldbench's default dial, which an
 	// experiment on hosts points at the load host.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	load, err := vnet.ForDir(dir).AddHost(ctx, "load1", vnet.LoadAddr(1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	load := h.loadHost(ctx, 1)
 	restore := netdial.Set(func(ctx context.Context, _, addr string) (net.Conn, error) { return vnet.Dial(ctx, load.NS, addr) })
 	db, err := hbaseadapter.Open(ctx, dsn)
 	restore()
@@ -90,35 +72,24 @@ func TestHBaseHostsRegionServer(t *testing.T) {
 	}
 	db.Close()
 
-	if code, out, stderr := runBin(t, bin, "cluster", "add", "--dir", dir); code != 0 || !strings.Contains(out, "added rs2 at 198.18.0.2:16020") {
-		t.Fatalf("add: exit %d\n%s\n%s", code, out, stderr)
+	if out := h.cluster("add"); !strings.Contains(out, "added rs2 at 198.18.0.2:16020") {
+		t.Fatalf("add: %s", out)
 	}
-	if c, err = cluster.Load(dir); err != nil {
-		t.Fatal(err)
-	}
-	rs, err := c.Node("rs2")
-	if err != nil {
-		t.Fatal(err)
-	}
+	rs := h.node("rs2")
 	if listen := listeners(t, rs.Netns); len(listen) != 1 || !listen["198.18.0.2:16020"] {
 		t.Errorf("rs2's host listens on %v, want 198.18.0.2:16020 only", listen)
 	}
 	// The master lists it (status reads the master's live servers).
-	statusHas(t, bin, dir, "rs2        198.18.0.2:16020  regionserver              up")
+	h.status("rs2        198.18.0.2:16020  regionserver              up")
 
-	if code, out, stderr := runBin(t, bin, "cluster", "kill", "rs2", "--dir", dir); code != 0 {
-		t.Fatalf("kill rs2: exit %d\n%s\n%s", code, out, stderr)
-	}
 	// restart returns once the master lists the new run of rs2.
-	if code, out, stderr := runBin(t, bin, "cluster", "restart", "rs2", "--dir", dir); code != 0 {
-		t.Fatalf("restart rs2: exit %d\n%s\n%s", code, out, stderr)
-	}
-	statusHas(t, bin, dir,
+	h.killRestart("rs2")
+	h.status(
 		"master     198.18.0.1:2181   master",
 		"rest       198.18.0.1:8080   rest",
 		"198.18.0.1:", "regionserver (in master)",
 		"rs2        198.18.0.2:16020  regionserver              up")
-	downAndAssertGone(t, bin, dir)
+	h.down()
 }
 
 // listeners are the addresses TCP sockets listen on in namespace ns

@@ -39,8 +39,12 @@ var built struct {
 
 // fieldbenchBin builds the fieldbench binary, once, for the tests that run
 // it as a user would: the commands of an external cluster call it as they
-// would call ssh or kubectl, and the no-root case runs it as nobody,
-// hence a directory anyone may read. TestMain removes it after the tests.
+// would call ssh or kubectl, the tests on hosts run `cluster up` and `run
+// --load-host` with it (it re-executes itself inside a load host, as a
+// user's binary does), and the no-root case runs it as nobody, hence a
+// directory anyone may read. It is the one builder of the package: safe
+// for parallel tests (no environment to set), built once per run.
+// TestMain removes it after the tests.
 func fieldbenchBin(t *testing.T) string {
 	t.Helper()
 	built.once.Do(func() {

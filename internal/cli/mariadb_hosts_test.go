@@ -39,28 +39,11 @@ func TestMariaDBHostsGalera(t *testing.T) {
 		t.Skipf("Galera not installed (scripts/install-servers.sh): %v", err)
 	}
 	onlyLong(t, "46-72 s here, a 3-node Galera cluster on hosts, a microblog run, a node killed and restarted: TestPostgresHostsReplica and TestFaultMatrix/mariadb cover hosts and Galera kills in CI")
-	bin := selfBinary(t)
-	// The servers run as mysql: every parent of the directory must be
-	// world-searchable, which t.TempDir's are not.
-	base := worldSearchableDir(t, "fieldbench-mariahosts-")
-	dir := filepath.Join(base, "maria")
-	code, out, stderr := upHosts(t, bin, dir, "mariadb", "--nodes", "3")
-	t.Cleanup(func() {
-		if !t.Failed() {
-			os.RemoveAll(base)
-		} else {
-			t.Logf("cluster directory kept: %s", dir)
-		}
-	})
-	const shown = "DSN: mariadb://fieldbench:xxxxx@198.18.0.1:3306/fieldbench?nodes=198.18.0.2:3306,198.18.0.3:3306\n"
-	if code != 0 || !strings.Contains(out, shown) {
-		t.Fatalf("up: exit %d, want %s\n%s\n%s", code, shown, out, stderr)
-	}
-	code, dsnOut, stderr := runBin(t, bin, "cluster", "dsn", "--dir", dir)
-	if code != 0 {
-		t.Fatalf("dsn: exit %d\n%s", code, stderr)
-	}
-	dsn := strings.TrimSpace(dsnOut)
+	// The servers run as mysql, who reaches the directory: upOnHosts
+	// makes it world-searchable.
+	h := upOnHosts(t, "mariadb://fieldbench:xxxxx@198.18.0.1:3306/fieldbench?nodes=198.18.0.2:3306,198.18.0.3:3306", "mariadb", "--nodes", "3")
+	dir := h.dir
+	dsn := strings.TrimSpace(h.cluster("dsn"))
 
 	// Each node binds its host's address and the Galera cluster address
 	// names the hosts.
@@ -81,14 +64,11 @@ func TestMariaDBHostsGalera(t *testing.T) {
 		}
 	}
 
-	loadAndRunOnLoadHost(t, bin, dir, filepath.Join(base, "results"))
+	h.loadAndRun("100")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	load, err := vnet.ForDir(dir).AddHost(ctx, "load1", vnet.LoadAddr(1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	load := h.loadHost(ctx, 1)
 	cfg, err := mariadbadapter.ParseDSN(dsn)
 	if err != nil || len(cfg.Nodes) != 3 {
 		t.Fatalf("ParseDSN: %d nodes, %v", len(cfg.Nodes), err)
@@ -151,13 +131,9 @@ func TestMariaDBHostsGalera(t *testing.T) {
 	// node2 killed; a write while it is down; restarted on the same
 	// address, it rejoins and has the write.
 	node2.Close()
-	if code, out, stderr := runBin(t, bin, "cluster", "kill", "node2", "--dir", dir); code != 0 {
-		t.Fatalf("kill: exit %d\n%s\n%s", code, out, stderr)
-	}
+	h.cluster("kill", "node2")
 	mustExec(ctx, t, node1, "insert into hosts_check values (2, 'written while node2 was down')")
-	if code, out, stderr := runBin(t, bin, "cluster", "restart", "node2", "--dir", dir); code != 0 {
-		t.Fatalf("restart: exit %d\n%s\n%s", code, out, stderr)
-	}
+	h.cluster("restart", "node2")
 	node2 = openIn(t, load.NS, cfg.Nodes[1])
 	if got, err := readRow(node2, 2); err != nil || got != "written while node2 was down" {
 		t.Errorf("restarted node2 read %q, %v: want the write made while it was down", got, err)
@@ -165,11 +141,11 @@ func TestMariaDBHostsGalera(t *testing.T) {
 	node2.Close()
 	node1.Close()
 
-	statusHas(t, bin, dir,
+	h.status(
 		"198.18.0.1:3306  primary  up", "198.18.0.2:3306  primary  up", "198.18.0.3:3306  primary  up",
 		"wsrep_cluster_size=3")
 	// No namespace of the network left, in `ip netns list` either.
-	downAndAssertGone(t, bin, dir)
+	h.down()
 }
 
 // openIn opens a pool to one MariaDB server whose every connection is

@@ -3,7 +3,6 @@ package cli_test
 import (
 	"context"
 	"net"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -23,17 +22,15 @@ import (
 // the node still has the document; status names the address, FerretDB
 // and the host's counters; down leaves no namespace.
 func TestMongoDBHostsKillRestart(t *testing.T) {
-	needHostsEngine(t, "mongodb")
-	bin := selfBinary(t)
-	dir := filepath.Join(t.TempDir(), "mongo")
 	const dsn = "mongodb://198.18.0.1:27017/fieldbench"
-	// Two minutes: the cluster's start is inside.
+	h := upOnHosts(t, dsn, "mongodb")
+	// Two minutes for the test's own requests.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	// The adapter, as an experiment's in-process load uses it: the
 	// driver dials through fieldbench's default dial, which an experiment
 	// on hosts points at the load host.
-	load := upWithLoadHost(t, ctx, bin, dir, dsn, "mongodb")
+	load := h.dialFromLoad1(ctx)
 	db, err := mongoadapter.Open(ctx, dsn)
 	if err != nil {
 		t.Fatalf("the adapter with the load host's dial: %v", err)
@@ -62,12 +59,7 @@ func TestMongoDBHostsKillRestart(t *testing.T) {
 		_ = root.Disconnect(context.Background())
 	}
 
-	if code, out, stderr := runBin(t, bin, "cluster", "kill", "ferretdb1", "--dir", dir); code != 0 {
-		t.Fatalf("kill ferretdb1: exit %d\n%s\n%s", code, out, stderr)
-	}
-	if code, out, stderr := runBin(t, bin, "cluster", "restart", "ferretdb1", "--dir", dir); code != 0 {
-		t.Fatalf("restart ferretdb1: exit %d\n%s\n%s", code, out, stderr)
-	}
+	h.killRestart("ferretdb1")
 	// The driver redials the restarted node through the load host.
 	var doc struct {
 		V string `bson:"v"`
@@ -76,7 +68,7 @@ func TestMongoDBHostsKillRestart(t *testing.T) {
 		t.Errorf("after kill and restart: %q, %v: want the document written before", doc.V, err)
 	}
 
-	statusHas(t, bin, dir, "FerretDB", "198.18.0.1:27017  standalone  up", "server=FerretDB")
+	h.status("FerretDB", "198.18.0.1:27017  standalone  up", "server=FerretDB")
 	db.Close()
-	downAndAssertGone(t, bin, dir)
+	h.down()
 }

@@ -145,7 +145,7 @@ audit: true
 // succeeded and left nothing of its network, and returns its run.
 func runHostsExperiment(t *testing.T, name, scenarioYAML string) *result.Run {
 	t.Helper()
-	bin := selfBinary(t)
+	bin := fieldbenchBin(t)
 	base := t.TempDir()
 	scenario := filepath.Join(base, name+".yaml")
 	if err := os.WriteFile(scenario, []byte(scenarioYAML), 0o644); err != nil {

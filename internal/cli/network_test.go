@@ -21,19 +21,6 @@ import (
 	"github.com/fieldbench/fieldbench/result"
 )
 
-// selfBinary is this test binary run as fieldbench (see TestMain): it
-// re-executes itself on a load host the way the real binary does, with
-// the environment that makes it fieldbench.
-func selfBinary(t *testing.T) string {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv(asFieldbench, "1")
-	return exe
-}
-
 func runBin(t *testing.T, bin string, args ...string) (int, string, string) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
@@ -68,24 +55,6 @@ func assertNetworkGone(t *testing.T, dir string) {
 	if pids, _ := cluster.Spawned(dir); len(pids) > 0 {
 		t.Errorf("servers still running: %v", pids)
 	}
-}
-
-// upWithLoadHost starts a cluster on hosts in dir (`cluster up ARGS
-// --network hosts`), checks that it printed dsn, adds load host load1 and
-// points fieldbench's default dial at it until the test ends, as an
-// experiment's in-process load does.
-func upWithLoadHost(t *testing.T, ctx context.Context, bin, dir, dsn string, args ...string) vnet.Host {
-	t.Helper()
-	code, out, stderr := upHosts(t, bin, dir, args...)
-	if code != 0 || !strings.Contains(out, "DSN: "+dsn+"\n") {
-		t.Fatalf("up: exit %d, want DSN %s\n%s\n%s", code, dsn, out, stderr)
-	}
-	load, err := vnet.ForDir(dir).AddHost(ctx, "load1", vnet.LoadAddr(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(dialThrough(load))
-	return load
 }
 
 // dialThrough points fieldbench's default dial at host h, as an
@@ -144,20 +113,13 @@ func needHostsCLI(t *testing.T) {
 // from a load host, then down: the result has operations, no errors and
 // the load host's address, and nothing of the network remains.
 func TestRedisHostsLoadHost(t *testing.T) {
-	needHostsCLI(t)
-	bin := selfBinary(t)
-	base := t.TempDir()
-	dir := filepath.Join(base, "redis")
-	code, out, stderr := upHosts(t, bin, dir, "redis", "--nodes", "3")
-	if code != 0 || !strings.Contains(out, "DSN: redis://198.18.0.1:6379?cluster=1&addrs=198.18.0.2:6379,198.18.0.3:6379") {
-		t.Fatalf("up: exit %d\n%s\n%s", code, out, stderr)
-	}
-	statusHas(t, bin, dir, "198.18.0.1:6379", "198.18.0.2:6379", "198.18.0.3:6379")
-	loadAndRunOnLoadHost(t, bin, dir, filepath.Join(base, "results"))
-	if vnet.Exists(vnet.ForDir(dir).HostNS("load1")) {
+	h := upOnHosts(t, "redis://198.18.0.1:6379?cluster=1&addrs=198.18.0.2:6379,198.18.0.3:6379", "redis", "--nodes", "3")
+	h.status("198.18.0.1:6379", "198.18.0.2:6379", "198.18.0.3:6379")
+	h.loadAndRun("100")
+	if vnet.Exists(vnet.ForDir(h.dir).HostNS("load1")) {
 		t.Error("load host left after the run")
 	}
-	downAndAssertGone(t, bin, dir)
+	h.down()
 }
 
 // TestRunClusterOnHosts: `run --cluster redis:3 --cluster-network hosts`
@@ -167,7 +129,7 @@ func TestRedisHostsLoadHost(t *testing.T) {
 // before anything starts.
 func TestRunClusterOnHosts(t *testing.T) {
 	needHostsCLI(t)
-	bin := selfBinary(t)
+	bin := fieldbenchBin(t)
 	res := t.TempDir()
 	for _, tt := range []struct {
 		args []string
@@ -211,7 +173,7 @@ func TestRunClusterOnHosts(t *testing.T) {
 // network on its own.
 func TestRedisHostsInterruptedUp(t *testing.T) {
 	needHostsCLI(t)
-	bin := selfBinary(t)
+	bin := fieldbenchBin(t)
 	dir := filepath.Join(t.TempDir(), "redis")
 	cmd := exec.Command(bin, "cluster", "up", "redis", "--nodes", "3", "--network", "hosts", "--dir", dir)
 	var errb bytes.Buffer
@@ -303,7 +265,7 @@ func TestNetworkBadInput(t *testing.T) {
 // them: the shards recorded their hosts, and nothing of them remains.
 func TestRedisHostsShards(t *testing.T) {
 	needHostsCLI(t)
-	bin := selfBinary(t)
+	bin := fieldbenchBin(t)
 	base := t.TempDir()
 	dir := filepath.Join(base, "redis")
 	if code, out, stderr := upHosts(t, bin, dir, "redis", "--nodes", "2"); code != 0 {
@@ -346,7 +308,7 @@ func TestRedisHostsShards(t *testing.T) {
 // down` of the directory stops its servers and removes its network.
 func TestRedisHostsKilledUp(t *testing.T) {
 	needHostsCLI(t)
-	bin := selfBinary(t)
+	bin := fieldbenchBin(t)
 	dir := filepath.Join(t.TempDir(), "redis")
 	cmd := exec.Command(bin, "cluster", "up", "redis", "--nodes", "3", "--network", "hosts", "--dir", dir)
 	if err := cmd.Start(); err != nil {
@@ -416,17 +378,11 @@ func statusHas(t *testing.T, bin, dir string, want ...string) string {
 	return out
 }
 
-// loadAndRunOnLoadHost loads microblog (100 users) into the cluster of
-// dir and runs it for 3 s with 4 clients, both from its first load host
-// (load1, 198.18.1.1), the run's results in res: the run names that load
-// host in its header and measured operations, none of them failed.
-func loadAndRunOnLoadHost(t *testing.T, bin, dir, res string) {
-	t.Helper()
-	loadAndRunOnLoadHostUsers(t, bin, dir, res, "100")
-}
-
-// loadAndRunOnLoadHostUsers is loadAndRunOnLoadHost with users users, for
-// a database slow to load.
+// loadAndRunOnLoadHostUsers loads microblog (users users) into the
+// cluster of dir and runs it for 3 s with 4 clients, both from its first
+// load host (load1, 198.18.1.1), the run's results in res: the run names
+// that load host in its header and measured operations, none of them
+// failed.
 func loadAndRunOnLoadHostUsers(t *testing.T, bin, dir, res, users string) {
 	t.Helper()
 	if code, out, stderr := runBin(t, bin, "load", "microblog", "--users", users, "--load-host", dir); code != 0 || !strings.Contains(stderr, "on load host load1 (198.18.1.1") {
@@ -469,16 +425,11 @@ func assertRanOnLoad1(t *testing.T, run *result.Run) {
 // 10 s server timeout, for a shared, loaded machine.
 func TestCassandraHostsLoadHost(t *testing.T) {
 	onlyLong(t, "5–7 min here, three Cassandra JVMs on hosts, killed and restarted: a fifth of CI's 35 min for one test")
-	needHostsEngine(t, "cassandra")
 	start := time.Now()
-	bin := selfBinary(t)
-	base := t.TempDir()
-	dir := filepath.Join(base, "cass")
-	code, out, stderr := upHosts(t, bin, dir, "cassandra", "--nodes", "3", "--opt", "heap=256m", "--opt", "request_timeout=10s")
+	h := upOnHosts(t, "cassandra://198.18.0.1:9042,198.18.0.2:9042,198.18.0.3:9042/fieldbench?consistency=QUORUM&rf=3",
+		"cassandra", "--nodes", "3", "--opt", "heap=256m", "--opt", "request_timeout=10s")
 	t.Logf("up: %v", time.Since(start).Round(time.Second))
-	if code != 0 || !strings.Contains(out, "DSN: cassandra://198.18.0.1:9042,198.18.0.2:9042,198.18.0.3:9042/fieldbench?consistency=QUORUM&rf=3\n") {
-		t.Fatalf("up: exit %d\n%s\n%s", code, out, stderr)
-	}
+	bin, dir := h.bin, h.dir
 	cl, err := cluster.Load(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -495,33 +446,29 @@ func TestCassandraHostsLoadHost(t *testing.T) {
 	}
 	// The ring as status shows it: three NORMAL nodes with their tokens,
 	// on their addresses, with their hosts' counters.
-	out = statusHas(t, bin, dir, "198.18.0.1:9042", "198.18.0.2:9042", "198.18.0.3:9042")
+	out := h.status("198.18.0.1:9042", "198.18.0.2:9042", "198.18.0.3:9042")
 	if strings.Count(out, "gossip=NORMAL") != 3 || strings.Count(out, "tokens=16 ") != 3 {
 		t.Errorf("status: want three NORMAL nodes of 16 tokens each\n%s", out)
 	}
 	t0 := time.Now()
-	loadAndRunOnLoadHost(t, bin, dir, filepath.Join(base, "results"))
+	h.loadAndRun("100")
 	t.Logf("load and run: %v", time.Since(t0).Round(time.Second))
 	t0 = time.Now()
-	for _, verb := range []string{"kill", "restart"} {
-		if code, out, stderr := runBin(t, bin, "cluster", verb, "cass3", "--dir", dir); code != 0 {
-			t.Fatalf("%s cass3: exit %d\n%s\n%s", verb, code, out, stderr)
-		}
-	}
+	h.killRestart("cass3")
 	// Restart returns once cass3 answers CQL; the others' view of it may
 	// take a gossip round or two to say NORMAL again.
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		code, out, _ = runBin(t, bin, "cluster", "status", "--dir", dir)
-		if code == 0 && strings.Count(out, " up ") == 3 && strings.Count(out, "gossip=NORMAL") == 3 {
+		code, st, _ := runBin(t, bin, "cluster", "status", "--dir", dir)
+		if code == 0 && strings.Count(st, " up ") == 3 && strings.Count(st, "gossip=NORMAL") == 3 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("after the restart of cass3, not three nodes up and NORMAL:\n%s", out)
+			t.Fatalf("after the restart of cass3, not three nodes up and NORMAL:\n%s", st)
 		}
 		time.Sleep(2 * time.Second)
 	}
 	t.Logf("kill and restart: %v", time.Since(t0).Round(time.Second))
-	downAndAssertGone(t, bin, dir)
+	h.down()
 	t.Logf("whole test: %v", time.Since(start).Round(time.Second))
 }

@@ -24,26 +24,11 @@ import (
 // machine's own namespace does not reach the nodes; status names each
 // node's address; down leaves no namespace. About 15 s here.
 func TestPostgresHostsReplica(t *testing.T) {
-	needHostsEngine(t, "postgres")
-	bin := selfBinary(t)
-	// The servers run as postgres: every parent of the directory must be
-	// world-searchable, which t.TempDir's are not.
-	base := worldSearchableDir(t, "fieldbench-pghosts-")
-	dir := filepath.Join(base, "pg")
-	code, out, stderr := runBin(t, bin, "cluster", "up", "postgres", "--nodes", "2", "--network", "hosts", "--dir", dir)
-	t.Cleanup(func() {
-		runBin(t, bin, "cluster", "down", "--dir", dir)
-		_ = vnet.ForDir(dir).Destroy(context.Background())
-		if !t.Failed() {
-			os.RemoveAll(base)
-		} else {
-			t.Logf("cluster directory kept: %s", dir)
-		}
-	})
+	// The servers run as postgres, who reaches the directory: upOnHosts
+	// makes it world-searchable.
 	const dsn = "postgres://postgres@198.18.0.1:5432/fieldbench?sslmode=disable&replicas=198.18.0.2:5432"
-	if code != 0 || !strings.Contains(out, "DSN: "+dsn+"\n") {
-		t.Fatalf("up: exit %d, want DSN %s\n%s\n%s", code, dsn, out, stderr)
-	}
+	h := upOnHosts(t, dsn, "postgres", "--nodes", "2")
+	dir := h.dir
 
 	// The replica was cloned from, and streams from, the primary's host
 	// address.
@@ -55,9 +40,9 @@ func TestPostgresHostsReplica(t *testing.T) {
 	// replication is one of them.
 	for _, node := range []string{"pg1", "pg2"} {
 		hosts, repl := hbaHosts(t, filepath.Join(dir, node, "data", "pg_hba.conf"))
-		for _, h := range hosts {
-			if h != vnet.Block.String() {
-				t.Errorf("%s: pg_hba admits %s, want %s only", node, h, vnet.Block)
+		for _, a := range hosts {
+			if a != vnet.Block.String() {
+				t.Errorf("%s: pg_hba admits %s, want %s only", node, a, vnet.Block)
 			}
 		}
 		if len(hosts) == 0 || !repl {
@@ -67,10 +52,7 @@ func TestPostgresHostsReplica(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	load, err := vnet.ForDir(dir).AddHost(ctx, "load1", vnet.LoadAddr(1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	load := h.loadHost(ctx, 1)
 	opts, err := pgadapter.ParseDSN(dsn)
 	if err != nil || len(opts.Replicas) != 1 {
 		t.Fatalf("ParseDSN: %+v %v", opts, err)
@@ -125,10 +107,10 @@ func TestPostgresHostsReplica(t *testing.T) {
 		t.Error("the primary answered from the root namespace")
 	}
 
-	statusHas(t, bin, dir, "198.18.0.1:5432  primary", "198.18.0.2:5432  replica  streaming")
+	h.status("198.18.0.1:5432  primary", "198.18.0.2:5432  replica  streaming")
 	primary.Close(context.Background())
 	replica.Close(context.Background())
-	downAndAssertGone(t, bin, dir)
+	h.down()
 	// Nothing of this network in `ip netns list` (other networks, e.g. a
 	// test running alongside, may be there).
 	if nss, _ := vnet.ForDir(dir).Namespaces(); len(nss) > 0 {

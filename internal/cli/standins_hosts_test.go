@@ -9,7 +9,6 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/cluster"
-	"github.com/fieldbench/fieldbench/cluster/vnet"
 )
 
 // TestStandInsHosts: the single-node stand-ins on hosts, one subtest per
@@ -34,47 +33,30 @@ func TestStandInsHosts(t *testing.T) {
 			[]string{"198.18.0.1:1433  standalone  up", "server=Iridium SQL " + cluster.IridiumVersion}, true},
 	} {
 		t.Run(tc.engine, func(t *testing.T) {
-			needHostsEngine(t, tc.engine)
-			bin := selfBinary(t)
-			base := t.TempDir()
-			dir := filepath.Join(base, tc.engine)
-			// A minute: the server's start is inside.
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
 			start := time.Now()
-			if code, out, stderr := upHosts(t, bin, dir, tc.engine); code != 0 || !strings.Contains(out, "DSN: "+tc.dsn+"\n") {
-				t.Fatalf("up: exit %d, want DSN %s\n%s\n%s", code, tc.dsn, out, stderr)
-			}
+			h := upOnHosts(t, tc.dsn, tc.engine)
 			t.Logf("up: %v", time.Since(start).Round(10*time.Millisecond))
 			start = time.Now()
-
-			c, err := cluster.Load(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			n, err := c.Node(tc.node)
-			if err != nil {
-				t.Fatal(err)
-			}
+			// A minute for the test's own requests.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			n := h.node(tc.node)
 			// Every listening socket of the node's host is the server's,
 			// on the host's address and the standard port.
 			if got := listeners(t, n.Netns); len(got) != 1 || !got[n.Addr()] {
 				t.Errorf("the host of %s listens on %v, want %s only", tc.node, got, n.Addr())
 			}
 
-			res := filepath.Join(base, "results")
-			if code, out, stderr := runBin(t, bin, "run", "ingest", "--sources", "1", "--records", "50", "--batch", "50",
-				"--load-host", dir, "--results", res); code != 0 || !strings.Contains(stderr, "on load host load1 (198.18.1.1") {
+			res := filepath.Join(h.base, "results")
+			if code, out, stderr := runBin(t, h.bin, "run", "ingest", "--sources", "1", "--records", "50", "--batch", "50",
+				"--load-host", h.dir, "--results", res); code != 0 || !strings.Contains(stderr, "on load host load1 (198.18.1.1") {
 				t.Fatalf("run ingest: exit %d\n%s\n%s", code, out, stderr)
 			}
 			assertRanOnLoad1(t, onlyRun(t, res))
 
 			// The run removed load1; load2 now, with this process's dial
 			// through it, as an experiment's in-process load has.
-			load, err := vnet.ForDir(dir).AddHost(ctx, "load2", vnet.LoadAddr(2))
-			if err != nil {
-				t.Fatal(err)
-			}
+			load := h.loadHost(ctx, 2)
 			restore := dialThrough(load)
 			_, db, err := adapter.Open(ctx, tc.dsn)
 			if err != nil {
@@ -86,14 +68,10 @@ func TestStandInsHosts(t *testing.T) {
 			restore()
 
 			if tc.killable {
-				for _, cmd := range []string{"kill", "restart"} {
-					if code, out, stderr := runBin(t, bin, "cluster", cmd, tc.node, "--dir", dir); code != 0 {
-						t.Fatalf("%s %s: exit %d\n%s\n%s", cmd, tc.node, code, out, stderr)
-					}
-				}
+				h.killRestart(tc.node)
 			}
-			statusHas(t, bin, dir, tc.status...)
-			downAndAssertGone(t, bin, dir)
+			h.status(tc.status...)
+			h.down()
 			t.Logf("after up: %v", time.Since(start).Round(10*time.Millisecond))
 		})
 	}

@@ -1,0 +1,187 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// singleEngine is the skeleton of the engines that start one server and
+// nothing else (mongodb, rethinkdb, sqlserver: stand-ins with no
+// replication): each engine file gives the parts that are its own — how
+// it reads its options and finds its server, how the server starts and
+// answers, what its status says — and singleEngine does the rest the same
+// way for all: the cluster and node directories, the virtual network on
+// hosts, the node on a free loopback port or on its host's standard port
+// (placeAndStart), status, and Down. An engine whose node can be killed
+// and restarted on its data registers a singleKiller instead. Engines
+// register a pointer: a struct of funcs is not comparable, and Engine
+// values were (the other engines are empty structs).
+type singleEngine struct {
+	engine string // the engine's name
+	server string // the server's name in "start SERVER" errors
+	node   string // the node's name, also its directory's under the cluster's
+	log    string // the node's log file, in its directory
+	// data is the node's data directory under its own; "" is its own.
+	data string
+	// config is a file of the node's directory that n.Config names ("" none).
+	config string
+	// port is the node's port on a host of its own: the engine's standard port.
+	port int
+
+	check func() error
+	// prepare reads the options, checks or installs the server and
+	// returns the cluster's Options; it fails before anything starts.
+	prepare func(ctx context.Context, opts Options) (map[string]string, error)
+	// setup writes what the node needs in its directory before its first
+	// start (nil: nothing).
+	setup func(n *Node) error
+	// start starts n on its address, port and data and waits until it
+	// answers; on a host, inside its namespace.
+	start func(ctx context.Context, c *Cluster, n *Node) error
+	// describe says, once the node answers, the cluster's Version and DSN.
+	describe func(ctx context.Context, c *Cluster, n *Node) (version, dsn string, err error)
+	// detail is what every node's status detail begins with.
+	detail func(c *Cluster) map[string]string
+	// probe asks a running node what it is, adding to its status's
+	// detail; an error makes the node unreachable.
+	probe func(ctx context.Context, n *Node, detail map[string]string) error
+}
+
+// singleKiller is a singleEngine whose node can be killed (SIGKILL, as a
+// crash) and restarted on its port and data.
+type singleKiller struct{ singleEngine }
+
+var _ Killer = singleKiller{}
+
+// Name implements Engine.
+func (e singleEngine) Name() string { return e.engine }
+
+// Check implements Engine.
+func (e singleEngine) Check() error { return e.check() }
+
+// Up implements Engine: the one node on a free loopback port, or on its
+// host's address and the engine's standard port on hosts. Whatever fails,
+// the cluster returned (if any) holds what was started, for the caller's
+// Down.
+func (e singleEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster, error) {
+	options, err := e.prepare(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("%s: cluster directory: %w", e.engine, err)
+	}
+	c := &Cluster{Engine: e.engine, Dir: dir, Started: time.Now().UTC(), Options: options}
+	if opts.Network == NetworkHosts {
+		if err := CheckNetwork(e.engine, NetworkHosts); err != nil {
+			return nil, err
+		}
+		if err := c.createHosts(ctx); err != nil {
+			return c, err
+		}
+	}
+	ndir := filepath.Join(dir, e.node)
+	n := &Node{Name: e.node, Role: "standalone", Host: Loopback, DataDir: filepath.Join(ndir, e.data), LogFile: filepath.Join(ndir, e.log)}
+	if e.config != "" {
+		n.Config = filepath.Join(ndir, e.config)
+	}
+	if err := os.MkdirAll(n.DataDir, 0o755); err != nil {
+		return c, fmt.Errorf("%s: node directory: %w", e.engine, err)
+	}
+	if e.setup != nil {
+		if err := e.setup(n); err != nil {
+			return c, err
+		}
+	}
+	if err := placeAndStart(ctx, c, n, e.port, func() error { return e.start(ctx, c, n) }); err != nil {
+		return c, fmt.Errorf("%s: start %s: %w", e.engine, e.server, err)
+	}
+	if c.Version, c.DSN, err = e.describe(ctx, c, n); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// Status implements Engine: the node's state, what it says it is (probe),
+// and on hosts its host's counters.
+func (e singleEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
+	return nodeStatuses(ctx, c, func(*Node) map[string]string { return e.detail(c) }, e.probe), nil
+}
+
+// Down implements Engine: SIGTERM, SIGKILL after 15 s; on a virtual
+// network, then the network.
+func (e singleEngine) Down(ctx context.Context, c *Cluster) error {
+	return stopOnNetwork(ctx, c, e.engine)
+}
+
+// Kill implements Killer: SIGKILL, as a crash.
+func (singleKiller) Kill(_ context.Context, c *Cluster, node string) error {
+	return c.KillNode(node)
+}
+
+// Restart implements Killer: the node starts again on its port and data.
+func (e singleKiller) Restart(ctx context.Context, c *Cluster, node string) error {
+	_, err := restartNode(ctx, c, e.engine, node, func(n *Node) error { return e.start(ctx, c, n) })
+	return err
+}
+
+// nodeStatuses is the status of each of c's nodes as most engines make
+// it: down, or stopped when fieldbench stopped it (no PID then); a running
+// node is probed within 5 s, up when probe answers, unreachable with its
+// error when it does not. detail gives each node's detail to begin with;
+// on hosts, the host's counters are added.
+func nodeStatuses(ctx context.Context, c *Cluster, detail func(*Node) map[string]string,
+	probe func(ctx context.Context, n *Node, detail map[string]string) error) []NodeStatus {
+	out := make([]NodeStatus, 0, len(c.Nodes))
+	for _, n := range c.Nodes {
+		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: "down", PID: n.PID, Detail: detail(n)}
+		hostCounters(ctx, n, st.Detail)
+		if n.Stopped || !Alive(n.PID) {
+			if n.Stopped {
+				st.State = "stopped"
+			}
+			st.PID = 0
+			out = append(out, st)
+			continue
+		}
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if err := probe(sctx, n, st.Detail); err != nil {
+			st.State = "unreachable"
+			st.Detail["error"] = err.Error()
+		} else {
+			st.State = "up"
+		}
+		cancel()
+		out = append(out, st)
+	}
+	return out
+}
+
+// stopOnNetwork is the Down of the engines whose nodes are their only
+// processes: every node stopped (SIGTERM, SIGKILL after 15 s), then, on
+// a virtual network, every namespace and interface of the network, found
+// from the directory alone.
+func stopOnNetwork(ctx context.Context, c *Cluster, engine string) error {
+	err := c.StopNodes(engine, 15*time.Second)
+	return errors.Join(err, DestroyNetwork(ctx, c.Dir))
+}
+
+// restartNode starts c's stopped or killed node name again with start,
+// once it is ready to (readyToRestart), and returns it.
+func restartNode(ctx context.Context, c *Cluster, engine, name string, start func(n *Node) error) (*Node, error) {
+	n, err := c.Node(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := readyToRestart(ctx, engine, n); err != nil {
+		return n, err
+	}
+	if err := start(n); err != nil {
+		return n, fmt.Errorf("%s: restart %s: %w", engine, name, err)
+	}
+	return n, nil
+}
