@@ -16,6 +16,7 @@ import (
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
@@ -272,7 +273,7 @@ func TestParseDSN(t *testing.T) {
 		got, err := ParseDSN(tt.dsn)
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("ParseDSN(%q) error %v, want one containing %q", adapter.Redact(tt.dsn), err, tt.wantErr)
+				t.Errorf("ParseDSN(%q) error %v, want one containing %q", redact.DSN(tt.dsn), err, tt.wantErr)
 			}
 			if err != nil && strings.Contains(err.Error(), "secret") {
 				t.Errorf("ParseDSN error shows the password: %v", err)
@@ -280,7 +281,7 @@ func TestParseDSN(t *testing.T) {
 			continue
 		}
 		if err != nil || got != tt.want {
-			t.Errorf("ParseDSN(%q) = %+v, %v; want %+v", adapter.Redact(tt.dsn), got, err, tt.want)
+			t.Errorf("ParseDSN(%q) = %+v, %v; want %+v", redact.DSN(tt.dsn), got, err, tt.want)
 		}
 	}
 }

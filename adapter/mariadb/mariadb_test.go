@@ -14,6 +14,7 @@ import (
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
 
@@ -128,7 +129,7 @@ func TestRegistered(t *testing.T) {
 	for _, s := range []string{"mariadb://u:p@h:1/db", "mysql://u:p@h:1/db"} {
 		a, err := adapter.ForDSN(s)
 		if err != nil || a.Name() != Name {
-			t.Fatalf("ForDSN(%s) = %v, %v", adapter.Redact(s), a, err)
+			t.Fatalf("ForDSN(%s) = %v, %v", redact.DSN(s), a, err)
 		}
 	}
 	if got := (Adapter{}).Families(); !slices.Equal(got, []string{"ingest", "microblog", "trajectory", "wiki"}) {

@@ -12,6 +12,7 @@ import (
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
@@ -150,7 +151,7 @@ func TestParseDSN(t *testing.T) {
 		got, err := ParseDSN(tt.dsn)
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("ParseDSN(%q) error %v, want one containing %q", adapter.Redact(tt.dsn), err, tt.wantErr)
+				t.Errorf("ParseDSN(%q) error %v, want one containing %q", redact.DSN(tt.dsn), err, tt.wantErr)
 			}
 			if err != nil && strings.Contains(err.Error(), "secret") {
 				t.Errorf("ParseDSN error shows the password: %v", err)
@@ -158,7 +159,7 @@ func TestParseDSN(t *testing.T) {
 			continue
 		}
 		if err != nil || got != tt.want {
-			t.Errorf("ParseDSN(%q) = %+v, %v; want %+v", adapter.Redact(tt.dsn), got, err, tt.want)
+			t.Errorf("ParseDSN(%q) = %+v, %v; want %+v", redact.DSN(tt.dsn), got, err, tt.want)
 		}
 	}
 }
@@ -193,7 +194,7 @@ func TestOpenErrorsHideThePassword(t *testing.T) {
 		cancel()
 		if err == nil {
 			db.Close()
-			t.Errorf("Open(%s) succeeded", adapter.Redact(dsn))
+			t.Errorf("Open(%s) succeeded", redact.DSN(dsn))
 			continue
 		}
 		if strings.Contains(err.Error(), "secret") {

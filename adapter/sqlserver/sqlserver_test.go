@@ -13,6 +13,7 @@ import (
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 )
 
@@ -91,7 +92,7 @@ func TestIridiumNeedsStandin(t *testing.T) {
 	}
 	q := u.Query()
 	if q.Get("standin") != StandinIridium {
-		t.Fatalf("the engine's DSN has no standin=iridium: %s", adapter.Redact(dsn))
+		t.Fatalf("the engine's DSN has no standin=iridium: %s", redact.DSN(dsn))
 	}
 	q.Del("standin")
 	u.RawQuery = q.Encode()
