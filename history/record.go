@@ -25,9 +25,9 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/fieldbench/fieldbench/analysis/compare"
-	"github.com/fieldbench/fieldbench/analysis/stats"
 	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/result"
+	"github.com/fieldbench/fieldbench/stats"
 )
 
 // Run is one run as the history holds it.
