@@ -25,6 +25,7 @@ import (
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
+	"github.com/fieldbench/fieldbench/probe"
 	"github.com/fieldbench/fieldbench/result"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -446,7 +447,7 @@ func runJobPodsOnHosts(t *testing.T, engine, conf, tag string) {
 		network: func(i int) string { return "ns:" + filepath.Join(vnet.Dir, hosts[i].NS) },
 		// What `run --load-host` sets for the process it starts on a
 		// load host: the result records where the shard ran.
-		env: func(i int) []string { return []string{vnet.LoadHostEnv + "=" + hosts[i].Env()} },
+		env: func(i int) []string { return []string{probe.LoadHostVar(hosts[i].Name, hosts[i].Addr, hosts[i].NS)} },
 	}
 	for _, tc := range []struct {
 		name string
