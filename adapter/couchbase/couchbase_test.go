@@ -16,6 +16,7 @@ import (
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
 	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/microblog"
@@ -27,7 +28,7 @@ import (
 // bucket of its own (CouchbaseMock's views read every document of their
 // bucket at each query, so a shared bucket would slow each view by the
 // documents of the tests before), which the mock drops when it stops.
-var server = &adaptertest.SharedCluster{Engine: "couchbase", Timeout: 5 * time.Minute, // a first jar fetch included
+var server = &clustertest.SharedCluster{Engine: "couchbase", Timeout: 5 * time.Minute, // a first jar fetch included
 	Options: cluster.Options{Nodes: 3, Extra: map[string]string{"buckets": strconv.Itoa(testBuckets)}}}
 
 func TestMain(m *testing.M) { os.Exit(server.Stop(m.Run())) }

@@ -12,6 +12,7 @@ import (
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
 	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/microblog"
@@ -20,7 +21,7 @@ import (
 // The package's tests share one FerretDB server, started by the mongodb
 // engine on first use (a first build included) and stopped by TestMain;
 // every test works in a database of its own.
-var server = &adaptertest.SharedCluster{Engine: "mongodb", Options: cluster.Options{Nodes: 1}, Timeout: 15 * time.Minute}
+var server = &clustertest.SharedCluster{Engine: "mongodb", Options: cluster.Options{Nodes: 1}, Timeout: 15 * time.Minute}
 
 func TestMain(m *testing.M) { os.Exit(server.Stop(m.Run())) }
 

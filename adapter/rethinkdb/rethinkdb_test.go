@@ -16,6 +16,7 @@ import (
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/adapter/netdial"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
 	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
@@ -24,7 +25,7 @@ import (
 // The package's tests share one reqlite server, started by the rethinkdb
 // engine (through its start script) on first use and stopped by
 // TestMain; every test works in a database of its own.
-var server = &adaptertest.SharedCluster{Engine: "rethinkdb", Options: cluster.Options{Nodes: 1}, Timeout: 5 * time.Minute}
+var server = &clustertest.SharedCluster{Engine: "rethinkdb", Options: cluster.Options{Nodes: 1}, Timeout: 5 * time.Minute}
 
 func TestMain(m *testing.M) { os.Exit(server.Stop(m.Run())) }
 
