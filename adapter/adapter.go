@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/fieldbench/fieldbench/redact"
+	"github.com/fieldbench/fieldbench/result"
 	"github.com/fieldbench/fieldbench/workload"
 )
 
@@ -40,12 +41,9 @@ func (e unsupportedError) Error() string { return e.msg }
 func (e unsupportedError) Unwrap() error { return ErrUnsupported }
 
 // Info describes the database server an adapter is connected to; it goes into
-// every result file.
-type Info struct {
-	Name    string            `json:"name"`
-	Version string            `json:"version"`
-	Config  map[string]string `json:"config,omitempty"`
-}
+// every result file, whose package defines it (result.Database), so that
+// result needs nothing of the adapters.
+type Info = result.Database
 
 // DB is an open connection to one database. Workload families are reached by
 // type-asserting it to the family's Backend interface.
