@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fieldbench/fieldbench/internal/outpath"
+	"github.com/fieldbench/fieldbench/outpath"
 	"github.com/fieldbench/fieldbench/redact"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
-	"github.com/fieldbench/fieldbench/internal/outpath"
+	"github.com/fieldbench/fieldbench/outpath"
 	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/result"
 )
