@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fieldbench/fieldbench/redact"
+	"github.com/fieldbench/fieldbench/result"
 	"github.com/fieldbench/fieldbench/workload"
 )
 
@@ -27,7 +29,7 @@ var ErrUnsupported = errors.New("not supported by this adapter")
 func Family[T any](db DB, dsn, family string) (T, error) {
 	b, ok := db.(T)
 	if !ok {
-		return b, unsupportedError{fmt.Sprintf("the adapter for %s does not support the %s workload", Redact(dsn), family)}
+		return b, unsupportedError{fmt.Sprintf("the adapter for %s does not support the %s workload", redact.DSN(dsn), family)}
 	}
 	return b, nil
 }
@@ -39,12 +41,9 @@ func (e unsupportedError) Error() string { return e.msg }
 func (e unsupportedError) Unwrap() error { return ErrUnsupported }
 
 // Info describes the database server an adapter is connected to; it goes into
-// every result file.
-type Info struct {
-	Name    string            `json:"name"`
-	Version string            `json:"version"`
-	Config  map[string]string `json:"config,omitempty"`
-}
+// every result file, whose package defines it (result.Database), so that
+// result needs nothing of the adapters.
+type Info = result.Database
 
 // DB is an open connection to one database. Workload families are reached by
 // type-asserting it to the family's Backend interface.
@@ -113,9 +112,9 @@ func Registered() []Adapter {
 // ForDSN finds the adapter owning dsn's scheme. Its errors wrap ErrBadDSN.
 func ForDSN(dsn string) (Adapter, error) {
 	scheme, _, ok := strings.Cut(dsn, "://")
-	if !ok || !validScheme(scheme) {
+	if !ok || !redact.ValidScheme(scheme) {
 		// Not echoed: a word without a scheme may be a password given to
-		// the wrong flag, which Redact cannot tell from a host name; and
+		// the wrong flag, which redact.DSN cannot tell from a host name; and
 		// what precedes a "://" that is no scheme may be a userinfo
 		// (u:pw@h://x named its "scheme" u:pw@h).
 		return nil, BadDSN(errors.New("malformed DSN (not shown: it does not start with a scheme, and may hold a password): want scheme://..., e.g. sqlite:///tmp/fb.db"))
@@ -165,7 +164,7 @@ func Open(ctx context.Context, dsn string) (Adapter, DB, error) {
 	}
 	db, err := a.Open(ctx, dsn)
 	if err != nil {
-		return nil, nil, fmt.Errorf("open %s: %w", Redact(dsn), err)
+		return nil, nil, fmt.Errorf("open %s: %w", redact.DSN(dsn), err)
 	}
 	return a, db, nil
 }
@@ -200,7 +199,7 @@ func OpenExisting(ctx context.Context, dsn string) (Adapter, DB, error) {
 	}
 	db, err := eo.OpenExisting(ctx, dsn)
 	if err != nil {
-		return nil, nil, fmt.Errorf("open %s: %w", Redact(dsn), err)
+		return nil, nil, fmt.Errorf("open %s: %w", redact.DSN(dsn), err)
 	}
 	return a, db, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter"
 	_ "github.com/fieldbench/fieldbench/adapter/all"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/workload"
 )
 
@@ -59,7 +60,7 @@ func TestFamily(t *testing.T) {
 	if !errors.Is(err, adapter.ErrUnsupported) {
 		t.Fatalf("Family of a DB without the family: %v; want ErrUnsupported", err)
 	}
-	want := "the adapter for " + adapter.Redact(dsn) + " does not support the ping workload"
+	want := "the adapter for " + redact.DSN(dsn) + " does not support the ping workload"
 	if err.Error() != want || strings.Contains(err.Error(), "secret") {
 		t.Errorf("Family error %q; want %q", err, want)
 	}

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/redact"
 )
 
 // A Template is a node action of an external cluster written as a command,
@@ -222,7 +222,7 @@ func (e *CommandError) Unwrap() error { return e.Err }
 // runCommand runs argv with a timeout, its output (stdout and stderr)
 // copied into log after a header line, and returns a *CommandError when it
 // could not run, timed out or exited with a code other than 0. The header
-// line shows the command with its secrets masked (adapter.RedactCommand,
+// line shows the command with its secrets masked (redact.Command,
 // secrets among them): the log lies in the experiment's directory.
 func runCommand(ctx context.Context, action string, argv []string, timeout time.Duration, log io.Writer, secrets ...string) error {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
@@ -234,7 +234,7 @@ func runCommand(ctx context.Context, action string, argv []string, timeout time.
 	var tail tailBuffer
 	out := io.MultiWriter(log, &tail)
 	cmd.Stdout, cmd.Stderr = out, out
-	fmt.Fprintf(log, "--- %s %s: %s\n", time.Now().UTC().Format(time.RFC3339), action, adapter.RedactCommand(strings.Join(argv, " "), secrets...))
+	fmt.Fprintf(log, "--- %s %s: %s\n", time.Now().UTC().Format(time.RFC3339), action, redact.Command(strings.Join(argv, " "), secrets...))
 	t0 := time.Now()
 	err := cmd.Run()
 	code := -1

@@ -16,8 +16,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fieldbench/fieldbench/adapter"
-	"github.com/fieldbench/fieldbench/internal/outpath"
+	"github.com/fieldbench/fieldbench/outpath"
+	"github.com/fieldbench/fieldbench/redact"
 )
 
 // EngineExternal names a cluster fieldbench did not start: the user's own
@@ -424,7 +424,7 @@ func (e *External) run(ctx context.Context, action string, node *Node, n int) er
 	if e.log == nil {
 		return errors.New("external cluster: closed")
 	}
-	if err := runCommand(ctx, action, argv, e.spec.CommandTimeout, e.log, adapter.Password(e.spec.DSN)); err != nil {
+	if err := runCommand(ctx, action, argv, e.spec.CommandTimeout, e.log, redact.PasswordOf(e.spec.DSN)); err != nil {
 		return fmt.Errorf("external cluster: %w (output in %s)", err, e.logPath)
 	}
 	return nil

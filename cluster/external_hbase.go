@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/redact"
 )
 
 // An external HBase is asked everything through its REST gateway, the one
@@ -68,7 +69,7 @@ func hbaseRemoteGateway(c *Cluster) (*Node, error) {
 	}
 	host, port, err := net.SplitHostPort(u.Host)
 	if err != nil {
-		return nil, fmt.Errorf("hbase: the DSN names no REST gateway host:port (%s): %w", adapter.Redact(c.DSN), err)
+		return nil, fmt.Errorf("hbase: the DSN names no REST gateway host:port (%s): %w", redact.DSN(c.DSN), err)
 	}
 	p, err := strconv.Atoi(port)
 	if err != nil {

@@ -15,10 +15,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
 	"github.com/fieldbench/fieldbench/job"
+	"github.com/fieldbench/fieldbench/redact"
 )
 
 // WritePlan says what the scenario will do (experiment --dry-run).
@@ -40,11 +40,11 @@ func (sc *Scenario) WritePlan(w io.Writer) error {
 			fmt.Fprintf(w, "    member %s at %s%s\n", m.Name, net.JoinHostPort(m.Host, strconv.Itoa(m.Port)), spare)
 		}
 		if c.DSN != "" {
-			fmt.Fprintf(w, "    dsn: %s\n", adapter.Redact(c.DSN))
+			fmt.Fprintf(w, "    dsn: %s\n", redact.DSN(c.DSN))
 		}
 		for _, a := range cluster.ExternalActions {
 			if t, ok := c.Commands[a]; ok {
-				fmt.Fprintf(w, "    %s: %s\n", a, adapter.RedactCommand(t, adapter.Password(c.DSN)))
+				fmt.Fprintf(w, "    %s: %s\n", a, redact.Command(t, redact.PasswordOf(c.DSN)))
 			}
 		}
 	case sc.Cluster != nil:
@@ -57,7 +57,7 @@ func (sc *Scenario) WritePlan(w io.Writer) error {
 			fmt.Fprintf(w, "    network: hosts, each node a network namespace of its own (198.18.0.0/15); the load from load host %s (%s)\n", loadHostName, vnet.LoadAddr(1))
 		}
 	case sc.DSN != "":
-		fmt.Fprintf(w, "  database: %s\n", adapter.Redact(sc.DSN))
+		fmt.Fprintf(w, "  database: %s\n", redact.DSN(sc.DSN))
 	default:
 		fmt.Fprintln(w, "  database: embedded SQLite in the run directory")
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/fieldbench/fieldbench/experiment/convergence"
 	"github.com/fieldbench/fieldbench/job"
 	"github.com/fieldbench/fieldbench/probe"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/report"
 	"github.com/fieldbench/fieldbench/result"
 )
@@ -194,7 +195,7 @@ func (x *expRun) runConvergence(ctx context.Context) error {
 		return err
 	}
 	h := result.Header{
-		Version: x.cfg.Version, Workload: "convergence", Adapter: x.cl.DB(), DSN: adapter.Redact(x.cl.DSN),
+		Version: x.cfg.Version, Workload: "convergence", Adapter: x.cl.DB(), DSN: redact.DSN(x.cl.DSN),
 		Database: adapter.Info{Name: x.cl.DB(), Version: x.cl.Version}, Machine: probe.Machine(),
 		Cluster: job.ClusterInfo(x.cl), Options: map[string]any{"rounds": cv.Rounds, "poll": cv.Poll.D().String(), "timeout": cv.Timeout.D().String(), "experiment": x.sc.Name},
 		Series: map[string]result.SeriesMeta{seriesConvergence: {Title: "Time until a write is visible on each node (mean ± SD)", XLabel: "node", YLabel: "time to visible (ms)", Band: "sd"}},

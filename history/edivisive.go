@@ -8,7 +8,7 @@ import (
 	"sort"
 
 	"github.com/fieldbench/fieldbench/analysis/compare"
-	"github.com/fieldbench/fieldbench/analysis/stats"
+	"github.com/fieldbench/fieldbench/stats"
 )
 
 // Change points are found with e-divisive means (Matteson and James, "A

@@ -14,14 +14,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
 )
 
 // pgServer is a real PostgreSQL, started as the adapter's tests start
 // theirs (the postgres cluster engine, loopback, a free port) by the first
 // test that needs it and stopped by TestMain.
-var pgServer = &adaptertest.SharedCluster{Engine: "postgres", Timeout: 3 * time.Minute,
+var pgServer = &clustertest.SharedCluster{Engine: "postgres", Timeout: 3 * time.Minute,
 	Options: cluster.Options{Nodes: 1, Extra: map[string]string{"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}}}
 
 func TestMain(m *testing.M) { os.Exit(pgServer.Stop(m.Run())) }

@@ -24,10 +24,10 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/analysis/compare"
-	"github.com/fieldbench/fieldbench/analysis/stats"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/result"
+	"github.com/fieldbench/fieldbench/stats"
 )
 
 // Run is one run as the history holds it.
@@ -202,7 +202,7 @@ func FromRun(r *result.Run, commit string) (Run, error) {
 		Workload: h.Workload, Adapter: h.Adapter, Server: h.Database.Name, ServerVersion: h.Database.Version,
 		Model: optionText(h, "model"), Mix: optionText(h, "mix"),
 		Machine: machineClass(h.Machine), Host: h.Machine.Hostname, Kernel: h.Machine.Kernel,
-		Version: h.Version, Commit: adapter.RedactText(commit), Dir: absDir(r.Dir),
+		Version: h.Version, Commit: redact.Text(commit), Dir: absDir(r.Dir),
 		Duration: r.Summary.DurationSeconds, Interrupted: r.Summary.Interrupted, Header: hdr,
 	}
 	merged, err := r.Merged(true)
@@ -225,7 +225,7 @@ func FromRun(r *result.Run, commit string) (Run, error) {
 			if o.ErrorKinds == nil {
 				o.ErrorKinds = map[string]int64{}
 			}
-			o.ErrorKinds[adapter.RedactText(k)] += n
+			o.ErrorKinds[redact.Text(k)] += n
 			o.Errors += n
 		}
 		if hist := merged[name]; hist != nil {
@@ -268,7 +268,7 @@ func DecodeHist(b []byte) (*hdrhistogram.Histogram, error) {
 // fieldbench is already redacted; one written by hand or by an old
 // version may not be, and the history holds nothing it did not check.
 func redactedHeader(h result.Header) (json.RawMessage, error) {
-	h.DSN = adapter.Redact(h.DSN)
+	h.DSN = redact.DSN(h.DSN)
 	b, err := json.Marshal(h)
 	if err != nil {
 		return nil, fmt.Errorf("encode header: %w", err)
@@ -285,7 +285,7 @@ func redactedHeader(h result.Header) (json.RawMessage, error) {
 func redactStrings(v any) any {
 	switch v := v.(type) {
 	case string:
-		return adapter.RedactText(v)
+		return redact.Text(v)
 	case []any:
 		for i := range v {
 			v[i] = redactStrings(v[i])
@@ -294,7 +294,7 @@ func redactStrings(v any) any {
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, e := range v {
-			out[adapter.RedactText(k)] = redactStrings(e)
+			out[redact.Text(k)] = redactStrings(e)
 		}
 		return out
 	}
@@ -307,7 +307,7 @@ func optionText(h result.Header, k string) string {
 	if !ok || v == nil {
 		return ""
 	}
-	return adapter.RedactText(fmt.Sprint(v))
+	return redact.Text(fmt.Sprint(v))
 }
 
 // machineClass names the kind of machine a run was measured on: what

@@ -19,6 +19,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/result"
 )
 
@@ -66,7 +67,7 @@ func SQLitePath(target string) (string, error) {
 	if rest, ok := strings.CutPrefix(target, "sqlite://"); ok {
 		target = rest
 	} else if scheme, _, ok := strings.Cut(target, "://"); ok {
-		return "", adapter.BadDSN(fmt.Errorf("--history %s: a history is an SQLite file (a path, or sqlite://PATH) or a PostgreSQL database (postgres://...), not %s", adapter.Redact(target), scheme))
+		return "", adapter.BadDSN(fmt.Errorf("--history %s: a history is an SQLite file (a path, or sqlite://PATH) or a PostgreSQL database (postgres://...), not %s", redact.DSN(target), scheme))
 	}
 	if target == "" {
 		return "", adapter.BadDSN(errors.New("--history: no file path"))
@@ -90,11 +91,11 @@ func Open(ctx context.Context, target string, create bool) (*Store, error) {
 	if target == "" {
 		target = DefaultPath
 	}
-	s := &Store{Where: adapter.Redact(target)}
+	s := &Store{Where: redact.DSN(target)}
 	if IsPostgres(target) {
 		db, err := sql.Open("pgx", target)
 		if err != nil {
-			return nil, adapter.BadDSN(fmt.Errorf("history %s: %v", s.Where, adapter.RedactText(err.Error())))
+			return nil, adapter.BadDSN(fmt.Errorf("history %s: %v", s.Where, redact.Text(err.Error())))
 		}
 		db.SetMaxOpenConns(4)
 		s.db, s.pg = db, true
@@ -128,7 +129,7 @@ func Open(ctx context.Context, target string, create bool) (*Store, error) {
 	}
 	if err := s.whileBusy(ctx, func() error { return s.db.PingContext(ctx) }); err != nil {
 		s.db.Close()
-		return nil, fmt.Errorf("history %s: %s", s.Where, adapter.RedactText(err.Error()))
+		return nil, fmt.Errorf("history %s: %s", s.Where, redact.Text(err.Error()))
 	}
 	if err := s.migrate(ctx); err != nil {
 		s.db.Close()
@@ -320,7 +321,7 @@ func (s *Store) Add(ctx context.Context, runs []Run) ([]Added, error) {
 		return s.add(ctx, runs, &out)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("history %s: add: %s", s.Where, adapter.RedactText(err.Error()))
+		return nil, fmt.Errorf("history %s: add: %s", s.Where, redact.Text(err.Error()))
 	}
 	return out, nil
 }

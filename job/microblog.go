@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/result"
 	"github.com/fieldbench/fieldbench/runner"
 	"github.com/fieldbench/fieldbench/workload"
@@ -258,7 +259,7 @@ func (j *microblogJob) load(ctx context.Context, env *Env) error {
 		return nil
 	}
 	fmt.Fprintf(out, "loaded %d users, %d follows, %d tweets (%s model) into %s in %.2fs",
-		ds.Users, len(ds.Follows), len(ds.Tweets), model, adapter.Redact(dsn), ld.seconds)
+		ds.Users, len(ds.Follows), len(ds.Tweets), model, redact.DSN(dsn), ld.seconds)
 	if ld.sizeBytes > 0 {
 		fmt.Fprintf(out, "; %.2f MB on disk", float64(ld.sizeBytes)/1e6)
 	}
@@ -333,7 +334,7 @@ func (j *microblogJob) loadShard(ctx context.Context, env *Env, sh shard) error 
 		return fmt.Errorf("load shard %s (users %d..%d): %w", part, part.First, part.Last, err)
 	}
 	fmt.Fprintf(env.Stdout, "shard %s: loaded users %d..%d, %d follows, %d tweets (%s model) into %s in %.2fs\n",
-		part, part.First, part.Last, size.Follows, size.Tweets, model, adapter.Redact(j.db), time.Since(t0).Seconds())
+		part, part.First, part.Last, size.Follows, size.Tweets, model, redact.DSN(j.db), time.Since(t0).Seconds())
 	return nil
 }
 

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
 
@@ -34,7 +34,7 @@ func (j *microblogJob) runOp(ctx context.Context, env *Env, op string) error {
 		return err
 	}
 	if model == "" {
-		return Usagef("%s holds no microblog data: load it first with 'fieldbench load microblog --db %s'", adapter.Redact(j.db), adapter.Redact(j.db))
+		return Usagef("%s holds no microblog data: load it first with 'fieldbench load microblog --db %s'", redact.DSN(j.db), redact.DSN(j.db))
 	}
 	store, err := b.Microblog(ctx, model)
 	if err != nil {

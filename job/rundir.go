@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
-	"github.com/fieldbench/fieldbench/internal/outpath"
+	"github.com/fieldbench/fieldbench/outpath"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/result"
 )
 
@@ -85,7 +86,7 @@ func runDirFor(results, dirName, dbName, dsn string) (dir, useDSN string, err er
 		// A DSN of the wrong form is refused before the directory is
 		// made (exit 2, nothing left behind).
 		if err := adapter.CheckDSN(dsn); err != nil {
-			return "", "", fmt.Errorf("cannot open %s: %w", adapter.Redact(dsn), err)
+			return "", "", fmt.Errorf("cannot open %s: %w", redact.DSN(dsn), err)
 		}
 		adapterName = a.Name()
 	}
@@ -139,16 +140,16 @@ func OpenDB(ctx context.Context, dsn string) (adapter.Adapter, adapter.DB, error
 		return nil, nil, Usage(err)
 	}
 	if err := adapter.CheckDSN(dsn); err != nil {
-		return nil, nil, fmt.Errorf("cannot open %s: %w", adapter.Redact(dsn), err)
+		return nil, nil, fmt.Errorf("cannot open %s: %w", redact.DSN(dsn), err)
 	}
 	if embedded[a.Name()] {
 		db, err := a.Open(ctx, dsn)
 		if err != nil {
-			return nil, nil, fmt.Errorf("cannot open %s: %w", adapter.Redact(dsn), err)
+			return nil, nil, fmt.Errorf("cannot open %s: %w", redact.DSN(dsn), err)
 		}
 		return a, db, nil
 	}
-	fmt.Fprintf(progressOf(ctx), "connecting to %s (giving up after %s)...\n", adapter.Redact(dsn), ConnectTimeout)
+	fmt.Fprintf(progressOf(ctx), "connecting to %s (giving up after %s)...\n", redact.DSN(dsn), ConnectTimeout)
 	// The open's context is cancelled only if the server has not answered
 	// in time: a DB may keep the context it was opened with.
 	octx, cancel := context.WithCancel(ctx)
@@ -158,9 +159,9 @@ func OpenDB(ctx context.Context, dsn string) (adapter.Adapter, adapter.DB, error
 	if err != nil {
 		cancel()
 		if late && ctx.Err() == nil {
-			return nil, nil, fmt.Errorf("cannot open %s: no answer within %s (is the server running and reachable?): %w", adapter.Redact(dsn), ConnectTimeout, err)
+			return nil, nil, fmt.Errorf("cannot open %s: no answer within %s (is the server running and reachable?): %w", redact.DSN(dsn), ConnectTimeout, err)
 		}
-		return nil, nil, fmt.Errorf("cannot open %s: %w", adapter.Redact(dsn), err)
+		return nil, nil, fmt.Errorf("cannot open %s: %w", redact.DSN(dsn), err)
 	}
 	return a, db, nil
 }
@@ -179,11 +180,11 @@ func openExistingDB(ctx context.Context, dsn, name, what string) (adapter.Adapte
 	a, db, err := adapter.OpenExisting(ctx, dsn)
 	switch {
 	case errors.Is(err, adapter.ErrNoDatabase):
-		return nil, nil, Usagef("%s does not exist, so it holds no %s: load them first with 'fieldbench load %s --db %s'", adapter.Redact(dsn), what, name, adapter.Redact(dsn))
+		return nil, nil, Usagef("%s does not exist, so it holds no %s: load them first with 'fieldbench load %s --db %s'", redact.DSN(dsn), what, name, redact.DSN(dsn))
 	case err != nil && a == nil:
 		return nil, nil, Usage(err)
 	case err != nil:
-		return nil, nil, fmt.Errorf("cannot open %s: %w", adapter.Redact(dsn), err)
+		return nil, nil, fmt.Errorf("cannot open %s: %w", redact.DSN(dsn), err)
 	}
 	return a, db, nil
 }

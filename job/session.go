@@ -12,6 +12,7 @@ import (
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/probe"
 	"github.com/fieldbench/fieldbench/recorder"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/report"
 	"github.com/fieldbench/fieldbench/report/export"
 	"github.com/fieldbench/fieldbench/result"
@@ -376,7 +377,7 @@ func Detached(ctx context.Context, d time.Duration) (context.Context, context.Ca
 // operations, groups and series.
 func newHeader(env *Env, workloadName string, a adapter.Adapter, info adapter.Info, dsn string, seed int64, ops []string) result.Header {
 	return result.Header{
-		Version: env.Version, Workload: workloadName, Adapter: a.Name(), DSN: adapter.Redact(dsn),
+		Version: env.Version, Workload: workloadName, Adapter: a.Name(), DSN: redact.DSN(dsn),
 		Database: info, Seed: seed, Machine: probe.Machine(), Operations: ops,
 		Options: map[string]any{}, Cluster: env.Cluster,
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter"
 	_ "github.com/fieldbench/fieldbench/adapter/null"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/result"
 	"github.com/fieldbench/fieldbench/runner"
 )
@@ -64,7 +65,7 @@ func (j *tallyJob) run(ctx context.Context, env *Env) error {
 		ops: []string{"count"}, lo: 0, hi: j.clients, items: "clients",
 		setup: func(ctx context.Context, a adapter.Adapter, db adapter.DB, dsn string) (*plan, error) {
 			if j.refuse {
-				return nil, Usagef("tally refuses %s", adapter.Redact(dsn))
+				return nil, Usagef("tally refuses %s", redact.DSN(dsn))
 			}
 			counts := make([]int64, j.clients)
 			return &plan{

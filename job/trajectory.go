@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/workload"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
 )
@@ -299,7 +300,7 @@ func trajStore(ctx context.Context, stderr io.Writer, db adapter.DB, dsn string,
 	if c.Records > 0 || c.Cells > 0 {
 		st.Close()
 		return nil, Usagef("%s already holds %d trajectory records: the write phase needs an empty database; pass --reset to delete them, or use a fresh database",
-			adapter.Redact(dsn), c.Records)
+			redact.DSN(dsn), c.Records)
 	}
 	return st, nil
 }
@@ -347,7 +348,7 @@ func (j *trajectoryJob) load(ctx context.Context, env *Env) error {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "loaded %d records (%d cells) into %s in %.2fs: %.0f records/s\n",
-		counts.Records, counts.Cells, adapter.Redact(dsn), d.Seconds(), float64(counts.Records)/d.Seconds())
+		counts.Records, counts.Cells, redact.DSN(dsn), d.Seconds(), float64(counts.Records)/d.Seconds())
 	if j.db == "" {
 		fmt.Fprintf(env.Stdout, "query it with: fieldbench op trajectory region --db %s --weekday mon --slot 12:00\n", dsn)
 	}
@@ -378,7 +379,7 @@ func (j *trajectoryJob) loadShard(ctx context.Context, env *Env, sh shard) error
 	}
 	d := time.Since(t0)
 	fmt.Fprintf(env.Stdout, "shard %d/%d: loaded records %d..%d (%d of %d) into %s in %.2fs: %.0f records/s\n",
-		sh.i, sh.n, lo, hi-1, hi-lo, g.Len(), adapter.Redact(j.db), d.Seconds(), float64(hi-lo)/d.Seconds())
+		sh.i, sh.n, lo, hi-1, hi-lo, g.Len(), redact.DSN(j.db), d.Seconds(), float64(hi-lo)/d.Seconds())
 	return nil
 }
 

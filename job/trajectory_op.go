@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
 )
 
@@ -82,7 +83,7 @@ func (j *trajectoryJob) runQueryOp(ctx context.Context, env *Env, name string) e
 	if c, err := st.Counts(ctx); err != nil {
 		return err
 	} else if c.Records == 0 {
-		return Usagef("%s holds no trajectory data: load it first with 'fieldbench load trajectory --db %s'", adapter.Redact(j.db), adapter.Redact(j.db))
+		return Usagef("%s holds no trajectory data: load it first with 'fieldbench load trajectory --db %s'", redact.DSN(j.db), redact.DSN(j.db))
 	}
 	ans, err := q.Run(ctx, st)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/runner/loop"
 	"github.com/fieldbench/fieldbench/workload"
 	"github.com/fieldbench/fieldbench/workload/wiki"
@@ -262,7 +263,7 @@ func wikiStoreOf(ctx context.Context, db adapter.DB, dsn string) (wiki.Store, er
 	}
 	store, err := b.Wiki(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("open the wiki store of %s: %w", adapter.Redact(dsn), err)
+		return nil, fmt.Errorf("open the wiki store of %s: %w", redact.DSN(dsn), err)
 	}
 	return store, nil
 }
@@ -434,7 +435,7 @@ func (j *wikiJob) load(ctx context.Context, env *Env) error {
 		fmt.Fprintf(out, "the database already holds %d articles (%.1f MB); nothing to load (--reset replaces them)\n", ld.counts.Articles, float64(ld.counts.Bytes)/1e6)
 		return nil
 	}
-	fmt.Fprintf(out, "loaded %d articles (%.1f MB of text) from %s into %s in %.2fs", ld.counts.Articles, float64(ld.counts.Bytes)/1e6, ld.source, adapter.Redact(dsn), ld.seconds)
+	fmt.Fprintf(out, "loaded %d articles (%.1f MB of text) from %s into %s in %.2fs", ld.counts.Articles, float64(ld.counts.Bytes)/1e6, ld.source, redact.DSN(dsn), ld.seconds)
 	if ld.sizeBytes > 0 {
 		fmt.Fprintf(out, "; %.1f MB on disk", float64(ld.sizeBytes)/1e6)
 	}
@@ -500,7 +501,7 @@ func (j *wikiJob) loadShard(ctx context.Context, env *Env, sh shard) error {
 	}
 	d := time.Since(t0).Seconds()
 	fmt.Fprintf(env.Stdout, "shard %d/%d: loaded articles %d..%d (%d of %d, %.1f MB of text) into %s in %.2fs\n",
-		sh.i, sh.n, first, last, c.Articles, j.articles, float64(c.Bytes)/1e6, adapter.Redact(j.db), d)
+		sh.i, sh.n, first, last, c.Articles, j.articles, float64(c.Bytes)/1e6, redact.DSN(j.db), d)
 	return nil
 }
 

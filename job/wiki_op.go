@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
-	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/workload/wiki"
 )
 
@@ -41,7 +41,7 @@ func (j *wikiJob) runOp(ctx context.Context, env *Env, op string) error {
 	if errors.Is(err, wiki.ErrNotFound) {
 		c, cerr := store.Counts(ctx)
 		if cerr != nil || c.Articles == 0 {
-			return Usagef("%s holds no wiki articles: load them first with 'fieldbench load wiki --db %s'", adapter.Redact(dsn), adapter.Redact(dsn))
+			return Usagef("%s holds no wiki articles: load them first with 'fieldbench load wiki --db %s'", redact.DSN(dsn), redact.DSN(dsn))
 		}
 		return Usagef("article %d does not exist (the database has articles 1..%d)", id, c.MaxID)
 	}

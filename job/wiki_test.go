@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
-	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
 	"github.com/fieldbench/fieldbench/job"
 	"github.com/fieldbench/fieldbench/result"
 	"github.com/fieldbench/fieldbench/workload/wiki"
@@ -270,7 +270,7 @@ func TestWikiRunLoopEndToEnd(t *testing.T) {
 	t.Parallel()
 	for _, engine := range []string{"postgres", "redis"} {
 		t.Run(engine, func(t *testing.T) {
-			_, c := adaptertest.OwnCluster(t, engine, cluster.Options{Nodes: 1}, 5*time.Minute)
+			_, c := clustertest.OwnCluster(t, engine, cluster.Options{Nodes: 1}, 5*time.Minute)
 			dsn, base := c.DSN, t.TempDir()
 			const articles, requests, threads, sets, repeat, seed = 200, 300, 3, 2, 2, 11
 			results := filepath.Join(base, "results")

@@ -22,9 +22,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
+	"github.com/fieldbench/fieldbench/probe"
 	"github.com/fieldbench/fieldbench/result"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -107,7 +108,7 @@ func TestImage(t *testing.T) {
 	})
 
 	t.Run("job", func(t *testing.T) {
-		_, c := adaptertest.OwnCluster(t, "redis", cluster.Options{Nodes: 1}, 5*time.Minute)
+		_, c := clustertest.OwnCluster(t, "redis", cluster.Options{Nodes: 1}, 5*time.Minute)
 		runJobPods(t, engine, conf, tag, jobPods{
 			workload: "microblog", args: []string{"--users", "50", "--clients", "4", "--duration", "3s"},
 			shards: 2, dsn: c.DSN,
@@ -124,7 +125,7 @@ func TestImage(t *testing.T) {
 		// without sslrootcert: the driver uses the system's CA bundle,
 		// which in the image is the one file the Dockerfile copies).
 		ca, certs := tlsCerts(t)
-		_, c := adaptertest.OwnCluster(t, "postgres", cluster.Options{Nodes: 1, Extra: map[string]string{
+		_, c := clustertest.OwnCluster(t, "postgres", cluster.Options{Nodes: 1, Extra: map[string]string{
 			"ssl": "on", "ssl_cert_file": filepath.Join(certs, "server.crt"), "ssl_key_file": filepath.Join(certs, "server.key"),
 		}}, 5*time.Minute)
 		dsn := strings.Replace(c.DSN, "sslmode=disable", "sslmode=verify-full", 1)
@@ -150,7 +151,7 @@ func TestImage(t *testing.T) {
 	})
 
 	t.Run("redis", func(t *testing.T) {
-		_, c := adaptertest.OwnCluster(t, "redis", cluster.Options{Nodes: 1}, 5*time.Minute)
+		_, c := clustertest.OwnCluster(t, "redis", cluster.Options{Nodes: 1}, 5*time.Minute)
 		results := writableDir(t)
 		// The host's network: the server listens on its loopback only.
 		run(t, "--network", "host", "-v", results+":/results", tag,
@@ -426,7 +427,7 @@ func runJobPodsOnHosts(t *testing.T, engine, conf, tag string) {
 	if err := cluster.CheckNetwork("redis", cluster.NetworkHosts); err != nil {
 		t.Skipf("a virtual network cannot be made here: %v", err)
 	}
-	_, c := adaptertest.OwnCluster(t, "redis", cluster.Options{Nodes: 3, Network: cluster.NetworkHosts}, 5*time.Minute)
+	_, c := clustertest.OwnCluster(t, "redis", cluster.Options{Nodes: 3, Network: cluster.NetworkHosts}, 5*time.Minute)
 	vn := vnet.ForDir(c.Dir)
 	ctx := context.Background()
 	hosts := make([]vnet.Host, 2)
@@ -446,7 +447,7 @@ func runJobPodsOnHosts(t *testing.T, engine, conf, tag string) {
 		network: func(i int) string { return "ns:" + filepath.Join(vnet.Dir, hosts[i].NS) },
 		// What `run --load-host` sets for the process it starts on a
 		// load host: the result records where the shard ran.
-		env: func(i int) []string { return []string{vnet.LoadHostEnv + "=" + hosts[i].Env()} },
+		env: func(i int) []string { return []string{probe.LoadHostVar(hosts[i].Name, hosts[i].Addr, hosts[i].NS)} },
 	}
 	for _, tc := range []struct {
 		name string

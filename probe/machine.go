@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fieldbench/fieldbench/cluster/vnet"
 	"github.com/fieldbench/fieldbench/result"
 )
 
@@ -31,8 +30,8 @@ func Machine() result.Machine {
 		m.MemoryBytes = n * 1024
 	}
 	m.Hostname, _ = os.Hostname()
-	if h, ok := vnet.CurrentLoadHost(); ok {
-		m.LoadHost = &result.LoadHost{Name: h.Name, Addr: h.Addr.String(), Netns: h.NS}
+	if h, ok := CurrentLoadHost(); ok {
+		m.LoadHost = &h
 	}
 	return m
 }

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/result"
 )
 
@@ -211,7 +211,7 @@ func runFields(d *runData) [][2]string {
 		{"adapter", h.Adapter},
 		{"database", db},
 		{"database config", fmtPairs(h.Database.Config)},
-		{"DSN", adapter.Redact(h.DSN)}, // again: a file written before Redact masked ?password=
+		{"DSN", redact.DSN(h.DSN)}, // again: a file written before Redact masked ?password=
 		{"cluster", clusterText(h.Cluster)},
 		{"cluster config", clusterConfig(h.Cluster)},
 		{"options", fmtPairs(h.Options)},

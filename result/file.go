@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/redact"
 )
 
 // Writer appends lines to a result file. It is safe for concurrent use.
@@ -35,7 +35,7 @@ func Create(dir string, h Header) (*Writer, error) {
 		return nil, fmt.Errorf("create result file: %w", err)
 	}
 	w := &Writer{f: f, path: path}
-	h.DSN = adapter.Redact(h.DSN)
+	h.DSN = redact.DSN(h.DSN)
 	h.Options = redactOptions(h.Options)
 	if err := w.write(Line{Kind: "header", Header: &h}); err != nil {
 		f.Close()
@@ -56,13 +56,13 @@ func (w *Writer) Interval(iv Interval) error {
 
 // Event appends one event, its detail redacted.
 func (w *Writer) Event(e Event) error {
-	e.Detail = adapter.RedactText(e.Detail)
+	e.Detail = redact.Text(e.Detail)
 	return w.write(Line{Kind: "event", Event: &e})
 }
 
 // Point appends one point, its failure cause redacted.
 func (w *Writer) Point(p Point) error {
-	p.Failed = adapter.RedactText(p.Failed)
+	p.Failed = redact.Text(p.Failed)
 	return w.write(Line{Kind: "point", Point: &p})
 }
 
@@ -121,7 +121,7 @@ func redactOps[T any](ops map[string]T, errs func(*T) *map[string]int64) map[str
 func redactKinds(errs map[string]int64) (map[string]int64, bool) {
 	changed := false
 	for k := range errs {
-		if adapter.RedactText(k) != k {
+		if redact.Text(k) != k {
 			changed = true
 			break
 		}
@@ -131,7 +131,7 @@ func redactKinds(errs map[string]int64) (map[string]int64, bool) {
 	}
 	out := make(map[string]int64, len(errs))
 	for k, n := range errs {
-		out[adapter.RedactText(k)] += n
+		out[redact.Text(k)] += n
 	}
 	return out, true
 }
@@ -153,11 +153,11 @@ func redactOptions(opts map[string]any) map[string]any {
 func redactValue(v any) any {
 	switch v := v.(type) {
 	case string:
-		return adapter.RedactText(v)
+		return redact.Text(v)
 	case []string:
 		out := make([]string, len(v))
 		for i, s := range v {
-			out[i] = adapter.RedactText(s)
+			out[i] = redact.Text(s)
 		}
 		return out
 	case []any:
@@ -171,7 +171,7 @@ func redactValue(v any) any {
 	case map[string]string:
 		out := make(map[string]string, len(v))
 		for k, s := range v {
-			out[k] = adapter.RedactText(s)
+			out[k] = redact.Text(s)
 		}
 		return out
 	case float64:

@@ -10,12 +10,19 @@ import (
 	"fmt"
 	"math"
 	"time"
-
-	"github.com/fieldbench/fieldbench/adapter"
 )
 
 // FileName is the result file's name inside a run directory.
 const FileName = "result.jsonl"
+
+// Database describes the database server a run measured, as its adapter
+// reports it (adapter.Info is this type: the result file defines what it
+// holds, and result needs nothing of the adapters).
+type Database struct {
+	Name    string            `json:"name"`
+	Version string            `json:"version"`
+	Config  map[string]string `json:"config,omitempty"`
+}
 
 // Header describes the run: everything needed to reproduce and interpret it.
 type Header struct {
@@ -23,7 +30,7 @@ type Header struct {
 	Workload string         `json:"workload"`
 	Adapter  string         `json:"adapter"`
 	DSN      string         `json:"dsn"` // redacted
-	Database adapter.Info   `json:"database"`
+	Database Database       `json:"database"`
 	Options  map[string]any `json:"options"`
 	Seed     int64          `json:"seed"`
 	Machine  Machine        `json:"machine"`

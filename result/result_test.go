@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/result"
 )
 
@@ -36,7 +35,7 @@ func interval(t *testing.T, start float64, warm bool, values ...int64) result.In
 func header() result.Header {
 	return result.Header{
 		Version: "test", Workload: "w", Adapter: "sqlite", DSN: "sqlite:///x.db",
-		Database: adapter.Info{Name: "sqlite", Version: "3"}, Options: map[string]any{"clients": 2.0},
+		Database: result.Database{Name: "sqlite", Version: "3"}, Options: map[string]any{"clients": 2.0},
 		Seed: 7, Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Operations: []string{"get"},
 		Machine: result.Machine{CPUModel: "cpu", Cores: 2},
 	}

@@ -21,7 +21,7 @@ list_only=0
 # gate: the last `func TestX(` before the line that gates.
 gated() {
   grep -rlE 'OnlyLong\(t|onlyLong\(t|Getenv\("FIELDBENCH_LONG_TESTS"\)' --include='*_test.go' . |
-    grep -v '^./adapter/adaptertest/shared.go$' | sort | while read -r file; do
+    grep -v '^./adapter/adaptertest/long.go$' | sort | while read -r file; do
     awk -v dir="$(dirname "$file")" '
       /^func Test[A-Za-z0-9_]*\(/ { match($0, /Test[A-Za-z0-9_]*/); name = substr($0, RSTART, RLENGTH) }
       /^func / && !/^func Test/ { name = "" }

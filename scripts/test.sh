@@ -86,7 +86,7 @@ fuzz() {
     echo "[fuzz] $target ($pkg), $budget"
     go test -run '^$' -fuzz "^${target}\$" -fuzztime "$budget" -fuzzminimizetime 200x -parallel 1 "$pkg" 2>&1 | sed 's/^/[fuzz] /' || failed=1
   done <<'TARGETS'
-./adapter FuzzRedact 10000x
+./redact FuzzRedact 10000x
 ./adapter/all FuzzParseDSN 3000x
 ./experiment FuzzParse 30000x
 ./workload FuzzParseMix 200000x

@@ -15,7 +15,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/fieldbench/fieldbench/internal/outpath"
+	"github.com/fieldbench/fieldbench/outpath"
 	"github.com/fieldbench/fieldbench/study"
 )
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/redact"
 )
 
 // Open opens dsn with an adapter's own open function and closes the DB when
@@ -15,11 +16,11 @@ func Open[D adapter.DB](t testing.TB, open func(context.Context, string) (D, err
 	t.Helper()
 	db, err := open(t.Context(), dsn)
 	if err != nil {
-		t.Fatalf("open %s: %v", adapter.Redact(dsn), err)
+		t.Fatalf("open %s: %v", redact.DSN(dsn), err)
 	}
 	t.Cleanup(func() {
 		if err := db.Close(); err != nil {
-			t.Errorf("close %s: %v", adapter.Redact(dsn), err)
+			t.Errorf("close %s: %v", redact.DSN(dsn), err)
 		}
 	})
 	return db

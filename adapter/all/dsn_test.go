@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/fieldbench/fieldbench/adapter"
-	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	_ "github.com/fieldbench/fieldbench/adapter/all"
+	"github.com/fieldbench/fieldbench/redact/redacttest"
 )
 
 // parsers are every registered adapter's DSN check (Adapter.CheckDSN), by
@@ -83,7 +83,7 @@ func FuzzParseDSN(f *testing.F) {
 			} {
 				dsn := form(pass)
 				err := parse(dsn)
-				if err == nil || !adaptertest.Leaks(err.Error(), dsn, pass) {
+				if err == nil || !redacttest.Leaks(err.Error(), dsn, pass) {
 					continue
 				}
 				// The message's own words may hold a password made of
@@ -121,7 +121,7 @@ func shift(s string) string {
 // Issue 40, finding 1: `--db null://user:S3cretPW9@host` printed the
 // password (null's Open quoted the DSN raw). Every registered adapter's
 // DSN check is given DSNs holding a known password in every place
-// adapter.Redact masks one (a URL's userinfo, with or without a user and
+// redact.DSN masks one (a URL's userinfo, with or without a user and
 // with the characters that bend a URL; password-like query parameters),
 // each malformed in several ways; whatever it refuses it refuses as
 // ErrBadDSN, and its message never shows the password nor a piece of it.

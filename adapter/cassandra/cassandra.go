@@ -38,6 +38,7 @@ import (
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
@@ -121,12 +122,12 @@ func ParseDSN(dsn string) (Config, error) {
 func parseDSN(dsn string) (Config, error) {
 	rest, ok := strings.CutPrefix(dsn, Name+"://")
 	if !ok {
-		return Config{}, fmt.Errorf("cassandra DSN must look like cassandra://host:port[,host:port...]/keyspace (got %q)", adapter.Redact(dsn))
+		return Config{}, fmt.Errorf("cassandra DSN must look like cassandra://host:port[,host:port...]/keyspace (got %q)", redact.DSN(dsn))
 	}
 	if strings.Contains(rest, "@") {
 		// No user or password is supported; refuse before cutting the
 		// DSN into hosts and keyspace, whose messages quote them.
-		return Config{}, fmt.Errorf("cassandra DSN %s: a user or password is not supported (the servers fieldbench starts need none)", adapter.Redact(dsn))
+		return Config{}, fmt.Errorf("cassandra DSN %s: a user or password is not supported (the servers fieldbench starts need none)", redact.DSN(dsn))
 	}
 	rest, query, _ := strings.Cut(rest, "?")
 	hosts, ks, _ := strings.Cut(rest, "/")
@@ -139,12 +140,12 @@ func parseDSN(dsn string) (Config, error) {
 		// The host is not quoted: without its '@' a userinfo reads as
 		// one (cassandra://user:pw/ks), which Redact masks whole.
 		if err := adapter.CheckAddr(h); err != nil {
-			return Config{}, fmt.Errorf("cassandra DSN %s: host %d: %w", adapter.Redact(dsn), i+1, err)
+			return Config{}, fmt.Errorf("cassandra DSN %s: host %d: %w", redact.DSN(dsn), i+1, err)
 		}
 		c.Hosts = append(c.Hosts, h)
 	}
 	if len(c.Hosts) == 0 {
-		return Config{}, fmt.Errorf("cassandra DSN %q has no host:port", adapter.Redact(dsn))
+		return Config{}, fmt.Errorf("cassandra DSN %q has no host:port", redact.DSN(dsn))
 	}
 	if c.Keyspace == "" {
 		c.Keyspace = "fieldbench"

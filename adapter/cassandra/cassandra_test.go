@@ -16,6 +16,7 @@ import (
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 	"github.com/fieldbench/fieldbench/workload/wiki"
@@ -24,7 +25,7 @@ import (
 // The package's tests share one single-node cluster, started on first use
 // (a first jar fetch included) and stopped by TestMain; every test works in
 // keyspaces of its own.
-var server = &adaptertest.SharedCluster{Engine: "cassandra", Options: testClusterOptions(1), Timeout: 10 * time.Minute}
+var server = &clustertest.SharedCluster{Engine: "cassandra", Options: testClusterOptions(1), Timeout: 10 * time.Minute}
 
 func TestMain(m *testing.M) { os.Exit(server.Stop(m.Run())) }
 
@@ -82,7 +83,7 @@ func TestConformance(t *testing.T) {
 func TestConformanceThreeNodes(t *testing.T) {
 	adaptertest.OnlyLong(t, "about 5 min here, 3 Cassandra JVMs and the whole suite at QUORUM: a seventh of CI's 35 min for one test, while the 1-node suite runs in CI")
 	start := time.Now()
-	_, c := adaptertest.OwnCluster(t, "cassandra", testClusterOptions(3), 10*time.Minute)
+	_, c := clustertest.OwnCluster(t, "cassandra", testClusterOptions(3), 10*time.Minute)
 	t.Logf("3 nodes up in %v", time.Since(start).Round(time.Second))
 	var hs []string
 	for _, n := range c.Nodes {

@@ -44,6 +44,7 @@ import (
 	"github.com/couchbase/gocb/v2"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
@@ -246,7 +247,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		TimeoutsConfig: gocb.TimeoutsConfig{KVTimeout: cfg.Timeout, ViewTimeout: cfg.Timeout, ManagementTimeout: cfg.Timeout, ConnectTimeout: cfg.Timeout},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("couchbase: connect to %s: %w", adapter.Redact(dsn), redacted(err))
+		return nil, fmt.Errorf("couchbase: connect to %s: %w", redact.DSN(dsn), redacted(err))
 	}
 	b := cl.Bucket(cfg.Bucket)
 	wait := 30 * time.Second
@@ -255,7 +256,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	}
 	if err := b.WaitUntilReady(wait, &gocb.WaitUntilReadyOptions{Context: ctx, ServiceTypes: []gocb.ServiceType{gocb.ServiceTypeKeyValue}}); err != nil {
 		_ = cl.Close(nil)
-		return nil, fmt.Errorf("couchbase: bucket %s at %s: %w", cfg.Bucket, adapter.Redact(dsn), redacted(err))
+		return nil, fmt.Errorf("couchbase: bucket %s at %s: %w", cfg.Bucket, redact.DSN(dsn), redacted(err))
 	}
 	return &DB{cfg: cfg, cluster: cl, bucket: b, col: b.DefaultCollection()}, nil
 }
@@ -265,7 +266,7 @@ func redacted(err error) error {
 	if err == nil {
 		return nil
 	}
-	return errors.New(adapter.RedactText(err.Error()))
+	return errors.New(redact.Text(err.Error()))
 }
 
 // Config is the parsed DSN.

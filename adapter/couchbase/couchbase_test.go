@@ -16,6 +16,8 @@ import (
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
@@ -26,7 +28,7 @@ import (
 // bucket of its own (CouchbaseMock's views read every document of their
 // bucket at each query, so a shared bucket would slow each view by the
 // documents of the tests before), which the mock drops when it stops.
-var server = &adaptertest.SharedCluster{Engine: "couchbase", Timeout: 5 * time.Minute, // a first jar fetch included
+var server = &clustertest.SharedCluster{Engine: "couchbase", Timeout: 5 * time.Minute, // a first jar fetch included
 	Options: cluster.Options{Nodes: 3, Extra: map[string]string{"buckets": strconv.Itoa(testBuckets)}}}
 
 func TestMain(m *testing.M) { os.Exit(server.Stop(m.Run())) }
@@ -272,7 +274,7 @@ func TestParseDSN(t *testing.T) {
 		got, err := ParseDSN(tt.dsn)
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("ParseDSN(%q) error %v, want one containing %q", adapter.Redact(tt.dsn), err, tt.wantErr)
+				t.Errorf("ParseDSN(%q) error %v, want one containing %q", redact.DSN(tt.dsn), err, tt.wantErr)
 			}
 			if err != nil && strings.Contains(err.Error(), "secret") {
 				t.Errorf("ParseDSN error shows the password: %v", err)
@@ -280,7 +282,7 @@ func TestParseDSN(t *testing.T) {
 			continue
 		}
 		if err != nil || got != tt.want {
-			t.Errorf("ParseDSN(%q) = %+v, %v; want %+v", adapter.Redact(tt.dsn), got, err, tt.want)
+			t.Errorf("ParseDSN(%q) = %+v, %v; want %+v", redact.DSN(tt.dsn), got, err, tt.want)
 		}
 	}
 }

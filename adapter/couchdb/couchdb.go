@@ -43,6 +43,7 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/couchdb/couchapi"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
@@ -117,10 +118,10 @@ func ParseDSN(dsn string) (Config, error) {
 func parseDSN(dsn string) (Config, error) {
 	u, err := adapter.ParseURL(dsn)
 	if err != nil || u.Scheme != Name {
-		return Config{}, fmt.Errorf("couchdb DSN must look like couchdb://host:port[/prefix][?peers=host:port,...] (got %q)", adapter.Redact(dsn))
+		return Config{}, fmt.Errorf("couchdb DSN must look like couchdb://host:port[/prefix][?peers=host:port,...] (got %q)", redact.DSN(dsn))
 	}
 	if u.Host == "" {
-		return Config{}, fmt.Errorf("couchdb DSN %q has no host:port", adapter.Redact(dsn))
+		return Config{}, fmt.Errorf("couchdb DSN %q has no host:port", redact.DSN(dsn))
 	}
 	c := Config{Nodes: []string{u.Host}, Prefix: "fb", Pool: 64, Timeout: 60 * time.Second, Spatial: SpatialGrid, Batch: 500}
 	if p := strings.Trim(u.Path, "/"); p != "" {

@@ -15,6 +15,7 @@ import (
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/adapter/couchdb/couchapi"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
@@ -23,7 +24,7 @@ import (
 // The package's tests share two pouchdb-server nodes started once by the
 // cluster engine (replicating each other); TestMain stops them. A "fresh
 // database" is a new database prefix.
-var servers = &adaptertest.SharedCluster{Engine: "couchdb", Options: cluster.Options{Nodes: 2}, Timeout: 5 * time.Minute}
+var servers = &clustertest.SharedCluster{Engine: "couchdb", Options: cluster.Options{Nodes: 2}, Timeout: 5 * time.Minute}
 
 var prefixes atomic.Int64
 

@@ -13,6 +13,7 @@ import (
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 	"github.com/fieldbench/fieldbench/workload/wiki"
@@ -20,7 +21,7 @@ import (
 
 // The package's tests share one HBase (master with one in-process region
 // server, and the REST gateway) started once; TestMain stops it.
-var server = &adaptertest.SharedCluster{Engine: "hbase", Options: cluster.Options{Nodes: 1}, Timeout: 6 * time.Minute,
+var server = &clustertest.SharedCluster{Engine: "hbase", Options: cluster.Options{Nodes: 1}, Timeout: 6 * time.Minute,
 	// The gateway's first requests set up its connection to the cluster
 	// (slow on a loaded machine): pay that here, under the start's limit,
 	// not in the first test's.

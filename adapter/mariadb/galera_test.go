@@ -11,6 +11,7 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
@@ -29,7 +30,7 @@ func TestGalera(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute) // a wide margin: three nodes with state transfers took over 3 min on a loaded machine
 	defer cancel()
 	t0 := time.Now()
-	_, c := adaptertest.OwnCluster(t, "mariadb", cluster.Options{Nodes: 3}, 8*time.Minute)
+	_, c := clustertest.OwnCluster(t, "mariadb", cluster.Options{Nodes: 3}, 8*time.Minute)
 	t.Logf("3-node Galera up in %v", time.Since(t0).Round(time.Millisecond))
 	db, err := Open(ctx, c.DSN+"&wsrep_sync_wait=1")
 	if err != nil {

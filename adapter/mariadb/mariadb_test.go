@@ -14,12 +14,14 @@ import (
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
 
 // One server for the whole package, started on first use and stopped by
 // TestMain; every test gets a fresh database in it.
-var server = &adaptertest.SharedCluster{Engine: "mariadb", Options: cluster.Options{Nodes: 1}, Timeout: 2 * time.Minute}
+var server = &clustertest.SharedCluster{Engine: "mariadb", Options: cluster.Options{Nodes: 1}, Timeout: 2 * time.Minute}
 
 var dbSeq atomic.Int64
 
@@ -128,7 +130,7 @@ func TestRegistered(t *testing.T) {
 	for _, s := range []string{"mariadb://u:p@h:1/db", "mysql://u:p@h:1/db"} {
 		a, err := adapter.ForDSN(s)
 		if err != nil || a.Name() != Name {
-			t.Fatalf("ForDSN(%s) = %v, %v", adapter.Redact(s), a, err)
+			t.Fatalf("ForDSN(%s) = %v, %v", redact.DSN(s), a, err)
 		}
 	}
 	if got := (Adapter{}).Families(); !slices.Equal(got, []string{"ingest", "microblog", "trajectory", "wiki"}) {

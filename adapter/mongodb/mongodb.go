@@ -43,6 +43,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
@@ -140,7 +141,7 @@ func ParseDSN(dsn string) (Config, error) {
 func parseDSN(dsn string) (Config, error) {
 	u, err := adapter.ParseURL(dsn)
 	if err != nil || (u.Scheme != "mongodb" && u.Scheme != "mongodb+srv") || u.Host == "" {
-		return Config{}, fmt.Errorf("mongodb DSN must look like mongodb://host:port[,host:port...]/database[?options] (got %q)", adapter.Redact(dsn))
+		return Config{}, fmt.Errorf("mongodb DSN must look like mongodb://host:port[,host:port...]/database[?options] (got %q)", redact.DSN(dsn))
 	}
 	c := Config{Database: strings.Trim(u.Path, "/"), Geo: GeoGrid, Ingest: InsertMany, Batch: 1000, Parts: 64}
 	if c.Database == "" {
@@ -243,11 +244,11 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		opts.SetServerSelectionTimeout(serverSelectionTimeout)
 	}
 	if err := opts.Validate(); err != nil {
-		return nil, fmt.Errorf("mongodb DSN %s: %w", adapter.Redact(dsn), err)
+		return nil, fmt.Errorf("mongodb DSN %s: %w", redact.DSN(dsn), err)
 	}
 	client, err := mongo.Connect(opts)
 	if err != nil {
-		return nil, fmt.Errorf("mongodb: connect to %s: %w", adapter.Redact(dsn), err)
+		return nil, fmt.Errorf("mongodb: connect to %s: %w", redact.DSN(dsn), err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -259,7 +260,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	}
 	if err != nil {
 		_ = client.Disconnect(context.Background())
-		return nil, fmt.Errorf("mongodb: ping %s: %w", adapter.Redact(dsn), err)
+		return nil, fmt.Errorf("mongodb: ping %s: %w", redact.DSN(dsn), err)
 	}
 	return &DB{cfg: cfg, client: client, db: client.Database(cfg.Database), dials: dials, indexed: map[string]bool{}}, nil
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
@@ -19,7 +21,7 @@ import (
 // The package's tests share one FerretDB server, started by the mongodb
 // engine on first use (a first build included) and stopped by TestMain;
 // every test works in a database of its own.
-var server = &adaptertest.SharedCluster{Engine: "mongodb", Options: cluster.Options{Nodes: 1}, Timeout: 15 * time.Minute}
+var server = &clustertest.SharedCluster{Engine: "mongodb", Options: cluster.Options{Nodes: 1}, Timeout: 15 * time.Minute}
 
 func TestMain(m *testing.M) { os.Exit(server.Stop(m.Run())) }
 
@@ -150,7 +152,7 @@ func TestParseDSN(t *testing.T) {
 		got, err := ParseDSN(tt.dsn)
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("ParseDSN(%q) error %v, want one containing %q", adapter.Redact(tt.dsn), err, tt.wantErr)
+				t.Errorf("ParseDSN(%q) error %v, want one containing %q", redact.DSN(tt.dsn), err, tt.wantErr)
 			}
 			if err != nil && strings.Contains(err.Error(), "secret") {
 				t.Errorf("ParseDSN error shows the password: %v", err)
@@ -158,7 +160,7 @@ func TestParseDSN(t *testing.T) {
 			continue
 		}
 		if err != nil || got != tt.want {
-			t.Errorf("ParseDSN(%q) = %+v, %v; want %+v", adapter.Redact(tt.dsn), got, err, tt.want)
+			t.Errorf("ParseDSN(%q) = %+v, %v; want %+v", redact.DSN(tt.dsn), got, err, tt.want)
 		}
 	}
 }
@@ -193,7 +195,7 @@ func TestOpenErrorsHideThePassword(t *testing.T) {
 		cancel()
 		if err == nil {
 			db.Close()
-			t.Errorf("Open(%s) succeeded", adapter.Redact(dsn))
+			t.Errorf("Open(%s) succeeded", redact.DSN(dsn))
 			continue
 		}
 		if strings.Contains(err.Error(), "secret") {

@@ -7,6 +7,7 @@ import (
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 	"github.com/fieldbench/fieldbench/workload/wiki"
 )
@@ -25,7 +26,7 @@ func TestConformance(t *testing.T) {
 // position.
 func TestReadFromReplicas(t *testing.T) {
 	t.Parallel()
-	_, c := adaptertest.OwnCluster(t, "postgres", cluster.Options{Nodes: 3, Extra: map[string]string{"read_from": "replicas", "fsync": "off"}}, 3*time.Minute)
+	_, c := clustertest.OwnCluster(t, "postgres", cluster.Options{Nodes: 3, Extra: map[string]string{"read_from": "replicas", "fsync": "off"}}, 3*time.Minute)
 	ctx := t.Context()
 	db, err := Open(ctx, c.DSN)
 	if err != nil {

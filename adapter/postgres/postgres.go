@@ -31,6 +31,7 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/rawio"
+	"github.com/fieldbench/fieldbench/redact"
 )
 
 // Name is the adapter's name.
@@ -94,10 +95,10 @@ func parseDSN(dsn string) (Options, error) {
 		return Options{}, fmt.Errorf("postgres: %w", err)
 	}
 	if u.Scheme != "postgres" && u.Scheme != "postgresql" {
-		return Options{}, fmt.Errorf("postgres: DSN %s must start with postgres:// or postgresql://", adapter.Redact(dsn))
+		return Options{}, fmt.Errorf("postgres: DSN %s must start with postgres:// or postgresql://", redact.DSN(dsn))
 	}
 	if u.Host == "" {
-		return Options{}, fmt.Errorf("postgres: DSN %s names no host:port", adapter.Redact(dsn))
+		return Options{}, fmt.Errorf("postgres: DSN %s names no host:port", redact.DSN(dsn))
 	}
 	q := u.Query()
 	var o Options
@@ -155,7 +156,7 @@ var (
 func newPool(ctx context.Context, dsn string, b *adapter.Backoff) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, adapter.BadDSN(fmt.Errorf("postgres: parse DSN %s: %w", adapter.Redact(dsn), err))
+		return nil, adapter.BadDSN(fmt.Errorf("postgres: parse DSN %s: %w", redact.DSN(dsn), err))
 	}
 	if !strings.Contains(dsn, "pool_max_conns") {
 		cfg.MaxConns = defaultPoolConns

@@ -14,12 +14,13 @@ import (
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
 
 // One server per test package: the first test that needs it starts it,
 // TestMain stops it (and removes its directory) after every test ran.
-var shared = &adaptertest.SharedCluster{Engine: "postgres", Options: cluster.Options{Nodes: 1, Extra: testServer}, Timeout: 3 * time.Minute}
+var shared = &clustertest.SharedCluster{Engine: "postgres", Options: cluster.Options{Nodes: 1, Extra: testServer}, Timeout: 3 * time.Minute}
 
 // testServer are the settings of the servers the tests start: a test
 // server need not survive a power cut.

@@ -29,6 +29,7 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/rawio"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
@@ -98,10 +99,10 @@ func parseDSN(dsn string) (Config, error) {
 		return Config{}, fmt.Errorf("redis: %w", err)
 	}
 	if u.Scheme != Name {
-		return Config{}, fmt.Errorf("redis DSN must look like redis://host:port[?cluster=1&addrs=host:port,...] (got %q)", adapter.Redact(dsn))
+		return Config{}, fmt.Errorf("redis DSN must look like redis://host:port[?cluster=1&addrs=host:port,...] (got %q)", redact.DSN(dsn))
 	}
 	if u.Host == "" {
-		return Config{}, fmt.Errorf("redis DSN %q has no host:port", adapter.Redact(dsn))
+		return Config{}, fmt.Errorf("redis DSN %q has no host:port", redact.DSN(dsn))
 	}
 	c := Config{Addrs: []string{u.Host}, PoolSize: 10 * runtime.GOMAXPROCS(0), Timeout: 30 * time.Second}
 	if u.User != nil {
@@ -109,7 +110,7 @@ func parseDSN(dsn string) (Config, error) {
 		c.Password, _ = u.User.Password()
 	}
 	if u.Path != "" && u.Path != "/" && u.Path != "/0" {
-		return Config{}, fmt.Errorf("redis DSN %q: only database 0 is supported (Redis Cluster has no other)", adapter.Redact(dsn))
+		return Config{}, fmt.Errorf("redis DSN %q: only database 0 is supported (Redis Cluster has no other)", redact.DSN(dsn))
 	}
 	for k, vs := range u.Query() {
 		v := vs[len(vs)-1]

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
-	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
 
@@ -20,8 +20,8 @@ import (
 // server (ingest, whose Reset is FLUSHALL, and a microblog run without
 // cluster mode). TestMain stops them.
 var (
-	redisCluster = &adaptertest.SharedCluster{Engine: "redis", Options: cluster.Options{Nodes: 3}, Timeout: 90 * time.Second}
-	redisSingle  = &adaptertest.SharedCluster{Engine: "redis", Options: cluster.Options{Nodes: 1, Extra: map[string]string{"standalone": "1"}}, Timeout: 90 * time.Second}
+	redisCluster = &clustertest.SharedCluster{Engine: "redis", Options: cluster.Options{Nodes: 3}, Timeout: 90 * time.Second}
+	redisSingle  = &clustertest.SharedCluster{Engine: "redis", Options: cluster.Options{Nodes: 1, Extra: map[string]string{"standalone": "1"}}, Timeout: 90 * time.Second}
 )
 
 func TestMain(m *testing.M) { os.Exit(redisSingle.Stop(redisCluster.Stop(m.Run()))) }

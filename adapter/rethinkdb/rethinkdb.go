@@ -39,6 +39,7 @@ import (
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/netdial"
 	"github.com/fieldbench/fieldbench/adapter/rethinkdb/rethinkapi"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
 )
@@ -110,7 +111,7 @@ func parseDSN(dsn string) (Config, error) {
 		return Config{}, fmt.Errorf("rethinkdb: %w", err)
 	}
 	if u.Scheme != Name || u.Host == "" || u.Port() == "" {
-		return Config{}, fmt.Errorf("rethinkdb DSN must look like rethinkdb://[user:password@]host:port[/database][?parts=N] (got %q)", adapter.Redact(dsn))
+		return Config{}, fmt.Errorf("rethinkdb DSN must look like rethinkdb://[user:password@]host:port[/database][?parts=N] (got %q)", redact.DSN(dsn))
 	}
 	c := Config{Address: u.Host, User: "admin", Database: strings.Trim(u.Path, "/"), Parts: maxParts, Timeout: 30 * time.Second}
 	if u.User != nil {
@@ -212,7 +213,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		if relay != nil {
 			_ = relay.Close()
 		}
-		return nil, fmt.Errorf("rethinkdb: connect to %s: %w", adapter.Redact(dsn), err)
+		return nil, fmt.Errorf("rethinkdb: connect to %s: %w", redact.DSN(dsn), err)
 	}
 	db := &DB{cfg: cfg, s: s, relay: relay, db: r.DB(cfg.Database), tables: map[string]bool{}}
 	if err := db.ensureDatabase(ctx); err != nil {

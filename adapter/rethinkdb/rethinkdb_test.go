@@ -16,6 +16,8 @@ import (
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/adapter/netdial"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
 )
@@ -23,7 +25,7 @@ import (
 // The package's tests share one reqlite server, started by the rethinkdb
 // engine (through its start script) on first use and stopped by
 // TestMain; every test works in a database of its own.
-var server = &adaptertest.SharedCluster{Engine: "rethinkdb", Options: cluster.Options{Nodes: 1}, Timeout: 5 * time.Minute}
+var server = &clustertest.SharedCluster{Engine: "rethinkdb", Options: cluster.Options{Nodes: 1}, Timeout: 5 * time.Minute}
 
 func TestMain(m *testing.M) { os.Exit(server.Stop(m.Run())) }
 
@@ -153,7 +155,7 @@ func TestParseDSN(t *testing.T) {
 		got, err := ParseDSN(tt.dsn)
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("ParseDSN(%q) error %v, want one containing %q", adapter.Redact(tt.dsn), err, tt.wantErr)
+				t.Errorf("ParseDSN(%q) error %v, want one containing %q", redact.DSN(tt.dsn), err, tt.wantErr)
 			}
 			if err != nil && strings.Contains(err.Error(), "secret") {
 				t.Errorf("ParseDSN error shows the password: %v", err)
@@ -161,7 +163,7 @@ func TestParseDSN(t *testing.T) {
 			continue
 		}
 		if err != nil || got != tt.want {
-			t.Errorf("ParseDSN(%q) = %+v, %v; want %+v", adapter.Redact(tt.dsn), got, err, tt.want)
+			t.Errorf("ParseDSN(%q) = %+v, %v; want %+v", redact.DSN(tt.dsn), got, err, tt.want)
 		}
 	}
 }

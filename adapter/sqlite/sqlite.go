@@ -27,6 +27,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
 
@@ -82,7 +83,7 @@ func ParseDSN(dsn string) (string, error) {
 // parseDSN is ParseDSN without the marking of its errors.
 func parseDSN(dsn string) (string, error) {
 	rest, ok := strings.CutPrefix(dsn, Name+"://")
-	shown := adapter.Redact(dsn)
+	shown := redact.DSN(dsn)
 	if !ok {
 		return "", fmt.Errorf("sqlite DSN %q must start with sqlite:// (e.g. sqlite:///tmp/fb.db)", shown)
 	}
@@ -164,7 +165,7 @@ func checkFile(dsn string) (string, error) {
 	// DSN: sqlite://user:pw/x.db is a relative path, but reads as a
 	// userinfo whose '@' was forgotten.
 	shownDir, shownFile := dir, abs
-	if r := adapter.Redact(dsn); r != dsn {
+	if r := redact.DSN(dsn); r != dsn {
 		shownDir, shownFile = "of "+r, r
 	}
 	st, err := os.Stat(dir)

@@ -35,6 +35,7 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/sqlserver/internal/tdsfix"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 )
 
@@ -174,7 +175,7 @@ func parseDSN(dsn string) (*Config, error) {
 	cfg, err := msdsn.Parse(u.String())
 	if err != nil {
 		// The driver's message may quote a parameter's value.
-		return nil, fmt.Errorf("sqlserver: DSN parameters: %s", adapter.RedactText(err.Error()))
+		return nil, fmt.Errorf("sqlserver: DSN parameters: %s", redact.Text(err.Error()))
 	}
 	if cfg.AppName == "" {
 		cfg.AppName = "fieldbench"

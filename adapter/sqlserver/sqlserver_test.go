@@ -13,6 +13,8 @@ import (
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 )
 
@@ -20,7 +22,7 @@ import (
 // engine on first use and stopped by TestMain; every test gets a fresh
 // database. In memory: Iridium's disk storage made the same suite 4 times
 // slower (its writes slow down as a table grows either way).
-var server = &adaptertest.SharedCluster{Engine: "sqlserver", Options: cluster.Options{Nodes: 1, Extra: map[string]string{"storage": "memory"}}, Timeout: time.Minute}
+var server = &clustertest.SharedCluster{Engine: "sqlserver", Options: cluster.Options{Nodes: 1, Extra: map[string]string{"storage": "memory"}}, Timeout: time.Minute}
 
 func TestMain(m *testing.M) { os.Exit(server.Stop(m.Run())) }
 
@@ -91,7 +93,7 @@ func TestIridiumNeedsStandin(t *testing.T) {
 	}
 	q := u.Query()
 	if q.Get("standin") != StandinIridium {
-		t.Fatalf("the engine's DSN has no standin=iridium: %s", adapter.Redact(dsn))
+		t.Fatalf("the engine's DSN has no standin=iridium: %s", redact.DSN(dsn))
 	}
 	q.Del("standin")
 	u.RawQuery = q.Encode()

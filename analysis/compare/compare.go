@@ -20,8 +20,8 @@ import (
 	"math"
 	"sort"
 
-	"github.com/fieldbench/fieldbench/analysis/stats"
 	"github.com/fieldbench/fieldbench/result"
+	"github.com/fieldbench/fieldbench/stats"
 )
 
 // Figures compared for every operation, in table order.

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/fieldbench/fieldbench/analysis/stats"
+	"github.com/fieldbench/fieldbench/stats"
 )
 
 // The detectors are judged on synthetic request-set series whose truth is

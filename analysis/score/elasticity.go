@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/fieldbench/fieldbench/analysis/stats"
+	"github.com/fieldbench/fieldbench/stats"
 )
 
 // ErrNeverStable is returned (wrapped) when no window of request sets after

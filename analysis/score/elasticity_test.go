@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/fieldbench/fieldbench/analysis/stats"
+	"github.com/fieldbench/fieldbench/stats"
 )
 
 // linearSets returns request sets ending at xs with Y = 10 + 0.01·X: every

@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/fieldbench/fieldbench/analysis/stats"
 	"github.com/fieldbench/fieldbench/result"
+	"github.com/fieldbench/fieldbench/stats"
 )
 
 // Names shared with the experiment runner: the series of request-set

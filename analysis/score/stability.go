@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/fieldbench/fieldbench/analysis/stats"
+	"github.com/fieldbench/fieldbench/stats"
 )
 
 // DefaultWindow is the study's X: "the last 5 request sets have delta times

@@ -455,26 +455,3 @@ func inLocked(ns string, f func() error) (bool, error) {
 	restored := unix.Setns(int(self.Fd()), unix.CLONE_NEWNET) == nil
 	return restored, ferr
 }
-
-// LoadHostEnv, set in a process's environment, says the process runs on a
-// load host: "NAME ADDR NETNS". fieldbench sets it when it re-executes
-// itself inside a load host's namespace (run --load-host), so the child
-// does not do it again and its result records where it ran.
-const LoadHostEnv = "FIELDBENCH_LOAD_HOST"
-
-// Env is h as LoadHostEnv's value.
-func (h Host) Env() string { return h.Name + " " + h.Addr.String() + " " + h.NS }
-
-// CurrentLoadHost is the load host this process runs on, from
-// LoadHostEnv; false when it runs where it was started.
-func CurrentLoadHost() (Host, bool) {
-	f := strings.Fields(os.Getenv(LoadHostEnv))
-	if len(f) != 3 {
-		return Host{}, false
-	}
-	a, err := netip.ParseAddr(f[1])
-	if err != nil {
-		return Host{}, false
-	}
-	return Host{Name: f[0], Addr: a, NS: f[2]}, true
-}

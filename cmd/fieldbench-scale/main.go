@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fieldbench/fieldbench/adapter/null"
 	"github.com/fieldbench/fieldbench/runner/scale"
 )
 
@@ -48,7 +49,7 @@ func run(st scale.Step, cpuProfile string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	f, err := scale.Run(ctx, st)
+	f, err := scale.Run(ctx, &null.DB{}, st)
 	if err != nil {
 		return err
 	}

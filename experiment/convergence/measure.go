@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fieldbench/fieldbench/analysis/stats"
+	"github.com/fieldbench/fieldbench/stats"
 )
 
 // Defaults and bounds of Measure's arguments.

@@ -15,9 +15,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/job"
+	"github.com/fieldbench/fieldbench/redact"
 )
 
 // clustersDir is where `cluster up` creates clusters when --dir is not given.
@@ -192,7 +192,7 @@ func abandonUp(ctx context.Context, e cluster.Engine, cl, prepared *cluster.Clus
 // password fieldbench generated) is printed masked, with the command that
 // prints it whole: a secret reaches the terminal only when asked for.
 func printDSN(out interface{ Write([]byte) (int, error) }, cl *cluster.Cluster) {
-	shown := adapter.Redact(cl.DSN)
+	shown := redact.DSN(cl.DSN)
 	fmt.Fprintf(out, "DSN: %s\n", shown)
 	if shown != cl.DSN {
 		fmt.Fprintf(out, "the whole DSN, password included, is in %s (readable by you only): --db \"$(fieldbench cluster dsn --dir %s)\"\n",
@@ -291,7 +291,7 @@ func newClusterStatusCmd() *cobra.Command {
 			if asJSON {
 				return json.NewEncoder(out).Encode(st)
 			}
-			fmt.Fprintf(out, "%s %s in %s\nDSN: %s\n", cl.Engine, cl.Version, cl.Dir, adapter.Redact(cl.DSN))
+			fmt.Fprintf(out, "%s %s in %s\nDSN: %s\n", cl.Engine, cl.Version, cl.Dir, redact.DSN(cl.DSN))
 			if cl.OnHosts() {
 				fmt.Fprintf(out, "network: hosts, each node a network namespace of its own on the virtual network %s (docs/network.md)\n", cluster.NetworkID(cl.Dir))
 			}
@@ -448,7 +448,7 @@ nodetool to install). Other engines say that they cannot.`,
 			if err := cl.Save(); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: removed in %s\nDSN: %s\n", args[0], time.Since(t0).Round(100*time.Millisecond), adapter.Redact(cl.DSN))
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: removed in %s\nDSN: %s\n", args[0], time.Since(t0).Round(100*time.Millisecond), redact.DSN(cl.DSN))
 			return nil
 		},
 	}

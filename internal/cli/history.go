@@ -16,10 +16,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/analysis/compare"
 	"github.com/fieldbench/fieldbench/history"
 	"github.com/fieldbench/fieldbench/job"
+	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/report"
 	"github.com/fieldbench/fieldbench/result"
 )
@@ -150,7 +150,7 @@ func addToHistory(ctx context.Context, stderr io.Writer, target, commit string, 
 	}
 	where := self
 	if where == "" {
-		where = adapter.Redact(target)
+		where = redact.DSN(target)
 	}
 	// The history is opened once there is a run to add: an add that finds
 	// nothing leaves no new file.

@@ -18,6 +18,7 @@ import (
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
 	"github.com/fieldbench/fieldbench/job"
+	"github.com/fieldbench/fieldbench/probe"
 )
 
 // withLoadHost adds --load-host DIR to a load or run command: the command
@@ -25,7 +26,7 @@ import (
 // started with `cluster up --network hosts`), a network namespace of its
 // own with an address 198.18.1.K on the cluster's bridge. fieldbench
 // creates the host, re-executes itself inside it (`ip netns exec NS
-// fieldbench ...` with vnet.LoadHostEnv set, which stops it doing so
+// fieldbench ...` with probe.LoadHostEnv set, which stops it doing so
 // again and makes the result record the host), waits, removes the host
 // and exits as the child did. Every database driver then dials the
 // cluster's addresses as on a real network. Without --db the cluster's DSN
@@ -46,7 +47,7 @@ func withLoadHost(c *cobra.Command) *cobra.Command {
 			}
 			return inner(cmd, args)
 		}
-		if _, on := vnet.CurrentLoadHost(); on {
+		if _, on := probe.CurrentLoadHost(); on {
 			return inner(cmd, args) // the child, already on its host
 		}
 		return runOnLoadHost(cmd, dir, index)
@@ -132,7 +133,7 @@ func reexecOnLoadHost(cmd *cobra.Command, cl *cluster.Cluster, index int) (err e
 	fmt.Fprintf(cmd.ErrOrStderr(), "on load host %s (%s, network namespace %s)\n", h.Name, h.Addr, h.NS)
 	child := exec.Command(argv[0], argv[1:]...)
 	child.Stdout, child.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
-	child.Env = append(os.Environ(), vnet.LoadHostEnv+"="+h.Env())
+	child.Env = append(os.Environ(), probe.LoadHostVar(h.Name, h.Addr, h.NS))
 	// Its own process group: a terminal's Ctrl-C reaches this process
 	// only, which passes every SIGINT and SIGTERM on (one each), so the
 	// child sees exactly the signals the user sent.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fieldbench/fieldbench/internal/outpath"
+	"github.com/fieldbench/fieldbench/outpath"
 	"github.com/fieldbench/fieldbench/report"
 	"github.com/fieldbench/fieldbench/report/export"
 	"github.com/fieldbench/fieldbench/result"

@@ -18,8 +18,8 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/cluster"
-	"github.com/fieldbench/fieldbench/internal/outpath"
 	"github.com/fieldbench/fieldbench/job"
+	"github.com/fieldbench/fieldbench/outpath"
 	"github.com/fieldbench/fieldbench/result"
 )
 

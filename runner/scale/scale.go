@@ -1,7 +1,8 @@
 // Package scale measures what a client costs: it drives one workload's
-// clients on the null adapter (no database) in open loop at one operation
-// per client per second through the real runner and recorder, and reads the
-// process's own CPU, peak RSS and goroutines. scripts/scale-clients.sh runs
+// clients on the database it is given (fieldbench-scale gives it the null
+// adapter's, so no database's work is in the figures) in open loop at one
+// operation per client per second through the real runner and recorder,
+// and reads the process's own CPU, peak RSS and goroutines. scripts/scale-clients.sh runs
 // one step per process (peak RSS is per process) at 1 to 100,000 clients.
 //
 // Wiki and ingest have no open loop in the CLI; here their clients (wiki
@@ -14,7 +15,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fieldbench/fieldbench/adapter/null"
 	"github.com/fieldbench/fieldbench/probe"
 	"github.com/fieldbench/fieldbench/recorder"
 	"github.com/fieldbench/fieldbench/result"
@@ -24,6 +24,15 @@ import (
 	"github.com/fieldbench/fieldbench/workload/microblog"
 	"github.com/fieldbench/fieldbench/workload/wiki"
 )
+
+// Backend is the database a step drives: one that serves every family of
+// Families. It is a parameter, not an import of an adapter, so that this
+// package stands below the adapters it may be given.
+type Backend interface {
+	microblog.Backend
+	wiki.Backend
+	ingest.Backend
+}
 
 // Families are the workloads a step can drive.
 var Families = []string{"microblog", "wiki", "ingest"}
@@ -57,15 +66,16 @@ type Figures struct {
 	DurationSec float64           `json:"duration_seconds"`
 }
 
-// Run measures one step.
-func Run(ctx context.Context, st Step) (Figures, error) {
+// Run measures one step on db, which should be fresh (the null adapter's
+// DB{}, say): a microblog step populates it.
+func Run(ctx context.Context, db Backend, st Step) (Figures, error) {
 	if st.PerClient <= 0 {
 		st.PerClient = 1
 	}
 	if st.Batch <= 0 {
 		st.Batch = 10
 	}
-	ops, workers, err := clients(ctx, st)
+	ops, workers, err := clients(ctx, db, st)
 	if err != nil {
 		return Figures{}, err
 	}
@@ -107,12 +117,11 @@ func Run(ctx context.Context, st Step) (Figures, error) {
 	return f, nil
 }
 
-// clients builds the family's clients on a fresh null database.
-func clients(ctx context.Context, st Step) ([]string, []runner.Worker, error) {
+// clients builds the family's clients on db.
+func clients(ctx context.Context, db Backend, st Step) ([]string, []runner.Worker, error) {
 	if st.Clients < 1 {
 		return nil, nil, fmt.Errorf("clients must be at least 1 (got %d)", st.Clients)
 	}
-	db := &null.DB{}
 	ws := make([]runner.Worker, st.Clients)
 	switch st.Family {
 	case "microblog":

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fieldbench/fieldbench/adapter/null"
 	"github.com/fieldbench/fieldbench/runner/scale"
 )
 
@@ -19,7 +20,7 @@ func TestEveryFamilyRunsOnNull(t *testing.T) {
 	}
 	for _, fam := range scale.Families {
 		t.Run(fam, func(t *testing.T) {
-			f, err := scale.Run(context.Background(), scale.Step{Family: fam, Clients: 200, Duration: 1500 * time.Millisecond, PerClient: 2})
+			f, err := scale.Run(context.Background(), &null.DB{}, scale.Step{Family: fam, Clients: 200, Duration: 1500 * time.Millisecond, PerClient: 2})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -34,7 +35,7 @@ func TestEveryFamilyRunsOnNull(t *testing.T) {
 			}
 		})
 	}
-	if _, err := scale.Run(context.Background(), scale.Step{Family: "nosuch", Clients: 1, Duration: time.Second}); err == nil {
+	if _, err := scale.Run(context.Background(), &null.DB{}, scale.Step{Family: "nosuch", Clients: 1, Duration: time.Second}); err == nil {
 		t.Fatal("an unknown family must be refused")
 	}
 }

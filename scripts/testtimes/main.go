@@ -14,7 +14,7 @@
 // the record costs the reader of a CI log nothing.
 //
 // "What it waits on" is read from the lines a test logs when it starts a
-// server: adaptertest prints "waits on: ENGINE…" (SharedCluster and
+// server: cluster/clustertest prints "waits on: ENGINE…" (SharedCluster and
 // OwnCluster); a test without such a line waited on nothing fieldbench
 // started, or on the CLI starting one (its name says which).
 package main

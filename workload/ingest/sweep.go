@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/fieldbench/fieldbench/analysis/stats"
+	"github.com/fieldbench/fieldbench/stats"
 )
 
 // OnError says what a sweep does after a failed run.

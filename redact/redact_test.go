@@ -1,11 +1,11 @@
-package adapter_test
+package redact_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/fieldbench/fieldbench/adapter"
-	"github.com/fieldbench/fieldbench/adapter/adaptertest"
+	"github.com/fieldbench/fieldbench/redact"
+	"github.com/fieldbench/fieldbench/redact/redacttest"
 )
 
 // The leaks of issue 13 finding 3, and the forms every adapter takes.
@@ -37,9 +37,9 @@ func TestRedactHidesPasswords(t *testing.T) {
 		{"cassandra://u:s3cret@127.0.0.1:1/ks", "cassandra://u:xxxxx@127.0.0.1:1/ks"},
 		{"bob:s3cret@tcp(127.0.0.1:3306)/db", "bob:xxxxx@tcp(127.0.0.1:3306)/db"},
 	} {
-		got := adapter.Redact(tc.in)
+		got := redact.DSN(tc.in)
 		if got != tc.want || strings.Contains(got, "s3") {
-			t.Errorf("Redact(%q) = %q, want %q", tc.in, got, tc.want)
+			t.Errorf("DSN(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }
@@ -52,8 +52,8 @@ func TestRedactText(t *testing.T) {
 		{"plain message, 3 = three", "plain message, 3 = three"},
 		{"dial tcp 127.0.0.1:5432: connect: connection refused", "dial tcp 127.0.0.1:5432: connect: connection refused"},
 	} {
-		if got := adapter.RedactText(tc.in); got != tc.want {
-			t.Errorf("RedactText(%q) = %q, want %q", tc.in, got, tc.want)
+		if got := redact.Text(tc.in); got != tc.want {
+			t.Errorf("Text(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }
@@ -104,7 +104,7 @@ func beforeSpace(s string) string {
 }
 
 // FuzzRedact asserts that a password, whatever its characters, never
-// survives Redact in any DSN form (and that RedactText of a message holding
+// survives DSN in any DSN form (and that Text of a message holding
 // the DSN hides it too, when the password has no white space). Passwords too short to tell from the rest of the DSN
 // (or that occur in it anyway) are skipped.
 func FuzzRedact(f *testing.F) {
@@ -116,14 +116,14 @@ func FuzzRedact(f *testing.F) {
 	f.Fuzz(func(t *testing.T, pass string) {
 		for i, form := range dsnForms {
 			dsn, seen := form(pass)
-			if got := adapter.Redact(dsn); adaptertest.Leaks(got, dsn, seen) {
-				t.Errorf("form %d: Redact(%q) = %q keeps the password %q", i, dsn, got, seen)
+			if got := redact.DSN(dsn); redacttest.Leaks(got, dsn, seen) {
+				t.Errorf("form %d: DSN(%q) = %q keeps the password %q", i, dsn, got, seen)
 			}
 			// Free text is cut into words at white space, so there a
 			// password holding white space is out of reach.
 			text := "open " + dsn + ": failed"
-			if got := adapter.RedactText(text); adaptertest.Leaks(got, text, seen) && beforeSpace(pass) == pass {
-				t.Errorf("form %d: RedactText(%q) = %q keeps the password %q", i, text, got, seen)
+			if got := redact.Text(text); redacttest.Leaks(got, text, seen) && beforeSpace(pass) == pass {
+				t.Errorf("form %d: Text(%q) = %q keeps the password %q", i, text, got, seen)
 			}
 		}
 	})

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/cluster"
-	"github.com/fieldbench/fieldbench/internal/outpath"
+	"github.com/fieldbench/fieldbench/outpath"
 	"github.com/fieldbench/fieldbench/report/export"
 	"github.com/fieldbench/fieldbench/result"
 )

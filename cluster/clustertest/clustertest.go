@@ -1,4 +1,11 @@
-package adaptertest
+// Package clustertest starts the real servers that tests run against:
+// SharedCluster, one cluster for all the tests of a package, and
+// OwnCluster, one for a test alone, both through cluster's engines; and
+// KilledServerRedial, an adapter's reconnection against a node killed and
+// restarted. It stands above both cluster and adapter, so that the
+// adapters' conformance suite (adapter/adaptertest) needs no cluster: an
+// adapter's test package starts its server here and hands the DSN on.
+package clustertest
 
 import (
 	"context"
@@ -16,7 +23,7 @@ import (
 // and the package's TestMain stops it with Stop. Tests then work in
 // databases (keyspaces, prefixes) of their own on it.
 //
-//	var server = &adaptertest.SharedCluster{Engine: "rethinkdb", Options: cluster.Options{Nodes: 1}, Timeout: 5 * time.Minute}
+//	var server = &clustertest.SharedCluster{Engine: "rethinkdb", Options: cluster.Options{Nodes: 1}, Timeout: 5 * time.Minute}
 //
 //	func TestMain(m *testing.M) { os.Exit(server.Stop(m.Run())) }
 type SharedCluster struct {
@@ -130,18 +137,4 @@ func OwnCluster(t testing.TB, engine string, opts cluster.Options, timeout time.
 	})
 	c := s.Get(t)
 	return s.e, c
-}
-
-// LongTests, set to 1, runs the tests that take several minutes each on
-// this project's 2-core machines and would push CI past its hour
-// (FIELDBENCH_LONG_TESTS=1 go test -run NAME ./PACKAGE); each such test
-// names its cost when it skips.
-const LongTests = "FIELDBENCH_LONG_TESTS"
-
-// OnlyLong skips t unless LongTests is set.
-func OnlyLong(t *testing.T, cost string) {
-	t.Helper()
-	if os.Getenv(LongTests) != "1" {
-		t.Skipf("long test: %s; set %s=1 to run it (scripts/long-tests.sh runs them all)", cost, LongTests)
-	}
 }

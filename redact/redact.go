@@ -1,19 +1,19 @@
-package adapter
+// Package redact masks the secrets of DSNs, of free text that may quote
+// one (a driver's error message) and of command lines, so that a password
+// never reaches output, errors, result files or reports. It stands below
+// every package that shows a DSN (result, adapter, cluster, history, job,
+// report, the CLI) and imports none of fieldbench's own.
+package redact
 
 import (
-	"errors"
-	"fmt"
-	"net"
 	"net/url"
-	"regexp"
-	"strconv"
 	"strings"
 )
 
-// Mask is what Redact writes in place of a secret.
+// Mask is what DSN, Text and Command write in place of a secret.
 const Mask = "xxxxx"
 
-// Redact hides the secrets of one DSN so that it can be printed, logged, or
+// DSN hides the secrets of one DSN so that it can be printed, logged, or
 // written to a result file or a report. It is the one function every
 // place that shows a DSN must call. It masks:
 //
@@ -28,13 +28,13 @@ const Mask = "xxxxx"
 // A URL that does not parse, or parses in a way a password with '#', '/',
 // '?' or an unescaped '@' could have bent (a fragment, an '@' after the
 // host), is treated as hostile: everything before its last '@' is masked,
-// and with no '@' everything after the scheme is. So Redact never returns a
+// and with no '@' everything after the scheme is. So DSN never returns a
 // string that did not parse unchanged; it may mask more than the secret,
 // never less; a URL whose password could be read as a query parameter
 // (user:?pass=x@host) or whose query value holds an '@' is masked whole
 // after its scheme. A password the driver itself would not see whole (one
 // with an unescaped '&' in a query) is masked up to that '&'.
-func Redact(dsn string) string {
+func DSN(dsn string) string {
 	if driverForm(dsn) {
 		// user:password@tcp(host)/db: the driver takes everything up to
 		// the last '@' for the userinfo, '=' and spaces included, so a
@@ -50,7 +50,7 @@ func Redact(dsn string) string {
 	// disagree on a URL, everything after the scheme is masked. (Without a
 	// scheme, key=value pairs come first: "password=p@ss" is common there.)
 	r := redactUserinfo(redactParams(dsn))
-	if scheme, _, ok := strings.Cut(dsn, "://"); ok && validScheme(scheme) && r != redactParams(redactUserinfo(dsn)) {
+	if scheme, _, ok := strings.Cut(dsn, "://"); ok && ValidScheme(scheme) && r != redactParams(redactUserinfo(dsn)) {
 		return scheme + "://" + Mask
 	}
 	return r
@@ -65,31 +65,31 @@ const notInUser = "/?#@ \t\r\n=&'\""
 // '@'. A key=value DSN (host=... password=...) starts with a key, which
 // holds '=' or white space before any ':'.
 func driverForm(s string) bool {
-	if scheme, _, ok := strings.Cut(s, "://"); ok && validScheme(scheme) {
+	if scheme, _, ok := strings.Cut(s, "://"); ok && ValidScheme(scheme) {
 		return false
 	}
 	user, _, ok := strings.Cut(s, ":")
 	return ok && user != "" && strings.Contains(s, "@") && !strings.ContainsAny(user, notInUser)
 }
 
-// RedactText masks every DSN found in free text, such as an error message
+// Text masks every DSN found in free text, such as an error message
 // a driver wrote: password-like key=value pairs anywhere, then each
 // whitespace-separated word holding "://" or '@' as a DSN (from its scheme
 // on, so quotes and words around it stay).
-func RedactText(s string) string {
+func Text(s string) string {
 	if !strings.ContainsAny(s, "@=") && !strings.Contains(s, "://") {
 		return s
 	}
 	// A driver DSN's userinfo first: its password may hold "&key=",
 	// which redactParams would take for a query parameter whose value runs
 	// over the '@' and hides the rest of the password (found by FuzzRedact).
-	// So is a URL's, as Redact does it.
+	// So is a URL's, as DSN does it.
 	s = mapWords(s, func(w string) string {
 		if driverForm(w) {
 			return redactUserinfo(w)
 		}
 		if start := schemeStart(w); start >= 0 {
-			return w[:start] + Redact(w[start:])
+			return w[:start] + DSN(w[start:])
 		}
 		return w
 	})
@@ -149,7 +149,7 @@ func schemeStart(w string) int {
 // that could hold one when the URL does not parse cleanly.
 func redactUserinfo(s string) string {
 	scheme, rest, ok := strings.Cut(s, "://")
-	if !ok || !validScheme(scheme) {
+	if !ok || !ValidScheme(scheme) {
 		// No URL: a driver DSN (user:pass@tcp(host)/db), key=value pairs
 		// or a path. Whatever precedes the last '@' may be a userinfo.
 		at := strings.LastIndex(s, "@")
@@ -208,7 +208,10 @@ func maskUserinfo(ui string, clean bool) string {
 	}
 }
 
-func validScheme(s string) bool {
+// ValidScheme reports whether s is a URL scheme (RFC 3986: a letter, then
+// letters, digits, '+', '-' or '.'): what tells a URL DSN from a
+// driver DSN here, and a DSN that names its adapter in adapter.ForDSN.
+func ValidScheme(s string) bool {
 	if s == "" || !isLetter(s[0]) {
 		return false
 	}
@@ -327,95 +330,20 @@ func secretKey(k string) bool {
 		strings.Contains(k, "secret") || strings.Contains(k, "token")
 }
 
-// ErrBadDSN is wrapped by every error about a DSN's form (as opposed to a
-// server that cannot be reached), so the CLI can tell bad input (exit 2)
-// from a failure.
-var ErrBadDSN = errors.New("bad DSN")
-
-// BadDSN marks err as an error about a DSN's form (errors.Is(err,
-// ErrBadDSN)) and redacts its message with RedactText, so that a piece of
-// a password an inner parser quoted does not get out.
-func BadDSN(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &dsnError{err: err}
-}
-
-type dsnError struct{ err error }
-
-func (e *dsnError) Error() string   { return RedactText(e.err.Error()) }
-func (e *dsnError) Unwrap() []error { return []error{e.err, ErrBadDSN} }
-
-// quotedRE matches a Go-quoted string in an error message.
-var quotedRE = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
-
-// ParseURL parses a URL DSN. net/url's errors quote the DSN and the part
-// that failed (a port, a host name, an escape), which may be a piece of
-// the password; ParseURL's error names the DSN redacted and the reason
-// without the quoted part, and wraps ErrBadDSN.
-//
-// A port outside 1-65535 is refused too: net/url takes any digits, and
-// redis://127.0.0.1:99999 failed only at the dial, as a failure (exit 1)
-// where the DSN was of the wrong form.
-func ParseURL(dsn string) (*url.URL, error) {
-	u, err := url.Parse(dsn)
-	if err == nil {
-		if perr := checkPort(u.Port()); perr != nil {
-			return nil, BadDSN(fmt.Errorf("malformed DSN %s: %w", Redact(dsn), perr))
-		}
-		return u, nil
-	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	reason := quotedRE.ReplaceAllString(err.Error(), "(not shown)")
-	return nil, BadDSN(fmt.Errorf("malformed DSN %s: %s", Redact(dsn), reason))
-}
-
-// CheckAddr checks one host:port of a DSN (a host list's, an option's
-// such as addrs= or replicas=): a host, and a port in 1-65535. Its error
-// does not quote addr.
-func CheckAddr(addr string) error {
-	host, port, err := net.SplitHostPort(addr)
-	switch {
-	case err != nil:
-		return errors.New("want host:port")
-	case host == "":
-		return errors.New("want host:port: the host is missing")
-	case port == "":
-		return errors.New("want host:port: the port is missing")
-	}
-	return checkPort(port)
-}
-
-// checkPort refuses a port that is not a number in 1-65535 ("" is no
-// port, which the adapter defaults).
-func checkPort(port string) error {
-	if port == "" {
-		return nil
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return errors.New("the port is not a number in 1-65535")
-	}
-	return nil
-}
-
-// RedactCommand masks the secrets of a command line (an external cluster's
-// kill or restart template) so that it can be printed: what RedactText
+// Command masks the secrets of a command line (an external cluster's
+// kill or restart template) so that it can be printed: what Text
 // masks (password-like key=value pairs such as PGPASSWORD=x or
 // --password=x, DSNs), the word after a password-like option
 // (--password x, --auth x, -a x as redis-cli takes it), and every
 // occurrence of one of secrets (the scenario's DSN's password, which a
 // command often repeats in a form no pattern recognizes).
-func RedactCommand(cmd string, secrets ...string) string {
+func Command(cmd string, secrets ...string) string {
 	for _, s := range secrets {
 		if len(s) >= 3 { // a one- or two-letter "secret" would mask words
 			cmd = strings.ReplaceAll(cmd, s, Mask)
 		}
 	}
-	cmd = RedactText(cmd)
+	cmd = Text(cmd)
 	words := strings.Fields(cmd)
 	for i := 0; i+1 < len(words); i++ {
 		if secretFlag(words[i]) {
@@ -436,10 +364,10 @@ func secretFlag(w string) bool {
 	return w == "-a" || (name != "" && secretKey(name))
 }
 
-// Password is the password dsn holds (its URL userinfo's, or a
-// password-like parameter's), "" when it holds none: what RedactCommand
+// PasswordOf is the password dsn holds (its URL userinfo's, or a
+// password-like parameter's), "" when it holds none: what Command
 // must also find where no pattern would.
-func Password(dsn string) string {
+func PasswordOf(dsn string) string {
 	if u, err := url.Parse(dsn); err == nil {
 		if pw, ok := u.User.Password(); ok {
 			return pw
