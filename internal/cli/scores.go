@@ -131,14 +131,6 @@ func readRun(ctx context.Context, w io.Writer, path string) (*result.Run, error)
 		}
 		return nil, job.Usage(err)
 	}
-	warnSkipped(w, r)
+	report.WarnSkipped(w, r)
 	return r, nil
-}
-
-// warnSkipped prints, one per line, the lines of r's result file that were
-// damaged and skipped (FILE:LINE first, as a compiler's message).
-func warnSkipped(w io.Writer, r *result.Run) {
-	for _, msg := range r.Warnings() {
-		fmt.Fprintf(w, "fieldbench: warning: %s\n", msg)
-	}
 }
