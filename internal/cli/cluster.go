@@ -8,10 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -101,13 +99,10 @@ func clusterUp(ctx context.Context, engine string, opts cluster.Options, dir str
 		dir = filepath.Join(clustersDir, fmt.Sprintf("%s-%s", engine, time.Now().Format("20060102-150405")))
 	}
 	cl, err := cluster.Up(ctx, engine, opts, dir, progress)
-	switch {
-	case errors.Is(err, cluster.ErrBadInput):
-		return nil, job.Usage(err)
-	case errors.Is(err, cluster.ErrInterrupted):
+	if errors.Is(err, cluster.ErrInterrupted) {
 		return nil, interruptedError{err}
 	}
-	return cl, err
+	return cl, clusterUsage(err)
 }
 
 // interruptedError keeps its error's message ("start redis:
@@ -175,29 +170,20 @@ func loadClusterNode(dir, node string) (*cluster.Cluster, cluster.Engine, error)
 	return cl, e, nil
 }
 
-// loadCluster finds the cluster of --dir, or the only one under clusters/.
+// loadCluster finds the cluster of --dir, or the only one under clusters/
+// (cluster.Find), its refusals bad input.
 func loadCluster(dir string) (*cluster.Cluster, cluster.Engine, error) {
-	if dir == "" {
-		matches, _ := filepath.Glob(filepath.Join(clustersDir, "*", cluster.StateFile))
-		switch len(matches) {
-		case 0:
-			return nil, nil, usagef("no cluster found under %s/: pass --dir", clustersDir)
-		case 1:
-			dir = filepath.Dir(matches[0])
-		default:
-			sort.Strings(matches)
-			return nil, nil, usagef("several clusters under %s/ (%s): pass --dir", clustersDir, strings.Join(matches, ", "))
-		}
+	cl, e, err := cluster.Find(clustersDir, dir)
+	return cl, e, clusterUsage(err)
+}
+
+// clusterUsage makes the cluster package's refusals of the user's input
+// (cluster.ErrBadInput) bad input (exit 2).
+func clusterUsage(err error) error {
+	if errors.Is(err, cluster.ErrBadInput) {
+		return job.Usage(err)
 	}
-	cl, err := cluster.Load(dir)
-	if err != nil {
-		return nil, nil, job.Usage(err)
-	}
-	e, err := cluster.Get(cl.Engine)
-	if err != nil {
-		return nil, nil, err
-	}
-	return cl, e, nil
+	return err
 }
 
 func newClusterStatusCmd() *cobra.Command {
@@ -225,37 +211,12 @@ func newClusterStatusCmd() *cobra.Command {
 				fmt.Fprintf(out, "network: hosts, each node a network namespace of its own on the virtual network %s (docs/network.md)\n", cluster.NetworkID(cl.Dir))
 			}
 			fmt.Fprintln(out)
-			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NODE\tADDR\tROLE\tSTATE\tPID\tDETAIL")
-			for _, s := range st {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Addr, s.Role, s.State, pidString(s.PID), details(s.Detail))
-			}
-			return tw.Flush()
+			return cluster.WriteStatus(out, st)
 		},
 	}
 	c.Flags().StringVar(&dir, "dir", "", "the cluster's directory (default: the only one under clusters/)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return c
-}
-
-func pidString(pid int) string {
-	if pid == 0 {
-		return "-"
-	}
-	return strconv.Itoa(pid)
-}
-
-func details(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + m[k]
-	}
-	return strings.Join(parts, " ")
 }
 
 func newClusterDownCmd() *cobra.Command {
