@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,12 +15,7 @@ import (
 // messages `cluster up` always gave, and refused before anything starts:
 // a directory that holds a cluster keeps its state as it was.
 func TestUpRefusesBadInput(t *testing.T) {
-	if err := (redisEngine{}).Check(); err != nil {
-		if testing.Short() {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
+	needRedis(t)
 	t.Parallel()
 	held := t.TempDir()
 	if _, err := Prepare(held, "redis"); err != nil {
@@ -64,33 +58,12 @@ func TestUpRefusesBadInput(t *testing.T) {
 // `cluster down` always did; run --cluster and experiments share it now.
 func TestTeardownStopsWhatAnInterruptedUpLeft(t *testing.T) {
 	t.Parallel()
-	sleep, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Skip(err)
-	}
 	dir := t.TempDir()
 	prepared, err := Prepare(dir, "redis")
 	if err != nil {
 		t.Fatal(err)
 	}
-	node := filepath.Join(dir, "node1")
-	if err := os.MkdirAll(node, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := recordSpawn(node, 0, sleep); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(sleep, "300")
-	cmd.Dir = node
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	if err := recordSpawn(node, cmd.Process.Pid, sleep); err != nil {
-		t.Fatal(err)
-	}
+	_, done := announcedSleep(t, dir, true)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := Teardown(ctx, prepared); err != nil {
@@ -129,12 +102,7 @@ func TestTeardownKeepsTheStateWhenAStopFails(t *testing.T) {
 // state is before the server starts, saves the node, and Teardown stops
 // it and removes the state.
 func TestUpThenTeardown(t *testing.T) {
-	if err := (redisEngine{}).Check(); err != nil {
-		if testing.Short() {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
+	needRedis(t)
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "cluster")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
