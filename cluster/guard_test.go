@@ -47,12 +47,7 @@ func TestCheckNodes(t *testing.T) {
 // even a `cluster up` killed before Up returned (nothing but the directory
 // to go by) is cleaned up by StopSpawned. Against real redis-servers.
 func TestInterruptedUpStopsEveryServer(t *testing.T) {
-	if err := (redisEngine{}).Check(); err != nil {
-		if testing.Short() {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
+	needRedis(t)
 	dir := t.TempDir()
 	prep, err := Prepare(dir, "redis")
 	if err != nil {
@@ -114,25 +109,7 @@ func TestStopSpawnedFindsAnnouncedProcess(t *testing.T) {
 	if _, err := Prepare(dir, "redis"); err != nil {
 		t.Fatal(err)
 	}
-	node := filepath.Join(dir, "node1")
-	if err := os.MkdirAll(node, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	sleep, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Skip(err)
-	}
-	if err := recordSpawn(node, 0, sleep); err != nil { // the announcement only
-		t.Fatal(err)
-	}
-	cmd := exec.Command(sleep, "300")
-	cmd.Dir = node
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	cmd, done := announcedSleep(t, dir, false)
 	pids, err := Spawned(dir)
 	if err != nil || len(pids) != 1 || pids[0] != cmd.Process.Pid {
 		t.Fatalf("Spawned = %v, %v; want [%d]", pids, err, cmd.Process.Pid)
@@ -145,4 +122,49 @@ func TestStopSpawnedFindsAnnouncedProcess(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the announced process still runs after StopSpawned")
 	}
+}
+
+// needRedis skips a test with -short where redis-server is not installed
+// (and fails it without -short: the servers are part of the test setup).
+func needRedis(t *testing.T) {
+	t.Helper()
+	if err := (redisEngine{}).Check(); err != nil {
+		if testing.Short() {
+			t.Skip(err)
+		}
+		t.Fatal(err)
+	}
+}
+
+// announcedSleep starts `sleep 300` in dir/node1 of the cluster prepared
+// in dir, announced in its SpawnLog as Start announces a server before
+// the fork, and recorded with its PID too when record is set (a server
+// that started but never became a node). done receives its Wait.
+func announcedSleep(t *testing.T, dir string, record bool) (*exec.Cmd, <-chan error) {
+	t.Helper()
+	node := filepath.Join(dir, "node1")
+	if err := os.MkdirAll(node, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip(err)
+	}
+	if err := recordSpawn(node, 0, sleep); err != nil { // the announcement
+		t.Fatal(err)
+	}
+	cmd := exec.Command(sleep, "300")
+	cmd.Dir = node
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	if record {
+		if err := recordSpawn(node, cmd.Process.Pid, sleep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cmd, done
 }

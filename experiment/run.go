@@ -185,10 +185,10 @@ func Run(ctx context.Context, sc *Scenario, cfg Config) (err error) {
 			if did, uerr := x.undoFaults(dctx); uerr != nil {
 				err = errors.Join(err, fmt.Errorf("undo the faults left (%s): %w", did, uerr))
 			}
-			if derr := x.eng.Down(dctx, cl); derr != nil {
+			if derr := cluster.Teardown(dctx, cl); derr != nil {
 				err = errors.Join(err, fmt.Errorf("stop the cluster in %s: %w", cl.Dir, derr))
+				_ = os.Remove(filepath.Join(cl.Dir, cluster.StateFile)) // as always: see cluster.Teardown
 			}
-			_ = os.Remove(filepath.Join(cl.Dir, cluster.StateFile))
 		}()
 		dsn = cl.DSN
 		fmt.Fprintf(stderr, "cluster formed in %.1fs\n", formed.Seconds())

@@ -35,7 +35,7 @@ func Source(path, self string) (files []string, skipped []Skip, err error) {
 	}
 	if !st.IsDir() {
 		if isSelf(path, self) {
-			return nil, []Skip{{path, "the history database itself"}}, nil
+			return nil, []Skip{{path, selfReason}}, nil
 		}
 		return []string{path}, nil, nil
 	}

@@ -263,7 +263,7 @@ func DecodeHist(b []byte) (*hdrhistogram.Histogram, error) {
 }
 
 // redactedHeader is the header as JSON with every string in it redacted:
-// the DSN by adapter.Redact, every other string (options, cluster
+// the DSN by redact.DSN, every other string (options, cluster
 // settings, server configuration) as free text. A result file written by
 // fieldbench is already redacted; one written by hand or by an old
 // version may not be, and the history holds nothing it did not check.

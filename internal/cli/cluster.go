@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -90,103 +89,28 @@ func newClusterUpCmd() *cobra.Command {
 	return c
 }
 
-// clusterUp validates and starts a cluster, saving its description; on
-// failure it stops whatever it had started.
-func clusterUp(ctx context.Context, engine string, opts cluster.Options, dir string, progress interface{ Write([]byte) (int, error) }) (*cluster.Cluster, error) {
-	nodes, extra := opts.Nodes, opts.Extra
-	e, err := cluster.Get(engine)
-	if err != nil {
-		return nil, job.Usage(err)
-	}
-	if err := cluster.CheckNetwork(engine, opts.Network); err != nil {
-		return nil, job.Usage(err)
-	}
-	if opts.Network == cluster.NetworkHosts {
-		cluster.SweepNetworks(ctx, progress)
-	}
-	if err := cluster.CheckNodes(engine, nodes, extra); err != nil {
-		return nil, job.Usage(err)
-	}
-	if err := cluster.CheckOptions(engine, opts); err != nil {
-		return nil, job.Usage(err)
-	}
-	if err := e.Check(); err != nil {
-		return nil, fmt.Errorf("%s is not installed here: %w (run scripts/install-servers.sh)", engine, err)
-	}
+// clusterUp is cluster.Up for every command that starts a cluster
+// (cluster up, run --cluster, experiment and study through startCluster),
+// with `cluster up`'s default directory (clusters/ENGINE-TIME) and the
+// exit codes decided here: Up's refusals are bad input (exit 2), its
+// interrupt an interrupt (exit 130).
+func clusterUp(ctx context.Context, engine string, opts cluster.Options, dir string, progress io.Writer) (*cluster.Cluster, error) {
 	if dir == "" {
 		dir = filepath.Join(clustersDir, fmt.Sprintf("%s-%s", engine, time.Now().Format("20060102-150405")))
 	}
-	if _, err := os.Stat(filepath.Join(dir, cluster.StateFile)); err == nil {
-		return nil, usagef("%s already holds a cluster: use another --dir or 'fieldbench cluster down --dir %s' first", dir, dir)
+	cl, err := cluster.Up(ctx, engine, opts, dir, progress)
+	if errors.Is(err, cluster.ErrInterrupted) {
+		return nil, interruptedError{err}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, usagef("cluster directory %s is not writable: %v", dir, err)
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
-	}
-	// The state exists before the first server starts, and every server
-	// is recorded the moment it starts (cluster.SpawnLog): an interrupted
-	// or killed `cluster up` leaves nothing 'cluster down' cannot stop.
-	prepared, err := cluster.Prepare(abs, engine)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprint(progress, upNote(engine, nodes, abs))
-	t0 := time.Now()
-	cl, err := e.Up(ctx, abs, opts)
-	if err != nil {
-		stopped := abandonUp(ctx, e, cl, prepared, progress)
-		if ctx.Err() != nil {
-			fmt.Fprintf(progress, "cluster up interrupted: stopped the %d server(s) it had started; data and logs are in %s\n", stopped, abs)
-			return nil, fmt.Errorf("start %s: %w", engine, errInterrupted)
-		}
-		return nil, fmt.Errorf("start %s: %w", engine, err)
-	}
-	if err := cl.Save(); err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(progress, "%s up in %s\n", engine, time.Since(t0).Round(100*time.Millisecond))
-	return cl, nil
+	return cl, clusterUsage(err)
 }
 
-// upNote is what clusterUp says before the first server starts: where
-// the cluster's state is and the command that stops its servers, so that
-// both are on screen before a run on it starts (run --cluster) and stay
-// there if fieldbench is killed (SIGKILL runs no clean-up).
-func upNote(engine string, nodes int, dir string) string {
-	return fmt.Sprintf("starting %s with %d node(s) in %s...\n"+
-		"  its state is %s: if fieldbench is killed before it stops the servers, stop them with: fieldbench cluster down --dir %s\n",
-		engine, nodes, dir, filepath.Join(dir, cluster.StateFile), dir)
-}
+// interruptedError keeps its error's message ("start redis:
+// interrupted") and is errInterrupted to errors.Is, so Main exits 130.
+type interruptedError struct{ error }
 
-// abandonUp stops everything a failed or interrupted `cluster up` started
-// (every recorded server at once, then the engine's own Down for what it
-// knows), saves the cluster's state with its nodes stopped, and returns
-// how many servers were still running. It has its own deadline: the
-// command's context is already cancelled when Ctrl-C brought it here.
-func abandonUp(ctx context.Context, e cluster.Engine, cl, prepared *cluster.Cluster, progress interface{ Write([]byte) (int, error) }) int {
-	stopped, err := cluster.StopSpawned(prepared.Dir, 3*time.Second)
-	if err != nil {
-		fmt.Fprintf(progress, "stopping the servers started: %v\n", err)
-	}
-	if cl == nil {
-		cl = prepared
-	}
-	dctx, cancel := job.Detached(ctx, time.Minute)
-	defer cancel()
-	if err := e.Down(dctx, cl); err != nil {
-		fmt.Fprintf(progress, "stopping the cluster: %v\n", err)
-	}
-	if err := cluster.DestroyNetwork(dctx, prepared.Dir); err != nil {
-		fmt.Fprintf(progress, "removing the virtual network: %v\n", err)
-	}
-	if err := cl.Save(); err != nil {
-		fmt.Fprintf(progress, "saving the cluster state: %v\n", err)
-	}
-	return stopped
-}
+func (e interruptedError) Is(target error) bool { return target == errInterrupted }
+func (e interruptedError) Unwrap() error        { return e.error }
 
 // printDSN prints the cluster's DSN. One with a secret (the MariaDB
 // password fieldbench generated) is printed masked, with the command that
@@ -246,29 +170,20 @@ func loadClusterNode(dir, node string) (*cluster.Cluster, cluster.Engine, error)
 	return cl, e, nil
 }
 
-// loadCluster finds the cluster of --dir, or the only one under clusters/.
+// loadCluster finds the cluster of --dir, or the only one under clusters/
+// (cluster.Find), its refusals bad input.
 func loadCluster(dir string) (*cluster.Cluster, cluster.Engine, error) {
-	if dir == "" {
-		matches, _ := filepath.Glob(filepath.Join(clustersDir, "*", cluster.StateFile))
-		switch len(matches) {
-		case 0:
-			return nil, nil, usagef("no cluster found under %s/: pass --dir", clustersDir)
-		case 1:
-			dir = filepath.Dir(matches[0])
-		default:
-			sort.Strings(matches)
-			return nil, nil, usagef("several clusters under %s/ (%s): pass --dir", clustersDir, strings.Join(matches, ", "))
-		}
+	cl, e, err := cluster.Find(clustersDir, dir)
+	return cl, e, clusterUsage(err)
+}
+
+// clusterUsage makes the cluster package's refusals of the user's input
+// (cluster.ErrBadInput) bad input (exit 2).
+func clusterUsage(err error) error {
+	if errors.Is(err, cluster.ErrBadInput) {
+		return job.Usage(err)
 	}
-	cl, err := cluster.Load(dir)
-	if err != nil {
-		return nil, nil, job.Usage(err)
-	}
-	e, err := cluster.Get(cl.Engine)
-	if err != nil {
-		return nil, nil, err
-	}
-	return cl, e, nil
+	return err
 }
 
 func newClusterStatusCmd() *cobra.Command {
@@ -296,37 +211,12 @@ func newClusterStatusCmd() *cobra.Command {
 				fmt.Fprintf(out, "network: hosts, each node a network namespace of its own on the virtual network %s (docs/network.md)\n", cluster.NetworkID(cl.Dir))
 			}
 			fmt.Fprintln(out)
-			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NODE\tADDR\tROLE\tSTATE\tPID\tDETAIL")
-			for _, s := range st {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Addr, s.Role, s.State, pidString(s.PID), details(s.Detail))
-			}
-			return tw.Flush()
+			return cluster.WriteStatus(out, st)
 		},
 	}
 	c.Flags().StringVar(&dir, "dir", "", "the cluster's directory (default: the only one under clusters/)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return c
-}
-
-func pidString(pid int) string {
-	if pid == 0 {
-		return "-"
-	}
-	return strconv.Itoa(pid)
-}
-
-func details(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + m[k]
-	}
-	return strings.Join(parts, " ")
 }
 
 func newClusterDownCmd() *cobra.Command {
@@ -337,30 +227,17 @@ func newClusterDownCmd() *cobra.Command {
 		Short: "Stop every node of a cluster (by the PIDs fieldbench started); data and logs stay unless --purge",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cl, e, err := loadCluster(dir)
+			cl, _, err := loadCluster(dir)
 			if err != nil {
 				return err
 			}
 			ctx, cancel := job.Detached(cmd.Context(), 2*time.Minute)
 			defer cancel()
-			if err := e.Down(ctx, cl); err != nil {
-				return fmt.Errorf("stop %s: %w", cl.Dir, err)
-			}
-			// Servers an interrupted `cluster up` started before it could
-			// save them as nodes.
-			if _, err := cluster.StopSpawned(cl.Dir, 15*time.Second); err != nil {
-				return fmt.Errorf("stop %s: %w", cl.Dir, err)
-			}
-			// A virtual network (--network hosts), found from the
-			// directory alone: also one a crashed `cluster up` left.
-			if err := cluster.DestroyNetwork(ctx, cl.Dir); err != nil {
+			if err := cluster.Teardown(ctx, cl); err != nil {
 				return fmt.Errorf("stop %s: %w", cl.Dir, err)
 			}
 			if cl.OnHosts() {
 				cluster.SweepNetworks(ctx, cmd.ErrOrStderr())
-			}
-			if err := os.Remove(filepath.Join(cl.Dir, cluster.SpawnLog)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
 			}
 			if purge {
 				if err := os.RemoveAll(cl.Dir); err != nil {
@@ -368,9 +245,6 @@ func newClusterDownCmd() *cobra.Command {
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s cluster stopped and %s removed\n", cl.Engine, cl.Dir)
 				return nil
-			}
-			if err := os.Remove(filepath.Join(cl.Dir, cluster.StateFile)); err != nil {
-				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s cluster stopped; data and logs kept in %s\n", cl.Engine, cl.Dir)
 			return nil
@@ -557,11 +431,10 @@ func withCluster(c *cobra.Command, check func() error, started func(*cluster.Clu
 		defer func() {
 			ctx, cancel := job.Detached(cmd.Context(), 2*time.Minute)
 			defer cancel()
-			e, _ := cluster.Get(cl.Engine)
-			if derr := e.Down(ctx, cl); derr != nil {
+			if derr := cluster.Teardown(ctx, cl); derr != nil {
 				err = errors.Join(err, fmt.Errorf("stop the cluster in %s: %w", cl.Dir, derr))
+				_ = os.Remove(filepath.Join(cl.Dir, cluster.StateFile)) // as always: see cluster.Teardown
 			}
-			_ = os.Remove(filepath.Join(cl.Dir, cluster.StateFile))
 		}()
 		if err := cmd.Flags().Set("db", cl.DSN); err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/experiment"
+	"github.com/fieldbench/fieldbench/history"
 	"github.com/fieldbench/fieldbench/job"
 )
 
@@ -93,8 +94,8 @@ the result files alone. Results go to results/<time>-experiment-<name>/.`, strin
 			if err := hist.check(); err != nil {
 				return err
 			}
-			before := entries(results)
-			defer func() { err = hist.finish(cmd, err, newEntries(results, before, "-experiment-")...) }()
+			before := history.DirNames(results)
+			defer func() { err = hist.finish(cmd, err, history.NewDirs(results, before, "-experiment-")...) }()
 			err = experiment.Run(cmd.Context(), sc, experiment.Config{
 				Results: results, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Version: Version,
 				StartCluster: startCluster,

@@ -2,16 +2,12 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,9 +15,7 @@ import (
 	"github.com/fieldbench/fieldbench/analysis/compare"
 	"github.com/fieldbench/fieldbench/history"
 	"github.com/fieldbench/fieldbench/job"
-	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/report"
-	"github.com/fieldbench/fieldbench/result"
 )
 
 // historyFlags are --history and --commit of the commands that record
@@ -105,8 +99,8 @@ func (h *historyFlags) finish(cmd *cobra.Command, err error, paths ...string) er
 	ctx, cancel := job.Detached(cmd.Context(), 2*time.Minute)
 	defer cancel()
 	stderr := cmd.ErrOrStderr()
-	st, rerr := addToHistory(ctx, stderr, h.target, h.commit, paths)
-	if rerr != nil {
+	st, rerr := history.AddPaths(ctx, stderr, h.target, h.commit, paths)
+	if rerr = historyUsage(rerr); rerr != nil {
 		return errors.Join(err, fmt.Errorf("history: %w", rerr))
 	}
 	fmt.Fprintf(stderr, "history: %s\n", st)
@@ -116,134 +110,20 @@ func (h *historyFlags) finish(cmd *cobra.Command, err error, paths ...string) er
 // openHistory opens the history, its refusals made bad input (exit 2).
 func openHistory(ctx context.Context, target string, create bool) (*history.Store, error) {
 	s, err := history.Open(ctx, target, create)
-	if errors.Is(err, history.ErrNewerSchema) || errors.Is(err, history.ErrNoHistory) {
-		return nil, usageError{Err: err}
-	}
-	return s, err
-}
-
-// addStats is what adding did.
-type addStats struct {
-	where                 string
-	added, known, skipped int
-	series                map[string]bool
-	argsWithNothing       []string
-}
-
-func (a addStats) String() string {
-	return fmt.Sprintf("%d run(s) added to %s, %d already there, %d skipped (%d series)", a.added, a.where, a.known, a.skipped, len(a.series))
-}
-
-// addBatch bounds the runs held in memory (each with its histograms)
-// before they are written in one transaction.
-const addBatch = 100
-
-// addToHistory records every run found under paths (history.Source):
-// a file that cannot be read, a shard, a run that did not finish is
-// skipped with its reason on stderr; damaged lines are warned of as every
-// reader of result files does. argsWithNothing are the paths that gave
-// no run at all.
-func addToHistory(ctx context.Context, stderr io.Writer, target, commit string, paths []string) (addStats, error) {
-	self, err := history.SQLitePath(target)
 	if err != nil {
-		return addStats{}, err
+		return nil, historyUsage(err)
 	}
-	where := self
-	if where == "" {
-		where = redact.DSN(target)
-	}
-	// The history is opened once there is a run to add: an add that finds
-	// nothing leaves no new file.
-	var s *history.Store
-	defer func() {
-		if s != nil {
-			s.Close()
-		}
-	}()
-	st := addStats{where: where, series: map[string]bool{}}
-	var batch []history.Run
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		if s == nil {
-			if s, err = openHistory(ctx, target, true); err != nil {
-				return err
-			}
-			st.where = s.Where
-		}
-		got, err := s.Add(ctx, batch)
-		if err != nil {
-			return err
-		}
-		for _, a := range got {
-			if a.New {
-				st.added++
-			} else {
-				st.known++
-			}
-		}
-		batch = batch[:0]
-		return nil
-	}
-	skip := func(path, reason string) {
-		st.skipped++
-		fmt.Fprintf(stderr, "fieldbench: skipped %s: %s\n", path, reason)
-	}
-	for _, p := range paths {
-		if ctx.Err() != nil {
-			break
-		}
-		files, skipped, err := history.Source(p, self)
-		if err != nil {
-			skip(p, err.Error())
-			st.argsWithNothing = append(st.argsWithNothing, p)
-			continue
-		}
-		for _, sk := range skipped {
-			if sk.Reason == "the history database itself" {
-				continue
-			}
-			skip(sk.Path, sk.Reason)
-		}
-		if len(files) == 0 && len(skipped) == 0 {
-			skip(p, "no "+result.FileName+" in it or under it (not a run directory, or runs stopped before they measured)")
-		}
-		recorded := 0
-		for _, f := range files {
-			r, err := result.Read(f)
-			if err != nil {
-				skip(f, strings.TrimPrefix(err.Error(), "read result "+f+": "))
-				continue
-			}
-			warnSkipped(stderr, r)
-			rec, err := history.FromRun(r, commit)
-			if err != nil {
-				skip(f, err.Error())
-				continue
-			}
-			recorded++
-			st.series[rec.Series] = true
-			batch = append(batch, rec)
-			if len(batch) >= addBatch {
-				if err := flush(); err != nil {
-					return st, err
-				}
-			}
-		}
-		if recorded == 0 && !onlySelf(skipped) {
-			st.argsWithNothing = append(st.argsWithNothing, p)
-		}
-	}
-	if err := flush(); err != nil {
-		return st, err
-	}
-	return st, ctx.Err()
+	return s, nil
 }
 
-// onlySelf: the path was the history's own file (results/* names it).
-func onlySelf(skipped []history.Skip) bool {
-	return len(skipped) > 0 && skipped[0].Reason == "the history database itself"
+// historyUsage makes the history's refusals of the user's input bad
+// input (exit 2): a history from a newer fieldbench, none where one was
+// named, a selection nothing answers.
+func historyUsage(err error) error {
+	if errors.Is(err, history.ErrNewerSchema) || errors.Is(err, history.ErrNoHistory) || errors.Is(err, history.ErrSelection) {
+		return usageError{Err: err}
+	}
+	return err
 }
 
 // detectFlags are the change-point settings of trend and changes.
@@ -268,26 +148,23 @@ func (d *detectFlags) check() error {
 	return nil
 }
 
-// selection is which series, operations and figures a command shows.
-type selection struct {
-	series, op string
-	figures    []string
-}
+// selection binds and checks the flags of a history.Selection.
+type selection struct{ history.Selection }
 
 // bindSeries binds --series alone.
 func (sel *selection) bindSeries(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&sel.series, "series", "", "only this series (its ID or a unique prefix, as 'history list' shows)")
+	cmd.Flags().StringVar(&sel.Series, "series", "", "only this series (its ID or a unique prefix, as 'history list' shows)")
 }
 
 func (sel *selection) bind(cmd *cobra.Command, figures []string) {
 	sel.bindSeries(cmd)
 	f := cmd.Flags()
-	f.StringVar(&sel.op, "op", "", "only this operation")
-	f.StringSliceVar(&sel.figures, "figure", figures, "figures, comma-separated: "+strings.Join(history.Figures, ", "))
+	f.StringVar(&sel.Op, "op", "", "only this operation")
+	f.StringSliceVar(&sel.Figures, "figure", figures, "figures, comma-separated: "+strings.Join(history.Figures, ", "))
 }
 
 func (sel *selection) check() error {
-	for _, f := range sel.figures {
+	for _, f := range sel.Figures {
 		if !history.KnownFigure(f) {
 			return usagef("--figure %q: unknown (known: %s)", f, strings.Join(history.Figures, ", "))
 		}
@@ -295,52 +172,10 @@ func (sel *selection) check() error {
 	return nil
 }
 
-// chosen is a series with its runs.
-type chosen struct {
-	s    history.Series
-	runs []history.Run
-}
-
 // load reads the selected series and their runs.
-func (sel *selection) load(ctx context.Context, s *history.Store) ([]chosen, error) {
-	all, err := s.SeriesList(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if sel.series != "" {
-		one, err := history.FindSeries(all, sel.series)
-		if err != nil {
-			return nil, usageError{Err: err}
-		}
-		all = []history.Series{one}
-	}
-	var out []chosen
-	for _, x := range all {
-		runs, err := s.Runs(ctx, x.ID)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, chosen{x, runs})
-	}
-	if sel.op != "" {
-		found := false
-		for _, c := range out {
-			for _, op := range history.Ops(c.runs) {
-				found = found || op == sel.op
-			}
-		}
-		if !found {
-			return nil, usagef("--op %s: no run of the series shown has it", sel.op)
-		}
-	}
-	return out, nil
-}
-
-func (sel *selection) ops(runs []history.Run) []string {
-	if sel.op != "" {
-		return []string{sel.op}
-	}
-	return history.Ops(runs)
+func (sel *selection) load(ctx context.Context, s *history.Store) ([]history.Chosen, error) {
+	sets, err := sel.Load(ctx, s)
+	return sets, historyUsage(err)
 }
 
 func newHistoryCmd() *cobra.Command {
@@ -410,16 +245,16 @@ Exit 2 when nothing at all could be recorded.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := addToHistory(cmd.Context(), cmd.ErrOrStderr(), *target, commit, args)
-			if err != nil {
+			st, err := history.AddPaths(cmd.Context(), cmd.ErrOrStderr(), *target, commit, args)
+			if err = historyUsage(err); err != nil {
 				if cmd.Context().Err() != nil {
 					return errInterrupted
 				}
 				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), "history: "+st.String())
-			if st.added+st.known == 0 {
-				return usagef("nothing recorded: %s held no run that could be (see above)", strings.Join(st.argsWithNothing, ", "))
+			if st.Added+st.Known == 0 {
+				return usagef("nothing recorded: %s held no run that could be (see above)", strings.Join(st.ArgsWithNothing, ", "))
 			}
 			return nil
 		},
@@ -456,11 +291,11 @@ is a line of its own where it happens.`,
 			w := cmd.OutOrStdout()
 			total := 0
 			for _, c := range sets {
-				total += len(c.runs)
+				total += len(c.Runs)
 			}
 			fmt.Fprintf(w, "history %s: %d run(s) in %d series\n", s.Where, total, len(sets))
 			for _, c := range sets {
-				listSeries(w, c, last)
+				history.PrintSeries(w, c, last)
 			}
 			return nil
 		},
@@ -468,45 +303,6 @@ is a line of its own where it happens.`,
 	sel.bindSeries(c)
 	c.Flags().IntVar(&last, "runs", 20, "show each series' last N runs (0: all)")
 	return c
-}
-
-func listSeries(w io.Writer, c chosen, last int) {
-	fmt.Fprintf(w, "\nseries %s: %s — %d run(s), %s to %s\n", c.s.ID, c.s.Label, c.s.Runs,
-		time.Unix(0, c.s.First).UTC().Format("2006-01-02 15:04"), time.Unix(0, c.s.Last).UTC().Format("2006-01-02 15:04"))
-	for _, d := range c.s.Describe() {
-		fmt.Fprintf(w, "  %s\n", d)
-	}
-	first := 0
-	if last > 0 && len(c.runs) > last {
-		first = len(c.runs) - last
-		fmt.Fprintf(w, "  (%d earlier runs not shown; --runs 0 shows all)\n", first)
-	}
-	marks := map[int][]string{}
-	for _, m := range history.Marks(c.runs) {
-		marks[m.Index] = append(marks[m.Index], m.String())
-	}
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  #\tstarted\trun\tcommit\tserver\tfieldbench\thost\tmeasured\t")
-	for i := first; i < len(c.runs); i++ {
-		r := c.runs[i]
-		for _, m := range marks[i] {
-			fmt.Fprintf(tw, "  ·····\t%s\t\t\t\t\t\t\t\n", m)
-		}
-		note := ""
-		if r.Interrupted {
-			note = " (interrupted)"
-		}
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s %s\t%s\t%s\t%.1f s%s\t\n", i+1, r.Started.Format("2006-01-02 15:04:05"), r.Short(), dash(r.Commit),
-			r.Server, r.ServerVersion, r.Version, r.Host, r.Duration, note)
-	}
-	tw.Flush()
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 func historyShowCmd(target *string) *cobra.Command {
@@ -531,91 +327,11 @@ func historyShowCmd(target *string) *cobra.Command {
 			if err != nil {
 				return usageError{Err: err}
 			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "run %s\n  series %s, started %s, %s on %s %s (%s adapter), fieldbench %s\n  host %s (%s), measured %.1f s, commit %s, read from %s\n",
-				r.ID, r.Series, r.Started.Format(time.RFC3339), r.Workload, r.Server, r.ServerVersion, r.Adapter, r.Version, r.Host, r.Machine, r.Duration, dash(r.Commit), r.Dir)
-			tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-			head := "  operation\tcount\terrors\tops/s"
-			for _, p := range percentiles {
-				head += "\tp" + strconv.FormatFloat(p, 'f', -1, 64)
-			}
-			fmt.Fprintln(tw, head+"\t")
-			for _, o := range r.Ops {
-				line := fmt.Sprintf("  %s\t%d\t%d\t%.1f", o.Name, o.Count, o.Errors, o.Rate)
-				b, err := s.Histogram(ctx, r.ID, o.Name)
-				if err != nil {
-					return err
-				}
-				h, err := history.DecodeHist(b)
-				if err != nil {
-					return err
-				}
-				for _, p := range percentiles {
-					v := "-"
-					if h.TotalCount() > 0 {
-						v = history.FormatFigure("p", float64(h.ValueAtQuantile(p)))
-					}
-					line += "\t" + v
-				}
-				fmt.Fprintln(tw, line+"\t")
-			}
-			return tw.Flush()
+			return history.PrintRun(ctx, cmd.OutOrStdout(), s, r, percentiles)
 		},
 	}
 	c.Flags().Float64SliceVar(&percentiles, "percentiles", []float64{50, 90, 99, 99.9, 99.99}, "percentiles to compute from the stored histograms")
 	return c
-}
-
-// trendOf is the report's trend of the chosen series: every operation's
-// figure, its points and change points.
-func trendOf(sets []chosen, sel selection, o history.Options) (report.Trend, []analysed, error) {
-	t := report.Trend{Title: "fieldbench history: trends", Notes: []string{
-		"Each point is a run's whole-run figure; its bar, the 95 % interval from the run's per-second figures (autocorrelation-corrected, on the log scale; runs of fewer than 10 measured seconds have none).",
-		fmt.Sprintf("Change points: e-divisive means as Apache Otava computes them (%s, p ≤ %g, window %d); a dashed line is the mean of a segment between change points (docs/history.md).", o.MethodName(), o.PValue, o.Window),
-	}}
-	var all []analysed
-	for _, c := range sets {
-		ts := report.TrendSeries{ID: c.s.ID, Label: c.s.Label, About: c.s.Describe()}
-		for _, r := range c.runs {
-			tr := report.TrendRun{ID: r.ID, Commit: r.Commit, Server: r.Server + " " + r.ServerVersion, Started: r.Started}
-			if r.Interrupted {
-				tr.Note = "interrupted"
-			}
-			ts.Runs = append(ts.Runs, tr)
-		}
-		for _, m := range history.Marks(c.runs) {
-			ts.Marks = append(ts.Marks, report.TrendMark{Run: m.Index, Text: m.String()})
-		}
-		for _, op := range sel.ops(c.runs) {
-			for _, fig := range sel.figures {
-				a, err := history.Analyze(c.runs, op, fig, o)
-				if err != nil {
-					return t, nil, fmt.Errorf("series %s, %s %s: %w", c.s.ID, op, fig, err)
-				}
-				if len(a.Points) == 0 {
-					continue
-				}
-				all = append(all, analysed{c.s, a})
-				tc := report.TrendChart{Op: op, Figure: fig}
-				for _, p := range a.Points {
-					tc.Points = append(tc.Points, report.TrendPoint{Run: p.Index, Value: p.Value, Lo: p.Lo, Hi: p.Hi})
-				}
-				for _, cp := range a.Changes {
-					tc.Changes = append(tc.Changes, report.TrendChange{Run: a.Points[cp.Index].Index, Before: cp.Before, After: cp.After, P: cp.P,
-						NBefore: cp.NBefore, NAfter: cp.NAfter, Worse: a.Worse(cp) > 0})
-				}
-				ts.Charts = append(ts.Charts, tc)
-			}
-		}
-		t.Series = append(t.Series, ts)
-	}
-	return t, all, nil
-}
-
-// analysed is one figure's analysis in its series.
-type analysed struct {
-	s history.Series
-	a history.Analysis
 }
 
 func historyTrendCmd(target *string) *cobra.Command {
@@ -656,7 +372,7 @@ the same as an offline page of charts (inline SVG, no scripts).`,
 			if err != nil {
 				return err
 			}
-			t, _, err := trendOf(sets, sel, det.o)
+			t, _, err := history.Trends(sets, sel.Selection, det.o)
 			if err != nil {
 				return err
 			}
@@ -666,7 +382,7 @@ the same as an offline page of charts (inline SVG, no scripts).`,
 			if out == "" {
 				return nil
 			}
-			if err := writeTrendHTML(out, t); err != nil {
+			if err := report.WriteTrendFile(out, t); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "\nreport: %s\n", out)
@@ -678,43 +394,6 @@ the same as an offline page of charts (inline SVG, no scripts).`,
 	c.Flags().StringVar(&out, "html", "", "also write the trends as an offline HTML page to FILE")
 	c.Flags().IntVar(&last, "last", 20, "terminal: each figure's last N runs (0: all; the page has all)")
 	return c
-}
-
-// writeTrendHTML writes the page through a temporary file, so a failure
-// leaves no half page.
-func writeTrendHTML(path string, t report.Trend) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".trend-*.html")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	_ = tmp.Chmod(0o644)
-	if err := report.TrendHTML(tmp, t); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
-// changeJSON is one change point in `history changes --json`.
-type changeJSON struct {
-	Series  string  `json:"series"`
-	Op      string  `json:"op"`
-	Figure  string  `json:"figure"`
-	Index   int     `json:"index"` // among the runs that have the figure
-	Run     string  `json:"run"`
-	Time    string  `json:"time"`
-	Commit  string  `json:"commit,omitempty"`
-	Before  float64 `json:"before"`
-	After   float64 `json:"after"`
-	Change  float64 `json:"change"`
-	P       float64 `json:"p"`
-	NBefore int     `json:"runs_before"`
-	NAfter  int     `json:"runs_after"`
-	Worse   bool    `json:"worse"`
 }
 
 func historyChangesCmd(target *string) *cobra.Command {
@@ -758,46 +437,24 @@ operation no run has is bad input (exit 2).`,
 			if err != nil {
 				return err
 			}
-			byID := map[string][]history.Run{}
-			var series []history.Series
-			for _, c := range sets {
-				byID[c.s.ID] = c.runs
-				series = append(series, c.s)
-			}
-			if err := history.CheckGates(gates, series, byID); err != nil {
+			if err := history.CheckSelectionGates(gates, sets); err != nil {
 				return usageError{Err: err}
 			}
-			_, all, err := trendOf(sets, sel, det.o)
+			_, all, err := history.Trends(sets, sel.Selection, det.o)
 			if err != nil {
 				return err
 			}
 			w := cmd.OutOrStdout()
 			if asJSON {
-				out := []changeJSON{}
-				for _, x := range all {
-					for _, cp := range x.a.Changes {
-						r := x.a.At(cp)
-						out = append(out, changeJSON{Series: x.s.ID, Op: x.a.Op, Figure: x.a.Figure, Index: cp.Index, Run: r.ID, Time: r.Started.Format(time.RFC3339Nano),
-							Commit: r.Commit, Before: cp.Before, After: cp.After, Change: finiteOr0(cp.Change()), P: cp.P, NBefore: cp.NBefore, NAfter: cp.NAfter, Worse: x.a.Worse(cp) > 0})
-					}
-				}
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", " ")
-				if err := enc.Encode(out); err != nil {
+				if err := history.WriteChangesJSON(w, all); err != nil {
 					return err
 				}
 			} else {
-				printChanges(w, sets, all, det.o)
+				history.PrintChanges(w, sets, all, det.o)
 			}
-			var broken []string
-			for _, c := range sets {
-				v, err := history.Regressions(c.s, c.runs, gates, det.o)
-				if err != nil {
-					return err
-				}
-				for _, x := range v {
-					broken = append(broken, x.String())
-				}
+			broken, err := history.SelectionRegressions(sets, gates, det.o)
+			if err != nil {
+				return err
 			}
 			if len(broken) > 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "regressions:\n  %s\n", strings.Join(broken, "\n  "))
@@ -811,56 +468,6 @@ operation no run has is bad input (exit 2).`,
 	c.Flags().StringVar(&failOn, "fail-on", "", "exit 3 when a series' newest segment is worse than the one before by more than a limit: FIGURE[:OP]+N% for latency (mean, p50, p99, p99.9), throughput[:OP]-N%; comma-separated")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the change points as JSON")
 	return c
-}
-
-func finiteOr0(v float64) float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0
-	}
-	return v
-}
-
-// printChanges lists each series' change points, and the figures without
-// any in one line.
-func printChanges(w io.Writer, sets []chosen, all []analysed, o history.Options) {
-	fmt.Fprintf(w, "change points: e-divisive means (%s, p ≤ %g, window %d, magnitude ≥ %g)\n", o.MethodName(), o.PValue, o.Window, o.Magnitude)
-	for _, c := range sets {
-		fmt.Fprintf(w, "\nseries %s: %s (%d runs)\n", c.s.ID, c.s.Label, len(c.runs))
-		marks := map[int][]string{}
-		for _, m := range history.Marks(c.runs) {
-			marks[m.Index] = append(marks[m.Index], m.String())
-		}
-		var none []string
-		for _, x := range all {
-			if x.s.ID != c.s.ID {
-				continue
-			}
-			if len(x.a.Changes) == 0 {
-				none = append(none, x.a.Op+" "+x.a.Figure)
-				continue
-			}
-			for _, cp := range x.a.Changes {
-				r := x.a.At(cp)
-				verdict := "better"
-				if x.a.Worse(cp) > 0 {
-					verdict = "WORSE"
-				}
-				commit := ""
-				if r.Commit != "" {
-					commit = ", commit " + r.Commit
-				}
-				fmt.Fprintf(w, "  %s %s: %s %+.1f%% from run %d (%s, %s%s): %s → %s, magnitude %.3g, p %.2g, %d run(s) before, %d after\n",
-					x.a.Op, x.a.Figure, verdict, 100*cp.Change(), x.a.Points[cp.Index].Index+1, r.Started.Format("2006-01-02 15:04"), r.Short(), commit,
-					history.FormatFigure(x.a.Figure, cp.Before), history.FormatFigure(x.a.Figure, cp.After), cp.Magnitude(), cp.P, cp.NBefore, cp.NAfter)
-				if m := marks[x.a.Points[cp.Index].Index]; len(m) > 0 {
-					fmt.Fprintf(w, "      at the same run: %s\n", strings.Join(m, "; "))
-				}
-			}
-		}
-		if len(none) > 0 {
-			fmt.Fprintf(w, "  no change point: %s\n", strings.Join(none, ", "))
-		}
-	}
 }
 
 func historyExportCmd(target *string) *cobra.Command {
@@ -904,13 +511,13 @@ runs both on the same series.`,
 			if len(sets) != 1 {
 				ids := make([]string, len(sets))
 				for i, c := range sets {
-					ids[i] = c.s.ID
+					ids[i] = c.Series.ID
 				}
 				return usagef("export writes one series: give --series (the history has %d: %s)", len(sets), strings.Join(ids, ", "))
 			}
-			runs := sets[0].runs
-			if sel.op != "" {
-				runs = onlyOp(runs, sel.op)
+			runs := sets[0].Runs
+			if sel.Op != "" {
+				runs = history.OnlyOp(runs, sel.Op)
 			}
 			var w io.Writer = cmd.OutOrStdout()
 			var f *os.File
@@ -920,7 +527,7 @@ runs both on the same series.`,
 				}
 				w = f
 			}
-			written, omitted, err := history.WriteCSV(w, runs, sel.figures)
+			written, omitted, err := history.WriteCSV(w, runs, sel.Figures)
 			if f != nil {
 				if cerr := f.Close(); err == nil {
 					err = cerr
@@ -942,39 +549,4 @@ runs both on the same series.`,
 	c.Flags().StringVar(&format, "format", "", "csv (what Apache Otava reads)")
 	c.Flags().StringVar(&out, "out", "", "file to write (default: standard output)")
 	return c
-}
-
-// onlyOp keeps each run's operation op alone.
-func onlyOp(runs []history.Run, op string) []history.Run {
-	out := make([]history.Run, 0, len(runs))
-	for _, r := range runs {
-		if o, ok := r.Op(op); ok {
-			r.Ops = []history.Op{o}
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// entries are the names in dir (none when it cannot be read).
-func entries(dir string) map[string]bool {
-	out := map[string]bool{}
-	list, _ := os.ReadDir(dir)
-	for _, e := range list {
-		out[e.Name()] = true
-	}
-	return out
-}
-
-// newEntries are the directories of dir, named with part, that were not
-// in before: what a command made there.
-func newEntries(dir string, before map[string]bool, part string) []string {
-	var out []string
-	list, _ := os.ReadDir(dir)
-	for _, e := range list {
-		if e.IsDir() && !before[e.Name()] && strings.Contains(e.Name(), part) {
-			out = append(out, filepath.Join(dir, e.Name()))
-		}
-	}
-	return out
 }

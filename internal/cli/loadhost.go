@@ -4,13 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"os/signal"
 	"runtime/pprof"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -92,10 +88,10 @@ func runOnLoadHost(cmd *cobra.Command, dir string, index int) (err error) {
 }
 
 // reexecOnLoadHost runs cmd again inside load host load<index> of cl's
-// virtual network (index 0: 1, or I+1 for shard I), waits, removes the
-// host and returns the child's exit as childExit.
-func reexecOnLoadHost(cmd *cobra.Command, cl *cluster.Cluster, index int) (err error) {
-	dir := cl.Dir
+// virtual network (index 0: 1, or I+1 for shard I) with
+// cluster.RunOnLoadHost, and returns the child's exit as childExit (a
+// signal's as an interrupt's).
+func reexecOnLoadHost(cmd *cobra.Command, cl *cluster.Cluster, index int) error {
 	if err := vnet.Check(); err != nil {
 		return job.Usage(fmt.Errorf("--load-host: %w", err))
 	}
@@ -105,65 +101,21 @@ func reexecOnLoadHost(cmd *cobra.Command, cl *cluster.Cluster, index int) (err e
 	if index < 1 || index > 254 {
 		return usagef("--load-host-index %d: want 1..254", index)
 	}
-	net := vnet.ForDir(cl.Dir)
-	if !vnet.Exists(net.BridgeNS()) {
-		return fmt.Errorf("--load-host %s: the cluster's virtual network %s does not exist (is the cluster up?)", dir, net.ID)
-	}
-	name := "load" + strconv.Itoa(index)
-	if vnet.Exists(net.HostNS(name)) {
-		return fmt.Errorf("--load-host: load host %s of %s exists already (another process runs on it, or one crashed: 'cluster down' removes it); pick another --load-host-index", name, dir)
-	}
-	ctx := cmd.Context()
-	h, err := net.AddHost(ctx, name, vnet.LoadAddr(index))
-	if err != nil {
-		return err
-	}
-	defer func() {
-		rctx, cancel := job.Detached(ctx, 30*time.Second)
-		defer cancel()
-		if rerr := net.RemoveHost(rctx, name); rerr != nil {
-			err = errors.Join(err, rerr)
-		}
-	}()
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("--load-host: find fieldbench's own binary: %w", err)
-	}
-	argv := append(vnet.Command(h.NS, exe), childArgs(cmd, cl.DSN)...)
-	fmt.Fprintf(cmd.ErrOrStderr(), "on load host %s (%s, network namespace %s)\n", h.Name, h.Addr, h.NS)
-	child := exec.Command(argv[0], argv[1:]...)
-	child.Stdout, child.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
-	child.Env = append(os.Environ(), probe.LoadHostVar(h.Name, h.Addr, h.NS))
-	// Its own process group: a terminal's Ctrl-C reaches this process
-	// only, which passes every SIGINT and SIGTERM on (one each), so the
-	// child sees exactly the signals the user sent.
-	child.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
 	// With --cpuprofile the child profiles itself into the same file: this
 	// process's own (tiny) profile is written first and then replaced.
 	pprof.StopCPUProfile()
-	if err := child.Start(); err != nil {
-		return fmt.Errorf("--load-host: start on %s: %w", h.Name, err)
+	exit, err := cluster.RunOnLoadHost(cmd.Context(), cl, index, childArgs(cmd, cl.DSN), cmd.OutOrStdout(), cmd.ErrOrStderr())
+	code := exit
+	if exit < 0 {
+		code = ExitInterrupted // killed by a signal
 	}
-	done := make(chan error, 1)
-	go func() { done <- child.Wait() }()
-	for {
-		select {
-		case s := <-sigs:
-			_ = child.Process.Signal(s)
-		case werr := <-done:
-			var ee *exec.ExitError
-			if errors.As(werr, &ee) {
-				if code := ee.ExitCode(); code > 0 {
-					return childExit{code}
-				}
-				return childExit{ExitInterrupted} // killed by a signal
-			}
-			return werr
-		}
+	switch {
+	case code == 0:
+		return err
+	case err != nil:
+		return errors.Join(childExit{code}, err)
 	}
+	return childExit{code}
 }
 
 // childArgs is the command line of cmd as the user gave it (every flag

@@ -1,10 +1,7 @@
 package cli
 
 import (
-	"bytes"
-	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -12,7 +9,6 @@ import (
 
 	"github.com/fieldbench/fieldbench/outpath"
 	"github.com/fieldbench/fieldbench/report"
-	"github.com/fieldbench/fieldbench/report/export"
 	"github.com/fieldbench/fieldbench/result"
 )
 
@@ -59,7 +55,7 @@ directories are put side by side, e.g. the three microblog data models.`,
 					return usagef("the default output %v (pass --out FILE)", err)
 				}
 			}
-			if err := writeReport(ctx, out, runs); err != nil {
+			if err := report.WriteFileContext(ctx, out, runs); err != nil {
 				if ctx.Err() != nil {
 					return reportInterrupted()
 				}
@@ -71,45 +67,6 @@ directories are put side by side, e.g. the three microblog data models.`,
 	}
 	c.Flags().StringVarP(&out, "out", "o", "", "HTML file to write (default: report.html in the run directory, or in the current directory for several runs)")
 	return c
-}
-
-// writeReport renders runs to path through a temporary file, and puts it
-// in place only if ctx is not done by then: an interrupted report leaves
-// no new page, and the old one as it was. The render (report.HTML) takes
-// no context and is CPU work over every interval's histograms (40 s for
-// 6,000 intervals on a loaded machine), so it runs on its own goroutine
-// and is abandoned on Ctrl-C: the command returns at once, and what the
-// render makes in memory is never written.
-func writeReport(ctx context.Context, path string, runs []*result.Run) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	type rendered struct {
-		page []byte
-		err  error
-	}
-	done := make(chan rendered, 1)
-	go func() {
-		var b bytes.Buffer
-		err := report.HTML(&b, runs)
-		done <- rendered{b.Bytes(), err}
-	}()
-	var r rendered
-	select {
-	case r = <-done:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	if r.err != nil {
-		return fmt.Errorf("render report: %w", r.err)
-	}
-	return export.WriteFile(path, func(w io.Writer) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		_, err := w.Write(r.page)
-		return err
-	})
 }
 
 // reportInterrupted is the error of a report stopped by Ctrl-C (exit 130).

@@ -2,11 +2,7 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"io"
-	"math"
-	"reflect"
 
 	"github.com/spf13/cobra"
 
@@ -48,74 +44,13 @@ experiment, in the order given.`,
 				if err != nil {
 					return err
 				}
-				return writeScoresJSON(cmd.OutOrStdout(), sc)
+				return sc.WriteJSON(cmd.OutOrStdout())
 			}
 			return report.Scores(cmd.OutOrStdout(), run)
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the scores and every intermediate value as JSON (unknown figures are null)")
 	return c
-}
-
-// writeScoresJSON writes sc as JSON; NaN (unknown) figures become null,
-// which encoding/json cannot do by itself.
-func writeScoresJSON(w io.Writer, sc score.Scores) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(nanSafe(reflect.ValueOf(sc)))
-}
-
-// nanSafe turns v into plain maps, slices and values with every NaN or
-// infinite float replaced by nil (JSON null).
-func nanSafe(v reflect.Value) any {
-	switch v.Kind() {
-	case reflect.Float32, reflect.Float64:
-		f := v.Float()
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil
-		}
-		return f
-	case reflect.Struct:
-		m := map[string]any{}
-		t := v.Type()
-		for i := 0; i < v.NumField(); i++ {
-			sf := t.Field(i)
-			if !sf.IsExported() {
-				continue
-			}
-			if sf.Anonymous && sf.Type.Kind() == reflect.Struct {
-				if inner, ok := nanSafe(v.Field(i)).(map[string]any); ok {
-					for k, x := range inner {
-						m[k] = x
-					}
-				}
-				continue
-			}
-			m[sf.Name] = nanSafe(v.Field(i))
-		}
-		return m
-	case reflect.Slice, reflect.Array:
-		if v.Kind() == reflect.Slice && v.IsNil() {
-			return nil
-		}
-		out := make([]any, v.Len())
-		for i := range out {
-			out[i] = nanSafe(v.Index(i))
-		}
-		return out
-	case reflect.Map:
-		m := map[string]any{}
-		for _, k := range v.MapKeys() {
-			m[fmt.Sprint(k.Interface())] = nanSafe(v.MapIndex(k))
-		}
-		return m
-	case reflect.Pointer, reflect.Interface:
-		if v.IsNil() {
-			return nil
-		}
-		return nanSafe(v.Elem())
-	}
-	return v.Interface()
 }
 
 // readRun reads a run directory or a result file (bad input: exit 2), as
@@ -131,14 +66,6 @@ func readRun(ctx context.Context, w io.Writer, path string) (*result.Run, error)
 		}
 		return nil, job.Usage(err)
 	}
-	warnSkipped(w, r)
+	report.WarnSkipped(w, r)
 	return r, nil
-}
-
-// warnSkipped prints, one per line, the lines of r's result file that were
-// damaged and skipped (FILE:LINE first, as a compiler's message).
-func warnSkipped(w io.Writer, r *result.Run) {
-	for _, msg := range r.Warnings() {
-		fmt.Fprintf(w, "fieldbench: warning: %s\n", msg)
-	}
 }

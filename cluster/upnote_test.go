@@ -1,4 +1,4 @@
-package cli
+package cluster
 
 import (
 	"path/filepath"
@@ -12,7 +12,7 @@ import (
 // servers it leaves are then found by that command alone.
 func TestUpNoteSaysHowToStopTheServers(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "results", "cluster-redis-20261202-010000")
-	note := upNote("redis", 1, dir)
+	note := UpNote("redis", 1, dir)
 	for _, want := range []string{
 		"starting redis with 1 node(s) in " + dir,
 		filepath.Join(dir, "cluster.json"),
