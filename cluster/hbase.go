@@ -658,6 +658,50 @@ func hbaseStatus(ctx context.Context, c *Cluster) (*hbaseClusterStatus, error) {
 	return &st, nil
 }
 
+// hbaseWaitSettled waits until the cluster serves its tables again:
+// hbase:meta answers a scan through the gateway and none of its regions
+// is in transition. A restarted master is live, and answers the status
+// hbaseWaitReady asks, before the regions its killed region servers held
+// are assigned again: requests in that time hang without an error (seen
+// in CI under load: none answered in the 30 s after a master's restart
+// was reported done). So a master's restart is done when it serves.
+func hbaseWaitSettled(ctx context.Context, c *Cluster, limit time.Duration) error {
+	rest, err := hbaseREST(c)
+	if err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	var last error
+	for {
+		var scan string
+		err := hbaseGet(wctx, rest, "/hbase:meta/*/info:state", &scan)
+		if err != nil && strings.Contains(err.Error(), ": 404 Not Found") {
+			// The gateway answers 404 to a scan that finds no row: no
+			// region has a state to wait for.
+			return nil
+		}
+		if err == nil {
+			var rit map[string]int
+			if rit, err = hbaseInTransition([]byte(scan)); err == nil {
+				if len(rit) == 0 {
+					return nil
+				}
+				err = fmt.Errorf("regions in transition: %v", rit)
+			}
+		}
+		last = err
+		select {
+		case <-wctx.Done():
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("hbase: the regions were not served again within %v of the master's start: %v", limit, last)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
 // hbaseWaitReady waits until at least want region servers are live, the
 // given ones (host:port) among them with a start code (start time, ms) not
 // before since — so a restarted server is not mistaken for its previous
@@ -930,7 +974,10 @@ func (e hbaseEngine) Restart(ctx context.Context, c *Cluster, node string) error
 		return hbaseWaitReady(ctx, c, 1, []string{n.Addr()}, since, 90*time.Second)
 	case "master":
 		rs, _ := strconv.Atoi(c.Options["regionservers"])
-		return hbaseWaitReady(ctx, c, rs, nil, since, 120*time.Second)
+		if err := hbaseWaitReady(ctx, c, rs, nil, since, 120*time.Second); err != nil {
+			return err
+		}
+		return hbaseWaitSettled(ctx, c, 120*time.Second)
 	}
 	return nil
 }

@@ -39,6 +39,10 @@ bash scripts/install-servers.sh >/dev/null
 export CGO_ENABLED=0 GOFLAGS="${GOFLAGS:--trimpath}" FIELDBENCH_LONG_TESTS=1
 
 logs=$(mktemp -d "${TMPDIR:-/tmp}/fieldbench-long-XXXXXX")
+# Each test is built from the working tree when it starts: a change
+# made there during the run is named in the table's heading.
+dirty=""
+[[ -z "$(git status --porcelain --untracked-files=no)" ]] || dirty=" with uncommitted changes"
 rows=() failed=0 begin=$(date +%s)
 while read -r pkg name; do
   [[ -n "$pkg" ]] || continue
@@ -54,7 +58,8 @@ while read -r pkg name; do
 done <<< "$tests"
 
 echo
-echo "Long tests, $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD), $(( $(date +%s) - begin )) s in all (logs: $logs):"
+[[ -z "$(git status --porcelain --untracked-files=no)" ]] || dirty=" with uncommitted changes"
+echo "Long tests, $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD)$dirty, $(( $(date +%s) - begin )) s in all (logs: $logs):"
 echo
 echo "| test | package | result | s |"
 echo "|---|---|---|---:|"
