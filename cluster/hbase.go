@@ -97,9 +97,9 @@ import (
 //	                     out 42 s after it (docs/faults.md, the HBase section)
 //	rest-client-timeout=MS
 //	                     bounds each operation of the gateway's HBase
-//	                     client (hbase.client.operation.timeout,
-//	                     hbase.client.meta.operation.timeout, hbase.rpc.timeout
-//	                     and the connect timeout, for the gateway only;
+//	                     client (hbase.client.operation.timeout, the
+//	                     scanner periods, hbase.rpc.timeout and the connect
+//	                     timeout: hbaseGatewayTimeouts; for the gateway only;
 //	                     default: HBase's, 20 minutes an operation, 60 s an
 //	                     RPC). With HBase's, a region server killed under
 //	                     load held every gateway thread that reached it,
@@ -443,12 +443,25 @@ func (e hbaseEngine) siteConfig(c *Cluster, n *Node) (map[string]string, error) 
 		p["hbase.rest.info.port"] = "-1"
 		p["hbase.rest.threads.max"] = "200"
 		if ms := c.Options["rest-client-timeout"]; ms != "" {
-			for _, k := range []string{"hbase.client.operation.timeout", "hbase.client.meta.operation.timeout", "hbase.rpc.timeout", "hbase.ipc.client.socket.timeout.connect"} {
+			for _, k := range hbaseGatewayTimeouts {
 				p[k] = ms
 			}
 		}
 	}
 	return p, nil
+}
+
+// hbaseGatewayTimeouts are the gateway's HBase client settings that
+// rest-client-timeout sets. The two scanner periods bound a scan the way
+// the operation timeout bounds a get or a put: without them a scanner's
+// calls (every userline and timeline the gateway serves) had HBase's 60 s
+// while its gets and puts had 10 s, and in CI under load (2026-12-02,
+// docs/testing.md) the fault matrix's four clients were held for 30 s,
+// neither answered nor failed, after the master's restart.
+var hbaseGatewayTimeouts = []string{
+	"hbase.client.operation.timeout", "hbase.client.meta.operation.timeout",
+	"hbase.client.scanner.timeout.period", "hbase.client.meta.scanner.timeout.period",
+	"hbase.rpc.timeout", "hbase.ipc.client.socket.timeout.connect",
 }
 
 // startNode writes n's configuration and starts its JVM, waiting until its

@@ -399,9 +399,10 @@ func TestHBaseSiteConfigHosts(t *testing.T) {
 		}},
 		{bounded, "rest", map[string]string{
 			"hbase.client.operation.timeout": "1500", "hbase.client.meta.operation.timeout": "1500",
+			"hbase.client.scanner.timeout.period": "1500", "hbase.client.meta.scanner.timeout.period": "1500",
 			"hbase.rpc.timeout": "1500", "hbase.ipc.client.socket.timeout.connect": "1500",
 		}},
-		{bounded, "rs2", map[string]string{"hbase.client.operation.timeout": "", "hbase.rpc.timeout": ""}},
+		{bounded, "rs2", map[string]string{"hbase.client.operation.timeout": "", "hbase.client.scanner.timeout.period": "", "hbase.rpc.timeout": ""}},
 		{hosts, "rs2", map[string]string{
 			"hbase.zookeeper.quorum": "198.18.0.1", "hbase.zookeeper.property.clientPort": "2181",
 			"hbase.regionserver.ipc.address": "198.18.0.2", "hbase.regionserver.hostname": "198.18.0.2", "hbase.regionserver.port": "16020",
