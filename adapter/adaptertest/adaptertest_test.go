@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/workload/ingest"
@@ -86,6 +87,34 @@ func capture(t *testing.T, check func(t testing.TB)) *recordingT {
 func TestCorrectFakePasses(t *testing.T) {
 	t.Parallel()
 	Run(t, func(t *testing.T) adapter.DB { return newFakeDB("") })
+}
+
+// TestRunParallelSideBySide: RunParallel passes the correct fake as Run
+// does, and its families' checks run side by side — each family's open
+// waits (up to 30 s) until another family has opened, which families run
+// one after the other never do.
+func TestRunParallelSideBySide(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	opened := 0
+	second := make(chan struct{})
+	RunParallel(t, func(t *testing.T) adapter.DB {
+		mu.Lock()
+		opened++
+		if opened == 3 { // the probe, then two families
+			close(second)
+		}
+		first := opened == 1
+		mu.Unlock()
+		if !first {
+			select {
+			case <-second:
+			case <-time.After(30 * time.Second):
+				t.Error("no other family opened within 30 s: the families ran one after the other")
+			}
+		}
+		return newFakeDB("")
+	})
 }
 
 // TestBrokenStoresAreCaught runs each family's check against the fake with
