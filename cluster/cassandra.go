@@ -117,6 +117,9 @@ var cassandraJPMS = []string{
 // Name implements Engine.
 func (cassandraEngine) Name() string { return "cassandra" }
 
+// CheckOptions implements OptionChecker.
+func (cassandraEngine) CheckOptions(o Options) error { _, err := parseCassOpts(o); return err }
+
 // Check implements Engine: Java and Maven (the jars come from Maven
 // Central on first use).
 func (cassandraEngine) Check() error { return CheckMaven() }

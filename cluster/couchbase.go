@@ -62,6 +62,9 @@ const couchbaseMaxBuckets = 32
 // Name implements Engine.
 func (couchbaseEngine) Name() string { return "couchbase" }
 
+// CheckOptions implements OptionChecker.
+func (couchbaseEngine) CheckOptions(o Options) error { _, err := parseCouchbaseOpts(o); return err }
+
 // Check implements Engine: java and mvn (to fetch the jar once), and the
 // rights to create a network namespace.
 func (couchbaseEngine) Check() error {

@@ -60,6 +60,14 @@ const PouchDBVersion = "4.2.0"
 // Name implements Engine.
 func (couchEngine) Name() string { return "couchdb" }
 
+// CheckOptions implements OptionChecker: the engine has no option.
+func (couchEngine) CheckOptions(o Options) error {
+	for k := range o.Extra {
+		return fmt.Errorf("couchdb: unknown option %q (the engine has none)", k)
+	}
+	return nil
+}
+
 // PouchDBDir is where pouchdb-server is installed: $FIELDBENCH_POUCHDB if
 // set, else $XDG_CACHE_HOME/fieldbench/pouchdb-server-VERSION, else
 // ~/.cache/fieldbench/pouchdb-server-VERSION.
@@ -92,7 +100,7 @@ func InstallPouchDB(ctx context.Context) (string, error) {
 // Up implements Engine. Whatever fails, the cluster returned (if any)
 // holds what was started, for the caller's Down.
 func (e couchEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster, error) {
-	if err := CheckOptions(e.Name(), opts); err != nil {
+	if err := e.CheckOptions(opts); err != nil {
 		return nil, err
 	}
 	bin, err := InstallPouchDB(ctx)

@@ -86,6 +86,9 @@ type mariaDB struct{}
 
 func (mariaDB) Name() string { return "mariadb" }
 
+// CheckOptions implements OptionChecker.
+func (mariaDB) CheckOptions(o Options) error { _, err := parseMariaOpts(o); return err }
+
 // binary finds name in PATH or the sbin directories a non-root PATH lacks.
 func binary(name string) (string, error) {
 	if p, err := exec.LookPath(name); err == nil {

@@ -100,6 +100,10 @@ type pgEngine struct{}
 
 func (pgEngine) Name() string { return "postgres" }
 
+// pgEngine has no CheckOptions (OptionChecker): its options are server
+// settings (--opt shared_buffers=128MB), any of which it writes to the
+// configuration for the server to judge.
+
 var (
 	_ Engine = pgEngine{}
 	_ Grower = pgEngine{}

@@ -62,6 +62,9 @@ const (
 // Name implements Engine.
 func (redisEngine) Name() string { return "redis" }
 
+// CheckOptions implements OptionChecker.
+func (redisEngine) CheckOptions(o Options) error { _, err := parseRedisOpts(o); return err }
+
 // Check implements Engine.
 func (redisEngine) Check() error {
 	var missing []string

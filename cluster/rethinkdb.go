@@ -51,7 +51,7 @@ import (
 func init() {
 	Register(&singleEngine{
 		engine: "rethinkdb", server: "reqlite", node: "reqlite1", log: "reqlite.log", config: reqliteScript, port: rethinkPort,
-		check: checkNode, prepare: prepareRethink, setup: writeReqliteStart, start: startReqlite, describe: describeRethink,
+		check: checkNode, options: parseRethinkOpts, prepare: prepareRethink, setup: writeReqliteStart, start: startReqlite, describe: describeRethink,
 		detail: func(*Cluster) map[string]string {
 			return map[string]string{"not_verified": "config/reconfigure, persistence, clustering"}
 		},

@@ -33,6 +33,9 @@ type singleEngine struct {
 	port int
 
 	check func() error
+	// options reads the options the way prepare does, without installing
+	// or starting anything (CheckOptions); nil takes any option.
+	options func(Options) error
 	// prepare reads the options, checks or installs the server and
 	// returns the cluster's Options; it fails before anything starts.
 	prepare func(ctx context.Context, opts Options) (map[string]string, error)
@@ -62,6 +65,14 @@ func (e singleEngine) Name() string { return e.engine }
 
 // Check implements Engine.
 func (e singleEngine) Check() error { return e.check() }
+
+// CheckOptions implements OptionChecker with the engine's options.
+func (e singleEngine) CheckOptions(o Options) error {
+	if e.options == nil {
+		return nil
+	}
+	return e.options(o)
+}
 
 // Up implements Engine: the one node on a free loopback port, or on its
 // host's address and the engine's standard port on hosts. Whatever fails,
