@@ -117,6 +117,9 @@ var cassandraJPMS = []string{
 // Name implements Engine.
 func (cassandraEngine) Name() string { return "cassandra" }
 
+// Hosts implements Hoster: the engine starts its nodes on hosts too.
+func (cassandraEngine) Hosts() (bool, string) { return true, "" }
+
 // CheckOptions implements OptionChecker.
 func (cassandraEngine) CheckOptions(o Options) error { _, err := parseCassOpts(o); return err }
 

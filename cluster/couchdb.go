@@ -60,6 +60,9 @@ const PouchDBVersion = "4.2.0"
 // Name implements Engine.
 func (couchEngine) Name() string { return "couchdb" }
 
+// Hosts implements Hoster: the engine starts its nodes on hosts too.
+func (couchEngine) Hosts() (bool, string) { return true, "" }
+
 // CheckOptions implements OptionChecker: the engine has no option.
 func (couchEngine) CheckOptions(o Options) error {
 	for k := range o.Extra {

@@ -148,6 +148,9 @@ func TestEngineDescriptions(t *testing.T) {
 			}
 		})
 	}
+	if got := HostsEngines(); !slices.Equal(got, hosts) {
+		t.Errorf("HostsEngines() = %v, want %v", got, hosts)
+	}
 	if got := ExternalDatabases(); !slices.Equal(got, remote) {
 		t.Errorf("ExternalDatabases() = %v, want %v", got, remote)
 	}

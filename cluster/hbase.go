@@ -173,6 +173,9 @@ var hbaseJVMFlags = []string{
 // Name implements Engine.
 func (hbaseEngine) Name() string { return "hbase" }
 
+// Hosts implements Hoster: the engine starts its nodes on hosts too.
+func (hbaseEngine) Hosts() (bool, string) { return true, "" }
+
 // CheckOptions implements OptionChecker.
 func (hbaseEngine) CheckOptions(o Options) error { _, err := parseHBaseOpts(o); return err }
 

@@ -86,6 +86,9 @@ type mariaDB struct{}
 
 func (mariaDB) Name() string { return "mariadb" }
 
+// Hosts implements Hoster: the engine starts its nodes on hosts too.
+func (mariaDB) Hosts() (bool, string) { return true, "" }
+
 // CheckOptions implements OptionChecker.
 func (mariaDB) CheckOptions(o Options) error { _, err := parseMariaOpts(o); return err }
 

@@ -100,6 +100,9 @@ type pgEngine struct{}
 
 func (pgEngine) Name() string { return "postgres" }
 
+// Hosts implements Hoster: the engine starts its nodes on hosts too.
+func (pgEngine) Hosts() (bool, string) { return true, "" }
+
 // pgEngine has no CheckOptions (OptionChecker): its options are server
 // settings (--opt shared_buffers=128MB), any of which it writes to the
 // configuration for the server to judge.

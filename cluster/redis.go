@@ -62,6 +62,9 @@ const (
 // Name implements Engine.
 func (redisEngine) Name() string { return "redis" }
 
+// Hosts implements Hoster: the engine starts its nodes on hosts too.
+func (redisEngine) Hosts() (bool, string) { return true, "" }
+
 // CheckOptions implements OptionChecker.
 func (redisEngine) CheckOptions(o Options) error { _, err := parseRedisOpts(o); return err }
 

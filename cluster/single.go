@@ -66,6 +66,10 @@ func (e singleEngine) Name() string { return e.engine }
 // Check implements Engine.
 func (e singleEngine) Check() error { return e.check() }
 
+// Hosts implements Hoster: every single-node engine starts its node on
+// a host of its own too (Up, placeAndStart).
+func (e singleEngine) Hosts() (bool, string) { return true, "" }
+
 // CheckOptions implements OptionChecker with the engine's options.
 func (e singleEngine) CheckOptions(o Options) error {
 	if e.options == nil {
