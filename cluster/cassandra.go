@@ -120,6 +120,12 @@ func (cassandraEngine) Name() string { return "cassandra" }
 // Hosts implements Hoster: the engine starts its nodes on hosts too.
 func (cassandraEngine) Hosts() (bool, string) { return true, "" }
 
+// CheckNodes implements NodeLimiter.
+func (e cassandraEngine) CheckNodes(nodes int, _ map[string]string) error {
+	return nodeLimit(e.Name(), nodes, 8, "each node is a JVM with its own heap (512 MB by default, about 1 GB resident), "+
+		"and nodes join one at a time (about a minute each)")
+}
+
 // CheckOptions implements OptionChecker.
 func (cassandraEngine) CheckOptions(o Options) error { _, err := parseCassOpts(o); return err }
 

@@ -74,6 +74,11 @@ func (couchbaseEngine) Hosts() (bool, string) {
 // CheckOptions implements OptionChecker.
 func (couchbaseEngine) CheckOptions(o Options) error { _, err := parseCouchbaseOpts(o); return err }
 
+// CheckNodes implements NodeLimiter.
+func (e couchbaseEngine) CheckNodes(nodes int, _ map[string]string) error {
+	return nodeLimit(e.Name(), nodes, couchbaseMaxNodes, "CouchbaseMock simulates every node in one JVM: more nodes are more threads of that one process")
+}
+
 // Check implements Engine: java and mvn (to fetch the jar once), and the
 // rights to create a network namespace.
 func (couchbaseEngine) Check() error {

@@ -63,6 +63,12 @@ func (couchEngine) Name() string { return "couchdb" }
 // Hosts implements Hoster: the engine starts its nodes on hosts too.
 func (couchEngine) Hosts() (bool, string) { return true, "" }
 
+// CheckNodes implements NodeLimiter.
+func (e couchEngine) CheckNodes(nodes int, _ map[string]string) error {
+	return nodeLimit(e.Name(), nodes, 8, "each node is a Node.js pouchdb-server process (about 100 MB resident) that replicates every database "+
+		"from every other node, so replication work grows with the square of the nodes")
+}
+
 // CheckOptions implements OptionChecker: the engine has no option.
 func (couchEngine) CheckOptions(o Options) error {
 	for k := range o.Extra {
