@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -96,43 +95,39 @@ type remoteDB struct {
 	moving func(ctx context.Context, c *Cluster) (bool, string, error)
 }
 
-var remoteDBs = map[string]remoteDB{
-	"redis": {dsn: redisDSN, version: func(ctx context.Context, _ *Cluster, n *Node) (string, error) { return redisVersion(ctx, n) }, members: redisMembers, resources: redisResources, reported: []string{"cpu", "rss"},
-		source: "INFO of each node: cpu = used_cpu_sys + used_cpu_user, rss = used_memory_rss"},
-	"cassandra": {dsn: func(c *Cluster) string {
-		var hosts []string
-		for _, n := range c.Nodes {
-			if !cassRemoved(n) {
-				hosts = append(hosts, n.Addr())
-			}
-		}
-		return "cassandra://" + strings.Join(hosts, ",") + "/fieldbench"
-	}, version: func(ctx context.Context, _ *Cluster, n *Node) (string, error) { return cassVersion(ctx, n) }, members: cassMembers, resources: cassResources, reported: []string{"disk"},
-		source: "system_views.disk_usage of each node: disk = the sum over its tables of their SSTables, each table rounded up to whole MiB (no commit log, hints or snapshots)"},
-	"hbase": {dsnHint: "the adapter's DSN naming the REST gateway (hbase://host:8080): the members are region servers",
-		version: hbaseRemoteVersion, members: hbaseRemoteMembers, resources: hbaseRemoteResources, reported: []string{"disk"},
-		source: hbaseRemoteSource, status: hbaseRemoteStatus, moving: hbaseRemoteMoving},
-	"mongodb": {dsn: mongoRemoteDSN, version: mongoRemoteVersion, members: mongoRemoteMembers, resources: mongoRemoteResources,
-		reported: []string{"cpu", "rss"}, source: mongoRemoteSource, status: mongoRemoteStatus, moving: mongoRemoteMoving},
-	"couchdb": {dsn: couchRemoteDSN, version: couchRemoteVersion, members: couchRemoteMembers,
-		status: couchRemoteStatus, moving: couchRemoteMoving},
-	"sqlserver": {dsn: sqlRemoteDSN, version: sqlRemoteVersion, members: sqlRemoteMembers,
-		status: sqlRemoteStatus, moving: sqlRemoteMoving},
-	"couchbase": {dsnHint: "the adapter's DSN (couchbase://host:kvport/bucket): the members are REST addresses (port 8091)",
-		version: cbRemoteVersion, members: cbRemoteMembers, status: cbRemoteStatus, moving: cbRemoteMoving},
-	"rethinkdb": {dsn: rethinkRemoteDSN, version: rethinkRemoteVersion, members: rethinkRemoteMembers,
-		status: rethinkRemoteStatus, moving: rethinkRemoteMoving},
+// remoter is an engine whose database an external cluster can run:
+// remote says what fieldbench asks it about nodes it did not start (nil:
+// nothing, and no external cluster runs it), in the database's
+// external_<db>.go. Unexported while every engine lives in package
+// cluster: remoteDB's parts are the package's own functions.
+type remoter interface {
+	remote() *remoteDB
+}
+
+// remoteFor is the remote side of the engine called database, or nil
+// when there is none (no such engine, or one no external cluster runs).
+func remoteFor(database string) *remoteDB {
+	e, err := Get(database)
+	if err != nil {
+		return nil
+	}
+	if r, ok := e.(remoter); ok {
+		return r.remote()
+	}
+	return nil
 }
 
 // ExternalDatabases are the databases an external cluster can run: those
 // whose status, data movement, membership and version fieldbench can ask
-// of nodes it did not start.
+// of nodes it did not start (the registered engines with a remote side),
+// sorted.
 func ExternalDatabases() []string {
-	out := make([]string, 0, len(remoteDBs))
-	for k := range remoteDBs {
-		out = append(out, k)
+	var out []string
+	for _, e := range registered() {
+		if r, ok := e.(remoter); ok && r.remote() != nil {
+			out = append(out, e.Name())
+		}
 	}
-	sort.Strings(out)
 	return out
 }
 
@@ -143,13 +138,13 @@ func ExternalDatabases() []string {
 func (s ExternalSpec) Problems(used map[string]bool, adds int) []error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	if _, ok := remoteDBs[s.Database]; !ok {
+	if rdb := remoteFor(s.Database); rdb == nil {
 		if s.Database == "" {
 			bad("database: required with engine external (one of %s)", strings.Join(ExternalDatabases(), ", "))
 		} else {
 			bad("database: %q: fieldbench can ask only %s about nodes it did not start", s.Database, strings.Join(ExternalDatabases(), ", "))
 		}
-	} else if rdb := remoteDBs[s.Database]; rdb.dsn == nil && s.DSN == "" {
+	} else if rdb.dsn == nil && s.DSN == "" {
 		bad("dsn: required with database %s: %s", s.Database, rdb.dsnHint)
 	}
 	members, spares := 0, 0
@@ -267,7 +262,11 @@ func OpenExternal(ctx context.Context, spec ExternalSpec, dir string) (*External
 	if err != nil {
 		return nil, nil, err
 	}
-	e := &External{spec: spec, tmpl: map[string]*Template{}, db: db, rdb: remoteDBs[spec.Database]}
+	rdb := remoteFor(spec.Database) // not nil: Problems checked the database
+	if rdb == nil {
+		return nil, nil, fmt.Errorf("database: %q: no external cluster can run it", spec.Database)
+	}
+	e := &External{spec: spec, tmpl: map[string]*Template{}, db: db, rdb: *rdb}
 	for a, text := range spec.Commands {
 		if e.tmpl[a], err = ParseTemplate(text, spec.Shell); err != nil {
 			return nil, nil, fmt.Errorf("commands.%s: %w", a, err)

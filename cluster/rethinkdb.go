@@ -55,7 +55,8 @@ func init() {
 		detail: func(*Cluster) map[string]string {
 			return map[string]string{"not_verified": "config/reconfigure, persistence, clustering"}
 		},
-		probe: probeRethink,
+		probe:    probeRethink,
+		external: &rethinkRemote,
 	})
 }
 

@@ -36,6 +36,9 @@ type singleEngine struct {
 	// options reads the options the way prepare does, without installing
 	// or starting anything (CheckOptions); nil takes any option.
 	options func(Options) error
+	// external is what an external cluster asks the engine's database
+	// (remoter; its external_<db>.go); nil: none can run it.
+	external *remoteDB
 	// prepare reads the options, checks or installs the server and
 	// returns the cluster's Options; it fails before anything starts.
 	prepare func(ctx context.Context, opts Options) (map[string]string, error)
@@ -69,6 +72,9 @@ func (e singleEngine) Check() error { return e.check() }
 // Hosts implements Hoster: every single-node engine starts its node on
 // a host of its own too (Up, placeAndStart).
 func (e singleEngine) Hosts() (bool, string) { return true, "" }
+
+// remote implements remoter with the engine's external side.
+func (e singleEngine) remote() *remoteDB { return e.external }
 
 // CheckOptions implements OptionChecker with the engine's options.
 func (e singleEngine) CheckOptions(o Options) error {
