@@ -117,6 +117,18 @@ var cassandraJPMS = []string{
 // Name implements Engine.
 func (cassandraEngine) Name() string { return "cassandra" }
 
+// Hosts implements Hoster: the engine starts its nodes on hosts too.
+func (cassandraEngine) Hosts() (bool, string) { return true, "" }
+
+// CheckNodes implements NodeLimiter.
+func (e cassandraEngine) CheckNodes(nodes int, _ map[string]string) error {
+	return nodeLimit(e.Name(), nodes, 8, "each node is a JVM with its own heap (512 MB by default, about 1 GB resident), "+
+		"and nodes join one at a time (about a minute each)")
+}
+
+// CheckOptions implements OptionChecker.
+func (cassandraEngine) CheckOptions(o Options) error { _, err := parseCassOpts(o); return err }
+
 // Check implements Engine: Java and Maven (the jars come from Maven
 // Central on first use).
 func (cassandraEngine) Check() error { return CheckMaven() }

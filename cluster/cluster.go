@@ -170,6 +170,40 @@ type Mover interface {
 	Moving(ctx context.Context, c *Cluster) (moving bool, detail string, err error)
 }
 
+// The engines describe themselves through the small interfaces below,
+// each asked by name through the registry before anything starts (where
+// there was once a table keyed by engine name): CheckOptions asks an
+// OptionChecker, CheckNetwork a Hoster, CheckNodes a NodeLimiter, and an
+// external cluster the engine's remote side (remoter, in external.go).
+// An engine without one gets the fallback its doc comment says.
+
+// OptionChecker is an engine that reads its options (--opt key=value)
+// the way its Up does, without starting anything: `cluster up` asks it
+// (CheckOptions) before it writes the cluster's directory, so an unknown
+// or malformed option is bad input refused at once rather than a failure
+// after cluster.json exists. An engine without it takes any option
+// (postgres: server settings).
+type OptionChecker interface {
+	CheckOptions(opts Options) error
+}
+
+// Hoster is an engine that says whether it can start its nodes on hosts
+// (--network hosts, network.go): ok, or why not where the reason is more
+// than "not done yet". An engine without it starts on loopback only.
+type Hoster interface {
+	Hosts() (ok bool, whyNot string)
+}
+
+// NodeLimiter is an engine that bounds `cluster up --nodes`: every node
+// is a real server process on this one machine, so past its limit the
+// servers compete for the machine's cores and memory instead of being
+// measured. CheckNodes refuses a count above it, saying why (tooManyNodes
+// words it); extra are the --opt options (Redis replicas multiply its
+// servers). An engine without it accepts any count its options allow.
+type NodeLimiter interface {
+	CheckNodes(nodes int, extra map[string]string) error
+}
+
 var (
 	mu      sync.RWMutex
 	engines = map[string]Engine{}
@@ -201,6 +235,19 @@ func Engines() []string {
 	mu.RLock()
 	defer mu.RUnlock()
 	return namesLocked()
+}
+
+// registered lists the registered engines in name order, for the
+// functions that ask every engine about itself (HostsEngines,
+// ExternalDatabases).
+func registered() []Engine {
+	mu.RLock()
+	defer mu.RUnlock()
+	out := make([]Engine, 0, len(engines))
+	for _, n := range namesLocked() {
+		out = append(out, engines[n])
+	}
+	return out
 }
 
 func namesLocked() []string {

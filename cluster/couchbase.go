@@ -62,6 +62,23 @@ const couchbaseMaxBuckets = 32
 // Name implements Engine.
 func (couchbaseEngine) Name() string { return "couchbase" }
 
+// Hosts implements Hoster: CouchbaseMock starts on loopback only.
+func (couchbaseEngine) Hosts() (bool, string) {
+	return false, "CouchbaseMock simulates every node inside one JVM that advertises one address, " +
+		"so its nodes cannot be hosts of their own (they differ by port only, and a fault on one host would hit them all); " +
+		"and the Couchbase SDK (gocbcore) dials key-value ports with a net.Dialer of its own, at addresses it reads from the bucket's configuration, " +
+		"so an experiment's load cannot reach them from a load host. The mock already runs in a network namespace of its own (fbcb-*), " +
+		"reached through a forwarder on 127.0.0.1; see docs/network.md"
+}
+
+// CheckOptions implements OptionChecker.
+func (couchbaseEngine) CheckOptions(o Options) error { _, err := parseCouchbaseOpts(o); return err }
+
+// CheckNodes implements NodeLimiter.
+func (e couchbaseEngine) CheckNodes(nodes int, _ map[string]string) error {
+	return nodeLimit(e.Name(), nodes, couchbaseMaxNodes, "CouchbaseMock simulates every node in one JVM: more nodes are more threads of that one process")
+}
+
 // Check implements Engine: java and mvn (to fetch the jar once), and the
 // rights to create a network namespace.
 func (couchbaseEngine) Check() error {

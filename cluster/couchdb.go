@@ -60,6 +60,23 @@ const PouchDBVersion = "4.2.0"
 // Name implements Engine.
 func (couchEngine) Name() string { return "couchdb" }
 
+// Hosts implements Hoster: the engine starts its nodes on hosts too.
+func (couchEngine) Hosts() (bool, string) { return true, "" }
+
+// CheckNodes implements NodeLimiter.
+func (e couchEngine) CheckNodes(nodes int, _ map[string]string) error {
+	return nodeLimit(e.Name(), nodes, 8, "each node is a Node.js pouchdb-server process (about 100 MB resident) that replicates every database "+
+		"from every other node, so replication work grows with the square of the nodes")
+}
+
+// CheckOptions implements OptionChecker: the engine has no option.
+func (couchEngine) CheckOptions(o Options) error {
+	for k := range o.Extra {
+		return fmt.Errorf("couchdb: unknown option %q (the engine has none)", k)
+	}
+	return nil
+}
+
 // PouchDBDir is where pouchdb-server is installed: $FIELDBENCH_POUCHDB if
 // set, else $XDG_CACHE_HOME/fieldbench/pouchdb-server-VERSION, else
 // ~/.cache/fieldbench/pouchdb-server-VERSION.
@@ -92,7 +109,7 @@ func InstallPouchDB(ctx context.Context) (string, error) {
 // Up implements Engine. Whatever fails, the cluster returned (if any)
 // holds what was started, for the caller's Down.
 func (e couchEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster, error) {
-	if err := CheckOptions(e.Name(), opts); err != nil {
+	if err := e.CheckOptions(opts); err != nil {
 		return nil, err
 	}
 	bin, err := InstallPouchDB(ctx)

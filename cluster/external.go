@@ -5,15 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/fieldbench/fieldbench/outpath"
@@ -98,43 +95,39 @@ type remoteDB struct {
 	moving func(ctx context.Context, c *Cluster) (bool, string, error)
 }
 
-var remoteDBs = map[string]remoteDB{
-	"redis": {dsn: redisDSN, version: func(ctx context.Context, _ *Cluster, n *Node) (string, error) { return redisVersion(ctx, n) }, members: redisMembers, resources: redisResources, reported: []string{"cpu", "rss"},
-		source: "INFO of each node: cpu = used_cpu_sys + used_cpu_user, rss = used_memory_rss"},
-	"cassandra": {dsn: func(c *Cluster) string {
-		var hosts []string
-		for _, n := range c.Nodes {
-			if !cassRemoved(n) {
-				hosts = append(hosts, n.Addr())
-			}
-		}
-		return "cassandra://" + strings.Join(hosts, ",") + "/fieldbench"
-	}, version: func(ctx context.Context, _ *Cluster, n *Node) (string, error) { return cassVersion(ctx, n) }, members: cassMembers, resources: cassResources, reported: []string{"disk"},
-		source: "system_views.disk_usage of each node: disk = the sum over its tables of their SSTables, each table rounded up to whole MiB (no commit log, hints or snapshots)"},
-	"hbase": {dsnHint: "the adapter's DSN naming the REST gateway (hbase://host:8080): the members are region servers",
-		version: hbaseRemoteVersion, members: hbaseRemoteMembers, resources: hbaseRemoteResources, reported: []string{"disk"},
-		source: hbaseRemoteSource, status: hbaseRemoteStatus, moving: hbaseRemoteMoving},
-	"mongodb": {dsn: mongoRemoteDSN, version: mongoRemoteVersion, members: mongoRemoteMembers, resources: mongoRemoteResources,
-		reported: []string{"cpu", "rss"}, source: mongoRemoteSource, status: mongoRemoteStatus, moving: mongoRemoteMoving},
-	"couchdb": {dsn: couchRemoteDSN, version: couchRemoteVersion, members: couchRemoteMembers,
-		status: couchRemoteStatus, moving: couchRemoteMoving},
-	"sqlserver": {dsn: sqlRemoteDSN, version: sqlRemoteVersion, members: sqlRemoteMembers,
-		status: sqlRemoteStatus, moving: sqlRemoteMoving},
-	"couchbase": {dsnHint: "the adapter's DSN (couchbase://host:kvport/bucket): the members are REST addresses (port 8091)",
-		version: cbRemoteVersion, members: cbRemoteMembers, status: cbRemoteStatus, moving: cbRemoteMoving},
-	"rethinkdb": {dsn: rethinkRemoteDSN, version: rethinkRemoteVersion, members: rethinkRemoteMembers,
-		status: rethinkRemoteStatus, moving: rethinkRemoteMoving},
+// remoter is an engine whose database an external cluster can run:
+// remote says what fieldbench asks it about nodes it did not start (nil:
+// nothing, and no external cluster runs it), in the database's
+// external_<db>.go. Unexported while every engine lives in package
+// cluster: remoteDB's parts are the package's own functions.
+type remoter interface {
+	remote() *remoteDB
+}
+
+// remoteFor is the remote side of the engine called database, or nil
+// when there is none (no such engine, or one no external cluster runs).
+func remoteFor(database string) *remoteDB {
+	e, err := Get(database)
+	if err != nil {
+		return nil
+	}
+	if r, ok := e.(remoter); ok {
+		return r.remote()
+	}
+	return nil
 }
 
 // ExternalDatabases are the databases an external cluster can run: those
 // whose status, data movement, membership and version fieldbench can ask
-// of nodes it did not start.
+// of nodes it did not start (the registered engines with a remote side),
+// sorted.
 func ExternalDatabases() []string {
-	out := make([]string, 0, len(remoteDBs))
-	for k := range remoteDBs {
-		out = append(out, k)
+	var out []string
+	for _, e := range registered() {
+		if r, ok := e.(remoter); ok && r.remote() != nil {
+			out = append(out, e.Name())
+		}
 	}
-	sort.Strings(out)
 	return out
 }
 
@@ -145,13 +138,13 @@ func ExternalDatabases() []string {
 func (s ExternalSpec) Problems(used map[string]bool, adds int) []error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	if _, ok := remoteDBs[s.Database]; !ok {
+	if rdb := remoteFor(s.Database); rdb == nil {
 		if s.Database == "" {
 			bad("database: required with engine external (one of %s)", strings.Join(ExternalDatabases(), ", "))
 		} else {
 			bad("database: %q: fieldbench can ask only %s about nodes it did not start", s.Database, strings.Join(ExternalDatabases(), ", "))
 		}
-	} else if rdb := remoteDBs[s.Database]; rdb.dsn == nil && s.DSN == "" {
+	} else if rdb.dsn == nil && s.DSN == "" {
 		bad("dsn: required with database %s: %s", s.Database, rdb.dsnHint)
 	}
 	members, spares := 0, 0
@@ -269,7 +262,11 @@ func OpenExternal(ctx context.Context, spec ExternalSpec, dir string) (*External
 	if err != nil {
 		return nil, nil, err
 	}
-	e := &External{spec: spec, tmpl: map[string]*Template{}, db: db, rdb: remoteDBs[spec.Database]}
+	rdb := remoteFor(spec.Database) // not nil: Problems checked the database
+	if rdb == nil {
+		return nil, nil, fmt.Errorf("database: %q: no external cluster can run it", spec.Database)
+	}
+	e := &External{spec: spec, tmpl: map[string]*Template{}, db: db, rdb: *rdb}
 	for a, text := range spec.Commands {
 		if e.tmpl[a], err = ParseTemplate(text, spec.Shell); err != nil {
 			return nil, nil, fmt.Errorf("commands.%s: %w", a, err)
@@ -631,159 +628,6 @@ func (e *External) Resources(ctx context.Context, c *Cluster) (map[string]NodeRe
 		return nil, nil
 	}
 	return e.rdb.resources(ctx, c)
-}
-
-// redisMembers lists the nodes CLUSTER NODES shows, "up" for those that
-// are connected and not failing.
-func redisMembers(ctx context.Context, c *Cluster) (map[string]string, error) {
-	view, err := clusterView(ctx, c)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for _, cn := range view {
-		switch {
-		case cn.failed(), strings.Contains(cn.flags, "handshake"), strings.Contains(cn.flags, "noaddr"):
-			out[cn.addr] = cn.flags
-		case !cn.myself() && cn.link != "connected":
-			out[cn.addr] = "link " + cn.link
-		default:
-			out[cn.addr] = "up"
-		}
-	}
-	return out, nil
-}
-
-// redisResources reads INFO cpu and memory on every running node: CPU
-// time (used_cpu_sys + used_cpu_user) and used_memory_rss.
-func redisResources(ctx context.Context, c *Cluster) (map[string]NodeResources, error) {
-	out := map[string]NodeResources{}
-	for _, n := range c.Nodes {
-		if !n.Running() {
-			continue
-		}
-		cl := nodeClient(n)
-		info, err := cl.Info(ctx, "cpu", "memory").Result()
-		cl.Close()
-		if err != nil {
-			continue // a node that does not answer has no figures
-		}
-		num := func(k string) float64 {
-			v, err := strconv.ParseFloat(infoField(info, k), 64)
-			if err != nil {
-				return math.NaN()
-			}
-			return v
-		}
-		out[n.Name] = NodeResources{CPUSeconds: num("used_cpu_sys") + num("used_cpu_user"), RSSBytes: num("used_memory_rss"), DiskBytes: math.NaN()}
-	}
-	return out, nil
-}
-
-// cassMembers lists the endpoints of the ring as the first running node
-// sees it, at that node's client port, "up" for NORMAL.
-func cassMembers(ctx context.Context, c *Cluster) (map[string]string, error) {
-	var errs []error
-	for _, n := range c.Nodes {
-		if !n.Running() {
-			continue
-		}
-		view, err := ringView(ctx, n)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		out := map[string]string{}
-		for a, m := range view {
-			st := m.status
-			if st == "NORMAL" {
-				st = "up"
-			}
-			out[net.JoinHostPort(a, strconv.Itoa(n.Port))] = st
-		}
-		return out, nil
-	}
-	return nil, fmt.Errorf("cassandra: no running node answered: %w", errors.Join(errs...))
-}
-
-// cassResources asks every running node for its disk use (cassDiskUsage),
-// all at once: a node that does not answer only delays the others by its
-// own timeout. Cassandra reports no CPU time or memory through CQL (no
-// virtual table of 5.0 has them; nodetool reads them over JMX, which
-// fieldbench does not use for nodes it did not start), so those are NaN.
-// A node that does not answer has no entry; it is an error only when no
-// running node answered.
-func cassResources(ctx context.Context, c *Cluster) (map[string]NodeResources, error) {
-	timeout := 5 * time.Second
-	if d, ok := ctx.Deadline(); ok {
-		timeout = min(timeout, max(time.Until(d), 100*time.Millisecond))
-	}
-	var running []*Node
-	for _, n := range c.Nodes {
-		if n.Running() {
-			running = append(running, n)
-		}
-	}
-	disk := make([]float64, len(running))
-	errs := make([]error, len(running))
-	var wg sync.WaitGroup
-	for i, n := range running {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			disk[i], errs[i] = cassDiskUsage(ctx, n, timeout)
-		}()
-	}
-	wg.Wait()
-	out := map[string]NodeResources{}
-	for i, n := range running {
-		if errs[i] == nil {
-			out[n.Name] = NodeResources{CPUSeconds: math.NaN(), RSSBytes: math.NaN(), DiskBytes: disk[i]}
-		}
-	}
-	if len(out) == 0 && len(running) > 0 {
-		return nil, fmt.Errorf("cassandra: no running node reported its disk use: %w", errors.Join(errs...))
-	}
-	return out, nil
-}
-
-// cassDiskUsage is node n's disk use as n itself reports it: the sum of
-// the mebibytes column of the node-local virtual table
-// system_views.disk_usage (Cassandra 4.0 and later), one row per table of
-// every keyspace, system ones included, in bytes. Each row is the table's
-// TotalDiskSpaceUsed metric (the bytes of its SSTables, obsolete ones not
-// yet deleted included) rounded *up* to whole MiB, so the sum is an upper
-// bound, above the bytes by less than 1 MiB per table that has any
-// SSTable. Commit log, hints, saved caches and snapshots are not in it.
-// A virtual table answers for the node asked only, hence a session to n
-// alone (cassNodeSession).
-func cassDiskUsage(ctx context.Context, n *Node, timeout time.Duration) (float64, error) {
-	s, err := cassNodeSession(n, timeout)
-	if err != nil {
-		return 0, fmt.Errorf("%s (%s): %w", n.Name, n.Addr(), err)
-	}
-	defer s.Close()
-	var total, mib int64
-	it := s.Query("SELECT mebibytes FROM system_views.disk_usage").IterContext(ctx)
-	for it.Scan(&mib) {
-		total += mib
-	}
-	if err := it.Close(); err != nil {
-		return 0, fmt.Errorf("%s (%s): read system_views.disk_usage: %w", n.Name, n.Addr(), err)
-	}
-	return float64(total) * (1 << 20), nil
-}
-
-// cassVersion asks n for its release_version.
-func cassVersion(ctx context.Context, n *Node) (string, error) {
-	s, err := cassNodeSession(n, 10*time.Second)
-	if err != nil {
-		return "", err
-	}
-	defer s.Close()
-	var v string
-	err = s.Query("SELECT release_version FROM system.local").ScanContext(ctx, &v)
-	return v, err
 }
 
 // NodeStopper is an engine with its own graceful stop of one node (an

@@ -36,6 +36,13 @@ import (
 // documentation asks them with an administrator's; without, expect 401,
 // reported as the error). No resource figure is asked.
 
+// remote implements remoter: the members are REST addresses, not the
+// key-value ports the adapter dials, so the scenario gives the dsn.
+func (couchbaseEngine) remote() *remoteDB {
+	return &remoteDB{dsnHint: "the adapter's DSN (couchbase://host:kvport/bucket): the members are REST addresses (port 8091)",
+		version: cbRemoteVersion, members: cbRemoteMembers, status: cbRemoteStatus, moving: cbRemoteMoving}
+}
+
 // couchbaseMockImpl is CouchbaseMock's implementationVersion.
 const couchbaseMockImpl = "CouchbaseMock"
 

@@ -35,6 +35,12 @@ import (
 // /_membership matching and /_node/NODE/_system are NOT VERIFIED HERE
 // (pouchdb-server has no cluster). No resource figure is asked.
 
+// remote implements remoter.
+func (couchEngine) remote() *remoteDB {
+	return &remoteDB{dsn: couchRemoteDSN, version: couchRemoteVersion, members: couchRemoteMembers,
+		status: couchRemoteStatus, moving: couchRemoteMoving}
+}
+
 type couchMembership struct {
 	AllNodes     []string `json:"all_nodes"`
 	ClusterNodes []string `json:"cluster_nodes"`

@@ -35,6 +35,15 @@ import (
 //   - resources: /status/cluster's storefileSizeMB per region, summed per
 //     region server (disk); heap and request counts are status facts.
 
+// remote implements remoter: an external HBase is asked through the REST
+// gateway its DSN names (the members are region servers, not what the
+// adapter talks to, so the scenario gives the dsn).
+func (hbaseEngine) remote() *remoteDB {
+	return &remoteDB{dsnHint: "the adapter's DSN naming the REST gateway (hbase://host:8080): the members are region servers",
+		version: hbaseRemoteVersion, members: hbaseRemoteMembers, resources: hbaseRemoteResources, reported: []string{"disk"},
+		source: hbaseRemoteSource, status: hbaseRemoteStatus, moving: hbaseRemoteMoving}
+}
+
 // hbaseRemoteSource says where an external HBase's disk figure comes from.
 const hbaseRemoteSource = "/status/cluster of the REST gateway: disk = the sum of storefileSizeMB over the regions each region server holds (its HFiles, each region's in whole MB as HBase truncates it; no write-ahead log, no memstore)"
 

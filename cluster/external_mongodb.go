@@ -33,6 +33,10 @@ import (
 // movement and the resource figures are NOT VERIFIED HERE
 // (mongoNotVerified): they follow MongoDB's documented answers.
 
+// mongoRemote is the mongodb engine's remote side (singleEngine.external).
+var mongoRemote = remoteDB{dsn: mongoRemoteDSN, version: mongoRemoteVersion, members: mongoRemoteMembers, resources: mongoRemoteResources,
+	reported: []string{"cpu", "rss"}, source: mongoRemoteSource, status: mongoRemoteStatus, moving: mongoRemoteMoving}
+
 // mongoNotVerified says what of an external MongoDB no server here gave.
 const mongoNotVerified = "not verified here (FerretDB has neither): replica-set membership and data movement (replSetGetStatus), cpu and rss (serverStatus extra_info, mem)"
 

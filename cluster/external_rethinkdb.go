@@ -37,6 +37,11 @@ import (
 // (they follow RethinkDB's documented system tables). No resource figure
 // is asked (server_stats has none of cpu, rss or disk).
 
+// rethinkRemote is the rethinkdb engine's remote side
+// (singleEngine.external).
+var rethinkRemote = remoteDB{dsn: rethinkRemoteDSN, version: rethinkRemoteVersion, members: rethinkRemoteMembers,
+	status: rethinkRemoteStatus, moving: rethinkRemoteMoving}
+
 // rethinkStatusRow is the part of a server_status row asked.
 type rethinkStatusRow struct {
 	Name    string `json:"name"`

@@ -18,6 +18,10 @@ import (
 // cluster's version is what the server claims, and a stand-in claims a
 // real one. Microsoft SQL Server's pre-login is not verified here.
 
+// sqlRemote is the sqlserver engine's remote side (singleEngine.external).
+var sqlRemote = remoteDB{dsn: sqlRemoteDSN, version: sqlRemoteVersion, members: sqlRemoteMembers,
+	status: sqlRemoteStatus, moving: sqlRemoteMoving}
+
 // sqlRemoteDSN is the adapter's DSN without credentials: a real SQL
 // Server needs the scenario's dsn with user and password.
 func sqlRemoteDSN(c *Cluster) string {

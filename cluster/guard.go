@@ -14,50 +14,40 @@ import (
 	"time"
 )
 
-// nodeLimits bounds `cluster up --nodes` per engine: every node is a real
-// server process on this one machine, so past these counts the servers
-// compete for its cores and memory instead of being measured (and `cluster
-// up redis --nodes 1000` started servers until it was killed). The reason
-// is part of the error. HBase bounds its region servers itself
-// (hbaseMaxRegionServers).
-var nodeLimits = map[string]struct {
-	max    int
-	reason string
-}{
-	"redis": {64, "each Redis server is a process with a client port, a cluster bus port, an append-only file and a log; " +
-		"64 servers (masters × (1 + replicas)) already outnumber this machine's cores many times over"},
-	"postgres": {16, "each node is a full PostgreSQL server (shared buffers, WAL sender, a base backup of the primary)"},
-	"mariadb":  {9, "each node is a full MariaDB server (buffer pool, and in Galera a full state transfer to join)"},
-	"cassandra": {8, "each node is a JVM with its own heap (512 MB by default, about 1 GB resident), " +
-		"and nodes join one at a time (about a minute each)"},
-	"couchdb": {8, "each node is a Node.js pouchdb-server process (about 100 MB resident) that replicates every database " +
-		"from every other node, so replication work grows with the square of the nodes"},
-	"couchbase": {couchbaseMaxNodes, "CouchbaseMock simulates every node in one JVM: more nodes are more threads of that one process"},
-}
-
 // CheckNodes refuses a node count that engine cannot sensibly start on
-// one machine, saying why; extra are the --opt options (Redis replicas
-// multiply its servers). Engines without a limit here accept any count
-// their own options allow.
+// one machine, saying why (`cluster up redis --nodes 1000` once started
+// servers until it was killed); extra are the --opt options (Redis
+// replicas multiply its servers). The engine sets its own limit
+// (NodeLimiter); one without, or a name no engine is registered under,
+// accepts any count its own options allow. HBase bounds its region
+// servers in its options (hbaseMaxRegionServers).
 func CheckNodes(engine string, nodes int, extra map[string]string) error {
 	if nodes < 1 {
 		return fmt.Errorf("--nodes must be at least 1 (got %d)", nodes)
 	}
-	lim, ok := nodeLimits[engine]
-	if !ok {
+	e, err := Get(engine)
+	if err != nil {
 		return nil
 	}
-	servers, what := nodes, fmt.Sprintf("%d node(s)", nodes)
-	if engine == "redis" {
-		if r, err := strconv.Atoi(extra["replicas"]); err == nil && r > 0 && r <= lim.max {
-			servers = nodes * (1 + r)
-			what = fmt.Sprintf("%d master(s) × (1 + %d replicas) = %d servers", nodes, r, servers)
-		}
-	}
-	if servers > lim.max {
-		return fmt.Errorf("%s: %s is more than the %d this machine can run: %s", engine, what, lim.max, lim.reason)
+	if nl, ok := e.(NodeLimiter); ok {
+		return nl.CheckNodes(nodes, extra)
 	}
 	return nil
+}
+
+// nodeLimit is a NodeLimiter's CheckNodes for an engine whose every node
+// is one server: nodes above limit are refused, saying why.
+func nodeLimit(engine string, nodes, limit int, reason string) error {
+	if nodes > limit {
+		return tooManyNodes(engine, fmt.Sprintf("%d node(s)", nodes), limit, reason)
+	}
+	return nil
+}
+
+// tooManyNodes is the refusal of a node count: what was asked (nodes, or
+// servers they make), the limit and the engine's reason.
+func tooManyNodes(engine, what string, limit int, reason string) error {
+	return fmt.Errorf("%s: %s is more than the %d this machine can run: %s", engine, what, limit, reason)
 }
 
 // SpawnLog is the file, in a cluster's directory, that lists every server

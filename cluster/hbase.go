@@ -173,6 +173,12 @@ var hbaseJVMFlags = []string{
 // Name implements Engine.
 func (hbaseEngine) Name() string { return "hbase" }
 
+// Hosts implements Hoster: the engine starts its nodes on hosts too.
+func (hbaseEngine) Hosts() (bool, string) { return true, "" }
+
+// CheckOptions implements OptionChecker.
+func (hbaseEngine) CheckOptions(o Options) error { _, err := parseHBaseOpts(o); return err }
+
 // Check implements Engine: Java 17 runs HBase; Maven fetches the jars the
 // first time (later runs use the cache).
 func (hbaseEngine) Check() error {

@@ -86,6 +86,17 @@ type mariaDB struct{}
 
 func (mariaDB) Name() string { return "mariadb" }
 
+// Hosts implements Hoster: the engine starts its nodes on hosts too.
+func (mariaDB) Hosts() (bool, string) { return true, "" }
+
+// CheckNodes implements NodeLimiter.
+func (m mariaDB) CheckNodes(nodes int, _ map[string]string) error {
+	return nodeLimit(m.Name(), nodes, 9, "each node is a full MariaDB server (buffer pool, and in Galera a full state transfer to join)")
+}
+
+// CheckOptions implements OptionChecker.
+func (mariaDB) CheckOptions(o Options) error { _, err := parseMariaOpts(o); return err }
+
 // binary finds name in PATH or the sbin directories a non-root PATH lacks.
 func binary(name string) (string, error) {
 	if p, err := exec.LookPath(name); err == nil {

@@ -51,8 +51,10 @@ func init() {
 	Register(&singleKiller{singleEngine{
 		engine: "mongodb", server: "FerretDB", node: "ferretdb1", log: "ferretdb.log", data: "data", port: mongoPort,
 		check: checkMongo, prepare: prepareMongo, start: startFerretDB, describe: describeMongo,
-		detail: func(c *Cluster) map[string]string { return map[string]string{"backend": c.Options["backend"]} },
-		probe:  probeMongo,
+		detail:   func(c *Cluster) map[string]string { return map[string]string{"backend": c.Options["backend"]} },
+		probe:    probeMongo,
+		options:  func(o Options) error { _, err := parseMongoOpts(o); return err },
+		external: &mongoRemote,
 	}})
 }
 

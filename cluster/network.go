@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -36,32 +35,41 @@ const (
 // Networks are the values of Options.Network.
 var Networks = []string{NetworkLoopback, NetworkHosts}
 
-// hostsEngines are the engines that can start their nodes on hosts.
-var hostsEngines = []string{"redis", "cassandra", "postgres", "mariadb", "couchdb", "mongodb", "hbase", "rethinkdb", "sqlserver"}
-
-// noHosts says why an engine that is not in hostsEngines cannot start on
-// hosts, where the reason is more than "not done yet".
-var noHosts = map[string]string{
-	"couchbase": "CouchbaseMock simulates every node inside one JVM that advertises one address, " +
-		"so its nodes cannot be hosts of their own (they differ by port only, and a fault on one host would hit them all); " +
-		"and the Couchbase SDK (gocbcore) dials key-value ports with a net.Dialer of its own, at addresses it reads from the bucket's configuration, " +
-		"so an experiment's load cannot reach them from a load host. The mock already runs in a network namespace of its own (fbcb-*), " +
-		"reached through a forwarder on 127.0.0.1; see docs/network.md",
+// HostsEngines are the registered engines that can start their nodes on
+// hosts (those whose Hosts says so), sorted: the help texts of --network
+// and --cluster-network list them.
+func HostsEngines() []string {
+	var out []string
+	for _, e := range registered() {
+		if h, ok := e.(Hoster); ok {
+			if on, _ := h.Hosts(); on {
+				out = append(out, e.Name())
+			}
+		}
+	}
+	return out
 }
 
 // CheckNetwork reports whether engine can start on network here: a known
-// network, an engine that supports it, and for hosts the rights to create
-// network namespaces (root).
+// network, an engine that supports it (Hoster; an engine without it, or
+// a name no engine is registered under, starts on loopback only), and
+// for hosts the rights to create network namespaces (root).
 func CheckNetwork(engine, network string) error {
 	switch network {
 	case "", NetworkLoopback:
 		return nil
 	case NetworkHosts:
-		if why, ok := noHosts[engine]; ok {
+		on, why := false, ""
+		if e, err := Get(engine); err == nil {
+			if h, ok := e.(Hoster); ok {
+				on, why = h.Hosts()
+			}
+		}
+		if !on && why != "" {
 			return fmt.Errorf("--network hosts: the %s engine starts on loopback only: %s", engine, why)
 		}
-		if !slices.Contains(hostsEngines, engine) {
-			return fmt.Errorf("--network hosts: the %s engine starts on loopback only (hosts: %s)", engine, strings.Join(hostsEngines, ", "))
+		if !on {
+			return fmt.Errorf("--network hosts: the %s engine starts on loopback only (hosts: %s)", engine, strings.Join(HostsEngines(), ", "))
 		}
 		if err := vnet.Check(); err != nil {
 			return fmt.Errorf("--network hosts: %w", err)

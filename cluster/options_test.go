@@ -10,10 +10,11 @@ import (
 // cluster.json are written (issue 31, finding 5).
 func TestCheckOptions(t *testing.T) {
 	t.Parallel()
-	for engine := range optionCheckers {
-		if _, err := Get(engine); err != nil {
-			t.Errorf("option checker for %s, which is not a registered engine: %v", engine, err)
+	for _, e := range registered() {
+		if _, ok := e.(OptionChecker); !ok {
+			continue
 		}
+		engine := e.Name()
 		err := CheckOptions(engine, Options{Nodes: 1, Extra: map[string]string{"bogus": "1"}})
 		if err == nil || !strings.Contains(err.Error(), "bogus") {
 			t.Errorf("%s --opt bogus=1: %v", engine, err)

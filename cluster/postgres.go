@@ -100,6 +100,18 @@ type pgEngine struct{}
 
 func (pgEngine) Name() string { return "postgres" }
 
+// Hosts implements Hoster: the engine starts its nodes on hosts too.
+func (pgEngine) Hosts() (bool, string) { return true, "" }
+
+// CheckNodes implements NodeLimiter.
+func (e pgEngine) CheckNodes(nodes int, _ map[string]string) error {
+	return nodeLimit(e.Name(), nodes, 16, "each node is a full PostgreSQL server (shared buffers, WAL sender, a base backup of the primary)")
+}
+
+// pgEngine has no CheckOptions (OptionChecker): its options are server
+// settings (--opt shared_buffers=128MB), any of which it writes to the
+// configuration for the server to judge.
+
 var (
 	_ Engine = pgEngine{}
 	_ Grower = pgEngine{}

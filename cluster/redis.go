@@ -62,6 +62,32 @@ const (
 // Name implements Engine.
 func (redisEngine) Name() string { return "redis" }
 
+// Hosts implements Hoster: the engine starts its nodes on hosts too.
+func (redisEngine) Hosts() (bool, string) { return true, "" }
+
+// redisMaxServers bounds a Redis cluster's servers, masters × (1 +
+// replicas).
+const redisMaxServers = 64
+
+// CheckNodes implements NodeLimiter: the servers are the masters with
+// their replicas (a replicas option out of range is parseRedisOpts's to
+// refuse, and counts no replica here).
+func (e redisEngine) CheckNodes(nodes int, extra map[string]string) error {
+	servers, what := nodes, fmt.Sprintf("%d node(s)", nodes)
+	if r, err := strconv.Atoi(extra["replicas"]); err == nil && r > 0 && r <= redisMaxServers {
+		servers = nodes * (1 + r)
+		what = fmt.Sprintf("%d master(s) × (1 + %d replicas) = %d servers", nodes, r, servers)
+	}
+	if servers > redisMaxServers {
+		return tooManyNodes(e.Name(), what, redisMaxServers, "each Redis server is a process with a client port, a cluster bus port, an append-only file and a log; "+
+			"64 servers (masters × (1 + replicas)) already outnumber this machine's cores many times over")
+	}
+	return nil
+}
+
+// CheckOptions implements OptionChecker.
+func (redisEngine) CheckOptions(o Options) error { _, err := parseRedisOpts(o); return err }
+
 // Check implements Engine.
 func (redisEngine) Check() error {
 	var missing []string

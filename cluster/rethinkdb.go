@@ -51,11 +51,12 @@ import (
 func init() {
 	Register(&singleEngine{
 		engine: "rethinkdb", server: "reqlite", node: "reqlite1", log: "reqlite.log", config: reqliteScript, port: rethinkPort,
-		check: checkNode, prepare: prepareRethink, setup: writeReqliteStart, start: startReqlite, describe: describeRethink,
+		check: checkNode, options: parseRethinkOpts, prepare: prepareRethink, setup: writeReqliteStart, start: startReqlite, describe: describeRethink,
 		detail: func(*Cluster) map[string]string {
 			return map[string]string{"not_verified": "config/reconfigure, persistence, clustering"}
 		},
-		probe: probeRethink,
+		probe:    probeRethink,
+		external: &rethinkRemote,
 	})
 }
 

@@ -33,6 +33,12 @@ type singleEngine struct {
 	port int
 
 	check func() error
+	// options reads the options the way prepare does, without installing
+	// or starting anything (CheckOptions); nil takes any option.
+	options func(Options) error
+	// external is what an external cluster asks the engine's database
+	// (remoter; its external_<db>.go); nil: none can run it.
+	external *remoteDB
 	// prepare reads the options, checks or installs the server and
 	// returns the cluster's Options; it fails before anything starts.
 	prepare func(ctx context.Context, opts Options) (map[string]string, error)
@@ -62,6 +68,21 @@ func (e singleEngine) Name() string { return e.engine }
 
 // Check implements Engine.
 func (e singleEngine) Check() error { return e.check() }
+
+// Hosts implements Hoster: every single-node engine starts its node on
+// a host of its own too (Up, placeAndStart).
+func (e singleEngine) Hosts() (bool, string) { return true, "" }
+
+// remote implements remoter with the engine's external side.
+func (e singleEngine) remote() *remoteDB { return e.external }
+
+// CheckOptions implements OptionChecker with the engine's options.
+func (e singleEngine) CheckOptions(o Options) error {
+	if e.options == nil {
+		return nil
+	}
+	return e.options(o)
+}
 
 // Up implements Engine: the one node on a free loopback port, or on its
 // host's address and the engine's standard port on hosts. Whatever fails,

@@ -49,8 +49,10 @@ func init() {
 	Register(&singleKiller{singleEngine{
 		engine: "sqlserver", server: "Iridium SQL", node: "iridium1", log: "iridium.log", data: "data", port: sqlServerPort,
 		check: checkIridium, prepare: prepareSQLServer, start: startIridium, describe: describeSQLServer,
-		detail: func(*Cluster) map[string]string { return map[string]string{"server": IridiumServer} },
-		probe:  probeSQLServer,
+		detail:   func(*Cluster) map[string]string { return map[string]string{"server": IridiumServer} },
+		probe:    probeSQLServer,
+		options:  func(o Options) error { _, err := parseSQLServerOpts(o); return err },
+		external: &sqlRemote,
 	}})
 }
 

@@ -32,10 +32,7 @@ fieldbench, so they run from anywhere):
                                data and server logs stay in the run directory);
                                network: hosts puts each node on a host of its
                                own and runs the load from load host load1
-                               (root; every engine but couchbase:
-                               redis, cassandra, postgres, mariadb,
-                               couchdb, mongodb, hbase, rethinkdb,
-                               sqlserver; docs/network.md)
+%s
   cluster: {engine: external, database, members, commands}
                                or a cluster fieldbench did not start: members
                                [{name, host, port, spare}], and node actions as
@@ -75,7 +72,7 @@ fieldbench, so they run from anywhere):
 Every action is an event in the result file, drawn on every time chart of
 the report. Join experiments end with the elasticity score, scalability
 experiments with one score per step; 'fieldbench scores' recomputes them from
-the result files alone. Results go to results/<time>-experiment-<name>/.`, strings.Join(job.Names(), ", ")),
+the result files alone. Results go to results/<time>-experiment-<name>/.`, experimentHostsHelp(), strings.Join(job.Names(), ", ")),
 		Example: `  fieldbench experiment scenarios/microblog/crash.yaml
   fieldbench experiment scenarios/wiki/elasticity-cassandra.yaml --results out/
   fieldbench experiment scenarios/wiki/elasticity-cassandra.yaml --dry-run`,
@@ -120,4 +117,32 @@ the result files alone. Results go to results/<time>-experiment-<name>/.`, strin
 // startCluster is `cluster up` for an experiment's or a study's scenario.
 func startCluster(ctx context.Context, engine string, nodes int, network, dir string, opts map[string]string, progress io.Writer) (*cluster.Cluster, error) {
 	return clusterUp(ctx, engine, cluster.Options{Nodes: nodes, Extra: opts, Network: network}, dir, progress)
+}
+
+// experimentHostsHelp says in experiment's help which engines a cluster
+// on hosts can run (as cluster.HostsEngines says), in its column: "(root;
+// every engine but couchbase: cassandra, couchdb, ...; docs/network.md)".
+func experimentHostsHelp() string {
+	on, off := splitHostsEngines()
+	text := "(root; every engine: "
+	if len(off) > 0 {
+		text = "(root; every engine but " + joinWords(off, "and") + ": "
+	}
+	text += strings.Join(on, ", ") + "; docs/network.md)"
+	const indent, width = 31, 78
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		if line != "" && indent+len(line)+1+len(w) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	lines = append(lines, line)
+	pad := strings.Repeat(" ", indent)
+	return pad + strings.Join(lines, "\n"+pad)
 }
