@@ -33,10 +33,10 @@ trap cleanup EXIT
 go build -o "$tools/testtimes" ./scripts/testtimes
 
 # Three streams run side by side, each one package at a time (-p 1):
-#   cli:     the end-to-end tests of internal/cli (experiments, faults, hosts),
-#            the cluster engines, kubejob (the image) and job;
+#   cli:     the end-to-end tests of internal/cli (experiments, faults, hosts)
+#            and the cluster engines;
 #   servers: the adapter packages against their real servers,
-#            experiment/convergence, history;
+#            kubejob (the image), experiment/convergence, history, job;
 #   others:  every package that starts no server (with
 #            FIELDBENCH_TEST_NO_SERVERS=1: one that starts a server there
 #            fails and says to list it above), then the fuzzing.
@@ -47,16 +47,17 @@ go build -o "$tools/testtimes" ./scripts/testtimes
 # tests is a readiness condition with a generous bound, so two at once
 # share the cores without failing: docs/testing.md has the measured times.
 # The two server streams are balanced by their measured times
-# (docs/testing.md, 2026-12-02: cli's packages took 1,308 s with
-# cluster's 255 s; servers' 1,253 s before couchdb's and mongodb's
-# conformance families ran side by side, which took about 340 s off them,
-# so cluster moved back to servers).
-cli=(./internal/cli ./kubejob ./job)
+# (docs/testing.md, 2026-12-02: internal/cli took 956 s and cluster 255 s,
+# the adapters with convergence and history 1,253 s; then couchdb's and
+# mongodb's conformance families and six of internal/cli's Redis and
+# pouchdb-server experiments ran side by side, about 340 s and 170 s off
+# them, and kubejob's image build and job moved to servers).
+cli=(./internal/cli ./cluster)
 servers=(
   ./adapter/couchdb ./adapter/hbase ./adapter/mongodb ./adapter/cassandra
-  ./cluster ./adapter/couchbase ./adapter/mariadb ./adapter/postgres
+  ./kubejob ./adapter/couchbase ./adapter/mariadb ./adapter/postgres
   ./adapter/redis ./adapter/rethinkdb ./adapter/sqlserver
-  ./experiment/convergence ./history
+  ./experiment/convergence ./history ./job
 )
 mod=$(go list -m)
 others=$(go list ./... | grep -vxF -f <(printf "$mod/%s\n" "${cli[@]#./}" "${servers[@]#./}"))

@@ -108,6 +108,7 @@ func eventsNamed(run *result.Run, name string) []result.Event {
 // under load, slots migrate, the database reports when they stopped moving,
 // and the run ends once stable again (or at max_sets, recorded as such).
 func TestExperimentJoinRedis(t *testing.T) {
+	t.Parallel() // a Redis or pouchdb-server cluster of its own and a small load: two side by side (docs/testing.md)
 	if testing.Short() {
 		t.Skip("starts Redis (install with scripts/install-servers.sh)")
 	}
@@ -181,6 +182,7 @@ timeline:
 // (its replica takes over) and restarted under load, every error counted,
 // then the durability audit of every acknowledged post.
 func TestExperimentCrashRedis(t *testing.T) {
+	t.Parallel() // a Redis or pouchdb-server cluster of its own and a small load: two side by side (docs/testing.md)
 	if testing.Short() {
 		t.Skip("starts Redis (install with scripts/install-servers.sh)")
 	}
@@ -272,6 +274,7 @@ timeline:
 // previous step's records, and the next step waited for data that would
 // never stop moving.
 func TestExperimentStepsGrowCouchDB(t *testing.T) {
+	t.Parallel() // a Redis or pouchdb-server cluster of its own and a small load: two side by side (docs/testing.md)
 	if testing.Short() {
 		t.Skip("starts pouchdb-server (install with scripts/install-servers.sh)")
 	}

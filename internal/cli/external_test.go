@@ -132,6 +132,7 @@ func externalCrash(t *testing.T, bin string, cl *cluster.Cluster, more, duration
 // the audit reads back every acknowledged post. A command that fails ends
 // the experiment with its exit code.
 func TestExperimentExternalCrashRedis(t *testing.T) {
+	t.Parallel() // a Redis or pouchdb-server cluster of its own and a small load: two side by side (docs/testing.md)
 	if testing.Short() {
 		t.Skip("builds fieldbench and starts Redis (install with scripts/install-servers.sh)")
 	}
@@ -188,6 +189,7 @@ timeline:
 // on a Redis Cluster this test started; the new node is found in CLUSTER
 // NODES, data movement and ownership are what Redis reports.
 func TestExperimentExternalJoinRedis(t *testing.T) {
+	t.Parallel() // a Redis or pouchdb-server cluster of its own and a small load: two side by side (docs/testing.md)
 	if testing.Short() {
 		t.Skip("builds fieldbench and starts Redis (install with scripts/install-servers.sh)")
 	}

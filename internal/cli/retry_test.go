@@ -14,6 +14,7 @@ import (
 // operations that failed while the master was down are retried until it
 // is back and succeed, and the result says how many.
 func TestExperimentCrashRedisRetries(t *testing.T) {
+	t.Parallel() // a Redis or pouchdb-server cluster of its own and a small load: two side by side (docs/testing.md)
 	if testing.Short() {
 		t.Skip("starts Redis (install with scripts/install-servers.sh)")
 	}
