@@ -28,6 +28,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 )
 
 // event is one line of `go test -json` (cmd/test2json's TestEvent).
@@ -37,6 +38,10 @@ type event struct {
 	Test    string
 	Elapsed float64
 	Output  string
+	// Time is when the event happened. A test whose subtests are parallel
+	// reports as its Elapsed only its own function's time (they run after
+	// it returned), so its wall time is read from its run and end events.
+	Time time.Time
 }
 
 // test is what the report keeps of one test or subtest.
@@ -44,6 +49,7 @@ type test struct {
 	pkg, name string
 	action    string // pass, fail or skip
 	elapsed   float64
+	started   time.Time // its run event's, or its last cont's
 	waits     []string
 }
 
@@ -208,8 +214,15 @@ func read(r io.Reader) (*suite, error) {
 			s.order = append(s.order, key)
 		}
 		switch e.Action {
+		case "run", "cont":
+			// A parallel test pauses at t.Parallel until the serial
+			// tests are done: its time runs from its last start.
+			t.started = e.Time
 		case "pass", "fail", "skip":
 			t.action, t.elapsed = e.Action, e.Elapsed
+			if !t.started.IsZero() && !e.Time.IsZero() {
+				t.elapsed = max(t.elapsed, e.Time.Sub(t.started).Seconds())
+			}
 		case "output":
 			if i := strings.Index(e.Output, "waits on: "); i >= 0 {
 				t.waits = append(t.waits, strings.TrimSpace(e.Output[i+len("waits on: "):]))

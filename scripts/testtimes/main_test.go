@@ -7,6 +7,36 @@ import (
 	"testing"
 )
 
+// TestParallelSubtestsWallTime: a test whose subtests are parallel
+// reports as its Elapsed only its own function's second; its time is its
+// wall time, from its run event (or its last cont) to its end.
+func TestParallelSubtestsWallTime(t *testing.T) {
+	in := `{"Time":"2026-12-02T08:00:00Z","Action":"run","Package":"p/a","Test":"TestP"}
+{"Time":"2026-12-02T08:00:01Z","Action":"run","Package":"p/a","Test":"TestP/x"}
+{"Time":"2026-12-02T08:01:40Z","Action":"pass","Package":"p/a","Test":"TestP/x","Elapsed":99}
+{"Time":"2026-12-02T08:01:40Z","Action":"pass","Package":"p/a","Test":"TestP","Elapsed":1}
+{"Time":"2026-12-02T08:00:00Z","Action":"run","Package":"p/a","Test":"TestQ"}
+{"Time":"2026-12-02T08:00:00Z","Action":"pause","Package":"p/a","Test":"TestQ"}
+{"Time":"2026-12-02T08:10:00Z","Action":"cont","Package":"p/a","Test":"TestQ"}
+{"Time":"2026-12-02T08:10:07Z","Action":"pass","Package":"p/a","Test":"TestQ","Elapsed":7}
+`
+	s, err := read(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	s.print(&out, 25, false)
+	got := out.String()
+	if !strings.Contains(got, "100.0 s  p/a  TestP  ") {
+		t.Errorf("the parallel parent's time is not its wall time:\n%s", got)
+	}
+	// A parallel test's time starts when it continues, not while it
+	// waited for the serial tests.
+	if !strings.Contains(got, "7.0 s  p/a  TestQ  ") {
+		t.Errorf("the paused test's time counts its wait:\n%s", got)
+	}
+}
+
 // TestRead counts tests and subtests by outcome, keeps package times, and
 // attributes "waits on:" lines to the test that logged them.
 func TestRead(t *testing.T) {
