@@ -224,7 +224,7 @@ func (db *DB) Microblog(ctx context.Context, model microblog.Model) (microblog.S
 	if err := db.ensureSchema(ctx, model); err != nil {
 		return nil, err
 	}
-	s := &store{db: db, model: model}
+	s := &store{db: db}
 	s.Reads = sqlmodel.SendReads("mariadb "+string(model), model, param,
 		func(ctx context.Context, q string, args ...any) (sqlmodel.Rows, error) {
 			return db.pick().QueryContext(ctx, q, args...)
@@ -241,8 +241,7 @@ func (db *DB) Microblog(ctx context.Context, model microblog.Model) (microblog.S
 // with interpolated parameters.
 type store struct {
 	sqlmodel.Reads
-	db    *DB
-	model microblog.Model
+	db *DB
 }
 
 type asyncStore struct{ *store }
@@ -270,7 +269,7 @@ func (s *store) Post(ctx context.Context, t microblog.Tweet) error {
 		return err
 	}
 	us := t.Time.UnixMicro()
-	denorm := s.model == microblog.Denormalized
+	denorm := s.Model == microblog.Denormalized
 	cols := 3
 	if denorm {
 		cols = 5
@@ -278,7 +277,7 @@ func (s *store) Post(ctx context.Context, t microblog.Tweet) error {
 	return inTx(ctx, pool, "post", func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, "insert into tweets (id, author, time, body) values (?, ?, ?, ?)",
 			t.ID, t.Author, us, t.Body); err != nil {
-			return fmt.Errorf("mariadb %s: insert tweet %d: %w", s.model, t.ID, err)
+			return fmt.Errorf("mariadb %s: insert tweet %d: %w", s.Model, t.ID, err)
 		}
 		var err error
 		if denorm {
@@ -287,7 +286,7 @@ func (s *store) Post(ctx context.Context, t microblog.Tweet) error {
 			_, err = tx.ExecContext(ctx, "insert into userline (owner, time, tweet_id) values (?, ?, ?)", t.Author, us, t.ID)
 		}
 		if err != nil {
-			return fmt.Errorf("mariadb %s: insert userline row of tweet %d: %w", s.model, t.ID, err)
+			return fmt.Errorf("mariadb %s: insert userline row of tweet %d: %w", s.Model, t.ID, err)
 		}
 		target := "timeline (owner, time, tweet_id)"
 		if denorm {
@@ -304,7 +303,7 @@ func (s *store) Post(ctx context.Context, t microblog.Tweet) error {
 				}
 			}
 			if _, err := tx.ExecContext(ctx, "insert into "+target+" values "+values(cols, len(chunk)), args...); err != nil {
-				return fmt.Errorf("mariadb %s: insert timeline rows of tweet %d: %w", s.model, t.ID, err)
+				return fmt.Errorf("mariadb %s: insert timeline rows of tweet %d: %w", s.Model, t.ID, err)
 			}
 		}
 		return nil
@@ -316,7 +315,7 @@ func (s *store) Post(ctx context.Context, t microblog.Tweet) error {
 func (s *asyncStore) Post(ctx context.Context, t microblog.Tweet) error {
 	if _, err := s.db.pick().ExecContext(ctx, "insert into tweets (id, author, time, body, pending) values (?, ?, ?, ?, 1)",
 		t.ID, t.Author, t.Time.UnixMicro(), t.Body); err != nil {
-		return fmt.Errorf("mariadb %s: insert tweet %d: %w", s.model, t.ID, err)
+		return fmt.Errorf("mariadb %s: insert tweet %d: %w", s.Model, t.ID, err)
 	}
 	return nil
 }
@@ -327,7 +326,7 @@ func (s *store) Counts(ctx context.Context) (microblog.Counts, error) {
 	if err := s.db.first().QueryRowContext(ctx,
 		"select (select count(*) from users), (select count(*) from follows), (select count(*) from tweets)").
 		Scan(&c.Users, &c.Follows, &c.Tweets); err != nil {
-		return c, fmt.Errorf("mariadb %s: counts: %w", s.model, err)
+		return c, fmt.Errorf("mariadb %s: counts: %w", s.Model, err)
 	}
 	return c, nil
 }
@@ -364,7 +363,7 @@ func (s *asyncStore) MaterializeOnce(ctx context.Context) ([]microblog.Materiali
 // grows with the dataset.
 func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
 	if ds == nil {
-		return fmt.Errorf("mariadb %s: populate: nil dataset", s.model)
+		return fmt.Errorf("mariadb %s: populate: nil dataset", s.Model)
 	}
 	p := s.db.first()
 	if err := schema.Empty(ctx, p.QueryRowContext, s.Name+": populate"); err != nil {
@@ -391,12 +390,12 @@ func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
 	if err := load(ctx, p, "tweets (id, author, time, body)", tweets); err != nil {
 		return err
 	}
-	steps := deriveSQL(s.model, "f.follower")
+	steps := deriveSQL(s.Model, "f.follower")
 	for lo := int64(1); lo <= int64(ds.Users); lo += deriveUsers {
 		hi := lo + deriveUsers - 1
 		for _, q := range steps {
 			if _, err := p.ExecContext(ctx, q, lo, hi); err != nil {
-				return fmt.Errorf("mariadb %s: populate userline/timeline of users %d..%d: %w", s.model, lo, hi, err)
+				return fmt.Errorf("mariadb %s: populate userline/timeline of users %d..%d: %w", s.Model, lo, hi, err)
 			}
 		}
 	}

@@ -114,7 +114,7 @@ func (db *DB) Microblog(ctx context.Context, model microblog.Model) (microblog.S
 	if err := db.ensureSchema(ctx, model); err != nil {
 		return nil, err
 	}
-	s := &store{db: db, model: model}
+	s := &store{db: db}
 	s.Reads = sqlmodel.SendReads("postgres "+string(model), model, param,
 		func(ctx context.Context, q string, args ...any) (sqlmodel.Rows, error) {
 			r, err := db.reader().Query(ctx, q, args...)
@@ -141,8 +141,7 @@ func (r rows) Close() error {
 // of the async one. pgx prepares and caches each statement per connection.
 type store struct {
 	sqlmodel.Reads
-	db    *DB
-	model microblog.Model
+	db *DB
 }
 
 // asyncStore adds the materializer.
@@ -161,7 +160,7 @@ func (s *store) followersOf(ctx context.Context, author int64) ([]int64, error) 
 	rows, _ := s.db.w.Query(ctx, `select follower from follows where followee = $1`, author)
 	out, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 	if err != nil {
-		return nil, fmt.Errorf("postgres %s: read followers of %d: %w", s.model, author, err)
+		return nil, fmt.Errorf("postgres %s: read followers of %d: %w", s.Model, author, err)
 	}
 	return out, nil
 }
@@ -179,7 +178,7 @@ func (s *store) Post(ctx context.Context, t microblog.Tweet) error {
 	us := t.Time.UnixMicro()
 	b := &pgx.Batch{}
 	b.Queue(`insert into tweets (id, author, time, body) values ($1, $2, $3, $4)`, t.ID, t.Author, us, t.Body)
-	if s.model == microblog.Denormalized {
+	if s.Model == microblog.Denormalized {
 		b.Queue(`insert into userline (owner, time, tweet_id, body) values ($1, $2, $3, $4)`, t.Author, us, t.ID, t.Body)
 		if len(followers) > 0 {
 			b.Queue(`insert into timeline (owner, time, tweet_id, author, body)
@@ -193,7 +192,7 @@ func (s *store) Post(ctx context.Context, t microblog.Tweet) error {
 		}
 	}
 	if err := s.db.w.SendBatch(ctx, b).Close(); err != nil {
-		return fmt.Errorf("postgres %s: post tweet %d: %w", s.model, t.ID, err)
+		return fmt.Errorf("postgres %s: post tweet %d: %w", s.Model, t.ID, err)
 	}
 	return nil
 }
@@ -214,7 +213,7 @@ func (s *store) Counts(ctx context.Context) (microblog.Counts, error) {
 	err := s.db.w.QueryRow(ctx, `select (select count(*) from users), (select count(*) from follows),
 		(select count(*) from tweets)`).Scan(&c.Users, &c.Follows, &c.Tweets)
 	if err != nil {
-		return microblog.Counts{}, fmt.Errorf("postgres %s: counts: %w", s.model, err)
+		return microblog.Counts{}, fmt.Errorf("postgres %s: counts: %w", s.Model, err)
 	}
 	return c, nil
 }
@@ -256,7 +255,7 @@ func (t pgTx) Exec(ctx context.Context, q string, args ...any) error {
 // timeline fully materialized), then ANALYZE.
 func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
 	if ds == nil {
-		return fmt.Errorf("postgres %s: populate: nil dataset", s.model)
+		return fmt.Errorf("postgres %s: populate: nil dataset", s.Model)
 	}
 	err := pgx.BeginFunc(ctx, s.db.w, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "select pg_advisory_xact_lock($1)", int64(schemaLock)); err != nil {
@@ -265,11 +264,11 @@ func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
 		if err := schema.Empty(ctx, tx.QueryRow, s.Name+": populate"); err != nil {
 			return err
 		}
-		if err := copyMicroblog(ctx, tx, s.model, ds, microblog.Part{I: 0, N: 1, First: 1, Last: int64(ds.Users)}); err != nil {
+		if err := copyMicroblog(ctx, tx, s.Model, ds, microblog.Part{I: 0, N: 1, First: 1, Last: int64(ds.Users)}); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, recordModel, sqlmodel.MetaKey, string(s.model)); err != nil {
-			return fmt.Errorf("postgres %s: record model: %w", s.model, err)
+		if _, err := tx.Exec(ctx, recordModel, sqlmodel.MetaKey, string(s.Model)); err != nil {
+			return fmt.Errorf("postgres %s: record model: %w", s.Model, err)
 		}
 		return nil
 	})
@@ -277,7 +276,7 @@ func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
 		return err
 	}
 	if _, err := s.db.w.Exec(ctx, "analyze"); err != nil {
-		return fmt.Errorf("postgres %s: analyze after populate: %w", s.model, err)
+		return fmt.Errorf("postgres %s: analyze after populate: %w", s.Model, err)
 	}
 	return nil
 }

@@ -30,8 +30,7 @@ const materializeBatch = 512
 // the base of the async one.
 type store struct {
 	sqlmodel.Reads
-	db    *DB
-	model microblog.Model
+	db *DB
 
 	// reader pool
 	followers *sql.Stmt
@@ -66,7 +65,7 @@ func values(cols, rows int) string {
 }
 
 func newStore(ctx context.Context, db *DB, model microblog.Model) (_ *store, err error) {
-	s := &store{db: db, model: model}
+	s := &store{db: db}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -120,7 +119,8 @@ func newStore(ctx context.Context, db *DB, model microblog.Model) (_ *store, err
 		}
 	}
 	s.Reads = sqlmodel.Reads{
-		Name: "sqlite " + string(model),
+		Name:  "sqlite " + string(model),
+		Model: model,
 		Lines: func(ctx context.Context, tl bool, user int64, limit int) (sqlmodel.Rows, error) {
 			if tl {
 				return s.timeline.QueryContext(ctx, user, limit)
@@ -146,14 +146,14 @@ func (s *store) Close() error {
 func (s *store) writeTx(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
 	tx, err := s.db.w.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("sqlite %s: begin %s: %w", s.model, what, err)
+		return fmt.Errorf("sqlite %s: begin %s: %w", s.Model, what, err)
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlite %s: commit %s: %w", s.model, what, err)
+		return fmt.Errorf("sqlite %s: commit %s: %w", s.Model, what, err)
 	}
 	return nil
 }
@@ -172,10 +172,10 @@ func (s *store) Post(ctx context.Context, t microblog.Tweet) error {
 		return err
 	}
 	us := t.Time.UnixMicro()
-	denorm := s.model == microblog.Denormalized
+	denorm := s.Model == microblog.Denormalized
 	return s.writeTx(ctx, "post", func(tx *sql.Tx) error {
 		if _, err := tx.StmtContext(ctx, s.insTweet).ExecContext(ctx, t.ID, t.Author, us, t.Body); err != nil {
-			return fmt.Errorf("sqlite %s: insert tweet %d: %w", s.model, t.ID, err)
+			return fmt.Errorf("sqlite %s: insert tweet %d: %w", s.Model, t.ID, err)
 		}
 		var err error
 		if denorm {
@@ -184,7 +184,7 @@ func (s *store) Post(ctx context.Context, t microblog.Tweet) error {
 			_, err = tx.StmtContext(ctx, s.insUserline).ExecContext(ctx, t.Author, us, t.ID)
 		}
 		if err != nil {
-			return fmt.Errorf("sqlite %s: insert userline row of tweet %d: %w", s.model, t.ID, err)
+			return fmt.Errorf("sqlite %s: insert userline row of tweet %d: %w", s.Model, t.ID, err)
 		}
 		if len(followers) == 0 {
 			return nil
@@ -216,7 +216,7 @@ func (s *store) Post(ctx context.Context, t microblog.Tweet) error {
 				}
 			}
 			if err != nil {
-				return fmt.Errorf("sqlite %s: insert timeline rows of tweet %d: %w", s.model, t.ID, err)
+				return fmt.Errorf("sqlite %s: insert timeline rows of tweet %d: %w", s.Model, t.ID, err)
 			}
 			args = args[:0]
 		}
@@ -228,7 +228,7 @@ func (s *store) Post(ctx context.Context, t microblog.Tweet) error {
 // tweet, flagged pending for the materializer.
 func (s *asyncStore) Post(ctx context.Context, t microblog.Tweet) error {
 	if _, err := s.insTweet.ExecContext(ctx, t.ID, t.Author, t.Time.UnixMicro(), t.Body); err != nil {
-		return fmt.Errorf("sqlite %s: insert tweet %d: %w", s.model, t.ID, err)
+		return fmt.Errorf("sqlite %s: insert tweet %d: %w", s.Model, t.ID, err)
 	}
 	return nil
 }
@@ -241,7 +241,7 @@ func (s *store) Counts(ctx context.Context) (microblog.Counts, error) {
 		dst   *int64
 	}{{"users", &c.Users}, {"follows", &c.Follows}, {"tweets", &c.Tweets}} {
 		if err := s.db.r.QueryRowContext(ctx, "select count(*) from "+x.table).Scan(x.dst); err != nil {
-			return microblog.Counts{}, fmt.Errorf("sqlite %s: count %s: %w", s.model, x.table, err)
+			return microblog.Counts{}, fmt.Errorf("sqlite %s: count %s: %w", s.Model, x.table, err)
 		}
 	}
 	return c, nil
@@ -274,7 +274,7 @@ func (s *asyncStore) MaterializeOnce(ctx context.Context) ([]microblog.Materiali
 // materialized, no tweet is pending).
 func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
 	if ds == nil {
-		return fmt.Errorf("sqlite %s: populate: nil dataset", s.model)
+		return fmt.Errorf("sqlite %s: populate: nil dataset", s.Model)
 	}
 	err := s.writeTx(ctx, "populate", func(tx *sql.Tx) error {
 		if err := schema.Empty(ctx, tx.QueryRowContext, s.Name+": populate "+s.db.path); err != nil {
@@ -307,11 +307,11 @@ func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
 		if err := tweets.close(ctx); err != nil {
 			return err
 		}
-		if err := derive(ctx, tx, s.model, 1, int64(ds.Users)); err != nil {
+		if err := derive(ctx, tx, s.Model, 1, int64(ds.Users)); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, recordModel, sqlmodel.MetaKey, string(s.model)); err != nil {
-			return fmt.Errorf("sqlite %s: record model in meta: %w", s.model, err)
+		if _, err := tx.ExecContext(ctx, recordModel, sqlmodel.MetaKey, string(s.Model)); err != nil {
+			return fmt.Errorf("sqlite %s: record model in meta: %w", s.Model, err)
 		}
 		return nil
 	})
@@ -322,10 +322,10 @@ func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
 	// disk is the database's and the WAL starts small. Readers may keep a
 	// checkpoint from completing; that is harmless.
 	if _, err := s.db.w.ExecContext(ctx, "pragma wal_checkpoint(truncate)"); err != nil {
-		return fmt.Errorf("sqlite %s: checkpoint after populate: %w", s.model, err)
+		return fmt.Errorf("sqlite %s: checkpoint after populate: %w", s.Model, err)
 	}
 	if _, err := s.db.w.ExecContext(ctx, "pragma optimize"); err != nil {
-		return fmt.Errorf("sqlite %s: optimize after populate: %w", s.model, err)
+		return fmt.Errorf("sqlite %s: optimize after populate: %w", s.Model, err)
 	}
 	return nil
 }

@@ -58,6 +58,8 @@ func LineSQL(model microblog.Model, p Param) (userline, timeline string) {
 type Reads struct {
 	// Name starts every error: "mariadb denormalized".
 	Name string
+	// Model is the store's model.
+	Model microblog.Model
 	// Lines runs LineSQL's userline (timeline false) or timeline
 	// statement with user and limit.
 	Lines func(ctx context.Context, timeline bool, user int64, limit int) (Rows, error)
@@ -145,7 +147,8 @@ func Followers(name string, author int64, rows Rows, err error) ([]int64, error)
 func SendReads(name string, model microblog.Model, p Param, query func(ctx context.Context, q string, args ...any) (Rows, error), maxID func(ctx context.Context) Row) Reads {
 	userline, timeline := LineSQL(model, p)
 	return Reads{
-		Name: name,
+		Name:  name,
+		Model: model,
 		Lines: func(ctx context.Context, tl bool, user int64, limit int) (Rows, error) {
 			if tl {
 				return query(ctx, timeline, user, limit)
