@@ -10,97 +10,27 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/internal/sqlmodel"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
 
 const createMeta = "create table if not exists meta (k varchar(64) not null primary key, v varchar(255) not null) engine=InnoDB"
 
-// microblogTables are every table any model creates.
-var microblogTables = []string{"users", "follows", "tweets", "userline", "timeline"}
-
-// Times are BIGINT microseconds since the Unix epoch (UTC), exact and
-// cheap to compare. Every table is InnoDB, clustered on its primary key:
-// userline and timeline on (owner, time, tweet_id), so "newest 50 of owner"
-// is one backward range scan of the clustered index; follows on (followee,
-// follower), so "followers of the author" is one range scan.
-var commonSchema = []string{
-	`create table if not exists users (
-		id   bigint not null primary key,
-		name varchar(64) not null
-	) engine=InnoDB`,
-	`create table if not exists follows (
-		followee bigint not null,
-		follower bigint not null,
-		primary key (followee, follower)
-	) engine=InnoDB`,
+// types are MariaDB's part of the microblog tables (sqlmodel.Types):
+// every table is InnoDB, clustered on its primary key; the async model's
+// materializer finds pending tweets by the (pending, id) index.
+var types = sqlmodel.Types{
+	Int:       "bigint",
+	Key:       "bigint not null primary key",
+	Text:      func(n int) string { return fmt.Sprintf("varchar(%d)", n) },
+	Table:     " engine=InnoDB",
+	Clustered: " engine=InnoDB",
+	Pending:   "pending tinyint not null default 0",
+	Keys:      []string{"key tweets_author (author, time, id)", "key tweets_pending (pending, id)"},
 }
 
-const tweetsTable = `create table if not exists tweets (
-	id     bigint not null primary key,
-	author bigint not null,
-	time   bigint not null,
-	body   varchar(560) not null
-) engine=InnoDB`
-
-var modelSchema = map[microblog.Model][]string{
-	microblog.Denormalized: {
-		tweetsTable,
-		`create table if not exists userline (
-			owner    bigint not null,
-			time     bigint not null,
-			tweet_id bigint not null,
-			body     varchar(560) not null,
-			primary key (owner, time, tweet_id)
-		) engine=InnoDB`,
-		`create table if not exists timeline (
-			owner    bigint not null,
-			time     bigint not null,
-			tweet_id bigint not null,
-			author   bigint not null,
-			body     varchar(560) not null,
-			primary key (owner, time, tweet_id)
-		) engine=InnoDB`,
-	},
-	microblog.Normalized: {
-		tweetsTable,
-		`create table if not exists userline (
-			owner    bigint not null,
-			time     bigint not null,
-			tweet_id bigint not null,
-			primary key (owner, time, tweet_id)
-		) engine=InnoDB`,
-		`create table if not exists timeline (
-			owner    bigint not null,
-			time     bigint not null,
-			tweet_id bigint not null,
-			primary key (owner, time, tweet_id)
-		) engine=InnoDB`,
-	},
-	// Async: a post writes the tweet once with pending = 1; the userline is
-	// read from tweets by the (author, time, id) index; the materializer
-	// finds pending tweets by the (pending, id) index.
-	microblog.Async: {
-		`create table if not exists tweets (
-			id      bigint not null primary key,
-			author  bigint not null,
-			time    bigint not null,
-			body    varchar(560) not null,
-			pending tinyint not null default 0,
-			key tweets_author (author, time, id),
-			key tweets_pending (pending, id)
-		) engine=InnoDB`,
-		`create table if not exists timeline (
-			owner    bigint not null,
-			time     bigint not null,
-			tweet_id bigint not null,
-			author   bigint not null,
-			body     varchar(560) not null,
-			primary key (owner, time, tweet_id)
-		) engine=InnoDB`,
-	},
-}
+// param is MariaDB's placeholder: "?".
+func param(int) string { return "?" }
 
 // Batch sizes: timeline rows per INSERT of a post's fan-out, rows per
 // INSERT of Populate, tweets per materializer pass, users per INSERT ...
@@ -204,13 +134,6 @@ func lockSchema(ctx context.Context, tx *sql.Tx, exclusive bool) error {
 	return fmt.Errorf("mariadb: take the schema lock (shared): %w", err)
 }
 
-// modelTables are the tables of each model.
-var modelTables = map[microblog.Model][]string{
-	microblog.Denormalized: {"users", "follows", "tweets", "userline", "timeline"},
-	microblog.Normalized:   {"users", "follows", "tweets", "userline", "timeline"},
-	microblog.Async:        {"users", "follows", "tweets", "timeline"},
-}
-
 // schemaState reads the schema for model: the model recorded (have),
 // whether model's tables are all there under it (ready), and an error
 // wrapping microblog.ErrModelMismatch when the database holds data of another model
@@ -229,7 +152,7 @@ func schemaState(ctx context.Context, q queryer, model microblog.Model) (have mi
 	if have != model {
 		return have, false, nil
 	}
-	for _, t := range modelTables[model] {
+	for _, t := range sqlmodel.ModelTables[model] {
 		if ok, err := schema.HasTable(ctx, q.QueryRowContext, t); err != nil || !ok {
 			return have, false, err
 		}
@@ -276,79 +199,55 @@ func changeSchema(ctx context.Context, p *sql.DB, model microblog.Model) error {
 	if err != nil || ready {
 		return err
 	}
+	exec := func(ctx context.Context, q string, args ...any) error {
+		_, err := p.ExecContext(ctx, q, args...)
+		return err
+	}
 	if have != model {
-		if _, err := p.ExecContext(ctx, "delete from meta where k = ?", sqlmodel.MetaKey); err != nil {
+		if err := exec(ctx, "delete from meta where k = ?", sqlmodel.MetaKey); err != nil {
 			return fmt.Errorf("mariadb: clear the recorded model: %w", err)
 		}
-		for _, t := range microblogTables {
-			if _, err := p.ExecContext(ctx, "drop table if exists "+t); err != nil {
-				return fmt.Errorf("mariadb: drop empty %s table: %w", t, err)
-			}
+		if err := sqlmodel.Drop(ctx, exec, "mariadb", have); err != nil {
+			return err
 		}
 	}
-	for _, s := range append(append([]string{}, commonSchema...), modelSchema[model]...) {
-		if _, err := p.ExecContext(ctx, s); err != nil {
-			return fmt.Errorf("mariadb: create %s schema: %w", model, err)
-		}
-	}
-	if _, err := p.ExecContext(ctx, "insert into meta (k, v) values (?, ?) on duplicate key update v = values(v)",
-		sqlmodel.MetaKey, string(model)); err != nil {
-		return fmt.Errorf("mariadb: record model: %w", err)
-	}
-	return nil
+	return types.Create(ctx, exec, "mariadb", model,
+		"insert into meta (k, v) values (?, ?) on duplicate key update v = values(v)")
 }
 
 // Microblog implements microblog.Backend: every model fits a relational
 // server. The async store also implements microblog.Materializer.
 func (db *DB) Microblog(ctx context.Context, model microblog.Model) (microblog.Store, error) {
-	if _, err := microblog.ParseModel(string(model)); err != nil {
-		return nil, fmt.Errorf("mariadb: %w: %w", adapter.ErrUnsupported, err)
+	if err := sqlmodel.Supported("mariadb", model); err != nil {
+		return nil, err
 	}
 	if err := db.ensureSchema(ctx, model); err != nil {
 		return nil, err
 	}
-	s := &store{db: db, model: model}
-	switch model {
-	case microblog.Denormalized:
-		s.userlineQ = `select tweet_id, owner, time, body from userline
-			where owner = ? order by time desc, tweet_id desc limit ?`
-		s.timelineQ = timelineWithBodies
-	case microblog.Normalized:
-		// The derived table keeps its LIMIT: the top ids come from the
-		// clustered index, then at most limit bodies by primary key.
-		const byIDs = `select t.id, t.author, t.time, t.body
-			from (select tweet_id, time from %s where owner = ?
-			      order by time desc, tweet_id desc limit ?) as l
-			join tweets as t on t.id = l.tweet_id
-			order by l.time desc, l.tweet_id desc`
-		s.userlineQ = fmt.Sprintf(byIDs, "userline")
-		s.timelineQ = fmt.Sprintf(byIDs, "timeline")
-	case microblog.Async:
-		s.userlineQ = `select id, author, time, body from tweets
-			where author = ? order by time desc, id desc limit ?`
-		s.timelineQ = timelineWithBodies
+	s := &store{db: db}
+	s.Reads = sqlmodel.SendReads("mariadb "+string(model), model, param,
+		func(ctx context.Context, q string, args ...any) (sqlmodel.Rows, error) {
+			return db.pick().QueryContext(ctx, q, args...)
+		},
+		func(ctx context.Context) sqlmodel.Row { return db.first().QueryRowContext(ctx, sqlmodel.MaxTweetIDSQL) })
+	if model == microblog.Async {
 		return &asyncStore{s}, nil
 	}
 	return s, nil
 }
 
-const timelineWithBodies = `select tweet_id, author, time, body from timeline
-	where owner = ? order by time desc, tweet_id desc limit ?`
-
 // store is the Store of the denormalized and normalized models and the
 // base of the async one. It holds no server state: statements are sent
 // with interpolated parameters.
 type store struct {
-	db                   *DB
-	model                microblog.Model
-	userlineQ, timelineQ string
+	sqlmodel.Reads
+	db *DB
 }
 
 type asyncStore struct{ *store }
 
 var (
 	_ microblog.Store        = (*store)(nil)
-	_ microblog.Store        = (*asyncStore)(nil)
 	_ microblog.Materializer = (*asyncStore)(nil)
 )
 
@@ -356,23 +255,8 @@ var (
 func (s *store) Close() error { return nil }
 
 func (s *store) followersOf(ctx context.Context, pool *sql.DB, author int64) ([]int64, error) {
-	rows, err := pool.QueryContext(ctx, "select follower from follows where followee = ?", author)
-	if err != nil {
-		return nil, fmt.Errorf("mariadb %s: read followers of %d: %w", s.model, author, err)
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var f int64
-		if err := rows.Scan(&f); err != nil {
-			return nil, fmt.Errorf("mariadb %s: scan follower: %w", s.model, err)
-		}
-		out = append(out, f)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("mariadb %s: read followers of %d: %w", s.model, author, err)
-	}
-	return out, nil
+	rows, err := pool.QueryContext(ctx, sqlmodel.FollowersSQL(param), author)
+	return sqlmodel.Followers(s.Name, author, rows, err)
 }
 
 // Post implements microblog.Store. Denormalized and normalized: read the
@@ -385,7 +269,7 @@ func (s *store) Post(ctx context.Context, t microblog.Tweet) error {
 		return err
 	}
 	us := t.Time.UnixMicro()
-	denorm := s.model == microblog.Denormalized
+	denorm := s.Model == microblog.Denormalized
 	cols := 3
 	if denorm {
 		cols = 5
@@ -393,7 +277,7 @@ func (s *store) Post(ctx context.Context, t microblog.Tweet) error {
 	return inTx(ctx, pool, "post", func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, "insert into tweets (id, author, time, body) values (?, ?, ?, ?)",
 			t.ID, t.Author, us, t.Body); err != nil {
-			return fmt.Errorf("mariadb %s: insert tweet %d: %w", s.model, t.ID, err)
+			return fmt.Errorf("mariadb %s: insert tweet %d: %w", s.Model, t.ID, err)
 		}
 		var err error
 		if denorm {
@@ -402,7 +286,7 @@ func (s *store) Post(ctx context.Context, t microblog.Tweet) error {
 			_, err = tx.ExecContext(ctx, "insert into userline (owner, time, tweet_id) values (?, ?, ?)", t.Author, us, t.ID)
 		}
 		if err != nil {
-			return fmt.Errorf("mariadb %s: insert userline row of tweet %d: %w", s.model, t.ID, err)
+			return fmt.Errorf("mariadb %s: insert userline row of tweet %d: %w", s.Model, t.ID, err)
 		}
 		target := "timeline (owner, time, tweet_id)"
 		if denorm {
@@ -419,7 +303,7 @@ func (s *store) Post(ctx context.Context, t microblog.Tweet) error {
 				}
 			}
 			if _, err := tx.ExecContext(ctx, "insert into "+target+" values "+values(cols, len(chunk)), args...); err != nil {
-				return fmt.Errorf("mariadb %s: insert timeline rows of tweet %d: %w", s.model, t.ID, err)
+				return fmt.Errorf("mariadb %s: insert timeline rows of tweet %d: %w", s.Model, t.ID, err)
 			}
 		}
 		return nil
@@ -431,53 +315,9 @@ func (s *store) Post(ctx context.Context, t microblog.Tweet) error {
 func (s *asyncStore) Post(ctx context.Context, t microblog.Tweet) error {
 	if _, err := s.db.pick().ExecContext(ctx, "insert into tweets (id, author, time, body, pending) values (?, ?, ?, ?, 1)",
 		t.ID, t.Author, t.Time.UnixMicro(), t.Body); err != nil {
-		return fmt.Errorf("mariadb %s: insert tweet %d: %w", s.model, t.ID, err)
+		return fmt.Errorf("mariadb %s: insert tweet %d: %w", s.Model, t.ID, err)
 	}
 	return nil
-}
-
-func (s *store) read(ctx context.Context, q, what string, user int64, limit int) ([]microblog.Tweet, error) {
-	if limit <= 0 {
-		return nil, nil
-	}
-	rows, err := s.db.pick().QueryContext(ctx, q, user, limit)
-	if err != nil {
-		return nil, fmt.Errorf("mariadb %s: %s of %d: %w", s.model, what, user, err)
-	}
-	defer rows.Close()
-	out := make([]microblog.Tweet, 0, min(limit, microblog.Limit))
-	for rows.Next() {
-		var t microblog.Tweet
-		var us int64
-		if err := rows.Scan(&t.ID, &t.Author, &us, &t.Body); err != nil {
-			return nil, fmt.Errorf("mariadb %s: scan %s row: %w", s.model, what, err)
-		}
-		t.Time = time.UnixMicro(us).UTC()
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("mariadb %s: %s of %d: %w", s.model, what, user, err)
-	}
-	return out, nil
-}
-
-// Userline implements microblog.Store.
-func (s *store) Userline(ctx context.Context, user int64, limit int) ([]microblog.Tweet, error) {
-	return s.read(ctx, s.userlineQ, "userline", user, limit)
-}
-
-// Timeline implements microblog.Store.
-func (s *store) Timeline(ctx context.Context, user int64, limit int) ([]microblog.Tweet, error) {
-	return s.read(ctx, s.timelineQ, "timeline", user, limit)
-}
-
-// MaxTweetID implements microblog.Store.
-func (s *store) MaxTweetID(ctx context.Context) (int64, error) {
-	var id int64
-	if err := s.db.first().QueryRowContext(ctx, "select coalesce(max(id), 0) from tweets").Scan(&id); err != nil {
-		return 0, fmt.Errorf("mariadb %s: max tweet id: %w", s.model, err)
-	}
-	return id, nil
 }
 
 // Counts implements microblog.Store.
@@ -486,7 +326,7 @@ func (s *store) Counts(ctx context.Context) (microblog.Counts, error) {
 	if err := s.db.first().QueryRowContext(ctx,
 		"select (select count(*) from users), (select count(*) from follows), (select count(*) from tweets)").
 		Scan(&c.Users, &c.Follows, &c.Tweets); err != nil {
-		return c, fmt.Errorf("mariadb %s: counts: %w", s.model, err)
+		return c, fmt.Errorf("mariadb %s: counts: %w", s.Model, err)
 	}
 	return c, nil
 }
@@ -498,52 +338,22 @@ func (s *store) Counts(ctx context.Context) (microblog.Counts, error) {
 // and clears their flag. The pending flag is set by the insert that stores
 // the tweet, so a tweet committed out of id order is found by a later pass.
 func (s *asyncStore) MaterializeOnce(ctx context.Context) ([]microblog.Materialized, error) {
-	var out []microblog.Materialized
-	err := inTx(ctx, s.db.first(), "materialize", func(tx *sql.Tx) error {
-		out = out[:0]
-		rows, err := tx.QueryContext(ctx,
-			"select id, time from tweets where pending = 1 order by pending, id limit ? for update", materializeBatch)
-		if err != nil {
-			return fmt.Errorf("mariadb async: find pending tweets: %w", err)
-		}
-		for rows.Next() {
-			var m microblog.Materialized
-			var us int64
-			if err := rows.Scan(&m.TweetID, &us); err != nil {
-				rows.Close()
-				return fmt.Errorf("mariadb async: scan pending tweet: %w", err)
+	return sqlmodel.Pass{
+		Name: "mariadb async",
+		InTx: func(ctx context.Context, fn func(sqlmodel.Tx) error) error {
+			return inTx(ctx, s.db.first(), "materialize", func(tx *sql.Tx) error { return fn(sqlmodel.SQLTx(tx)) })
+		},
+		Pending: "select id, time from tweets where pending = 1 order by pending, id limit ? for update",
+		Batch:   materializeBatch,
+		Chosen: func(ids []int64) (string, []any) {
+			in := make([]string, len(ids))
+			for i, id := range ids {
+				in[i] = fmt.Sprint(id)
 			}
-			m.PostedAt = time.UnixMicro(us).UTC()
-			out = append(out, m)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("mariadb async: find pending tweets: %w", err)
-		}
-		if len(out) == 0 {
-			return nil
-		}
-		ids := make([]string, len(out))
-		for i, m := range out {
-			ids[i] = fmt.Sprint(m.TweetID)
-		}
-		in := "(" + strings.Join(ids, ",") + ")"
-		if _, err := tx.ExecContext(ctx,
-			`insert into timeline (owner, time, tweet_id, author, body)
-			 select f.follower, t.time, t.id, t.author, t.body
-			 from tweets as t join follows as f on f.followee = t.author
-			 where t.id in `+in); err != nil {
-			return fmt.Errorf("mariadb async: fan out %d tweets: %w", len(out), err)
-		}
-		if _, err := tx.ExecContext(ctx, "update tweets set pending = 0 where id in "+in); err != nil {
-			return fmt.Errorf("mariadb async: mark %d tweets materialized: %w", len(out), err)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+			return "id in (" + strings.Join(in, ",") + ")", nil
+		},
+		Done: "pending = 0",
+	}.Run(ctx)
 }
 
 // Populate implements microblog.Store: users, follows and tweets with
@@ -553,13 +363,11 @@ func (s *asyncStore) MaterializeOnce(ctx context.Context) ([]microblog.Materiali
 // grows with the dataset.
 func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
 	if ds == nil {
-		return fmt.Errorf("mariadb %s: populate: nil dataset", s.model)
+		return fmt.Errorf("mariadb %s: populate: nil dataset", s.Model)
 	}
 	p := s.db.first()
-	if has, err := schema.HasData(ctx, p.QueryRowContext); err != nil {
+	if err := schema.Empty(ctx, p.QueryRowContext, s.Name+": populate"); err != nil {
 		return err
-	} else if has {
-		return fmt.Errorf("mariadb %s: populate: the database already holds microblog data; use a fresh database", s.model)
 	}
 	users := make([][]any, 0, ds.Users)
 	for u := 1; u <= ds.Users; u++ {
@@ -582,12 +390,12 @@ func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
 	if err := load(ctx, p, "tweets (id, author, time, body)", tweets); err != nil {
 		return err
 	}
-	steps := deriveSQL(s.model, "f.follower")
+	steps := deriveSQL(s.Model, "f.follower")
 	for lo := int64(1); lo <= int64(ds.Users); lo += deriveUsers {
 		hi := lo + deriveUsers - 1
 		for _, q := range steps {
 			if _, err := p.ExecContext(ctx, q, lo, hi); err != nil {
-				return fmt.Errorf("mariadb %s: populate userline/timeline of users %d..%d: %w", s.model, lo, hi, err)
+				return fmt.Errorf("mariadb %s: populate userline/timeline of users %d..%d: %w", s.Model, lo, hi, err)
 			}
 		}
 	}
@@ -692,10 +500,7 @@ var errDuplicateUser = errors.New("a user of the part was inserted by another cl
 // rows and their fan-out and must fit wsrep_max_ws_size: load a large
 // dataset in more parts.
 func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *microblog.Dataset, part microblog.Part) error {
-	if _, err := microblog.ParseModel(string(model)); err != nil {
-		return fmt.Errorf("mariadb: %w: %w", adapter.ErrUnsupported, err)
-	}
-	if err := part.Validate(ds); err != nil {
+	if err := sqlmodel.CheckPart("mariadb", model, ds, part); err != nil {
 		return err
 	}
 	if err := db.ensureSchema(ctx, model); err != nil {
@@ -735,14 +540,7 @@ func partThere(ctx context.Context, q queryer, part microblog.Part) error {
 	if err := q.QueryRowContext(ctx, "select count(*) from users where id between ? and ?", part.First, part.Last).Scan(&there); err != nil {
 		return fmt.Errorf("mariadb: check part %s: %w", part, err)
 	}
-	switch size := part.Last - part.First + 1; {
-	case there == size:
-		return fmt.Errorf("mariadb: part %s (users %d..%d): %w", part, part.First, part.Last, microblog.ErrPartLoaded)
-	case there > 0:
-		return fmt.Errorf("mariadb: part %s: %d of its users %d..%d are there already, loaded in another number of parts: use a fresh database",
-			part, there, part.First, part.Last)
-	}
-	return nil
+	return sqlmodel.PartThere("mariadb", part, there)
 }
 
 // insertPart writes part's users, the follows of its followees and its

@@ -3,21 +3,15 @@ package mariadb
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
-	"io"
 
+	"github.com/fieldbench/fieldbench/adapter/internal/sqlwiki"
 	"github.com/fieldbench/fieldbench/workload/wiki"
 )
 
-// The wiki family's table: the id is the clustered primary key, so a
-// request is one B-tree lookup; bodies are LONGBLOBs (byte lengths, no
-// character set conversion).
-const createArticles = `create table if not exists articles (
-	id    bigint not null primary key,
-	title varchar(1024) not null,
-	body  longblob not null
-) engine=InnoDB`
+// The wiki family's table (sqlwiki.CreateTable): bodies are LONGBLOBs,
+// clustered on the id.
+var createArticles = sqlwiki.CreateTable("bigint not null primary key", "varchar(1024)", "longblob", " engine=InnoDB")
 
 // Populate sends multi-row INSERTs of up to wikiStmtRows articles or
 // wikiStmtBytes of bodies (well below max_allowed_packet), and commits
@@ -47,46 +41,20 @@ func (s *wikiStore) Close() error { return nil }
 
 // Read implements wiki.Store.
 func (s *wikiStore) Read(ctx context.Context, id int64) (wiki.Article, error) {
-	a := wiki.Article{ID: id}
-	var body []byte
-	err := s.db.pick().QueryRowContext(ctx, "select title, body from articles where id = ?", id).Scan(&a.Title, &body)
-	if errors.Is(err, sql.ErrNoRows) {
-		return wiki.Article{}, fmt.Errorf("mariadb: read: %w", wiki.ErrNotFound)
-	}
-	if err != nil {
-		return wiki.Article{}, fmt.Errorf("mariadb: read article: %w", err)
-	}
-	a.Body = string(body)
-	return a, nil
+	return sqlwiki.Read("mariadb", id, s.db.pick().QueryRowContext(ctx, sqlwiki.ReadSQL, id))
 }
 
 // Update implements wiki.Store: one autocommitted UPDATE. The DSN's
 // clientFoundRows makes "rows affected" count matched rows, so writing a
 // body equal to the stored one is not mistaken for a missing article.
 func (s *wikiStore) Update(ctx context.Context, id int64, body string) error {
-	res, err := s.db.pick().ExecContext(ctx, "update articles set body = ? where id = ?", []byte(body), id)
-	if err != nil {
-		return fmt.Errorf("mariadb: update article: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("mariadb: update article: %w", err)
-	}
-	if n == 0 {
-		return fmt.Errorf("mariadb: update: %w", wiki.ErrNotFound)
-	}
-	return nil
+	res, err := s.db.pick().ExecContext(ctx, sqlwiki.UpdateSQL, []byte(body), id)
+	return sqlwiki.Updated("mariadb", res, err)
 }
 
 // Counts implements wiki.Store.
 func (s *wikiStore) Counts(ctx context.Context) (wiki.Counts, error) {
-	var c wiki.Counts
-	if err := s.db.first().QueryRowContext(ctx,
-		"select count(*), coalesce(sum(length(body)), 0), coalesce(max(id), 0) from articles").
-		Scan(&c.Articles, &c.Bytes, &c.MaxID); err != nil {
-		return c, fmt.Errorf("mariadb: count articles: %w", err)
-	}
-	return c, nil
+	return sqlwiki.Counts("mariadb", s.db.first().QueryRowContext(ctx, sqlwiki.CountsSQL))
 }
 
 // Reset implements wiki.Store: TRUNCATE (drops and recreates the table's
@@ -98,73 +66,37 @@ func (s *wikiStore) Reset(ctx context.Context) error {
 	return nil
 }
 
-// Populate implements wiki.Store, streaming from src.
+// Populate implements wiki.Store, streaming from src on the first node.
 func (s *wikiStore) Populate(ctx context.Context, src wiki.Source) (wiki.Counts, error) {
-	var total wiki.Counts
-	for {
-		c, done, err := s.populateTx(ctx, src)
-		if err != nil {
-			return total, err
-		}
-		total.Articles += c.Articles
-		total.Bytes += c.Bytes
-		total.MaxID = max(total.MaxID, c.MaxID)
-		if done {
-			return total, nil
-		}
-	}
+	return sqlwiki.Populate(ctx, s.db.first(), "mariadb", src, wikiTxRows, wikiTxBytes, func(tx *sql.Tx) sqlwiki.Writer {
+		w := &wikiInserts{tx: tx, args: make([]any, 0, 3*wikiStmtRows)}
+		return sqlwiki.Writer{Insert: w.insert, Flush: w.flush}
+	})
 }
 
-// populateTx inserts one transaction's worth of articles; done reports
-// that src is exhausted. Nothing of a failed transaction is kept.
-func (s *wikiStore) populateTx(ctx context.Context, src wiki.Source) (c wiki.Counts, done bool, err error) {
-	tx, err := s.db.first().BeginTx(ctx, nil)
-	if err != nil {
-		return c, false, fmt.Errorf("mariadb: begin populate: %w", err)
+// wikiInserts gathers a transaction's articles into multi-row INSERTs.
+type wikiInserts struct {
+	tx    *sql.Tx
+	args  []any
+	bytes int // of the titles and bodies in args
+}
+
+func (w *wikiInserts) insert(ctx context.Context, a wiki.Article) error {
+	w.args = append(w.args, a.ID, a.Title, []byte(a.Body))
+	w.bytes += len(a.Body) + len(a.Title)
+	if len(w.args) >= 3*wikiStmtRows || w.bytes >= wikiStmtBytes {
+		return w.flush(ctx)
 	}
-	defer func() {
-		if err != nil {
-			_ = tx.Rollback()
-			c = wiki.Counts{}
-		}
-	}()
-	args := make([]any, 0, 3*wikiStmtRows)
-	var stmtBytes int
-	flush := func() error {
-		if len(args) == 0 {
-			return nil
-		}
-		if _, err := tx.ExecContext(ctx, "insert into articles (id, title, body) values "+values(3, len(args)/3), args...); err != nil {
-			return fmt.Errorf("mariadb: insert %d articles: %w", len(args)/3, err)
-		}
-		args, stmtBytes = args[:0], 0
+	return nil
+}
+
+func (w *wikiInserts) flush(ctx context.Context) error {
+	if len(w.args) == 0 {
 		return nil
 	}
-	for c.Bytes < wikiTxBytes && c.Articles < wikiTxRows {
-		a, err := src.Next()
-		if errors.Is(err, io.EOF) {
-			done = true
-			break
-		}
-		if err != nil {
-			return c, false, err
-		}
-		args = append(args, a.ID, a.Title, []byte(a.Body))
-		stmtBytes += len(a.Body) + len(a.Title)
-		c.Articles++
-		c.Bytes += int64(len(a.Body))
-		c.MaxID = max(c.MaxID, a.ID)
-		if len(args) >= 3*wikiStmtRows || stmtBytes >= wikiStmtBytes {
-			if err := flush(); err != nil {
-				return c, false, err
-			}
-		}
+	if _, err := w.tx.ExecContext(ctx, "insert into articles (id, title, body) values "+values(3, len(w.args)/3), w.args...); err != nil {
+		return fmt.Errorf("mariadb: insert %d articles: %w", len(w.args)/3, err)
 	}
-	if err := flush(); err != nil {
-		return c, false, err
-	}
-	if err := tx.Commit(); err != nil {
-		return c, false, fmt.Errorf("mariadb: commit populate: %w", err)
-	}
-	return c, done, nil
+	w.args, w.bytes = w.args[:0], 0
+	return nil
 }

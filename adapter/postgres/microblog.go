@@ -3,11 +3,11 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/internal/sqlmodel"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
@@ -19,47 +19,29 @@ const materializeBatch = 512
 // concurrent fieldbench processes.
 const schemaLock = 0x66626d62 // "fbmb"
 
-var microblogTables = []string{"users", "follows", "tweets", "userline", "timeline"}
+// param is PostgreSQL's n-th placeholder: "$n".
+func param(n int) string { return "$" + strconv.Itoa(n) }
 
-// Times are bigint microseconds since the Unix epoch (UTC), as in the SQLite
-// adapter: exact, and compared as integers. Userline and timeline are
-// clustered by their primary key (owner, time, tweet_id): "newest 50 of
-// owner" is one backwards index range scan.
-var commonSchema = []string{
-	`create table if not exists meta (key text primary key, value text not null)`,
-	`create table if not exists users (id bigint primary key, name text not null)`,
-	`create table if not exists follows (
-		follower bigint not null,
-		followee bigint not null,
-		primary key (followee, follower))`,
-}
+// createMeta is the meta table, made before the schema lock's checks.
+const createMeta = `create table if not exists meta (key text primary key, value text not null)`
 
-var modelSchema = map[microblog.Model][]string{
-	microblog.Denormalized: {
-		`create table if not exists tweets (id bigint primary key, author bigint not null, time bigint not null, body text not null)`,
-		`create table if not exists userline (owner bigint not null, time bigint not null, tweet_id bigint not null,
-			body text not null, primary key (owner, time, tweet_id))`,
-		`create table if not exists timeline (owner bigint not null, time bigint not null, tweet_id bigint not null,
-			author bigint not null, body text not null, primary key (owner, time, tweet_id))`,
-	},
-	microblog.Normalized: {
-		`create table if not exists tweets (id bigint primary key, author bigint not null, time bigint not null, body text not null)`,
-		`create table if not exists userline (owner bigint not null, time bigint not null, tweet_id bigint not null,
-			primary key (owner, time, tweet_id))`,
-		`create table if not exists timeline (owner bigint not null, time bigint not null, tweet_id bigint not null,
-			primary key (owner, time, tweet_id))`,
-	},
-	microblog.Async: {
-		// pending until the materializer has fanned the tweet out.
-		`create table if not exists tweets (id bigint primary key, author bigint not null, time bigint not null,
-			body text not null, pending boolean not null default false)`,
+// types are PostgreSQL's part of the microblog tables (sqlmodel.Types),
+// clustered by their primary keys; the async tweets still to materialize
+// are in a partial index.
+var types = sqlmodel.Types{
+	Int:     "bigint",
+	Key:     "bigint primary key",
+	Text:    func(int) string { return "text" },
+	Pending: "pending boolean not null default false",
+	Indexes: []string{
 		`create index if not exists tweets_author on tweets (author, time, id)`,
-		// Partial index: only the tweets still to materialize.
 		`create index if not exists tweets_pending on tweets (id) where pending`,
-		`create table if not exists timeline (owner bigint not null, time bigint not null, tweet_id bigint not null,
-			author bigint not null, body text not null, primary key (owner, time, tweet_id))`,
 	},
 }
+
+// recordModel writes the model into meta (MetaKey, the model).
+const recordModel = `insert into meta (key, value) values ($1, $2)
+	on conflict (key) do update set value = excluded.value`
 
 // schema is the microblog bookkeeping shared with the other SQL adapters.
 var schema = sqlmodel.Dialect[pgx.Row]{
@@ -117,81 +99,49 @@ func (db *DB) ensureSchema(ctx context.Context, model microblog.Model) error {
 
 // makeSchema is ensureSchema's work, in tx, which holds the schema lock.
 func makeSchema(ctx context.Context, tx pgx.Tx, model microblog.Model) error {
-	{
-		if _, err := tx.Exec(ctx, commonSchema[0]); err != nil {
-			return fmt.Errorf("postgres: create meta table: %w", err)
-		}
-		have, err := schema.Recorded(ctx, tx.QueryRow)
-		if err != nil {
-			return err
-		}
-		has, err := schema.HasData(ctx, tx.QueryRow)
-		if err != nil {
-			return err
-		}
-		if err := sqlmodel.Check("postgres", have, model, has); err != nil {
-			return err
-		}
-		if have != "" && have != model {
-			for _, t := range microblogTables {
-				if _, err := tx.Exec(ctx, "drop table if exists "+t); err != nil {
-					return fmt.Errorf("postgres: drop empty %s table of the %s model: %w", t, have, err)
-				}
-			}
-		}
-		for _, s := range append(append([]string{}, commonSchema[1:]...), modelSchema[model]...) {
-			if _, err := tx.Exec(ctx, s); err != nil {
-				return fmt.Errorf("postgres: create %s schema: %w", model, err)
-			}
-		}
-		if _, err := tx.Exec(ctx, `insert into meta (key, value) values ($1, $2)
-			on conflict (key) do update set value = excluded.value`, sqlmodel.MetaKey, string(model)); err != nil {
-			return fmt.Errorf("postgres: record model in meta: %w", err)
-		}
-		return nil
+	if _, err := tx.Exec(ctx, createMeta); err != nil {
+		return fmt.Errorf("postgres: create meta table: %w", err)
 	}
+	return schema.Make(ctx, tx.QueryRow, pgTx{tx}.Exec, types, "postgres", model, recordModel)
 }
 
 // Microblog implements microblog.Backend. The Async store also implements
 // microblog.Materializer.
 func (db *DB) Microblog(ctx context.Context, model microblog.Model) (microblog.Store, error) {
-	if _, err := microblog.ParseModel(string(model)); err != nil {
-		return nil, fmt.Errorf("postgres: %w: %w", adapter.ErrUnsupported, err)
+	if err := sqlmodel.Supported("postgres", model); err != nil {
+		return nil, err
 	}
 	if err := db.ensureSchema(ctx, model); err != nil {
 		return nil, err
 	}
-	s := &store{db: db, model: model}
-	const withBodies = `select tweet_id, author, time, body from timeline
-		where owner = $1 order by time desc, tweet_id desc limit $2`
-	const byIDs = `select t.id, t.author, t.time, t.body
-		from (select tweet_id, time from %s where owner = $1
-		      order by time desc, tweet_id desc limit $2) as l
-		join tweets as t on t.id = l.tweet_id
-		order by l.time desc, l.tweet_id desc`
-	switch model {
-	case microblog.Denormalized:
-		s.userlineSQL = `select tweet_id, owner, time, body from userline
-			where owner = $1 order by time desc, tweet_id desc limit $2`
-		s.timelineSQL = withBodies
-	case microblog.Normalized:
-		s.userlineSQL = fmt.Sprintf(byIDs, "userline")
-		s.timelineSQL = fmt.Sprintf(byIDs, "timeline")
-	case microblog.Async:
-		s.userlineSQL = `select id, author, time, body from tweets
-			where author = $1 order by time desc, id desc limit $2`
-		s.timelineSQL = withBodies
+	s := &store{db: db}
+	s.Reads = sqlmodel.SendReads("postgres "+string(model), model, param,
+		func(ctx context.Context, q string, args ...any) (sqlmodel.Rows, error) {
+			r, err := db.reader().Query(ctx, q, args...)
+			return rows{r}, err
+		},
+		// On the primary: new ids must be unique.
+		func(ctx context.Context) sqlmodel.Row { return db.w.QueryRow(ctx, sqlmodel.MaxTweetIDSQL) })
+	if model == microblog.Async {
 		return &asyncStore{s}, nil
 	}
 	return s, nil
 }
 
+// rows is pgx.Rows as sqlmodel.Rows, whose Close returns an error.
+type rows struct{ pgx.Rows }
+
+// Close closes the rows; their error is Err's.
+func (r rows) Close() error {
+	r.Rows.Close()
+	return nil
+}
+
 // store is the Store of the denormalized and normalized models and the base
 // of the async one. pgx prepares and caches each statement per connection.
 type store struct {
-	db                       *DB
-	model                    microblog.Model
-	userlineSQL, timelineSQL string
+	sqlmodel.Reads
+	db *DB
 }
 
 // asyncStore adds the materializer.
@@ -210,7 +160,7 @@ func (s *store) followersOf(ctx context.Context, author int64) ([]int64, error) 
 	rows, _ := s.db.w.Query(ctx, `select follower from follows where followee = $1`, author)
 	out, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 	if err != nil {
-		return nil, fmt.Errorf("postgres %s: read followers of %d: %w", s.model, author, err)
+		return nil, fmt.Errorf("postgres %s: read followers of %d: %w", s.Model, author, err)
 	}
 	return out, nil
 }
@@ -228,7 +178,7 @@ func (s *store) Post(ctx context.Context, t microblog.Tweet) error {
 	us := t.Time.UnixMicro()
 	b := &pgx.Batch{}
 	b.Queue(`insert into tweets (id, author, time, body) values ($1, $2, $3, $4)`, t.ID, t.Author, us, t.Body)
-	if s.model == microblog.Denormalized {
+	if s.Model == microblog.Denormalized {
 		b.Queue(`insert into userline (owner, time, tweet_id, body) values ($1, $2, $3, $4)`, t.Author, us, t.ID, t.Body)
 		if len(followers) > 0 {
 			b.Queue(`insert into timeline (owner, time, tweet_id, author, body)
@@ -242,7 +192,7 @@ func (s *store) Post(ctx context.Context, t microblog.Tweet) error {
 		}
 	}
 	if err := s.db.w.SendBatch(ctx, b).Close(); err != nil {
-		return fmt.Errorf("postgres %s: post tweet %d: %w", s.model, t.ID, err)
+		return fmt.Errorf("postgres %s: post tweet %d: %w", s.Model, t.ID, err)
 	}
 	return nil
 }
@@ -257,61 +207,13 @@ func (s *asyncStore) Post(ctx context.Context, t microblog.Tweet) error {
 	return nil
 }
 
-func (s *store) read(ctx context.Context, q, what string, user int64, limit int) ([]microblog.Tweet, error) {
-	if limit <= 0 {
-		return nil, nil
-	}
-	rows, err := s.db.reader().Query(ctx, q, user, limit)
-	if err != nil {
-		return nil, fmt.Errorf("postgres %s: %s of %d: %w", s.model, what, user, err)
-	}
-	defer rows.Close()
-	out := make([]microblog.Tweet, 0, min(limit, microblog.Limit))
-	for rows.Next() {
-		var t microblog.Tweet
-		var us int64
-		if err := rows.Scan(&t.ID, &t.Author, &us, &t.Body); err != nil {
-			return nil, fmt.Errorf("postgres %s: scan %s row of %d: %w", s.model, what, user, err)
-		}
-		t.Time = time.UnixMicro(us).UTC()
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres %s: %s of %d: %w", s.model, what, user, err)
-	}
-	if len(out) == 0 {
-		return nil, nil
-	}
-	return out, nil
-}
-
-// Userline implements microblog.Store.
-func (s *store) Userline(ctx context.Context, user int64, limit int) ([]microblog.Tweet, error) {
-	return s.read(ctx, s.userlineSQL, "userline", user, limit)
-}
-
-// Timeline implements microblog.Store.
-func (s *store) Timeline(ctx context.Context, user int64, limit int) ([]microblog.Tweet, error) {
-	return s.read(ctx, s.timelineSQL, "timeline", user, limit)
-}
-
-// MaxTweetID implements microblog.Store (on the primary: new ids must be
-// unique).
-func (s *store) MaxTweetID(ctx context.Context) (int64, error) {
-	var id int64
-	if err := s.db.w.QueryRow(ctx, `select coalesce(max(id), 0) from tweets`).Scan(&id); err != nil {
-		return 0, fmt.Errorf("postgres %s: max tweet id: %w", s.model, err)
-	}
-	return id, nil
-}
-
 // Counts implements microblog.Store.
 func (s *store) Counts(ctx context.Context) (microblog.Counts, error) {
 	var c microblog.Counts
 	err := s.db.w.QueryRow(ctx, `select (select count(*) from users), (select count(*) from follows),
 		(select count(*) from tweets)`).Scan(&c.Users, &c.Follows, &c.Tweets)
 	if err != nil {
-		return microblog.Counts{}, fmt.Errorf("postgres %s: counts: %w", s.model, err)
+		return microblog.Counts{}, fmt.Errorf("postgres %s: counts: %w", s.Model, err)
 	}
 	return c, nil
 }
@@ -322,47 +224,30 @@ func (s *store) Counts(ctx context.Context) (microblog.Counts, error) {
 // the timeline of every current follower of its author and clears their
 // flag.
 func (s *asyncStore) MaterializeOnce(ctx context.Context) ([]microblog.Materialized, error) {
-	var out []microblog.Materialized
-	err := pgx.BeginFunc(ctx, s.db.w, func(tx pgx.Tx) error {
-		out = out[:0]
-		rows, err := tx.Query(ctx, `select id, time from tweets where pending
-			order by id limit $1 for update skip locked`, materializeBatch)
-		if err != nil {
-			return fmt.Errorf("postgres async: find pending tweets: %w", err)
-		}
-		var ids []int64
-		for rows.Next() {
-			var m microblog.Materialized
-			var us int64
-			if err := rows.Scan(&m.TweetID, &us); err != nil {
-				rows.Close()
-				return fmt.Errorf("postgres async: scan pending tweet: %w", err)
-			}
-			m.PostedAt = time.UnixMicro(us).UTC()
-			out = append(out, m)
-			ids = append(ids, m.TweetID)
-		}
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("postgres async: find pending tweets: %w", err)
-		}
-		if len(ids) == 0 {
-			return nil
-		}
-		if _, err := tx.Exec(ctx, `insert into timeline (owner, time, tweet_id, author, body)
-			select f.follower, t.time, t.id, t.author, t.body
-			from tweets as t join follows as f on f.followee = t.author
-			where t.id = any($1)`, ids); err != nil {
-			return fmt.Errorf("postgres async: fan out %d tweets: %w", len(ids), err)
-		}
-		if _, err := tx.Exec(ctx, `update tweets set pending = false where id = any($1)`, ids); err != nil {
-			return fmt.Errorf("postgres async: mark %d tweets materialized: %w", len(ids), err)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return sqlmodel.Pass{
+		Name: "postgres async",
+		InTx: func(ctx context.Context, fn func(sqlmodel.Tx) error) error {
+			return pgx.BeginFunc(ctx, s.db.w, func(tx pgx.Tx) error { return fn(pgTx{tx}) })
+		},
+		// SKIP LOCKED lets concurrent materializers share the work.
+		Pending: `select id, time from tweets where pending order by id limit $1 for update skip locked`,
+		Batch:   materializeBatch,
+		Chosen:  func(ids []int64) (string, []any) { return "id = any($1)", []any{ids} },
+		Done:    "pending = false",
+	}.Run(ctx)
+}
+
+// pgTx is a pgx transaction as a sqlmodel.Tx.
+type pgTx struct{ tx pgx.Tx }
+
+func (t pgTx) Query(ctx context.Context, q string, args ...any) (sqlmodel.Rows, error) {
+	r, err := t.tx.Query(ctx, q, args...)
+	return rows{r}, err
+}
+
+func (t pgTx) Exec(ctx context.Context, q string, args ...any) error {
+	_, err := t.tx.Exec(ctx, q, args...)
+	return err
 }
 
 // Populate implements microblog.Store: COPY of users, follows and tweets in
@@ -370,23 +255,20 @@ func (s *asyncStore) MaterializeOnce(ctx context.Context) ([]microblog.Materiali
 // timeline fully materialized), then ANALYZE.
 func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
 	if ds == nil {
-		return fmt.Errorf("postgres %s: populate: nil dataset", s.model)
+		return fmt.Errorf("postgres %s: populate: nil dataset", s.Model)
 	}
 	err := pgx.BeginFunc(ctx, s.db.w, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "select pg_advisory_xact_lock($1)", int64(schemaLock)); err != nil {
 			return fmt.Errorf("postgres: lock schema: %w", err)
 		}
-		if has, err := schema.HasData(ctx, tx.QueryRow); err != nil {
-			return err
-		} else if has {
-			return fmt.Errorf("postgres %s: populate: the database already holds microblog data; use a fresh database", s.model)
-		}
-		if err := copyMicroblog(ctx, tx, s.model, ds, microblog.Part{I: 0, N: 1, First: 1, Last: int64(ds.Users)}); err != nil {
+		if err := schema.Empty(ctx, tx.QueryRow, s.Name+": populate"); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `insert into meta (key, value) values ($1, $2)
-			on conflict (key) do update set value = excluded.value`, sqlmodel.MetaKey, string(s.model)); err != nil {
-			return fmt.Errorf("postgres %s: record model: %w", s.model, err)
+		if err := copyMicroblog(ctx, tx, s.Model, ds, microblog.Part{I: 0, N: 1, First: 1, Last: int64(ds.Users)}); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, recordModel, sqlmodel.MetaKey, string(s.Model)); err != nil {
+			return fmt.Errorf("postgres %s: record model: %w", s.Model, err)
 		}
 		return nil
 	})
@@ -394,7 +276,7 @@ func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
 		return err
 	}
 	if _, err := s.db.w.Exec(ctx, "analyze"); err != nil {
-		return fmt.Errorf("postgres %s: analyze after populate: %w", s.model, err)
+		return fmt.Errorf("postgres %s: analyze after populate: %w", s.Model, err)
 	}
 	return nil
 }
@@ -472,10 +354,7 @@ var _ microblog.PartLoader = (*DB)(nil)
 // whose users are partly there belongs to a load in another number of
 // parts.
 func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *microblog.Dataset, part microblog.Part) error {
-	if _, err := microblog.ParseModel(string(model)); err != nil {
-		return fmt.Errorf("postgres: %w: %w", adapter.ErrUnsupported, err)
-	}
-	if err := part.Validate(ds); err != nil {
+	if err := sqlmodel.CheckPart("postgres", model, ds, part); err != nil {
 		return err
 	}
 	if err := db.ensureSchema(ctx, model); err != nil {
@@ -494,11 +373,8 @@ func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *micro
 		if err := tx.QueryRow(ctx, "select count(*) from users where id between $1 and $2", part.First, part.Last).Scan(&there); err != nil {
 			return fmt.Errorf("postgres: check part %s: %w", part, err)
 		}
-		switch size := part.Last - part.First + 1; {
-		case there == size:
-			return fmt.Errorf("postgres: part %s (users %d..%d): %w", part, part.First, part.Last, microblog.ErrPartLoaded)
-		case there > 0:
-			return fmt.Errorf("postgres: part %s: %d of its users %d..%d are there already, loaded in another number of parts: use a fresh database", part, there, part.First, part.Last)
+		if err := sqlmodel.PartThere("postgres", part, there); err != nil {
+			return err
 		}
 		return copyMicroblog(ctx, tx, model, ds, part)
 	})

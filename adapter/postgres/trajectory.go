@@ -2,16 +2,14 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/fieldbench/fieldbench/adapter/internal/sqltraj"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
 )
-
-var _ trajectory.Backend = (*DB)(nil)
 
 // The trajectory schema. Records keep all 18 attributes plus the 5-minute
 // slot; cells are derived from the records by Write (in the same
@@ -27,41 +25,10 @@ var _ trajectory.Backend = (*DB)(nil)
 // computes in float64, so the final, exact test of every query is done on
 // the integers (squared distances, cross products) in bigint arithmetic —
 // see docs/postgres.md.
-var trajSchema = []string{
-	`create table if not exists traj_records (
-		user_id      bigint  not null,
-		site_id      bigint  not null,
-		weekday      smallint not null, -- 1 = Monday .. 7 = Sunday
-		time         integer not null,  -- seconds since midnight
-		slot         smallint not null, -- time / 300
-		profile_id   smallint not null,
-		segment_id   smallint not null,
-		gsm          boolean not null,
-		umts         boolean not null,
-		lte          boolean not null,
-		easting      bigint  not null,
-		northing     bigint  not null,
-		latitude     double precision not null,
-		longitude    double precision not null,
-		municipality text not null,
-		county       text not null,
-		city         text not null,
-		postcode     text not null,
-		address      text not null
-	)`,
-	`create index if not exists traj_records_region on traj_records (weekday, slot, site_id)`,
-	`create table if not exists traj_cells (
-		id       bigint primary key,
-		easting  bigint not null,
-		northing bigint not null,
-		geom     geometry(Point, 0) not null
-	)`,
-	`create index if not exists traj_cells_geom on traj_cells using gist (geom)`,
-}
-
-var trajCols = []string{"user_id", "site_id", "weekday", "time", "slot", "profile_id", "segment_id",
-	"gsm", "umts", "lte", "easting", "northing", "latitude", "longitude",
-	"municipality", "county", "city", "postcode", "address"}
+var trajSchema = append(sqltraj.Schema{
+	Types:   sqltraj.Types{Big: "bigint", Int: "integer", Small: "smallint", Tiny: "smallint", Flag: "boolean", Float: "double precision", Text: "text"},
+	CellKey: "bigint primary key", Coord: "bigint", Cell: []string{"geom geometry(Point, 0) not null"},
+}.Statements(), `create index if not exists traj_cells_geom on traj_cells using gist (geom)`)
 
 // d2 is the exact squared distance of a cell to ($1, $2), in bigint.
 const d2 = `((c.easting - $1::bigint) * (c.easting - $1::bigint) + (c.northing - $2::bigint) * (c.northing - $2::bigint))`
@@ -88,27 +55,25 @@ const (
 		  and ST_DWithin(c.geom, ST_MakePoint($1, $2), sqrt(bound.b::float8) + 1)
 		  and ` + d2 + ` <= least(bound.b, $4::bigint * $4::bigint)
 		order by ` + d2 + `, c.id limit $3`
-	// trajRangeSQL: GiST candidates in the triangle's bounding box (&&),
-	// then the exact closed point-in-triangle test: the three edge cross
-	// products may not have mixed signs.
-	trajRangeSQL = `select id, easting, northing from (
-			select c.id, c.easting, c.northing,
-				($3::bigint - $1::bigint) * (c.northing - $2::bigint) - ($4::bigint - $2::bigint) * (c.easting - $1::bigint) as e1,
-				($5::bigint - $3::bigint) * (c.northing - $4::bigint) - ($6::bigint - $4::bigint) * (c.easting - $3::bigint) as e2,
-				($1::bigint - $5::bigint) * (c.northing - $6::bigint) - ($2::bigint - $6::bigint) * (c.easting - $5::bigint) as e3
-			from traj_cells as c
-			where c.geom && ST_MakeEnvelope($7, $8, $9, $10, 0)) as t
-		where not ((e1 < 0 or e2 < 0 or e3 < 0) and (e1 > 0 or e2 > 0 or e3 > 0))
-		order by id`
-	trajRegionSQL = `select site_id, count(*) as n from traj_records
-		where weekday = $1 and slot = $2
-		group by site_id order by n desc, site_id limit 1`
 )
 
-// trajStore is the PostgreSQL trajectory.Store.
-type trajStore struct{ db *DB }
+// trajRangeSQL: GiST candidates in the triangle's bounding box (&&), then
+// the exact test (sqltraj.TriangleSQL) in bigint arithmetic.
+var trajRangeSQL = sqltraj.TriangleSQL(func(i int) string { return param(i) + "::bigint" },
+	`from traj_cells as c where c.geom && ST_MakeEnvelope($7, $8, $9, $10, 0)`)
 
-var _ trajectory.Store = (*trajStore)(nil)
+var trajRegionSQL = sqltraj.RegionSQL(param)
+
+// trajStore is the PostgreSQL trajectory.Store.
+type trajStore struct {
+	sqltraj.Reads
+	db *DB
+}
+
+var (
+	_ trajectory.Backend = (*DB)(nil)
+	_ trajectory.Store   = (*trajStore)(nil)
+)
 
 // Trajectory implements trajectory.Backend. PostGIS must be installed in
 // the database (the cluster engine creates it in fieldbench).
@@ -130,7 +95,30 @@ func (db *DB) Trajectory(ctx context.Context) (trajectory.Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres trajectory: create schema: %w", err)
 	}
-	return &trajStore{db: db}, nil
+	query := func(ctx context.Context, q string, args ...any) (sqltraj.Rows, error) {
+		r, err := db.reader().Query(ctx, q, args...)
+		return rows{r}, err
+	}
+	return &trajStore{db: db, Reads: sqltraj.Reads{
+		Name: "postgres trajectory",
+		Within: func(ctx context.Context, p trajectory.Point, radius int64) (sqltraj.Rows, error) {
+			return query(ctx, trajDistanceSQL, p.X, p.Y, radius)
+		},
+		Nearest: func(ctx context.Context, p trajectory.Point, k int, maxDist int64) (sqltraj.Rows, error) {
+			return query(ctx, trajKNNSQL, p.X, p.Y, k, maxDist)
+		},
+		Inside: func(ctx context.Context, t trajectory.Triangle) (sqltraj.Rows, error) {
+			minX, minY, maxX, maxY := t.Bounds()
+			return query(ctx, trajRangeSQL, t[0].X, t[0].Y, t[1].X, t[1].Y, t[2].X, t[2].Y,
+				float64(minX), float64(minY), float64(maxX), float64(maxY))
+		},
+		Busiest: func(ctx context.Context, day trajectory.Weekday, slot int) sqltraj.Row {
+			return db.reader().QueryRow(ctx, trajRegionSQL, int16(day), int16(slot))
+		},
+		// On the primary.
+		Count:  func(ctx context.Context) sqltraj.Row { return db.w.QueryRow(ctx, sqltraj.CountsSQL) },
+		NoRows: pgx.ErrNoRows,
+	}}, nil
 }
 
 // Close implements trajectory.Store.
@@ -156,9 +144,9 @@ func (s *trajStore) Write(ctx context.Context, recs []trajectory.Record) error {
 	for i, id := range ids {
 		es[i], ns[i] = seen[id].Easting, seen[id].Northing
 	}
-	row := make([]any, len(trajCols))
+	row := make([]any, len(sqltraj.RecordColumns))
 	err := pgx.BeginFunc(ctx, s.db.w, func(tx pgx.Tx) error {
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"traj_records"}, trajCols,
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"traj_records"}, sqltraj.RecordColumns,
 			pgx.CopyFromSlice(len(recs), func(i int) ([]any, error) {
 				r := &recs[i]
 				c := r.Cell
@@ -181,78 +169,6 @@ func (s *trajStore) Write(ctx context.Context, recs []trajectory.Record) error {
 		return fmt.Errorf("postgres trajectory: write: %w", err)
 	}
 	return nil
-}
-
-func trajHits(ctx context.Context, db *DB, what, q string, args ...any) ([]trajectory.Hit, error) {
-	rows, err := db.reader().Query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("postgres trajectory: %s: %w", what, err)
-	}
-	defer rows.Close()
-	var out []trajectory.Hit
-	for rows.Next() {
-		var h trajectory.Hit
-		if err := rows.Scan(&h.Cell, &h.Easting, &h.Northing); err != nil {
-			return nil, fmt.Errorf("postgres trajectory: %s: scan: %w", what, err)
-		}
-		out = append(out, h)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres trajectory: %s: %w", what, err)
-	}
-	return out, nil
-}
-
-// Distance implements trajectory.Querier.
-func (s *trajStore) Distance(ctx context.Context, p trajectory.Point, radius int64) ([]trajectory.Hit, error) {
-	if err := (trajectory.Query{Op: trajectory.OpDistance, At: p, Radius: radius}).Validate(); err != nil {
-		return nil, fmt.Errorf("postgres trajectory: distance: %w", err)
-	}
-	return trajHits(ctx, s.db, "distance", trajDistanceSQL, p.X, p.Y, radius)
-}
-
-// KNN implements trajectory.Querier (see trajKNNSQL).
-func (s *trajStore) KNN(ctx context.Context, p trajectory.Point, k int, maxDist int64) ([]trajectory.Hit, error) {
-	if err := (trajectory.Query{Op: trajectory.OpKNN, At: p, K: k, MaxDist: maxDist}).Validate(); err != nil {
-		return nil, fmt.Errorf("postgres trajectory: knn: %w", err)
-	}
-	return trajHits(ctx, s.db, "knn", trajKNNSQL, p.X, p.Y, k, maxDist)
-}
-
-// Range implements trajectory.Querier (see trajRangeSQL).
-func (s *trajStore) Range(ctx context.Context, t trajectory.Triangle) ([]trajectory.Hit, error) {
-	if err := (trajectory.Query{Op: trajectory.OpRange, Tri: t}).Validate(); err != nil {
-		return nil, fmt.Errorf("postgres trajectory: range: %w", err)
-	}
-	minX, minY, maxX, maxY := t.Bounds()
-	return trajHits(ctx, s.db, "range", trajRangeSQL, t[0].X, t[0].Y, t[1].X, t[1].Y, t[2].X, t[2].Y,
-		float64(minX), float64(minY), float64(maxX), float64(maxY))
-}
-
-// Region implements trajectory.Querier.
-func (s *trajStore) Region(ctx context.Context, day trajectory.Weekday, slot int) (trajectory.Busiest, bool, error) {
-	if err := (trajectory.Query{Op: trajectory.OpRegion, Day: day, Slot: slot}).Validate(); err != nil {
-		return trajectory.Busiest{}, false, fmt.Errorf("postgres trajectory: region: %w", err)
-	}
-	var b trajectory.Busiest
-	err := s.db.reader().QueryRow(ctx, trajRegionSQL, int16(day), int16(slot)).Scan(&b.Cell, &b.Visits)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return b, false, nil
-	case err != nil:
-		return b, false, fmt.Errorf("postgres trajectory: region: %w", err)
-	}
-	return b, true, nil
-}
-
-// Counts implements trajectory.Store (on the primary).
-func (s *trajStore) Counts(ctx context.Context) (trajectory.Counts, error) {
-	var c trajectory.Counts
-	if err := s.db.w.QueryRow(ctx, `select (select count(*) from traj_records), (select count(*) from traj_cells)`).
-		Scan(&c.Records, &c.Cells); err != nil {
-		return c, fmt.Errorf("postgres trajectory: count: %w", err)
-	}
-	return c, nil
 }
 
 // Reset implements trajectory.Store: TRUNCATE of records and cells.

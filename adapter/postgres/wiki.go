@@ -10,19 +10,13 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/fieldbench/fieldbench/adapter/internal/sqlwiki"
 	"github.com/fieldbench/fieldbench/workload/wiki"
 )
 
-var _ wiki.Backend = (*DB)(nil)
-
-// The wiki family's table. Bodies are bytea so that length(body) counts
-// bytes, as wiki.Counts wants, and the server does no encoding checks
-// (bodies are large: TOASTed, compressed out of line).
-const createArticles = `create table if not exists articles (
-	id    bigint primary key,
-	title text not null,
-	body  bytea not null
-)`
+// The wiki family's table (sqlwiki.CreateTable): bodies are bytea (large:
+// TOASTed, compressed out of line).
+var createArticles = sqlwiki.CreateTable("bigint primary key", "text", "bytea", "")
 
 // populateTxRows bounds one COPY (and transaction) of Populate, so a failed
 // load loses little and memory stays bounded.
@@ -33,6 +27,7 @@ const populateTxRows = 20_000
 type wikiStore struct{ db *DB }
 
 var (
+	_ wiki.Backend    = (*DB)(nil)
 	_ wiki.Store      = (*wikiStore)(nil)
 	_ wiki.ReaderInto = (*wikiStore)(nil)
 )
@@ -173,13 +168,8 @@ func (s *wikiStore) Update(ctx context.Context, id int64, body string) error {
 
 // Counts implements wiki.Store (on the primary).
 func (s *wikiStore) Counts(ctx context.Context) (wiki.Counts, error) {
-	var c wiki.Counts
-	err := s.db.w.QueryRow(ctx, `select count(*), coalesce(sum(length(body)), 0)::bigint, coalesce(max(id), 0) from articles`).
-		Scan(&c.Articles, &c.Bytes, &c.MaxID)
-	if err != nil {
-		return c, fmt.Errorf("postgres: count articles: %w", err)
-	}
-	return c, nil
+	return sqlwiki.Counts("postgres", s.db.w.QueryRow(ctx,
+		`select count(*), coalesce(sum(length(body)), 0)::bigint, coalesce(max(id), 0) from articles`))
 }
 
 // Reset implements wiki.Store: TRUNCATE (gives the space back at once).
@@ -214,9 +204,7 @@ func (s *wikiStore) Populate(ctx context.Context, src wiki.Source) (wiki.Counts,
 					return nil, err
 				}
 				n++
-				c.Articles++
-				c.Bytes += int64(len(a.Body))
-				c.MaxID = max(c.MaxID, a.ID)
+				sqlwiki.Count(&c, a)
 				return []any{a.ID, a.Title, []byte(a.Body)}, nil
 			}))
 		if srcErr != nil {
@@ -225,9 +213,7 @@ func (s *wikiStore) Populate(ctx context.Context, src wiki.Source) (wiki.Counts,
 		if err != nil {
 			return total, fmt.Errorf("postgres: copy articles: %w", err)
 		}
-		total.Articles += c.Articles
-		total.Bytes += c.Bytes
-		total.MaxID = max(total.MaxID, c.MaxID)
+		sqlwiki.Add(&total, c)
 		if done {
 			if _, err := s.db.w.Exec(ctx, "analyze articles"); err != nil {
 				return total, fmt.Errorf("postgres: analyze articles: %w", err)

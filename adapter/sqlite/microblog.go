@@ -11,7 +11,6 @@ import (
 	sqlitedrv "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
-	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/internal/sqlmodel"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
@@ -30,8 +29,8 @@ const materializeBatch = 512
 // store is the microblog.Store of the denormalized and normalized models and
 // the base of the async one.
 type store struct {
-	db    *DB
-	model microblog.Model
+	sqlmodel.Reads
+	db *DB
 
 	// reader pool
 	followers *sql.Stmt
@@ -56,6 +55,9 @@ var (
 	_ microblog.Materializer = (*asyncStore)(nil)
 )
 
+// param is SQLite's placeholder: "?".
+func param(int) string { return "?" }
+
 // values returns "(?,?,?),(?,?,?)" for rows rows of cols columns.
 func values(cols, rows int) string {
 	row := "(" + strings.TrimSuffix(strings.Repeat("?,", cols), ",") + ")"
@@ -63,7 +65,7 @@ func values(cols, rows int) string {
 }
 
 func newStore(ctx context.Context, db *DB, model microblog.Model) (_ *store, err error) {
-	s := &store{db: db, model: model}
+	s := &store{db: db}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -84,34 +86,21 @@ func newStore(ctx context.Context, db *DB, model microblog.Model) (_ *store, err
 		q    string
 	}
 	list := []ps{
-		{db.r, &s.followers, `select follower from follows where followee = ?`},
-		{db.r, &s.maxID, `select coalesce(max(id), 0) from tweets`},
+		{db.r, &s.followers, sqlmodel.FollowersSQL(param)},
+		{db.r, &s.maxID, sqlmodel.MaxTweetIDSQL},
 	}
-	const timelineWithBodies = `select tweet_id, author, time, body from timeline
-		where owner = ? order by time desc, tweet_id desc limit ?`
+	userline, timeline := sqlmodel.LineSQL(model, param)
+	list = append(list, ps{db.r, &s.userline, userline}, ps{db.r, &s.timeline, timeline})
 	switch model {
 	case microblog.Denormalized:
 		list = append(list,
-			ps{db.r, &s.userline, `select tweet_id, owner, time, body from userline
-				where owner = ? order by time desc, tweet_id desc limit ?`},
-			ps{db.r, &s.timeline, timelineWithBodies},
 			ps{db.w, &s.insTweet, `insert into tweets (id, author, time, body) values (?, ?, ?, ?)`},
 			ps{db.w, &s.insUserline, `insert into userline (owner, time, tweet_id, body) values (?, ?, ?, ?)`},
 			ps{db.w, &s.insTimeline, `insert into timeline (owner, time, tweet_id, author, body) values ` + values(5, 1)},
 			ps{db.w, &s.insTimelineN, `insert into timeline (owner, time, tweet_id, author, body) values ` + values(5, fanoutRows)},
 		)
 	case microblog.Normalized:
-		// The subquery keeps its LIMIT, so SQLite cannot flatten it: it
-		// takes the top ids from the clustered index, then looks up
-		// at most limit bodies by primary key.
-		const byIDs = `select t.id, t.author, t.time, t.body
-			from (select tweet_id, time from %s where owner = ?
-			      order by time desc, tweet_id desc limit ?) as l
-			join tweets as t on t.id = l.tweet_id
-			order by l.time desc, l.tweet_id desc`
 		list = append(list,
-			ps{db.r, &s.userline, fmt.Sprintf(byIDs, "userline")},
-			ps{db.r, &s.timeline, fmt.Sprintf(byIDs, "timeline")},
 			ps{db.w, &s.insTweet, `insert into tweets (id, author, time, body) values (?, ?, ?, ?)`},
 			ps{db.w, &s.insUserline, `insert into userline (owner, time, tweet_id) values (?, ?, ?)`},
 			ps{db.w, &s.insTimeline, `insert into timeline (owner, time, tweet_id) values ` + values(3, 1)},
@@ -119,9 +108,6 @@ func newStore(ctx context.Context, db *DB, model microblog.Model) (_ *store, err
 		)
 	case microblog.Async:
 		list = append(list,
-			ps{db.r, &s.userline, `select id, author, time, body from tweets
-				where author = ? order by time desc, id desc limit ?`},
-			ps{db.r, &s.timeline, timelineWithBodies},
 			ps{db.w, &s.insTweet, `insert into tweets (id, author, time, body, pending) values (?, ?, ?, ?, 1)`},
 		)
 	default:
@@ -131,6 +117,17 @@ func newStore(ctx context.Context, db *DB, model microblog.Model) (_ *store, err
 		if err := prep(p.pool, p.dst, p.q); err != nil {
 			return nil, err
 		}
+	}
+	s.Reads = sqlmodel.Reads{
+		Name:  "sqlite " + string(model),
+		Model: model,
+		Lines: func(ctx context.Context, tl bool, user int64, limit int) (sqlmodel.Rows, error) {
+			if tl {
+				return s.timeline.QueryContext(ctx, user, limit)
+			}
+			return s.userline.QueryContext(ctx, user, limit)
+		},
+		MaxID: func(ctx context.Context) sqlmodel.Row { return s.maxID.QueryRowContext(ctx) },
 	}
 	return s, nil
 }
@@ -149,36 +146,21 @@ func (s *store) Close() error {
 func (s *store) writeTx(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
 	tx, err := s.db.w.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("sqlite %s: begin %s: %w", s.model, what, err)
+		return fmt.Errorf("sqlite %s: begin %s: %w", s.Model, what, err)
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlite %s: commit %s: %w", s.model, what, err)
+		return fmt.Errorf("sqlite %s: commit %s: %w", s.Model, what, err)
 	}
 	return nil
 }
 
 func (s *store) followersOf(ctx context.Context, author int64) ([]int64, error) {
 	rows, err := s.followers.QueryContext(ctx, author)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite %s: read followers of %d: %w", s.model, author, err)
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var f int64
-		if err := rows.Scan(&f); err != nil {
-			return nil, fmt.Errorf("sqlite %s: scan follower of %d: %w", s.model, author, err)
-		}
-		out = append(out, f)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite %s: read followers of %d: %w", s.model, author, err)
-	}
-	return out, nil
+	return sqlmodel.Followers(s.Name, author, rows, err)
 }
 
 // Post implements microblog.Store. Denormalized and normalized: read the
@@ -190,10 +172,10 @@ func (s *store) Post(ctx context.Context, t microblog.Tweet) error {
 		return err
 	}
 	us := t.Time.UnixMicro()
-	denorm := s.model == microblog.Denormalized
+	denorm := s.Model == microblog.Denormalized
 	return s.writeTx(ctx, "post", func(tx *sql.Tx) error {
 		if _, err := tx.StmtContext(ctx, s.insTweet).ExecContext(ctx, t.ID, t.Author, us, t.Body); err != nil {
-			return fmt.Errorf("sqlite %s: insert tweet %d: %w", s.model, t.ID, err)
+			return fmt.Errorf("sqlite %s: insert tweet %d: %w", s.Model, t.ID, err)
 		}
 		var err error
 		if denorm {
@@ -202,7 +184,7 @@ func (s *store) Post(ctx context.Context, t microblog.Tweet) error {
 			_, err = tx.StmtContext(ctx, s.insUserline).ExecContext(ctx, t.Author, us, t.ID)
 		}
 		if err != nil {
-			return fmt.Errorf("sqlite %s: insert userline row of tweet %d: %w", s.model, t.ID, err)
+			return fmt.Errorf("sqlite %s: insert userline row of tweet %d: %w", s.Model, t.ID, err)
 		}
 		if len(followers) == 0 {
 			return nil
@@ -234,7 +216,7 @@ func (s *store) Post(ctx context.Context, t microblog.Tweet) error {
 				}
 			}
 			if err != nil {
-				return fmt.Errorf("sqlite %s: insert timeline rows of tweet %d: %w", s.model, t.ID, err)
+				return fmt.Errorf("sqlite %s: insert timeline rows of tweet %d: %w", s.Model, t.ID, err)
 			}
 			args = args[:0]
 		}
@@ -246,53 +228,9 @@ func (s *store) Post(ctx context.Context, t microblog.Tweet) error {
 // tweet, flagged pending for the materializer.
 func (s *asyncStore) Post(ctx context.Context, t microblog.Tweet) error {
 	if _, err := s.insTweet.ExecContext(ctx, t.ID, t.Author, t.Time.UnixMicro(), t.Body); err != nil {
-		return fmt.Errorf("sqlite %s: insert tweet %d: %w", s.model, t.ID, err)
+		return fmt.Errorf("sqlite %s: insert tweet %d: %w", s.Model, t.ID, err)
 	}
 	return nil
-}
-
-func (s *store) read(ctx context.Context, st *sql.Stmt, what string, user int64, limit int) ([]microblog.Tweet, error) {
-	if limit <= 0 {
-		return nil, nil
-	}
-	rows, err := st.QueryContext(ctx, user, limit)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite %s: %s of %d: %w", s.model, what, user, err)
-	}
-	defer rows.Close()
-	out := make([]microblog.Tweet, 0, min(limit, microblog.Limit))
-	for rows.Next() {
-		var t microblog.Tweet
-		var us int64
-		if err := rows.Scan(&t.ID, &t.Author, &us, &t.Body); err != nil {
-			return nil, fmt.Errorf("sqlite %s: scan %s row of %d: %w", s.model, what, user, err)
-		}
-		t.Time = time.UnixMicro(us).UTC()
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite %s: %s of %d: %w", s.model, what, user, err)
-	}
-	return out, nil
-}
-
-// Userline implements microblog.Store.
-func (s *store) Userline(ctx context.Context, user int64, limit int) ([]microblog.Tweet, error) {
-	return s.read(ctx, s.userline, "userline", user, limit)
-}
-
-// Timeline implements microblog.Store.
-func (s *store) Timeline(ctx context.Context, user int64, limit int) ([]microblog.Tweet, error) {
-	return s.read(ctx, s.timeline, "timeline", user, limit)
-}
-
-// MaxTweetID implements microblog.Store.
-func (s *store) MaxTweetID(ctx context.Context) (int64, error) {
-	var id int64
-	if err := s.maxID.QueryRowContext(ctx).Scan(&id); err != nil {
-		return 0, fmt.Errorf("sqlite %s: max tweet id: %w", s.model, err)
-	}
-	return id, nil
 }
 
 // Counts implements microblog.Store.
@@ -303,7 +241,7 @@ func (s *store) Counts(ctx context.Context) (microblog.Counts, error) {
 		dst   *int64
 	}{{"users", &c.Users}, {"follows", &c.Follows}, {"tweets", &c.Tweets}} {
 		if err := s.db.r.QueryRowContext(ctx, "select count(*) from "+x.table).Scan(x.dst); err != nil {
-			return microblog.Counts{}, fmt.Errorf("sqlite %s: count %s: %w", s.model, x.table, err)
+			return microblog.Counts{}, fmt.Errorf("sqlite %s: count %s: %w", s.Model, x.table, err)
 		}
 	}
 	return c, nil
@@ -316,50 +254,18 @@ func (s *store) Counts(ctx context.Context) (microblog.Counts, error) {
 // same insert that stores the tweet, a tweet committed out of id order is
 // still found by a later pass.
 func (s *asyncStore) MaterializeOnce(ctx context.Context) ([]microblog.Materialized, error) {
-	var out []microblog.Materialized
-	err := s.writeTx(ctx, "materialize", func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx,
-			`select id, time from tweets where pending = 1 order by id limit ?`, materializeBatch)
-		if err != nil {
-			return fmt.Errorf("sqlite async: find pending tweets: %w", err)
-		}
-		for rows.Next() {
-			var m microblog.Materialized
-			var us int64
-			if err := rows.Scan(&m.TweetID, &us); err != nil {
-				rows.Close()
-				return fmt.Errorf("sqlite async: scan pending tweet: %w", err)
-			}
-			m.PostedAt = time.UnixMicro(us).UTC()
-			out = append(out, m)
-		}
-		if err := rows.Close(); err != nil {
-			return fmt.Errorf("sqlite async: find pending tweets: %w", err)
-		}
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("sqlite async: find pending tweets: %w", err)
-		}
-		if len(out) == 0 {
-			return nil
-		}
-		last := out[len(out)-1].TweetID
-		if _, err := tx.ExecContext(ctx,
-			`insert into timeline (owner, time, tweet_id, author, body)
-			 select f.follower, t.time, t.id, t.author, t.body
-			 from tweets as t join follows as f on f.followee = t.author
-			 where t.pending = 1 and t.id <= ?`, last); err != nil {
-			return fmt.Errorf("sqlite async: fan out %d tweets: %w", len(out), err)
-		}
-		if _, err := tx.ExecContext(ctx,
-			`update tweets set pending = 0 where pending = 1 and id <= ?`, last); err != nil {
-			return fmt.Errorf("sqlite async: mark %d tweets materialized: %w", len(out), err)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return sqlmodel.Pass{
+		Name: "sqlite async",
+		InTx: func(ctx context.Context, fn func(sqlmodel.Tx) error) error {
+			return s.writeTx(ctx, "materialize", func(tx *sql.Tx) error { return fn(sqlmodel.SQLTx(tx)) })
+		},
+		Pending: `select id, time from tweets where pending = 1 order by id limit ?`,
+		Batch:   materializeBatch,
+		// The pending tweets up to the last one found: the write
+		// transaction lets no other in between.
+		Chosen: func(ids []int64) (string, []any) { return "pending = 1 and id <= ?", []any{ids[len(ids)-1]} },
+		Done:   "pending = 0",
+	}.Run(ctx)
 }
 
 // Populate implements microblog.Store: it loads ds into the empty database
@@ -368,14 +274,11 @@ func (s *asyncStore) MaterializeOnce(ctx context.Context) ([]microblog.Materiali
 // materialized, no tweet is pending).
 func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
 	if ds == nil {
-		return fmt.Errorf("sqlite %s: populate: nil dataset", s.model)
+		return fmt.Errorf("sqlite %s: populate: nil dataset", s.Model)
 	}
 	err := s.writeTx(ctx, "populate", func(tx *sql.Tx) error {
-		if has, err := schema.HasData(ctx, tx.QueryRowContext); err != nil {
+		if err := schema.Empty(ctx, tx.QueryRowContext, s.Name+": populate "+s.db.path); err != nil {
 			return err
-		} else if has {
-			return fmt.Errorf("sqlite %s: populate %s: the database already holds microblog data; use a fresh database",
-				s.model, s.db.path)
 		}
 		users := newLoader(tx, "users (id, name)", 2)
 		for u := 1; u <= ds.Users; u++ {
@@ -404,13 +307,11 @@ func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
 		if err := tweets.close(ctx); err != nil {
 			return err
 		}
-		if err := derive(ctx, tx, s.model, 1, int64(ds.Users)); err != nil {
+		if err := derive(ctx, tx, s.Model, 1, int64(ds.Users)); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx,
-			`insert into meta (key, value) values (?, ?) on conflict (key) do update set value = excluded.value`,
-			sqlmodel.MetaKey, string(s.model)); err != nil {
-			return fmt.Errorf("sqlite %s: record model in meta: %w", s.model, err)
+		if _, err := tx.ExecContext(ctx, recordModel, sqlmodel.MetaKey, string(s.Model)); err != nil {
+			return fmt.Errorf("sqlite %s: record model in meta: %w", s.Model, err)
 		}
 		return nil
 	})
@@ -421,10 +322,10 @@ func (s *store) Populate(ctx context.Context, ds *microblog.Dataset) error {
 	// disk is the database's and the WAL starts small. Readers may keep a
 	// checkpoint from completing; that is harmless.
 	if _, err := s.db.w.ExecContext(ctx, "pragma wal_checkpoint(truncate)"); err != nil {
-		return fmt.Errorf("sqlite %s: checkpoint after populate: %w", s.model, err)
+		return fmt.Errorf("sqlite %s: checkpoint after populate: %w", s.Model, err)
 	}
 	if _, err := s.db.w.ExecContext(ctx, "pragma optimize"); err != nil {
-		return fmt.Errorf("sqlite %s: optimize after populate: %w", s.model, err)
+		return fmt.Errorf("sqlite %s: optimize after populate: %w", s.Model, err)
 	}
 	return nil
 }
@@ -551,10 +452,7 @@ var _ microblog.PartLoader = (*DB)(nil)
 // database whole once its part is in moves the WAL into the file and
 // optimizes, as Populate does.
 func (db *DB) PopulatePart(ctx context.Context, model microblog.Model, ds *microblog.Dataset, part microblog.Part) error {
-	if _, err := microblog.ParseModel(string(model)); err != nil {
-		return fmt.Errorf("sqlite: %w: %w", adapter.ErrUnsupported, err)
-	}
-	if err := part.Validate(ds); err != nil {
+	if err := sqlmodel.CheckPart("sqlite", model, ds, part); err != nil {
 		return err
 	}
 	tx, err := db.beginWaiting(ctx)
@@ -591,12 +489,8 @@ func (db *DB) populatePart(ctx context.Context, tx *sql.Tx, model microblog.Mode
 	if err := tx.QueryRowContext(ctx, "select count(*) from users where id between ? and ?", part.First, part.Last).Scan(&there); err != nil {
 		return false, fmt.Errorf("sqlite %s: check part %s: %w", model, part, err)
 	}
-	switch size := part.Last - part.First + 1; {
-	case there == size:
-		return false, fmt.Errorf("sqlite %s: part %s (users %d..%d): %w", db.path, part, part.First, part.Last, microblog.ErrPartLoaded)
-	case there > 0:
-		return false, fmt.Errorf("sqlite %s: part %s: %d of its users %d..%d are there already, loaded in another number of parts: use a fresh database",
-			db.path, part, there, part.First, part.Last)
+	if err := sqlmodel.PartThere("sqlite "+db.path, part, there); err != nil {
+		return false, err
 	}
 	users := newLoader(tx, "users (id, name)", 2)
 	for u := part.First; u <= part.Last; u++ {

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 
-	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/internal/sqlmodel"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
@@ -15,95 +14,24 @@ const createMeta = `create table if not exists meta (
 	value text not null
 ) without rowid`
 
-// microblogTables are every table and index any model creates, dropped when
-// an empty database is switched to another model.
-var microblogTables = []string{"users", "follows", "tweets", "userline", "timeline"}
-
-// Times are INTEGER microseconds since the Unix epoch (UTC). Userline and
-// timeline tables are WITHOUT ROWID tables clustered on (owner, time,
-// tweet_id), so "newest 50 of owner" is one backwards range scan of the
-// primary key.
-var commonSchema = []string{
-	`create table if not exists users (
-		id   integer primary key,
-		name text not null
-	)`,
-	// Clustered on (followee, follower): "followers of the author" is a
-	// range scan, which is what post and the materializer need.
-	`create table if not exists follows (
-		follower integer not null,
-		followee integer not null,
-		primary key (followee, follower)
-	) without rowid`,
-}
-
-var modelSchema = map[microblog.Model][]string{
-	microblog.Denormalized: {
-		`create table if not exists tweets (
-			id     integer primary key,
-			author integer not null,
-			time   integer not null,
-			body   text not null
-		)`,
-		`create table if not exists userline (
-			owner    integer not null,
-			time     integer not null,
-			tweet_id integer not null,
-			body     text not null,
-			primary key (owner, time, tweet_id)
-		) without rowid`,
-		`create table if not exists timeline (
-			owner    integer not null,
-			time     integer not null,
-			tweet_id integer not null,
-			author   integer not null,
-			body     text not null,
-			primary key (owner, time, tweet_id)
-		) without rowid`,
-	},
-	microblog.Normalized: {
-		`create table if not exists tweets (
-			id     integer primary key,
-			author integer not null,
-			time   integer not null,
-			body   text not null
-		)`,
-		`create table if not exists userline (
-			owner    integer not null,
-			time     integer not null,
-			tweet_id integer not null,
-			primary key (owner, time, tweet_id)
-		) without rowid`,
-		`create table if not exists timeline (
-			owner    integer not null,
-			time     integer not null,
-			tweet_id integer not null,
-			primary key (owner, time, tweet_id)
-		) without rowid`,
-	},
-	microblog.Async: {
-		// pending = 1 until the materializer has fanned the tweet out.
-		`create table if not exists tweets (
-			id      integer primary key,
-			author  integer not null,
-			time    integer not null,
-			body    text not null,
-			pending integer not null default 0
-		)`,
+// types are SQLite's part of the microblog tables (sqlmodel.Types): the
+// tables clustered on a primary key of several columns are WITHOUT ROWID
+// tables; a partial index holds only the async tweets still to
+// materialize, so finding them costs nothing however large tweets grows.
+var types = sqlmodel.Types{
+	Int:       "integer",
+	Key:       "integer primary key",
+	Text:      func(int) string { return "text" },
+	Clustered: " without rowid",
+	Pending:   "pending integer not null default 0",
+	Indexes: []string{
 		`create index if not exists tweets_author on tweets (author, time, id)`,
-		// Partial index: holds only the tweets still to materialize, so
-		// finding them costs nothing however large tweets grows.
 		`create index if not exists tweets_pending on tweets (id) where pending = 1`,
-		`create table if not exists timeline (
-			owner    integer not null,
-			time     integer not null,
-			tweet_id integer not null,
-			author   integer not null,
-			body     text not null,
-			primary key (owner, time, tweet_id)
-		) without rowid`,
 	},
 }
+
+// recordModel writes the model into meta (MetaKey, the model).
+const recordModel = `insert into meta (key, value) values (?, ?) on conflict (key) do update set value = excluded.value`
 
 // schema is the microblog bookkeeping shared with the other SQL adapters.
 var schema = sqlmodel.Dialect[*sql.Row]{
@@ -148,46 +76,14 @@ func (db *DB) ensureSchemaTx(ctx context.Context, tx *sql.Tx, model microblog.Mo
 	if _, err := tx.ExecContext(ctx, createMeta); err != nil {
 		return fmt.Errorf("sqlite: create meta table: %w", err)
 	}
-	have, err := schema.Recorded(ctx, tx.QueryRowContext)
-	if err != nil {
-		return err
-	}
-	if have != model {
-		// Tables left without a recorded model (not made by this adapter)
-		// must not be silently reused with another layout.
-		has, err := schema.HasData(ctx, tx.QueryRowContext)
-		if err != nil {
-			return err
-		}
-		if err := sqlmodel.Check("sqlite "+db.path, have, model, has); err != nil {
-			return err
-		}
-	}
-	if have != "" && have != model {
-		for _, t := range microblogTables {
-			if _, err := tx.ExecContext(ctx, "drop table if exists "+t); err != nil {
-				return fmt.Errorf("sqlite: drop empty %s table of the %s model: %w", t, have, err)
-			}
-		}
-	}
-	for _, s := range append(append([]string{}, commonSchema...), modelSchema[model]...) {
-		if _, err := tx.ExecContext(ctx, s); err != nil {
-			return fmt.Errorf("sqlite: create %s schema: %w", model, err)
-		}
-	}
-	if _, err := tx.ExecContext(ctx,
-		`insert into meta (key, value) values (?, ?) on conflict (key) do update set value = excluded.value`,
-		sqlmodel.MetaKey, string(model)); err != nil {
-		return fmt.Errorf("sqlite: record model in meta: %w", err)
-	}
-	return nil
+	return schema.Make(ctx, tx.QueryRowContext, sqlmodel.SQLTx(tx).Exec, types, "sqlite "+db.path, model, recordModel)
 }
 
 // Microblog implements microblog.Backend: a Store for model, creating its
 // schema when absent. The Async store also implements microblog.Materializer.
 func (db *DB) Microblog(ctx context.Context, model microblog.Model) (microblog.Store, error) {
-	if _, err := microblog.ParseModel(string(model)); err != nil {
-		return nil, fmt.Errorf("sqlite: %w: %w", adapter.ErrUnsupported, err)
+	if err := sqlmodel.Supported("sqlite", model); err != nil {
+		return nil, err
 	}
 	if err := db.ensureSchema(ctx, model); err != nil {
 		return nil, err

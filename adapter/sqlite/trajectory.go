@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/fieldbench/fieldbench/adapter/internal/sqltraj"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
 )
 
@@ -29,34 +31,10 @@ var _ trajectory.Backend = (*DB)(nil)
 //   - traj_records_region: an index on (weekday, slot, site_id), so the
 //     region query counts one slot's records per cell by a covering index
 //     range scan already in cell order.
-var trajSchema = []string{
-	`create table if not exists traj_records (
-		user_id      integer not null,
-		site_id      integer not null,
-		weekday      integer not null, -- 1 = Monday .. 7 = Sunday
-		time         integer not null, -- seconds since midnight
-		slot         integer not null, -- time / 300
-		profile_id   integer not null,
-		segment_id   integer not null,
-		gsm          integer not null,
-		umts         integer not null,
-		lte          integer not null,
-		easting      integer not null,
-		northing     integer not null,
-		latitude     real    not null,
-		longitude    real    not null,
-		municipality text    not null,
-		county       text    not null,
-		city         text    not null,
-		postcode     text    not null,
-		address      text    not null
-	)`,
-	`create index if not exists traj_records_region on traj_records (weekday, slot, site_id)`,
-	`create table if not exists traj_cells (
-		id       integer primary key,
-		easting  integer not null,
-		northing integer not null
-	)`,
+var trajSchema = append(sqltraj.Schema{
+	Types:   sqltraj.Types{Big: "integer", Int: "integer", Small: "integer", Tiny: "integer", Flag: "integer", Float: "real", Text: "text"},
+	CellKey: "integer primary key", Coord: "integer",
+}.Statements(),
 	`create virtual table if not exists traj_cell_rtree using rtree_i32(id, minx, maxx, miny, maxy)`,
 	`create trigger if not exists traj_records_cell after insert on traj_records
 	when not exists (select 1 from traj_cells where id = new.site_id)
@@ -64,8 +42,7 @@ var trajSchema = []string{
 		insert into traj_cells (id, easting, northing) values (new.site_id, new.easting, new.northing);
 		insert into traj_cell_rtree (id, minx, maxx, miny, maxy)
 			values (new.site_id, new.easting, new.easting, new.northing, new.northing);
-	end`,
-}
+	end`)
 
 // trajDrop removes the schema (Reset drops and recreates: far faster than
 // deleting millions of rows one by one).
@@ -76,7 +53,8 @@ var trajDrop = []string{
 	`drop table if exists traj_cell_rtree`,
 }
 
-const trajCols = 19
+// trajCols is the number of parameters of a record.
+var trajCols = len(sqltraj.RecordColumns)
 
 // trajChunks are the row counts of the prepared multi-row INSERTs a write
 // request is cut into (19 parameters a row: 100 rows are 1,900 of SQLite's
@@ -92,22 +70,19 @@ const (
 		from traj_cell_rtree as r join traj_cells as c on c.id = r.id
 		where r.minx <= ?4 and r.maxx >= ?3 and r.miny <= ?6 and r.maxy >= ?5 and d2 <= ?7
 		order by d2, c.id`
-	trajRangeSQL = `select id, easting, northing from (
-			select c.id, c.easting, c.northing,
-				(?3 - ?1) * (c.northing - ?2) - (?4 - ?2) * (c.easting - ?1) as d1,
-				(?5 - ?3) * (c.northing - ?4) - (?6 - ?4) * (c.easting - ?3) as d2,
-				(?1 - ?5) * (c.northing - ?6) - (?2 - ?6) * (c.easting - ?5) as d3
-			from traj_cell_rtree as r join traj_cells as c on c.id = r.id
-			where r.minx <= ?8 and r.maxx >= ?7 and r.miny <= ?10 and r.maxy >= ?9)
-		where not ((d1 < 0 or d2 < 0 or d3 < 0) and (d1 > 0 or d2 > 0 or d3 > 0))
-		order by id`
-	trajRegionSQL = `select site_id, count(*) as n from traj_records
-		where weekday = ? and slot = ?
-		group by site_id order by n desc, site_id limit 1`
 )
+
+// trajRangeSQL: R*Tree candidates in the triangle's bounding box, then the
+// exact test (sqltraj.TriangleSQL).
+var trajRangeSQL = sqltraj.TriangleSQL(func(i int) string { return "?" + strconv.Itoa(i) },
+	`from traj_cell_rtree as r join traj_cells as c on c.id = r.id
+			where r.minx <= ?8 and r.maxx >= ?7 and r.miny <= ?10 and r.maxy >= ?9`)
+
+var trajRegionSQL = sqltraj.RegionSQL(param)
 
 // trajStore is the SQLite trajectory.Store.
 type trajStore struct {
+	sqltraj.Reads
 	db *DB
 
 	near, nearK, rng, region *sql.Stmt   // reader pool
@@ -129,6 +104,28 @@ func (db *DB) Trajectory(ctx context.Context) (trajectory.Store, error) {
 	s.args.New = func() any { a := make([]any, 0, trajChunks[0]*trajCols); return &a }
 	if err := s.prepare(ctx); err != nil {
 		return nil, errors.Join(err, s.Close())
+	}
+	s.Reads = sqltraj.Reads{
+		Name: "sqlite trajectory",
+		Within: func(ctx context.Context, p trajectory.Point, r int64) (sqltraj.Rows, error) {
+			return s.near.QueryContext(ctx, nearArgs(p, r)...)
+		},
+		Nearest: func(ctx context.Context, p trajectory.Point, k int, r int64) (sqltraj.Rows, error) {
+			return s.nearK.QueryContext(ctx, append(nearArgs(p, r), k)...)
+		},
+		// SQLite's R*Tree has no nearest-neighbour search.
+		Grow: true,
+		D2:   true,
+		Inside: func(ctx context.Context, t trajectory.Triangle) (sqltraj.Rows, error) {
+			minX, minY, maxX, maxY := t.Bounds()
+			return s.rng.QueryContext(ctx, t[0].X, t[0].Y, t[1].X, t[1].Y, t[2].X, t[2].Y,
+				clamp32(minX), clamp32(maxX), clamp32(minY), clamp32(maxY))
+		},
+		Busiest: func(ctx context.Context, day trajectory.Weekday, slot int) sqltraj.Row {
+			return s.region.QueryRowContext(ctx, int64(day), int64(slot))
+		},
+		Count:  func(ctx context.Context) sqltraj.Row { return db.r.QueryRowContext(ctx, sqltraj.CountsSQL) },
+		NoRows: sql.ErrNoRows,
 	}
 	return s, nil
 }
@@ -165,9 +162,7 @@ func (s *trajStore) prepare(ctx context.Context) error {
 		return err
 	}
 	for _, n := range trajChunks {
-		st, err := prep(s.db.w, `insert into traj_records (user_id, site_id, weekday, time, slot,
-			profile_id, segment_id, gsm, umts, lte, easting, northing, latitude, longitude,
-			municipality, county, city, postcode, address) values `+values(trajCols, n))
+		st, err := prep(s.db.w, sqltraj.InsertSQL+values(trajCols, n))
 		if err != nil {
 			return err
 		}
@@ -184,13 +179,6 @@ func (s *trajStore) Close() error {
 	}
 	s.stmts = nil
 	return errors.Join(errs...)
-}
-
-func b2i(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // Write implements trajectory.Writer: one transaction on the writer
@@ -212,11 +200,7 @@ func (s *trajStore) Write(ctx context.Context, recs []trajectory.Record) error {
 		n := trajChunks[ci]
 		args := (*ap)[:0]
 		for i := range n {
-			r := &recs[i]
-			c := r.Cell
-			args = append(args, r.User, c.ID, int64(r.Weekday), int64(r.Time), int64(r.Slot()),
-				int64(r.Profile), int64(r.Segment), b2i(r.GSM()), b2i(r.UMTS()), b2i(r.LTE()),
-				c.Easting, c.Northing, c.Lat, c.Lon, c.Municipality, c.County, c.City, c.Postcode, c.Address)
+			args = sqltraj.AppendRecord(args, &recs[i])
 		}
 		*ap = args
 		if _, err := tx.StmtContext(ctx, s.ins[ci]).ExecContext(ctx, args...); err != nil {
@@ -235,99 +219,8 @@ func (s *trajStore) Write(ctx context.Context, recs []trajectory.Record) error {
 // reach beyond it; no stored cell can).
 func clamp32(v int64) int64 { return min(max(v, math.MinInt32), math.MaxInt32) }
 
-// hits runs a spatial statement whose rows are (id, easting, northing) and,
-// when withD2, the squared distance (read and dropped).
-func hits(ctx context.Context, what string, st *sql.Stmt, withD2 bool, args ...any) ([]trajectory.Hit, error) {
-	rows, err := st.QueryContext(ctx, args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite trajectory: %s: %w", what, err)
-	}
-	defer rows.Close()
-	var out []trajectory.Hit
-	var h trajectory.Hit
-	var d2 int64
-	dst := []any{&h.Cell, &h.Easting, &h.Northing}
-	if withD2 {
-		dst = append(dst, &d2)
-	}
-	for rows.Next() {
-		if err := rows.Scan(dst...); err != nil {
-			return nil, fmt.Errorf("sqlite trajectory: %s: scan: %w", what, err)
-		}
-		out = append(out, h)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite trajectory: %s: %w", what, err)
-	}
-	return out, nil
-}
-
 func nearArgs(p trajectory.Point, r int64) []any {
 	return []any{p.X, p.Y, clamp32(p.X - r), clamp32(p.X + r), clamp32(p.Y - r), clamp32(p.Y + r), r * r}
-}
-
-// Distance implements trajectory.Querier.
-func (s *trajStore) Distance(ctx context.Context, p trajectory.Point, radius int64) ([]trajectory.Hit, error) {
-	if err := (trajectory.Query{Op: trajectory.OpDistance, At: p, Radius: radius}).Validate(); err != nil {
-		return nil, fmt.Errorf("sqlite trajectory: distance: %w", err)
-	}
-	return hits(ctx, "distance", s.near, true, nearArgs(p, radius)...)
-}
-
-// KNN implements trajectory.Querier. SQLite's R*Tree has no nearest-
-// neighbour search, so the search radius starts at 500 m and doubles up to
-// maxDist: once a round finds k cells within radius r, no cell outside r
-// can be nearer than the k-th, so those k (ordered by exact squared
-// distance, then id) are the answer.
-func (s *trajStore) KNN(ctx context.Context, p trajectory.Point, k int, maxDist int64) ([]trajectory.Hit, error) {
-	if err := (trajectory.Query{Op: trajectory.OpKNN, At: p, K: k, MaxDist: maxDist}).Validate(); err != nil {
-		return nil, fmt.Errorf("sqlite trajectory: knn: %w", err)
-	}
-	r := min(int64(trajectory.KNNStartRadius), maxDist)
-	for {
-		out, err := hits(ctx, "knn", s.nearK, true, append(nearArgs(p, r), k)...)
-		if err != nil || len(out) == k || r == maxDist {
-			return out, err
-		}
-		r = min(2*r, maxDist)
-	}
-}
-
-// Range implements trajectory.Querier: R*Tree candidates in the triangle's
-// bounding box, then the exact closed point-in-triangle test (the three
-// edge cross products may not have mixed signs).
-func (s *trajStore) Range(ctx context.Context, t trajectory.Triangle) ([]trajectory.Hit, error) {
-	if err := (trajectory.Query{Op: trajectory.OpRange, Tri: t}).Validate(); err != nil {
-		return nil, fmt.Errorf("sqlite trajectory: range: %w", err)
-	}
-	minX, minY, maxX, maxY := t.Bounds()
-	return hits(ctx, "range", s.rng, false, t[0].X, t[0].Y, t[1].X, t[1].Y, t[2].X, t[2].Y,
-		clamp32(minX), clamp32(maxX), clamp32(minY), clamp32(maxY))
-}
-
-// Region implements trajectory.Querier.
-func (s *trajStore) Region(ctx context.Context, day trajectory.Weekday, slot int) (trajectory.Busiest, bool, error) {
-	if err := (trajectory.Query{Op: trajectory.OpRegion, Day: day, Slot: slot}).Validate(); err != nil {
-		return trajectory.Busiest{}, false, fmt.Errorf("sqlite trajectory: region: %w", err)
-	}
-	var b trajectory.Busiest
-	err := s.region.QueryRowContext(ctx, int64(day), int64(slot)).Scan(&b.Cell, &b.Visits)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return b, false, nil
-	case err != nil:
-		return b, false, fmt.Errorf("sqlite trajectory: region: %w", err)
-	}
-	return b, true, nil
-}
-
-// Counts implements trajectory.Store.
-func (s *trajStore) Counts(ctx context.Context) (trajectory.Counts, error) {
-	var c trajectory.Counts
-	if err := s.db.r.QueryRowContext(ctx, `select (select count(*) from traj_records), (select count(*) from traj_cells)`).Scan(&c.Records, &c.Cells); err != nil {
-		return c, fmt.Errorf("sqlite trajectory: count: %w", err)
-	}
-	return c, nil
 }
 
 // Reset implements trajectory.Store: drop and recreate the schema in one

@@ -120,3 +120,16 @@ func Check(name string, have, want microblog.Model, has bool) error {
 	}
 	return microblog.CheckModel(name, have, want, "database")
 }
+
+// Empty is Populate's check that the database holds no microblog data:
+// an error starting with what ("sqlite normalized: populate") when it does.
+func (d Dialect[R]) Empty(ctx context.Context, q Query[R], what string) error {
+	has, err := d.HasData(ctx, q)
+	if err != nil {
+		return err
+	}
+	if has {
+		return fmt.Errorf("%s: the database already holds microblog data; use a fresh database", what)
+	}
+	return nil
+}
