@@ -39,6 +39,12 @@ type ingestDoc struct {
 	RecordedUS int64   `json:"recorded_us"`
 }
 
+// ingestDocOf is r's document under prefix.
+func ingestDocOf(prefix string, r *ingest.Record) ingestDoc {
+	return ingestDoc{FB: prefix, K: kindIngest, Rec: r.ID, Source: r.Source, Seq: r.Seq, Channel: r.Channel,
+		MeasuredUS: r.MeasuredAt.UnixMicro(), Tag: r.Tag, Quality: r.Quality, Value: r.Value, RecordedUS: r.RecordedAt.UnixMicro()}
+}
+
 func (d ingestDoc) record() ingest.Record {
 	return ingest.Record{ID: d.Rec, Source: d.Source, Seq: d.Seq, Channel: d.Channel,
 		MeasuredAt: time.UnixMicro(d.MeasuredUS).UTC(), Tag: d.Tag, Quality: d.Quality, Value: d.Value,
@@ -68,8 +74,7 @@ func (s *ingestStore) InsertBatch(ctx context.Context, recs []ingest.Record) err
 	for i := range recs {
 		r := &recs[i]
 		keys[i] = s.db.key(kindIngest, fmt.Sprintf("%010d:%010d:%s", r.Source, r.Seq, r.ID))
-		docs[i] = ingestDoc{FB: s.db.cfg.Prefix, K: kindIngest, Rec: r.ID, Source: r.Source, Seq: r.Seq, Channel: r.Channel,
-			MeasuredUS: r.MeasuredAt.UnixMicro(), Tag: r.Tag, Quality: r.Quality, Value: r.Value, RecordedUS: r.RecordedAt.UnixMicro()}
+		docs[i] = ingestDocOf(s.db.cfg.Prefix, r)
 	}
 	if err := s.db.writeAll(ctx, keys, docs); err != nil {
 		return fmt.Errorf("couchbase ingest: insert %d records: %w", len(recs), err)

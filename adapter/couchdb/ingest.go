@@ -36,6 +36,13 @@ type ingestDoc struct {
 	RecordedUS int64   `json:"recorded_us"`
 }
 
+// ingestDocOf is r's document.
+func ingestDocOf(r *ingest.Record) ingestDoc {
+	return ingestDoc{ID: fmt.Sprintf("%010d:%010d:%s", r.Source, r.Seq, r.ID), Rec: r.ID, Source: r.Source, Seq: r.Seq,
+		Channel: r.Channel, MeasuredUS: r.MeasuredAt.UnixMicro(), Tag: r.Tag, Quality: r.Quality, Value: r.Value,
+		RecordedUS: r.RecordedAt.UnixMicro()}
+}
+
 func (d ingestDoc) record() ingest.Record {
 	return ingest.Record{ID: d.Rec, Source: d.Source, Seq: d.Seq, Channel: d.Channel,
 		MeasuredAt: time.UnixMicro(d.MeasuredUS).UTC(), Tag: d.Tag, Quality: d.Quality, Value: d.Value,
@@ -61,10 +68,7 @@ func (s *ingestStore) Close() error { return nil }
 func (s *ingestStore) InsertBatch(ctx context.Context, recs []ingest.Record) error {
 	docs := make([]any, len(recs))
 	for i := range recs {
-		r := &recs[i]
-		docs[i] = ingestDoc{ID: fmt.Sprintf("%010d:%010d:%s", r.Source, r.Seq, r.ID), Rec: r.ID, Source: r.Source, Seq: r.Seq,
-			Channel: r.Channel, MeasuredUS: r.MeasuredAt.UnixMicro(), Tag: r.Tag, Quality: r.Quality, Value: r.Value,
-			RecordedUS: r.RecordedAt.UnixMicro()}
+		docs[i] = ingestDocOf(&recs[i])
 	}
 	if err := s.db.bulk(ctx, ingestKind, docs, false); err != nil {
 		return fmt.Errorf("couchdb ingest: insert %d records: %w", len(recs), err)
