@@ -32,10 +32,20 @@ func CheckShards(j Job, verb string, n int, db string) error {
 	return nil
 }
 
-// checkCommand checks j's own options of verb: the job's commandChecker,
-// or, for a job without one, its RunChecker or SweepChecker. Check (with
+// checkCommand checks j's own options of verb: a loader's run and load
+// (its CheckRun and its loading's check), a commandChecker's commands, or,
+// for a job that is neither, its RunChecker or SweepChecker. Check (with
 // the DSN) and CheckShards (as each shard) both end here.
 func checkCommand(j Job, verb string) error {
+	if l, ok := j.(loader); ok {
+		switch verb {
+		case "run":
+			return l.CheckRun()
+		case "load":
+			return l.loading().check()
+		}
+		return nil
+	}
 	if c, ok := j.(commandChecker); ok {
 		return c.check(verb)
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/redact"
-	"github.com/fieldbench/fieldbench/result"
 	"github.com/fieldbench/fieldbench/runner"
 	"github.com/fieldbench/fieldbench/workload"
 	"github.com/fieldbench/fieldbench/workload/microblog"
@@ -25,11 +24,9 @@ func init() { Register(microblog.Name, func() Job { return newMicroblogJob() }) 
 // fields.
 type microblogJob struct {
 	base
-	db       string
-	results  string
+	datasetOpts
 	out      string
 	users    int
-	seed     int64
 	model    string
 	reads    string // --timeline-reads
 	clients  int
@@ -41,7 +38,6 @@ type microblogJob struct {
 	retry    workload.Retry
 	user     int64
 	body     string
-	sharding shardFlags
 }
 
 func newMicroblogJob() *microblogJob {
@@ -87,7 +83,7 @@ database in the chosen data model, reporting the populate time and the
 database's size on disk. Without --db it creates a SQLite file in a new run
 directory and prints the DSN to pass to 'run' and 'op'.`,
 			Example: `  fieldbench load microblog --db sqlite:///tmp/mb.db --model normalized`,
-			Run:     j.load,
+			Run:     loadRun(j),
 		},
 		{
 			Verb:  "run",
@@ -119,6 +115,11 @@ second) and report.html.`,
 			},
 		},
 	}
+}
+
+// loading is what the microblog load is made of (see runLoad).
+func (j *microblogJob) loading() loading {
+	return loading{workload: microblog.Name, datasetOpts: &j.datasetOpts, validate: j.validate, checkShard: j.loadShares}
 }
 
 func (j *microblogJob) validate() error {
@@ -224,56 +225,25 @@ generator        microblog v%d
 	return err
 }
 
-func (j *microblogJob) load(ctx context.Context, env *Env) error {
-	if err := j.validate(); err != nil {
-		return err
-	}
-	sh, _, err := j.sharding.resolve(j.db)
-	if err != nil {
-		return err
-	}
-	if sh.sharded() {
-		return j.loadShard(ctx, env, sh)
-	}
-	dsn, dir := j.db, ""
-	if dsn == "" {
-		var err error
-		if dir, err = NewRunDir(j.results, microblog.Name+"-load", "sqlite", time.Now()); err != nil {
-			return err
-		}
-		dsn = DefaultSQLite(dir, microblog.Name)
-	}
-	a, db, err := OpenDB(ctx, dsn)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
+// loadInto loads the dataset of --users/--seed into db, in the model of
+// --model, unless db holds it already (prepare).
+func (j *microblogJob) loadInto(ctx context.Context, env *Env, db adapter.DB, dsn string) (filled, error) {
 	store, model, ds, ld, err := j.prepare(ctx, db, dsn, env.Stderr)
 	if err != nil {
-		return err
+		return filled{}, err
 	}
-	defer store.Close()
+	f := filled{close: func() { store.Close() }}
 	out := env.Stdout
 	if !ld.loaded {
 		fmt.Fprintf(out, "database already holds this dataset (%s model); nothing to load\n", model)
-		return nil
+		f.held = true
+		return f, nil
 	}
-	fmt.Fprintf(out, "loaded %d users, %d follows, %d tweets (%s model) into %s in %.2fs",
-		ds.Users, len(ds.Follows), len(ds.Tweets), model, redact.DSN(dsn), ld.seconds)
-	if ld.sizeBytes > 0 {
-		fmt.Fprintf(out, "; %.2f MB on disk", float64(ld.sizeBytes)/1e6)
-	}
-	fmt.Fprintln(out)
-	if dir != "" {
-		info, _ := db.Info(ctx)
-		h := newHeader(env, microblog.Name, a, info, dsn, j.seed, nil)
-		h.Options = map[string]any{"users": j.users, "seed": j.seed, "model": string(model), "command": "load", "generator": microblog.GeneratorVersion}
-		if err := writeLoadResult(dir, h, ld.seconds, ld.extra()); err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "run it with: fieldbench run microblog --db %s\n", dsn)
-	}
-	return nil
+	fmt.Fprintf(out, "loaded %d users, %d follows, %d tweets (%s model) into %s in %.2fs%s\n",
+		ds.Users, len(ds.Follows), len(ds.Tweets), model, redact.DSN(dsn), ld.seconds, ld.onDisk(2))
+	f.options = map[string]any{"users": j.users, "seed": j.seed, "model": string(model), "command": "load", "generator": microblog.GeneratorVersion}
+	f.seconds, f.extra = ld.seconds, ld.extra()
+	return f, nil
 }
 
 // loadShard loads shard sh's part of the dataset: its share of the users,
@@ -338,21 +308,6 @@ func (j *microblogJob) loadShard(ctx context.Context, env *Env, sh shard) error 
 	return nil
 }
 
-// writeLoadResult leaves a self-describing record of a load done into a new
-// run directory (populate time and size are figures of the study).
-func writeLoadResult(dir string, h result.Header, seconds float64, extra map[string]float64) error {
-	h.Started = time.Now().UTC()
-	w, err := result.Create(dir, h)
-	if err != nil {
-		return err
-	}
-	err = errors.Join(
-		w.Event(result.Event{At: 0, Name: "populate", Detail: fmt.Sprintf("%.2fs", seconds)}),
-		w.Summary(result.Summary{Ops: map[string]result.OpSummary{}, Extra: extra}),
-	)
-	return errors.Join(err, w.Close())
-}
-
 // CheckRun reports the first bad run option as a usage error, before
 // anything is created: run calls it first, and a rate search calls it
 // before its first step (RunChecker).
@@ -403,24 +358,6 @@ func (j *microblogJob) loadShares(sh shard) error {
 	return nil
 }
 
-// check checks the options of run and of a sharded load (commandChecker).
-func (j *microblogJob) check(verb string) error {
-	switch verb {
-	case "run":
-		return j.CheckRun()
-	case "load":
-		if err := j.validate(); err != nil {
-			return err
-		}
-		sh, _, err := j.sharding.resolve(j.db)
-		if err != nil || !sh.sharded() {
-			return err
-		}
-		return j.loadShares(sh)
-	}
-	return nil
-}
-
 // waitForDataset waits until shard 0 has loaded the whole dataset.
 func (j *microblogJob) waitForDataset(ctx context.Context, w io.Writer, db adapter.DB, dsn string) error {
 	b, err := microblogBackend(db, dsn)
@@ -449,26 +386,17 @@ func (j *microblogJob) waitForDataset(ctx context.Context, w io.Writer, db adapt
 
 // mbLoad is what prepare did to the database.
 type mbLoad struct {
-	loaded    bool
-	seconds   float64
-	sizeBytes int64
-	counts    microblog.Counts
-	reads     bool // the store applied --timeline-reads (recorded then)
+	populated
+	counts microblog.Counts
+	reads  bool // the store applied --timeline-reads (recorded then)
 }
 
 func (l mbLoad) extra() map[string]float64 {
-	m := map[string]float64{
+	return l.figures(map[string]float64{
 		"users":   float64(l.counts.Users),
 		"follows": float64(l.counts.Follows),
 		"tweets":  float64(l.counts.Tweets),
-	}
-	if l.loaded {
-		m["populate_seconds"] = l.seconds
-	}
-	if l.sizeBytes > 0 {
-		m["db_size_bytes"] = float64(l.sizeBytes)
-	}
-	return m
+	})
 }
 
 func microblogBackend(db adapter.DB, dsn string) (microblog.Backend, error) {
@@ -542,11 +470,7 @@ func (j *microblogJob) prepare(ctx context.Context, db adapter.DB, dsn string, p
 			counts.Users, counts.Follows, j.users, j.seed, ds.Users, len(ds.Follows)))
 	}
 	ld.counts = counts
-	if sz, ok := db.(adapter.Sizer); ok {
-		if n, err := sz.SizeBytes(ctx); err == nil {
-			ld.sizeBytes = n
-		}
-	}
+	ld.measureSize(ctx, db)
 	return store, model, ds, ld, nil
 }
 

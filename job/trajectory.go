@@ -30,26 +30,23 @@ const (
 type trajectoryJob struct {
 	base
 	// The dataset and the database.
-	db      string
-	scale   float64
-	seed    int64
-	results string
-	out     string
-	batch   int
-	reset   bool
+	datasetOpts
+	scale float64
+	out   string
+	batch int
+	reset bool
 	// The run.
-	mode     string
-	modes    []trajectory.Mode
-	clients  int
-	queries  int
-	repeat   int
-	radius   int64
-	k        int
-	maxDist  int64
-	verify   bool
-	rate     float64
-	retry    workload.Retry
-	sharding shardFlags
+	mode    string
+	modes   []trajectory.Mode
+	clients int
+	queries int
+	repeat  int
+	radius  int64
+	k       int
+	maxDist int64
+	verify  bool
+	rate    float64
+	retry   workload.Retry
 	// One operation (op).
 	x, y                    int64
 	triangle, weekday, slot string
@@ -116,7 +113,7 @@ second. 'run trajectory' measures writes itself; load is for trying queries
 with 'op trajectory'. Without --db it creates a SQLite file in a new run
 directory and prints its DSN.`,
 			Example: `  fieldbench load trajectory --db sqlite:///tmp/traj.db --scale 0.05`,
-			Run:     j.load,
+			Run:     loadRun(j),
 		},
 		{
 			Verb:  "run",
@@ -174,6 +171,16 @@ city grid (easting, northing; cells.csv lists them); distances are planar.`,
 				query("region", "The cell with the most location updates at --weekday and --slot (ties: smallest id)"),
 			},
 		},
+	}
+}
+
+// loading is what the trajectory load is made of (see runLoad). It
+// leaves no record in its run directory: run measures the writes.
+func (j *trajectoryJob) loading() loading {
+	return loading{
+		workload: trajectory.Name, datasetOpts: &j.datasetOpts, validate: j.validateWrite,
+		checkShard: func(shard) error { return j.checkLoadShard() },
+		next:       "query it with: fieldbench op trajectory region --db %s --weekday mon --slot 12:00",
 	}
 }
 
@@ -305,54 +312,31 @@ func trajStore(ctx context.Context, stderr io.Writer, db adapter.DB, dsn string,
 	return st, nil
 }
 
-func (j *trajectoryJob) load(ctx context.Context, env *Env) error {
-	if err := j.validateWrite(); err != nil {
-		return err
-	}
-	sh, _, err := j.sharding.resolve(j.db)
-	if err != nil {
-		return err
-	}
-	if sh.sharded() {
-		return j.loadShard(ctx, env, sh)
-	}
-	dsn := j.db
-	if dsn == "" {
-		dir, err := NewRunDir(j.results, trajectory.Name+"-load", "sqlite", time.Now())
-		if err != nil {
-			return err
-		}
-		dsn = DefaultSQLite(dir, trajectory.Name)
-	}
-	_, db, err := OpenDB(ctx, dsn)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
+// loadInto writes every record of --scale and --seed into db, in time
+// order, --batch records a request; db must hold none unless --reset
+// (trajStore).
+func (j *trajectoryJob) loadInto(ctx context.Context, env *Env, db adapter.DB, dsn string) (filled, error) {
 	st, err := trajStore(ctx, env.Stderr, db, dsn, j.reset)
 	if err != nil {
-		return err
+		return filled{}, err
 	}
-	defer st.Close()
+	f := filled{close: func() { st.Close() }}
 	g, err := j.generator()
 	if err != nil {
-		return err
+		return f, err
 	}
 	t0 := time.Now()
 	if err := writeTrajRecords(ctx, env.Stderr, st, g, 0, g.Len(), j.batch); err != nil {
-		return err
+		return f, err
 	}
 	d := time.Since(t0)
 	counts, err := st.Counts(ctx)
 	if err != nil {
-		return err
+		return f, err
 	}
 	fmt.Fprintf(env.Stdout, "loaded %d records (%d cells) into %s in %.2fs: %.0f records/s\n",
 		counts.Records, counts.Cells, redact.DSN(dsn), d.Seconds(), float64(counts.Records)/d.Seconds())
-	if j.db == "" {
-		fmt.Fprintf(env.Stdout, "query it with: fieldbench op trajectory region --db %s --weekday mon --slot 12:00\n", dsn)
-	}
-	return nil
+	return f, nil
 }
 
 // loadShard writes shard sh's part of the records: its share of the
@@ -436,24 +420,6 @@ func (j *trajectoryJob) runShard() (shard, time.Time, error) {
 func (j *trajectoryJob) checkLoadShard() error {
 	if j.reset {
 		return Usagef("--reset with --shard would delete the other shards' records: empty the database once before the shards load")
-	}
-	return nil
-}
-
-// check checks the options of run and of a sharded load (commandChecker).
-func (j *trajectoryJob) check(verb string) error {
-	switch verb {
-	case "run":
-		return j.CheckRun()
-	case "load":
-		if err := j.validateWrite(); err != nil {
-			return err
-		}
-		sh, _, err := j.sharding.resolve(j.db)
-		if err != nil || !sh.sharded() {
-			return err
-		}
-		return j.checkLoadShard()
 	}
 	return nil
 }

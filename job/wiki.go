@@ -33,12 +33,10 @@ var errEnoughSets = errors.New("wiki: the observer asked for no more request set
 type wikiJob struct {
 	base
 	// The dataset and database.
-	db            string
-	results       string
+	datasetOpts
 	from          string
 	keepRedirects bool
 	articles      int64
-	seed          int64
 	// generate.
 	out, format string
 	// load.
@@ -51,7 +49,6 @@ type wikiJob struct {
 	loop                     bool
 	rate                     float64
 	retry                    workload.Retry
-	sharding                 shardFlags
 	// op.
 	id   int64
 	full bool
@@ -115,7 +112,7 @@ database that already holds articles is left alone unless --reset. Without
 pass to 'run' and 'op'.`,
 			Example: `  fieldbench load wiki --db sqlite:///tmp/wiki.db --articles 100000
   fieldbench load wiki --db sqlite:///tmp/wiki.db --from enwiki-latest-pages-articles.xml.bz2`,
-			Run: j.load,
+			Run: loadRun(j),
 		},
 		{
 			Verb:  "run",
@@ -154,6 +151,14 @@ Results go to results/<time>-wiki-<adapter>/: result.jsonl and report.html.`,
 				op("update", `Append "1" to article --id and write it back, as an update request does`),
 			},
 		},
+	}
+}
+
+// loading is what the wiki load is made of (see runLoad).
+func (j *wikiJob) loading() loading {
+	return loading{
+		workload: wiki.Name, datasetOpts: &j.datasetOpts, validate: j.validate,
+		checkShard: func(shard) error { return j.checkLoadShard() },
 	}
 }
 
@@ -213,26 +218,18 @@ func (j *wikiJob) generate(ctx context.Context, env *Env) error {
 
 // wikiLoad is what preparing the database did.
 type wikiLoad struct {
-	loaded    bool
-	seconds   float64
+	populated
 	source    string // what was loaded, for the header
 	counts    wiki.Counts
-	sizeBytes int64
 	pages     int64 // dump pages read
 	redirects int64 // dump redirects skipped
 }
 
 func (l wikiLoad) extra() map[string]float64 {
-	m := map[string]float64{
+	m := l.figures(map[string]float64{
 		"articles":    float64(l.counts.Articles),
 		"total_bytes": float64(l.counts.Bytes),
-	}
-	if l.loaded {
-		m["populate_seconds"] = l.seconds
-	}
-	if l.sizeBytes > 0 {
-		m["db_size_bytes"] = float64(l.sizeBytes)
-	}
+	})
 	if l.pages > 0 {
 		m["dump_pages"] = float64(l.pages)
 		m["dump_redirects_skipped"] = float64(l.redirects)
@@ -297,11 +294,7 @@ func (j *wikiJob) prepare(ctx context.Context, db adapter.DB, store wiki.Store, 
 		return ld, fmt.Errorf("the database's article ids are not 1..%d (largest id %d): requests pick ids in [1, articles]; use a fresh database", counts.Articles, counts.MaxID)
 	}
 	ld.counts = counts
-	if sz, ok := db.(adapter.Sizer); ok {
-		if n, err := sz.SizeBytes(ctx); err == nil {
-			ld.sizeBytes = n
-		}
-	}
+	ld.measureSize(ctx, db)
 	return ld, nil
 }
 
@@ -397,62 +390,38 @@ func (p *progressSource) status() string {
 	return s
 }
 
-func (j *wikiJob) load(ctx context.Context, env *Env) error {
-	if err := j.validate(); err != nil {
-		return err
-	}
-	sh, _, err := j.sharding.resolve(j.db)
+// loadInto loads the articles (synthetic, or --from a dump) into db,
+// emptying it first with --reset, unless it holds articles already
+// (prepare).
+func (j *wikiJob) loadInto(ctx context.Context, env *Env, db adapter.DB, dsn string) (filled, error) {
+	store, err := wikiStoreOf(ctx, db, dsn)
 	if err != nil {
-		return err
+		return filled{}, err
 	}
-	if sh.sharded() {
-		return j.loadShard(ctx, env, sh)
-	}
-	dsn, dir := j.db, ""
-	if dsn == "" {
-		var err error
-		if dir, err = NewRunDir(j.results, wiki.Name+"-load", "sqlite", time.Now()); err != nil {
-			return err
-		}
-		dsn = DefaultSQLite(dir, wiki.Name)
-	}
-	a, db, store, closeAll, err := openWikiStore(ctx, dsn, OpenDB)
-	if err != nil {
-		return err
-	}
-	defer closeAll()
+	f := filled{close: func() { store.Close() }}
 	if j.reset {
 		if err := store.Reset(ctx); err != nil {
-			return fmt.Errorf("reset: %w", err)
+			return f, fmt.Errorf("reset: %w", err)
 		}
 	}
 	ld, err := j.prepare(ctx, db, store, env.Stderr)
 	if err != nil {
-		return err
+		return f, err
 	}
 	out := env.Stdout
 	if !ld.loaded {
 		fmt.Fprintf(out, "the database already holds %d articles (%.1f MB); nothing to load (--reset replaces them)\n", ld.counts.Articles, float64(ld.counts.Bytes)/1e6)
-		return nil
+		f.held = true
+		return f, nil
 	}
-	fmt.Fprintf(out, "loaded %d articles (%.1f MB of text) from %s into %s in %.2fs", ld.counts.Articles, float64(ld.counts.Bytes)/1e6, ld.source, redact.DSN(dsn), ld.seconds)
-	if ld.sizeBytes > 0 {
-		fmt.Fprintf(out, "; %.1f MB on disk", float64(ld.sizeBytes)/1e6)
-	}
-	fmt.Fprintln(out)
+	fmt.Fprintf(out, "loaded %d articles (%.1f MB of text) from %s into %s in %.2fs%s\n",
+		ld.counts.Articles, float64(ld.counts.Bytes)/1e6, ld.source, redact.DSN(dsn), ld.seconds, ld.onDisk(1))
 	if ld.pages > 0 {
 		fmt.Fprintf(out, "the dump had %d pages; %d redirects were skipped\n", ld.pages, ld.redirects)
 	}
-	if dir != "" {
-		info, _ := db.Info(ctx)
-		h := newHeader(env, wiki.Name, a, info, dsn, j.seed, nil)
-		h.Options = map[string]any{"articles": ld.counts.Articles, "seed": j.seed, "source": ld.source, "command": "load"}
-		if err := writeLoadResult(dir, h, ld.seconds, ld.extra()); err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "run it with: fieldbench run wiki --db %s\n", dsn)
-	}
-	return nil
+	f.options = map[string]any{"articles": ld.counts.Articles, "seed": j.seed, "source": ld.source, "command": "load"}
+	f.seconds, f.extra = ld.seconds, ld.extra()
+	return f, nil
 }
 
 // loadShard loads shard sh's part of the synthetic articles: its share of
@@ -512,24 +481,6 @@ func (j *wikiJob) checkLoadShard() error {
 		return Usagef("a dump is read in order and cannot be split: load --from on one machine, then run the shards")
 	case j.reset:
 		return Usagef("--reset with --shard would delete the other shards' articles: empty the database once before the shards load")
-	}
-	return nil
-}
-
-// check checks the options of run and of a sharded load (commandChecker).
-func (j *wikiJob) check(verb string) error {
-	switch verb {
-	case "run":
-		return j.CheckRun()
-	case "load":
-		if err := j.validate(); err != nil {
-			return err
-		}
-		sh, _, err := j.sharding.resolve(j.db)
-		if err != nil || !sh.sharded() {
-			return err
-		}
-		return j.checkLoadShard()
 	}
 	return nil
 }

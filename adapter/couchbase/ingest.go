@@ -3,17 +3,18 @@ package couchbase
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/couchbase/gocb/v2"
 
+	"github.com/fieldbench/fieldbench/adapter/internal/jsondoc"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 )
 
 // Ingest: one JSON document per record, its key PREFIX:i:SOURCE:SEQ:ID
 // (source and seq in 10 digits), so two records of one (source, seq) from
 // different seeds are two documents and a batch sent twice stores each
-// record once. Times are Unix microseconds (exact in JSON numbers).
+// record once. Its fields are jsondoc.Ingest's, as couchdb's are: times
+// in Unix microseconds.
 //
 // InsertBatch is one bulk request of upserts (the SDK sends them pipelined
 // to the node owning each key's vBucket) and returns once every one was
@@ -25,24 +26,17 @@ import (
 // index to hold every acknowledged write); Reset removes the documents the
 // view lists.
 
+// ingestDoc is a record's document: the prefix and kind the views test,
+// then the fields every JSON document store writes alike (jsondoc.Ingest).
 type ingestDoc struct {
-	FB         string  `json:"fb"`
-	K          string  `json:"k"`
-	Rec        string  `json:"id"`
-	Source     int32   `json:"source"`
-	Seq        int32   `json:"seq"`
-	Channel    int32   `json:"channel"`
-	MeasuredUS int64   `json:"measured_us"`
-	Tag        string  `json:"tag"`
-	Quality    int32   `json:"quality"`
-	Value      float64 `json:"value"`
-	RecordedUS int64   `json:"recorded_us"`
+	FB string `json:"fb"`
+	K  string `json:"k"`
+	jsondoc.Ingest
 }
 
-func (d ingestDoc) record() ingest.Record {
-	return ingest.Record{ID: d.Rec, Source: d.Source, Seq: d.Seq, Channel: d.Channel,
-		MeasuredAt: time.UnixMicro(d.MeasuredUS).UTC(), Tag: d.Tag, Quality: d.Quality, Value: d.Value,
-		RecordedAt: time.UnixMicro(d.RecordedUS).UTC()}
+// ingestDocOf is r's document under prefix.
+func ingestDocOf(prefix string, r *ingest.Record) ingestDoc {
+	return ingestDoc{FB: prefix, K: kindIngest, Ingest: jsondoc.IngestOf(r)}
 }
 
 type ingestStore struct{ db *DB }
@@ -68,8 +62,7 @@ func (s *ingestStore) InsertBatch(ctx context.Context, recs []ingest.Record) err
 	for i := range recs {
 		r := &recs[i]
 		keys[i] = s.db.key(kindIngest, fmt.Sprintf("%010d:%010d:%s", r.Source, r.Seq, r.ID))
-		docs[i] = ingestDoc{FB: s.db.cfg.Prefix, K: kindIngest, Rec: r.ID, Source: r.Source, Seq: r.Seq, Channel: r.Channel,
-			MeasuredUS: r.MeasuredAt.UnixMicro(), Tag: r.Tag, Quality: r.Quality, Value: r.Value, RecordedUS: r.RecordedAt.UnixMicro()}
+		docs[i] = ingestDocOf(s.db.cfg.Prefix, r)
 	}
 	if err := s.db.writeAll(ctx, keys, docs); err != nil {
 		return fmt.Errorf("couchbase ingest: insert %d records: %w", len(recs), err)
@@ -118,7 +111,7 @@ func (db *DB) StoredRecords(ctx context.Context) ([]ingest.Record, error) {
 		if err := g.Result.Content(&d); err != nil {
 			return nil, fmt.Errorf("couchbase: %s: %w", g.ID, err)
 		}
-		out = append(out, d.record())
+		out = append(out, d.Record())
 	}
 	return out, nil
 }

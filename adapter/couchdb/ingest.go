@@ -4,16 +4,16 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"time"
 
+	"github.com/fieldbench/fieldbench/adapter/internal/jsondoc"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 )
 
 // Ingest: one database, <prefix>_ingest, one document per record, its _id
 // the source, seq (10 digits each) and the record's id, so a source's
 // records are neighbours in the primary index and two records of one
-// (source, seq) from different seeds are two documents. Times are Unix
-// microseconds (JSON numbers are exact up to 2^53, far beyond them).
+// (source, seq) from different seeds are two documents. Its fields are
+// jsondoc.Ingest's, as couchbase's are: times in Unix microseconds.
 //
 // InsertBatch is one _bulk_docs request: CouchDB's bulk path. It returns
 // when the server answered for every document and fails if any was
@@ -23,23 +23,16 @@ import (
 // on every server and creates it again.
 const ingestKind = "ingest"
 
+// ingestDoc is a record's document: its _id, then the fields every JSON
+// document store writes alike (jsondoc.Ingest).
 type ingestDoc struct {
-	ID         string  `json:"_id"`
-	Rec        string  `json:"id"`
-	Source     int32   `json:"source"`
-	Seq        int32   `json:"seq"`
-	Channel    int32   `json:"channel"`
-	MeasuredUS int64   `json:"measured_us"`
-	Tag        string  `json:"tag"`
-	Quality    int32   `json:"quality"`
-	Value      float64 `json:"value"`
-	RecordedUS int64   `json:"recorded_us"`
+	ID string `json:"_id"`
+	jsondoc.Ingest
 }
 
-func (d ingestDoc) record() ingest.Record {
-	return ingest.Record{ID: d.Rec, Source: d.Source, Seq: d.Seq, Channel: d.Channel,
-		MeasuredAt: time.UnixMicro(d.MeasuredUS).UTC(), Tag: d.Tag, Quality: d.Quality, Value: d.Value,
-		RecordedAt: time.UnixMicro(d.RecordedUS).UTC()}
+// ingestDocOf is r's document.
+func ingestDocOf(r *ingest.Record) ingestDoc {
+	return ingestDoc{ID: fmt.Sprintf("%010d:%010d:%s", r.Source, r.Seq, r.ID), Ingest: jsondoc.IngestOf(r)}
 }
 
 type ingestStore struct{ db *DB }
@@ -61,10 +54,7 @@ func (s *ingestStore) Close() error { return nil }
 func (s *ingestStore) InsertBatch(ctx context.Context, recs []ingest.Record) error {
 	docs := make([]any, len(recs))
 	for i := range recs {
-		r := &recs[i]
-		docs[i] = ingestDoc{ID: fmt.Sprintf("%010d:%010d:%s", r.Source, r.Seq, r.ID), Rec: r.ID, Source: r.Source, Seq: r.Seq,
-			Channel: r.Channel, MeasuredUS: r.MeasuredAt.UnixMicro(), Tag: r.Tag, Quality: r.Quality, Value: r.Value,
-			RecordedUS: r.RecordedAt.UnixMicro()}
+		docs[i] = ingestDocOf(&recs[i])
 	}
 	if err := s.db.bulk(ctx, ingestKind, docs, false); err != nil {
 		return fmt.Errorf("couchdb ingest: insert %d records: %w", len(recs), err)
@@ -93,7 +83,7 @@ func (s *ingestStore) records(ctx context.Context) ([]ingest.Record, error) {
 	out := make([]ingest.Record, 0, len(rows))
 	for _, r := range rows {
 		if r.Doc != nil {
-			out = append(out, r.Doc.record())
+			out = append(out, r.Doc.Record())
 		}
 	}
 	return out, nil
