@@ -142,14 +142,20 @@ func abandon(ctx context.Context, e Engine, cl, prepared *Cluster, progress io.W
 // SpawnLog and the StateFile, which say that the cluster runs.
 //
 // It stops at the first step that fails and returns its error, keeping
-// the state file: `cluster down` is then tried again on it. run --cluster
-// and an experiment remove the state file even then, as they did before
-// Teardown was one function (no reason for the difference is recorded,
-// and issue 45 changes no behaviour); their error names the directory,
-// and `cluster down --dir` on it finds no cluster then. ctx bounds the whole
-// teardown; callers give one an interrupt does not cancel (teardown runs
-// after Ctrl-C too), each with its own deadline.
+// the state file, whoever called it: `cluster down --dir` then finds what
+// is left and is tried again, which the error says. (run --cluster and
+// experiments used to remove the state file even then, so that `cluster
+// down` on their directory found no cluster while its servers ran on.)
+// ctx bounds the whole teardown; callers give one an interrupt does not
+// cancel (teardown runs after Ctrl-C too), each with its own deadline.
 func Teardown(ctx context.Context, cl *Cluster) error {
+	if err := teardown(ctx, cl); err != nil {
+		return fmt.Errorf("%w (what is left is in %s: stop it with fieldbench cluster down --dir %s)", err, cl.Dir, cl.Dir)
+	}
+	return nil
+}
+
+func teardown(ctx context.Context, cl *Cluster) error {
 	e, err := Get(cl.Engine)
 	if err != nil {
 		return err

@@ -82,7 +82,7 @@ func TestTeardownStopsWhatAnInterruptedUpLeft(t *testing.T) {
 }
 
 // A teardown that fails keeps the state file: it is how `cluster down`
-// finds what is left to stop when tried again.
+// finds what is left to stop when tried again, which the error says.
 func TestTeardownKeepsTheStateWhenAStopFails(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -90,8 +90,12 @@ func TestTeardownKeepsTheStateWhenAStopFails(t *testing.T) {
 	if err := cl.Save(); err != nil {
 		t.Fatal(err)
 	}
-	if err := Teardown(context.Background(), cl); err == nil {
+	err := Teardown(context.Background(), cl)
+	if err == nil {
 		t.Fatal("Teardown of a cluster whose engine is unknown succeeded")
+	}
+	if want := "fieldbench cluster down --dir " + dir; !strings.Contains(err.Error(), want) {
+		t.Errorf("Teardown's error %q does not say how to stop what is left (%q)", err, want)
 	}
 	if _, err := Load(dir); err != nil {
 		t.Errorf("the state is gone after a failed teardown: %v", err)

@@ -187,7 +187,6 @@ func Run(ctx context.Context, sc *Scenario, cfg Config) (err error) {
 			}
 			if derr := cluster.Teardown(dctx, cl); derr != nil {
 				err = errors.Join(err, fmt.Errorf("stop the cluster in %s: %w", cl.Dir, derr))
-				_ = os.Remove(filepath.Join(cl.Dir, cluster.StateFile)) // as always: see cluster.Teardown
 			}
 		}()
 		dsn = cl.DSN

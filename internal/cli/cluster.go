@@ -434,7 +434,6 @@ func withCluster(c *cobra.Command, check func() error, started func(*cluster.Clu
 			defer cancel()
 			if derr := cluster.Teardown(ctx, cl); derr != nil {
 				err = errors.Join(err, fmt.Errorf("stop the cluster in %s: %w", cl.Dir, derr))
-				_ = os.Remove(filepath.Join(cl.Dir, cluster.StateFile)) // as always: see cluster.Teardown
 			}
 		}()
 		if err := cmd.Flags().Set("db", cl.DSN); err != nil {
