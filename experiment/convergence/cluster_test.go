@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
 )
 
 // These tests start real clusters through the engines, one per engine,
@@ -26,49 +27,12 @@ var (
 // database or of this machine, not a slow convergence.
 const timeout = 10 * time.Second
 
-// up starts a cluster of engine with nodes and extra options in a fresh
-// directory; it fails (skips under -short) when the servers are missing.
+// up starts a cluster of engine with nodes and extra options for the test
+// alone (clustertest.OwnCluster: it fails, or skips under -short, when the
+// servers are missing, and stops the cluster when the test ends).
 func up(t *testing.T, engine string, nodes int, extra map[string]string, limit time.Duration) *cluster.Cluster {
 	t.Helper()
-	e, err := cluster.Get(engine)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Check(); err != nil {
-		if testing.Short() {
-			t.Skipf("%s cannot run here (scripts/install-servers.sh): %v", engine, err)
-		}
-		t.Fatalf("%s cannot run here: run scripts/install-servers.sh: %v", engine, err)
-	}
-	dir, err := os.MkdirTemp("", "fb-conv-"+engine+"-*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil { // postgres and mysql users must reach it
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	start := time.Now()
-	c, err := e.Up(ctx, dir, cluster.Options{Nodes: nodes, Extra: extra})
-	t.Logf("%s: Up of %d node(s) took %v", engine, nodes, time.Since(start).Round(time.Millisecond))
-	t.Cleanup(func() {
-		if c != nil {
-			dctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			if err := e.Down(dctx, c); err != nil {
-				t.Errorf("Down: %v", err)
-			}
-		}
-		if !t.Failed() {
-			os.RemoveAll(dir)
-		} else {
-			t.Logf("cluster directory kept: %s", dir)
-		}
-	})
-	if err != nil {
-		t.Fatalf("Up: %v", err)
-	}
+	_, c := clustertest.OwnCluster(t, engine, cluster.Options{Nodes: nodes, Extra: extra}, limit)
 	return c
 }
 
