@@ -1007,20 +1007,11 @@ func (cassandraEngine) Kill(_ context.Context, c *Cluster, name string) error {
 // Restart implements Killer: the node starts again on its data and config
 // and is back once it answers CQL (~15 s after a kill).
 func (cassandraEngine) Restart(ctx context.Context, c *Cluster, name string) error {
-	n, err := c.Node(name)
-	if err != nil {
-		return err
-	}
-	if cassRemoved(n) {
+	if n, err := c.Node(name); err == nil && cassRemoved(n) {
 		return fmt.Errorf("cassandra: %s was decommissioned: it left the ring for good (add a new node instead)", name)
 	}
-	if err := readyToRestart(ctx, "cassandra", n); err != nil {
-		return err
-	}
-	if err := startCassandraNode(ctx, c, n, cassandraJoinWait); err != nil {
-		return fmt.Errorf("cassandra: restart %s: %w", name, err)
-	}
-	return nil
+	_, err := restartNode(ctx, c, "cassandra", name, func(n *Node) error { return startCassandraNode(ctx, c, n, cassandraJoinWait) })
+	return err
 }
 
 // ownsPercent parses a Status "owns" detail ("33.3%").

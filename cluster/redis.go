@@ -849,15 +849,9 @@ func (redisEngine) Kill(_ context.Context, c *Cluster, name string) error {
 // replica of its successor. Restart waits until the node answers and, in
 // a cluster, says cluster_state:ok.
 func (redisEngine) Restart(ctx context.Context, c *Cluster, name string) error {
-	n, err := c.Node(name)
+	n, err := restartNode(ctx, c, "redis", name, func(n *Node) error { return startRedisNode(ctx, n) })
 	if err != nil {
 		return err
-	}
-	if err := readyToRestart(ctx, "redis", n); err != nil {
-		return err
-	}
-	if err := startRedisNode(ctx, n); err != nil {
-		return fmt.Errorf("redis: restart %s: %w", name, err)
 	}
 	if c.Options["standalone"] == "true" {
 		return nil
