@@ -290,6 +290,24 @@ type hbaseMetaRows struct {
 // (stuck until an operator acts: no data moves by itself).
 var hbaseSettledStates = map[string]bool{"OPEN": true, "CLOSED": true, "SPLIT": true, "MERGED": true, "FAILED_OPEN": true, "FAILED_CLOSE": true}
 
+// hbaseMetaStateScan is the gateway's scan of every region's info:state
+// in hbase:meta, whose answer hbaseMetaInTransition reads.
+const hbaseMetaStateScan = "/hbase:meta/*/info:state"
+
+// hbaseMetaInTransition reads the answer (body, or the error of the GET)
+// to hbaseMetaStateScan: the regions in transition by state. The gateway
+// answers 404 to a scan that finds no row (HBase 3 without any table): no
+// region has a state, none is in transition.
+func hbaseMetaInTransition(body []byte, err error) (map[string]int, error) {
+	if err != nil && strings.Contains(err.Error(), ": 404 Not Found") {
+		return map[string]int{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return hbaseInTransition(body)
+}
+
 // hbaseInTransition counts, by state, the regions whose info:state in
 // hbase:meta is a transition (OPENING, CLOSING, SPLITTING, MERGING,
 // SPLITTING_NEW, MERGING_NEW, OFFLINE, ABNORMALLY_CLOSED: a crashed
@@ -344,16 +362,7 @@ func hbaseRemoteMovingOf(rit map[string]int, st *hbaseRemoteClusterStatus) (bool
 }
 
 func hbaseRemoteMoving(ctx context.Context, c *Cluster) (bool, string, error) {
-	b, err := hbaseRemoteGet(ctx, c, "/hbase:meta/*/info:state")
-	if err != nil && strings.Contains(err.Error(), ": 404 Not Found") {
-		// The gateway answers 404 to a scan that finds no row: no region
-		// has a state (HBase 3 without any table).
-		b, err = []byte(`{}`), nil
-	}
-	if err != nil {
-		return false, "", err
-	}
-	rit, err := hbaseInTransition(b)
+	rit, err := hbaseMetaInTransition(hbaseRemoteGet(ctx, c, hbaseMetaStateScan))
 	if err != nil {
 		return false, "", err
 	}

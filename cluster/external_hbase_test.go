@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -160,6 +161,31 @@ func TestHBaseInTransition(t *testing.T) {
 	}
 	if _, err := hbaseInTransition([]byte("not json")); err == nil {
 		t.Error("a malformed scan is not an error")
+	}
+}
+
+// TestHBaseMetaInTransition: the gateway's 404 to a scan that finds no
+// row is "nothing in transition", another error stays one, an answer is
+// read as hbaseInTransition reads it.
+func TestHBaseMetaInTransition(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		body    []byte
+		err     error
+		want    map[string]int
+		wantErr bool
+	}{
+		{"no row", nil, errors.New("GET /hbase:meta/*/info:state: 404 Not Found"), map[string]int{}, false},
+		{"gateway down", nil, errors.New("dial tcp 127.0.0.1:1: connection refused"), nil, true},
+		{"reopening", hbaseTestdata(t, "meta-opening.json"), nil, map[string]int{"OPENING": 1}, false},
+		{"malformed", []byte("not json"), nil, nil, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := hbaseMetaInTransition(tt.body, tt.err)
+			if (err != nil) != tt.wantErr || !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("= %v, %v; want %v (error %v)", got, err, tt.want, tt.wantErr)
+			}
+		})
 	}
 }
 

@@ -694,20 +694,13 @@ func hbaseWaitSettled(ctx context.Context, c *Cluster, limit time.Duration) erro
 	var last error
 	for {
 		var scan string
-		err := hbaseGet(wctx, rest, "/hbase:meta/*/info:state", &scan)
-		if err != nil && strings.Contains(err.Error(), ": 404 Not Found") {
-			// The gateway answers 404 to a scan that finds no row: no
-			// region has a state to wait for.
+		err := hbaseGet(wctx, rest, hbaseMetaStateScan, &scan)
+		rit, err := hbaseMetaInTransition([]byte(scan), err)
+		if err == nil && len(rit) == 0 {
 			return nil
 		}
 		if err == nil {
-			var rit map[string]int
-			if rit, err = hbaseInTransition([]byte(scan)); err == nil {
-				if len(rit) == 0 {
-					return nil
-				}
-				err = fmt.Errorf("regions in transition: %v", rit)
-			}
+			err = fmt.Errorf("regions in transition: %v", rit)
 		}
 		last = err
 		select {
