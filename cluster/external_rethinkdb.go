@@ -38,9 +38,9 @@ import (
 // is asked (server_stats has none of cpu, rss or disk).
 
 // rethinkRemote is the rethinkdb engine's remote side
-// (singleEngine.external).
-var rethinkRemote = remoteDB{dsn: rethinkRemoteDSN, version: rethinkRemoteVersion, members: rethinkRemoteMembers,
-	status: rethinkRemoteStatus, moving: rethinkRemoteMoving}
+// (Single.External).
+var rethinkRemote = RemoteDB{DSN: rethinkRemoteDSN, Version: rethinkRemoteVersion, Members: rethinkRemoteMembers,
+	Status: rethinkRemoteStatus, Moving: rethinkRemoteMoving}
 
 // rethinkStatusRow is the part of a server_status row asked.
 type rethinkStatusRow struct {
@@ -126,7 +126,7 @@ func rethinkSystemTable(ctx context.Context, n *Node, table string) ([]byte, err
 
 func rethinkRemoteDSN(c *Cluster) string {
 	for _, n := range c.Nodes {
-		if n.Role != roleDecommissioned {
+		if n.Role != RoleDecommissioned {
 			return fmt.Sprintf("rethinkdb://%s/%s", n.Addr(), rethinkDatabase)
 		}
 	}
@@ -147,7 +147,7 @@ func rethinkRemoteVersion(ctx context.Context, _ *Cluster, n *Node) (string, err
 }
 
 func rethinkRemoteStatusOf(ctx context.Context, c *Cluster) []NodeStatus {
-	return remoteStatuses(ctx, c, "", func(ctx context.Context, n *Node, st *NodeStatus) error {
+	return RemoteStatuses(ctx, c, "", func(ctx context.Context, n *Node, st *NodeStatus) error {
 		v, err := rethinkRemoteVersion(ctx, c, n)
 		if err != nil {
 			return err

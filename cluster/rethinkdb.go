@@ -49,14 +49,14 @@ import (
 // empty. The engine therefore has no Add and no Kill/Restart: a crash or
 // join experiment on it would measure reqlite's gaps, not RethinkDB.
 func init() {
-	Register(&singleEngine{
-		engine: "rethinkdb", server: "reqlite", node: "reqlite1", log: "reqlite.log", config: reqliteScript, port: rethinkPort,
-		check: checkNode, options: parseRethinkOpts, prepare: prepareRethink, setup: writeReqliteStart, start: startReqlite, describe: describeRethink,
-		detail: func(*Cluster) map[string]string {
+	Register(&Single{
+		Engine: "rethinkdb", Server: "reqlite", NodeName: "reqlite1", LogFile: "reqlite.log", ConfigFile: reqliteScript, StandardPort: rethinkPort,
+		CheckInstall: CheckNodeJS, ParseOptions: parseRethinkOpts, Prepare: prepareRethink, Setup: writeReqliteStart, Start: startReqlite, Describe: describeRethink,
+		Detail: func(*Cluster) map[string]string {
 			return map[string]string{"not_verified": "config/reconfigure, persistence, clustering"}
 		},
-		probe:    probeRethink,
-		external: &rethinkRemote,
+		Probe:    probeRethink,
+		External: &rethinkRemote,
 	})
 }
 
@@ -84,7 +84,7 @@ var reqliteStart []byte
 // else $XDG_CACHE_HOME/fieldbench/reqlite-VERSION, else
 // ~/.cache/fieldbench/reqlite-VERSION.
 func ReqliteDir() (string, error) {
-	return npmCacheDir("FIELDBENCH_REQLITE", "reqlite", ReqliteVersion)
+	return NPMDir("FIELDBENCH_REQLITE", "reqlite", ReqliteVersion)
 }
 
 // InstallReqlite installs reqlite into ReqliteDir with npm unless it is
@@ -94,7 +94,7 @@ func InstallReqlite(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := npmInstall(ctx, dir, "reqlite", ReqliteVersion); err != nil {
+	if err := NPMInstall(ctx, dir, "reqlite", ReqliteVersion); err != nil {
 		return "", err
 	}
 	return dir, nil
@@ -114,7 +114,7 @@ func parseRethinkOpts(o Options) error {
 }
 
 // prepareRethink reads the options and installs reqlite when it is
-// missing (the engine's Check is node and npm: checkNode); the node
+// missing (the engine's Check is node and npm: CheckNodeJS); the node
 // listens on RethinkDB's driver port 28015 on hosts and keeps nothing.
 func prepareRethink(ctx context.Context, opts Options) (map[string]string, error) {
 	if err := parseRethinkOpts(opts); err != nil {
@@ -166,7 +166,7 @@ func startReqlite(ctx context.Context, c *Cluster, n *Node) error {
 		n.PID = 0
 		return err
 	}
-	if err := waitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
+	if err := WaitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
 		return fail(err)
 	}
 	if _, err := serverVersionOf(wctx, n); err != nil {

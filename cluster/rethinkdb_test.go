@@ -87,7 +87,7 @@ func TestRethinkEngine(t *testing.T) {
 // loaded.
 func TestReqliteStartRefusesOtherHosts(t *testing.T) {
 	t.Parallel()
-	if err := checkNode(); err != nil {
+	if err := CheckNodeJS(); err != nil {
 		t.Skip(err)
 	}
 	script := t.TempDir() + "/" + reqliteScript
