@@ -51,10 +51,10 @@ func init() {
 	Register(&singleKiller{Single{
 		Engine: "mongodb", Server: "FerretDB", NodeName: "ferretdb1", LogFile: "ferretdb.log", DataDir: "data", StandardPort: mongoPort,
 		CheckInstall: checkMongo, Prepare: prepareMongo, Start: startFerretDB, Describe: describeMongo,
-		Detail:   func(c *Cluster) map[string]string { return map[string]string{"backend": c.Options["backend"]} },
-		Probe:    probeMongo,
-		ParseOptions:  func(o Options) error { _, err := parseMongoOpts(o); return err },
-		External: &mongoRemote,
+		Detail:       func(c *Cluster) map[string]string { return map[string]string{"backend": c.Options["backend"]} },
+		Probe:        probeMongo,
+		ParseOptions: func(o Options) error { _, err := parseMongoOpts(o); return err },
+		External:     &mongoRemote,
 	}})
 }
 

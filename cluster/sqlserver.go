@@ -49,10 +49,10 @@ func init() {
 	Register(&singleKiller{Single{
 		Engine: "sqlserver", Server: "Iridium SQL", NodeName: "iridium1", LogFile: "iridium.log", DataDir: "data", StandardPort: sqlServerPort,
 		CheckInstall: checkIridium, Prepare: prepareSQLServer, Start: startIridium, Describe: describeSQLServer,
-		Detail:   func(*Cluster) map[string]string { return map[string]string{"server": IridiumServer} },
-		Probe:    probeSQLServer,
-		ParseOptions:  func(o Options) error { _, err := parseSQLServerOpts(o); return err },
-		External: &sqlRemote,
+		Detail:       func(*Cluster) map[string]string { return map[string]string{"server": IridiumServer} },
+		Probe:        probeSQLServer,
+		ParseOptions: func(o Options) error { _, err := parseSQLServerOpts(o); return err },
+		External:     &sqlRemote,
 	}})
 }
 
