@@ -652,7 +652,7 @@ func startCassandraNode(ctx context.Context, c *Cluster, n *Node, wait time.Dura
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	if err := waitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
+	if err := WaitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
 		_ = Kill(pid)
 		return err
 	}
@@ -1023,13 +1023,15 @@ func ownsPercent(s string) float64 {
 	return v
 }
 
-// roleDecommissioned marks a node that left the ring through Remove: its
+// RoleDecommissioned marks a node that left the ring through Remove: its
 // process is gone for good (its tokens belong to others now), so Restart
 // refuses it, Status shows it "removed" rather than down, and the DSN no
-// longer lists it.
-const roleDecommissioned = "decommissioned"
+// longer lists it. An external cluster's Remove marks its node so too,
+// and every database's external side leaves such a node out of its DSN
+// and its status (exported for those outside this package).
+const RoleDecommissioned = "decommissioned"
 
-func cassRemoved(n *Node) bool { return n.Role == roleDecommissioned }
+func cassRemoved(n *Node) bool { return n.Role == RoleDecommissioned }
 
 // Remove implements Remover: `nodetool decommission` on the node, run from
 // the cached jars (cassandra-all holds org.apache.cassandra.tools.NodeTool,
@@ -1068,7 +1070,7 @@ func (cassandraEngine) Remove(ctx context.Context, c *Cluster, name string) erro
 	if err := Stop(n.PID, 60*time.Second); err != nil {
 		return fmt.Errorf("cassandra: stop %s after its decommission: %w", name, err)
 	}
-	n.PID, n.Stopped, n.Role = 0, true, roleDecommissioned
+	n.PID, n.Stopped, n.Role = 0, true, RoleDecommissioned
 	// A node restarted later reads its seed from its yaml: when the seed
 	// itself left, point the others at a node still in the ring.
 	if err := reseed(c); err != nil {

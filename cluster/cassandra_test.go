@@ -483,7 +483,7 @@ func TestReseed(t *testing.T) {
 		}
 		c.Nodes = append(c.Nodes, n)
 	}
-	c.Nodes[0].Role = roleDecommissioned
+	c.Nodes[0].Role = RoleDecommissioned
 	if err := reseed(c); err != nil {
 		t.Fatal(err)
 	}
@@ -539,7 +539,7 @@ func TestCassandraDSNRF(t *testing.T) {
 		{"2", []*Node{node(1, ""), node(2, ""), node(3, "")}, "rf=2"},
 		{"nodes", []*Node{node(1, "")}, "rf=1"},
 		{"nodes", []*Node{node(1, ""), node(2, ""), node(3, "")}, "rf=3"},
-		{"nodes", []*Node{node(1, ""), node(2, roleDecommissioned), node(3, "")}, "rf=2"},
+		{"nodes", []*Node{node(1, ""), node(2, RoleDecommissioned), node(3, "")}, "rf=2"},
 		{"2/2", []*Node{node(1, ""), node(2, ""), node(3, ""), node(4, "")}, "rf=dc1:2,dc2:2&dc=dc1"},
 		{"3//shuffle", []*Node{node(1, ""), node(2, ""), node(3, "")}, "rf=3&replicas=shuffle"},
 	}

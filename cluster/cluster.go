@@ -174,7 +174,7 @@ type Mover interface {
 // each asked by name through the registry before anything starts (where
 // there was once a table keyed by engine name): CheckOptions asks an
 // OptionChecker, CheckNetwork a Hoster, CheckNodes a NodeLimiter, and an
-// external cluster the engine's remote side (remoter, in external.go).
+// external cluster the engine's remote side (Remoter, in external.go).
 // An engine without one gets the fallback its doc comment says.
 
 // OptionChecker is an engine that reads its options (--opt key=value)

@@ -81,7 +81,7 @@ func (couchEngine) CheckOptions(o Options) error {
 // set, else $XDG_CACHE_HOME/fieldbench/pouchdb-server-VERSION, else
 // ~/.cache/fieldbench/pouchdb-server-VERSION.
 func PouchDBDir() (string, error) {
-	return npmCacheDir("FIELDBENCH_POUCHDB", "pouchdb-server", PouchDBVersion)
+	return NPMDir("FIELDBENCH_POUCHDB", "pouchdb-server", PouchDBVersion)
 }
 
 func pouchBin(dir string) string {
@@ -90,17 +90,17 @@ func pouchBin(dir string) string {
 
 // Check implements Engine: node and npm must be installed; pouchdb-server
 // itself is installed by Up when missing.
-func (couchEngine) Check() error { return checkNode() }
+func (couchEngine) Check() error { return CheckNodeJS() }
 
 // InstallPouchDB installs pouchdb-server into PouchDBDir with npm unless
-// it is there, and returns the server's script (npmInstall: concurrent
+// it is there, and returns the server's script (NPMInstall: concurrent
 // callers wait for one install).
 func InstallPouchDB(ctx context.Context) (string, error) {
 	dir, err := PouchDBDir()
 	if err != nil {
 		return "", err
 	}
-	if err := npmInstall(ctx, dir, "pouchdb-server", PouchDBVersion); err != nil {
+	if err := NPMInstall(ctx, dir, "pouchdb-server", PouchDBVersion); err != nil {
 		return "", err
 	}
 	return pouchBin(dir), nil
@@ -247,7 +247,7 @@ func startCouchNode(ctx context.Context, c *Cluster, n *Node) error {
 	}
 	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	if err := waitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
+	if err := WaitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
 		_ = Kill(pid)
 		return err
 	}

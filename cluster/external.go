@@ -66,53 +66,55 @@ const (
 	DefaultJoinTimeout    = 15 * time.Minute
 )
 
-// remoteDB is what fieldbench asks one database about nodes it did not
+// RemoteDB is what fieldbench asks one database about nodes it did not
 // start, over the network and by address alone (no PID, no local file,
-// no password it generated).
-type remoteDB struct {
-	// dsn builds the adapter's DSN from the members; nil when the members
+// no password it generated). Each engine gives its own (Remoter);
+// exported, fields and all, so that an engine in a database's own folder
+// (db/rethinkdb) can.
+type RemoteDB struct {
+	// DSN builds the adapter's DSN from the members; nil when the members
 	// are not what the adapter talks to (HBase: region servers, while the
 	// adapter talks to the REST gateway), and then the scenario's dsn is
-	// required, as dsnHint says.
-	dsn     func(c *Cluster) string
-	dsnHint string
-	// version asks the database its version, through member n (or the
+	// required, as DSNHint says.
+	DSN     func(c *Cluster) string
+	DSNHint string
+	// Version asks the database its version, through member n (or the
 	// DSN's server, for databases reached through a gateway).
-	version func(ctx context.Context, c *Cluster, n *Node) (string, error)
-	// members are the nodes the database lists, by host:port, with "up"
+	Version func(ctx context.Context, c *Cluster, n *Node) (string, error)
+	// Members are the nodes the database lists, by host:port, with "up"
 	// for a node that has joined (any other word says where it is).
-	members func(ctx context.Context, c *Cluster) (map[string]string, error)
-	// resources are the figures the database reports about each node's
-	// process (NodeResources), and the names of those it fills.
-	resources func(ctx context.Context, c *Cluster) (map[string]NodeResources, error)
-	reported  []string
-	// source says where the reported figures come from, for the result.
-	source string
-	// status and moving, when set, replace the database's own engine's
+	Members func(ctx context.Context, c *Cluster) (map[string]string, error)
+	// Resources are the figures the database reports about each node's
+	// process (NodeResources), and Reported the names of those it fills.
+	Resources func(ctx context.Context, c *Cluster) (map[string]NodeResources, error)
+	Reported  []string
+	// Source says where the reported figures come from, for the result.
+	Source string
+	// Status and Moving, when set, replace the database's own engine's
 	// Status and Moving, which need processes fieldbench started (a PID,
 	// a port on loopback it chose).
-	status func(ctx context.Context, c *Cluster) ([]NodeStatus, error)
-	moving func(ctx context.Context, c *Cluster) (bool, string, error)
+	Status func(ctx context.Context, c *Cluster) ([]NodeStatus, error)
+	Moving func(ctx context.Context, c *Cluster) (bool, string, error)
 }
 
-// remoter is an engine whose database an external cluster can run:
-// remote says what fieldbench asks it about nodes it did not start (nil:
-// nothing, and no external cluster runs it), in the database's
-// external_<db>.go. Unexported while every engine lives in package
-// cluster: remoteDB's parts are the package's own functions.
-type remoter interface {
-	remote() *remoteDB
+// Remoter is an engine whose database an external cluster can run:
+// Remote says what fieldbench asks it about nodes it did not start (nil:
+// nothing, and no external cluster runs it), in the database's external
+// side (cluster/external_<db>.go, or db/<name>/external.go). Exported so
+// that an engine outside this package can give one.
+type Remoter interface {
+	Remote() *RemoteDB
 }
 
 // remoteFor is the remote side of the engine called database, or nil
 // when there is none (no such engine, or one no external cluster runs).
-func remoteFor(database string) *remoteDB {
+func remoteFor(database string) *RemoteDB {
 	e, err := Get(database)
 	if err != nil {
 		return nil
 	}
-	if r, ok := e.(remoter); ok {
-		return r.remote()
+	if r, ok := e.(Remoter); ok {
+		return r.Remote()
 	}
 	return nil
 }
@@ -124,7 +126,7 @@ func remoteFor(database string) *remoteDB {
 func ExternalDatabases() []string {
 	var out []string
 	for _, e := range registered() {
-		if r, ok := e.(remoter); ok && r.remote() != nil {
+		if r, ok := e.(Remoter); ok && r.Remote() != nil {
 			out = append(out, e.Name())
 		}
 	}
@@ -144,8 +146,8 @@ func (s ExternalSpec) Problems(used map[string]bool, adds int) []error {
 		} else {
 			bad("database: %q: fieldbench can ask only %s about nodes it did not start", s.Database, strings.Join(ExternalDatabases(), ", "))
 		}
-	} else if rdb.dsn == nil && s.DSN == "" {
-		bad("dsn: required with database %s: %s", s.Database, rdb.dsnHint)
+	} else if rdb.DSN == nil && s.DSN == "" {
+		bad("dsn: required with database %s: %s", s.Database, rdb.DSNHint)
 	}
 	members, spares := 0, 0
 	names, addrs := map[string]bool{}, map[string]bool{}
@@ -226,13 +228,13 @@ var exampleCommand = map[string]string{
 }
 
 // External is the engine of an external cluster: node actions run the
-// scenario's commands, the rest is asked of the database (remoteDB and
+// scenario's commands, the rest is asked of the database (RemoteDB and
 // the database's own engine, whose Status and Moving work by address).
 type External struct {
 	spec    ExternalSpec
 	tmpl    map[string]*Template
 	db      Engine
-	rdb     remoteDB
+	rdb     RemoteDB
 	log     io.WriteCloser
 	spares  []ExternalMember
 	ownDSN  bool // the DSN is built from the members (and follows them)
@@ -290,12 +292,12 @@ func OpenExternal(ctx context.Context, spec ExternalSpec, dir string) (*External
 	}
 	if c.DSN == "" {
 		e.ownDSN = true
-		c.DSN = e.rdb.dsn(c)
+		c.DSN = e.rdb.DSN(c)
 	}
 	var errs []error
 	for _, n := range c.Nodes {
 		vctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		v, err := e.rdb.version(vctx, c, n)
+		v, err := e.rdb.Version(vctx, c, n)
 		cancel()
 		if err == nil && v != "" {
 			c.Version = v
@@ -328,16 +330,16 @@ func (e *External) Up(context.Context, string, Options) (*Cluster, error) {
 // Status implements Engine with the database's own engine, which asks
 // every node by address.
 func (e *External) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
-	if e.rdb.status != nil {
-		return e.rdb.status(ctx, c)
+	if e.rdb.Status != nil {
+		return e.rdb.Status(ctx, c)
 	}
 	return e.db.Status(ctx, c)
 }
 
 // Moving implements Mover with the database's own engine.
 func (e *External) Moving(ctx context.Context, c *Cluster) (bool, string, error) {
-	if e.rdb.moving != nil {
-		return e.rdb.moving(ctx, c)
+	if e.rdb.Moving != nil {
+		return e.rdb.Moving(ctx, c)
 	}
 	m, ok := e.db.(Mover)
 	if !ok {
@@ -361,7 +363,7 @@ func (e *External) Down(context.Context, *Cluster) error {
 func members(c *Cluster) int {
 	k := 0
 	for _, n := range c.Nodes {
-		if n.Role != roleDecommissioned {
+		if n.Role != RoleDecommissioned {
 			k++
 		}
 	}
@@ -373,18 +375,19 @@ func members(c *Cluster) int {
 // more than this.
 const remoteAskTimeout = 5 * time.Second
 
-// remoteStatuses is the status of an external cluster's members, one
+// RemoteStatuses is the status of an external cluster's members, one
 // line each, removed ones left out, for databases asked member by member
 // (couchbase, couchdb, mongodb, rethinkdb, sqlserver). A member fieldbench knows stopped is
 // "down" without being asked; a running one is asked with ask, under
 // remoteAskTimeout: "unreachable" with the error when ask fails, else
 // "up" with whatever ask filled in (role, details). Every line starts
 // with the given role and an empty Detail, so ask and the caller can add
-// to it.
-func remoteStatuses(ctx context.Context, c *Cluster, role string, ask func(ctx context.Context, n *Node, st *NodeStatus) error) []NodeStatus {
+// to it. Exported for a database's external side outside this package
+// (db/rethinkdb/external.go).
+func RemoteStatuses(ctx context.Context, c *Cluster, role string, ask func(ctx context.Context, n *Node, st *NodeStatus) error) []NodeStatus {
 	var out []NodeStatus
 	for _, n := range c.Nodes {
-		if n.Role == roleDecommissioned {
+		if n.Role == RoleDecommissioned {
 			continue
 		}
 		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: role, State: "down", Detail: map[string]string{}}
@@ -487,12 +490,12 @@ func (e *External) Remove(ctx context.Context, c *Cluster, name string) error {
 	if err := e.run(ctx, "remove", n, members(c)-1); err != nil {
 		return err
 	}
-	n.Stopped, n.Role = true, roleDecommissioned
+	n.Stopped, n.Role = true, RoleDecommissioned
 	if e.ownDSN {
-		c.DSN = e.rdb.dsn(c)
+		c.DSN = e.rdb.DSN(c)
 	}
 	return e.waitFor(ctx, "remove: "+name+" gone from the cluster", func(ctx context.Context) (bool, string, error) {
-		m, err := e.rdb.members(ctx, c)
+		m, err := e.rdb.Members(ctx, c)
 		if err != nil {
 			return false, "", err
 		}
@@ -511,7 +514,7 @@ func (e *External) Add(ctx context.Context, c *Cluster) (*Node, error) {
 	for _, n := range c.Nodes {
 		known[n.Addr()] = true
 	}
-	if before, err := e.rdb.members(ctx, c); err == nil {
+	if before, err := e.rdb.Members(ctx, c); err == nil {
 		for a := range before {
 			known[a] = true
 		}
@@ -529,7 +532,7 @@ func (e *External) Add(ctx context.Context, c *Cluster) (*Node, error) {
 		what = "add: " + want.Name + " (" + want.Addr() + ") listed by " + e.spec.Database
 	}
 	err := e.waitFor(ctx, what, func(ctx context.Context) (bool, string, error) {
-		m, err := e.rdb.members(ctx, c)
+		m, err := e.rdb.Members(ctx, c)
 		if err != nil {
 			return false, "", err
 		}
@@ -558,7 +561,7 @@ func (e *External) Add(ctx context.Context, c *Cluster) (*Node, error) {
 	}
 	c.Nodes = append(c.Nodes, n)
 	if e.ownDSN {
-		c.DSN = e.rdb.dsn(c)
+		c.DSN = e.rdb.DSN(c)
 	}
 	return n, nil
 }
@@ -616,18 +619,18 @@ type ResourceReporter interface {
 }
 
 // ReportedResources implements ResourceReporter.
-func (e *External) ReportedResources() []string { return e.rdb.reported }
+func (e *External) ReportedResources() []string { return e.rdb.Reported }
 
 // ResourceSource implements ResourceReporter.
-func (e *External) ResourceSource() string { return e.rdb.source }
+func (e *External) ResourceSource() string { return e.rdb.Source }
 
 // Resources implements ResourceReporter: what the database says about the
 // running nodes, by node name.
 func (e *External) Resources(ctx context.Context, c *Cluster) (map[string]NodeResources, error) {
-	if e.rdb.resources == nil {
+	if e.rdb.Resources == nil {
 		return nil, nil
 	}
-	return e.rdb.resources(ctx, c)
+	return e.rdb.Resources(ctx, c)
 }
 
 // NodeStopper is an engine with its own graceful stop of one node (an

@@ -12,11 +12,11 @@ import (
 	"time"
 )
 
-// remote implements remoter: an external Cassandra is asked over CQL,
+// Remote implements Remoter: an external Cassandra is asked over CQL,
 // its ring (members) as the first running node sees it, and each node's
 // system tables (version, disk use).
-func (cassandraEngine) remote() *remoteDB {
-	return &remoteDB{dsn: func(c *Cluster) string {
+func (cassandraEngine) Remote() *RemoteDB {
+	return &RemoteDB{DSN: func(c *Cluster) string {
 		var hosts []string
 		for _, n := range c.Nodes {
 			if !cassRemoved(n) {
@@ -24,8 +24,8 @@ func (cassandraEngine) remote() *remoteDB {
 			}
 		}
 		return "cassandra://" + strings.Join(hosts, ",") + "/fieldbench"
-	}, version: func(ctx context.Context, _ *Cluster, n *Node) (string, error) { return cassVersion(ctx, n) }, members: cassMembers, resources: cassResources, reported: []string{"disk"},
-		source: "system_views.disk_usage of each node: disk = the sum over its tables of their SSTables, each table rounded up to whole MiB (no commit log, hints or snapshots)"}
+	}, Version: func(ctx context.Context, _ *Cluster, n *Node) (string, error) { return cassVersion(ctx, n) }, Members: cassMembers, Resources: cassResources, Reported: []string{"disk"},
+		Source: "system_views.disk_usage of each node: disk = the sum over its tables of their SSTables, each table rounded up to whole MiB (no commit log, hints or snapshots)"}
 }
 
 // cassMembers lists the endpoints of the ring as the first running node

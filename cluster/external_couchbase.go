@@ -36,11 +36,11 @@ import (
 // documentation asks them with an administrator's; without, expect 401,
 // reported as the error). No resource figure is asked.
 
-// remote implements remoter: the members are REST addresses, not the
+// Remote implements Remoter: the members are REST addresses, not the
 // key-value ports the adapter dials, so the scenario gives the dsn.
-func (couchbaseEngine) remote() *remoteDB {
-	return &remoteDB{dsnHint: "the adapter's DSN (couchbase://host:kvport/bucket): the members are REST addresses (port 8091)",
-		version: cbRemoteVersion, members: cbRemoteMembers, status: cbRemoteStatus, moving: cbRemoteMoving}
+func (couchbaseEngine) Remote() *RemoteDB {
+	return &RemoteDB{DSNHint: "the adapter's DSN (couchbase://host:kvport/bucket): the members are REST addresses (port 8091)",
+		Version: cbRemoteVersion, Members: cbRemoteMembers, Status: cbRemoteStatus, Moving: cbRemoteMoving}
 }
 
 // couchbaseMockImpl is CouchbaseMock's implementationVersion.
@@ -204,7 +204,7 @@ func cbRemoteMembers(ctx context.Context, c *Cluster) (map[string]string, error)
 }
 
 func cbRemoteStatusOf(ctx context.Context, c *Cluster) []NodeStatus {
-	return remoteStatuses(ctx, c, "", func(ctx context.Context, n *Node, st *NodeStatus) error {
+	return RemoteStatuses(ctx, c, "", func(ctx context.Context, n *Node, st *NodeStatus) error {
 		v, err := cbRemoteVersion(ctx, c, n)
 		if err != nil {
 			return err

@@ -35,10 +35,10 @@ import (
 // /_membership matching and /_node/NODE/_system are NOT VERIFIED HERE
 // (pouchdb-server has no cluster). No resource figure is asked.
 
-// remote implements remoter.
-func (couchEngine) remote() *remoteDB {
-	return &remoteDB{dsn: couchRemoteDSN, version: couchRemoteVersion, members: couchRemoteMembers,
-		status: couchRemoteStatus, moving: couchRemoteMoving}
+// Remote implements Remoter.
+func (couchEngine) Remote() *RemoteDB {
+	return &RemoteDB{DSN: couchRemoteDSN, Version: couchRemoteVersion, Members: couchRemoteMembers,
+		Status: couchRemoteStatus, Moving: couchRemoteMoving}
 }
 
 type couchMembership struct {
@@ -118,7 +118,7 @@ type couchSystem struct {
 
 func couchRemoteDSN(c *Cluster) string {
 	for _, n := range c.Nodes {
-		if n.Role != roleDecommissioned {
+		if n.Role != RoleDecommissioned {
 			return "couchdb://" + n.Addr()
 		}
 	}
@@ -142,7 +142,7 @@ func couchAnswering(ctx context.Context, c *Cluster) ([]*Node, couchapi.Welcome)
 	var out []*Node
 	var first couchapi.Welcome
 	for _, n := range c.Nodes {
-		if !n.Running() || n.Role == roleDecommissioned {
+		if !n.Running() || n.Role == RoleDecommissioned {
 			continue
 		}
 		qctx, cancel := context.WithTimeout(ctx, remoteAskTimeout)
@@ -182,7 +182,7 @@ func couchRemoteMembers(ctx context.Context, c *Cluster) (map[string]string, err
 }
 
 func couchRemoteStatus(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
-	return remoteStatuses(ctx, c, "", func(ctx context.Context, n *Node, st *NodeStatus) error {
+	return RemoteStatuses(ctx, c, "", func(ctx context.Context, n *Node, st *NodeStatus) error {
 		cl := couchClient(n)
 		w, err := cl.Welcome(ctx)
 		if err != nil {

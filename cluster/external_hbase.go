@@ -35,13 +35,13 @@ import (
 //   - resources: /status/cluster's storefileSizeMB per region, summed per
 //     region server (disk); heap and request counts are status facts.
 
-// remote implements remoter: an external HBase is asked through the REST
+// Remote implements Remoter: an external HBase is asked through the REST
 // gateway its DSN names (the members are region servers, not what the
 // adapter talks to, so the scenario gives the dsn).
-func (hbaseEngine) remote() *remoteDB {
-	return &remoteDB{dsnHint: "the adapter's DSN naming the REST gateway (hbase://host:8080): the members are region servers",
-		version: hbaseRemoteVersion, members: hbaseRemoteMembers, resources: hbaseRemoteResources, reported: []string{"disk"},
-		source: hbaseRemoteSource, status: hbaseRemoteStatus, moving: hbaseRemoteMoving}
+func (hbaseEngine) Remote() *RemoteDB {
+	return &RemoteDB{DSNHint: "the adapter's DSN naming the REST gateway (hbase://host:8080): the members are region servers",
+		Version: hbaseRemoteVersion, Members: hbaseRemoteMembers, Resources: hbaseRemoteResources, Reported: []string{"disk"},
+		Source: hbaseRemoteSource, Status: hbaseRemoteStatus, Moving: hbaseRemoteMoving}
 }
 
 // hbaseRemoteSource says where an external HBase's disk figure comes from.
@@ -207,7 +207,7 @@ func hbaseExternalStatus(c *Cluster, st *hbaseRemoteClusterStatus) []NodeStatus 
 	var out []NodeStatus
 	seen := map[string]bool{}
 	for _, n := range c.Nodes {
-		if n.Role == roleDecommissioned {
+		if n.Role == RoleDecommissioned {
 			continue
 		}
 		seen[n.Addr()] = true

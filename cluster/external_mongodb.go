@@ -33,9 +33,9 @@ import (
 // movement and the resource figures are NOT VERIFIED HERE
 // (mongoNotVerified): they follow MongoDB's documented answers.
 
-// mongoRemote is the mongodb engine's remote side (singleEngine.external).
-var mongoRemote = remoteDB{dsn: mongoRemoteDSN, version: mongoRemoteVersion, members: mongoRemoteMembers, resources: mongoRemoteResources,
-	reported: []string{"cpu", "rss"}, source: mongoRemoteSource, status: mongoRemoteStatus, moving: mongoRemoteMoving}
+// mongoRemote is the mongodb engine's remote side (Single.External).
+var mongoRemote = RemoteDB{DSN: mongoRemoteDSN, Version: mongoRemoteVersion, Members: mongoRemoteMembers, Resources: mongoRemoteResources,
+	Reported: []string{"cpu", "rss"}, Source: mongoRemoteSource, Status: mongoRemoteStatus, Moving: mongoRemoteMoving}
 
 // mongoNotVerified says what of an external MongoDB no server here gave.
 const mongoNotVerified = "not verified here (FerretDB has neither): replica-set membership and data movement (replSetGetStatus), cpu and rss (serverStatus extra_info, mem)"
@@ -162,7 +162,7 @@ func mongoRun(ctx context.Context, n *Node, command string, out any) error {
 func mongoRemoteDSN(c *Cluster) string {
 	var hosts []string
 	for _, n := range c.Nodes {
-		if n.Role != roleDecommissioned {
+		if n.Role != RoleDecommissioned {
 			hosts = append(hosts, n.Addr())
 		}
 	}
@@ -183,7 +183,7 @@ func mongoRemoteVersion(ctx context.Context, _ *Cluster, n *Node) (string, error
 func mongoReplStatusOf(ctx context.Context, c *Cluster) (*mongoReplStatus, error) {
 	var errs []error
 	for _, n := range c.Nodes {
-		if !n.Running() || n.Role == roleDecommissioned {
+		if !n.Running() || n.Role == RoleDecommissioned {
 			continue
 		}
 		var rs mongoReplStatus
@@ -203,7 +203,7 @@ func mongoReplStatusOf(ctx context.Context, c *Cluster) (*mongoReplStatus, error
 func mongoPerMember(ctx context.Context, c *Cluster, ask func(ctx context.Context, n *Node) error) map[string]error {
 	out := map[string]error{}
 	for _, n := range c.Nodes {
-		if !n.Running() || n.Role == roleDecommissioned {
+		if !n.Running() || n.Role == RoleDecommissioned {
 			continue
 		}
 		qctx, cancel := context.WithTimeout(ctx, remoteAskTimeout)
@@ -242,7 +242,7 @@ func mongoRemoteStatus(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
 			states[m.Name] = m.StateStr
 		}
 	}
-	out := remoteStatuses(ctx, c, "", func(ctx context.Context, n *Node, st *NodeStatus) error {
+	out := RemoteStatuses(ctx, c, "", func(ctx context.Context, n *Node, st *NodeStatus) error {
 		var h mongoHello
 		if err := mongoRun(ctx, n, "hello", &h); err != nil {
 			return err

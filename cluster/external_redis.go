@@ -7,12 +7,12 @@ import (
 	"strings"
 )
 
-// remote implements remoter: an external Redis Cluster is asked with
+// Remote implements Remoter: an external Redis Cluster is asked with
 // CLUSTER NODES (members) and INFO (version, resources) of each node.
-func (redisEngine) remote() *remoteDB {
-	return &remoteDB{dsn: redisDSN, version: func(ctx context.Context, _ *Cluster, n *Node) (string, error) { return redisVersion(ctx, n) },
-		members: redisMembers, resources: redisResources, reported: []string{"cpu", "rss"},
-		source: "INFO of each node: cpu = used_cpu_sys + used_cpu_user, rss = used_memory_rss"}
+func (redisEngine) Remote() *RemoteDB {
+	return &RemoteDB{DSN: redisDSN, Version: func(ctx context.Context, _ *Cluster, n *Node) (string, error) { return redisVersion(ctx, n) },
+		Members: redisMembers, Resources: redisResources, Reported: []string{"cpu", "rss"},
+		Source: "INFO of each node: cpu = used_cpu_sys + used_cpu_user, rss = used_memory_rss"}
 }
 
 // redisMembers lists the nodes CLUSTER NODES shows, "up" for those that

@@ -18,15 +18,15 @@ import (
 // cluster's version is what the server claims, and a stand-in claims a
 // real one. Microsoft SQL Server's pre-login is not verified here.
 
-// sqlRemote is the sqlserver engine's remote side (singleEngine.external).
-var sqlRemote = remoteDB{dsn: sqlRemoteDSN, version: sqlRemoteVersion, members: sqlRemoteMembers,
-	status: sqlRemoteStatus, moving: sqlRemoteMoving}
+// sqlRemote is the sqlserver engine's remote side (Single.External).
+var sqlRemote = RemoteDB{DSN: sqlRemoteDSN, Version: sqlRemoteVersion, Members: sqlRemoteMembers,
+	Status: sqlRemoteStatus, Moving: sqlRemoteMoving}
 
 // sqlRemoteDSN is the adapter's DSN without credentials: a real SQL
 // Server needs the scenario's dsn with user and password.
 func sqlRemoteDSN(c *Cluster) string {
 	for _, n := range c.Nodes {
-		if n.Role != roleDecommissioned {
+		if n.Role != RoleDecommissioned {
 			return fmt.Sprintf("sqlserver://%s?database=%s", n.Addr(), sqlServerDatabase)
 		}
 	}
@@ -53,7 +53,7 @@ func sqlRemoteMembers(ctx context.Context, c *Cluster) (map[string]string, error
 }
 
 func sqlRemoteStatusOf(ctx context.Context, c *Cluster) []NodeStatus {
-	return remoteStatuses(ctx, c, "standalone", func(ctx context.Context, n *Node, st *NodeStatus) error {
+	return RemoteStatuses(ctx, c, "standalone", func(ctx context.Context, n *Node, st *NodeStatus) error {
 		v, err := TDSPrelogin(ctx, n.Addr())
 		if err != nil {
 			return err

@@ -533,7 +533,7 @@ func (e hbaseEngine) startNode(ctx context.Context, c *Cluster, n *Node, limit t
 	}
 	wctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	if err := waitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
+	if err := WaitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
 		_ = Kill(pid)
 		return fmt.Errorf("hbase %s: %w", n.Name, err)
 	}

@@ -9,7 +9,10 @@ import (
 )
 
 // listenAddrs are the local addresses listening on port (from
-// /proc/net/tcp and tcp6: state 0A), as "ip:port".
+// /proc/net/tcp and tcp6: state 0A), as "ip:port": clustertest.ListenAddrs
+// for this package's own tests, which cannot import clustertest (it
+// imports cluster); it goes once sqlserver's engine test has moved to
+// its database's folder.
 func listenAddrs(t *testing.T, port int) []string {
 	t.Helper()
 	var out []string

@@ -488,7 +488,7 @@ func bindLost(logFile string, offset int64) bool {
 func (mariaDB) waitReady(ctx context.Context, c *Cluster, node *Node) error {
 	wctx, cancel := context.WithTimeout(ctx, mariadbNodeWait)
 	defer cancel()
-	if err := waitDial(wctx, node.Dial, node.Addr(), node.PID, node.LogFile); err != nil {
+	if err := WaitDial(wctx, node.Dial, node.Addr(), node.PID, node.LogFile); err != nil {
 		return err
 	}
 	for {

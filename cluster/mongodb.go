@@ -48,13 +48,13 @@ import (
 //	log-level=LEVEL   FerretDB's log level (DEBUG, INFO, WARN, ERROR;
 //	                  default WARN)
 func init() {
-	Register(&singleKiller{singleEngine{
-		engine: "mongodb", server: "FerretDB", node: "ferretdb1", log: "ferretdb.log", data: "data", port: mongoPort,
-		check: checkMongo, prepare: prepareMongo, start: startFerretDB, describe: describeMongo,
-		detail:   func(c *Cluster) map[string]string { return map[string]string{"backend": c.Options["backend"]} },
-		probe:    probeMongo,
-		options:  func(o Options) error { _, err := parseMongoOpts(o); return err },
-		external: &mongoRemote,
+	Register(&singleKiller{Single{
+		Engine: "mongodb", Server: "FerretDB", NodeName: "ferretdb1", LogFile: "ferretdb.log", DataDir: "data", StandardPort: mongoPort,
+		CheckInstall: checkMongo, Prepare: prepareMongo, Start: startFerretDB, Describe: describeMongo,
+		Detail:       func(c *Cluster) map[string]string { return map[string]string{"backend": c.Options["backend"]} },
+		Probe:        probeMongo,
+		ParseOptions: func(o Options) error { _, err := parseMongoOpts(o); return err },
+		External:     &mongoRemote,
 	}})
 }
 
@@ -281,7 +281,7 @@ func startFerretDB(ctx context.Context, c *Cluster, n *Node) error {
 	n.PID, n.Stopped = pid, false
 	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	if err := waitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
+	if err := WaitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
 		_ = Kill(pid)
 		n.PID = 0
 		return err

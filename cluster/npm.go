@@ -9,11 +9,13 @@ import (
 	"strings"
 )
 
-// npmCacheDir is where an npm package the engines run is installed:
+// NPMDir is where an npm package the engines run is installed:
 // $envVar if set, else $XDG_CACHE_HOME/fieldbench/NAME-VERSION, else
 // ~/.cache/fieldbench/NAME-VERSION (outside the repository, as
-// scripts/install-servers.sh installs it).
-func npmCacheDir(envVar, name, version string) (string, error) {
+// scripts/install-servers.sh installs it). Exported, as are CheckNodeJS
+// and NPMInstall, for the engines in a database's own folder that run an
+// npm package (db/rethinkdb: reqlite).
+func NPMDir(envVar, name, version string) (string, error) {
 	if d := os.Getenv(envVar); d != "" {
 		return d, nil
 	}
@@ -28,9 +30,10 @@ func npmCacheDir(envVar, name, version string) (string, error) {
 	return filepath.Join(home, ".cache", "fieldbench", base), nil
 }
 
-// checkNode reports node and npm missing from PATH, with the packages that
-// bring them.
-func checkNode() error {
+// CheckNodeJS reports node and npm (Node.js, not a cluster's Node)
+// missing from PATH, with the packages that bring them: the Check of an
+// engine whose server is an npm package.
+func CheckNodeJS() error {
 	var missing []string
 	for _, b := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(b); err != nil {
@@ -43,15 +46,15 @@ func checkNode() error {
 	return nil
 }
 
-// npmInstall installs name@version with npm into dir unless it is there (a
+// NPMInstall installs name@version with npm into dir unless it is there (a
 // marker file says the install completed), under a file lock so that
 // concurrent callers wait for one install. The install goes to a
 // temporary directory beside dir, renamed into place once complete.
-func npmInstall(ctx context.Context, dir, name, version string) error {
+func NPMInstall(ctx context.Context, dir, name, version string) error {
 	if _, err := os.Stat(filepath.Join(dir, jarsDoneFile)); err == nil {
 		return nil
 	}
-	if err := checkNode(); err != nil {
+	if err := CheckNodeJS(); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {

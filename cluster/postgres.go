@@ -433,7 +433,7 @@ func (pgEngine) start(ctx context.Context, c *Cluster, node *Node) error {
 		node.Stopped = false
 		wctx, cancel := context.WithTimeout(ctx, 120*time.Second)
 		defer cancel()
-		if err := waitDial(wctx, node.Dial, node.Addr(), pid, node.LogFile); err != nil {
+		if err := WaitDial(wctx, node.Dial, node.Addr(), pid, node.LogFile); err != nil {
 			_ = pgStopPID(pid, 10*time.Second)
 			node.PID = 0
 			return err

@@ -406,15 +406,16 @@ func Kill(pid int) error {
 // WaitPort waits until host:port accepts TCP connections, the process pid
 // dies (then the log's tail explains why), or ctx ends.
 func WaitPort(ctx context.Context, host string, port, pid int, logFile string) error {
-	return waitDial(ctx, func(ctx context.Context, addr string) (net.Conn, error) {
+	return WaitDial(ctx, func(ctx context.Context, addr string) (net.Conn, error) {
 		var d net.Dialer
 		return d.DialContext(ctx, "tcp", addr)
 	}, net.JoinHostPort(host, strconv.Itoa(port)), pid, logFile)
 }
 
-// waitDial is WaitPort with the dial given: a node on a virtual network is
-// dialled from inside its host's namespace (Node.Dial).
-func waitDial(ctx context.Context, dial func(context.Context, string) (net.Conn, error), addr string, pid int, logFile string) error {
+// WaitDial is WaitPort with the dial given: a node on a virtual network is
+// dialled from inside its host's namespace (Node.Dial). An engine's start
+// waits with it whether its node is on loopback or on a host.
+func WaitDial(ctx context.Context, dial func(context.Context, string) (net.Conn, error), addr string, pid int, logFile string) error {
 	for {
 		dctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 		c, err := dial(dctx, addr)

@@ -374,7 +374,7 @@ func startRedisNode(ctx context.Context, n *Node) error {
 	}
 	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	if err := waitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
+	if err := WaitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
 		_ = Kill(pid)
 		return err
 	}

@@ -277,3 +277,31 @@ func TestRedisKillFailoverRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Redis limits its servers, masters × (1 + replicas); a replicas option
+// beyond the limit is its options' to refuse, not multiplied here.
+func TestRedisNodeLimitCountsReplicas(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		nodes    int
+		replicas string
+		want     string
+	}{
+		{17, "3", "redis: 17 master(s) × (1 + 3 replicas) = 68 servers is more than the 64 this machine can run: each Redis server is a process with a client port, a cluster bus port, an append-only file and a log; 64 servers (masters × (1 + replicas)) already outnumber this machine's cores many times over"},
+		{16, "3", ""},
+		{32, "1", ""},
+		{33, "1", "redis: 33 master(s) × (1 + 1 replicas) = 66 servers is more than the 64"},
+		{2, "100", ""},
+		{65, "100", "redis: 65 node(s) is more than the 64"},
+		{65, "0", "redis: 65 node(s) is more than the 64"},
+		{3, "x", ""},
+	} {
+		err := CheckNodes("redis", tc.nodes, map[string]string{"replicas": tc.replicas})
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("--nodes %d replicas=%s: %v", tc.nodes, tc.replicas, err)
+		case tc.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.want)):
+			t.Errorf("--nodes %d replicas=%s: %v, want %q", tc.nodes, tc.replicas, err, tc.want)
+		}
+	}
+}

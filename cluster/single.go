@@ -9,119 +9,135 @@ import (
 	"time"
 )
 
-// singleEngine is the skeleton of the engines that start one server and
+// Single is the skeleton of the engines that start one server and
 // nothing else (mongodb, rethinkdb, sqlserver: stand-ins with no
-// replication): each engine file gives the parts that are its own — how
-// it reads its options and finds its server, how the server starts and
-// answers, what its status says — and singleEngine does the rest the same
-// way for all: the cluster and node directories, the virtual network on
+// replication): each engine gives the parts that are its own — how it
+// reads its options and finds its server, how the server starts and
+// answers, what its status says — and Single does the rest the same way
+// for all: the cluster and node directories, the virtual network on
 // hosts, the node on a free loopback port or on its host's standard port
 // (placeAndStart), status, and Down. An engine whose node can be killed
 // and restarted on its data registers a singleKiller instead. Engines
 // register a pointer: a struct of funcs is not comparable, and Engine
-// values were (the other engines are empty structs).
-type singleEngine struct {
-	engine string // the engine's name
-	server string // the server's name in "start SERVER" errors
-	node   string // the node's name, also its directory's under the cluster's
-	log    string // the node's log file, in its directory
-	// data is the node's data directory under its own; "" is its own.
-	data string
-	// config is a file of the node's directory that n.Config names ("" none).
-	config string
-	// port is the node's port on a host of its own: the engine's standard port.
-	port int
+// values were (the other engines are empty structs). Exported, fields
+// and all, for the engines that live in a database's own folder
+// (db/rethinkdb) rather than in this package.
+type Single struct {
+	Engine string // the engine's name
+	Server string // the server's name in "start SERVER" errors
+	// NodeName is the node's name, also its directory's under the
+	// cluster's.
+	NodeName string
+	LogFile  string // the node's log file's name, in its directory
+	// DataDir is the node's data directory under its own; "" is its own.
+	DataDir string
+	// ConfigFile is a file of the node's directory that n.Config names
+	// ("" none).
+	ConfigFile string
+	// StandardPort is the node's port on a host of its own: the engine's
+	// standard port.
+	StandardPort int
 
-	check func() error
-	// options reads the options the way prepare does, without installing
-	// or starting anything (CheckOptions); nil takes any option.
-	options func(Options) error
-	// external is what an external cluster asks the engine's database
-	// (remoter; its external_<db>.go); nil: none can run it.
-	external *remoteDB
-	// prepare reads the options, checks or installs the server and
+	// CheckInstall is the engine's Check: what is missing on this
+	// machine, with the command that installs it.
+	CheckInstall func() error
+	// ParseOptions reads the options the way Prepare does, without
+	// installing or starting anything (CheckOptions); nil takes any
+	// option.
+	ParseOptions func(Options) error
+	// External is what an external cluster asks the engine's database
+	// (Remoter; its external side); nil: none can run it.
+	External *RemoteDB
+	// Prepare reads the options, checks or installs the server and
 	// returns the cluster's Options; it fails before anything starts.
-	prepare func(ctx context.Context, opts Options) (map[string]string, error)
-	// setup writes what the node needs in its directory before its first
+	Prepare func(ctx context.Context, opts Options) (map[string]string, error)
+	// Setup writes what the node needs in its directory before its first
 	// start (nil: nothing).
-	setup func(n *Node) error
-	// start starts n on its address, port and data and waits until it
+	Setup func(n *Node) error
+	// Start starts n on its address, port and data and waits until it
 	// answers; on a host, inside its namespace.
-	start func(ctx context.Context, c *Cluster, n *Node) error
-	// describe says, once the node answers, the cluster's Version and DSN.
-	describe func(ctx context.Context, c *Cluster, n *Node) (version, dsn string, err error)
-	// detail is what every node's status detail begins with.
-	detail func(c *Cluster) map[string]string
-	// probe asks a running node what it is, adding to its status's
+	Start func(ctx context.Context, c *Cluster, n *Node) error
+	// Describe says, once the node answers, the cluster's Version and DSN.
+	Describe func(ctx context.Context, c *Cluster, n *Node) (version, dsn string, err error)
+	// Detail is what every node's status detail begins with.
+	Detail func(c *Cluster) map[string]string
+	// Probe asks a running node what it is, adding to its status's
 	// detail; an error makes the node unreachable.
-	probe func(ctx context.Context, n *Node, detail map[string]string) error
+	Probe func(ctx context.Context, n *Node, detail map[string]string) error
 }
 
-// singleKiller is a singleEngine whose node can be killed (SIGKILL, as a
+// singleKiller is a Single whose node can be killed (SIGKILL, as a
 // crash) and restarted on its port and data.
-type singleKiller struct{ singleEngine }
+type singleKiller struct{ Single }
 
 var _ Killer = singleKiller{}
 
+// Single answers for itself what its engine says before anything starts.
+var (
+	_ OptionChecker = Single{}
+	_ Hoster        = Single{}
+	_ Remoter       = Single{}
+)
+
 // Name implements Engine.
-func (e singleEngine) Name() string { return e.engine }
+func (e Single) Name() string { return e.Engine }
 
 // Check implements Engine.
-func (e singleEngine) Check() error { return e.check() }
+func (e Single) Check() error { return e.CheckInstall() }
 
 // Hosts implements Hoster: every single-node engine starts its node on
 // a host of its own too (Up, placeAndStart).
-func (e singleEngine) Hosts() (bool, string) { return true, "" }
+func (e Single) Hosts() (bool, string) { return true, "" }
 
-// remote implements remoter with the engine's external side.
-func (e singleEngine) remote() *remoteDB { return e.external }
+// Remote implements Remoter with the engine's external side.
+func (e Single) Remote() *RemoteDB { return e.External }
 
 // CheckOptions implements OptionChecker with the engine's options.
-func (e singleEngine) CheckOptions(o Options) error {
-	if e.options == nil {
+func (e Single) CheckOptions(o Options) error {
+	if e.ParseOptions == nil {
 		return nil
 	}
-	return e.options(o)
+	return e.ParseOptions(o)
 }
 
 // Up implements Engine: the one node on a free loopback port, or on its
 // host's address and the engine's standard port on hosts. Whatever fails,
 // the cluster returned (if any) holds what was started, for the caller's
 // Down.
-func (e singleEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster, error) {
-	options, err := e.prepare(ctx, opts)
+func (e Single) Up(ctx context.Context, dir string, opts Options) (*Cluster, error) {
+	options, err := e.Prepare(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("%s: cluster directory: %w", e.engine, err)
+		return nil, fmt.Errorf("%s: cluster directory: %w", e.Engine, err)
 	}
-	c := &Cluster{Engine: e.engine, Dir: dir, Started: time.Now().UTC(), Options: options}
+	c := &Cluster{Engine: e.Engine, Dir: dir, Started: time.Now().UTC(), Options: options}
 	if opts.Network == NetworkHosts {
-		if err := CheckNetwork(e.engine, NetworkHosts); err != nil {
+		if err := CheckNetwork(e.Engine, NetworkHosts); err != nil {
 			return nil, err
 		}
 		if err := c.createHosts(ctx); err != nil {
 			return c, err
 		}
 	}
-	ndir := filepath.Join(dir, e.node)
-	n := &Node{Name: e.node, Role: "standalone", Host: Loopback, DataDir: filepath.Join(ndir, e.data), LogFile: filepath.Join(ndir, e.log)}
-	if e.config != "" {
-		n.Config = filepath.Join(ndir, e.config)
+	ndir := filepath.Join(dir, e.NodeName)
+	n := &Node{Name: e.NodeName, Role: "standalone", Host: Loopback, DataDir: filepath.Join(ndir, e.DataDir), LogFile: filepath.Join(ndir, e.LogFile)}
+	if e.ConfigFile != "" {
+		n.Config = filepath.Join(ndir, e.ConfigFile)
 	}
 	if err := os.MkdirAll(n.DataDir, 0o755); err != nil {
-		return c, fmt.Errorf("%s: node directory: %w", e.engine, err)
+		return c, fmt.Errorf("%s: node directory: %w", e.Engine, err)
 	}
-	if e.setup != nil {
-		if err := e.setup(n); err != nil {
+	if e.Setup != nil {
+		if err := e.Setup(n); err != nil {
 			return c, err
 		}
 	}
-	if err := placeAndStart(ctx, c, n, e.port, func() error { return e.start(ctx, c, n) }); err != nil {
-		return c, fmt.Errorf("%s: start %s: %w", e.engine, e.server, err)
+	if err := placeAndStart(ctx, c, n, e.StandardPort, func() error { return e.Start(ctx, c, n) }); err != nil {
+		return c, fmt.Errorf("%s: start %s: %w", e.Engine, e.Server, err)
 	}
-	if c.Version, c.DSN, err = e.describe(ctx, c, n); err != nil {
+	if c.Version, c.DSN, err = e.Describe(ctx, c, n); err != nil {
 		return c, err
 	}
 	return c, nil
@@ -129,14 +145,14 @@ func (e singleEngine) Up(ctx context.Context, dir string, opts Options) (*Cluste
 
 // Status implements Engine: the node's state, what it says it is (probe),
 // and on hosts its host's counters.
-func (e singleEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
-	return nodeStatuses(ctx, c, func(*Node) map[string]string { return e.detail(c) }, e.probe), nil
+func (e Single) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
+	return nodeStatuses(ctx, c, func(*Node) map[string]string { return e.Detail(c) }, e.Probe), nil
 }
 
 // Down implements Engine: SIGTERM, SIGKILL after 15 s; on a virtual
 // network, then the network.
-func (e singleEngine) Down(ctx context.Context, c *Cluster) error {
-	return stopOnNetwork(ctx, c, e.engine)
+func (e Single) Down(ctx context.Context, c *Cluster) error {
+	return stopOnNetwork(ctx, c, e.Engine)
 }
 
 // Kill implements Killer: SIGKILL, as a crash.
@@ -146,7 +162,7 @@ func (singleKiller) Kill(_ context.Context, c *Cluster, node string) error {
 
 // Restart implements Killer: the node starts again on its port and data.
 func (e singleKiller) Restart(ctx context.Context, c *Cluster, node string) error {
-	_, err := restartNode(ctx, c, e.engine, node, func(n *Node) error { return e.start(ctx, c, n) })
+	_, err := restartNode(ctx, c, e.Engine, node, func(n *Node) error { return e.Start(ctx, c, n) })
 	return err
 }
 

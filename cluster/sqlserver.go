@@ -46,13 +46,13 @@ import (
 // One node only (Iridium has no replication); it can be killed and
 // restarted on its data directory (on its host, on hosts).
 func init() {
-	Register(&singleKiller{singleEngine{
-		engine: "sqlserver", server: "Iridium SQL", node: "iridium1", log: "iridium.log", data: "data", port: sqlServerPort,
-		check: checkIridium, prepare: prepareSQLServer, start: startIridium, describe: describeSQLServer,
-		detail:   func(*Cluster) map[string]string { return map[string]string{"server": IridiumServer} },
-		probe:    probeSQLServer,
-		options:  func(o Options) error { _, err := parseSQLServerOpts(o); return err },
-		external: &sqlRemote,
+	Register(&singleKiller{Single{
+		Engine: "sqlserver", Server: "Iridium SQL", NodeName: "iridium1", LogFile: "iridium.log", DataDir: "data", StandardPort: sqlServerPort,
+		CheckInstall: checkIridium, Prepare: prepareSQLServer, Start: startIridium, Describe: describeSQLServer,
+		Detail:       func(*Cluster) map[string]string { return map[string]string{"server": IridiumServer} },
+		Probe:        probeSQLServer,
+		ParseOptions: func(o Options) error { _, err := parseSQLServerOpts(o); return err },
+		External:     &sqlRemote,
 	}})
 }
 
@@ -183,7 +183,7 @@ func startIridium(ctx context.Context, c *Cluster, n *Node) error {
 	n.PID, n.Stopped = pid, false
 	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	if err := waitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
+	if err := WaitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
 		_ = Kill(pid)
 		n.PID = 0
 		return err

@@ -35,8 +35,9 @@ go build -o "$tools/testtimes" ./scripts/testtimes
 # Three streams run side by side, each one package at a time (-p 1):
 #   cli:     the end-to-end tests of internal/cli (experiments, faults, hosts)
 #            and the cluster engines;
-#   servers: the adapter packages against their real servers,
-#            kubejob (the image), experiment/convergence, history, job;
+#   servers: the adapter packages and the database folders (db/<name>)
+#            against their real servers, kubejob (the image),
+#            experiment/convergence, history, job;
 #   others:  every package that starts no server (with
 #            FIELDBENCH_TEST_NO_SERVERS=1: one that starts a server there
 #            fails and says to list it above), then the fuzzing.
@@ -56,7 +57,7 @@ cli=(./internal/cli ./cluster)
 servers=(
   ./adapter/couchdb ./adapter/hbase ./adapter/mongodb ./adapter/cassandra
   ./kubejob ./adapter/couchbase ./adapter/mariadb ./adapter/postgres
-  ./adapter/redis ./adapter/rethinkdb ./adapter/sqlserver
+  ./adapter/redis ./db/rethinkdb ./adapter/sqlserver
   ./experiment/convergence ./history ./job
 )
 mod=$(go list -m)

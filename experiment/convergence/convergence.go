@@ -108,6 +108,18 @@ func register(engine string, open func(context.Context, *cluster.Cluster, Option
 // the reason convergence means nothing on them.
 var inapplicable = map[string]string{}
 
+// RegisterInapplicable records that convergence means nothing on engine
+// (one fieldbench starts without replicas) and why: Open refuses it with
+// that reason, wrapping cluster.ErrUnsupported. Exported for a database's
+// own folder, whose convergence.go calls it from init (db/rethinkdb); it
+// panics on a second registration of engine.
+func RegisterInapplicable(engine, why string) {
+	if _, dup := inapplicable[engine]; dup {
+		panic("convergence: duplicate registration of " + engine)
+	}
+	inapplicable[engine] = why
+}
+
 // Engines lists the engines convergence can be measured on, sorted.
 func Engines() []string {
 	out := make([]string, 0, len(openers))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/db/rethinkdb"
 )
 
 // TestStandInsHosts: the single-node stand-ins on hosts, one subtest per
@@ -28,7 +29,7 @@ func TestStandInsHosts(t *testing.T) {
 		killable          bool
 	}{
 		{"rethinkdb", "reqlite1", "rethinkdb://198.18.0.1:28015/fieldbench",
-			[]string{"198.18.0.1:28015  standalone  up", "server=reqlite " + cluster.ReqliteVersion}, false},
+			[]string{"198.18.0.1:28015  standalone  up", "server=reqlite " + rethinkdb.ReqliteVersion}, false},
 		{"sqlserver", "iridium1", "sqlserver://fieldbench@198.18.0.1:1433?database=fieldbench&encrypt=disable&standin=iridium",
 			[]string{"198.18.0.1:1433  standalone  up", "server=Iridium SQL " + cluster.IridiumVersion}, true},
 	} {

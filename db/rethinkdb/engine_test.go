@@ -1,4 +1,4 @@
-package cluster
+package rethinkdb
 
 import (
 	"context"
@@ -10,18 +10,32 @@ import (
 	"time"
 
 	r "gopkg.in/rethinkdb/rethinkdb-go.v6"
+
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
 )
+
+// upOwn starts a reqlite of the test's own through the engine, stopped
+// when the test ends (clustertest.OwnCluster), and a context that ends
+// after timeout.
+func upOwn(t *testing.T, timeout time.Duration) (context.Context, cluster.Engine, *cluster.Cluster) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	t.Cleanup(cancel)
+	e, c := clustertest.OwnCluster(t, Name, cluster.Options{Nodes: 1}, timeout)
+	return ctx, e, c
+}
 
 func TestParseRethinkOpts(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		opts    Options
+		opts    cluster.Options
 		wantErr string
 	}{
-		{Options{Nodes: 1}, ""},
-		{Options{Nodes: 0}, ""},
-		{Options{Nodes: 3}, "no clustering"},
-		{Options{Nodes: 1, Extra: map[string]string{"replicas": "1"}}, "unknown option"},
+		{cluster.Options{Nodes: 1}, ""},
+		{cluster.Options{Nodes: 0}, ""},
+		{cluster.Options{Nodes: 3}, "no clustering"},
+		{cluster.Options{Nodes: 1, Extra: map[string]string{"replicas": "1"}}, "unknown option"},
 	}
 	for _, tt := range tests {
 		err := parseRethinkOpts(tt.opts)
@@ -35,7 +49,7 @@ func TestParseRethinkOpts(t *testing.T) {
 			t.Errorf("parseRethinkOpts(%+v) error %v, want %q", tt.opts, err, tt.wantErr)
 		}
 	}
-	if err := parseRethinkOpts(Options{Nodes: 2}); !errors.Is(err, ErrUnsupported) {
+	if err := parseRethinkOpts(cluster.Options{Nodes: 2}); !errors.Is(err, cluster.ErrUnsupported) {
 		t.Errorf("2 nodes: %v does not wrap ErrUnsupported", err)
 	}
 }
@@ -46,13 +60,13 @@ func TestParseRethinkOpts(t *testing.T) {
 // cluster and its status name reqlite and never RethinkDB, and that Down
 // stops it.
 func TestRethinkEngine(t *testing.T) {
-	ctx, e, c := upForTest(t, "rethinkdb", Options{Nodes: 1}, 5*time.Minute) // a first npm install included
+	ctx, e, c := upOwn(t, 5*time.Minute) // a first npm install included
 	n := c.Nodes[0]
-	if c.Version != "reqlite "+ReqliteVersion || !strings.HasPrefix(c.DSN, "rethinkdb://127.0.0.1:") || n.Host != Loopback ||
+	if c.Version != "reqlite "+ReqliteVersion || !strings.HasPrefix(c.DSN, "rethinkdb://127.0.0.1:") || n.Host != cluster.Loopback ||
 		!strings.Contains(c.Options["server"], "reqlite") {
 		t.Fatalf("cluster = version %q, DSN %q, host %q, options %v", c.Version, c.DSN, n.Host, c.Options)
 	}
-	if got := listenAddrs(t, n.Port); len(got) != 1 || got[0] != n.Addr() {
+	if got := clustertest.ListenAddrs(t, n.Port); len(got) != 1 || got[0] != n.Addr() {
 		t.Errorf("port %d listens on %v, want only %s", n.Port, got, n.Addr())
 	}
 	st, err := e.Status(ctx, c)
@@ -70,13 +84,13 @@ func TestRethinkEngine(t *testing.T) {
 	if st, _ := e.Status(ctx, c); st[0].Detail["databases"] != "1" {
 		t.Errorf("Status after a database was created = %+v", st[0])
 	}
-	if _, ok := e.(Killer); ok {
+	if _, ok := e.(cluster.Killer); ok {
 		t.Error("the engine offers Kill/Restart, but reqlite keeps nothing across a restart")
 	}
 	if err := e.Down(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	if Alive(n.PID) {
+	if cluster.Alive(n.PID) {
 		t.Error("reqlite still running after Down")
 	}
 }
@@ -87,7 +101,7 @@ func TestRethinkEngine(t *testing.T) {
 // loaded.
 func TestReqliteStartRefusesOtherHosts(t *testing.T) {
 	t.Parallel()
-	if err := checkNode(); err != nil {
+	if err := cluster.CheckNodeJS(); err != nil {
 		t.Skip(err)
 	}
 	script := t.TempDir() + "/" + reqliteScript

@@ -22,6 +22,12 @@
 // Not verified here (reqlite has none of them): table configuration
 // (shards, replicas, write acknowledgements), persistence, clusters of
 // several servers, and the speed of RethinkDB's real indexes.
+//
+// The package is the whole database (docs/architecture.md, "Adding a
+// database"): this adapter with a file per family (ingest.go,
+// trajectory.go), the cluster engine that starts reqlite (engine.go), what
+// an external cluster asks a RethinkDB (external.go) and convergence's
+// refusal (convergence.go); db/all links it into the binary.
 package rethinkdb
 
 import (
@@ -38,7 +44,6 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/netdial"
-	"github.com/fieldbench/fieldbench/adapter/rethinkdb/rethinkapi"
 	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
@@ -222,7 +227,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	}
 	// A user who may not read rethinkdb.server_status is on a real
 	// RethinkDB (reqlite checks no permission).
-	if srv, err := rethinkapi.ServerOf(ctx, s); err == nil && srv.IsReqlite() {
+	if srv, err := serverOf(ctx, s); err == nil && srv.IsReqlite() {
 		db.serialPoints = true
 	}
 	return db, nil
@@ -289,7 +294,7 @@ func (db *DB) Drop(ctx context.Context) error {
 // Info implements adapter.DB: the server that answered (reqlite or
 // RethinkDB, from rethinkdb.server_status) and what shapes the figures.
 func (db *DB) Info(ctx context.Context) (adapter.Info, error) {
-	srv, err := rethinkapi.ServerOf(ctx, db.s)
+	srv, err := serverOf(ctx, db.s)
 	if err != nil {
 		return adapter.Info{}, fmt.Errorf("rethinkdb: %w", err)
 	}

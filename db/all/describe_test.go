@@ -1,9 +1,11 @@
-package cluster
+package all
 
 import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fieldbench/fieldbench/cluster"
 )
 
 // What each engine says of itself before anything starts — whether it
@@ -14,7 +16,9 @@ import (
 // hostsEngines, noHosts, nodeLimits, remoteDBs) and kept when the engines
 // came to answer for themselves (issue 45, point 2): it proves that move
 // changed nothing a user sees. A newly registered engine fails it until
-// it has its row.
+// it has its row. It lives here, where every database is linked (the
+// engines of package cluster and those of the database folders, db/all):
+// inside package cluster it would not see db/rethinkdb's engine.
 func TestEngineDescriptions(t *testing.T) {
 	t.Parallel()
 	const (
@@ -87,7 +91,7 @@ func TestEngineDescriptions(t *testing.T) {
 			remote = append(remote, tc.engine)
 		}
 	}
-	if got := Engines(); !slices.Equal(got, names) {
+	if got := cluster.Engines(); !slices.Equal(got, names) {
 		t.Fatalf("registered engines %v, the table describes %v: give every engine its row", got, names)
 	}
 	errText := func(err error) string {
@@ -98,7 +102,7 @@ func TestEngineDescriptions(t *testing.T) {
 	}
 	for _, tc := range rows {
 		t.Run(tc.engine, func(t *testing.T) {
-			err := CheckNetwork(tc.engine, NetworkHosts)
+			err := cluster.CheckNetwork(tc.engine, cluster.NetworkHosts)
 			if tc.noHosts != "" {
 				if got := errText(err); got != tc.noHosts {
 					t.Errorf("--network hosts:\n got %q\nwant %q", got, tc.noHosts)
@@ -107,31 +111,31 @@ func TestEngineDescriptions(t *testing.T) {
 				// Without root vnet.Check refuses; the engine must not.
 				t.Errorf("--network hosts refused by the engine: %v", err)
 			}
-			if err := CheckNetwork(tc.engine, NetworkLoopback); err != nil {
+			if err := cluster.CheckNetwork(tc.engine, cluster.NetworkLoopback); err != nil {
 				t.Errorf("--network loopback: %v", err)
 			}
-			if got := errText(CheckOptions(tc.engine, Options{Nodes: 1, Extra: map[string]string{"bogus": "1"}})); got != tc.bogus {
+			if got := errText(cluster.CheckOptions(tc.engine, cluster.Options{Nodes: 1, Extra: map[string]string{"bogus": "1"}})); got != tc.bogus {
 				t.Errorf("--opt bogus=1:\n got %q\nwant %q", got, tc.bogus)
 			}
-			if err := CheckOptions(tc.engine, Options{Nodes: 1}); err != nil {
+			if err := cluster.CheckOptions(tc.engine, cluster.Options{Nodes: 1}); err != nil {
 				t.Errorf("no option refused: %v", err)
 			}
 			if tc.max == 0 {
-				if err := CheckNodes(tc.engine, 1000, nil); err != nil {
+				if err := cluster.CheckNodes(tc.engine, 1000, nil); err != nil {
 					t.Errorf("--nodes 1000 refused by an engine without a limit: %v", err)
 				}
 			} else {
-				if err := CheckNodes(tc.engine, tc.max, nil); err != nil {
+				if err := cluster.CheckNodes(tc.engine, tc.max, nil); err != nil {
 					t.Errorf("--nodes %d (the limit) refused: %v", tc.max, err)
 				}
-				if got := errText(CheckNodes(tc.engine, tc.max+1, nil)); got != tc.tooMany {
+				if got := errText(cluster.CheckNodes(tc.engine, tc.max+1, nil)); got != tc.tooMany {
 					t.Errorf("--nodes %d:\n got %q\nwant %q", tc.max+1, got, tc.tooMany)
 				}
 			}
-			if got := errText(CheckNodes(tc.engine, 0, nil)); got != "--nodes must be at least 1 (got 0)" {
+			if got := errText(cluster.CheckNodes(tc.engine, 0, nil)); got != "--nodes must be at least 1 (got 0)" {
 				t.Errorf("--nodes 0: %q", got)
 			}
-			spec := ExternalSpec{Database: tc.engine, Members: []ExternalMember{{Name: "a", Host: "h", Port: 1}}}
+			spec := cluster.ExternalSpec{Database: tc.engine, Members: []cluster.ExternalMember{{Name: "a", Host: "h", Port: 1}}}
 			var problems []string
 			for _, err := range spec.Problems(nil, 0) {
 				problems = append(problems, err.Error())
@@ -148,16 +152,16 @@ func TestEngineDescriptions(t *testing.T) {
 			}
 		})
 	}
-	if got := HostsEngines(); !slices.Equal(got, hosts) {
+	if got := cluster.HostsEngines(); !slices.Equal(got, hosts) {
 		t.Errorf("HostsEngines() = %v, want %v", got, hosts)
 	}
-	if got := ExternalDatabases(); !slices.Equal(got, remote) {
+	if got := cluster.ExternalDatabases(); !slices.Equal(got, remote) {
 		t.Errorf("ExternalDatabases() = %v, want %v", got, remote)
 	}
 	// An engine that is not registered (external, a typo) runs on loopback
 	// only, and the error lists the engines that run on hosts.
-	for _, name := range []string{"nosuch", EngineExternal} {
-		err := errText(CheckNetwork(name, NetworkHosts))
+	for _, name := range []string{"nosuch", cluster.EngineExternal} {
+		err := errText(cluster.CheckNetwork(name, cluster.NetworkHosts))
 		prefix := "--network hosts: the " + name + " engine starts on loopback only (hosts: "
 		list, ok := strings.CutPrefix(err, prefix)
 		list, ok2 := strings.CutSuffix(list, ")")
@@ -166,39 +170,11 @@ func TestEngineDescriptions(t *testing.T) {
 		if !ok || !ok2 || !slices.Equal(got, hosts) {
 			t.Errorf("%s --network hosts: %q, want %q and the engines %v", name, err, prefix+"...)", hosts)
 		}
-		if err := CheckOptions(name, Options{Nodes: 1, Extra: map[string]string{"bogus": "1"}}); err != nil {
+		if err := cluster.CheckOptions(name, cluster.Options{Nodes: 1, Extra: map[string]string{"bogus": "1"}}); err != nil {
 			t.Errorf("%s --opt bogus=1: %v", name, err)
 		}
-		if err := CheckNodes(name, 1000, nil); err != nil {
+		if err := cluster.CheckNodes(name, 1000, nil); err != nil {
 			t.Errorf("%s --nodes 1000: %v", name, err)
-		}
-	}
-}
-
-// Redis limits its servers, masters × (1 + replicas); a replicas option
-// beyond the limit is its options' to refuse, not multiplied here.
-func TestRedisNodeLimitCountsReplicas(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		nodes    int
-		replicas string
-		want     string
-	}{
-		{17, "3", "redis: 17 master(s) × (1 + 3 replicas) = 68 servers is more than the 64 this machine can run: each Redis server is a process with a client port, a cluster bus port, an append-only file and a log; 64 servers (masters × (1 + replicas)) already outnumber this machine's cores many times over"},
-		{16, "3", ""},
-		{32, "1", ""},
-		{33, "1", "redis: 33 master(s) × (1 + 1 replicas) = 66 servers is more than the 64"},
-		{2, "100", ""},
-		{65, "100", "redis: 65 node(s) is more than the 64"},
-		{65, "0", "redis: 65 node(s) is more than the 64"},
-		{3, "x", ""},
-	} {
-		err := CheckNodes("redis", tc.nodes, map[string]string{"replicas": tc.replicas})
-		switch {
-		case tc.want == "" && err != nil:
-			t.Errorf("--nodes %d replicas=%s: %v", tc.nodes, tc.replicas, err)
-		case tc.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.want)):
-			t.Errorf("--nodes %d replicas=%s: %v, want %q", tc.nodes, tc.replicas, err, tc.want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package rethinkapi
+package rethinkdb
 
 import "testing"
 
@@ -16,9 +16,9 @@ func TestIdentify(t *testing.T) {
 		{"", "", "", true},
 	}
 	for _, tt := range tests {
-		got, err := Identify(tt.in)
+		got, err := identify(tt.in)
 		if (err != nil) != tt.wantErr || got.Name != tt.name || got.Version != tt.version {
-			t.Errorf("Identify(%q) = %+v, %v; want %s %s (error %v)", tt.in, got, err, tt.name, tt.version, tt.wantErr)
+			t.Errorf("identify(%q) = %+v, %v; want %s %s (error %v)", tt.in, got, err, tt.name, tt.version, tt.wantErr)
 		}
 	}
 }

@@ -63,8 +63,8 @@ func TestInfoSaysReqlite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Name != "reqlite" || info.Version != cluster.ReqliteVersion {
-		t.Errorf("Info = %s %s, want reqlite %s", info.Name, info.Version, cluster.ReqliteVersion)
+	if info.Name != "reqlite" || info.Version != ReqliteVersion {
+		t.Errorf("Info = %s %s, want reqlite %s", info.Name, info.Version, ReqliteVersion)
 	}
 	if info.Config["stand_in"] == "" || info.Config["parts"] != "4" || !strings.Contains(info.Config["not_verified"], NotVerified) {
 		t.Errorf("Info.Config = %v: want the stand-in note, parts and what is %s", info.Config, NotVerified)

@@ -1,4 +1,4 @@
-package cluster
+package rethinkdb
 
 import (
 	"os"
@@ -8,15 +8,17 @@ import (
 	"time"
 
 	r "gopkg.in/rethinkdb/rethinkdb-go.v6"
+
+	"github.com/fieldbench/fieldbench/cluster"
 )
 
-// testdata/external/rethinkdb holds reqlite 2.3.0's rethinkdb.server_status
+// testdata/external holds reqlite 2.3.0's rethinkdb.server_status
 // (the one row fieldbench's start script writes) and table_status (empty,
 // read with a table in place), as JSON. No RethinkDB runs here: its rows
 // below are the shapes of its documented system tables, not captured.
 func rethinkTestdata(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "external", "rethinkdb", name))
+	b, err := os.ReadFile(filepath.Join("testdata", "external", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,12 +77,12 @@ func TestRethinkExternalTableStatus(t *testing.T) {
 // (reqlite's table_status is empty), a restart done once the member
 // answers, then unreachable once killed.
 func TestExternalRethinkReqlite(t *testing.T) {
-	ctx, _, local := upForTest(t, "rethinkdb", Options{Nodes: 1}, 2*time.Minute)
+	ctx, _, local := upOwn(t, 2*time.Minute)
 	n := local.Nodes[0]
 	// restart runs true: the member is up throughout, and Restart returns
 	// once the database's own status says so (not the local engine's,
 	// which knows no PID of a remote node).
-	ext, c, err := OpenExternal(ctx, ExternalSpec{Database: "rethinkdb", Members: []ExternalMember{{Name: "r1", Host: n.Host, Port: n.Port}},
+	ext, c, err := cluster.OpenExternal(ctx, cluster.ExternalSpec{Database: "rethinkdb", Members: []cluster.ExternalMember{{Name: "r1", Host: n.Host, Port: n.Port}},
 		Commands: map[string]string{"restart": "true"}, JoinTimeout: 30 * time.Second}, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +112,7 @@ func TestExternalRethinkReqlite(t *testing.T) {
 	if err := ext.Restart(ctx, c, "r1"); err != nil {
 		t.Errorf("restart of an answering member: %v", err)
 	}
-	if err := Kill(n.PID); err != nil {
+	if err := cluster.Kill(n.PID); err != nil {
 		t.Fatal(err)
 	}
 	n.Stopped = true

@@ -1,4 +1,4 @@
-package cluster
+package rethinkdb
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	r "gopkg.in/rethinkdb/rethinkdb-go.v6"
 
 	"github.com/fieldbench/fieldbench/adapter/netdial"
-	"github.com/fieldbench/fieldbench/adapter/rethinkdb/rethinkapi"
+	"github.com/fieldbench/fieldbench/cluster"
 )
 
 // The rethinkdb engine starts reqlite (npm package reqlite 2.3.0), a
@@ -49,14 +49,14 @@ import (
 // empty. The engine therefore has no Add and no Kill/Restart: a crash or
 // join experiment on it would measure reqlite's gaps, not RethinkDB.
 func init() {
-	Register(&singleEngine{
-		engine: "rethinkdb", server: "reqlite", node: "reqlite1", log: "reqlite.log", config: reqliteScript, port: rethinkPort,
-		check: checkNode, options: parseRethinkOpts, prepare: prepareRethink, setup: writeReqliteStart, start: startReqlite, describe: describeRethink,
-		detail: func(*Cluster) map[string]string {
+	cluster.Register(&cluster.Single{
+		Engine: Name, Server: "reqlite", NodeName: "reqlite1", LogFile: "reqlite.log", ConfigFile: reqliteScript, StandardPort: rethinkPort,
+		CheckInstall: cluster.CheckNodeJS, ParseOptions: parseRethinkOpts, Prepare: prepareRethink, Setup: writeReqliteStart, Start: startReqlite, Describe: describeRethink,
+		Detail: func(*cluster.Cluster) map[string]string {
 			return map[string]string{"not_verified": "config/reconfigure, persistence, clustering"}
 		},
-		probe:    probeRethink,
-		external: &rethinkRemote,
+		Probe:    probeRethink,
+		External: &rethinkRemote,
 	})
 }
 
@@ -74,8 +74,8 @@ const (
 	rethinkPort = 28015
 )
 
-// reqliteStart is cluster/reqlite-start.js: our start script, not a copy
-// of reqlite's code.
+// reqliteStart is reqlite-start.js, beside this file: our start script,
+// not a copy of reqlite's code.
 //
 //go:embed reqlite-start.js
 var reqliteStart []byte
@@ -84,7 +84,7 @@ var reqliteStart []byte
 // else $XDG_CACHE_HOME/fieldbench/reqlite-VERSION, else
 // ~/.cache/fieldbench/reqlite-VERSION.
 func ReqliteDir() (string, error) {
-	return npmCacheDir("FIELDBENCH_REQLITE", "reqlite", ReqliteVersion)
+	return cluster.NPMDir("FIELDBENCH_REQLITE", "reqlite", ReqliteVersion)
 }
 
 // InstallReqlite installs reqlite into ReqliteDir with npm unless it is
@@ -94,7 +94,7 @@ func InstallReqlite(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := npmInstall(ctx, dir, "reqlite", ReqliteVersion); err != nil {
+	if err := cluster.NPMInstall(ctx, dir, "reqlite", ReqliteVersion); err != nil {
 		return "", err
 	}
 	return dir, nil
@@ -102,21 +102,22 @@ func InstallReqlite(ctx context.Context) (string, error) {
 
 // parseRethinkOpts refuses what reqlite cannot do: more than one node,
 // and any engine option (there is none).
-func parseRethinkOpts(o Options) error {
+func parseRethinkOpts(o cluster.Options) error {
 	for k := range o.Extra {
 		return fmt.Errorf("rethinkdb: unknown option %q (the engine has none)", k)
 	}
 	if o.Nodes > 1 {
 		return fmt.Errorf("rethinkdb: reqlite has no clustering (no shards, no replicas, no table configuration), "+
-			"so the engine starts one node (got --nodes %d): %w", o.Nodes, ErrUnsupported)
+			"so the engine starts one node (got --nodes %d): %w", o.Nodes, cluster.ErrUnsupported)
 	}
 	return nil
 }
 
 // prepareRethink reads the options and installs reqlite when it is
-// missing (the engine's Check is node and npm: checkNode); the node
-// listens on RethinkDB's driver port 28015 on hosts and keeps nothing.
-func prepareRethink(ctx context.Context, opts Options) (map[string]string, error) {
+// missing (the engine's Check is node and npm: cluster.CheckNodeJS); the
+// node listens on RethinkDB's driver port 28015 on hosts and keeps
+// nothing.
+func prepareRethink(ctx context.Context, opts cluster.Options) (map[string]string, error) {
 	if err := parseRethinkOpts(opts); err != nil {
 		return nil, err
 	}
@@ -132,7 +133,7 @@ func prepareRethink(ctx context.Context, opts Options) (map[string]string, error
 }
 
 // writeReqliteStart writes the start script into the node's directory.
-func writeReqliteStart(n *Node) error {
+func writeReqliteStart(n *cluster.Node) error {
 	if err := os.WriteFile(n.Config, reqliteStart, 0o644); err != nil {
 		return fmt.Errorf("rethinkdb: write the start script: %w", err)
 	}
@@ -141,7 +142,7 @@ func writeReqliteStart(n *Node) error {
 
 // describeRethink names the cluster after the reqlite that answers and
 // gives the DSN of its database.
-func describeRethink(ctx context.Context, _ *Cluster, n *Node) (version, dsn string, err error) {
+func describeRethink(ctx context.Context, _ *cluster.Cluster, n *cluster.Node) (version, dsn string, err error) {
 	v, err := serverVersionOf(ctx, n)
 	if err != nil {
 		return "", "", err
@@ -152,9 +153,9 @@ func describeRethink(ctx context.Context, _ *Cluster, n *Node) (version, dsn str
 // startReqlite starts n's reqlite through the start script and waits until
 // it answers a query that names it; on a host, inside its namespace
 // (`ip netns exec` execs node: the PID is the server's).
-func startReqlite(ctx context.Context, c *Cluster, n *Node) error {
+func startReqlite(ctx context.Context, c *cluster.Cluster, n *cluster.Node) error {
 	argv := n.Command("node", n.Config, "--reqlite", c.Options["reqlite"], "--host", n.Host, "--port", strconv.Itoa(n.Port))
-	pid, err := Start(Proc{Path: argv[0], Dir: n.DataDir, LogFile: n.LogFile, Args: argv[1:]})
+	pid, err := cluster.Start(cluster.Proc{Path: argv[0], Dir: n.DataDir, LogFile: n.LogFile, Args: argv[1:]})
 	if err != nil {
 		return err
 	}
@@ -162,11 +163,11 @@ func startReqlite(ctx context.Context, c *Cluster, n *Node) error {
 	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	fail := func(err error) error {
-		_ = Kill(pid)
+		_ = cluster.Kill(pid)
 		n.PID = 0
 		return err
 	}
-	if err := waitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
+	if err := cluster.WaitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
 		return fail(err)
 	}
 	if _, err := serverVersionOf(wctx, n); err != nil {
@@ -180,7 +181,7 @@ func startReqlite(ctx context.Context, c *Cluster, n *Node) error {
 // on a host is reached through a relay that dials from inside its
 // namespace, the only place its address is reachable from (rethinkdb-go
 // has no dial hook). done closes the session and the relay.
-func rethinkSession(n *Node) (s *r.Session, done func(), err error) {
+func rethinkSession(n *cluster.Node) (s *r.Session, done func(), err error) {
 	addr := n.Addr()
 	var relay *netdial.Relay
 	if n.Netns != "" {
@@ -204,14 +205,14 @@ func rethinkSession(n *Node) (s *r.Session, done func(), err error) {
 
 // serverVersionOf asks n what it is until it answers (or ctx ends) and
 // checks that it is reqlite; it returns "reqlite VERSION".
-func serverVersionOf(ctx context.Context, n *Node) (string, error) {
-	var srv rethinkapi.Server
+func serverVersionOf(ctx context.Context, n *cluster.Node) (string, error) {
+	var srv serverID
 	var err error
 	for {
 		var s *r.Session
 		var done func()
 		if s, done, err = rethinkSession(n); err == nil {
-			srv, err = rethinkapi.ServerOf(ctx, s)
+			srv, err = serverOf(ctx, s)
 			done()
 		}
 		if err == nil || ctx.Err() != nil {
@@ -220,7 +221,7 @@ func serverVersionOf(ctx context.Context, n *Node) (string, error) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	if err != nil {
-		return "", fmt.Errorf("rethinkdb: ask %s what it is: %w; log ends:\n%s", n.Addr(), err, LogTail(n.LogFile, 1500))
+		return "", fmt.Errorf("rethinkdb: ask %s what it is: %w; log ends:\n%s", n.Addr(), err, cluster.LogTail(n.LogFile, 1500))
 	}
 	if !srv.IsReqlite() {
 		return "", fmt.Errorf("rethinkdb: the server on %s is not reqlite (it says %q)", n.Addr(), srv.Raw)
@@ -231,7 +232,7 @@ func serverVersionOf(ctx context.Context, n *Node) (string, error) {
 // probeRethink is the engine's status of a running node: what it says it
 // is and how many databases and tables it holds besides its system
 // database.
-func probeRethink(ctx context.Context, n *Node, detail map[string]string) error {
+func probeRethink(ctx context.Context, n *cluster.Node, detail map[string]string) error {
 	v, err := serverVersionOf(ctx, n)
 	if err != nil {
 		return err
@@ -246,7 +247,7 @@ func probeRethink(ctx context.Context, n *Node, detail map[string]string) error 
 
 // rethinkCounts counts n's databases and their tables, the system
 // database left out.
-func rethinkCounts(ctx context.Context, n *Node) (dbs, tables int, err error) {
+func rethinkCounts(ctx context.Context, n *cluster.Node) (dbs, tables int, err error) {
 	s, done, err := rethinkSession(n)
 	if err != nil {
 		return 0, 0, err

@@ -1,4 +1,4 @@
-package cluster
+package rethinkdb
 
 import (
 	"context"
@@ -10,8 +10,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fieldbench/fieldbench/adapter/rethinkdb/rethinkapi"
 	r "gopkg.in/rethinkdb/rethinkdb-go.v6"
+
+	"github.com/fieldbench/fieldbench/cluster"
 )
 
 // An external RethinkDB is asked through its system tables, with the
@@ -20,7 +21,7 @@ import (
 //
 //   - version: rethinkdb.server_status's process.version ("rethinkdb
 //     2.4.4~0bookworm (GCC 12.2.0)"; "reqlite 2.3.0 (...)" where
-//     fieldbench's reqlite start script wrote it), as rethinkapi reads it;
+//     fieldbench's reqlite start script wrote it), as serverOf reads it;
 //   - members: the rows of rethinkdb.server_status of the first member
 //     that answers, one per connected server, each up at its
 //     network.canonical_addresses hosts on its network.reql_port. reqlite
@@ -38,9 +39,9 @@ import (
 // is asked (server_stats has none of cpu, rss or disk).
 
 // rethinkRemote is the rethinkdb engine's remote side
-// (singleEngine.external).
-var rethinkRemote = remoteDB{dsn: rethinkRemoteDSN, version: rethinkRemoteVersion, members: rethinkRemoteMembers,
-	status: rethinkRemoteStatus, moving: rethinkRemoteMoving}
+// (cluster.Single.External).
+var rethinkRemote = cluster.RemoteDB{DSN: rethinkRemoteDSN, Version: rethinkRemoteVersion, Members: rethinkRemoteMembers,
+	Status: rethinkRemoteStatus, Moving: rethinkRemoteMoving}
 
 // rethinkStatusRow is the part of a server_status row asked.
 type rethinkStatusRow struct {
@@ -111,7 +112,7 @@ func rethinkNotReady(b []byte) (bool, string, error) {
 
 // rethinkSystemTable reads a table of the rethinkdb database through n,
 // as JSON (the form parsed and captured).
-func rethinkSystemTable(ctx context.Context, n *Node, table string) ([]byte, error) {
+func rethinkSystemTable(ctx context.Context, n *cluster.Node, table string) ([]byte, error) {
 	s, done, err := rethinkSession(n)
 	if err != nil {
 		return nil, fmt.Errorf("rethinkdb: connect to %s: %w", n.Addr(), err)
@@ -124,30 +125,30 @@ func rethinkSystemTable(ctx context.Context, n *Node, table string) ([]byte, err
 	return json.Marshal(rows)
 }
 
-func rethinkRemoteDSN(c *Cluster) string {
+func rethinkRemoteDSN(c *cluster.Cluster) string {
 	for _, n := range c.Nodes {
-		if n.Role != roleDecommissioned {
+		if n.Role != cluster.RoleDecommissioned {
 			return fmt.Sprintf("rethinkdb://%s/%s", n.Addr(), rethinkDatabase)
 		}
 	}
 	return ""
 }
 
-func rethinkRemoteVersion(ctx context.Context, _ *Cluster, n *Node) (string, error) {
+func rethinkRemoteVersion(ctx context.Context, _ *cluster.Cluster, n *cluster.Node) (string, error) {
 	s, done, err := rethinkSession(n)
 	if err != nil {
 		return "", fmt.Errorf("rethinkdb: connect to %s: %w", n.Addr(), err)
 	}
 	defer done()
-	srv, err := rethinkapi.ServerOf(ctx, s)
+	srv, err := serverOf(ctx, s)
 	if err != nil {
 		return "", fmt.Errorf("rethinkdb: %s: %w", n.Addr(), err)
 	}
 	return srv.Name + " " + srv.Version, nil
 }
 
-func rethinkRemoteStatusOf(ctx context.Context, c *Cluster) []NodeStatus {
-	return remoteStatuses(ctx, c, "", func(ctx context.Context, n *Node, st *NodeStatus) error {
+func rethinkRemoteStatusOf(ctx context.Context, c *cluster.Cluster) []cluster.NodeStatus {
+	return cluster.RemoteStatuses(ctx, c, "", func(ctx context.Context, n *cluster.Node, st *cluster.NodeStatus) error {
 		v, err := rethinkRemoteVersion(ctx, c, n)
 		if err != nil {
 			return err
@@ -157,17 +158,17 @@ func rethinkRemoteStatusOf(ctx context.Context, c *Cluster) []NodeStatus {
 	})
 }
 
-func rethinkRemoteStatus(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
+func rethinkRemoteStatus(ctx context.Context, c *cluster.Cluster) ([]cluster.NodeStatus, error) {
 	return rethinkRemoteStatusOf(ctx, c), nil
 }
 
 // rethinkAnswering are the members that answer a version query.
-func rethinkAnswering(ctx context.Context, c *Cluster) []*Node {
+func rethinkAnswering(ctx context.Context, c *cluster.Cluster) []*cluster.Node {
 	up := map[string]bool{}
 	for _, st := range rethinkRemoteStatusOf(ctx, c) {
 		up[st.Name] = st.State == "up"
 	}
-	var out []*Node
+	var out []*cluster.Node
 	for _, n := range c.Nodes {
 		if up[n.Name] {
 			out = append(out, n)
@@ -176,7 +177,7 @@ func rethinkAnswering(ctx context.Context, c *Cluster) []*Node {
 	return out
 }
 
-func rethinkRemoteMembers(ctx context.Context, c *Cluster) (map[string]string, error) {
+func rethinkRemoteMembers(ctx context.Context, c *cluster.Cluster) (map[string]string, error) {
 	live := rethinkAnswering(ctx, c)
 	if len(live) == 0 {
 		return nil, errors.New("rethinkdb: no member answered")
@@ -199,7 +200,7 @@ func rethinkRemoteMembers(ctx context.Context, c *Cluster) (map[string]string, e
 	return out, nil
 }
 
-func rethinkRemoteMoving(ctx context.Context, c *Cluster) (bool, string, error) {
+func rethinkRemoteMoving(ctx context.Context, c *cluster.Cluster) (bool, string, error) {
 	live := rethinkAnswering(ctx, c)
 	if len(live) == 0 {
 		return false, "", errors.New("rethinkdb: no member answered")
