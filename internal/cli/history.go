@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -37,29 +35,7 @@ func (h *historyFlags) check() error {
 		}
 		return nil
 	}
-	path, err := history.SQLitePath(h.target)
-	if err != nil {
-		return err
-	}
-	if path != "" {
-		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-			dir := filepath.Dir(path)
-			for ; dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
-				if _, err := os.Stat(dir); err == nil {
-					break
-				}
-			}
-			if err := checkWritable("--history", filepath.Join(dir, "x")); err != nil {
-				return usagef("--history %s: cannot make it: %v", path, err)
-			}
-			return nil
-		}
-	}
-	s, err := openHistory(context.Background(), h.target, false)
-	if err != nil {
-		return err
-	}
-	return s.Close()
+	return historyUsage(history.CheckTarget(context.Background(), h.target))
 }
 
 // watch makes env's observer note the directory of every run it sees
@@ -105,20 +81,11 @@ func (h *historyFlags) finish(cmd *cobra.Command, err error, paths ...string) er
 	return err
 }
 
-// openHistory opens the history, its refusals made bad input (exit 2).
-func openHistory(ctx context.Context, target string, create bool) (*history.Store, error) {
-	s, err := history.Open(ctx, target, create)
-	if err != nil {
-		return nil, historyUsage(err)
-	}
-	return s, nil
-}
-
 // historyUsage makes the history's refusals of the user's input bad
 // input (exit 2): a history from a newer fieldbench, none where one was
-// named, a selection nothing answers.
+// named, one that cannot be made there, a selection nothing answers.
 func historyUsage(err error) error {
-	if errors.Is(err, history.ErrNewerSchema) || errors.Is(err, history.ErrNoHistory) || errors.Is(err, history.ErrSelection) {
+	if errors.Is(err, history.ErrNewerSchema) || errors.Is(err, history.ErrNoHistory) || errors.Is(err, history.ErrTarget) || errors.Is(err, history.ErrSelection) {
 		return usageError{Err: err}
 	}
 	return err

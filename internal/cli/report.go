@@ -76,18 +76,12 @@ func reportInterrupted() error {
 
 // checkOutput refuses, as bad input before any work, an output file that
 // would replace a file fieldbench reads or one of inputs (outpath.Output,
-// the one rule), or that cannot be written (checkWritable). flag names
+// the one rule), or that cannot be written (outpath.Writable). flag names
 // it in the message.
 func checkOutput(flag, path string, inputs []string) error {
 	if err := outpath.Output(path, inputs...); err != nil {
 		return usagef("%s %v", flag, err)
 	}
-	return checkWritable(flag, path)
-}
-
-// checkWritable is outpath.Writable with flag named in its refusals,
-// which are bad input.
-func checkWritable(flag, path string) error {
 	err := outpath.Writable(path)
 	if errors.Is(err, outpath.ErrUnwritable) {
 		return usagef("%s %v", flag, err)
