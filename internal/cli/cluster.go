@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -64,9 +63,9 @@ func newClusterUpCmd() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			extra, err := parseOpts(opts)
+			extra, err := cluster.ParseOptions(opts)
 			if err != nil {
-				return err
+				return clusterUsage(err)
 			}
 			cl, err := clusterUp(cmd.Context(), args[0], cluster.Options{Nodes: nodes, Extra: extra, Network: network}, dir, cmd.ErrOrStderr())
 			if err != nil {
@@ -144,18 +143,6 @@ func newClusterDSNCmd() *cobra.Command {
 	}
 	c.Flags().StringVar(&dir, "dir", "", "the cluster's directory (default: the only one under clusters/)")
 	return c
-}
-
-func parseOpts(opts []string) (map[string]string, error) {
-	m := map[string]string{}
-	for _, o := range opts {
-		k, v, ok := strings.Cut(o, "=")
-		if !ok || k == "" {
-			return nil, usagef("--opt %q is not key=value", o)
-		}
-		m[k] = v
-	}
-	return m, nil
 }
 
 // loadClusterNode is loadCluster for a command on one node: a name the
@@ -403,17 +390,16 @@ func withCluster(c *cobra.Command, check func() error, started func(*cluster.Clu
 		if onHosts && cmd.Flags().Changed("load-host") {
 			return usagef("give --load-host or --cluster, not both")
 		}
-		engine, n, ok := strings.Cut(spec, ":")
-		nodes, nerr := strconv.Atoi(n)
-		if !ok || nerr != nil {
-			return usagef("--cluster %q is not ENGINE:NODES (e.g. postgres:2)", spec)
+		engine, nodes, err := cluster.ParseSpec(spec)
+		if err != nil {
+			return clusterUsage(err)
 		}
 		if cmd.Flags().Changed("db") {
 			return usagef("give --db or --cluster, not both")
 		}
-		extra, err := parseOpts(opts)
+		extra, err := cluster.ParseOptions(opts)
 		if err != nil {
-			return err
+			return clusterUsage(err)
 		}
 		if check != nil {
 			if err := check(); err != nil {
