@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -145,17 +144,10 @@ func newClusterDSNCmd() *cobra.Command {
 	return c
 }
 
-// loadClusterNode is loadCluster for a command on one node: a name the
-// cluster does not have is a usage error (see cluster status).
+// loadClusterNode is cluster.FindNode, its refusals bad input.
 func loadClusterNode(dir, node string) (*cluster.Cluster, cluster.Engine, error) {
-	cl, e, err := loadCluster(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	if _, err := cl.Node(node); err != nil {
-		return nil, nil, job.Usage(err)
-	}
-	return cl, e, nil
+	cl, e, err := cluster.FindNode(clustersDir, dir, node)
+	return cl, e, clusterUsage(err)
 }
 
 // loadCluster finds the cluster of --dir, or the only one under clusters/
@@ -221,16 +213,10 @@ func newClusterDownCmd() *cobra.Command {
 			}
 			ctx, cancel := job.Detached(cmd.Context(), 2*time.Minute)
 			defer cancel()
-			if err := cluster.Teardown(ctx, cl); err != nil {
-				return fmt.Errorf("stop %s: %w", cl.Dir, err)
-			}
-			if cl.OnHosts() {
-				cluster.SweepNetworks(ctx, cmd.ErrOrStderr())
+			if err := cluster.Down(ctx, cl, purge, cmd.ErrOrStderr()); err != nil {
+				return err
 			}
 			if purge {
-				if err := os.RemoveAll(cl.Dir); err != nil {
-					return err
-				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s cluster stopped and %s removed\n", cl.Engine, cl.Dir)
 				return nil
 			}
@@ -254,16 +240,9 @@ func newClusterAddCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			g, ok := e.(cluster.Grower)
-			if !ok {
-				return usagef("the %s engine cannot add nodes yet", cl.Engine)
-			}
-			n, err := g.Add(cmd.Context(), cl)
+			n, err := cluster.AddNode(cmd.Context(), cl, e)
 			if err != nil {
-				return fmt.Errorf("add a node to %s: %w", cl.Dir, err)
-			}
-			if err := cl.Save(); err != nil {
-				return err
+				return clusterUsage(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "added %s at %s\n", n.Name, n.Addr())
 			return nil
@@ -298,17 +277,9 @@ nodetool to install). Other engines say that they cannot.`,
 			if err != nil {
 				return err
 			}
-			r, ok := e.(cluster.Remover)
-			if !ok {
-				return usagef("the %s engine cannot remove (decommission) nodes: use 'cluster kill' to stop one abruptly", cl.Engine)
-			}
 			t0 := time.Now()
-			fmt.Fprintf(cmd.ErrOrStderr(), "decommissioning %s (its data moves to the other nodes)...\n", args[0])
-			if err := r.Remove(cmd.Context(), cl, args[0]); err != nil {
-				return fmt.Errorf("remove %s: %w", args[0], err)
-			}
-			if err := cl.Save(); err != nil {
-				return err
+			if err := cluster.RemoveNode(cmd.Context(), cl, e, args[0], cmd.ErrOrStderr()); err != nil {
+				return clusterUsage(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: removed in %s\nDSN: %s\n", args[0], time.Since(t0).Round(100*time.Millisecond), redact.DSN(cl.DSN))
 			return nil
@@ -334,22 +305,8 @@ func newClusterNodeCmd(verb, short string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			k, ok := e.(cluster.Killer)
-			switch {
-			case verb == "stop":
-				err = cluster.StopNode(cl, args[0], time.Minute)
-			case !ok:
-				return usagef("the %s engine cannot %s nodes yet", cl.Engine, verb)
-			case verb == "kill":
-				err = k.Kill(cmd.Context(), cl, args[0])
-			default:
-				err = k.Restart(cmd.Context(), cl, args[0])
-			}
-			if err != nil {
-				return fmt.Errorf("%s %s: %w", verb, args[0], err)
-			}
-			if err := cl.Save(); err != nil {
-				return err
+			if err := cluster.NodeAction(cmd.Context(), cl, e, verb, args[0]); err != nil {
+				return clusterUsage(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s done\n", args[0], verb)
 			return nil
@@ -416,11 +373,8 @@ func withCluster(c *cobra.Command, check func() error, started func(*cluster.Clu
 			return err
 		}
 		defer func() {
-			ctx, cancel := job.Detached(cmd.Context(), 2*time.Minute)
-			defer cancel()
-			if derr := cluster.Teardown(ctx, cl); derr != nil {
-				err = errors.Join(err, fmt.Errorf("stop the cluster in %s: %w", cl.Dir, derr))
-				_ = os.Remove(filepath.Join(cl.Dir, cluster.StateFile)) // as always: see cluster.Teardown
+			if derr := cluster.TeardownAfter(cmd.Context(), cl, 2*time.Minute); derr != nil {
+				err = errors.Join(err, derr)
 			}
 		}()
 		if err := cmd.Flags().Set("db", cl.DSN); err != nil {
