@@ -70,13 +70,7 @@ func newClusterUpCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "%s cluster of %d node(s) is up in %s\n", cl.Engine, len(cl.Nodes), cl.Dir)
-			printDSN(out, cl)
-			if cl.OnHosts() {
-				fmt.Fprintf(out, "the nodes are hosts on the virtual network %s (198.18.0.0/15): their addresses are reachable from that network only, e.g. from a load host: fieldbench run WORKLOAD --load-host %s (docs/network.md)\n", cluster.NetworkID(cl.Dir), cl.Dir)
-			}
-			fmt.Fprintf(out, "stop it with: fieldbench cluster down --dir %s\n", cl.Dir)
+			cluster.WriteUp(cmd.OutOrStdout(), cl)
 			return nil
 		},
 	}
@@ -110,18 +104,6 @@ type interruptedError struct{ error }
 
 func (e interruptedError) Is(target error) bool { return target == errInterrupted }
 func (e interruptedError) Unwrap() error        { return e.error }
-
-// printDSN prints the cluster's DSN. One with a secret (the MariaDB
-// password fieldbench generated) is printed masked, with the command that
-// prints it whole: a secret reaches the terminal only when asked for.
-func printDSN(out interface{ Write([]byte) (int, error) }, cl *cluster.Cluster) {
-	shown := redact.DSN(cl.DSN)
-	fmt.Fprintf(out, "DSN: %s\n", shown)
-	if shown != cl.DSN {
-		fmt.Fprintf(out, "the whole DSN, password included, is in %s (readable by you only): --db \"$(fieldbench cluster dsn --dir %s)\"\n",
-			filepath.Join(cl.Dir, cluster.StateFile), cl.Dir)
-	}
-}
 
 // newClusterDSNCmd prints a cluster's whole DSN, password included: the
 // one place fieldbench shows a secret, because the user asked for it.
@@ -182,16 +164,10 @@ func newClusterStatusCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("status of %s: %w", cl.Dir, err)
 			}
-			out := cmd.OutOrStdout()
 			if asJSON {
-				return json.NewEncoder(out).Encode(st)
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(st)
 			}
-			fmt.Fprintf(out, "%s %s in %s\nDSN: %s\n", cl.Engine, cl.Version, cl.Dir, redact.DSN(cl.DSN))
-			if cl.OnHosts() {
-				fmt.Fprintf(out, "network: hosts, each node a network namespace of its own on the virtual network %s (docs/network.md)\n", cluster.NetworkID(cl.Dir))
-			}
-			fmt.Fprintln(out)
-			return cluster.WriteStatus(out, st)
+			return cluster.WriteStatusOf(cmd.OutOrStdout(), cl, st)
 		},
 	}
 	c.Flags().StringVar(&dir, "dir", "", "the cluster's directory (default: the only one under clusters/)")
