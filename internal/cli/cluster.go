@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -383,15 +382,9 @@ func hostsEngines() string {
 }
 
 // splitHostsEngines are the registered engines that start on hosts
-// (cluster.HostsEngines) and the others, each sorted.
+// and the others, each sorted.
 func splitHostsEngines() (on, off []string) {
-	on = cluster.HostsEngines()
-	for _, e := range cluster.Engines() {
-		if !slices.Contains(on, e) {
-			off = append(off, e)
-		}
-	}
-	return on, off
+	return cluster.HostsEngines(), cluster.LoopbackEngines()
 }
 
 // joinWords lists words as a sentence does: "a", "a and b", "a, b and c".
