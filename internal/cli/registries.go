@@ -25,14 +25,3 @@ func workloadLines(indent string) string {
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
-
-// workloadsWhere names the registered workloads whose job keep accepts.
-func workloadsWhere(keep func(j job.Job) bool) []string {
-	var out []string
-	for _, name := range job.Names() {
-		if j, err := job.New(name); err == nil && keep(j) {
-			out = append(out, name)
-		}
-	}
-	return out
-}
