@@ -9,8 +9,11 @@ import (
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/fieldbench/fieldbench/cluster/vnet"
 	"github.com/fieldbench/fieldbench/probe"
@@ -80,4 +83,77 @@ func RunOnLoadHost(ctx context.Context, c *Cluster, index int, args []string, st
 			return 0, werr
 		}
 	}
+}
+
+// The command line around RunOnLoadHost: which cluster --load-host DIR
+// names, which load host a run takes and the child's arguments. They
+// moved here from the CLI (issue 45: internal/cli is wiring only), which
+// keeps the flags and the exit codes (ErrBadInput: 2, the child's own).
+
+// LoadForLoadHost is the cluster of --load-host DIR: one that cannot be
+// loaded, or one on loopback (whose nodes no load host can tell apart from
+// its own loopback), is bad input.
+func LoadForLoadHost(dir string) (*Cluster, error) {
+	cl, err := Load(dir)
+	if err != nil {
+		return nil, badInput{fmt.Errorf("--load-host: %w", err)}
+	}
+	if !cl.OnHosts() {
+		return nil, badInputf("--load-host %s: that cluster is on loopback, not on hosts (start it with 'cluster up ENGINE --network hosts')", dir)
+	}
+	return cl, nil
+}
+
+// LoadHostIndex is K of the load host load<K> a command runs on: index
+// when given (--load-host-index), else 1, or I+1 for shard I (--shard I/N
+// in flags, or --shards N with I in JOB_COMPLETION_INDEX, as each pod of
+// a Kubernetes Indexed Job has it), so each shard is a host of its own.
+// A K outside 1..254 (vnet.LoadAddr's) is bad input; a malformed shard
+// counts as none (the child refuses it).
+func LoadHostIndex(flags *pflag.FlagSet, index int) (int, error) {
+	if index == 0 {
+		i := ""
+		if f := flags.Lookup("shard"); f != nil && f.Changed {
+			i, _, _ = strings.Cut(f.Value.String(), "/")
+		} else if f := flags.Lookup("shards"); f != nil && f.Changed {
+			i = os.Getenv("JOB_COMPLETION_INDEX")
+		}
+		index = 1
+		if n, err := strconv.Atoi(i); err == nil && n >= 0 && n < 254 {
+			index = n + 1
+		}
+	}
+	if index < 1 || index > 254 {
+		return 0, badInputf("--load-host-index %d: want 1..254", index)
+	}
+	return index, nil
+}
+
+// LoadHostArgs is the command line of fieldbench re-run on a load host:
+// path (the command's words, without the binary's name), then every flag
+// of flags that was set, as --name=value (a list flag once per value),
+// but --cluster's (the cluster is up: the child runs against it), and
+// --db=dsn when no --db was given.
+func LoadHostArgs(path []string, flags *pflag.FlagSet, dsn string) []string {
+	args := append([]string{}, path...)
+	db := false
+	flags.Visit(func(f *pflag.Flag) {
+		switch f.Name {
+		case "db":
+			db = true
+		case "cluster", "cluster-opt", "cluster-network":
+			return
+		}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			for _, v := range sv.GetSlice() {
+				args = append(args, "--"+f.Name+"="+v)
+			}
+			return
+		}
+		args = append(args, "--"+f.Name+"="+f.Value.String())
+	})
+	if !db {
+		args = append(args, "--db="+dsn)
+	}
+	return args
 }

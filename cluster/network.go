@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -45,6 +46,19 @@ func HostsEngines() []string {
 			if on, _ := h.Hosts(); on {
 				out = append(out, e.Name())
 			}
+		}
+	}
+	return out
+}
+
+// LoopbackEngines are the registered engines that start on loopback only
+// (all but HostsEngines), sorted: the help texts name them as "not".
+func LoopbackEngines() []string {
+	on := HostsEngines()
+	var out []string
+	for _, e := range Engines() {
+		if !slices.Contains(on, e) {
+			out = append(out, e)
 		}
 	}
 	return out

@@ -6,10 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -64,21 +61,15 @@ func newClusterUpCmd() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			extra, err := parseOpts(opts)
+			extra, err := cluster.ParseOptions(opts)
 			if err != nil {
-				return err
+				return clusterUsage(err)
 			}
 			cl, err := clusterUp(cmd.Context(), args[0], cluster.Options{Nodes: nodes, Extra: extra, Network: network}, dir, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "%s cluster of %d node(s) is up in %s\n", cl.Engine, len(cl.Nodes), cl.Dir)
-			printDSN(out, cl)
-			if cl.OnHosts() {
-				fmt.Fprintf(out, "the nodes are hosts on the virtual network %s (198.18.0.0/15): their addresses are reachable from that network only, e.g. from a load host: fieldbench run WORKLOAD --load-host %s (docs/network.md)\n", cluster.NetworkID(cl.Dir), cl.Dir)
-			}
-			fmt.Fprintf(out, "stop it with: fieldbench cluster down --dir %s\n", cl.Dir)
+			cluster.WriteUp(cmd.OutOrStdout(), cl)
 			return nil
 		},
 	}
@@ -113,18 +104,6 @@ type interruptedError struct{ error }
 func (e interruptedError) Is(target error) bool { return target == errInterrupted }
 func (e interruptedError) Unwrap() error        { return e.error }
 
-// printDSN prints the cluster's DSN. One with a secret (the MariaDB
-// password fieldbench generated) is printed masked, with the command that
-// prints it whole: a secret reaches the terminal only when asked for.
-func printDSN(out interface{ Write([]byte) (int, error) }, cl *cluster.Cluster) {
-	shown := redact.DSN(cl.DSN)
-	fmt.Fprintf(out, "DSN: %s\n", shown)
-	if shown != cl.DSN {
-		fmt.Fprintf(out, "the whole DSN, password included, is in %s (readable by you only): --db \"$(fieldbench cluster dsn --dir %s)\"\n",
-			filepath.Join(cl.Dir, cluster.StateFile), cl.Dir)
-	}
-}
-
 // newClusterDSNCmd prints a cluster's whole DSN, password included: the
 // one place fieldbench shows a secret, because the user asked for it.
 func newClusterDSNCmd() *cobra.Command {
@@ -146,29 +125,10 @@ func newClusterDSNCmd() *cobra.Command {
 	return c
 }
 
-func parseOpts(opts []string) (map[string]string, error) {
-	m := map[string]string{}
-	for _, o := range opts {
-		k, v, ok := strings.Cut(o, "=")
-		if !ok || k == "" {
-			return nil, usagef("--opt %q is not key=value", o)
-		}
-		m[k] = v
-	}
-	return m, nil
-}
-
-// loadClusterNode is loadCluster for a command on one node: a name the
-// cluster does not have is a usage error (see cluster status).
+// loadClusterNode is cluster.FindNode, its refusals bad input.
 func loadClusterNode(dir, node string) (*cluster.Cluster, cluster.Engine, error) {
-	cl, e, err := loadCluster(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	if _, err := cl.Node(node); err != nil {
-		return nil, nil, job.Usage(err)
-	}
-	return cl, e, nil
+	cl, e, err := cluster.FindNode(clustersDir, dir, node)
+	return cl, e, clusterUsage(err)
 }
 
 // loadCluster finds the cluster of --dir, or the only one under clusters/
@@ -203,16 +163,10 @@ func newClusterStatusCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("status of %s: %w", cl.Dir, err)
 			}
-			out := cmd.OutOrStdout()
 			if asJSON {
-				return json.NewEncoder(out).Encode(st)
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(st)
 			}
-			fmt.Fprintf(out, "%s %s in %s\nDSN: %s\n", cl.Engine, cl.Version, cl.Dir, redact.DSN(cl.DSN))
-			if cl.OnHosts() {
-				fmt.Fprintf(out, "network: hosts, each node a network namespace of its own on the virtual network %s (docs/network.md)\n", cluster.NetworkID(cl.Dir))
-			}
-			fmt.Fprintln(out)
-			return cluster.WriteStatus(out, st)
+			return cluster.WriteStatusOf(cmd.OutOrStdout(), cl, st)
 		},
 	}
 	c.Flags().StringVar(&dir, "dir", "", "the cluster's directory (default: the only one under clusters/)")
@@ -234,16 +188,10 @@ func newClusterDownCmd() *cobra.Command {
 			}
 			ctx, cancel := job.Detached(cmd.Context(), 2*time.Minute)
 			defer cancel()
-			if err := cluster.Teardown(ctx, cl); err != nil {
-				return fmt.Errorf("stop %s: %w", cl.Dir, err)
-			}
-			if cl.OnHosts() {
-				cluster.SweepNetworks(ctx, cmd.ErrOrStderr())
+			if err := cluster.Down(ctx, cl, purge, cmd.ErrOrStderr()); err != nil {
+				return err
 			}
 			if purge {
-				if err := os.RemoveAll(cl.Dir); err != nil {
-					return err
-				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s cluster stopped and %s removed\n", cl.Engine, cl.Dir)
 				return nil
 			}
@@ -267,16 +215,9 @@ func newClusterAddCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			g, ok := e.(cluster.Grower)
-			if !ok {
-				return usagef("the %s engine cannot add nodes yet", cl.Engine)
-			}
-			n, err := g.Add(cmd.Context(), cl)
+			n, err := cluster.AddNode(cmd.Context(), cl, e)
 			if err != nil {
-				return fmt.Errorf("add a node to %s: %w", cl.Dir, err)
-			}
-			if err := cl.Save(); err != nil {
-				return err
+				return clusterUsage(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "added %s at %s\n", n.Name, n.Addr())
 			return nil
@@ -311,17 +252,9 @@ nodetool to install). Other engines say that they cannot.`,
 			if err != nil {
 				return err
 			}
-			r, ok := e.(cluster.Remover)
-			if !ok {
-				return usagef("the %s engine cannot remove (decommission) nodes: use 'cluster kill' to stop one abruptly", cl.Engine)
-			}
 			t0 := time.Now()
-			fmt.Fprintf(cmd.ErrOrStderr(), "decommissioning %s (its data moves to the other nodes)...\n", args[0])
-			if err := r.Remove(cmd.Context(), cl, args[0]); err != nil {
-				return fmt.Errorf("remove %s: %w", args[0], err)
-			}
-			if err := cl.Save(); err != nil {
-				return err
+			if err := cluster.RemoveNode(cmd.Context(), cl, e, args[0], cmd.ErrOrStderr()); err != nil {
+				return clusterUsage(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: removed in %s\nDSN: %s\n", args[0], time.Since(t0).Round(100*time.Millisecond), redact.DSN(cl.DSN))
 			return nil
@@ -347,22 +280,8 @@ func newClusterNodeCmd(verb, short string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			k, ok := e.(cluster.Killer)
-			switch {
-			case verb == "stop":
-				err = cluster.StopNode(cl, args[0], time.Minute)
-			case !ok:
-				return usagef("the %s engine cannot %s nodes yet", cl.Engine, verb)
-			case verb == "kill":
-				err = k.Kill(cmd.Context(), cl, args[0])
-			default:
-				err = k.Restart(cmd.Context(), cl, args[0])
-			}
-			if err != nil {
-				return fmt.Errorf("%s %s: %w", verb, args[0], err)
-			}
-			if err := cl.Save(); err != nil {
-				return err
+			if err := cluster.NodeAction(cmd.Context(), cl, e, verb, args[0]); err != nil {
+				return clusterUsage(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s done\n", args[0], verb)
 			return nil
@@ -403,17 +322,16 @@ func withCluster(c *cobra.Command, check func() error, started func(*cluster.Clu
 		if onHosts && cmd.Flags().Changed("load-host") {
 			return usagef("give --load-host or --cluster, not both")
 		}
-		engine, n, ok := strings.Cut(spec, ":")
-		nodes, nerr := strconv.Atoi(n)
-		if !ok || nerr != nil {
-			return usagef("--cluster %q is not ENGINE:NODES (e.g. postgres:2)", spec)
+		engine, nodes, err := cluster.ParseSpec(spec)
+		if err != nil {
+			return clusterUsage(err)
 		}
 		if cmd.Flags().Changed("db") {
 			return usagef("give --db or --cluster, not both")
 		}
-		extra, err := parseOpts(opts)
+		extra, err := cluster.ParseOptions(opts)
 		if err != nil {
-			return err
+			return clusterUsage(err)
 		}
 		if check != nil {
 			if err := check(); err != nil {
@@ -430,10 +348,8 @@ func withCluster(c *cobra.Command, check func() error, started func(*cluster.Clu
 			return err
 		}
 		defer func() {
-			ctx, cancel := job.Detached(cmd.Context(), 2*time.Minute)
-			defer cancel()
-			if derr := cluster.Teardown(ctx, cl); derr != nil {
-				err = errors.Join(err, fmt.Errorf("stop the cluster in %s: %w", cl.Dir, derr))
+			if derr := cluster.TeardownAfter(cmd.Context(), cl, 2*time.Minute); derr != nil {
+				err = errors.Join(err, derr)
 			}
 		}()
 		if err := cmd.Flags().Set("db", cl.DSN); err != nil {
@@ -466,15 +382,9 @@ func hostsEngines() string {
 }
 
 // splitHostsEngines are the registered engines that start on hosts
-// (cluster.HostsEngines) and the others, each sorted.
+// and the others, each sorted.
 func splitHostsEngines() (on, off []string) {
-	on = cluster.HostsEngines()
-	for _, e := range cluster.Engines() {
-		if !slices.Contains(on, e) {
-			off = append(off, e)
-		}
-	}
-	return on, off
+	return cluster.HostsEngines(), cluster.LoopbackEngines()
 }
 
 // joinWords lists words as a sentence does: "a", "a and b", "a, b and c".

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fieldbench/fieldbench/analysis/compare"
+	"github.com/fieldbench/fieldbench/job"
 	"github.com/fieldbench/fieldbench/report"
 	"github.com/fieldbench/fieldbench/report/export"
 	"github.com/fieldbench/fieldbench/result"
@@ -82,36 +84,18 @@ change is shown).`,
 					return err
 				}
 			}
-			for _, r := range runs[1:] {
-				if d := compare.Differences(runs[0], r); len(d) > 0 {
-					msg := fmt.Sprintf("%s and %s differ in more than the build: %s", runs[0].Dir, r.Dir, strings.Join(d, "; "))
-					if !force {
-						return usagef("%s (--force compares them anyway)", msg)
-					}
-					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s; compared anyway (--force)\n", msg)
-				}
-				if err := compare.CheckGates(gates, runs[0], r); err != nil {
-					return usageError{Err: err}
-				}
-				if d := compare.LoadDifferences(runs[0], r); len(d) > 0 {
-					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s and %s ran different loads: %s; a change between them need not be the build's\n", runs[0].Dir, r.Dir, strings.Join(d, ", "))
-				}
+			if err := compare.Check(cmd.ErrOrStderr(), runs[0], runs[1:], gates, force); err != nil {
+				return job.Usage(err)
 			}
-			var cs []report.Comparison
-			var broken []string
-			for _, r := range runs[1:] {
-				rows, err := compare.Runs(runs[0], r, level)
-				if err != nil {
-					return err
-				}
-				cs = append(cs, report.Comparison{New: r, Rows: rows})
-				broken = append(broken, compare.Violations(rows, gates)...)
-				if un := compare.Unevaluated(rows, gates, runs[0].Dir, r.Dir); len(un) > 0 {
-					// A gate that gave no verdict is no pass: a CI job must
-					// not go green on it (docs/compare.md).
-					return usagef("--fail-on NOT evaluated for %s against %s: %s\nthe gate would pass any change: run both for at least %d measured seconds after warm-up (30 or more give useful intervals), or compare without --fail-on to see the change",
-						runs[0].Dir, r.Dir, strings.Join(un, "; "), compare.MinSeconds)
-				}
+			rows, broken, err := compare.All(runs[0], runs[1:], level, gates)
+			if errors.Is(err, compare.ErrUnevaluated) {
+				return job.Usage(err)
+			} else if err != nil {
+				return err
+			}
+			cs := make([]report.Comparison, len(rows))
+			for i := range rows {
+				cs[i] = report.Comparison{New: runs[i+1], Rows: rows[i]}
 			}
 			if err := report.CompareTerminal(cmd.OutOrStdout(), runs[0], cs, level); err != nil {
 				return err

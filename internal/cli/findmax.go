@@ -52,22 +52,15 @@ cut, and breaks, if it runs past 4 x --step-duration + 5 min.
 The other flags are the workload's own run options; every step runs on the
 same database (without --db, one SQLite file made for the search). Results go
 to results/<time>-findmax-<workload>-search/: a run directory per step and a
-result file and report with the knee chart.`, strings.Join(workloadsWhere(func(j job.Job) bool { return job.TraitsOf(j).SizeStep != nil }), ", ")),
+result file and report with the knee chart.`, strings.Join(findmax.SizedWorkloads(), ", ")),
 		Example: findmaxExample(name),
 		Args:    cobra.NoArgs,
 		// The objective is checked before RunE, which --cluster wraps: a
 		// rule naming an operation the workload lacks is refused before a
 		// server starts or a step runs.
-		PreRunE: func(*cobra.Command, []string) error {
-			rules, err := findmax.ParseSLO(slo)
-			if err != nil {
-				return job.Usage(err)
-			}
-			if err := findmax.CheckRules(rules, j.Workload().Operations); err != nil {
-				return job.Usage(err)
-			}
-			cfg.Rules = rules
-			return nil
+		PreRunE: func(*cobra.Command, []string) (err error) {
+			cfg.Rules, err = findmax.Objective(slo, j.Workload().Operations)
+			return err
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Results = j.Opts().Get("results")
@@ -95,15 +88,9 @@ result file and report with the knee chart.`, strings.Join(workloadsWhere(func(j
 	fl.DurationVar(&cfg.Confirm, "confirm", 0, "after the search, confirm the answer with fixed-rate runs this long: at the rate found, backing off until one holds (the answer for runs this long), then --confirm-over above it (should break); 0 = none")
 	fl.Float64Var(&cfg.ConfirmOver, "confirm-over", 0.2, "how far above the confirmed rate the last confirmation run offers (0.2: 20 %)")
 	fl.IntVar(&cfg.ConfirmBackoffs, "confirm-backoffs", 3, "most times a confirmation that breaks is run again one --precision step lower")
-	// check runs before a --cluster is started, and again in Run.
-	check := func() error {
-		rules, err := findmax.ParseSLO(slo)
-		if err != nil {
-			return job.Usage(err)
-		}
-		cfg.Rules = rules
-		return findmax.Check(cfg)
-	}
+	// check runs before a --cluster is started, and again in Run; the
+	// objective is in cfg since PreRunE.
+	check := func() error { return findmax.Check(cfg) }
 	inner := cmd.RunE
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := check(); err != nil {

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -15,7 +12,6 @@ import (
 	"github.com/fieldbench/fieldbench/analysis/compare"
 	"github.com/fieldbench/fieldbench/history"
 	"github.com/fieldbench/fieldbench/job"
-	"github.com/fieldbench/fieldbench/report"
 )
 
 // historyFlags are --history and --commit of the commands that record
@@ -39,29 +35,7 @@ func (h *historyFlags) check() error {
 		}
 		return nil
 	}
-	path, err := history.SQLitePath(h.target)
-	if err != nil {
-		return err
-	}
-	if path != "" {
-		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-			dir := filepath.Dir(path)
-			for ; dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
-				if _, err := os.Stat(dir); err == nil {
-					break
-				}
-			}
-			if err := checkWritable("--history", filepath.Join(dir, "x")); err != nil {
-				return usagef("--history %s: cannot make it: %v", path, err)
-			}
-			return nil
-		}
-	}
-	s, err := openHistory(context.Background(), h.target, false)
-	if err != nil {
-		return err
-	}
-	return s.Close()
+	return historyUsage(history.CheckTarget(context.Background(), h.target))
 }
 
 // watch makes env's observer note the directory of every run it sees
@@ -107,20 +81,11 @@ func (h *historyFlags) finish(cmd *cobra.Command, err error, paths ...string) er
 	return err
 }
 
-// openHistory opens the history, its refusals made bad input (exit 2).
-func openHistory(ctx context.Context, target string, create bool) (*history.Store, error) {
-	s, err := history.Open(ctx, target, create)
-	if err != nil {
-		return nil, historyUsage(err)
-	}
-	return s, nil
-}
-
 // historyUsage makes the history's refusals of the user's input bad
 // input (exit 2): a history from a newer fieldbench, none where one was
-// named, a selection nothing answers.
+// named, one that cannot be made there, a selection nothing answers.
 func historyUsage(err error) error {
-	if errors.Is(err, history.ErrNewerSchema) || errors.Is(err, history.ErrNoHistory) || errors.Is(err, history.ErrSelection) {
+	if errors.Is(err, history.ErrNewerSchema) || errors.Is(err, history.ErrNoHistory) || errors.Is(err, history.ErrTarget) || errors.Is(err, history.ErrSelection) {
 		return usageError{Err: err}
 	}
 	return err
@@ -170,12 +135,6 @@ func (sel *selection) check() error {
 		}
 	}
 	return nil
-}
-
-// load reads the selected series and their runs.
-func (sel *selection) load(ctx context.Context, s *history.Store) ([]history.Chosen, error) {
-	sets, err := sel.Load(ctx, s)
-	return sets, historyUsage(err)
 }
 
 func newHistoryCmd() *cobra.Command {
@@ -278,26 +237,7 @@ is a line of its own where it happens.`,
 			if last < 0 {
 				return usagef("--runs %d: want 0 (all) or more", last)
 			}
-			ctx := cmd.Context()
-			s, err := openHistory(ctx, *target, false)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			sets, err := sel.load(ctx, s)
-			if err != nil {
-				return err
-			}
-			w := cmd.OutOrStdout()
-			total := 0
-			for _, c := range sets {
-				total += len(c.Runs)
-			}
-			fmt.Fprintf(w, "history %s: %d run(s) in %d series\n", s.Where, total, len(sets))
-			for _, c := range sets {
-				history.PrintSeries(w, c, last)
-			}
-			return nil
+			return historyUsage(history.List(cmd.Context(), cmd.OutOrStdout(), *target, sel.Selection, last))
 		},
 	}
 	sel.bindSeries(c)
@@ -317,17 +257,7 @@ func historyShowCmd(target *string) *cobra.Command {
 					return usagef("--percentiles: %g is not in (0, 100]", p)
 				}
 			}
-			ctx := cmd.Context()
-			s, err := openHistory(ctx, *target, false)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			r, err := s.Run(ctx, args[0])
-			if err != nil {
-				return usageError{Err: err}
-			}
-			return history.PrintRun(ctx, cmd.OutOrStdout(), s, r, percentiles)
+			return historyUsage(history.Show(cmd.Context(), cmd.OutOrStdout(), *target, args[0], percentiles))
 		},
 	}
 	c.Flags().Float64SliceVar(&percentiles, "percentiles", []float64{50, 90, 99, 99.9, 99.99}, "percentiles to compute from the stored histograms")
@@ -362,31 +292,7 @@ the same as an offline page of charts (inline SVG, no scripts).`,
 					return err
 				}
 			}
-			ctx := cmd.Context()
-			s, err := openHistory(ctx, *target, false)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			sets, err := sel.load(ctx, s)
-			if err != nil {
-				return err
-			}
-			t, _, err := history.Trends(sets, sel.Selection, det.o)
-			if err != nil {
-				return err
-			}
-			if err := report.TrendTerminal(cmd.OutOrStdout(), t, last); err != nil {
-				return err
-			}
-			if out == "" {
-				return nil
-			}
-			if err := report.WriteTrendFile(out, t); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "\nreport: %s\n", out)
-			return nil
+			return historyUsage(history.TrendReport(cmd.Context(), cmd.OutOrStdout(), *target, sel.Selection, det.o, last, out))
 		},
 	}
 	sel.bind(c, history.TrendFigures)
@@ -427,34 +333,9 @@ operation no run has is bad input (exit 2).`,
 			if err != nil {
 				return usageError{Err: err}
 			}
-			ctx := cmd.Context()
-			s, err := openHistory(ctx, *target, false)
+			broken, err := history.Changes(cmd.Context(), cmd.OutOrStdout(), *target, sel.Selection, det.o, gates, asJSON)
 			if err != nil {
-				return err
-			}
-			defer s.Close()
-			sets, err := sel.load(ctx, s)
-			if err != nil {
-				return err
-			}
-			if err := history.CheckSelectionGates(gates, sets); err != nil {
-				return usageError{Err: err}
-			}
-			_, all, err := history.Trends(sets, sel.Selection, det.o)
-			if err != nil {
-				return err
-			}
-			w := cmd.OutOrStdout()
-			if asJSON {
-				if err := history.WriteChangesJSON(w, all); err != nil {
-					return err
-				}
-			} else {
-				history.PrintChanges(w, sets, all, det.o)
-			}
-			broken, err := history.SelectionRegressions(sets, gates, det.o)
-			if err != nil {
-				return err
+				return historyUsage(err)
 			}
 			if len(broken) > 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "regressions:\n  %s\n", strings.Join(broken, "\n  "))
@@ -498,51 +379,7 @@ runs both on the same series.`,
 					return err
 				}
 			}
-			ctx := cmd.Context()
-			s, err := openHistory(ctx, *target, false)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			sets, err := sel.load(ctx, s)
-			if err != nil {
-				return err
-			}
-			if len(sets) != 1 {
-				ids := make([]string, len(sets))
-				for i, c := range sets {
-					ids[i] = c.Series.ID
-				}
-				return usagef("export writes one series: give --series (the history has %d: %s)", len(sets), strings.Join(ids, ", "))
-			}
-			runs := sets[0].Runs
-			if sel.Op != "" {
-				runs = history.OnlyOp(runs, sel.Op)
-			}
-			var w io.Writer = cmd.OutOrStdout()
-			var f *os.File
-			if out != "" {
-				if f, err = os.Create(out); err != nil {
-					return err
-				}
-				w = f
-			}
-			written, omitted, err := history.WriteCSV(w, runs, sel.Figures)
-			if f != nil {
-				if cerr := f.Close(); err == nil {
-					err = cerr
-				}
-			}
-			if err != nil {
-				return err
-			}
-			if len(omitted) > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "fieldbench: columns left out (not in every run of the series): %s\n", strings.Join(omitted, ", "))
-			}
-			if out != "" {
-				fmt.Fprintf(cmd.OutOrStdout(), "%d run(s), %d column(s): %s\n", len(runs), len(written), out)
-			}
-			return nil
+			return historyUsage(history.Export(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), *target, sel.Selection, out))
 		},
 	}
 	sel.bind(c, history.Figures)

@@ -2,12 +2,8 @@ package cli
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/fieldbench/fieldbench/job"
 	"github.com/fieldbench/fieldbench/kubejob"
@@ -55,47 +51,7 @@ ahead, at most 24 h ahead.`,
 			if err != nil {
 				return job.Usage(err)
 			}
-			if !j.Opts().Has(verb, "shards") {
-				return usagef("kube job: '%s %s' cannot run as shards (these can: %s)", verb, name, shardedCommands())
-			}
-			// Check the run options now, as run would parse them.
-			fs := pflag.NewFlagSet(verb+" "+name, pflag.ContinueOnError)
-			fs.SetOutput(new(strings.Builder))
-			for _, f := range j.Opts().For(verb) {
-				switch f.Name {
-				case "db", "shard", "shards", "results":
-					continue // the Job sets them
-				}
-				fs.AddFlag(f)
-			}
-			if err := fs.Parse(runArgs); err != nil {
-				return usagef("run options: %v (db, shard, shards and results are set by the Job)", err)
-			}
-			if f := fs.Lookup("split"); f != nil && f.Changed {
-				// Every pod would refuse a split that is not one weight per shard.
-				ws := strings.Split(f.Value.String(), ",")
-				for _, w := range ws {
-					if n, err := strconv.Atoi(strings.TrimSpace(w)); err != nil || n < 1 {
-						return usagef("--split %s: weight %q is not a whole number from 1", f.Value, w)
-					}
-				}
-				if len(ws) != shards {
-					return usagef("--split %s has %d weights for --shards %d: give one per shard", f.Value, len(ws), shards)
-				}
-			}
-			ns, key, ok := strings.Cut(secret, "/")
-			if !ok {
-				return usagef("--secret %q: want NAME/KEY of the Secret that holds the DSN", secret)
-			}
-			s.SecretName, s.SecretKey, s.Shards = ns, key, int32(shards)
-			if s.Name == "" {
-				s.Name = "fieldbench-" + name
-			}
-			s.Args = append([]string{verb, name}, runArgs...)
-			if err := s.Validate(); err != nil {
-				return job.Usage(err)
-			}
-			if err := checkPods(j, verb, name, fs, s); err != nil {
+			if err := kubejob.Plan(j, verb, name, runArgs, secret, shards, &s); err != nil {
 				return err
 			}
 			out, err := s.YAML()
@@ -111,7 +67,7 @@ ahead, at most 24 h ahead.`,
 	}
 	f := c.Flags()
 	f.IntVar(&shards, "shards", 2, "number of shards (pods), 1..1000")
-	f.StringVar(&verb, "command", "run", "what every pod runs ("+shardedCommands()+"); a load: each pod loads its share of the dataset; a sweep: give -- --barrier DIR on a ReadWriteMany --results-claim, e.g. /results/barrier")
+	f.StringVar(&verb, "command", "run", "what every pod runs ("+kubejob.ShardedCommands()+"); a load: each pod loads its share of the dataset; a sweep: give -- --barrier DIR on a ReadWriteMany --results-claim, e.g. /results/barrier")
 	f.StringVar(&s.Image, "image", "", "container image with fieldbench (build it with the repository's Dockerfile); required")
 	f.StringVar(&secret, "secret", "", "Secret NAME/KEY holding the DSN; required")
 	f.StringVar(&s.Name, "name", "", "the Job's name (default fieldbench-WORKLOAD)")
@@ -121,30 +77,4 @@ ahead, at most 24 h ahead.`,
 	f.StringVar(&s.Memory, "memory", "1Gi", "memory request and limit of each shard")
 	f.StringVar(&s.StartAt, "start-at", "", fmt.Sprintf("common start of the shards' measured phase (RFC 3339): a time ahead, at most %g h ahead", job.MaxStartAhead.Hours()))
 	return c
-}
-
-// checkPods checks the pods' options as each pod of the Job would: the
-// run options parsed into fs (the command's own flags), kube job's
-// --start-at, and every shard index, with the command's own checks.
-func checkPods(j job.Job, verb, name string, fs *pflag.FlagSet, s kubejob.Spec) error {
-	if s.StartAt != "" {
-		switch f := fs.Lookup("start-at"); {
-		case f == nil:
-			return usagef("--start-at: '%s %s' has no common start (only a run does)", verb, name)
-		case f.Changed:
-			return usagef("give --start-at once: as kube job's option or after --, not both")
-		}
-		if err := j.Opts().Set("start-at", s.StartAt); err != nil {
-			return job.Usage(err)
-		}
-	}
-	if f := fs.Lookup("start-at"); f != nil && f.Value.String() != "" {
-		// The pods may start a little late (job.LateStartGrace); the
-		// Job itself must name a start ahead.
-		if err := job.CheckStartAt(f.Value.String(), time.Now()); err != nil {
-			return err
-		}
-	}
-	// The pods' --db is $(FIELDBENCH_DB), from the Secret.
-	return job.CheckShards(j, verb, int(s.Shards), "$("+kubejob.DBEnv+")")
 }

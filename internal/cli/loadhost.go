@@ -3,13 +3,10 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
@@ -51,22 +48,6 @@ func withLoadHost(c *cobra.Command) *cobra.Command {
 	return c
 }
 
-// shardIndex is I of --shard I/N, or of --shards N with the index in
-// JOB_COMPLETION_INDEX; 0 when the run is not sharded (or the shard is
-// malformed: the child refuses it).
-func shardIndex(cmd *cobra.Command) int {
-	i := ""
-	if f := cmd.Flags().Lookup("shard"); f != nil && f.Changed {
-		i, _, _ = strings.Cut(f.Value.String(), "/")
-	} else if f := cmd.Flags().Lookup("shards"); f != nil && f.Changed {
-		i = os.Getenv("JOB_COMPLETION_INDEX")
-	}
-	if n, err := strconv.Atoi(i); err == nil && n >= 0 && n < 254 {
-		return n
-	}
-	return 0
-}
-
 // childExit is the exit code of fieldbench re-executed on a load host,
 // which has already said what happened: Execute exits with it silently.
 type childExit struct{ code int }
@@ -77,12 +58,9 @@ func runOnLoadHost(cmd *cobra.Command, dir string, index int) (err error) {
 	if f := cmd.Flags().Lookup("cluster"); f != nil && f.Changed {
 		return usagef("give --load-host or --cluster, not both")
 	}
-	cl, err := cluster.Load(dir)
+	cl, err := cluster.LoadForLoadHost(dir)
 	if err != nil {
-		return job.Usage(fmt.Errorf("--load-host: %w", err))
-	}
-	if !cl.OnHosts() {
-		return usagef("--load-host %s: that cluster is on loopback, not on hosts (start it with 'cluster up ENGINE --network hosts')", dir)
+		return clusterUsage(err)
 	}
 	return reexecOnLoadHost(cmd, cl, index)
 }
@@ -95,16 +73,15 @@ func reexecOnLoadHost(cmd *cobra.Command, cl *cluster.Cluster, index int) error 
 	if err := vnet.Check(); err != nil {
 		return job.Usage(fmt.Errorf("--load-host: %w", err))
 	}
-	if index == 0 {
-		index = shardIndex(cmd) + 1
-	}
-	if index < 1 || index > 254 {
-		return usagef("--load-host-index %d: want 1..254", index)
+	index, err := cluster.LoadHostIndex(cmd.Flags(), index)
+	if err != nil {
+		return clusterUsage(err)
 	}
 	// With --cpuprofile the child profiles itself into the same file: this
 	// process's own (tiny) profile is written first and then replaced.
 	pprof.StopCPUProfile()
-	exit, err := cluster.RunOnLoadHost(cmd.Context(), cl, index, childArgs(cmd, cl.DSN), cmd.OutOrStdout(), cmd.ErrOrStderr())
+	args := cluster.LoadHostArgs(strings.Fields(cmd.CommandPath())[1:], cmd.Flags(), cl.DSN)
+	exit, err := cluster.RunOnLoadHost(cmd.Context(), cl, index, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
 	code := exit
 	if exit < 0 {
 		code = ExitInterrupted // killed by a signal
@@ -116,34 +93,6 @@ func reexecOnLoadHost(cmd *cobra.Command, cl *cluster.Cluster, index int) error 
 		return errors.Join(childExit{code}, err)
 	}
 	return childExit{code}
-}
-
-// childArgs is the command line of cmd as the user gave it (every flag
-// set, with its value) but --cluster's, with --db set to dsn when the
-// user gave none.
-func childArgs(cmd *cobra.Command, dsn string) []string {
-	path := strings.Fields(cmd.CommandPath())[1:] // without the binary's name
-	args := append([]string{}, path...)
-	db := false
-	cmd.Flags().Visit(func(f *pflag.Flag) {
-		switch f.Name {
-		case "db":
-			db = true
-		case "cluster", "cluster-opt", "cluster-network":
-			return // the cluster is up: the child runs against it
-		}
-		if sv, ok := f.Value.(pflag.SliceValue); ok {
-			for _, v := range sv.GetSlice() {
-				args = append(args, "--"+f.Name+"="+v)
-			}
-			return
-		}
-		args = append(args, "--"+f.Name+"="+f.Value.String())
-	})
-	if !db {
-		args = append(args, "--db="+dsn)
-	}
-	return args
 }
 
 // loadHostDone is for Execute: the child's exit code, or false.

@@ -25,36 +25,3 @@ func workloadLines(indent string) string {
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
-
-// workloadsWhere names the registered workloads whose job keep accepts.
-func workloadsWhere(keep func(j job.Job) bool) []string {
-	var out []string
-	for _, name := range job.Names() {
-		if j, err := job.New(name); err == nil && keep(j) {
-			out = append(out, name)
-		}
-	}
-	return out
-}
-
-// shardedCommands says, for every registered workload, which of its
-// commands run as shards (they have --shards): "run, load for microblog".
-func shardedCommands() string {
-	var parts []string
-	for _, name := range job.Names() {
-		j, err := job.New(name)
-		if err != nil {
-			continue
-		}
-		var verbs []string
-		for _, c := range j.Commands() {
-			if j.Opts().Has(c.Verb, "shards") {
-				verbs = append(verbs, c.Verb)
-			}
-		}
-		if len(verbs) > 0 {
-			parts = append(parts, strings.Join(verbs, " and ")+" of "+name)
-		}
-	}
-	return strings.Join(parts, "; ")
-}

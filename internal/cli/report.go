@@ -1,8 +1,8 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -76,29 +76,15 @@ func reportInterrupted() error {
 
 // checkOutput refuses, as bad input before any work, an output file that
 // would replace a file fieldbench reads or one of inputs (outpath.Output,
-// the one rule), or that cannot be written (checkWritable). flag names
+// the one rule), or that cannot be written (outpath.Writable). flag names
 // it in the message.
 func checkOutput(flag, path string, inputs []string) error {
 	if err := outpath.Output(path, inputs...); err != nil {
 		return usagef("%s %v", flag, err)
 	}
-	return checkWritable(flag, path)
-}
-
-// checkWritable refuses, as bad input, an output file that cannot be
-// written: a directory, or one in a directory that does not exist or takes
-// no new file (/proc). It is asked before any work, so a bad --out costs
-// nothing and is exit 2, not a failure after the work.
-func checkWritable(flag, path string) error {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return usagef("%s %s is a directory, not a file", flag, path)
+	err := outpath.Writable(path)
+	if errors.Is(err, outpath.ErrUnwritable) {
+		return usagef("%s %v", flag, err)
 	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".fieldbench-check-*")
-	if err != nil {
-		return usagef("%s %s: cannot write a file in %s: %v", flag, path, dir, err)
-	}
-	name := f.Name()
-	f.Close()
-	return os.Remove(name)
+	return err
 }

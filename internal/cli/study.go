@@ -8,31 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fieldbench/fieldbench/study"
 	"github.com/fieldbench/fieldbench/studyrun"
 )
-
-// studyLines is one line per study that has a plan: its name and paper,
-// from the study registry (package study), never a hand-kept list.
-func studyLines(indent string) string {
-	var b strings.Builder
-	for _, n := range studyrun.Names() {
-		s, err := study.Load(n)
-		if err != nil {
-			continue
-		}
-		fmt.Fprintf(&b, "%s%-11s %s %d, %q (%d published values, %d claims)\n", indent, n, firstAuthor(s.Authors), s.Year, s.Title, len(s.Values), len(s.Claims))
-	}
-	return strings.TrimRight(b.String(), "\n")
-}
-
-func firstAuthor(a string) string {
-	first, _, more := strings.Cut(a, ",")
-	if more {
-		return strings.TrimSpace(first) + " et al."
-	}
-	return a
-}
 
 func newStudyCmd() *cobra.Command {
 	var results, size, scenarios string
@@ -56,7 +33,7 @@ The studies:
 Sizes: quick (the scenarios as scaled to this machine) and study (the
 paper's repeats and load range; hours). A step whose directory already
 holds a complete experiment is skipped, so an interrupted study resumes
-where it stopped; Ctrl-C leaves completed steps intact.`, studyrun.ReportFile, studyLines("  ")),
+where it stopped; Ctrl-C leaves completed steps intact.`, studyrun.ReportFile, studyrun.Lines("  ")),
 		Example: `  fieldbench study ingest --results results/ingest
   fieldbench study wiki --size quick --dry-run
   fieldbench study ingest --report-only --results results/ingest`,
@@ -69,7 +46,6 @@ where it stopped; Ctrl-C leaves completed steps intact.`, studyrun.ReportFile, s
 			if results == "" {
 				results = filepath.Join("results", "study-"+p.Study+"-"+p.Size)
 			}
-			stderr := cmd.ErrOrStderr()
 			// The dry run's check, before anything starts: a step's
 			// scenario that would be refused is bad input (exit 2) for
 			// the real run too, not a failure found as it goes.
@@ -86,28 +62,17 @@ where it stopped; Ctrl-C leaves completed steps intact.`, studyrun.ReportFile, s
 			if dryRun {
 				return p.WritePlan(cmd.OutOrStdout(), results, scenarios)
 			}
-			var runErr error
 			if !reportOnly {
 				defer func() { err = hist.finish(cmd, err, results) }()
-				runErr = studyrun.Run(cmd.Context(), p, studyrun.Config{
-					Results: results, Scenarios: scenarios, Stdout: cmd.OutOrStdout(), Stderr: stderr, Version: Version,
-					StartCluster: startCluster,
-				})
-				if cmd.Context().Err() != nil {
-					// The report of what completed is cheap (files only).
-					if out, err := studyrun.Report(p, results); err == nil {
-						fmt.Fprintf(cmd.OutOrStdout(), "study %s (completed steps only): %s\n", p.Study, out)
-					}
-					fmt.Fprintf(stderr, "fieldbench: study %s interrupted; completed steps are kept in %s, run the same command again to resume\n", p.Study, results)
-					return errInterrupted
-				}
 			}
-			out, err := studyrun.Report(p, results)
-			if err != nil {
-				return errors.Join(runErr, err)
+			err = studyrun.RunThenReport(cmd.Context(), p, studyrun.Config{
+				Results: results, Scenarios: scenarios, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Version: Version,
+				StartCluster: startCluster,
+			}, !reportOnly)
+			if errors.Is(err, studyrun.ErrInterrupted) {
+				return errInterrupted
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "study %s: %s\n", p.Study, out)
-			return runErr
+			return err
 		},
 	}
 	c.Flags().StringVar(&results, "results", "", "the study's results directory (default results/study-NAME-SIZE)")

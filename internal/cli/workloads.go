@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -107,9 +106,8 @@ func (o *outputFlags) bind(cmd *cobra.Command) {
 	f.DurationVar(&o.linger, "metrics-linger", 0, "after the run, keep serving --metrics-addr with the final totals (and fieldbench_run_ended 1) this long, then exit; at least twice the scraper's interval, e.g. 30s for Prometheus's 15s (Ctrl-C ends it at once)")
 }
 
-// apply sets env's outputs and starts the metrics endpoint; stop marks the
-// run ended, serves the final figures for --metrics-linger (unless ctx is
-// done: Ctrl-C ends it at once) and ends the endpoint.
+// apply sets env's outputs and starts the metrics endpoint (live.Serve,
+// whose stop ends it).
 func (o *outputFlags) apply(ctx context.Context, env *job.Env) (stop func(), err error) {
 	env.Outputs = job.Outputs{HDRLog: o.hdrLog, CSV: o.csv, JSON: o.json}
 	if o.linger < 0 {
@@ -121,17 +119,10 @@ func (o *outputFlags) apply(ctx context.Context, env *job.Env) (stop func(), err
 		}
 		return func() {}, nil
 	}
-	srv, err := live.Listen(o.metricsAddr, o.allowRemote)
+	srv, stop, err := live.Serve(ctx, o.metricsAddr, o.allowRemote, o.linger, env.Stderr)
 	if err != nil {
 		return nil, job.Usage(err)
 	}
 	env.Outputs.Live = srv
-	fmt.Fprintf(env.Stderr, "metrics: http://%s/metrics\n", srv.Addr())
-	return func() {
-		if o.linger > 0 && ctx.Err() == nil {
-			fmt.Fprintf(env.Stderr, "metrics: run ended; serving its final figures on http://%s/metrics for %s (Ctrl-C to stop now)\n", srv.Addr(), o.linger)
-		}
-		srv.Linger(ctx, o.linger)
-		_ = srv.Close()
-	}, nil
+	return stop, nil
 }
