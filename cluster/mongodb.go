@@ -48,7 +48,7 @@ import (
 //	log-level=LEVEL   FerretDB's log level (DEBUG, INFO, WARN, ERROR;
 //	                  default WARN)
 func init() {
-	Register(&singleKiller{Single{
+	Register(&KillableSingle{Single{
 		Engine: "mongodb", Server: "FerretDB", NodeName: "ferretdb1", LogFile: "ferretdb.log", DataDir: "data", StandardPort: mongoPort,
 		CheckInstall: checkMongo, Prepare: prepareMongo, Start: startFerretDB, Describe: describeMongo,
 		Detail:       func(c *Cluster) map[string]string { return map[string]string{"backend": c.Options["backend"]} },

@@ -46,7 +46,7 @@ import (
 // One node only (Iridium has no replication); it can be killed and
 // restarted on its data directory (on its host, on hosts).
 func init() {
-	Register(&singleKiller{Single{
+	Register(&KillableSingle{Single{
 		Engine: "sqlserver", Server: "Iridium SQL", NodeName: "iridium1", LogFile: "iridium.log", DataDir: "data", StandardPort: sqlServerPort,
 		CheckInstall: checkIridium, Prepare: prepareSQLServer, Start: startIridium, Describe: describeSQLServer,
 		Detail:       func(*Cluster) map[string]string { return map[string]string{"server": IridiumServer} },
