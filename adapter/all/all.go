@@ -14,7 +14,6 @@ import (
 	_ "github.com/fieldbench/fieldbench/adapter/postgres"
 	_ "github.com/fieldbench/fieldbench/adapter/redis"
 	_ "github.com/fieldbench/fieldbench/adapter/sqlite"
-	_ "github.com/fieldbench/fieldbench/adapter/sqlserver"
 	_ "github.com/fieldbench/fieldbench/db/all"
 	_ "github.com/fieldbench/fieldbench/workload/ingest"
 	_ "github.com/fieldbench/fieldbench/workload/microblog"

@@ -8,4 +8,5 @@ package all
 
 import (
 	_ "github.com/fieldbench/fieldbench/db/rethinkdb"
+	_ "github.com/fieldbench/fieldbench/db/sqlserver"
 )
