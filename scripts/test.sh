@@ -57,7 +57,7 @@ cli=(./internal/cli ./cluster)
 servers=(
   ./adapter/couchdb ./adapter/hbase ./adapter/mongodb ./adapter/cassandra
   ./kubejob ./adapter/couchbase ./adapter/mariadb ./adapter/postgres
-  ./adapter/redis ./db/rethinkdb ./adapter/sqlserver
+  ./adapter/redis ./db/rethinkdb ./db/sqlserver
   ./experiment/convergence ./history ./job
 )
 mod=$(go list -m)
