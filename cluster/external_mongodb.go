@@ -206,7 +206,7 @@ func mongoPerMember(ctx context.Context, c *Cluster, ask func(ctx context.Contex
 		if !n.Running() || n.Role == RoleDecommissioned {
 			continue
 		}
-		qctx, cancel := context.WithTimeout(ctx, remoteAskTimeout)
+		qctx, cancel := context.WithTimeout(ctx, RemoteAskTimeout)
 		out[n.Name] = ask(qctx, n)
 		cancel()
 	}

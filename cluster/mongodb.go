@@ -131,7 +131,7 @@ func FerretDBBinary(ctx context.Context) (string, error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return "", fmt.Errorf("build FerretDB: %w", err)
 	}
-	unlock, err := lockFile(ctx, filepath.Join(root, "build.lock"))
+	unlock, err := LockFile(ctx, filepath.Join(root, "build.lock"))
 	if err != nil {
 		return "", err
 	}
@@ -149,7 +149,7 @@ func FerretDBBinary(ctx context.Context) (string, error) {
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil {
-			return nil, fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, tail(stderr.String(), 2000))
+			return nil, fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, Tail(stderr.String(), 2000))
 		}
 		return out, nil
 	}
@@ -307,7 +307,7 @@ func mongoClient(n *Node) (*mongo.Client, error) {
 	o := options.Client().ApplyURI("mongodb://" + n.Addr() + "/?directConnection=true").
 		SetServerSelectionTimeout(5 * time.Second).SetAppName("fieldbench-cluster")
 	if n.Netns != "" {
-		o.SetDialer(nodeDialer{n})
+		o.SetDialer(NodeDialer{Node: n})
 	}
 	return mongo.Connect(o)
 }
