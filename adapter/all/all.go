@@ -9,7 +9,6 @@ import (
 	_ "github.com/fieldbench/fieldbench/adapter/couchdb"
 	_ "github.com/fieldbench/fieldbench/adapter/hbase"
 	_ "github.com/fieldbench/fieldbench/adapter/mariadb"
-	_ "github.com/fieldbench/fieldbench/adapter/mongodb"
 	_ "github.com/fieldbench/fieldbench/adapter/null"
 	_ "github.com/fieldbench/fieldbench/adapter/postgres"
 	_ "github.com/fieldbench/fieldbench/adapter/redis"
