@@ -15,18 +15,6 @@ import (
 	"github.com/fieldbench/fieldbench/cluster/clustertest"
 )
 
-// upOwn starts a FerretDB of the test's own through the engine, stopped
-// when the test ends (clustertest.OwnCluster), and a context that ends
-// after timeout. The package's adapter tests share another server
-// (mongodb_test.go).
-func upOwn(t *testing.T, timeout time.Duration) (context.Context, cluster.Engine, *cluster.Cluster) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), timeout)
-	t.Cleanup(cancel)
-	e, c := clustertest.OwnCluster(t, Name, cluster.Options{Nodes: 1}, timeout)
-	return ctx, e, c
-}
-
 func TestParseMongoOpts(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -63,7 +51,7 @@ func TestParseMongoOpts(t *testing.T) {
 // that a document written before a SIGKILL is there after the restart
 // (FerretDB acknowledges an insert once SQLite committed it), and stops it.
 func TestMongoEngine(t *testing.T) {
-	ctx, e, c := upOwn(t, 15*time.Minute) // a first build included
+	ctx, e, c := clustertest.OwnClusterContext(t, Name, cluster.Options{Nodes: 1}, 15*time.Minute) // a first build included
 	if c.Version != "FerretDB "+FerretDBVersion || !strings.HasPrefix(c.DSN, "mongodb://127.0.0.1:") || c.Nodes[0].Host != cluster.Loopback {
 		t.Fatalf("cluster = version %q, DSN %q, host %q", c.Version, c.DSN, c.Nodes[0].Host)
 	}

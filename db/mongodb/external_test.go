@@ -12,6 +12,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
 )
 
 // The answers in testdata/external were captured from FerretDB
@@ -74,7 +75,7 @@ func TestMongoExternalAnswers(t *testing.T) {
 // replSetGetStatus is CommandNotFound), nothing moving, and no resource
 // figure (its serverStatus has neither mem nor extra_info).
 func TestExternalMongoFerretDB(t *testing.T) {
-	ctx, e, local := upOwn(t, 15*time.Minute) // a first build included
+	ctx, e, local := clustertest.OwnClusterContext(t, Name, cluster.Options{Nodes: 1}, 15*time.Minute) // a first build included
 	n := local.Nodes[0]
 	spec := cluster.ExternalSpec{Database: "mongodb", Members: []cluster.ExternalMember{{Name: "m1", Host: n.Host, Port: n.Port}}}
 	ext, c, err := cluster.OpenExternal(ctx, spec, t.TempDir())

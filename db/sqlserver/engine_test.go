@@ -1,7 +1,6 @@
 package sqlserver
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -10,18 +9,6 @@ import (
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/cluster/clustertest"
 )
-
-// upOwn starts an Iridium SQL of the test's own through the engine (on
-// disk, the engine's default), stopped when the test ends
-// (clustertest.OwnCluster), and a context that ends after timeout. The
-// package's adapter tests share another server (sqlserver_test.go).
-func upOwn(t *testing.T, timeout time.Duration) (context.Context, cluster.Engine, *cluster.Cluster) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), timeout)
-	t.Cleanup(cancel)
-	e, c := clustertest.OwnCluster(t, Name, cluster.Options{Nodes: 1}, timeout)
-	return ctx, e, c
-}
 
 func TestParseSQLServerOpts(t *testing.T) {
 	t.Parallel()
@@ -57,7 +44,7 @@ func TestParseSQLServerOpts(t *testing.T) {
 // Iridium (never SQL Server) and that status reads the SQL Server version
 // it claims over TDS; then a kill, a restart and a stop.
 func TestSQLServerEngine(t *testing.T) {
-	ctx, e, c := upOwn(t, 2*time.Minute)
+	ctx, e, c := clustertest.OwnClusterContext(t, Name, cluster.Options{Nodes: 1}, 2*time.Minute)
 	n := c.Nodes[0]
 	if c.Version != "Iridium SQL "+IridiumVersion || !strings.HasPrefix(c.DSN, "sqlserver://fieldbench@127.0.0.1:") ||
 		!strings.HasSuffix(c.DSN, "?database=fieldbench&encrypt=disable&standin=iridium") || n.Host != cluster.Loopback || c.Options["server"] != IridiumServer {

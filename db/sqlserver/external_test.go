@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
 )
 
 // TestParseTDSPrelogin reads pre-login responses: testdata's was captured
@@ -42,7 +43,7 @@ func TestParseTDSPrelogin(t *testing.T) {
 // sqlserver engine, as an external SQL Server: its version from the
 // pre-login, one member up, then unreachable once killed.
 func TestExternalSQLServerIridium(t *testing.T) {
-	ctx, _, local := upOwn(t, 2*time.Minute)
+	ctx, _, local := clustertest.OwnClusterContext(t, Name, cluster.Options{Nodes: 1}, 2*time.Minute)
 	n := local.Nodes[0]
 	ext, c, err := cluster.OpenExternal(ctx, cluster.ExternalSpec{Database: "sqlserver", Members: []cluster.ExternalMember{{Name: "s1", Host: n.Host, Port: n.Port}}}, t.TempDir())
 	if err != nil {

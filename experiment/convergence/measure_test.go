@@ -60,8 +60,8 @@ func TestSummarize(t *testing.T) {
 
 // TestOpenUnsupported: the refusals of this package's own. Those a
 // database folder registers (mongodb, rethinkdb: one server, no
-// replication) are tested in that folder (TestConvergenceInapplicable),
-// which this package's tests do not link.
+// replication) are tested in db/all (TestConvergenceInapplicable), where
+// the folders are linked; this package's tests cannot link them.
 func TestOpenUnsupported(t *testing.T) {
 	t.Parallel()
 	node := func(name string) *cluster.Node { return &cluster.Node{Name: name, Host: "127.0.0.1", Port: 1} }
