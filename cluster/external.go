@@ -70,7 +70,7 @@ const (
 // start, over the network and by address alone (no PID, no local file,
 // no password it generated). Each engine gives its own (Remoter);
 // exported, fields and all, so that an engine in a database's own folder
-// (db/rethinkdb) can.
+// (db/mongodb, db/rethinkdb, db/sqlserver) can.
 type RemoteDB struct {
 	// DSN builds the adapter's DSN from the members; nil when the members
 	// are not what the adapter talks to (HBase: region servers, while the
@@ -384,7 +384,7 @@ const RemoteAskTimeout = 5 * time.Second
 // "up" with whatever ask filled in (role, details). Every line starts
 // with the given role and an empty Detail, so ask and the caller can add
 // to it. Exported for a database's external side outside this package
-// (db/rethinkdb/external.go).
+// (external.go of db/mongodb, db/rethinkdb, db/sqlserver).
 func RemoteStatuses(ctx context.Context, c *Cluster, role string, ask func(ctx context.Context, n *Node, st *NodeStatus) error) []NodeStatus {
 	var out []NodeStatus
 	for _, n := range c.Nodes {

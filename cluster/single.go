@@ -21,7 +21,7 @@ import (
 // register a pointer: a struct of funcs is not comparable, and Engine
 // values were (the other engines are empty structs). Exported, fields
 // and all, for the engines that live in a database's own folder
-// (db/rethinkdb, db/sqlserver) rather than in this package.
+// (db/mongodb, db/rethinkdb, db/sqlserver) rather than in this package.
 type Single struct {
 	Engine string // the engine's name
 	Server string // the server's name in "start SERVER" errors
