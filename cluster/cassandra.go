@@ -685,7 +685,7 @@ func startCassandraNode(ctx context.Context, c *Cluster, n *Node, wait time.Dura
 func cassNodeSession(n *Node, timeout time.Duration) (*gocql.Session, error) {
 	cfg := gocql.NewCluster(n.Host)
 	if n.Netns != "" {
-		cfg.Dialer = nodeDialer{n}
+		cfg.Dialer = NodeDialer{Node: n}
 	}
 	cfg.Port = n.Port
 	cfg.HostFilter = gocql.WhiteListHostFilter(n.Host)
@@ -698,12 +698,16 @@ func cassNodeSession(n *Node, timeout time.Duration) (*gocql.Session, error) {
 	return cfg.CreateSession()
 }
 
-// nodeDialer is the driver's Dialer for a node on a virtual network: every
-// connection is made from inside the node's host (Node.Dial).
-type nodeDialer struct{ n *Node }
+// NodeDialer is a driver's Dialer (a DialContext method, as gocql's and
+// the MongoDB driver's take) for a node on a virtual network: every
+// connection is made from inside the node's host (Node.Dial), the only
+// place its address is reachable from. Exported for the engines in the
+// database folders (db/mongodb).
+type NodeDialer struct{ Node *Node }
 
-func (d nodeDialer) DialContext(ctx context.Context, _, addr string) (net.Conn, error) {
-	return d.n.Dial(ctx, addr)
+// DialContext dials addr from where d's node is; the network is TCP.
+func (d NodeDialer) DialContext(ctx context.Context, _, addr string) (net.Conn, error) {
+	return d.Node.Dial(ctx, addr)
 }
 
 // ringMember is one endpoint as a node sees the ring.
@@ -1103,7 +1107,7 @@ func nodetool(ctx context.Context, c *Cluster, n *Node, args ...string) (string,
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return string(out), fmt.Errorf("nodetool %s: %w: %s", strings.Join(args, " "), err, tail(string(out), 1500))
+		return string(out), fmt.Errorf("nodetool %s: %w: %s", strings.Join(args, " "), err, Tail(string(out), 1500))
 	}
 	return string(out), nil
 }

@@ -70,7 +70,7 @@ const (
 // start, over the network and by address alone (no PID, no local file,
 // no password it generated). Each engine gives its own (Remoter);
 // exported, fields and all, so that an engine in a database's own folder
-// (db/rethinkdb) can.
+// (db/mongodb, db/rethinkdb, db/sqlserver) can.
 type RemoteDB struct {
 	// DSN builds the adapter's DSN from the members; nil when the members
 	// are not what the adapter talks to (HBase: region servers, while the
@@ -370,20 +370,21 @@ func members(c *Cluster) int {
 	return k
 }
 
-// remoteAskTimeout bounds each question to one member of an external
+// RemoteAskTimeout bounds each question to one member of an external
 // cluster, so that a member that does not answer delays a status by no
-// more than this.
-const remoteAskTimeout = 5 * time.Second
+// more than this; exported for the external sides that ask their members
+// one by one themselves (db/mongodb's resources).
+const RemoteAskTimeout = 5 * time.Second
 
 // RemoteStatuses is the status of an external cluster's members, one
 // line each, removed ones left out, for databases asked member by member
 // (couchbase, couchdb, mongodb, rethinkdb, sqlserver). A member fieldbench knows stopped is
 // "down" without being asked; a running one is asked with ask, under
-// remoteAskTimeout: "unreachable" with the error when ask fails, else
+// RemoteAskTimeout: "unreachable" with the error when ask fails, else
 // "up" with whatever ask filled in (role, details). Every line starts
 // with the given role and an empty Detail, so ask and the caller can add
 // to it. Exported for a database's external side outside this package
-// (db/rethinkdb/external.go).
+// (external.go of db/mongodb, db/rethinkdb, db/sqlserver).
 func RemoteStatuses(ctx context.Context, c *Cluster, role string, ask func(ctx context.Context, n *Node, st *NodeStatus) error) []NodeStatus {
 	var out []NodeStatus
 	for _, n := range c.Nodes {
@@ -392,7 +393,7 @@ func RemoteStatuses(ctx context.Context, c *Cluster, role string, ask func(ctx c
 		}
 		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: role, State: "down", Detail: map[string]string{}}
 		if n.Running() {
-			qctx, cancel := context.WithTimeout(ctx, remoteAskTimeout)
+			qctx, cancel := context.WithTimeout(ctx, RemoteAskTimeout)
 			err := ask(qctx, n, &st)
 			cancel()
 			if err != nil {

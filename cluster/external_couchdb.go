@@ -145,7 +145,7 @@ func couchAnswering(ctx context.Context, c *Cluster) ([]*Node, couchapi.Welcome)
 		if !n.Running() || n.Role == RoleDecommissioned {
 			continue
 		}
-		qctx, cancel := context.WithTimeout(ctx, remoteAskTimeout)
+		qctx, cancel := context.WithTimeout(ctx, RemoteAskTimeout)
 		w, err := couchClient(n).Welcome(qctx)
 		cancel()
 		if err == nil {

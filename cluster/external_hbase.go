@@ -109,7 +109,7 @@ func parseHBaseVersion(b []byte) (string, error) {
 		return "", fmt.Errorf("hbase: /version/cluster: %w", err)
 	}
 	if v.Version == "" {
-		return "", fmt.Errorf("hbase: /version/cluster names no version: %s", tail(string(b), 200))
+		return "", fmt.Errorf("hbase: /version/cluster names no version: %s", Tail(string(b), 200))
 	}
 	return v.Version, nil
 }

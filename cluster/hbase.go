@@ -653,7 +653,7 @@ func hbaseGet(ctx context.Context, rest *Node, path string, into any) error {
 		return err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s: %s", path, resp.Status, tail(strings.TrimSpace(string(b)), 300))
+		return fmt.Errorf("GET %s: %s: %s", path, resp.Status, Tail(strings.TrimSpace(string(b)), 300))
 	}
 	if into == nil {
 		return nil

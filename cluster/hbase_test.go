@@ -289,7 +289,7 @@ func hbaseTestSplitTable(t *testing.T, ctx context.Context, c *Cluster, table st
 	defer cancel()
 	out, err := exec.CommandContext(cctx, "java", args...).CombinedOutput()
 	if err != nil {
-		t.Fatalf("RegionSplitter %s: %v\n%s\nmaster log ends:\n%s", table, err, tail(string(out), 2000), LogTail(m.LogFile, 1500))
+		t.Fatalf("RegionSplitter %s: %v\n%s\nmaster log ends:\n%s", table, err, Tail(string(out), 2000), LogTail(m.LogFile, 1500))
 	}
 }
 

@@ -77,7 +77,7 @@ func FetchJars(ctx context.Context, gav []string, cacheName string) (string, err
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return "", fmt.Errorf("fetch jars: %w", err)
 	}
-	unlock, err := lockFile(ctx, filepath.Join(root, cacheName+".lock"))
+	unlock, err := LockFile(ctx, filepath.Join(root, cacheName+".lock"))
 	if err != nil {
 		return "", err
 	}
@@ -102,7 +102,7 @@ func FetchJars(ctx context.Context, gav []string, cacheName string) (string, err
 		"dependency:copy-dependencies", "-DincludeScope=runtime", "-DoutputDirectory="+lib)
 	cmd.Dir = work
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("fetch jars %v with mvn: %w\n%s", gav, err, tail(string(out), 3000))
+		return "", fmt.Errorf("fetch jars %v with mvn: %w\n%s", gav, err, Tail(string(out), 3000))
 	}
 	if err := os.WriteFile(filepath.Join(lib, jarsDoneFile), []byte(strings.Join(gav, "\n")+"\n"), 0o644); err != nil {
 		return "", fmt.Errorf("fetch jars: %w", err)
@@ -153,8 +153,11 @@ func pomFor(gav []string) (string, error) {
 	return b.String(), nil
 }
 
-// lockFile takes an exclusive flock on path, polling until ctx ends.
-func lockFile(ctx context.Context, path string) (func(), error) {
+// LockFile takes an exclusive flock on path, polling until ctx ends, and
+// returns its release: one fill at a time of a cache that several
+// processes share (the jar cache, npm installs, the FerretDB build of
+// db/mongodb).
+func LockFile(ctx context.Context, path string) (func(), error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)

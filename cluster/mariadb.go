@@ -537,7 +537,7 @@ func mariadbQuery(ctx context.Context, node *Node, sql string) (string, error) {
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("mariadb client on %s: %w: %s", node.Name, err, strings.TrimSpace(tail(stderr.String(), 500)))
+		return "", fmt.Errorf("mariadb client on %s: %w: %s", node.Name, err, strings.TrimSpace(Tail(stderr.String(), 500)))
 	}
 	return out.String(), nil
 }

@@ -60,7 +60,7 @@ func NPMInstall(ctx context.Context, dir, name, version string) error {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return fmt.Errorf("install %s: %w", name, err)
 	}
-	unlock, err := lockFile(ctx, dir+".lock")
+	unlock, err := LockFile(ctx, dir+".lock")
 	if err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func NPMInstall(ctx context.Context, dir, name, version string) error {
 	cmd := exec.CommandContext(ctx, "npm", "install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", work, spec)
 	cmd.Dir = work
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("npm install %s: %w\n%s", spec, err, tail(string(out), 3000))
+		return fmt.Errorf("npm install %s: %w\n%s", spec, err, Tail(string(out), 3000))
 	}
 	if err := os.WriteFile(filepath.Join(work, jarsDoneFile), []byte(spec+"\n"), 0o644); err != nil {
 		return fmt.Errorf("install %s: %w", name, err)

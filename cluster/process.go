@@ -307,7 +307,7 @@ func RunAs(ctx context.Context, usr, dir string, path string, args ...string) er
 	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("%s %s: %w\n%s", path, strings.Join(args, " "), err, tail(string(out), 2000))
+		return fmt.Errorf("%s %s: %w\n%s", path, strings.Join(args, " "), err, Tail(string(out), 2000))
 	}
 	return nil
 }
@@ -441,10 +441,12 @@ func LogTail(path string, n int) string {
 	if err != nil {
 		return "(no log: " + err.Error() + ")"
 	}
-	return tail(string(b), n)
+	return Tail(string(b), n)
 }
 
-func tail(s string, n int) string {
+// Tail is the last n bytes of s, after "…" where it cut: the end of a
+// command's output or a server's log in an error, where the cause is.
+func Tail(s string, n int) string {
 	if len(s) > n {
 		return "…" + s[len(s)-n:]
 	}

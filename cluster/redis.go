@@ -439,7 +439,7 @@ func runCLI(ctx context.Context, at *Node, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return string(out), fmt.Errorf("%s %s: %w\n%s", redisCLI, strings.Join(args, " "), err, tail(string(out), 3000))
+		return string(out), fmt.Errorf("%s %s: %w\n%s", redisCLI, strings.Join(args, " "), err, Tail(string(out), 3000))
 	}
 	return string(out), nil
 }

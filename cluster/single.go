@@ -17,11 +17,11 @@ import (
 // for all: the cluster and node directories, the virtual network on
 // hosts, the node on a free loopback port or on its host's standard port
 // (placeAndStart), status, and Down. An engine whose node can be killed
-// and restarted on its data registers a singleKiller instead. Engines
+// and restarted on its data registers a KillableSingle instead. Engines
 // register a pointer: a struct of funcs is not comparable, and Engine
 // values were (the other engines are empty structs). Exported, fields
 // and all, for the engines that live in a database's own folder
-// (db/rethinkdb) rather than in this package.
+// (db/mongodb, db/rethinkdb, db/sqlserver) rather than in this package.
 type Single struct {
 	Engine string // the engine's name
 	Server string // the server's name in "start SERVER" errors
@@ -66,11 +66,15 @@ type Single struct {
 	Probe func(ctx context.Context, n *Node, detail map[string]string) error
 }
 
-// singleKiller is a Single whose node can be killed (SIGKILL, as a
-// crash) and restarted on its port and data.
-type singleKiller struct{ Single }
+// KillableSingle is a Single whose node can be killed (SIGKILL, as a
+// crash) and restarted on its port and data: it adds Killer to what
+// Single answers, for the durability audit's crash and the kill and
+// restart of experiments. An engine registers
+// &KillableSingle{Single{...}} where its server keeps its data across a
+// restart (sqlserver's Iridium on disk, mongodb's FerretDB on SQLite).
+type KillableSingle struct{ Single }
 
-var _ Killer = singleKiller{}
+var _ Killer = KillableSingle{}
 
 // Single answers for itself what its engine says before anything starts.
 var (
@@ -156,12 +160,12 @@ func (e Single) Down(ctx context.Context, c *Cluster) error {
 }
 
 // Kill implements Killer: SIGKILL, as a crash.
-func (singleKiller) Kill(_ context.Context, c *Cluster, node string) error {
+func (KillableSingle) Kill(_ context.Context, c *Cluster, node string) error {
 	return c.KillNode(node)
 }
 
 // Restart implements Killer: the node starts again on its port and data.
-func (e singleKiller) Restart(ctx context.Context, c *Cluster, node string) error {
+func (e KillableSingle) Restart(ctx context.Context, c *Cluster, node string) error {
 	_, err := restartNode(ctx, c, e.Engine, node, func(n *Node) error { return e.Start(ctx, c, n) })
 	return err
 }

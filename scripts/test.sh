@@ -55,9 +55,9 @@ go build -o "$tools/testtimes" ./scripts/testtimes
 # them, and kubejob's image build and job moved to servers).
 cli=(./internal/cli ./cluster)
 servers=(
-  ./adapter/couchdb ./adapter/hbase ./adapter/mongodb ./adapter/cassandra
+  ./adapter/couchdb ./adapter/hbase ./db/mongodb ./adapter/cassandra
   ./kubejob ./adapter/couchbase ./adapter/mariadb ./adapter/postgres
-  ./adapter/redis ./db/rethinkdb ./adapter/sqlserver
+  ./adapter/redis ./db/rethinkdb ./db/sqlserver
   ./experiment/convergence ./history ./job
 )
 mod=$(go list -m)

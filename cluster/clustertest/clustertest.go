@@ -138,3 +138,14 @@ func OwnCluster(t testing.TB, engine string, opts cluster.Options, timeout time.
 	c := s.Get(t)
 	return s.e, c
 }
+
+// OwnClusterContext is OwnCluster with a context that ends after timeout
+// (or when the test does): the bound of the test's own requests to its
+// cluster, as an engine's tests in a database folder (db/<name>) take it.
+func OwnClusterContext(t testing.TB, engine string, opts cluster.Options, timeout time.Duration) (context.Context, cluster.Engine, *cluster.Cluster) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	t.Cleanup(cancel)
+	e, c := OwnCluster(t, engine, opts, timeout)
+	return ctx, e, c
+}

@@ -10,10 +10,8 @@ import (
 
 // ListenAddrs are the local addresses listening on port (from
 // /proc/net/tcp and tcp6: state 0A), as "ip:port": what an engine's test
-// asks to see that its server binds the node's address only. Package
-// cluster's own tests keep a copy (cluster/listen_test.go), since they
-// cannot import this package (it imports cluster); it goes once the last
-// engine that asks it there has moved to its database's folder.
+// asks to see that its server binds the node's address only (the
+// engines' tests in the database folders, db/<name>).
 func ListenAddrs(t testing.TB, port int) []string {
 	t.Helper()
 	var out []string

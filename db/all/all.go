@@ -7,5 +7,7 @@
 package all
 
 import (
+	_ "github.com/fieldbench/fieldbench/db/mongodb"
 	_ "github.com/fieldbench/fieldbench/db/rethinkdb"
+	_ "github.com/fieldbench/fieldbench/db/sqlserver"
 )

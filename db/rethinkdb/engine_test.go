@@ -15,17 +15,6 @@ import (
 	"github.com/fieldbench/fieldbench/cluster/clustertest"
 )
 
-// upOwn starts a reqlite of the test's own through the engine, stopped
-// when the test ends (clustertest.OwnCluster), and a context that ends
-// after timeout.
-func upOwn(t *testing.T, timeout time.Duration) (context.Context, cluster.Engine, *cluster.Cluster) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), timeout)
-	t.Cleanup(cancel)
-	e, c := clustertest.OwnCluster(t, Name, cluster.Options{Nodes: 1}, timeout)
-	return ctx, e, c
-}
-
 func TestParseRethinkOpts(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -60,7 +49,7 @@ func TestParseRethinkOpts(t *testing.T) {
 // cluster and its status name reqlite and never RethinkDB, and that Down
 // stops it.
 func TestRethinkEngine(t *testing.T) {
-	ctx, e, c := upOwn(t, 5*time.Minute) // a first npm install included
+	ctx, e, c := clustertest.OwnClusterContext(t, Name, cluster.Options{Nodes: 1}, 5*time.Minute) // a first npm install included
 	n := c.Nodes[0]
 	if c.Version != "reqlite "+ReqliteVersion || !strings.HasPrefix(c.DSN, "rethinkdb://127.0.0.1:") || n.Host != cluster.Loopback ||
 		!strings.Contains(c.Options["server"], "reqlite") {

@@ -10,6 +10,7 @@ import (
 	r "gopkg.in/rethinkdb/rethinkdb-go.v6"
 
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
 )
 
 // testdata/external holds reqlite 2.3.0's rethinkdb.server_status
@@ -77,7 +78,7 @@ func TestRethinkExternalTableStatus(t *testing.T) {
 // (reqlite's table_status is empty), a restart done once the member
 // answers, then unreachable once killed.
 func TestExternalRethinkReqlite(t *testing.T) {
-	ctx, _, local := upOwn(t, 2*time.Minute)
+	ctx, _, local := clustertest.OwnClusterContext(t, Name, cluster.Options{Nodes: 1}, 2*time.Minute)
 	n := local.Nodes[0]
 	// restart runs true: the member is up throughout, and Restart returns
 	// once the database's own status says so (not the local engine's,

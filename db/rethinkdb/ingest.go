@@ -3,41 +3,18 @@ package rethinkdb
 import (
 	"context"
 	"fmt"
-	"time"
 
+	"github.com/fieldbench/fieldbench/db/internal/ingestdoc"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 )
 
-// The ingest family's table: one document per record, the study's 36
+// The ingest family's table: one document per record (ingestdoc.Doc, as
+// mongodb stores it too), the study's 36
 // character id as the primary key (the table's only index, as the study's
 // stores had only their key), the times as Unix microseconds (a ReQL time
 // keeps only milliseconds, and the records have microseconds; JSON numbers
 // hold them exactly, far below 2^53).
 const ingestRecords = "ingest_records"
-
-// recordDoc is one record as stored.
-type recordDoc struct {
-	ID         string  `rethinkdb:"id"`
-	Source     int32   `rethinkdb:"source"`
-	Seq        int32   `rethinkdb:"seq"`
-	Channel    int32   `rethinkdb:"channel"`
-	MeasuredAt int64   `rethinkdb:"measured_at"`
-	Tag        string  `rethinkdb:"tag"`
-	Quality    int32   `rethinkdb:"quality"`
-	Value      float64 `rethinkdb:"value"`
-	RecordedAt int64   `rethinkdb:"recorded_at"`
-}
-
-func docOf(r *ingest.Record) recordDoc {
-	return recordDoc{ID: r.ID, Source: r.Source, Seq: r.Seq, Channel: r.Channel, MeasuredAt: r.MeasuredAt.UnixMicro(),
-		Tag: r.Tag, Quality: r.Quality, Value: r.Value, RecordedAt: r.RecordedAt.UnixMicro()}
-}
-
-// Record is the stored document as the workload's record (UTC times).
-func (d recordDoc) Record() ingest.Record {
-	return ingest.Record{ID: d.ID, Source: d.Source, Seq: d.Seq, Channel: d.Channel, MeasuredAt: time.UnixMicro(d.MeasuredAt).UTC(),
-		Tag: d.Tag, Quality: d.Quality, Value: d.Value, RecordedAt: time.UnixMicro(d.RecordedAt).UTC()}
-}
 
 type ingestStore struct{ db *DB }
 
@@ -63,9 +40,9 @@ func (s *ingestStore) InsertBatch(ctx context.Context, recs []ingest.Record) err
 	if len(recs) == 0 {
 		return nil
 	}
-	docs := make([]recordDoc, len(recs))
+	docs := make([]ingestdoc.Doc, len(recs))
 	for i := range recs {
-		docs[i] = docOf(&recs[i])
+		docs[i] = ingestdoc.Of(&recs[i])
 	}
 	if err := s.db.write(ctx, s.db.db.Table(ingestRecords).Insert(docs), len(docs)); err != nil {
 		return fmt.Errorf("rethinkdb ingest: insert %d records: %w", len(recs), err)
@@ -94,7 +71,7 @@ func (s *ingestStore) Reset(ctx context.Context) error {
 // StoredRecords reads every stored record back (for tests that check what
 // was stored, not only how much).
 func (db *DB) StoredRecords(ctx context.Context) ([]ingest.Record, error) {
-	var docs []recordDoc
+	var docs []ingestdoc.Doc
 	if err := db.all(ctx, db.db.Table(ingestRecords), &docs); err != nil {
 		return nil, fmt.Errorf("rethinkdb ingest: read back: %w", err)
 	}

@@ -111,8 +111,8 @@ var inapplicable = map[string]string{}
 // RegisterInapplicable records that convergence means nothing on engine
 // (one fieldbench starts without replicas) and why: Open refuses it with
 // that reason, wrapping cluster.ErrUnsupported. Exported for a database's
-// own folder, whose convergence.go calls it from init (db/rethinkdb); it
-// panics on a second registration of engine.
+// own folder, whose convergence.go calls it from init (db/mongodb,
+// db/rethinkdb); it panics on a second registration of engine.
 func RegisterInapplicable(engine, why string) {
 	if _, dup := inapplicable[engine]; dup {
 		panic("convergence: duplicate registration of " + engine)

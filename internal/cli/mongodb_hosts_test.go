@@ -10,7 +10,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
-	mongoadapter "github.com/fieldbench/fieldbench/adapter/mongodb"
+	mongoadapter "github.com/fieldbench/fieldbench/db/mongodb"
 )
 
 // TestMongoDBHostsKillRestart: `cluster up mongodb --network hosts` puts

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
-	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/db/rethinkdb"
+	"github.com/fieldbench/fieldbench/db/sqlserver"
 )
 
 // TestStandInsHosts: the single-node stand-ins on hosts, one subtest per
@@ -31,7 +31,7 @@ func TestStandInsHosts(t *testing.T) {
 		{"rethinkdb", "reqlite1", "rethinkdb://198.18.0.1:28015/fieldbench",
 			[]string{"198.18.0.1:28015  standalone  up", "server=reqlite " + rethinkdb.ReqliteVersion}, false},
 		{"sqlserver", "iridium1", "sqlserver://fieldbench@198.18.0.1:1433?database=fieldbench&encrypt=disable&standin=iridium",
-			[]string{"198.18.0.1:1433  standalone  up", "server=Iridium SQL " + cluster.IridiumVersion}, true},
+			[]string{"198.18.0.1:1433  standalone  up", "server=Iridium SQL " + sqlserver.IridiumVersion}, true},
 	} {
 		t.Run(tc.engine, func(t *testing.T) {
 			start := time.Now()

@@ -1,5 +1,5 @@
 // Command buildferretdb builds (once) and caches the FerretDB binary that
-// `fieldbench cluster up mongodb` starts, through cluster.FerretDBBinary,
+// `fieldbench cluster up mongodb` starts, through mongodb.FerretDBBinary,
 // and prints its path. scripts/install-servers.sh runs it so that the first
 // cluster does not wait minutes for the build.
 package main
@@ -10,13 +10,13 @@ import (
 	"os"
 	"os/signal"
 
-	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/db/mongodb"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	bin, err := cluster.FerretDBBinary(ctx)
+	bin, err := mongodb.FerretDBBinary(ctx)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "buildferretdb:", err)
 		os.Exit(1)

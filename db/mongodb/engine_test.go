@@ -1,4 +1,4 @@
-package cluster
+package mongodb
 
 import (
 	"context"
@@ -10,21 +10,24 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
 )
 
 func TestParseMongoOpts(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		opts    Options
+		opts    cluster.Options
 		want    string
 		wantErr string
 	}{
-		{Options{Nodes: 1}, "WARN", ""},
-		{Options{Nodes: 0}, "WARN", ""},
-		{Options{Nodes: 1, Extra: map[string]string{"log-level": "debug"}}, "DEBUG", ""},
-		{Options{Nodes: 1, Extra: map[string]string{"log-level": "loud"}}, "", "want DEBUG"},
-		{Options{Nodes: 1, Extra: map[string]string{"replicas": "1"}}, "", "unknown option"},
-		{Options{Nodes: 3}, "", "no replication"},
+		{cluster.Options{Nodes: 1}, "WARN", ""},
+		{cluster.Options{Nodes: 0}, "WARN", ""},
+		{cluster.Options{Nodes: 1, Extra: map[string]string{"log-level": "debug"}}, "DEBUG", ""},
+		{cluster.Options{Nodes: 1, Extra: map[string]string{"log-level": "loud"}}, "", "want DEBUG"},
+		{cluster.Options{Nodes: 1, Extra: map[string]string{"replicas": "1"}}, "", "unknown option"},
+		{cluster.Options{Nodes: 3}, "", "no replication"},
 	}
 	for _, tt := range tests {
 		got, err := parseMongoOpts(tt.opts)
@@ -38,7 +41,7 @@ func TestParseMongoOpts(t *testing.T) {
 			t.Errorf("parseMongoOpts(%+v) = %q, %v; want %q", tt.opts, got, err, tt.want)
 		}
 	}
-	if _, err := parseMongoOpts(Options{Nodes: 2}); !errors.Is(err, ErrUnsupported) {
+	if _, err := parseMongoOpts(cluster.Options{Nodes: 2}); !errors.Is(err, cluster.ErrUnsupported) {
 		t.Errorf("2 nodes: %v does not wrap ErrUnsupported", err)
 	}
 }
@@ -48,8 +51,8 @@ func TestParseMongoOpts(t *testing.T) {
 // that a document written before a SIGKILL is there after the restart
 // (FerretDB acknowledges an insert once SQLite committed it), and stops it.
 func TestMongoEngine(t *testing.T) {
-	ctx, e, c := upForTest(t, "mongodb", Options{Nodes: 1}, 15*time.Minute) // a first build included
-	if c.Version != "FerretDB "+FerretDBVersion || !strings.HasPrefix(c.DSN, "mongodb://127.0.0.1:") || c.Nodes[0].Host != Loopback {
+	ctx, e, c := clustertest.OwnClusterContext(t, Name, cluster.Options{Nodes: 1}, 15*time.Minute) // a first build included
+	if c.Version != "FerretDB "+FerretDBVersion || !strings.HasPrefix(c.DSN, "mongodb://127.0.0.1:") || c.Nodes[0].Host != cluster.Loopback {
 		t.Fatalf("cluster = version %q, DSN %q, host %q", c.Version, c.DSN, c.Nodes[0].Host)
 	}
 	st, err := e.Status(ctx, c)
@@ -65,7 +68,7 @@ func TestMongoEngine(t *testing.T) {
 	if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: "k"}, {Key: "v", Value: 7}}); err != nil {
 		t.Fatal(err)
 	}
-	k := e.(Killer)
+	k := e.(cluster.Killer)
 	if err := k.Kill(ctx, c, "ferretdb1"); err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +87,7 @@ func TestMongoEngine(t *testing.T) {
 	if err := e.Down(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	if Alive(c.Nodes[0].PID) {
+	if cluster.Alive(c.Nodes[0].PID) {
 		t.Error("FerretDB still running after Down")
 	}
 }

@@ -1,8 +1,10 @@
-package cluster
+package sqlserver
 
 import (
 	"context"
 	"fmt"
+
+	"github.com/fieldbench/fieldbench/cluster"
 )
 
 // An external SQL Server is one server (Always On availability groups
@@ -18,22 +20,23 @@ import (
 // cluster's version is what the server claims, and a stand-in claims a
 // real one. Microsoft SQL Server's pre-login is not verified here.
 
-// sqlRemote is the sqlserver engine's remote side (Single.External).
-var sqlRemote = RemoteDB{DSN: sqlRemoteDSN, Version: sqlRemoteVersion, Members: sqlRemoteMembers,
+// sqlRemote is the sqlserver engine's remote side
+// (cluster.Single.External).
+var sqlRemote = cluster.RemoteDB{DSN: sqlRemoteDSN, Version: sqlRemoteVersion, Members: sqlRemoteMembers,
 	Status: sqlRemoteStatus, Moving: sqlRemoteMoving}
 
 // sqlRemoteDSN is the adapter's DSN without credentials: a real SQL
 // Server needs the scenario's dsn with user and password.
-func sqlRemoteDSN(c *Cluster) string {
+func sqlRemoteDSN(c *cluster.Cluster) string {
 	for _, n := range c.Nodes {
-		if n.Role != RoleDecommissioned {
+		if n.Role != cluster.RoleDecommissioned {
 			return fmt.Sprintf("sqlserver://%s?database=%s", n.Addr(), sqlServerDatabase)
 		}
 	}
 	return ""
 }
 
-func sqlRemoteVersion(ctx context.Context, _ *Cluster, n *Node) (string, error) {
+func sqlRemoteVersion(ctx context.Context, _ *cluster.Cluster, n *cluster.Node) (string, error) {
 	v, err := TDSPrelogin(ctx, n.Addr())
 	if err != nil {
 		return "", fmt.Errorf("sqlserver: pre-login of %s: %w", n.Addr(), err)
@@ -42,7 +45,7 @@ func sqlRemoteVersion(ctx context.Context, _ *Cluster, n *Node) (string, error) 
 }
 
 // sqlRemoteMembers: each member that answers a pre-login is up.
-func sqlRemoteMembers(ctx context.Context, c *Cluster) (map[string]string, error) {
+func sqlRemoteMembers(ctx context.Context, c *cluster.Cluster) (map[string]string, error) {
 	out := map[string]string{}
 	for _, st := range sqlRemoteStatusOf(ctx, c) {
 		if st.State == "up" {
@@ -52,8 +55,8 @@ func sqlRemoteMembers(ctx context.Context, c *Cluster) (map[string]string, error
 	return out, nil
 }
 
-func sqlRemoteStatusOf(ctx context.Context, c *Cluster) []NodeStatus {
-	return RemoteStatuses(ctx, c, "standalone", func(ctx context.Context, n *Node, st *NodeStatus) error {
+func sqlRemoteStatusOf(ctx context.Context, c *cluster.Cluster) []cluster.NodeStatus {
+	return cluster.RemoteStatuses(ctx, c, "standalone", func(ctx context.Context, n *cluster.Node, st *cluster.NodeStatus) error {
 		v, err := TDSPrelogin(ctx, n.Addr())
 		if err != nil {
 			return err
@@ -63,9 +66,9 @@ func sqlRemoteStatusOf(ctx context.Context, c *Cluster) []NodeStatus {
 	})
 }
 
-func sqlRemoteStatus(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
+func sqlRemoteStatus(ctx context.Context, c *cluster.Cluster) ([]cluster.NodeStatus, error) {
 	return sqlRemoteStatusOf(ctx, c), nil
 }
 
 // sqlRemoteMoving: one server, nothing moves between servers.
-func sqlRemoteMoving(context.Context, *Cluster) (bool, string, error) { return false, "", nil }
+func sqlRemoteMoving(context.Context, *cluster.Cluster) (bool, string, error) { return false, "", nil }

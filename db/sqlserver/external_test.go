@@ -1,16 +1,19 @@
-package cluster
+package sqlserver
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
 )
 
 // TestParseTDSPrelogin reads pre-login responses: testdata's was captured
 // from Iridium SQL 0.1.13 (packet type 0x12, VERSION 16.0.4105).
 func TestParseTDSPrelogin(t *testing.T) {
-	iridium, err := os.ReadFile(filepath.Join("testdata", "external", "sqlserver", "iridium-prelogin.bin"))
+	iridium, err := os.ReadFile(filepath.Join("testdata", "external", "iridium-prelogin.bin"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,9 +43,9 @@ func TestParseTDSPrelogin(t *testing.T) {
 // sqlserver engine, as an external SQL Server: its version from the
 // pre-login, one member up, then unreachable once killed.
 func TestExternalSQLServerIridium(t *testing.T) {
-	ctx, _, local := upForTest(t, "sqlserver", Options{Nodes: 1}, 2*time.Minute)
+	ctx, _, local := clustertest.OwnClusterContext(t, Name, cluster.Options{Nodes: 1}, 2*time.Minute)
 	n := local.Nodes[0]
-	ext, c, err := OpenExternal(ctx, ExternalSpec{Database: "sqlserver", Members: []ExternalMember{{Name: "s1", Host: n.Host, Port: n.Port}}}, t.TempDir())
+	ext, c, err := cluster.OpenExternal(ctx, cluster.ExternalSpec{Database: "sqlserver", Members: []cluster.ExternalMember{{Name: "s1", Host: n.Host, Port: n.Port}}}, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +56,7 @@ func TestExternalSQLServerIridium(t *testing.T) {
 	if m, err := sqlRemoteMembers(ctx, c); err != nil || len(m) != 1 || m[n.Addr()] != "up" {
 		t.Errorf("members = %v, %v", m, err)
 	}
-	if err := Kill(n.PID); err != nil {
+	if err := cluster.Kill(n.PID); err != nil {
 		t.Fatal(err)
 	}
 	n.Stopped = true

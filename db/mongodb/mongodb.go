@@ -26,6 +26,13 @@
 // default is changed: serverSelectionTimeoutMS is 1000 unless the DSN sets
 // it (see serverSelectionTimeout). The driver dials through the adapter's
 // reconnection backoff (adapter.Backoffs; DB.Reconnects).
+//
+// The package is the whole database (docs/architecture.md, "Adding a
+// database"): this adapter with a file per family (ingest.go,
+// microblog.go, trajectory.go, wiki.go), the cluster engine that builds
+// and starts FerretDB (engine.go), what an external cluster asks a
+// MongoDB (external.go) and convergence's refusal (convergence.go);
+// db/all links it into the binary.
 package mongodb
 
 import (
@@ -312,10 +319,7 @@ func (s Server) IsFerretDB() bool { return s.Name == "FerretDB" }
 // ServerOf asks buildInfo which server answers: FerretDB adds a
 // ferretdbVersion field ("v1.24.2") next to the MongoDB version it emulates.
 func ServerOf(ctx context.Context, client *mongo.Client) (Server, error) {
-	var bi struct {
-		Version         string `bson:"version"`
-		FerretDBVersion string `bson:"ferretdbVersion"`
-	}
+	var bi mongoBuildInfo
 	if err := client.Database("admin").RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&bi); err != nil {
 		return Server{}, fmt.Errorf("mongodb: buildInfo: %w", err)
 	}

@@ -60,8 +60,8 @@ func TestInfoSaysFerretDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Name != "FerretDB" || info.Version != cluster.FerretDBVersion {
-		t.Errorf("Info = %s %s, want FerretDB %s", info.Name, info.Version, cluster.FerretDBVersion)
+	if info.Name != "FerretDB" || info.Version != FerretDBVersion {
+		t.Errorf("Info = %s %s, want FerretDB %s", info.Name, info.Version, FerretDBVersion)
 	}
 	if info.Config["stand_in"] == "" || !strings.HasPrefix(info.Config["mongodb_compat"], "7.") {
 		t.Errorf("Info.Config = %v: want the stand-in note and the MongoDB version FerretDB claims", info.Config)

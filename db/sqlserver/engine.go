@@ -1,4 +1,4 @@
-package cluster
+package sqlserver
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"time"
+
+	"github.com/fieldbench/fieldbench/cluster"
 )
 
 // The sqlserver engine starts Iridium SQL, a TDS 7.4 server written in
@@ -46,12 +48,12 @@ import (
 // One node only (Iridium has no replication); it can be killed and
 // restarted on its data directory (on its host, on hosts).
 func init() {
-	Register(&singleKiller{Single{
-		Engine: "sqlserver", Server: "Iridium SQL", NodeName: "iridium1", LogFile: "iridium.log", DataDir: "data", StandardPort: sqlServerPort,
+	cluster.Register(&cluster.KillableSingle{Single: cluster.Single{
+		Engine: Name, Server: "Iridium SQL", NodeName: "iridium1", LogFile: "iridium.log", DataDir: "data", StandardPort: sqlServerPort,
 		CheckInstall: checkIridium, Prepare: prepareSQLServer, Start: startIridium, Describe: describeSQLServer,
-		Detail:       func(*Cluster) map[string]string { return map[string]string{"server": IridiumServer} },
+		Detail:       func(*cluster.Cluster) map[string]string { return map[string]string{"server": IridiumServer} },
 		Probe:        probeSQLServer,
-		ParseOptions: func(o Options) error { _, err := parseSQLServerOpts(o); return err },
+		ParseOptions: func(o cluster.Options) error { _, err := parseSQLServerOpts(o); return err },
 		External:     &sqlRemote,
 	}})
 }
@@ -103,7 +105,7 @@ func checkIridium() error {
 // parseSQLServerOpts returns the storage option: "disk" (the default,
 // Iridium's persistent storage in the node's data directory) or "memory"
 // (Iridium's --memory: nothing survives a restart).
-func parseSQLServerOpts(o Options) (storage string, err error) {
+func parseSQLServerOpts(o cluster.Options) (storage string, err error) {
 	storage = "disk"
 	for k, v := range o.Extra {
 		switch k {
@@ -117,7 +119,7 @@ func parseSQLServerOpts(o Options) (storage string, err error) {
 		}
 	}
 	if o.Nodes > 1 {
-		return "", fmt.Errorf("sqlserver: Iridium SQL has no replication, so the engine starts one node (got --nodes %d): %w", o.Nodes, ErrUnsupported)
+		return "", fmt.Errorf("sqlserver: Iridium SQL has no replication, so the engine starts one node (got --nodes %d): %w", o.Nodes, cluster.ErrUnsupported)
 	}
 	return storage, nil
 }
@@ -125,7 +127,7 @@ func parseSQLServerOpts(o Options) (storage string, err error) {
 // prepareSQLServer reads the options and checks that Iridium is built;
 // the node keeps its data under dir/iridium1/data, and listens on SQL
 // Server's port 1433 on hosts.
-func prepareSQLServer(_ context.Context, opts Options) (map[string]string, error) {
+func prepareSQLServer(_ context.Context, opts cluster.Options) (map[string]string, error) {
 	storage, err := parseSQLServerOpts(opts)
 	if err != nil {
 		return nil, err
@@ -145,20 +147,20 @@ func prepareSQLServer(_ context.Context, opts Options) (map[string]string, error
 
 // describeSQLServer names the cluster after the Iridium version the node
 // logged and gives the DSN of its database.
-func describeSQLServer(_ context.Context, _ *Cluster, n *Node) (version, dsn string, err error) {
+func describeSQLServer(_ context.Context, _ *cluster.Cluster, n *cluster.Node) (version, dsn string, err error) {
 	v, err := iridiumVersionOf(n)
 	if err != nil {
 		return "", "", err
 	}
 	// standin=iridium: the adapter rewrites Iridium's two TDS defects
-	// (adapter/sqlserver); encrypt=disable, as Iridium runs without TLS.
+	// (sqlserver.go, internal/tdsfix); encrypt=disable, as Iridium runs without TLS.
 	return "Iridium SQL " + v, fmt.Sprintf("sqlserver://fieldbench@%s?database=%s&encrypt=disable&standin=iridium", n.Addr(), sqlServerDatabase), nil
 }
 
 // startIridium starts n on its address, port and data and waits until it
 // answers a TDS pre-login; on a host, inside its namespace (`ip netns
 // exec` execs iridium-server: the PID is the server's).
-func startIridium(ctx context.Context, c *Cluster, n *Node) error {
+func startIridium(ctx context.Context, c *cluster.Cluster, n *cluster.Node) error {
 	bin, err := IridiumBinary()
 	if err != nil {
 		return err
@@ -175,7 +177,7 @@ func startIridium(ctx context.Context, c *Cluster, n *Node) error {
 		args = append(args, "--data-dir", n.DataDir)
 	}
 	argv := n.Command(append([]string{bin}, args...)...)
-	pid, err := Start(Proc{Path: argv[0], Dir: filepath.Dir(n.DataDir), LogFile: n.LogFile,
+	pid, err := cluster.Start(cluster.Proc{Path: argv[0], Dir: filepath.Dir(n.DataDir), LogFile: n.LogFile,
 		Env: []string{"RUST_LOG=warn,iridium_server=info"}, Args: argv[1:]})
 	if err != nil {
 		return err
@@ -183,8 +185,8 @@ func startIridium(ctx context.Context, c *Cluster, n *Node) error {
 	n.PID, n.Stopped = pid, false
 	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	if err := WaitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
-		_ = Kill(pid)
+	if err := cluster.WaitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
+		_ = cluster.Kill(pid)
 		n.PID = 0
 		return err
 	}
@@ -196,8 +198,8 @@ func startIridium(ctx context.Context, c *Cluster, n *Node) error {
 		if err == nil {
 			return nil
 		}
-		if !Alive(pid) || wctx.Err() != nil {
-			_ = Kill(pid)
+		if !cluster.Alive(pid) || wctx.Err() != nil {
+			_ = cluster.Kill(pid)
 			n.PID = 0
 			return fmt.Errorf("sqlserver: %s does not answer a TDS pre-login: %w", n.Addr(), err)
 		}
@@ -213,7 +215,7 @@ var iridiumVersionRE = regexp.MustCompile(`iridium-server v(\S+)`)
 
 // iridiumVersionOf reads the version iridium-server logged, which is how
 // it names itself (over TDS it claims to be SQL Server).
-func iridiumVersionOf(n *Node) (string, error) {
+func iridiumVersionOf(n *cluster.Node) (string, error) {
 	b, err := os.ReadFile(n.LogFile)
 	if err != nil {
 		return "", fmt.Errorf("sqlserver: read the log of %s: %w", n.Name, err)
@@ -242,7 +244,7 @@ func TDSPrelogin(ctx context.Context, addr string) (string, error) {
 // nodePrelogin is TDSPrelogin of node n from where n is: from inside its
 // host's namespace for a node on a virtual network, the only place its
 // address is reachable from.
-func nodePrelogin(ctx context.Context, n *Node) (string, error) {
+func nodePrelogin(ctx context.Context, n *cluster.Node) (string, error) {
 	c, err := n.Dial(ctx, n.Addr())
 	if err != nil {
 		return "", err
@@ -313,7 +315,7 @@ func parseTDSPrelogin(packet []byte) (string, error) {
 // probeSQLServer is the engine's status of a running node: whether it
 // answers a TDS pre-login and the SQL Server version it claims (the
 // detail names the server it really is).
-func probeSQLServer(ctx context.Context, n *Node, detail map[string]string) error {
+func probeSQLServer(ctx context.Context, n *cluster.Node, detail map[string]string) error {
 	v, err := nodePrelogin(ctx, n)
 	if err != nil {
 		return err

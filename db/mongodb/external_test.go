@@ -1,4 +1,4 @@
-package cluster
+package mongodb
 
 import (
 	"context"
@@ -10,9 +10,12 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
 )
 
-// The answers in testdata/external/mongodb were captured from FerretDB
+// The answers in testdata/external were captured from FerretDB
 // 1.24.2 (`fieldbench cluster up mongodb`) with the Go driver's
 // RunCommand, as canonical extended JSON; FerretDB answered
 // replSetGetStatus with the error kept in ferretdb-replSetGetStatus.error.
@@ -20,7 +23,7 @@ import (
 // extra_info have no captured answer (mongoNotVerified).
 func mongoTestdata(t *testing.T, name string, into any) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "external", "mongodb", name))
+	b, err := os.ReadFile(filepath.Join("testdata", "external", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,10 +75,10 @@ func TestMongoExternalAnswers(t *testing.T) {
 // replSetGetStatus is CommandNotFound), nothing moving, and no resource
 // figure (its serverStatus has neither mem nor extra_info).
 func TestExternalMongoFerretDB(t *testing.T) {
-	ctx, e, local := upForTest(t, "mongodb", Options{Nodes: 1}, 15*time.Minute) // a first build included
+	ctx, e, local := clustertest.OwnClusterContext(t, Name, cluster.Options{Nodes: 1}, 15*time.Minute) // a first build included
 	n := local.Nodes[0]
-	spec := ExternalSpec{Database: "mongodb", Members: []ExternalMember{{Name: "m1", Host: n.Host, Port: n.Port}}}
-	ext, c, err := OpenExternal(ctx, spec, t.TempDir())
+	spec := cluster.ExternalSpec{Database: "mongodb", Members: []cluster.ExternalMember{{Name: "m1", Host: n.Host, Port: n.Port}}}
+	ext, c, err := cluster.OpenExternal(ctx, spec, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,12 @@
 // hangs on it). Bulk copy (ingest=bulk) is for a real server only: Iridium
 // fails it, so that path is not verified here, and `list`, Info and the
 // docs say so.
+//
+// The package is the whole database (docs/architecture.md, "Adding a
+// database"): this adapter with its ingest family (ingest.go), the
+// cluster engine that starts Iridium SQL (engine.go) and what an external
+// cluster asks a SQL Server (external.go); db/all links it into the
+// binary.
 package sqlserver
 
 import (
@@ -34,7 +40,7 @@ import (
 	"github.com/microsoft/go-mssqldb/msdsn"
 
 	"github.com/fieldbench/fieldbench/adapter"
-	"github.com/fieldbench/fieldbench/adapter/sqlserver/internal/tdsfix"
+	"github.com/fieldbench/fieldbench/db/sqlserver/internal/tdsfix"
 	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 )

@@ -1,4 +1,4 @@
-package cluster
+package mongodb
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/fieldbench/fieldbench/cluster"
 )
 
 // An external MongoDB is asked, member by member (a direct connection to
@@ -33,8 +35,9 @@ import (
 // movement and the resource figures are NOT VERIFIED HERE
 // (mongoNotVerified): they follow MongoDB's documented answers.
 
-// mongoRemote is the mongodb engine's remote side (Single.External).
-var mongoRemote = RemoteDB{DSN: mongoRemoteDSN, Version: mongoRemoteVersion, Members: mongoRemoteMembers, Resources: mongoRemoteResources,
+// mongoRemote is the mongodb engine's remote side
+// (cluster.Single.External).
+var mongoRemote = cluster.RemoteDB{DSN: mongoRemoteDSN, Version: mongoRemoteVersion, Members: mongoRemoteMembers, Resources: mongoRemoteResources,
 	Reported: []string{"cpu", "rss"}, Source: mongoRemoteSource, Status: mongoRemoteStatus, Moving: mongoRemoteMoving}
 
 // mongoNotVerified says what of an external MongoDB no server here gave.
@@ -43,6 +46,10 @@ const mongoNotVerified = "not verified here (FerretDB has neither): replica-set 
 // mongoRemoteSource says where an external MongoDB's figures come from.
 const mongoRemoteSource = "serverStatus of each member: cpu = extra_info.user_time_us + system_time_us, rss = mem.resident MiB (" + mongoNotVerified + ")"
 
+// mongoBuildInfo is what buildInfo says of the server, as the engine
+// (FerretDB's start and status), the external side (version) and the
+// adapter (ServerOf) read it: FerretDB adds ferretdbVersion ("v1.24.2")
+// beside the MongoDB version it claims.
 type mongoBuildInfo struct {
 	Version         string `bson:"version"`
 	FerretDBVersion string `bson:"ferretdbVersion"`
@@ -127,8 +134,8 @@ type mongoServerStatus struct {
 }
 
 // mongoResourcesOf reads serverStatus's figures; absent ones are NaN.
-func mongoResourcesOf(ss mongoServerStatus) NodeResources {
-	r := NodeResources{CPUSeconds: math.NaN(), RSSBytes: math.NaN(), DiskBytes: math.NaN()}
+func mongoResourcesOf(ss mongoServerStatus) cluster.NodeResources {
+	r := cluster.NodeResources{CPUSeconds: math.NaN(), RSSBytes: math.NaN(), DiskBytes: math.NaN()}
 	if ss.Mem != nil && ss.Mem.Resident != nil {
 		r.RSSBytes = float64(*ss.Mem.Resident) * (1 << 20)
 	}
@@ -147,7 +154,7 @@ func mongoNoReplication(err error) bool {
 }
 
 // mongoRun runs command on n (a direct connection) into out.
-func mongoRun(ctx context.Context, n *Node, command string, out any) error {
+func mongoRun(ctx context.Context, n *cluster.Node, command string, out any) error {
 	cl, err := mongoClient(n)
 	if err != nil {
 		return err
@@ -159,17 +166,17 @@ func mongoRun(ctx context.Context, n *Node, command string, out any) error {
 	return nil
 }
 
-func mongoRemoteDSN(c *Cluster) string {
+func mongoRemoteDSN(c *cluster.Cluster) string {
 	var hosts []string
 	for _, n := range c.Nodes {
-		if n.Role != RoleDecommissioned {
+		if n.Role != cluster.RoleDecommissioned {
 			hosts = append(hosts, n.Addr())
 		}
 	}
 	return "mongodb://" + strings.Join(hosts, ",") + "/" + mongoDatabase
 }
 
-func mongoRemoteVersion(ctx context.Context, _ *Cluster, n *Node) (string, error) {
+func mongoRemoteVersion(ctx context.Context, _ *cluster.Cluster, n *cluster.Node) (string, error) {
 	var bi mongoBuildInfo
 	if err := mongoRun(ctx, n, "buildInfo", &bi); err != nil {
 		return "", err
@@ -180,10 +187,10 @@ func mongoRemoteVersion(ctx context.Context, _ *Cluster, n *Node) (string, error
 // mongoReplStatusOf asks the running members in turn for
 // replSetGetStatus: nil, nil when the first that answers does not
 // replicate.
-func mongoReplStatusOf(ctx context.Context, c *Cluster) (*mongoReplStatus, error) {
+func mongoReplStatusOf(ctx context.Context, c *cluster.Cluster) (*mongoReplStatus, error) {
 	var errs []error
 	for _, n := range c.Nodes {
-		if !n.Running() || n.Role == RoleDecommissioned {
+		if !n.Running() || n.Role == cluster.RoleDecommissioned {
 			continue
 		}
 		var rs mongoReplStatus
@@ -200,20 +207,20 @@ func mongoReplStatusOf(ctx context.Context, c *Cluster) (*mongoReplStatus, error
 }
 
 // mongoPerMember asks every running member, with a short timeout each.
-func mongoPerMember(ctx context.Context, c *Cluster, ask func(ctx context.Context, n *Node) error) map[string]error {
+func mongoPerMember(ctx context.Context, c *cluster.Cluster, ask func(ctx context.Context, n *cluster.Node) error) map[string]error {
 	out := map[string]error{}
 	for _, n := range c.Nodes {
-		if !n.Running() || n.Role == RoleDecommissioned {
+		if !n.Running() || n.Role == cluster.RoleDecommissioned {
 			continue
 		}
-		qctx, cancel := context.WithTimeout(ctx, remoteAskTimeout)
+		qctx, cancel := context.WithTimeout(ctx, cluster.RemoteAskTimeout)
 		out[n.Name] = ask(qctx, n)
 		cancel()
 	}
 	return out
 }
 
-func mongoRemoteMembers(ctx context.Context, c *Cluster) (map[string]string, error) {
+func mongoRemoteMembers(ctx context.Context, c *cluster.Cluster) (map[string]string, error) {
 	rs, err := mongoReplStatusOf(ctx, c)
 	if err != nil {
 		return nil, err
@@ -223,7 +230,7 @@ func mongoRemoteMembers(ctx context.Context, c *Cluster) (map[string]string, err
 	}
 	// No replication: every member that answers is one of its own.
 	out := map[string]string{}
-	for name, err := range mongoPerMember(ctx, c, func(ctx context.Context, n *Node) error {
+	for name, err := range mongoPerMember(ctx, c, func(ctx context.Context, n *cluster.Node) error {
 		var h mongoHello
 		return mongoRun(ctx, n, "hello", &h)
 	}) {
@@ -234,7 +241,7 @@ func mongoRemoteMembers(ctx context.Context, c *Cluster) (map[string]string, err
 	return out, nil
 }
 
-func mongoRemoteStatus(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
+func mongoRemoteStatus(ctx context.Context, c *cluster.Cluster) ([]cluster.NodeStatus, error) {
 	var states map[string]string
 	if rs, err := mongoReplStatusOf(ctx, c); err == nil && rs != nil {
 		states = map[string]string{}
@@ -242,7 +249,7 @@ func mongoRemoteStatus(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
 			states[m.Name] = m.StateStr
 		}
 	}
-	out := RemoteStatuses(ctx, c, "", func(ctx context.Context, n *Node, st *NodeStatus) error {
+	out := cluster.RemoteStatuses(ctx, c, "", func(ctx context.Context, n *cluster.Node, st *cluster.NodeStatus) error {
 		var h mongoHello
 		if err := mongoRun(ctx, n, "hello", &h); err != nil {
 			return err
@@ -262,7 +269,7 @@ func mongoRemoteStatus(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
 	return out, nil
 }
 
-func mongoRemoteMoving(ctx context.Context, c *Cluster) (bool, string, error) {
+func mongoRemoteMoving(ctx context.Context, c *cluster.Cluster) (bool, string, error) {
 	rs, err := mongoReplStatusOf(ctx, c)
 	if err != nil {
 		return false, "", err
@@ -274,10 +281,10 @@ func mongoRemoteMoving(ctx context.Context, c *Cluster) (bool, string, error) {
 	return moving, why, nil
 }
 
-func mongoRemoteResources(ctx context.Context, c *Cluster) (map[string]NodeResources, error) {
-	out := map[string]NodeResources{}
+func mongoRemoteResources(ctx context.Context, c *cluster.Cluster) (map[string]cluster.NodeResources, error) {
+	out := map[string]cluster.NodeResources{}
 	var errs []error
-	for name, err := range mongoPerMember(ctx, c, func(ctx context.Context, n *Node) error {
+	for name, err := range mongoPerMember(ctx, c, func(ctx context.Context, n *cluster.Node) error {
 		var ss mongoServerStatus
 		if err := mongoRun(ctx, n, "serverStatus", &ss); err != nil {
 			return err

@@ -1,4 +1,4 @@
-package cluster
+package mongodb
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/fieldbench/fieldbench/cluster"
 )
 
 // The mongodb engine starts FerretDB, a server that speaks the MongoDB
@@ -48,12 +50,12 @@ import (
 //	log-level=LEVEL   FerretDB's log level (DEBUG, INFO, WARN, ERROR;
 //	                  default WARN)
 func init() {
-	Register(&singleKiller{Single{
-		Engine: "mongodb", Server: "FerretDB", NodeName: "ferretdb1", LogFile: "ferretdb.log", DataDir: "data", StandardPort: mongoPort,
+	cluster.Register(&cluster.KillableSingle{Single: cluster.Single{
+		Engine: Name, Server: "FerretDB", NodeName: "ferretdb1", LogFile: "ferretdb.log", DataDir: "data", StandardPort: mongoPort,
 		CheckInstall: checkMongo, Prepare: prepareMongo, Start: startFerretDB, Describe: describeMongo,
-		Detail:       func(c *Cluster) map[string]string { return map[string]string{"backend": c.Options["backend"]} },
+		Detail:       func(c *cluster.Cluster) map[string]string { return map[string]string{"backend": c.Options["backend"]} },
 		Probe:        probeMongo,
-		ParseOptions: func(o Options) error { _, err := parseMongoOpts(o); return err },
+		ParseOptions: func(o cluster.Options) error { _, err := parseMongoOpts(o); return err },
 		External:     &mongoRemote,
 	}})
 }
@@ -131,7 +133,7 @@ func FerretDBBinary(ctx context.Context) (string, error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return "", fmt.Errorf("build FerretDB: %w", err)
 	}
-	unlock, err := lockFile(ctx, filepath.Join(root, "build.lock"))
+	unlock, err := cluster.LockFile(ctx, filepath.Join(root, "build.lock"))
 	if err != nil {
 		return "", err
 	}
@@ -149,7 +151,7 @@ func FerretDBBinary(ctx context.Context) (string, error) {
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil {
-			return nil, fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, tail(stderr.String(), 2000))
+			return nil, fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, cluster.Tail(stderr.String(), 2000))
 		}
 		return out, nil
 	}
@@ -208,7 +210,7 @@ func copyTree(from, to string) error {
 	})
 }
 
-func parseMongoOpts(o Options) (logLevel string, err error) {
+func parseMongoOpts(o cluster.Options) (logLevel string, err error) {
 	logLevel = "WARN"
 	for k, v := range o.Extra {
 		switch k {
@@ -224,7 +226,7 @@ func parseMongoOpts(o Options) (logLevel string, err error) {
 		}
 	}
 	if o.Nodes > 1 {
-		return "", fmt.Errorf("mongodb: FerretDB has no replication, so the engine starts one node (got --nodes %d): %w", o.Nodes, ErrUnsupported)
+		return "", fmt.Errorf("mongodb: FerretDB has no replication, so the engine starts one node (got --nodes %d): %w", o.Nodes, cluster.ErrUnsupported)
 	}
 	return logLevel, nil
 }
@@ -232,7 +234,7 @@ func parseMongoOpts(o Options) (logLevel string, err error) {
 // prepareMongo reads the options and builds FerretDB if it is not built
 // yet; the node keeps its SQLite files under dir/ferretdb1/data, and
 // listens on MongoDB's port 27017 on hosts.
-func prepareMongo(ctx context.Context, opts Options) (map[string]string, error) {
+func prepareMongo(ctx context.Context, opts cluster.Options) (map[string]string, error) {
 	logLevel, err := parseMongoOpts(opts)
 	if err != nil {
 		return nil, err
@@ -250,7 +252,7 @@ func prepareMongo(ctx context.Context, opts Options) (map[string]string, error) 
 
 // describeMongo names the cluster after the FerretDB that answers and
 // gives the DSN of its database.
-func describeMongo(ctx context.Context, _ *Cluster, n *Node) (version, dsn string, err error) {
+func describeMongo(ctx context.Context, _ *cluster.Cluster, n *cluster.Node) (version, dsn string, err error) {
 	v, err := ferretDBVersionOf(ctx, n)
 	if err != nil {
 		return "", "", err
@@ -260,7 +262,7 @@ func describeMongo(ctx context.Context, _ *Cluster, n *Node) (version, dsn strin
 
 // startFerretDB starts n on its address, port and data and waits until it
 // answers buildInfo; on a host, inside its namespace.
-func startFerretDB(ctx context.Context, c *Cluster, n *Node) error {
+func startFerretDB(ctx context.Context, c *cluster.Cluster, n *cluster.Node) error {
 	bin, err := FerretDBBinary(ctx)
 	if err != nil {
 		return err
@@ -274,58 +276,52 @@ func startFerretDB(ctx context.Context, c *Cluster, n *Node) error {
 		"--telemetry=disable", // no network beyond loopback
 		"--log-level="+c.Options["log-level"],
 	)
-	pid, err := Start(Proc{Path: argv[0], Args: argv[1:], Dir: filepath.Dir(n.DataDir), LogFile: n.LogFile})
+	pid, err := cluster.Start(cluster.Proc{Path: argv[0], Args: argv[1:], Dir: filepath.Dir(n.DataDir), LogFile: n.LogFile})
 	if err != nil {
 		return err
 	}
 	n.PID, n.Stopped = pid, false
 	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	if err := WaitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
-		_ = Kill(pid)
+	if err := cluster.WaitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
+		_ = cluster.Kill(pid)
 		n.PID = 0
 		return err
 	}
 	if _, err := ferretDBVersionOf(wctx, n); err != nil {
-		_ = Kill(pid)
+		_ = cluster.Kill(pid)
 		n.PID = 0
 		return err
 	}
 	return nil
 }
 
-// ferretDBBuildInfo is what the engine reads from buildInfo.
-type ferretDBBuildInfo struct {
-	Version         string `bson:"version"`
-	FerretDBVersion string `bson:"ferretdbVersion"`
-}
-
 // mongoClient connects to n directly (one server, no discovery); a node
 // on a host is dialled from inside its host's namespace, the only place
 // its address is reachable from.
-func mongoClient(n *Node) (*mongo.Client, error) {
+func mongoClient(n *cluster.Node) (*mongo.Client, error) {
 	o := options.Client().ApplyURI("mongodb://" + n.Addr() + "/?directConnection=true").
 		SetServerSelectionTimeout(5 * time.Second).SetAppName("fieldbench-cluster")
 	if n.Netns != "" {
-		o.SetDialer(nodeDialer{n})
+		o.SetDialer(cluster.NodeDialer{Node: n})
 	}
 	return mongo.Connect(o)
 }
 
-func buildInfoOf(ctx context.Context, n *Node) (ferretDBBuildInfo, error) {
+func buildInfoOf(ctx context.Context, n *cluster.Node) (mongoBuildInfo, error) {
 	cl, err := mongoClient(n)
 	if err != nil {
-		return ferretDBBuildInfo{}, err
+		return mongoBuildInfo{}, err
 	}
 	defer cl.Disconnect(context.Background())
-	var bi ferretDBBuildInfo
+	var bi mongoBuildInfo
 	err = cl.Database("admin").RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&bi)
 	return bi, err
 }
 
 // ferretDBVersionOf asks n for buildInfo and checks that FerretDB answers.
-func ferretDBVersionOf(ctx context.Context, n *Node) (string, error) {
-	var bi ferretDBBuildInfo
+func ferretDBVersionOf(ctx context.Context, n *cluster.Node) (string, error) {
+	var bi mongoBuildInfo
 	var err error
 	for {
 		if bi, err = buildInfoOf(ctx, n); err == nil || ctx.Err() != nil {
@@ -345,7 +341,7 @@ func ferretDBVersionOf(ctx context.Context, n *Node) (string, error) {
 // probeMongo is the engine's status of a running node: the server's name
 // and version from buildInfo (FerretDB, and the MongoDB version it claims
 // for compatibility) beside its backend.
-func probeMongo(ctx context.Context, n *Node, detail map[string]string) error {
+func probeMongo(ctx context.Context, n *cluster.Node, detail map[string]string) error {
 	bi, err := buildInfoOf(ctx, n)
 	if err != nil {
 		return err

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fieldbench/fieldbench/adapter/sqlserver"
+	"github.com/fieldbench/fieldbench/db/sqlserver"
 	"github.com/fieldbench/fieldbench/internal/cli"
 	"github.com/fieldbench/fieldbench/result"
 )

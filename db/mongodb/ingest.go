@@ -3,44 +3,21 @@ package mongodb
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/fieldbench/fieldbench/db/internal/ingestdoc"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 )
 
-// The ingest family's collection: one document per record, the study's 36
+// The ingest family's collection: one document per record (ingestdoc.Doc,
+// as rethinkdb stores it too), the study's 36
 // character id as _id (the collection's only index, as the study's stores
 // had only their key), the times as Unix microseconds in int64 (a BSON
 // date keeps only milliseconds, and the records have microseconds).
 const ingestRecords = "ingest_records"
-
-// recordDoc is one record as stored.
-type recordDoc struct {
-	ID         string  `bson:"_id"`
-	Source     int32   `bson:"source"`
-	Seq        int32   `bson:"seq"`
-	Channel    int32   `bson:"channel"`
-	MeasuredAt int64   `bson:"measured_at"`
-	Tag        string  `bson:"tag"`
-	Quality    int32   `bson:"quality"`
-	Value      float64 `bson:"value"`
-	RecordedAt int64   `bson:"recorded_at"`
-}
-
-func docOf(r *ingest.Record) recordDoc {
-	return recordDoc{ID: r.ID, Source: r.Source, Seq: r.Seq, Channel: r.Channel, MeasuredAt: r.MeasuredAt.UnixMicro(),
-		Tag: r.Tag, Quality: r.Quality, Value: r.Value, RecordedAt: r.RecordedAt.UnixMicro()}
-}
-
-// Record is the stored document as the workload's record (UTC times).
-func (d recordDoc) Record() ingest.Record {
-	return ingest.Record{ID: d.ID, Source: d.Source, Seq: d.Seq, Channel: d.Channel, MeasuredAt: time.UnixMicro(d.MeasuredAt).UTC(),
-		Tag: d.Tag, Quality: d.Quality, Value: d.Value, RecordedAt: time.UnixMicro(d.RecordedAt).UTC()}
-}
 
 type ingestStore struct{ db *DB }
 
@@ -70,13 +47,13 @@ func (s *ingestStore) InsertBatch(ctx context.Context, recs []ingest.Record) err
 	if s.db.cfg.Ingest == BulkWrite {
 		models := make([]mongo.WriteModel, len(recs))
 		for i := range recs {
-			models[i] = mongo.NewInsertOneModel().SetDocument(docOf(&recs[i]))
+			models[i] = mongo.NewInsertOneModel().SetDocument(ingestdoc.Of(&recs[i]))
 		}
 		_, err = coll.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
 	} else {
 		docs := make([]any, len(recs))
 		for i := range recs {
-			docs[i] = docOf(&recs[i])
+			docs[i] = ingestdoc.Of(&recs[i])
 		}
 		_, err = coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
 	}
@@ -113,7 +90,7 @@ func (db *DB) StoredRecords(ctx context.Context) ([]ingest.Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mongodb ingest: read back: %w", err)
 	}
-	var docs []recordDoc
+	var docs []ingestdoc.Doc
 	if err := cur.All(ctx, &docs); err != nil {
 		return nil, fmt.Errorf("mongodb ingest: read back: %w", err)
 	}

@@ -1,0 +1,10 @@
+package mongodb
+
+import "github.com/fieldbench/fieldbench/experiment/convergence"
+
+// Convergence (the time until a write is visible on every node) means
+// nothing on the engine's one FerretDB server: experiment/convergence's
+// Open refuses it with this reason.
+func init() {
+	convergence.RegisterInapplicable(Name, "the mongodb engine runs one FerretDB server, which has no replication: there is no other node to read a write on")
+}
