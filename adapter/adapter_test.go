@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/fieldbench/fieldbench/adapter"
-	_ "github.com/fieldbench/fieldbench/adapter/all"
+	_ "github.com/fieldbench/fieldbench/db/all"
 	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/workload"
 )

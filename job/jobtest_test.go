@@ -14,7 +14,7 @@ import (
 	"github.com/fieldbench/fieldbench/job"
 	"github.com/fieldbench/fieldbench/result"
 
-	_ "github.com/fieldbench/fieldbench/adapter/all"
+	_ "github.com/fieldbench/fieldbench/db/all"
 )
 
 // runJob runs command verb ("run", "load", "op read") of workload's job with

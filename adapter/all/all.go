@@ -1,6 +1,8 @@
-// Package all links every workload and adapter into the binary: importing it
-// runs their registrations. The databases that are one folder each
-// (db/<name>: adapter and cluster engine together) come through db/all.
+// Package all links every workload and the adapters that are not yet a
+// database folder of their own: importing it runs their registrations.
+// What links everything is db/all, which imports this package and every
+// db/<name> (adapter and cluster engine together): the binary and the
+// tests that need every database import db/all.
 package all
 
 import (
@@ -13,7 +15,6 @@ import (
 	_ "github.com/fieldbench/fieldbench/adapter/postgres"
 	_ "github.com/fieldbench/fieldbench/adapter/redis"
 	_ "github.com/fieldbench/fieldbench/adapter/sqlite"
-	_ "github.com/fieldbench/fieldbench/db/all"
 	_ "github.com/fieldbench/fieldbench/workload/ingest"
 	_ "github.com/fieldbench/fieldbench/workload/microblog"
 	_ "github.com/fieldbench/fieldbench/workload/trajectory"

@@ -7,7 +7,7 @@ import (
 
 	"github.com/fieldbench/fieldbench/internal/cli"
 
-	_ "github.com/fieldbench/fieldbench/adapter/all"
+	_ "github.com/fieldbench/fieldbench/db/all"
 )
 
 func main() {

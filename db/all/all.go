@@ -1,12 +1,15 @@
-// Package all links every database folder into what imports it: each
-// db/<name> holds one database whole (its adapter, its cluster engine,
-// its external side, its convergence registration), registered by its
-// init functions, and importing this package runs them. adapter/all
-// imports it, so the binary and every test that links adapter/all have
-// every database. A new folder is one line here (TestLinksEveryFolder).
+// Package all links every database into what imports it — the binary,
+// and every test that needs them all: each db/<name> holds one database
+// whole (its adapter, its cluster engine, its external side, its
+// convergence registration), registered by its init functions, and
+// importing this package runs them; adapter/all brings the databases
+// that have no folder yet and the workloads. A new folder is one line
+// here (TestLinksEveryFolder). It imports adapter/all, not the other way
+// round: a database folder stands above the adapter layer it builds on.
 package all
 
 import (
+	_ "github.com/fieldbench/fieldbench/adapter/all"
 	_ "github.com/fieldbench/fieldbench/db/mongodb"
 	_ "github.com/fieldbench/fieldbench/db/rethinkdb"
 	_ "github.com/fieldbench/fieldbench/db/sqlserver"

@@ -15,7 +15,7 @@ import (
 	"github.com/fieldbench/fieldbench/internal/cli"
 	"github.com/fieldbench/fieldbench/result"
 
-	_ "github.com/fieldbench/fieldbench/adapter/all"
+	_ "github.com/fieldbench/fieldbench/db/all"
 )
 
 func execute(ctx context.Context, args ...string) (int, string, string) {
