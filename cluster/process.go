@@ -163,6 +163,7 @@ func portHolder(port int) string {
 		return ""
 	}
 	want := "socket:[" + inode + "]"
+	holders := map[int]bool{}
 	procs, _ := os.ReadDir("/proc")
 	for _, d := range procs {
 		pid, err := strconv.Atoi(d.Name())
@@ -172,12 +173,53 @@ func portHolder(port int) string {
 		fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 		for _, fd := range fds {
 			if l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); err == nil && l == want {
-				comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
-				return fmt.Sprintf(" by pid %d (%s)", pid, strings.TrimSpace(string(comm)))
+				holders[pid] = true
+				break
 			}
 		}
 	}
-	return ""
+	// A process that forks holds every descriptor in its child until the
+	// child's exec closes them, so a scan can meet the listener in a child
+	// too (and /proc lists a child first once pids wrap): the holder named
+	// is the one whose parent does not hold it.
+	owner := portOwner(holders, parentPID)
+	if owner == 0 {
+		return ""
+	}
+	comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", owner))
+	return fmt.Sprintf(" by pid %d (%s)", owner, strings.TrimSpace(string(comm)))
+}
+
+// portOwner picks, of the pids that hold a socket, the lowest whose parent
+// does not hold it; 0 when there is none.
+func portOwner(holders map[int]bool, parent func(int) int) int {
+	owner := 0
+	for pid := range holders {
+		if !holders[parent(pid)] && (owner == 0 || pid < owner) {
+			owner = pid
+		}
+	}
+	return owner
+}
+
+// parentPID reads pid's parent from /proc/PID/stat, 0 when it cannot.
+func parentPID(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// pid (comm) state ppid …: comm may hold spaces and parentheses, so
+	// the fields start after the last ')'.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
 }
 
 // FreePorts returns n distinct free ports on host.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -188,8 +189,62 @@ func TestPortHolder(t *testing.T) {
 	if got := portHolder(port); !strings.HasPrefix(got, want) {
 		t.Errorf("portHolder(%d) = %q, want %q…", port, got, want)
 	}
+
+	// A child that holds the listener too, as a fork does until its exec
+	// (here for good, passed to sleep): the holder named is still this
+	// process, the one whose parent does not hold it (issue 43: CI named
+	// a forked child of the test, pid order having wrapped).
+	f, err := l.(*net.TCPListener).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command("sleep", "30")
+	child.ExtraFiles = []*os.File{f}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	t.Cleanup(func() { child.Process.Kill(); child.Wait() })
+	if got := portHolder(port); !strings.HasPrefix(got, want) {
+		t.Errorf("portHolder(%d) with a child holding it too = %q, want %q…", port, got, want)
+	}
+	if got := parentPID(child.Process.Pid); got != os.Getpid() {
+		t.Errorf("parentPID(child) = %d, want %d", got, os.Getpid())
+	}
+	child.Process.Kill()
+	child.Wait()
 	l.Close()
 	if got := portHolder(port); got != "" {
 		t.Errorf("portHolder(%d) of a closed listener = %q, want none", port, got)
+	}
+}
+
+// TestPortOwner names the process that holds a socket of its own, not a
+// child that inherited it, whatever the pids' order.
+func TestPortOwner(t *testing.T) {
+	t.Parallel()
+	parents := map[int]int{100: 1, 90: 100, 95: 90, 200: 1, 300: 1}
+	parent := func(pid int) int { return parents[pid] }
+	for _, c := range []struct {
+		name    string
+		holders []int
+		want    int
+	}{
+		{"none", nil, 0},
+		{"alone", []int{100}, 100},
+		{"child with a lower pid (wrapped)", []int{90, 100}, 100},
+		{"grandchild", []int{95, 90, 100}, 100},
+		{"two owners: the lower", []int{300, 200}, 200},
+		{"child whose parent let go", []int{90}, 90},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := map[int]bool{}
+			for _, p := range c.holders {
+				h[p] = true
+			}
+			if got := portOwner(h, parent); got != c.want {
+				t.Errorf("portOwner(%v) = %d, want %d", c.holders, got, c.want)
+			}
+		})
 	}
 }
