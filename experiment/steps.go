@@ -12,7 +12,7 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/cluster"
-	"github.com/fieldbench/fieldbench/experiment/convergence"
+	"github.com/fieldbench/fieldbench/probe/convergence"
 	"github.com/fieldbench/fieldbench/job"
 	"github.com/fieldbench/fieldbench/probe"
 	"github.com/fieldbench/fieldbench/redact"

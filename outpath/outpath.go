@@ -6,7 +6,7 @@
 // work starts, so a refusal costs nothing.
 //
 // It imports nothing of fieldbench's, so every package that builds a path
-// (job, experiment, studyrun, the CLI) can use it without an import cycle;
+// (job, experiment, study, the CLI) can use it without an import cycle;
 // the names of the files it protects are pinned to their packages' own
 // constants by a test.
 package outpath

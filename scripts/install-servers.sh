@@ -17,7 +17,7 @@ command -v npm >/dev/null 2>&1 || packages+=(npm)
 command -v ip >/dev/null 2>&1 || packages+=(iproute2)
 # Network faults on hosts (partition: nft; limit: tc, in iproute2).
 command -v nft >/dev/null 2>&1 || packages+=(nftables)
-# The container image (scripts/build-image.sh, kubejob's image test) is
+# The container image (scripts/build-image.sh, kubernetes's image test) is
 # built and run with podman; runc runs its containers here, where crun
 # fails (scripts/containers.conf).
 command -v podman >/dev/null 2>&1 || packages+=(podman)

@@ -36,8 +36,8 @@ go build -o "$tools/testtimes" ./scripts/testtimes
 #   cli:     the end-to-end tests of internal/cli (experiments, faults, hosts)
 #            and the cluster engines;
 #   servers: the adapter packages and the database folders (db/<name>)
-#            against their real servers, kubejob (the image),
-#            experiment/convergence, history, job;
+#            against their real servers, kubernetes (the image),
+#            probe/convergence, history, job;
 #   others:  every package that starts no server (with
 #            FIELDBENCH_TEST_NO_SERVERS=1: one that starts a server there
 #            fails and says to list it above), then the fuzzing.
@@ -52,13 +52,13 @@ go build -o "$tools/testtimes" ./scripts/testtimes
 # the adapters with convergence and history 1,253 s; then couchdb's and
 # mongodb's conformance families and six of internal/cli's Redis and
 # pouchdb-server experiments ran side by side, about 340 s and 170 s off
-# them, and kubejob's image build and job moved to servers).
+# them, and kubernetes's image build and job moved to servers).
 cli=(./internal/cli ./cluster)
 servers=(
   ./adapter/couchdb ./adapter/hbase ./db/mongodb ./adapter/cassandra
-  ./kubejob ./adapter/couchbase ./adapter/mariadb ./adapter/postgres
+  ./kubernetes ./adapter/couchbase ./adapter/mariadb ./adapter/postgres
   ./adapter/redis ./db/rethinkdb ./db/sqlserver
-  ./experiment/convergence ./history ./job
+  ./probe/convergence ./history ./job
 )
 mod=$(go list -m)
 others=$(go list ./... | grep -vxF -f <(printf "$mod/%s\n" "${cli[@]#./}" "${servers[@]#./}"))

@@ -4,7 +4,8 @@
 // states (in a table, in its text, in its figure captions or in its slides)
 // with the conditions they were measured under, and the qualitative claims
 // the paper makes with the databases they rank. docs/studies.md describes
-// the schema and what each file holds.
+// the schema and what each file holds. The files that follow study.go run
+// a study and report it beside these figures (plan.go says how).
 //
 // The values are the papers' own numbers, never fieldbench's; where a paper
 // contradicts itself or its slides, each version is an entry of its own and

@@ -42,8 +42,8 @@ func TestParseStrict(t *testing.T) {
 
 var seedName = regexp.MustCompile(`^\d{3}_[0-9a-f]{16}\.txt$`)
 
-// operations are fieldbench's operation names per workload.
-var operations = map[string][]string{
+// workloadOperations are fieldbench's operation names per workload.
+var workloadOperations = map[string][]string{
 	"microblog":  microblog.ClientOps,
 	"wiki":       wiki.Ops,
 	"ingest":     ingest.Ops,
@@ -130,8 +130,8 @@ func checkValue(t *testing.T, s *Study, v Value, ids map[string]string) {
 	if _, ok := Units[v.Unit]; !ok {
 		t.Errorf("%s: unit %q is not one of Units", where, v.Unit)
 	}
-	if v.Operation != "" && !slices.Contains(operations[s.Workload], v.Operation) {
-		t.Errorf("%s: operation %q is not one of %s's %v", where, v.Operation, s.Workload, operations[s.Workload])
+	if v.Operation != "" && !slices.Contains(workloadOperations[s.Workload], v.Operation) {
+		t.Errorf("%s: operation %q is not one of %s's %v", where, v.Operation, s.Workload, workloadOperations[s.Workload])
 	}
 	switch {
 	case v.Database == EveryDatabase || v.Database == UnstatedDatabase:

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/fieldbench/fieldbench/cluster"
-	"github.com/fieldbench/fieldbench/experiment/convergence"
+	"github.com/fieldbench/fieldbench/probe/convergence"
 )
 
 // TestConvergenceInapplicable: convergence.Open refuses a cluster of each

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fieldbench/fieldbench/job"
-	"github.com/fieldbench/fieldbench/kubejob"
+	"github.com/fieldbench/fieldbench/kubernetes"
 )
 
 func newKubeCmd() *cobra.Command {
@@ -23,7 +23,7 @@ func newKubeCmd() *cobra.Command {
 }
 
 func newKubeJobCmd() *cobra.Command {
-	var s kubejob.Spec
+	var s kubernetes.Spec
 	var secret, verb string
 	var shards int
 	c := &cobra.Command{
@@ -51,7 +51,7 @@ ahead, at most 24 h ahead.`,
 			if err != nil {
 				return job.Usage(err)
 			}
-			if err := kubejob.Plan(j, verb, name, runArgs, secret, shards, &s); err != nil {
+			if err := kubernetes.Plan(j, verb, name, runArgs, secret, shards, &s); err != nil {
 				return err
 			}
 			out, err := s.YAML()
@@ -59,7 +59,7 @@ ahead, at most 24 h ahead.`,
 				return job.Usage(err)
 			}
 			if s.ResultsClaim == "" {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: no --results-claim: every shard writes its results to an emptyDir, which is deleted with its pod; copy each pod's %s out (kubectl cp) before the pods go, or give --results-claim PVC\n", kubejob.ResultsDir)
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: no --results-claim: every shard writes its results to an emptyDir, which is deleted with its pod; copy each pod's %s out (kubectl cp) before the pods go, or give --results-claim PVC\n", kubernetes.ResultsDir)
 			}
 			_, err = fmt.Fprint(cmd.OutOrStdout(), string(out))
 			return err
@@ -67,7 +67,7 @@ ahead, at most 24 h ahead.`,
 	}
 	f := c.Flags()
 	f.IntVar(&shards, "shards", 2, "number of shards (pods), 1..1000")
-	f.StringVar(&verb, "command", "run", "what every pod runs ("+kubejob.ShardedCommands()+"); a load: each pod loads its share of the dataset; a sweep: give -- --barrier DIR on a ReadWriteMany --results-claim, e.g. /results/barrier")
+	f.StringVar(&verb, "command", "run", "what every pod runs ("+kubernetes.ShardedCommands()+"); a load: each pod loads its share of the dataset; a sweep: give -- --barrier DIR on a ReadWriteMany --results-claim, e.g. /results/barrier")
 	f.StringVar(&s.Image, "image", "", "container image with fieldbench (build it with the repository's Dockerfile); required")
 	f.StringVar(&secret, "secret", "", "Secret NAME/KEY holding the DSN; required")
 	f.StringVar(&s.Name, "name", "", "the Job's name (default fieldbench-WORKLOAD)")

@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/spf13/cobra"
+	"github.com/fieldbench/fieldbench/study"
 
-	"github.com/fieldbench/fieldbench/studyrun"
+	"github.com/spf13/cobra"
 )
 
 func newStudyCmd() *cobra.Command {
@@ -33,13 +33,13 @@ The studies:
 Sizes: quick (the scenarios as scaled to this machine) and study (the
 paper's repeats and load range; hours). A step whose directory already
 holds a complete experiment is skipped, so an interrupted study resumes
-where it stopped; Ctrl-C leaves completed steps intact.`, studyrun.ReportFile, studyrun.Lines("  ")),
+where it stopped; Ctrl-C leaves completed steps intact.`, study.ReportFile, study.Lines("  ")),
 		Example: `  fieldbench study ingest --results results/ingest
   fieldbench study wiki --size quick --dry-run
   fieldbench study ingest --report-only --results results/ingest`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			p, err := studyrun.PlanFor(args[0], size)
+			p, err := study.PlanFor(args[0], size)
 			if err != nil {
 				return usagef("%v", err)
 			}
@@ -65,18 +65,18 @@ where it stopped; Ctrl-C leaves completed steps intact.`, studyrun.ReportFile, s
 			if !reportOnly {
 				defer func() { err = hist.finish(cmd, err, results) }()
 			}
-			err = studyrun.RunThenReport(cmd.Context(), p, studyrun.Config{
+			err = study.RunThenReport(cmd.Context(), p, study.Config{
 				Results: results, Scenarios: scenarios, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Version: Version,
 				StartCluster: startCluster,
 			}, !reportOnly)
-			if errors.Is(err, studyrun.ErrInterrupted) {
+			if errors.Is(err, study.ErrInterrupted) {
 				return errInterrupted
 			}
 			return err
 		},
 	}
 	c.Flags().StringVar(&results, "results", "", "the study's results directory (default results/study-NAME-SIZE)")
-	c.Flags().StringVar(&size, "size", studyrun.SizeQuick, "plan size: "+strings.Join(studyrun.Sizes(), " or "))
+	c.Flags().StringVar(&size, "size", study.SizeQuick, "plan size: "+strings.Join(study.Sizes(), " or "))
 	c.Flags().StringVar(&scenarios, "scenarios", "", "directory holding the scenario files, and nothing else is read (default: ./scenarios where a file is there, else the copy built into fieldbench)")
 	c.Flags().BoolVar(&dryRun, "dry-run", false, "list the steps and which are already complete, without running anything")
 	c.Flags().BoolVar(&reportOnly, "report-only", false, "rebuild the report from --results without running any step")

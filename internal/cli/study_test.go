@@ -12,7 +12,7 @@ import (
 
 // `study` lists the studies from the registry, dry-runs a plan from the
 // repository's scenarios without starting anything, and refuses bad
-// input as bad input. The end-to-end run is studyrun's test.
+// input as bad input. The end-to-end run is package study's test.
 func TestStudyCommand(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -1,4 +1,4 @@
-package kubejob
+package kubernetes
 
 import (
 	"strconv"

@@ -1,4 +1,4 @@
-package studyrun
+package study
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 
 	_ "github.com/fieldbench/fieldbench/adapter/sqlite"
 	"github.com/fieldbench/fieldbench/experiment"
-	"github.com/fieldbench/fieldbench/study"
 )
 
 // tinyIngest is an ingest sweep small enough to take about a second on the
@@ -63,7 +62,7 @@ func TestStudyEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := string(b)
-	s, err := study.Load("ingest")
+	s, err := Load("ingest")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,11 +140,11 @@ func TestRunInterruptedKeepsCompleted(t *testing.T) {
 // TestPlans: every study has a plan whose scenarios exist and parse at
 // both sizes, with unique step names and a database of the study.
 func TestPlans(t *testing.T) {
-	if got, want := strings.Join(Names(), ","), strings.Join(study.Names(), ","); got != want {
+	if got, want := strings.Join(Planned(), ","), strings.Join(Names(), ","); got != want {
 		t.Errorf("studies with a plan %s, studies %s", got, want)
 	}
-	for _, name := range study.Names() {
-		s, err := study.Load(name)
+	for _, name := range Names() {
+		s, err := Load(name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -249,7 +248,7 @@ func TestPlansAligned(t *testing.T) {
 // finding 9). Not parallel: it changes the working directory.
 func TestPlansBuiltIn(t *testing.T) {
 	t.Chdir(t.TempDir())
-	for _, name := range Names() {
+	for _, name := range Planned() {
 		for _, size := range Sizes() {
 			p, err := PlanFor(name, size)
 			if err != nil {

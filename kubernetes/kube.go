@@ -1,11 +1,11 @@
-// Package kubejob writes the Kubernetes Indexed Job that runs a run's shards:
+// Package kubernetes writes the Kubernetes Indexed Job that runs a run's shards:
 // completions = parallelism = N, completionMode Indexed, each pod running
 // `fieldbench run ... --shards N` (its index comes from
 // JOB_COMPLETION_INDEX), the DSN taken from a Secret so it is never
 // printed, and the results on a volume to collect and merge. The manifest
 // is built from the official API types (k8s.io/api), so it has the
 // schema's shape by construction.
-package kubejob
+package kubernetes
 
 import (
 	"fmt"

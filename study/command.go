@@ -1,12 +1,10 @@
-package studyrun
+package study
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/fieldbench/fieldbench/study"
 )
 
 // `fieldbench study NAME` once its flags are checked, and the list of
@@ -52,8 +50,8 @@ func RunThenReport(ctx context.Context, p Plan, cfg Config, run bool) error {
 // never a hand-kept list. A study that does not load is left out.
 func Lines(indent string) string {
 	var b strings.Builder
-	for _, n := range Names() {
-		s, err := study.Load(n)
+	for _, n := range Planned() {
+		s, err := Load(n)
 		if err != nil {
 			continue
 		}

@@ -1,11 +1,9 @@
-package studyrun
+package study
 
 import (
 	"math"
 	"strings"
 	"testing"
-
-	"github.com/fieldbench/fieldbench/study"
 )
 
 // TestClaims: a ranking claim is compared on the claim's metric and
@@ -24,20 +22,20 @@ func TestClaims(t *testing.T) {
 	failed := m("mongodb", "throughput", "write", 1, math.NaN())
 	failed.Failed = "timeout"
 	ms = append(ms, failed)
-	s := &study.Study{Name: "trajectory"}
+	s := &Study{Name: "trajectory"}
 	for _, tc := range []struct {
-		claim study.Claim
+		claim Claim
 		want  []string
 	}{
-		{study.Claim{ID: "t.claim.write-throughput", About: "throughput", Ranks: []string{"cassandra", "postgres"}},
+		{Claim{ID: "t.claim.write-throughput", About: "throughput", Ranks: []string{"cassandra", "postgres"}},
 			[]string{"of write", "cassandra 300", "> postgres 200", "the same order as the paper"}},
-		{study.Claim{ID: "t.claim.read-throughput", About: "throughput", Ranks: []string{"cassandra", "postgres"}},
+		{Claim{ID: "t.claim.read-throughput", About: "throughput", Ranks: []string{"cassandra", "postgres"}},
 			[]string{"of distance", "postgres 50", "> cassandra 5", "a different order from the paper's (cassandra > postgres)"}},
-		{study.Claim{ID: "t.claim.write-latency", About: "latency", Ranks: []string{"postgres", "cassandra"}},
+		{Claim{ID: "t.claim.write-latency", About: "latency", Ranks: []string{"postgres", "cassandra"}},
 			[]string{"postgres 1", "> cassandra 2", "the same order as the paper"}},
-		{study.Claim{ID: "t.claim.fails", About: "failure"}, []string{"mongodb (mongodb 1) failed at 1 node(s): timeout"}},
-		{study.Claim{ID: "t.claim.write-scaling", About: "scalability"}, []string{"cassandra write", "1 → 4 nodes ×5.00"}},
-		{study.Claim{ID: "t.claim.setup", About: "setup"}, []string{"no mapping"}},
+		{Claim{ID: "t.claim.fails", About: "failure"}, []string{"mongodb (mongodb 1) failed at 1 node(s): timeout"}},
+		{Claim{ID: "t.claim.write-scaling", About: "scalability"}, []string{"cassandra write", "1 → 4 nodes ×5.00"}},
+		{Claim{ID: "t.claim.setup", About: "setup"}, []string{"no mapping"}},
 	} {
 		got := found(s, tc.claim, ms)
 		for _, w := range tc.want {
@@ -54,7 +52,7 @@ func TestClaims(t *testing.T) {
 // step 1 → 2 → 4 for 6 → 12 → 24), not averaged over every count; a
 // scale no step ran is "not measured"; the best at each scale is named.
 func TestWikiClaimsPerScale(t *testing.T) {
-	s, err := study.Load("wiki")
+	s, err := Load("wiki")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,14 +71,14 @@ func TestWikiClaimsPerScale(t *testing.T) {
 		m("scalability-cassandra", "cassandra", rst, 4, 0, 9),
 		m("scalability-cassandra", "cassandra", ss, 1, 2, -0.3), m("scalability-cassandra", "cassandra", ss, 2, 4, -0.1),
 	}
-	claim := func(id string) study.Claim {
+	claim := func(id string) Claim {
 		for _, c := range s.Claims {
 			if c.ID == id {
 				return c
 			}
 		}
 		t.Fatalf("no claim %s", id)
-		return study.Claim{}
+		return Claim{}
 	}
 	for _, tc := range []struct {
 		id          string

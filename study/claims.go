@@ -1,4 +1,4 @@
-package studyrun
+package study
 
 import (
 	"fmt"
@@ -7,13 +7,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/fieldbench/fieldbench/study"
 )
 
 // ClaimRow is one qualitative claim of the paper and what fieldbench found.
 type ClaimRow struct {
-	Claim study.Claim
+	Claim Claim
 	Found string
 }
 
@@ -28,7 +26,7 @@ var lowerBetter = map[string]bool{
 // Claims states, for every claim of s, what the measures show where a
 // mapping exists: a ranking of the databases measured by the claim's
 // metric, failures, errors, or the change of throughput with nodes.
-func Claims(s *study.Study, ms []Measure) []ClaimRow {
+func Claims(s *Study, ms []Measure) []ClaimRow {
 	var out []ClaimRow
 	for _, c := range s.Claims {
 		out = append(out, ClaimRow{Claim: c, Found: found(s, c, ms)})
@@ -36,7 +34,7 @@ func Claims(s *study.Study, ms []Measure) []ClaimRow {
 	return out
 }
 
-func found(s *study.Study, c study.Claim, ms []Measure) string {
+func found(s *Study, c Claim, ms []Measure) string {
 	op := ""
 	for _, id := range c.Values {
 		if v, ok := s.Value(id); ok && v.Operation != "" {
@@ -81,7 +79,7 @@ func found(s *study.Study, c study.Claim, ms []Measure) string {
 		return strings.Join(parts, "; ")
 	case c.About == "scalability" && len(c.Ranks) == 0:
 		return scaling(ms, op)
-	case study.Metrics[metric] != "" && len(c.Ranks) > 0 || metric == "ci_amplitude":
+	case Metrics[metric] != "" && len(c.Ranks) > 0 || metric == "ci_amplitude":
 		return ranking(c, ms, metric, op)
 	}
 	return "no mapping: fieldbench's steps for this study do not measure it"
@@ -104,7 +102,7 @@ func where(m Measure) string {
 
 // ranking orders the databases fieldbench measured by the mean of their
 // measures of metric and compares with the paper's order.
-func ranking(c study.Claim, ms []Measure, metric, op string) string {
+func ranking(c Claim, ms []Measure, metric, op string) string {
 	type agg struct {
 		db     string
 		sum    float64
@@ -217,7 +215,7 @@ func operations(ms []Measure, metric string) []string {
 // claimOperation is the operation a claim is about when its values do not
 // say: the trajectory study's claims name "write" or "read" in their id
 // (a read there is the distance query, the only read the paper tabulates).
-func claimOperation(c study.Claim, ms []Measure) string {
+func claimOperation(c Claim, ms []Measure) string {
 	ops := operations(ms, c.About)
 	id := strings.ToLower(c.ID)
 	for _, op := range ops {
@@ -241,7 +239,7 @@ func claimOperation(c study.Claim, ms []Measure) string {
 // at each scale and whether one database is best at all of them. A
 // step's node counts stand for the paper's as in Match (standsFor): the
 // k-th smallest a step measured for the paper's k-th smallest.
-func perScale(s *study.Study, c study.Claim, ms []Measure, metric, op string) string {
+func perScale(s *Study, c Claim, ms []Measure, metric, op string) string {
 	scales := s.Scales(metric, c.Per)
 	var paper []int
 	for _, sc := range scales {

@@ -1,6 +1,6 @@
-// Package studyrun runs one published study's experiments in sequence
-// (`fieldbench study NAME`) and sets every figure the paper published
-// (package study) beside what fieldbench measured in those experiments:
+// Running a study: `fieldbench study NAME` runs one published study's
+// experiments in sequence and sets every figure the paper published
+// (study.go's data) beside what fieldbench measured in those experiments:
 // the paper's value, fieldbench's, their ratio, and whether the two are
 // comparable on this machine and why not.
 //
@@ -8,7 +8,8 @@
 // scenarios/ run by the experiment package into a directory of its own, so
 // that a second invocation skips the steps already complete. The report is
 // rebuilt from the result files alone (Report).
-package studyrun
+
+package study
 
 import (
 	"fmt"
@@ -16,7 +17,6 @@ import (
 	"strings"
 
 	"github.com/fieldbench/fieldbench/outpath"
-	"github.com/fieldbench/fieldbench/study"
 )
 
 // Sizes a plan comes in.
@@ -143,7 +143,7 @@ var plans = map[string]func(size string) []Step{
 func PlanFor(name, size string) (Plan, error) {
 	f, ok := plans[name]
 	if !ok {
-		return Plan{}, fmt.Errorf("no study %q (studies: %s)", name, strings.Join(Names(), ", "))
+		return Plan{}, fmt.Errorf("no study %q (studies: %s)", name, strings.Join(Planned(), ", "))
 	}
 	if size != SizeQuick && size != SizeStudy {
 		return Plan{}, fmt.Errorf("no size %q (sizes: %s)", size, strings.Join(Sizes(), ", "))
@@ -163,10 +163,10 @@ func newPlan(name, size string, steps []Step) (Plan, error) {
 	return Plan{Study: name, Size: size, Steps: steps}, nil
 }
 
-// Names lists the studies that have a plan: those of package study.
-func Names() []string {
+// Planned lists the studies that have a plan, of those Names lists.
+func Planned() []string {
 	var out []string
-	for _, n := range study.Names() {
+	for _, n := range Names() {
 		if _, ok := plans[n]; ok {
 			out = append(out, n)
 		}

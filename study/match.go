@@ -1,4 +1,4 @@
-package studyrun
+package study
 
 import (
 	"fmt"
@@ -8,14 +8,13 @@ import (
 	"strings"
 
 	"github.com/fieldbench/fieldbench/report"
-	"github.com/fieldbench/fieldbench/study"
 )
 
 // Row is one published value set beside fieldbench's.
 type Row struct {
-	Value study.Value
-	// Cond is the value's effective conditions (study.Study.Effective).
-	Cond study.Conditions
+	Value Value
+	// Cond is the value's effective conditions (Study.Effective).
+	Cond Conditions
 	// Measured is fieldbench's figure in the value's unit (NaN: not
 	// measured, NotMeasured says why); MeasuredSD its spread, NaN when none.
 	Measured, MeasuredSD float64
@@ -98,7 +97,7 @@ func standsFor(paper, measured []int, n int) int {
 // Match sets every value of s beside the measures. ran names the
 // databases the plan has a step for; incomplete names those whose steps
 // have no complete result.
-func Match(s *study.Study, ms []Measure, ran, incomplete map[string]bool) []Row {
+func Match(s *Study, ms []Measure, ran, incomplete map[string]bool) []Row {
 	// The paper's node counts per group, and each step's measured ones,
 	// to map each measure to the paper's node count it stands for.
 	paperNodes := map[string][]int{}
@@ -130,7 +129,7 @@ func Match(s *study.Study, ms []Measure, ran, incomplete map[string]bool) []Row 
 				if m.Metric != v.Metric || (v.Operation != "" && m.Operation != v.Operation) {
 					continue
 				}
-				if v.Database != study.EveryDatabase && m.Database != v.Database {
+				if v.Database != EveryDatabase && m.Database != v.Database {
 					continue
 				}
 				if (c.Access != "" && m.Access != c.Access) || (c.Dataset != "" && s.Workload == "trajectory" && m.Dataset != c.Dataset) {
@@ -303,22 +302,22 @@ func ratioRow(r *Row, ms []Measure) {
 }
 
 // notMeasured says why no measure exists for v.
-func notMeasured(v study.Value, ran, incomplete map[string]bool) string {
+func notMeasured(v Value, ran, incomplete map[string]bool) string {
 	db := v.Database
 	switch {
-	case db == study.UnstatedDatabase:
+	case db == UnstatedDatabase:
 		return "the paper does not say which database; nothing to set it beside"
-	case db != study.EveryDatabase && !ran[db]:
+	case db != EveryDatabase && !ran[db]:
 		return fmt.Sprintf("no step of this study runs %s (no server or stand-in for it in this plan)", db)
-	case db != study.EveryDatabase && incomplete[db]:
+	case db != EveryDatabase && incomplete[db]:
 		return fmt.Sprintf("the step(s) for %s have no complete result yet (not run, failed or interrupted)", db)
 	}
-	return fmt.Sprintf("fieldbench does not read %s from this study's results", study.Metrics[v.Metric])
+	return fmt.Sprintf("fieldbench does not read %s from this study's results", Metrics[v.Metric])
 }
 
 // reasons lists why a measure is not comparable with the paper's value,
 // from the value's conditions and what the result files recorded.
-func reasons(v study.Value, c study.Conditions, ms []Measure) []string {
+func reasons(v Value, c Conditions, ms []Measure) []string {
 	var out []string
 	add := func(s string) {
 		if !contains(out, s) {

@@ -1,4 +1,4 @@
-package studyrun
+package study
 
 import (
 	"bytes"
@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/fieldbench/fieldbench/report"
-	"github.com/fieldbench/fieldbench/study"
 )
 
 // ReportFile is the study report's name in the study's results directory.
@@ -21,7 +20,7 @@ const ReportFile = "study-report.md"
 // Report reads the plan's results and writes the study report to
 // results/ReportFile; it returns the file's path.
 func Report(p Plan, results string) (string, error) {
-	s, err := study.Load(p.Study)
+	s, err := Load(p.Study)
 	if err != nil {
 		return "", err
 	}
@@ -45,7 +44,7 @@ func Report(p Plan, results string) (string, error) {
 
 // WriteReport writes the Markdown report: the steps, one row per
 // published value, the claims, and the paper's shapes.
-func WriteReport(w io.Writer, s *study.Study, p Plan, results string, ms []Measure, states []StepState) error {
+func WriteReport(w io.Writer, s *Study, p Plan, results string, ms []Measure, states []StepState) error {
 	ran, incomplete := map[string]bool{}, map[string]bool{}
 	for _, st := range states {
 		ran[st.Step.For] = true
@@ -143,7 +142,7 @@ func WriteReport(w io.Writer, s *study.Study, p Plan, results string, ms []Measu
 
 // trajectoryShape is throughput against node count per dataset, access
 // order and database: Tables 3, 5, 7, 9 (writes) and 11, 13 (reads).
-func trajectoryShape(w io.Writer, s *study.Study, ms []Measure) {
+func trajectoryShape(w io.Writer, s *Study, ms []Measure) {
 	for _, op := range []string{"write", "distance"} {
 		for _, ds := range []string{"dataset0", "dataset1"} {
 			for _, acc := range []string{"sequential", "random"} {
@@ -321,7 +320,7 @@ func meanOf(ms []Measure, keep func(Measure) bool) (float64, bool) {
 }
 
 // condText is the conditions a reader needs to place a value.
-func condText(c study.Conditions) string {
+func condText(c Conditions) string {
 	var p []string
 	if c.Nodes > 0 {
 		n := strconv.Itoa(c.Nodes) + " node(s)"

@@ -1,4 +1,4 @@
-package kubejob_test
+package kubernetes_test
 
 import (
 	"context"

@@ -1,11 +1,9 @@
-package studyrun
+package study
 
 import (
 	"math"
 	"strings"
 	"testing"
-
-	"github.com/fieldbench/fieldbench/study"
 )
 
 const testStudy = `study: wiki
@@ -25,7 +23,7 @@ values:
 // TestMatch: which measure stands beside which value, the ratio in the
 // value's unit, and why a pair is not comparable or a value not measured.
 func TestMatch(t *testing.T) {
-	s, err := study.Parse([]byte(testStudy))
+	s, err := Parse([]byte(testStudy))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +94,7 @@ func TestMatch(t *testing.T) {
 // loads both measured; the largest ratio for an "up to" value.
 func TestThroughputRatio(t *testing.T) {
 	upTo := 5.0
-	v := study.Value{ID: "ingest.r", Metric: "throughput_ratio", Operation: "batch", Database: "sqlserver", Unit: "ratio", Value: 5, Max: &upTo}
+	v := Value{ID: "ingest.r", Metric: "throughput_ratio", Operation: "batch", Database: "sqlserver", Unit: "ratio", Value: 5, Max: &upTo}
 	thr := func(db string, load int64, y float64) Measure {
 		return Measure{Metric: "throughput", Operation: "batch", Database: db, Load: load, Value: y, N: 10, SD: math.NaN(), Server: db}
 	}

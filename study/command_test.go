@@ -1,4 +1,4 @@
-package studyrun
+package study
 
 import (
 	"bytes"
@@ -15,10 +15,10 @@ import (
 func TestLines(t *testing.T) {
 	t.Parallel()
 	lines := strings.Split(Lines("  "), "\n")
-	if len(lines) != len(Names()) {
-		t.Fatalf("%d lines for %d studies:\n%s", len(lines), len(Names()), strings.Join(lines, "\n"))
+	if len(lines) != len(Planned()) {
+		t.Fatalf("%d lines for %d studies:\n%s", len(lines), len(Planned()), strings.Join(lines, "\n"))
 	}
-	for i, n := range Names() {
+	for i, n := range Planned() {
 		if !strings.HasPrefix(lines[i], "  "+n+" ") || !strings.Contains(lines[i], " published values, ") {
 			t.Errorf("line %d %q does not describe %s", i+1, lines[i], n)
 		}

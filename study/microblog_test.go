@@ -1,4 +1,4 @@
-package studyrun
+package study
 
 import (
 	"math"
@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/fieldbench/fieldbench/result"
-	"github.com/fieldbench/fieldbench/study"
 )
 
 // TestMicroblogMeasures: the microblog reader takes the experiment's
@@ -27,7 +26,7 @@ func TestMicroblogMeasures(t *testing.T) {
 		},
 	}
 	ms := measures(r, Step{Name: "crash", For: "cassandra"})
-	s, err := study.Load("microblog")
+	s, err := Load("microblog")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package studyrun
+package study
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package studyrun
+package study
 
 // The studies' plans name cluster engines (mongodb among them) that
 // register from their database folders: the tests link every database,

@@ -1,4 +1,4 @@
-package studyrun
+package study
 
 import (
 	"math"
@@ -10,7 +10,6 @@ import (
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/analysis/score"
 	"github.com/fieldbench/fieldbench/result"
-	"github.com/fieldbench/fieldbench/study"
 )
 
 // wikiRun writes a wiki result file as an elasticity-then-scalability
@@ -103,7 +102,7 @@ func TestWikiMeasures(t *testing.T) {
 			t.Errorf("no %s measure (have %v)", k, keys(got))
 		}
 	}
-	s, err := study.Load("wiki")
+	s, err := Load("wiki")
 	if err != nil {
 		t.Fatal(err)
 	}
