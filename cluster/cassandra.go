@@ -122,7 +122,7 @@ func (cassandraEngine) Hosts() (bool, string) { return true, "" }
 
 // CheckNodes implements NodeLimiter.
 func (e cassandraEngine) CheckNodes(nodes int, _ map[string]string) error {
-	return nodeLimit(e.Name(), nodes, 8, "each node is a JVM with its own heap (512 MB by default, about 1 GB resident), "+
+	return NodeLimit(e.Name(), nodes, 8, "each node is a JVM with its own heap (512 MB by default, about 1 GB resident), "+
 		"and nodes join one at a time (about a minute each)")
 }
 
@@ -601,7 +601,7 @@ func cassandraArgs(c *Cluster, n *Node) ([]string, error) {
 	if len(jamm) == 0 {
 		return nil, fmt.Errorf("cassandra: no jamm jar in %s (needed as -javaagent)", jars)
 	}
-	tmp, err := jvmTempDir(n.DataDir)
+	tmp, err := JVMTempDir(n.DataDir)
 	if err != nil {
 		return nil, err
 	}
@@ -854,7 +854,7 @@ func (cassandraEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, er
 	var wg sync.WaitGroup
 	for i, n := range c.Nodes {
 		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: "down", PID: n.PID, Detail: map[string]string{}}
-		hostCounters(ctx, n, st.Detail)
+		AddHostCounters(ctx, n, st.Detail)
 		if n.DC != "" {
 			st.Detail["dc"] = n.DC // overwritten below by the ring's view
 		}
@@ -1014,7 +1014,7 @@ func (cassandraEngine) Restart(ctx context.Context, c *Cluster, name string) err
 	if n, err := c.Node(name); err == nil && cassRemoved(n) {
 		return fmt.Errorf("cassandra: %s was decommissioned: it left the ring for good (add a new node instead)", name)
 	}
-	_, err := restartNode(ctx, c, "cassandra", name, func(n *Node) error { return startCassandraNode(ctx, c, n, cassandraJoinWait) })
+	_, err := RestartNode(ctx, c, "cassandra", name, func(n *Node) error { return startCassandraNode(ctx, c, n, cassandraJoinWait) })
 	return err
 }
 

@@ -197,7 +197,7 @@ type Hoster interface {
 // NodeLimiter is an engine that bounds `cluster up --nodes`: every node
 // is a real server process on this one machine, so past its limit the
 // servers compete for the machine's cores and memory instead of being
-// measured. CheckNodes refuses a count above it, saying why (tooManyNodes
+// measured. CheckNodes refuses a count above it, saying why (TooManyNodes
 // words it); extra are the --opt options (Redis replicas multiply its
 // servers). An engine without it accepts any count its options allow.
 type NodeLimiter interface {

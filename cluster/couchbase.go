@@ -76,7 +76,7 @@ func (couchbaseEngine) CheckOptions(o Options) error { _, err := parseCouchbaseO
 
 // CheckNodes implements NodeLimiter.
 func (e couchbaseEngine) CheckNodes(nodes int, _ map[string]string) error {
-	return nodeLimit(e.Name(), nodes, couchbaseMaxNodes, "CouchbaseMock simulates every node in one JVM: more nodes are more threads of that one process")
+	return NodeLimit(e.Name(), nodes, couchbaseMaxNodes, "CouchbaseMock simulates every node in one JVM: more nodes are more threads of that one process")
 }
 
 // Check implements Engine: java and mvn (to fetch the jar once), and the
@@ -87,7 +87,7 @@ func (couchbaseEngine) Check() error {
 
 // NodeNames: cb1, cb2... (simulated nodes).
 func (couchbaseEngine) NodeNames(nodes int, _ map[string]string, adds int) []string {
-	return numbered("cb", nodes+adds)
+	return Numbered("cb", nodes+adds)
 }
 
 // CouchbaseMockJar fetches the CouchbaseMock jar into the jar cache once
@@ -216,7 +216,7 @@ func startCouchbaseMock(ctx context.Context, c *Cluster, mdir string, nodes int,
 			bucketKV = append(bucketKV, fmt.Sprintf("%s=%d", name, cfg.NodesExt[0].Services["kv"]))
 		}
 	}
-	if !portsFree(Loopback, ports) {
+	if !PortsFree(Loopback, ports) {
 		return fail(fmt.Errorf("a port CouchbaseMock chose in its namespace (%v) is taken on the host", ports))
 	}
 	list := make([]string, len(ports))

@@ -65,7 +65,7 @@ func (couchEngine) Hosts() (bool, string) { return true, "" }
 
 // CheckNodes implements NodeLimiter.
 func (e couchEngine) CheckNodes(nodes int, _ map[string]string) error {
-	return nodeLimit(e.Name(), nodes, 8, "each node is a Node.js pouchdb-server process (about 100 MB resident) that replicates every database "+
+	return NodeLimit(e.Name(), nodes, 8, "each node is a Node.js pouchdb-server process (about 100 MB resident) that replicates every database "+
 		"from every other node, so replication work grows with the square of the nodes")
 }
 
@@ -125,7 +125,7 @@ func (e couchEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 		if err := CheckNetwork(e.Name(), NetworkHosts); err != nil {
 			return nil, err
 		}
-		if err := c.createHosts(ctx); err != nil {
+		if err := c.CreateHosts(ctx); err != nil {
 			return c, err
 		}
 	}
@@ -201,7 +201,7 @@ func startNewCouch(ctx context.Context, c *Cluster) (*Node, error) {
 	n := &Node{Name: name, Role: "pouchdb-server", Host: Loopback, DataDir: filepath.Join(ndir, "data"),
 		LogFile: filepath.Join(ndir, "pouchdb-server.log"), Config: filepath.Join(ndir, "config.json")}
 	if c.OnHosts() {
-		h, err := addNodeHost(ctx, c, name)
+		h, err := AddNodeHost(ctx, c, name)
 		if err != nil {
 			return nil, fmt.Errorf("couchdb: %w", err)
 		}
@@ -271,7 +271,7 @@ func startCouchNode(ctx context.Context, c *Cluster, n *Node) error {
 // from its welcome), its databases, the fieldbench replications it pulls,
 // and the documents of its databases; on hosts, its host's counters too.
 func (couchEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
-	return nodeStatuses(ctx, c, func(*Node) map[string]string { return map[string]string{} }, probeCouch), nil
+	return NodeStatuses(ctx, c, func(*Node) map[string]string { return map[string]string{} }, probeCouch), nil
 }
 
 // probeCouch is the status detail of a running node: its welcome, its
@@ -313,7 +313,7 @@ func couchCountDetail(ctx context.Context, cl *couchapi.Client, detail map[strin
 // network it then removes every namespace and interface of the network,
 // found from the directory alone.
 func (couchEngine) Down(ctx context.Context, c *Cluster) error {
-	return stopOnNetwork(ctx, c, "couchdb")
+	return StopOnNetwork(ctx, c, "couchdb")
 }
 
 // Add implements Grower: a new empty node; every database a running node
@@ -420,7 +420,7 @@ func (couchEngine) HealNote() string {
 // its own pulls restart from its _replicator database, and the other
 // running nodes' pulls from it are renewed (couchapi.Retrigger).
 func (couchEngine) Restart(ctx context.Context, c *Cluster, name string) error {
-	n, err := restartNode(ctx, c, "couchdb", name, func(n *Node) error { return startCouchNode(ctx, c, n) })
+	n, err := RestartNode(ctx, c, "couchdb", name, func(n *Node) error { return startCouchNode(ctx, c, n) })
 	if err != nil {
 		return err
 	}

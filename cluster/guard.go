@@ -35,18 +35,18 @@ func CheckNodes(engine string, nodes int, extra map[string]string) error {
 	return nil
 }
 
-// nodeLimit is a NodeLimiter's CheckNodes for an engine whose every node
+// NodeLimit is a NodeLimiter's CheckNodes for an engine whose every node
 // is one server: nodes above limit are refused, saying why.
-func nodeLimit(engine string, nodes, limit int, reason string) error {
+func NodeLimit(engine string, nodes, limit int, reason string) error {
 	if nodes > limit {
-		return tooManyNodes(engine, fmt.Sprintf("%d node(s)", nodes), limit, reason)
+		return TooManyNodes(engine, fmt.Sprintf("%d node(s)", nodes), limit, reason)
 	}
 	return nil
 }
 
-// tooManyNodes is the refusal of a node count: what was asked (nodes, or
+// TooManyNodes is the refusal of a node count: what was asked (nodes, or
 // servers they make), the limit and the engine's reason.
-func tooManyNodes(engine, what string, limit int, reason string) error {
+func TooManyNodes(engine, what string, limit int, reason string) error {
 	return fmt.Errorf("%s: %s is more than the %d this machine can run: %s", engine, what, limit, reason)
 }
 
@@ -245,9 +245,9 @@ func StopSpawned(dir string, grace time.Duration) (int, error) {
 	return len(pids), errors.Join(errs...)
 }
 
-// portsFree reports whether every port can be bound on host right now (a
+// PortsFree reports whether every port can be bound on host right now (a
 // restarted node takes its old ports back when they are).
-func portsFree(host string, ports []int) bool {
+func PortsFree(host string, ports []int) bool {
 	for _, p := range ports {
 		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(p)))
 		if err != nil {

@@ -186,7 +186,7 @@ func (hbaseEngine) Check() error {
 		return fmt.Errorf("java not found in PATH: install the Debian package openjdk-17-jre-headless (scripts/install-servers.sh): %w", err)
 	}
 	if root, err := JarCacheDir(); err == nil {
-		if _, err := os.Stat(filepath.Join(root, hbaseCache, jarsDoneFile)); err == nil {
+		if _, err := os.Stat(filepath.Join(root, hbaseCache, JarsDoneFile)); err == nil {
 			return nil
 		}
 	}
@@ -312,7 +312,7 @@ func (e hbaseEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 		if err := vnet.ForDir(dir).Create(ctx); err != nil {
 			return c, fmt.Errorf("hbase: %w", err)
 		}
-		h, err := addNodeHost(ctx, c, master.Name)
+		h, err := AddNodeHost(ctx, c, master.Name)
 		if err != nil {
 			return c, fmt.Errorf("hbase: %w", err)
 		}
@@ -365,7 +365,7 @@ func (e hbaseEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 // own (the first node address no process has), RPC on 16020; on failure
 // the host is removed again.
 func (e hbaseEngine) startOnHost(ctx context.Context, c *Cluster, name string) (*Node, error) {
-	h, err := addNodeHost(ctx, c, name)
+	h, err := AddNodeHost(ctx, c, name)
 	if err != nil {
 		return nil, fmt.Errorf("hbase: %w", err)
 	}
@@ -511,7 +511,7 @@ func (e hbaseEngine) startNode(ctx context.Context, c *Cluster, n *Node, limit t
 	default:
 		return fmt.Errorf("hbase: unknown role %q of node %s", n.Role, n.Name)
 	}
-	tmp, err := jvmTempDir(n.DataDir)
+	tmp, err := JVMTempDir(n.DataDir)
 	if err != nil {
 		return err
 	}
@@ -800,7 +800,7 @@ func (e hbaseEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, erro
 			continue // reported with the live region servers below
 		}
 		ns := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: state, PID: n.PID, Detail: map[string]string{}}
-		hostCounters(ctx, n, ns.Detail)
+		AddHostCounters(ctx, n, ns.Detail)
 		if n.Role == "master" {
 			ns.Detail["zookeeper"] = n.Addr()
 			ns.Detail["local_regionservers"] = c.Options["regionservers"]
@@ -834,7 +834,7 @@ func (e hbaseEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, erro
 		}}
 		if n, ok := byAddr[rs.Name]; ok {
 			ns.Name, ns.Role, ns.PID = n.Name, "regionserver", n.PID
-			hostCounters(ctx, n, ns.Detail)
+			AddHostCounters(ctx, n, ns.Detail)
 			seen[rs.Name] = true
 		} else {
 			local++
@@ -852,7 +852,7 @@ func (e hbaseEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, erro
 				state = "starting"
 			}
 			ns := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: state, PID: n.PID, Detail: map[string]string{}}
-			hostCounters(ctx, n, ns.Detail)
+			AddHostCounters(ctx, n, ns.Detail)
 			out = append(out, ns)
 		}
 	}
@@ -1006,7 +1006,7 @@ func (e hbaseEngine) Restart(ctx context.Context, c *Cluster, node string) error
 // refused, naming what holds them, at once rather than after the JVM's
 // start fails. Nodes on hosts have their host's address to themselves.
 func hbaseRestartPorts(ctx context.Context, n *Node) error {
-	taken := awaitPorts(ctx, n)
+	taken := AwaitPorts(ctx, n)
 	if len(taken) == 0 {
 		return nil
 	}
@@ -1034,7 +1034,7 @@ func hbaseRestartPorts(ctx context.Context, n *Node) error {
 	if n.Role == "master" {
 		what = "ZooKeeper's port, which the gateway and the region servers dial"
 	}
-	return fmt.Errorf("hbase: %s cannot restart (%s): %s", n.Name, what, portsTaken(n.Host, fixed))
+	return fmt.Errorf("hbase: %s cannot restart (%s): %s", n.Name, what, PortsTaken(n.Host, fixed))
 }
 
 // errNoRIT says the master's JMX servlet answered without the

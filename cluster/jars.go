@@ -18,8 +18,8 @@ import (
 // artifacts with their runtime dependencies once and caches the jars; later
 // calls (other tests, other fieldbench processes) reuse the directory.
 
-// jarsDoneFile marks a cache directory whose fetch completed.
-const jarsDoneFile = ".complete"
+// JarsDoneFile marks a cache directory whose fetch completed.
+const JarsDoneFile = ".complete"
 
 // JarCacheDir is where FetchJars keeps its directories:
 // $FIELDBENCH_JARS if set, else $XDG_CACHE_HOME/fieldbench/jars, else
@@ -68,7 +68,7 @@ func FetchJars(ctx context.Context, gav []string, cacheName string) (string, err
 		return "", err
 	}
 	dir := filepath.Join(root, cacheName)
-	if _, err := os.Stat(filepath.Join(dir, jarsDoneFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, JarsDoneFile)); err == nil {
 		return dir, nil
 	}
 	if err := CheckMaven(); err != nil {
@@ -82,7 +82,7 @@ func FetchJars(ctx context.Context, gav []string, cacheName string) (string, err
 		return "", err
 	}
 	defer unlock()
-	if _, err := os.Stat(filepath.Join(dir, jarsDoneFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, JarsDoneFile)); err == nil {
 		return dir, nil // another process fetched them while we waited
 	}
 	pom, err := pomFor(gav)
@@ -104,7 +104,7 @@ func FetchJars(ctx context.Context, gav []string, cacheName string) (string, err
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("fetch jars %v with mvn: %w\n%s", gav, err, Tail(string(out), 3000))
 	}
-	if err := os.WriteFile(filepath.Join(lib, jarsDoneFile), []byte(strings.Join(gav, "\n")+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(lib, JarsDoneFile), []byte(strings.Join(gav, "\n")+"\n"), 0o644); err != nil {
 		return "", fmt.Errorf("fetch jars: %w", err)
 	}
 	_ = os.RemoveAll(dir) // an incomplete earlier attempt
@@ -198,14 +198,14 @@ func Classpath(dir string) (string, error) {
 	return strings.Join(jars, string(os.PathListSeparator)), nil
 }
 
-// jvmTempDir is the -D flag that gives a server JVM a temporary directory
+// JVMTempDir is the -D flag that gives a server JVM a temporary directory
 // of its own inside dir (the node's data directory), made here: Java
 // writes its scratch files to java.io.tmpdir, /tmp by default — HBase's
 // Jetty unpacks its web application there and Cassandra's LZ4 and
 // Snappy unpack native libraries there — and a node killed by a fault
 // test never removes them. Inside the node's directory they go when the
 // cluster's directory does.
-func jvmTempDir(dir string) (string, error) {
+func JVMTempDir(dir string) (string, error) {
 	tmp := filepath.Join(dir, "tmp")
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		return "", fmt.Errorf("temporary directory for the JVM: %w", err)

@@ -91,7 +91,7 @@ func (mariaDB) Hosts() (bool, string) { return true, "" }
 
 // CheckNodes implements NodeLimiter.
 func (m mariaDB) CheckNodes(nodes int, _ map[string]string) error {
-	return nodeLimit(m.Name(), nodes, 9, "each node is a full MariaDB server (buffer pool, and in Galera a full state transfer to join)")
+	return NodeLimit(m.Name(), nodes, 9, "each node is a full MariaDB server (buffer pool, and in Galera a full state transfer to join)")
 }
 
 // CheckOptions implements OptionChecker.
@@ -253,7 +253,7 @@ func (m mariaDB) Up(ctx context.Context, dir string, opts Options) (*Cluster, er
 		}
 		// From here on a failure returns c, whose Down (the caller's)
 		// removes the network.
-		if err := c.createHosts(ctx); err != nil {
+		if err := c.CreateHosts(ctx); err != nil {
 			return c, err
 		}
 		for _, node := range c.Nodes {
@@ -296,7 +296,7 @@ func (m mariaDB) Up(ctx context.Context, dir string, opts Options) (*Cluster, er
 // other node has, and gives node its address, namespace and the standard
 // ports.
 func mariadbPlaceOnHost(ctx context.Context, c *Cluster, node *Node) error {
-	h, err := addNodeHost(ctx, c, node.Name)
+	h, err := AddNodeHost(ctx, c, node.Name)
 	if err != nil {
 		return fmt.Errorf("mariadb: %w", err)
 	}
@@ -428,7 +428,7 @@ func (m mariaDB) startNode(ctx context.Context, c *Cluster, node *Node, bootstra
 		// node on a host has its host's address and the standard ports
 		// to itself: they never change.
 		prev := append([]int{node.Port}, node.Ports...)
-		if node.Netns == "" && (attempt > 0 || node.Port == 0 || len(prev) != nports || !portsFree(node.Host, prev)) {
+		if node.Netns == "" && (attempt > 0 || node.Port == 0 || len(prev) != nports || !PortsFree(node.Host, prev)) {
 			ports, err := FreePorts(node.Host, nports)
 			if err != nil {
 				return err
@@ -580,7 +580,7 @@ func (mariaDB) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
 	out := make([]NodeStatus, 0, len(c.Nodes))
 	for _, n := range c.Nodes {
 		ns := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, PID: n.PID, Detail: map[string]string{}}
-		hostCounters(ctx, n, ns.Detail)
+		AddHostCounters(ctx, n, ns.Detail)
 		switch {
 		case n.PID == 0 || !Alive(n.PID):
 			ns.State, ns.PID = "down", 0
@@ -688,7 +688,7 @@ func (m mariaDB) Restart(ctx context.Context, c *Cluster, name string) error {
 	}
 	// Its ports once the killed server's sockets are gone: startNode
 	// moves it to new ones only when another program holds them.
-	awaitPorts(ctx, n)
+	AwaitPorts(ctx, n)
 	bootstrap := true
 	for _, o := range c.Nodes {
 		if o != n && o.PID != 0 && Alive(o.PID) {

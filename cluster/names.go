@@ -12,7 +12,7 @@ type NodeNamer interface {
 	NodeNames(nodes int, extra map[string]string, adds int) []string
 }
 
-func numbered(prefix string, n int) []string {
+func Numbered(prefix string, n int) []string {
 	out := make([]string, n)
 	for i := range out {
 		out[i] = prefix + strconv.Itoa(i+1)
@@ -22,17 +22,17 @@ func numbered(prefix string, n int) []string {
 
 // NodeNames: cass1, cass2...
 func (cassandraEngine) NodeNames(nodes int, _ map[string]string, adds int) []string {
-	return numbered("cass", nodes+adds)
+	return Numbered("cass", nodes+adds)
 }
 
 // NodeNames: pg1 (the primary), pg2... (replicas).
 func (pgEngine) NodeNames(nodes int, _ map[string]string, adds int) []string {
-	return numbered("pg", nodes+adds)
+	return Numbered("pg", nodes+adds)
 }
 
 // NodeNames: node1, node2...
 func (mariaDB) NodeNames(nodes int, _ map[string]string, adds int) []string {
-	return numbered("node", nodes+adds)
+	return Numbered("node", nodes+adds)
 }
 
 // NodeNames: redis1... — every master with its replicas (option replicas).
@@ -43,7 +43,7 @@ func (redisEngine) NodeNames(nodes int, extra map[string]string, adds int) []str
 			replicas = n
 		}
 	}
-	return numbered("redis", max(nodes, 1)*(1+replicas)+adds)
+	return Numbered("redis", max(nodes, 1)*(1+replicas)+adds)
 }
 
 // KnownNode reports whether a node called name can exist in a cluster of
@@ -65,7 +65,7 @@ func KnownNode(e Engine, nodes int, extra map[string]string, adds int, name stri
 
 // NodeNames: couch1, couch2...
 func (couchEngine) NodeNames(nodes int, _ map[string]string, adds int) []string {
-	return numbered("couch", nodes+adds)
+	return Numbered("couch", nodes+adds)
 }
 
 // NodeNames: master, rest (the REST gateway, on the master's host), then

@@ -143,11 +143,11 @@ func SweepNetworks(ctx context.Context, w io.Writer) {
 	}
 }
 
-// hostCounters adds the node's host's interface counters to a status's
+// AddHostCounters adds the node's host's interface counters to a status's
 // detail (net_rx_bytes, net_rx_packets, net_tx_bytes, net_tx_packets: what
 // the host received from and sent to the network since it was made); a
 // node on loopback has none.
-func hostCounters(ctx context.Context, n *Node, detail map[string]string) {
+func AddHostCounters(ctx context.Context, n *Node, detail map[string]string) {
 	if n.Netns == "" {
 		return
 	}
@@ -166,10 +166,10 @@ func hostCounters(ctx context.Context, n *Node, detail map[string]string) {
 // namespace, whose name starts every host namespace's.
 func NetworkID(dir string) string { return vnet.ForDir(dir).ID }
 
-// addNodeHost adds a host called name to c's virtual network at the first
+// AddNodeHost adds a host called name to c's virtual network at the first
 // node address (198.18.0.K) that no node of c has: a node replacing a
 // removed one takes its free address.
-func addNodeHost(ctx context.Context, c *Cluster, name string) (vnet.Host, error) {
+func AddNodeHost(ctx context.Context, c *Cluster, name string) (vnet.Host, error) {
 	used := map[string]bool{}
 	for _, m := range c.Nodes {
 		used[m.Host] = true
@@ -181,9 +181,9 @@ func addNodeHost(ctx context.Context, c *Cluster, name string) (vnet.Host, error
 	return vnet.ForDir(c.Dir).AddHost(ctx, name, vnet.NodeAddr(i))
 }
 
-// createHosts makes c a cluster on hosts and creates its virtual network,
+// CreateHosts makes c a cluster on hosts and creates its virtual network,
 // before the engine starts its first node there (CheckNetwork first).
-func (c *Cluster) createHosts(ctx context.Context) error {
+func (c *Cluster) CreateHosts(ctx context.Context) error {
 	c.Network = NetworkHosts
 	c.Options["network"] = NetworkHosts
 	if err := vnet.ForDir(c.Dir).Create(ctx); err != nil {
@@ -199,7 +199,7 @@ func (c *Cluster) createHosts(ctx context.Context) error {
 // port. The single-node engines (mongodb, rethinkdb, sqlserver) share it.
 func placeAndStart(ctx context.Context, c *Cluster, n *Node, port int, start func() error) error {
 	if c.OnHosts() {
-		h, err := addNodeHost(ctx, c, n.Name)
+		h, err := AddNodeHost(ctx, c, n.Name)
 		if err != nil {
 			return err
 		}

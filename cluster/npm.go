@@ -51,7 +51,7 @@ func CheckNodeJS() error {
 // concurrent callers wait for one install. The install goes to a
 // temporary directory beside dir, renamed into place once complete.
 func NPMInstall(ctx context.Context, dir, name, version string) error {
-	if _, err := os.Stat(filepath.Join(dir, jarsDoneFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, JarsDoneFile)); err == nil {
 		return nil
 	}
 	if err := CheckNodeJS(); err != nil {
@@ -65,7 +65,7 @@ func NPMInstall(ctx context.Context, dir, name, version string) error {
 		return err
 	}
 	defer unlock()
-	if _, err := os.Stat(filepath.Join(dir, jarsDoneFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, JarsDoneFile)); err == nil {
 		return nil
 	}
 	work, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".tmp-*")
@@ -79,7 +79,7 @@ func NPMInstall(ctx context.Context, dir, name, version string) error {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("npm install %s: %w\n%s", spec, err, Tail(string(out), 3000))
 	}
-	if err := os.WriteFile(filepath.Join(work, jarsDoneFile), []byte(spec+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(work, JarsDoneFile), []byte(spec+"\n"), 0o644); err != nil {
 		return fmt.Errorf("install %s: %w", name, err)
 	}
 	_ = os.RemoveAll(dir) // an incomplete earlier attempt

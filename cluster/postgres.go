@@ -105,7 +105,7 @@ func (pgEngine) Hosts() (bool, string) { return true, "" }
 
 // CheckNodes implements NodeLimiter.
 func (e pgEngine) CheckNodes(nodes int, _ map[string]string) error {
-	return nodeLimit(e.Name(), nodes, 16, "each node is a full PostgreSQL server (shared buffers, WAL sender, a base backup of the primary)")
+	return NodeLimit(e.Name(), nodes, 16, "each node is a full PostgreSQL server (shared buffers, WAL sender, a base backup of the primary)")
 }
 
 // pgEngine has no CheckOptions (OptionChecker): its options are server
@@ -158,7 +158,7 @@ func (pgEngine) Check() error {
 	if m, _ := filepath.Glob("/usr/share/postgresql/" + major + "/extension/postgis.control"); len(m) == 0 {
 		return fmt.Errorf("postgres: PostGIS for PostgreSQL %s is not installed; run scripts/install-servers.sh (Debian package postgresql-%s-postgis-3)", major, major)
 	}
-	if _, err := credential(pgUser); err != nil {
+	if _, err := UserCredential(pgUser); err != nil {
 		return fmt.Errorf("postgres: %w; run scripts/install-servers.sh", err)
 	}
 	return nil
@@ -263,7 +263,7 @@ func (e pgEngine) Up(ctx context.Context, dir string, opts Options) (_ *Cluster,
 		if _, err := exec.LookPath("setpriv"); err != nil {
 			return nil, fmt.Errorf("postgres: --network hosts needs setpriv (Debian package util-linux): %w", err)
 		}
-		if err := c.createHosts(ctx); err != nil {
+		if err := c.CreateHosts(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -329,7 +329,7 @@ func pgNewNode(ctx context.Context, c *Cluster, name, role string) (*Node, error
 	if !c.OnHosts() {
 		return n, nil
 	}
-	h, err := addNodeHost(ctx, c, name)
+	h, err := AddNodeHost(ctx, c, name)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
@@ -731,7 +731,7 @@ func (pgEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
 	out := make([]NodeStatus, 0, len(c.Nodes))
 	for _, n := range c.Nodes {
 		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, PID: n.PID, Detail: map[string]string{}}
-		hostCounters(ctx, n, st.Detail)
+		AddHostCounters(ctx, n, st.Detail)
 		if !Alive(n.PID) {
 			st.State = "down"
 			st.PID = 0
@@ -808,7 +808,7 @@ func countStreaming(m map[string]pgRepl) int {
 // would be a "smart" shutdown that waits for every client to leave — and
 // SIGKILLs it after grace.
 func pgStopPID(pid int, grace time.Duration) error {
-	if err := stopWith(pid, syscall.SIGINT, grace); err != nil {
+	if err := StopWith(pid, syscall.SIGINT, grace); err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
 	return nil
@@ -877,7 +877,7 @@ func (e pgEngine) Restart(ctx context.Context, c *Cluster, node string) error {
 	if err != nil {
 		return err
 	}
-	if err := readyToRestart(ctx, "postgres", n); err != nil {
+	if err := ReadyToRestart(ctx, "postgres", n); err != nil {
 		return err
 	}
 	// Orphaned backends of a SIGKILLed postmaster keep its shared memory;

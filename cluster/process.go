@@ -72,13 +72,13 @@ func listenPortRange() (lo, hi int) {
 // machine.
 const portLinger = 30 * time.Second
 
-// awaitPorts waits, before n starts again on its ports, until every one
+// AwaitPorts waits, before n starts again on its ports, until every one
 // of them is free on its address, and returns those still taken: at once
 // a port some live process listens on (another program took it while the
 // node was down), after portLinger one that no process holds but the
 // kernel has not let go. A node on a host of its own has its address to
 // itself, standard ports included: nothing to wait for.
-func awaitPorts(ctx context.Context, n *Node) []int {
+func AwaitPorts(ctx context.Context, n *Node) []int {
 	if n.Netns != "" {
 		return nil
 	}
@@ -93,7 +93,7 @@ func awaitPorts(ctx context.Context, n *Node) []int {
 		var taken []int
 		held := false
 		for _, p := range ports {
-			if !portsFree(n.Host, []int{p}) {
+			if !PortsFree(n.Host, []int{p}) {
 				taken = append(taken, p)
 				held = held || portHolder(p) != ""
 			}
@@ -105,25 +105,25 @@ func awaitPorts(ctx context.Context, n *Node) []int {
 	}
 }
 
-// readyToRestart is every engine's check before a stopped or killed node
+// ReadyToRestart is every engine's check before a stopped or killed node
 // starts again on its ports, configuration and data: it is not running,
-// and its ports are free (awaitPorts); a port another program holds is
+// and its ports are free (AwaitPorts); a port another program holds is
 // refused at once, naming it, rather than left to fail the server's start
 // — the DSN and the other nodes know the node by its ports, so they do
-// not move under them (an engine that can move a port checks awaitPorts
+// not move under them (an engine that can move a port checks AwaitPorts
 // itself: hbase, mariadb).
-func readyToRestart(ctx context.Context, engine string, n *Node) error {
+func ReadyToRestart(ctx context.Context, engine string, n *Node) error {
 	if n.PID > 0 && Alive(n.PID) {
 		return fmt.Errorf("%s: %s is running (pid %d): kill it first", engine, n.Name, n.PID)
 	}
-	if taken := awaitPorts(ctx, n); len(taken) > 0 {
-		return fmt.Errorf("%s: %s cannot restart: %s", engine, n.Name, portsTaken(n.Host, taken))
+	if taken := AwaitPorts(ctx, n); len(taken) > 0 {
+		return fmt.Errorf("%s: %s cannot restart: %s", engine, n.Name, PortsTaken(n.Host, taken))
 	}
 	return nil
 }
 
-// portsTaken says which of ports on host are taken and by what.
-func portsTaken(host string, ports []int) string {
+// PortsTaken says which of ports on host are taken and by what.
+func PortsTaken(host string, ports []int) string {
 	var b strings.Builder
 	for i, p := range ports {
 		if i > 0 {
@@ -288,7 +288,7 @@ func Start(p Proc) (int, error) {
 	cmd.Env = append(os.Environ(), p.Env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if p.User != "" {
-		cred, err := credential(p.User)
+		cred, err := UserCredential(p.User)
 		if err != nil {
 			return 0, err
 		}
@@ -341,7 +341,7 @@ func RunAs(ctx context.Context, usr, dir string, path string, args ...string) er
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Dir = dir
 	if usr != "" {
-		cred, err := credential(usr)
+		cred, err := UserCredential(usr)
 		if err != nil {
 			return err
 		}
@@ -366,7 +366,7 @@ func Chown(path, usr string) error {
 	return filepathWalkChown(path, uid, gid)
 }
 
-func credential(usr string) (*syscall.Credential, error) {
+func UserCredential(usr string) (*syscall.Credential, error) {
 	u, err := user.Lookup(usr)
 	if err != nil {
 		return nil, fmt.Errorf("user %s (needed to run the server): %w", usr, err)
@@ -401,12 +401,12 @@ func Alive(pid int) bool {
 // Stop sends SIGTERM to pid and waits up to grace for it to exit, then
 // sends SIGKILL. It only ever signals the PID fieldbench started.
 func Stop(pid int, grace time.Duration) error {
-	return stopWith(pid, syscall.SIGTERM, grace)
+	return StopWith(pid, syscall.SIGTERM, grace)
 }
 
-// stopWith sends sig to pid, waits up to grace for it to end, then kills
+// StopWith sends sig to pid, waits up to grace for it to end, then kills
 // it (Kill).
-func stopWith(pid int, sig syscall.Signal, grace time.Duration) error {
+func StopWith(pid int, sig syscall.Signal, grace time.Duration) error {
 	if !Alive(pid) {
 		return nil
 	}
@@ -509,7 +509,7 @@ func StopNode(c *Cluster, name string, grace time.Duration) error {
 		if c.Engine == "postgres" {
 			sig = syscall.SIGINT // PostgreSQL's fast shutdown
 		}
-		if err := stopWith(n.PID, sig, grace); err != nil {
+		if err := StopWith(n.PID, sig, grace); err != nil {
 			return fmt.Errorf("stop %s: %w", name, err)
 		}
 	}

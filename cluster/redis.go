@@ -79,7 +79,7 @@ func (e redisEngine) CheckNodes(nodes int, extra map[string]string) error {
 		what = fmt.Sprintf("%d master(s) × (1 + %d replicas) = %d servers", nodes, r, servers)
 	}
 	if servers > redisMaxServers {
-		return tooManyNodes(e.Name(), what, redisMaxServers, "each Redis server is a process with a client port, a cluster bus port, an append-only file and a log; "+
+		return TooManyNodes(e.Name(), what, redisMaxServers, "each Redis server is a process with a client port, a cluster bus port, an append-only file and a log; "+
 			"64 servers (masters × (1 + replicas)) already outnumber this machine's cores many times over")
 	}
 	return nil
@@ -170,7 +170,7 @@ func (e redisEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 		if err := CheckNetwork(e.Name(), NetworkHosts); err != nil {
 			return nil, err
 		}
-		if err := c.createHosts(ctx); err != nil {
+		if err := c.CreateHosts(ctx); err != nil {
 			return c, err
 		}
 	}
@@ -247,7 +247,7 @@ func redisDSN(c *Cluster) string {
 
 // portPairFree reports whether both the client port and its cluster bus
 // port can be bound on loopback right now.
-func portPairFree(p int) bool { return portsFree(Loopback, []int{p, p + redisBusOffset}) }
+func portPairFree(p int) bool { return PortsFree(Loopback, []int{p, p + redisBusOffset}) }
 
 // startNew adds a node to c (not yet part of the Redis cluster) and starts
 // it, retrying with new ports when a bind is lost to a race.
@@ -305,7 +305,7 @@ func (e redisEngine) startNew(ctx context.Context, c *Cluster, ro redisOpts) (*N
 // first node address no other node has, and starts it there on the
 // standard ports.
 func startOnHost(ctx context.Context, c *Cluster, n *Node, ro redisOpts) error {
-	h, err := addNodeHost(ctx, c, n.Name)
+	h, err := AddNodeHost(ctx, c, n.Name)
 	if err != nil {
 		return err
 	}
@@ -655,7 +655,7 @@ func (redisEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error)
 	byID := map[string]string{} // node id -> our name
 	for _, n := range c.Nodes {
 		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: "down", PID: n.PID, Detail: map[string]string{}}
-		hostCounters(ctx, n, st.Detail)
+		AddHostCounters(ctx, n, st.Detail)
 		if !n.Running() {
 			if n.Stopped {
 				st.State = "stopped"
@@ -849,7 +849,7 @@ func (redisEngine) Kill(_ context.Context, c *Cluster, name string) error {
 // replica of its successor. Restart waits until the node answers and, in
 // a cluster, says cluster_state:ok.
 func (redisEngine) Restart(ctx context.Context, c *Cluster, name string) error {
-	n, err := restartNode(ctx, c, "redis", name, func(n *Node) error { return startRedisNode(ctx, n) })
+	n, err := RestartNode(ctx, c, "redis", name, func(n *Node) error { return startRedisNode(ctx, n) })
 	if err != nil {
 		return err
 	}

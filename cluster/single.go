@@ -121,7 +121,7 @@ func (e Single) Up(ctx context.Context, dir string, opts Options) (*Cluster, err
 		if err := CheckNetwork(e.Engine, NetworkHosts); err != nil {
 			return nil, err
 		}
-		if err := c.createHosts(ctx); err != nil {
+		if err := c.CreateHosts(ctx); err != nil {
 			return c, err
 		}
 	}
@@ -150,13 +150,13 @@ func (e Single) Up(ctx context.Context, dir string, opts Options) (*Cluster, err
 // Status implements Engine: the node's state, what it says it is (probe),
 // and on hosts its host's counters.
 func (e Single) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
-	return nodeStatuses(ctx, c, func(*Node) map[string]string { return e.Detail(c) }, e.Probe), nil
+	return NodeStatuses(ctx, c, func(*Node) map[string]string { return e.Detail(c) }, e.Probe), nil
 }
 
 // Down implements Engine: SIGTERM, SIGKILL after 15 s; on a virtual
 // network, then the network.
 func (e Single) Down(ctx context.Context, c *Cluster) error {
-	return stopOnNetwork(ctx, c, e.Engine)
+	return StopOnNetwork(ctx, c, e.Engine)
 }
 
 // Kill implements Killer: SIGKILL, as a crash.
@@ -166,21 +166,21 @@ func (KillableSingle) Kill(_ context.Context, c *Cluster, node string) error {
 
 // Restart implements Killer: the node starts again on its port and data.
 func (e KillableSingle) Restart(ctx context.Context, c *Cluster, node string) error {
-	_, err := restartNode(ctx, c, e.Engine, node, func(n *Node) error { return e.Start(ctx, c, n) })
+	_, err := RestartNode(ctx, c, e.Engine, node, func(n *Node) error { return e.Start(ctx, c, n) })
 	return err
 }
 
-// nodeStatuses is the status of each of c's nodes as most engines make
+// NodeStatuses is the status of each of c's nodes as most engines make
 // it: down, or stopped when fieldbench stopped it (no PID then); a running
 // node is probed within 5 s, up when probe answers, unreachable with its
 // error when it does not. detail gives each node's detail to begin with;
 // on hosts, the host's counters are added.
-func nodeStatuses(ctx context.Context, c *Cluster, detail func(*Node) map[string]string,
+func NodeStatuses(ctx context.Context, c *Cluster, detail func(*Node) map[string]string,
 	probe func(ctx context.Context, n *Node, detail map[string]string) error) []NodeStatus {
 	out := make([]NodeStatus, 0, len(c.Nodes))
 	for _, n := range c.Nodes {
 		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: "down", PID: n.PID, Detail: detail(n)}
-		hostCounters(ctx, n, st.Detail)
+		AddHostCounters(ctx, n, st.Detail)
 		if n.Stopped || !Alive(n.PID) {
 			if n.Stopped {
 				st.State = "stopped"
@@ -202,23 +202,23 @@ func nodeStatuses(ctx context.Context, c *Cluster, detail func(*Node) map[string
 	return out
 }
 
-// stopOnNetwork is the Down of the engines whose nodes are their only
+// StopOnNetwork is the Down of the engines whose nodes are their only
 // processes: every node stopped (SIGTERM, SIGKILL after 15 s), then, on
 // a virtual network, every namespace and interface of the network, found
 // from the directory alone.
-func stopOnNetwork(ctx context.Context, c *Cluster, engine string) error {
+func StopOnNetwork(ctx context.Context, c *Cluster, engine string) error {
 	err := c.StopNodes(engine, 15*time.Second)
 	return errors.Join(err, DestroyNetwork(ctx, c.Dir))
 }
 
-// restartNode starts c's stopped or killed node name again with start,
-// once it is ready to (readyToRestart), and returns it.
-func restartNode(ctx context.Context, c *Cluster, engine, name string, start func(n *Node) error) (*Node, error) {
+// RestartNode starts c's stopped or killed node name again with start,
+// once it is ready to (ReadyToRestart), and returns it.
+func RestartNode(ctx context.Context, c *Cluster, engine, name string, start func(n *Node) error) (*Node, error) {
 	n, err := c.Node(name)
 	if err != nil {
 		return nil, err
 	}
-	if err := readyToRestart(ctx, engine, n); err != nil {
+	if err := ReadyToRestart(ctx, engine, n); err != nil {
 		return n, err
 	}
 	if err := start(n); err != nil {
