@@ -16,7 +16,7 @@ import (
 	"github.com/fieldbench/fieldbench/cluster"
 )
 
-func init() { register("cassandra", openCassandra) }
+func init() { Register("cassandra", openCassandra) }
 
 // cassProber writes through the first running node and reads each other
 // node through a driver session that knows that node alone (a host
@@ -68,7 +68,7 @@ func parseConsistency(what, v string) (gocql.Consistency, error) {
 }
 
 func openCassandra(ctx context.Context, c *cluster.Cluster, opts Options) (_ Prober, err error) {
-	nodes, err := running(c)
+	nodes, err := Running(c)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func openCassandra(ctx context.Context, c *cluster.Cluster, opts Options) (_ Pro
 	// Each pinned session must see the new table (its node's schema).
 	for _, n := range p.names {
 		s := p.sessions[n]
-		if err := waitAll(ctx, 30*time.Second, "table "+ks+".kv on "+n, func(ctx context.Context) error {
+		if err := WaitAll(ctx, 30*time.Second, "table "+ks+".kv on "+n, func(ctx context.Context) error {
 			var k string
 			err := s.Query("SELECT k FROM "+ks+".kv LIMIT 1").Consistency(gocql.One).ScanContext(ctx, &k)
 			if errors.Is(err, gocql.ErrNotFound) {
@@ -236,7 +236,7 @@ func (p *cassProber) readSources(ctx context.Context, node, key string) ([]strin
 		ids = append(ids, id)
 	}
 	var srcs, activities []string
-	err = waitAll(ctx, 10*time.Second, "trace events", func(ctx context.Context) error {
+	err = WaitAll(ctx, 10*time.Second, "trace events", func(ctx context.Context) error {
 		srcs, activities = srcs[:0], activities[:0]
 		seen := map[string]bool{}
 		for _, id := range ids {

@@ -97,7 +97,9 @@ func Open(ctx context.Context, c *cluster.Cluster, opts Options) (Prober, error)
 // registers its own.
 var openers = map[string]func(context.Context, *cluster.Cluster, Options) (Prober, error){}
 
-func register(engine string, open func(context.Context, *cluster.Cluster, Options) (Prober, error)) {
+// Register records how to open a Prober on engine; a database folder's
+// convergence.go calls it from init. It panics on a second registration.
+func Register(engine string, open func(context.Context, *cluster.Cluster, Options) (Prober, error)) {
 	if _, dup := openers[engine]; dup {
 		panic("convergence: duplicate registration of " + engine)
 	}
@@ -130,9 +132,9 @@ func Engines() []string {
 	return out
 }
 
-// running are the nodes of c that are not stopped, with at least two
+// Running are the nodes of c that are not stopped, with at least two
 // required: one to write through and one to read.
-func running(c *cluster.Cluster) ([]*cluster.Node, error) {
+func Running(c *cluster.Cluster) ([]*cluster.Node, error) {
 	var out []*cluster.Node
 	var names []string
 	for _, n := range c.Nodes {
@@ -148,10 +150,10 @@ func running(c *cluster.Cluster) ([]*cluster.Node, error) {
 	return out, nil
 }
 
-// waitAll polls check every 50 ms until it succeeds or limit passes: schema
+// WaitAll polls check every 50 ms until it succeeds or limit passes: schema
 // objects the prober creates must exist on every node before round one, or
 // the first round would measure DDL propagation.
-func waitAll(ctx context.Context, limit time.Duration, what string, check func(context.Context) error) error {
+func WaitAll(ctx context.Context, limit time.Duration, what string, check func(context.Context) error) error {
 	wctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	for {

@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	register("couchdb", func(ctx context.Context, c *cluster.Cluster, _ Options) (Prober, error) { return openCouchDB(ctx, c) })
+	Register("couchdb", func(ctx context.Context, c *cluster.Cluster, _ Options) (Prober, error) { return openCouchDB(ctx, c) })
 }
 
 // couchProber writes a document through the first running node of a
@@ -32,7 +32,7 @@ type couchProber struct {
 const couchDB = Table
 
 func openCouchDB(ctx context.Context, c *cluster.Cluster) (Prober, error) {
-	nodes, err := running(c)
+	nodes, err := Running(c)
 	if err != nil {
 		return nil, err
 	}

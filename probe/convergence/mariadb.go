@@ -15,7 +15,7 @@ import (
 	"github.com/fieldbench/fieldbench/cluster"
 )
 
-func init() { register("mariadb", openMariaDB) }
+func init() { Register("mariadb", openMariaDB) }
 
 // mariadbProber writes on the first running Galera node and reads every
 // other node over its own connection pool. Galera certifies a write set on
@@ -50,7 +50,7 @@ func openMariaDB(ctx context.Context, c *cluster.Cluster, opts Options) (_ Probe
 	if c.Options["galera"] != "true" {
 		return nil, fmt.Errorf("convergence: mariadb: a single server has no other node to read (start a Galera cluster: --nodes 2 or --opt galera=true): %w", cluster.ErrUnsupported)
 	}
-	nodes, err := running(c)
+	nodes, err := Running(c)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func openMariaDB(ctx context.Context, c *cluster.Cluster, opts Options) (_ Probe
 	// The table (DDL replicates in total order) must exist everywhere.
 	for _, n := range p.names[1:] {
 		pool := p.pools[n]
-		if err := waitAll(ctx, 30*time.Second, "table "+Table+" on "+n, func(ctx context.Context) error {
+		if err := WaitAll(ctx, 30*time.Second, "table "+Table+" on "+n, func(ctx context.Context) error {
 			var k string
 			err := pool.QueryRowContext(ctx, "select k from "+Table+" limit 1").Scan(&k)
 			if errors.Is(err, sql.ErrNoRows) {

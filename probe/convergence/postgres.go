@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register("postgres", func(ctx context.Context, c *cluster.Cluster, _ Options) (Prober, error) { return openPostgres(ctx, c) })
+	Register("postgres", func(ctx context.Context, c *cluster.Cluster, _ Options) (Prober, error) { return openPostgres(ctx, c) })
 }
 
 // pgProber writes on the primary and reads each streaming replica over its
@@ -72,7 +72,7 @@ func pgURL(c *cluster.Cluster, n *cluster.Node) string {
 }
 
 func openPostgres(ctx context.Context, c *cluster.Cluster) (_ Prober, err error) {
-	nodes, err := running(c)
+	nodes, err := Running(c)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func openPostgres(ctx context.Context, c *cluster.Cluster) (_ Prober, err error)
 	// The table must have reached every replica before round one.
 	for _, n := range replicas {
 		rc := p.conns[n.Name].conn
-		err := waitAll(ctx, 30*time.Second, "table "+Table+" on "+n.Name, func(ctx context.Context) error {
+		err := WaitAll(ctx, 30*time.Second, "table "+Table+" on "+n.Name, func(ctx context.Context) error {
 			var ok bool
 			if err := rc.QueryRow(ctx, "select to_regclass($1) is not null", Table).Scan(&ok); err != nil {
 				return err

@@ -13,7 +13,7 @@ import (
 	"github.com/fieldbench/fieldbench/cluster"
 )
 
-func init() { register("redis", openRedis) }
+func init() { Register("redis", openRedis) }
 
 // redisProber writes to one master of a Redis Cluster and reads its
 // replicas directly, each over a connection in READONLY mode (without it a
@@ -90,7 +90,7 @@ func openRedis(ctx context.Context, c *cluster.Cluster, opts Options) (_ Prober,
 	if c.Options["standalone"] == "true" {
 		return nil, fmt.Errorf("convergence: redis: a standalone server has no replica (start a cluster with --opt replicas=1): %w", cluster.ErrUnsupported)
 	}
-	nodes, err := running(c)
+	nodes, err := Running(c)
 	if err != nil {
 		return nil, err
 	}
