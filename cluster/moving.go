@@ -21,7 +21,7 @@ func (e pgEngine) Moving(ctx context.Context, c *Cluster) (bool, string, error) 
 	if err != nil {
 		return false, "", err
 	}
-	moving, detail := movingFrom(c, sts, func(st NodeStatus) string {
+	moving, detail := MovingFrom(c, sts, func(st NodeStatus) string {
 		if st.Role == "primary" {
 			return ""
 		}
@@ -43,7 +43,7 @@ func (e mariaDB) Moving(ctx context.Context, c *Cluster) (bool, string, error) {
 	if err != nil {
 		return false, "", err
 	}
-	moving, detail := movingFrom(c, sts, func(st NodeStatus) string {
+	moving, detail := MovingFrom(c, sts, func(st NodeStatus) string {
 		if st.Detail["state_transfer"] == "in progress" {
 			return "state transfer"
 		}
@@ -63,7 +63,7 @@ func (e redisEngine) Moving(ctx context.Context, c *Cluster) (bool, string, erro
 	if err != nil {
 		return false, "", err
 	}
-	moving, detail := movingFrom(c, sts, func(st NodeStatus) string {
+	moving, detail := MovingFrom(c, sts, func(st NodeStatus) string {
 		if m := st.Detail["migrating"]; m != "" && m != "0" {
 			return m + " slots migrating"
 		}
@@ -75,10 +75,10 @@ func (e redisEngine) Moving(ctx context.Context, c *Cluster) (bool, string, erro
 	return moving, detail, nil
 }
 
-// movingFrom applies why to every node that should be running (nodes
+// MovingFrom applies why to every node that should be running (nodes
 // stopped on purpose or killed are not data movement) and reports whether
 // any is moving, and which and why.
-func movingFrom(c *Cluster, sts []NodeStatus, why func(NodeStatus) string) (bool, string) {
+func MovingFrom(c *Cluster, sts []NodeStatus, why func(NodeStatus) string) (bool, string) {
 	running := map[string]bool{}
 	for _, n := range c.Nodes {
 		running[n.Name] = n.Running()

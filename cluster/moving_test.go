@@ -29,7 +29,7 @@ func TestMovingFrom(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			m, d := movingFrom(c, tc.sts, why)
+			m, d := MovingFrom(c, tc.sts, why)
 			if m != tc.moving || d != tc.detail {
 				t.Errorf("movingFrom = %v %q, want %v %q", m, d, tc.moving, tc.detail)
 			}
