@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fieldbench/fieldbench/adapter/internal/idle"
+	"github.com/fieldbench/fieldbench/internal/idle"
 	"github.com/fieldbench/fieldbench/adapter/rawio"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 )

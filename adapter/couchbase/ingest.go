@@ -6,7 +6,7 @@ import (
 
 	"github.com/couchbase/gocb/v2"
 
-	"github.com/fieldbench/fieldbench/adapter/internal/jsondoc"
+	"github.com/fieldbench/fieldbench/internal/jsondoc"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 )
 

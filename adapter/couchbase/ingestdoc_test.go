@@ -3,7 +3,7 @@ package couchbase
 import (
 	"testing"
 
-	"github.com/fieldbench/fieldbench/adapter/internal/jsondoc/jsondoctest"
+	"github.com/fieldbench/fieldbench/internal/jsondoc/jsondoctest"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 )
 

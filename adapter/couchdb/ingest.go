@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net/url"
 
-	"github.com/fieldbench/fieldbench/adapter/internal/jsondoc"
+	"github.com/fieldbench/fieldbench/internal/jsondoc"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 )
 

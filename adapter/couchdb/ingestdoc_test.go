@@ -3,7 +3,7 @@ package couchdb
 import (
 	"testing"
 
-	"github.com/fieldbench/fieldbench/adapter/internal/jsondoc/jsondoctest"
+	"github.com/fieldbench/fieldbench/internal/jsondoc/jsondoctest"
 )
 
 // TestIngestDocBytes pins a record's document as _bulk_docs sends it: its

@@ -10,7 +10,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/fieldbench/fieldbench/adapter/internal/sqlmodel"
+	"github.com/fieldbench/fieldbench/internal/sqlmodel"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
 

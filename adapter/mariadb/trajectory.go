@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/fieldbench/fieldbench/adapter/internal/sqltraj"
+	"github.com/fieldbench/fieldbench/internal/sqltraj"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
 )
 

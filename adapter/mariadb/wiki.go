@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
-	"github.com/fieldbench/fieldbench/adapter/internal/sqlwiki"
+	"github.com/fieldbench/fieldbench/internal/sqlwiki"
 	"github.com/fieldbench/fieldbench/workload/wiki"
 )
 

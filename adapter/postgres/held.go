@@ -6,7 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/fieldbench/fieldbench/adapter/internal/idle"
+	"github.com/fieldbench/fieldbench/internal/idle"
 )
 
 // heldConns keeps the connections the wiki read used, acquired from the

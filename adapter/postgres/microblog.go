@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/fieldbench/fieldbench/adapter/internal/sqlmodel"
+	"github.com/fieldbench/fieldbench/internal/sqlmodel"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
 

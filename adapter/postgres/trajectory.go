@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/fieldbench/fieldbench/adapter/internal/sqltraj"
+	"github.com/fieldbench/fieldbench/internal/sqltraj"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/fieldbench/fieldbench/adapter/internal/sqlwiki"
+	"github.com/fieldbench/fieldbench/internal/sqlwiki"
 	"github.com/fieldbench/fieldbench/workload/wiki"
 )
 

@@ -13,7 +13,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/fieldbench/fieldbench/adapter/internal/idle"
+	"github.com/fieldbench/fieldbench/internal/idle"
 	"github.com/fieldbench/fieldbench/adapter/netdial"
 	"github.com/fieldbench/fieldbench/adapter/rawio"
 )

@@ -11,7 +11,7 @@ import (
 	sqlitedrv "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
-	"github.com/fieldbench/fieldbench/adapter/internal/sqlmodel"
+	"github.com/fieldbench/fieldbench/internal/sqlmodel"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
 

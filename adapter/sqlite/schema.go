@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
-	"github.com/fieldbench/fieldbench/adapter/internal/sqlmodel"
+	"github.com/fieldbench/fieldbench/internal/sqlmodel"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
 

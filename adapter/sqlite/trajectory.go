@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/fieldbench/fieldbench/adapter/internal/sqltraj"
+	"github.com/fieldbench/fieldbench/internal/sqltraj"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
 )
 

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/fieldbench/fieldbench/adapter/internal/sqlwiki"
+	"github.com/fieldbench/fieldbench/internal/sqlwiki"
 	"github.com/fieldbench/fieldbench/workload/wiki"
 )
 
