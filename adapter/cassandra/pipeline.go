@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fieldbench/fieldbench/internal/idle"
 	"github.com/fieldbench/fieldbench/adapter/rawio"
+	"github.com/fieldbench/fieldbench/internal/idle"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 )
 

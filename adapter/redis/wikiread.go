@@ -13,9 +13,9 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/fieldbench/fieldbench/internal/idle"
 	"github.com/fieldbench/fieldbench/adapter/netdial"
 	"github.com/fieldbench/fieldbench/adapter/rawio"
+	"github.com/fieldbench/fieldbench/internal/idle"
 )
 
 // wikiReader sends the wiki read — the workload's hot path, one MGET of an
