@@ -64,6 +64,25 @@ func LoopbackEngines() []string {
 	return out
 }
 
+// HostsPhrase says, for help texts, which engines start their nodes on
+// --network hosts and which on loopback only, as the engines say
+// (HostsEngines): "cassandra, couchdb, ... and sqlserver, not couchbase".
+func HostsPhrase() string {
+	s := WordList(HostsEngines(), "and")
+	if off := LoopbackEngines(); len(off) > 0 {
+		s += ", not " + WordList(off, "or")
+	}
+	return s
+}
+
+// WordList lists words as a sentence does: "a", "a and b", "a, b and c".
+func WordList(words []string, conj string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " " + conj + " " + words[len(words)-1]
+}
+
 // CheckNetwork reports whether engine can start on network here: a known
 // network, an engine that supports it (Hoster; an engine without it, or
 // a name no engine is registered under, starts on loopback only), and

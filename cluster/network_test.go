@@ -19,3 +19,23 @@ func TestSpawnProgram(t *testing.T) {
 		}
 	}
 }
+
+// TestWordList: the lists of engines the help texts print read as
+// sentences.
+func TestWordList(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		words []string
+		conj  string
+		want  string
+	}{
+		{nil, "and", ""},
+		{[]string{"redis"}, "and", "redis"},
+		{[]string{"redis", "postgres"}, "or", "redis or postgres"},
+		{[]string{"cassandra", "couchdb", "redis"}, "and", "cassandra, couchdb and redis"},
+	} {
+		if got := WordList(c.words, c.conj); got != c.want {
+			t.Errorf("WordList(%q, %q) = %q, want %q", c.words, c.conj, got, c.want)
+		}
+	}
+}

@@ -114,6 +114,26 @@ func (NopObserver) Header(*result.Header)             {}
 func (NopObserver) Started(context.Context, *Session) {}
 func (NopObserver) Ended() error                      { return nil }
 
+// WatchRuns makes env's observer also note the directory of every run it
+// sees start (the runs a command records in the run history once it ends,
+// `--history`), and returns the list it fills.
+func WatchRuns(env *Env) *[]string {
+	dirs := &[]string{}
+	env.Observer = dirWatcher{Observer: env.observer(), dirs: dirs}
+	return dirs
+}
+
+// dirWatcher is an observer that notes run directories.
+type dirWatcher struct {
+	Observer
+	dirs *[]string
+}
+
+func (d dirWatcher) Started(ctx context.Context, s *Session) {
+	*d.dirs = append(*d.dirs, s.Dir())
+	d.Observer.Started(ctx, s)
+}
+
 var (
 	mu       sync.RWMutex
 	registry = map[string]func() Job{}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -195,3 +196,32 @@ func checkTallyRun(t *testing.T, run *result.Run, stderr string, interrupted boo
 		t.Errorf("no report: %v", err)
 	}
 }
+
+// TestWatchRuns: the directories WatchRuns notes are the runs that started
+// (the one run the toy job measured), and the observer it wraps still sees
+// the run.
+func TestWatchRuns(t *testing.T) {
+	t.Parallel()
+	j := newTallyJob()
+	j.db, j.results, j.duration = "null://", filepath.Join(t.TempDir(), "results"), 100*time.Millisecond
+	inner := &countingObserver{}
+	env := &Env{Stdout: io.Discard, Stderr: io.Discard, Version: "test", Observer: inner}
+	dirs := WatchRuns(env)
+	if err := j.run(context.Background(), env); err != nil {
+		t.Fatal(err)
+	}
+	made, _ := filepath.Glob(filepath.Join(j.results, "*"))
+	if len(made) != 1 || len(*dirs) != 1 || (*dirs)[0] != made[0] {
+		t.Errorf("WatchRuns noted %v; the run made %v", *dirs, made)
+	}
+	if inner.started != 1 {
+		t.Errorf("the wrapped observer saw %d starts, want 1", inner.started)
+	}
+}
+
+type countingObserver struct {
+	NopObserver
+	started int
+}
+
+func (o *countingObserver) Started(context.Context, *Session) { o.started++ }

@@ -77,7 +77,7 @@ func newClusterUpCmd() *cobra.Command {
 	c.Flags().StringVar(&dir, "dir", "", "directory for data, configuration and logs (default: clusters/ENGINE-TIME)")
 	c.Flags().StringArrayVar(&opts, "opt", nil, "engine option key=value (repeatable), e.g. --opt replicas=1 for redis")
 	c.Flags().StringVar(&network, "network", cluster.NetworkLoopback,
-		"where the nodes live: loopback (127.0.0.1, nodes differ by port) or hosts (each node a network namespace of its own with an address from 198.18.0.0/15 on a virtual network; needs root; "+hostsEngines()+"; docs/network.md)")
+		"where the nodes live: loopback (127.0.0.1, nodes differ by port) or hosts (each node a network namespace of its own with an address from 198.18.0.0/15 on a virtual network; needs root; "+cluster.HostsPhrase()+"; docs/network.md)")
 	return c
 }
 
@@ -306,7 +306,7 @@ func withCluster(c *cobra.Command, check func() error, started func(*cluster.Clu
 	var opts []string
 	c.Flags().StringVar(&spec, "cluster", "", "start a cluster ENGINE:NODES for this run and stop it afterwards (e.g. postgres:2); overrides --db")
 	c.Flags().StringArrayVar(&opts, "cluster-opt", nil, "engine option key=value for --cluster (repeatable)")
-	c.Flags().StringVar(&network, "cluster-network", cluster.NetworkLoopback, "where --cluster's nodes live: loopback, or hosts (as root; "+hostsEngines()+": each node a host of its own on a virtual network, and the run on a load host of it, load1; docs/network.md)")
+	c.Flags().StringVar(&network, "cluster-network", cluster.NetworkLoopback, "where --cluster's nodes live: loopback, or hosts (as root; "+cluster.HostsPhrase()+": each node a host of its own on a virtual network, and the run on a load host of it, load1; docs/network.md)")
 	inner := c.RunE
 	c.RunE = func(cmd *cobra.Command, args []string) (err error) {
 		if spec == "" {
@@ -366,31 +366,4 @@ func withCluster(c *cobra.Command, check func() error, started func(*cluster.Clu
 		return inner(cmd, args)
 	}
 	return c
-}
-
-// hostsEngines says, for the help texts, which engines start their nodes
-// on --network hosts and which on loopback only, as the engines say
-// (cluster.HostsEngines): "cassandra, couchdb, ... and sqlserver, not
-// couchbase".
-func hostsEngines() string {
-	on, off := splitHostsEngines()
-	s := joinWords(on, "and")
-	if len(off) > 0 {
-		s += ", not " + joinWords(off, "or")
-	}
-	return s
-}
-
-// splitHostsEngines are the registered engines that start on hosts
-// and the others, each sorted.
-func splitHostsEngines() (on, off []string) {
-	return cluster.HostsEngines(), cluster.LoopbackEngines()
-}
-
-// joinWords lists words as a sentence does: "a", "a and b", "a, b and c".
-func joinWords(words []string, conj string) string {
-	if len(words) < 2 {
-		return strings.Join(words, "")
-	}
-	return strings.Join(words[:len(words)-1], ", ") + " " + conj + " " + words[len(words)-1]
 }

@@ -123,12 +123,11 @@ func startCluster(ctx context.Context, engine string, nodes int, network, dir st
 // on hosts can run (as cluster.HostsEngines says), in its column: "(root;
 // every engine but couchbase: cassandra, couchdb, ...; docs/network.md)".
 func experimentHostsHelp() string {
-	on, off := splitHostsEngines()
 	text := "(root; every engine: "
-	if len(off) > 0 {
-		text = "(root; every engine but " + joinWords(off, "and") + ": "
+	if off := cluster.LoopbackEngines(); len(off) > 0 {
+		text = "(root; every engine but " + cluster.WordList(off, "and") + ": "
 	}
-	text += strings.Join(on, ", ") + "; docs/network.md)"
+	text += strings.Join(cluster.HostsEngines(), ", ") + "; docs/network.md)"
 	const indent, width = 31, 78
 	var lines []string
 	line := ""

@@ -39,28 +39,12 @@ func (h *historyFlags) check() error {
 }
 
 // watch makes env's observer note the directory of every run it sees
-// start: the runs to record once the command ends.
+// start (job.WatchRuns) when there is a history to record them in.
 func (h *historyFlags) watch(env *job.Env) *[]string {
-	dirs := &[]string{}
-	if h.target != "" {
-		inner := env.Observer
-		if inner == nil {
-			inner = job.NopObserver{}
-		}
-		env.Observer = dirWatcher{Observer: inner, dirs: dirs}
+	if h.target == "" {
+		return &[]string{}
 	}
-	return dirs
-}
-
-// dirWatcher is an observer that notes run directories.
-type dirWatcher struct {
-	job.Observer
-	dirs *[]string
-}
-
-func (d dirWatcher) Started(ctx context.Context, s *job.Session) {
-	*d.dirs = append(*d.dirs, s.Dir())
-	d.Observer.Started(ctx, s)
+	return job.WatchRuns(env)
 }
 
 // finish records the runs under paths once the command ended, however it
