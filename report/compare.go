@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/fieldbench/fieldbench/analysis/compare"
+	"github.com/fieldbench/fieldbench/report/export"
 	"github.com/fieldbench/fieldbench/result"
 )
 
@@ -125,4 +126,35 @@ func CompareHTML(w io.Writer, base *result.Run, cs []Comparison, level float64, 
 	p.printf("</body>\n</html>\n")
 	_, err := io.WriteString(w, p.b.String())
 	return err
+}
+
+// Compare compares each of news with base (compare.All at level, with
+// gates), prints the tables to w (CompareTerminal) and, with html set,
+// writes the page there too (CompareHTML) and says where: the whole of
+// `fieldbench compare` once its input is checked. It returns the gates
+// broken; an unevaluated gate is compare.ErrUnevaluated, before anything
+// is printed.
+func Compare(w io.Writer, base *result.Run, news []*result.Run, level float64, gates []compare.Gate, html string) (broken []string, err error) {
+	rows, broken, err := compare.All(base, news, level, gates)
+	if err != nil {
+		return nil, err
+	}
+	cs := make([]Comparison, len(rows))
+	for i := range rows {
+		cs[i] = Comparison{New: news[i], Rows: rows[i]}
+	}
+	if err := CompareTerminal(w, base, cs, level); err != nil {
+		return nil, err
+	}
+	if html != "" {
+		// Through a temporary file: a failed render leaves no half page,
+		// and never an emptied file.
+		if err := export.WriteFile(html, func(f io.Writer) error {
+			return CompareHTML(f, base, cs, level, broken)
+		}); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(w, "report: %s\n", html)
+	}
+	return broken, nil
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -11,7 +10,6 @@ import (
 	"github.com/fieldbench/fieldbench/analysis/compare"
 	"github.com/fieldbench/fieldbench/job"
 	"github.com/fieldbench/fieldbench/report"
-	"github.com/fieldbench/fieldbench/report/export"
 	"github.com/fieldbench/fieldbench/result"
 )
 
@@ -87,28 +85,11 @@ change is shown).`,
 			if err := compare.Check(cmd.ErrOrStderr(), runs[0], runs[1:], gates, force); err != nil {
 				return job.Usage(err)
 			}
-			rows, broken, err := compare.All(runs[0], runs[1:], level, gates)
+			broken, err := report.Compare(cmd.OutOrStdout(), runs[0], runs[1:], level, gates, out)
 			if errors.Is(err, compare.ErrUnevaluated) {
 				return job.Usage(err)
 			} else if err != nil {
 				return err
-			}
-			cs := make([]report.Comparison, len(rows))
-			for i := range rows {
-				cs[i] = report.Comparison{New: runs[i+1], Rows: rows[i]}
-			}
-			if err := report.CompareTerminal(cmd.OutOrStdout(), runs[0], cs, level); err != nil {
-				return err
-			}
-			if out != "" {
-				// Through a temporary file: a failed render leaves no half
-				// page, and never an emptied file.
-				if err := export.WriteFile(out, func(w io.Writer) error {
-					return report.CompareHTML(w, runs[0], cs, level, broken)
-				}); err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", out)
 			}
 			if len(broken) > 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "regressions:\n  %s\n", strings.Join(broken, "\n  "))
