@@ -1,0 +1,192 @@
+// Package budget makes a node of a cluster a machine of its own size: a
+// Budget (CPUs, memory, disk rate) is a Linux control group that holds the
+// node's whole process tree from its start, so that a study's shapes over
+// node count are the database's and not those of the one machine every
+// node shares (docs/scale-model.md).
+//
+// The control groups are made, limited, read and removed with
+// containerd/cgroups (the library containerd and Docker use), on cgroup v1
+// or v2 as the machine has them; what the library does not do is put a
+// process into a group before it runs, which Join does (a process added
+// after its start may already have forked, or sized itself, as a JVM does
+// from its group at start).
+package budget
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/dustin/go-humanize"
+)
+
+// ErrBadBudget is wrapped by every refusal of a budget's text.
+var ErrBadBudget = errors.New("bad budget")
+
+// Budget is one node's size. A zero field is no limit on that resource.
+type Budget struct {
+	// CPU is in CPUs: 0.25 is a quarter of one core's time, held by a
+	// hard quota (CFS bandwidth), not a share that idle cores would lift.
+	CPU float64 `json:"cpu,omitempty"`
+	// Memory is in bytes: the group's processes are reclaimed, then
+	// OOM-killed, beyond it.
+	Memory uint64 `json:"memory,omitempty"`
+	// Disk is in bytes a second, for reads and for writes each, on the
+	// device that holds the node's data.
+	Disk uint64 `json:"disk,omitempty"`
+}
+
+// Keys are the budget's keys, in the order String writes them.
+var Keys = []string{"cpu", "memory", "disk"}
+
+// Parse reads "cpu=0.3,memory=1GiB,disk=40MiB/s" (any subset, in any
+// order; sizes as 512MiB, 1GiB or 1.5GB; disk with or without "/s").
+func Parse(s string) (Budget, error) {
+	var b Budget
+	if strings.TrimSpace(s) == "" {
+		return b, fmt.Errorf("%w: empty (want e.g. cpu=0.5,memory=1GiB)", ErrBadBudget)
+	}
+	seen := map[string]bool{}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok || v == "" {
+			return b, fmt.Errorf("%w: %q is not key=value (keys: %s)", ErrBadBudget, kv, strings.Join(Keys, ", "))
+		}
+		if seen[k] {
+			return b, fmt.Errorf("%w: %s given twice", ErrBadBudget, k)
+		}
+		seen[k] = true
+		switch k {
+		case "cpu":
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
+				return b, fmt.Errorf("%w: cpu=%s: want a number of CPUs above 0, e.g. 0.25", ErrBadBudget, v)
+			}
+			// The kernel's quota is in microseconds of a 100 ms period:
+			// below 1 ms a period (0.01 CPU) it refuses.
+			if f < 0.01 {
+				return b, fmt.Errorf("%w: cpu=%s: the smallest quota is 0.01 CPU", ErrBadBudget, v)
+			}
+			b.CPU = f
+		case "memory":
+			n, err := parseBytes(v)
+			if err != nil {
+				return b, fmt.Errorf("%w: memory=%s: %v (e.g. 512MiB, 1GiB)", ErrBadBudget, v, err)
+			}
+			// A JVM or PostgreSQL does not start in less.
+			if n < 16<<20 {
+				return b, fmt.Errorf("%w: memory=%s: at least 16MiB", ErrBadBudget, v)
+			}
+			b.Memory = n
+		case "disk":
+			n, err := parseBytes(strings.TrimSuffix(v, "/s"))
+			if err != nil {
+				return b, fmt.Errorf("%w: disk=%s: %v (bytes a second, e.g. 40MiB/s)", ErrBadBudget, v, err)
+			}
+			if n < 1<<20 {
+				return b, fmt.Errorf("%w: disk=%s: at least 1MiB/s", ErrBadBudget, v)
+			}
+			b.Disk = n
+		default:
+			return b, fmt.Errorf("%w: unknown key %q (keys: %s)", ErrBadBudget, k, strings.Join(Keys, ", "))
+		}
+	}
+	return b, nil
+}
+
+// parseBytes is humanize.ParseBytes, which reads both 1GB (10^9) and
+// 1GiB (2^30), refusing 0.
+func parseBytes(s string) (uint64, error) {
+	n, err := humanize.ParseBytes(s)
+	if err != nil {
+		return 0, errors.New("not a size")
+	}
+	if n == 0 {
+		return 0, errors.New("want more than 0")
+	}
+	return n, nil
+}
+
+// Empty reports whether b limits nothing.
+func (b Budget) Empty() bool { return b == Budget{} }
+
+// String is b as Parse reads it: "cpu=0.3,memory=1GiB,disk=40MiB/s".
+func (b Budget) String() string {
+	var parts []string
+	if b.CPU > 0 {
+		parts = append(parts, "cpu="+strconv.FormatFloat(b.CPU, 'g', -1, 64))
+	}
+	if b.Memory > 0 {
+		parts = append(parts, "memory="+strings.ReplaceAll(humanize.IBytes(b.Memory), " ", ""))
+	}
+	if b.Disk > 0 {
+		parts = append(parts, "disk="+strings.ReplaceAll(humanize.IBytes(b.Disk), " ", "")+"/s")
+	}
+	return strings.Join(parts, ",")
+}
+
+// Over is b with every resource o sets taken from o: a node's override of
+// the cluster's budget.
+func (b Budget) Over(o Budget) Budget {
+	if o.CPU > 0 {
+		b.CPU = o.CPU
+	}
+	if o.Memory > 0 {
+		b.Memory = o.Memory
+	}
+	if o.Disk > 0 {
+		b.Disk = o.Disk
+	}
+	return b
+}
+
+// Plan is a cluster's budgets: one for every node, and overrides by node
+// name. It is saved in cluster.json, so a node added or restarted later is
+// held to the same budget.
+type Plan struct {
+	Node  Budget            `json:"node,omitempty"`
+	Nodes map[string]Budget `json:"nodes,omitempty"`
+}
+
+// Empty reports whether p limits no node.
+func (p Plan) Empty() bool {
+	if !p.Node.Empty() {
+		return false
+	}
+	for _, b := range p.Nodes {
+		if !b.Empty() {
+			return false
+		}
+	}
+	return true
+}
+
+// For is node name's budget.
+func (p Plan) For(name string) Budget { return p.Node.Over(p.Nodes[name]) }
+
+// String says the plan in one line: "cpu=0.2 each (redis2: cpu=0.5)".
+func (p Plan) String() string {
+	s := p.Node.String()
+	if s == "" {
+		s = "none"
+	} else {
+		s += " each"
+	}
+	names := make([]string, 0, len(p.Nodes))
+	for n := range p.Nodes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var over []string
+	for _, n := range names {
+		over = append(over, n+": "+p.Nodes[n].String())
+	}
+	if len(over) > 0 {
+		s += " (" + strings.Join(over, "; ") + ")"
+	}
+	return s
+}

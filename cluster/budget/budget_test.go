@@ -1,0 +1,225 @@
+package budget
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/containerd/cgroups/v3"
+)
+
+func TestParse(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in   string
+		want Budget
+		bad  string // a word the refusal says; "" = accepted
+	}{
+		{in: "cpu=0.3,memory=1GiB,disk=40MiB/s", want: Budget{CPU: 0.3, Memory: 1 << 30, Disk: 40 << 20}},
+		{in: "cpu=2", want: Budget{CPU: 2}},
+		{in: " memory = 512MiB , cpu=0.25 ", want: Budget{CPU: 0.25, Memory: 512 << 20}},
+		{in: "memory=1GB", want: Budget{Memory: 1e9}},
+		{in: "disk=10MiB", want: Budget{Disk: 10 << 20}},
+		{in: "", bad: "empty"},
+		{in: "cpu", bad: "key=value"},
+		{in: "cpu=", bad: "key=value"},
+		{in: "cpu=0", bad: "above 0"},
+		{in: "cpu=-1", bad: "above 0"},
+		{in: "cpu=NaN", bad: "above 0"},
+		{in: "cpu=0.001", bad: "0.01"},
+		{in: "cpu=1,cpu=2", bad: "twice"},
+		{in: "memory=lots", bad: "not a size"},
+		{in: "memory=1MiB", bad: "16MiB"},
+		{in: "disk=1KiB/s", bad: "1MiB/s"},
+		{in: "net=10mbit", bad: "unknown key"},
+	} {
+		got, err := Parse(c.in)
+		switch {
+		case c.bad == "" && err != nil:
+			t.Errorf("Parse(%q): %v", c.in, err)
+		case c.bad == "" && got != c.want:
+			t.Errorf("Parse(%q) = %+v, want %+v", c.in, got, c.want)
+		case c.bad != "" && (err == nil || !errors.Is(err, ErrBadBudget) || !strings.Contains(err.Error(), c.bad)):
+			t.Errorf("Parse(%q) = %+v, %v; want a refusal saying %q", c.in, got, err, c.bad)
+		}
+	}
+}
+
+// TestStringParses: what String writes (cluster status, results) Parse
+// reads back as the same budget.
+func TestStringParses(t *testing.T) {
+	t.Parallel()
+	for _, b := range []Budget{{CPU: 0.3}, {CPU: 1.5, Memory: 768 << 20}, {Memory: 1 << 30, Disk: 40 << 20}, {CPU: 0.25, Memory: 2 << 30, Disk: 5 << 20}} {
+		got, err := Parse(b.String())
+		if err != nil || got != b {
+			t.Errorf("Parse(%q) = %+v, %v; want %+v", b.String(), got, err, b)
+		}
+	}
+	if s := (Budget{}).String(); s != "" {
+		t.Errorf("the empty budget says %q", s)
+	}
+}
+
+func TestPlan(t *testing.T) {
+	t.Parallel()
+	p := Plan{Node: Budget{CPU: 0.2, Memory: 1 << 30}, Nodes: map[string]Budget{"redis2": {CPU: 0.5}}}
+	if got, want := p.For("redis1"), (Budget{CPU: 0.2, Memory: 1 << 30}); got != want {
+		t.Errorf("For(redis1) = %+v, want %+v", got, want)
+	}
+	if got, want := p.For("redis2"), (Budget{CPU: 0.5, Memory: 1 << 30}); got != want {
+		t.Errorf("For(redis2) = %+v, want %+v (the override's cpu, the cluster's memory)", got, want)
+	}
+	if got, want := p.String(), "cpu=0.2,memory=1.0GiB each (redis2: cpu=0.5)"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	if p.Empty() || !(Plan{}).Empty() || !(Plan{Nodes: map[string]Budget{"a": {}}}).Empty() {
+		t.Error("Empty is wrong")
+	}
+}
+
+func TestJoined(t *testing.T) {
+	t.Parallel()
+	argv := []string{"redis-server", "/x/redis.conf"}
+	g := Group{Version: 1, Dirs: []string{"/sys/fs/cgroup/cpu/a b", "/sys/fs/cgroup/memory/m"}}
+	if got := Joined(g.Join(argv)); !slices.Equal(got, argv) {
+		t.Errorf("Joined(Join(argv)) = %q, want %q", got, argv)
+	}
+	if got := (Group{}).Join(argv); !slices.Equal(got, argv) {
+		t.Errorf("an empty group's Join = %q, want argv as is", got)
+	}
+	if got := Joined(argv); !slices.Equal(got, argv) {
+		t.Errorf("Joined of an argv without Join = %q", got)
+	}
+}
+
+// TestCheckRefuses: a budget this machine cannot hold is refused with the
+// reason, never ignored.
+func TestCheckRefuses(t *testing.T) {
+	old := mode
+	defer func() { mode = old }()
+	mode = func() cgroups.CGMode { return cgroups.Unavailable }
+	err := Check(Budget{CPU: 1})
+	if os.Geteuid() != 0 {
+		if err == nil || !strings.Contains(err.Error(), "root") {
+			t.Fatalf("Check as a user = %v, want a refusal saying root", err)
+		}
+		return
+	}
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "no control groups") {
+		t.Errorf("Check without control groups = %v, want ErrUnavailable saying so", err)
+	}
+	if err := Check(Budget{}); err != nil {
+		t.Errorf("an empty budget needs nothing, got %v", err)
+	}
+}
+
+// TestGroupHoldsItsProcesses makes a real control group of 0.2 CPU and
+// 64 MiB, runs a busy shell in it through Join, and reads back from the
+// kernel's files: the quota, the limit, the process in the group from its
+// start (its child too), the periods it was held back; then Remove leaves
+// nothing. Needs root and cgroup controllers; each check is a kernel fact,
+// not a timing (the loop runs 0.5 s; at 0.2 CPU a 100 ms period holds it
+// back in nearly every period, and one is enough).
+func TestGroupHoldsItsProcesses(t *testing.T) {
+	b := Budget{CPU: 0.2, Memory: 64 << 20}
+	if err := Check(b); err != nil {
+		t.Skipf("no budgets here: %v", err)
+	}
+	name := fmt.Sprintf("%stest-%d/node1", Prefix, os.Getpid())
+	g, err := Create(name, b, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = g.Remove() })
+	if len(g.Dirs) == 0 {
+		t.Fatal("no directories")
+	}
+	quota, mem := "", ""
+	for _, d := range g.Dirs {
+		if filepath.Base(d) != "node1" {
+			t.Errorf("dir %s is not the node's", d)
+		}
+		if v, err := os.ReadFile(filepath.Join(d, "cpu.cfs_quota_us")); err == nil {
+			quota = strings.TrimSpace(string(v))
+		} else if v, err := os.ReadFile(filepath.Join(d, "cpu.max")); err == nil {
+			quota = strings.Fields(string(v))[0]
+		}
+		if v, err := os.ReadFile(filepath.Join(d, "memory.limit_in_bytes")); err == nil {
+			mem = strings.TrimSpace(string(v))
+		} else if v, err := os.ReadFile(filepath.Join(d, "memory.max")); err == nil {
+			mem = strings.TrimSpace(string(v))
+		}
+	}
+	if quota != "20000" {
+		t.Errorf("cpu quota %q, want 20000 (µs of a 100000 µs period)", quota)
+	}
+	if mem != strconv.Itoa(64<<20) {
+		t.Errorf("memory limit %q, want %d", mem, 64<<20)
+	}
+
+	// The shell forks a child at once: both must be in the group.
+	argv := g.Join([]string{"/bin/sh", "-c", `sh -c 'end=$(($(date +%s%N)+500000000)); while [ $(date +%s%N) -lt $end ]; do :; done' & wait`})
+	cmd := exec.Command(argv[0], argv[1:]...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var procs []int
+	for deadline := time.Now().Add(10 * time.Second); len(procs) < 2 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		procs, _ = g.Procs()
+	}
+	if !slices.Contains(procs, cmd.Process.Pid) || len(procs) < 2 {
+		t.Errorf("group holds %v; want the started pid %d and its child", procs, cmd.Process.Pid)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the joined shell: %v", err)
+	}
+	throttled := ""
+	for _, d := range g.Dirs {
+		if v, err := os.ReadFile(filepath.Join(d, "cpu.stat")); err == nil {
+			for _, line := range strings.Split(string(v), "\n") {
+				if f := strings.Fields(line); len(f) == 2 && f[0] == "nr_throttled" {
+					throttled = f[1]
+				}
+			}
+		}
+	}
+	if n, _ := strconv.Atoi(throttled); n < 1 {
+		t.Errorf("nr_throttled %q after a busy half second at 0.2 CPU, want at least 1", throttled)
+	}
+
+	if err := g.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range g.Dirs {
+		if _, err := os.Stat(d); err == nil {
+			t.Errorf("%s left after Remove", d)
+		}
+		if _, err := os.Stat(filepath.Dir(d)); err == nil {
+			t.Errorf("%s (fieldbench's parent) left after Remove", filepath.Dir(d))
+		}
+	}
+}
+
+// TestJoinRefusesOutsideItsGroup: when the group cannot be joined (gone),
+// the program does not run at all.
+func TestJoinRefusesOutsideItsGroup(t *testing.T) {
+	t.Parallel()
+	g := Group{Version: 1, Dirs: []string{filepath.Join(t.TempDir(), "gone")}}
+	marker := filepath.Join(t.TempDir(), "ran")
+	argv := g.Join([]string{"/bin/sh", "-c", "touch " + marker})
+	err := exec.Command(argv[0], argv[1:]...).Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 125 {
+		t.Errorf("join of a missing group = %v, want exit status 125", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the program ran outside its group")
+	}
+}

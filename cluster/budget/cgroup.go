@@ -1,0 +1,315 @@
+package budget
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/containerd/cgroups/v3"
+	"github.com/containerd/cgroups/v3/cgroup1"
+	"github.com/containerd/cgroups/v3/cgroup2"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
+)
+
+// ErrUnavailable is wrapped when this machine cannot hold a budget: no
+// control groups, a controller missing, no right to make groups.
+var ErrUnavailable = errors.New("budgets are not available here")
+
+// cpuPeriod is the CFS period of every quota, in µs: the kernel's default.
+const cpuPeriod = 100000
+
+// Prefix starts the name of every control group fieldbench makes, so that
+// they are fieldbench's by name and none is left unnoticed.
+const Prefix = "fieldbench-"
+
+// Group is one node's control group: its directory under each controller
+// (cgroup v1: cpu, cpuacct, memory, blkio each a hierarchy of its own) or
+// its one directory (v2). Saved with the node in cluster.json, so a later
+// fieldbench process reads and removes it.
+type Group struct {
+	Version int      `json:"version"`
+	Dirs    []string `json:"dirs"`
+}
+
+// mode is the machine's cgroup mode; a variable so that a test can say
+// what a machine without them does.
+var mode = cgroups.Mode
+
+// Check reports whether b can be held here, and if not why: every key
+// needs its controller (cpu, memory, blkio or io), and making groups needs
+// root.
+func Check(b Budget) error {
+	if b.Empty() {
+		return nil
+	}
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("%w: control groups are made as root (run fieldbench as root)", ErrUnavailable)
+	}
+	need := b.controllers()
+	switch mode() {
+	case cgroups.Unified:
+		have, err := v2Controllers()
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+		for _, c := range need {
+			v2 := map[string]string{"cpuacct": "cpu", "blkio": "io"}[c]
+			if v2 == "" {
+				v2 = c
+			}
+			if !have[v2] {
+				return fmt.Errorf("%w: cgroup v2 has no %s controller enabled here (cgroup.subtree_control)", ErrUnavailable, v2)
+			}
+		}
+	case cgroups.Legacy, cgroups.Hybrid:
+		for _, c := range need {
+			if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", c)); err != nil {
+				return fmt.Errorf("%w: the cgroup v1 %s controller is not mounted here (/sys/fs/cgroup/%s)", ErrUnavailable, c, c)
+			}
+		}
+	default:
+		return fmt.Errorf("%w: no control groups mounted under /sys/fs/cgroup", ErrUnavailable)
+	}
+	return nil
+}
+
+// controllers are the v1 controllers b needs: cpuacct with cpu, to read
+// what the node used against its quota.
+func (b Budget) controllers() []string {
+	var out []string
+	if b.CPU > 0 {
+		out = append(out, "cpu", "cpuacct")
+	}
+	if b.Memory > 0 {
+		out = append(out, "memory")
+	}
+	if b.Disk > 0 {
+		out = append(out, "blkio")
+	}
+	return out
+}
+
+func v2Controllers() (map[string]bool, error) {
+	b, err := os.ReadFile("/sys/fs/cgroup/cgroup.controllers")
+	if err != nil {
+		return nil, err
+	}
+	have := map[string]bool{}
+	for _, c := range strings.Fields(string(b)) {
+		have[c] = true
+	}
+	return have, nil
+}
+
+// Create makes the group name (a path of parts each starting with Prefix
+// where fieldbench names it, e.g. fieldbench-redis-1a2b/redis1) under
+// fieldbench's own group, holding whatever joins it to b. dataDir is where
+// the node keeps its data: disk= throttles the device under it.
+func Create(name string, b Budget, dataDir string) (Group, error) {
+	if err := Check(b); err != nil {
+		return Group{}, err
+	}
+	var dev *specs.LinuxThrottleDevice
+	if b.Disk > 0 {
+		major, minor, err := deviceOf(dataDir)
+		if err != nil {
+			return Group{}, err
+		}
+		dev = &specs.LinuxThrottleDevice{Rate: b.Disk}
+		dev.Major, dev.Minor = major, minor
+	}
+	if mode() == cgroups.Unified {
+		return createV2(name, b, dev)
+	}
+	return createV1(name, b, dev)
+}
+
+func createV1(name string, b Budget, dev *specs.LinuxThrottleDevice) (Group, error) {
+	res := &specs.LinuxResources{}
+	if b.CPU > 0 {
+		quota, period := int64(b.CPU*cpuPeriod), uint64(cpuPeriod)
+		res.CPU = &specs.LinuxCPU{Quota: &quota, Period: &period}
+	}
+	if b.Memory > 0 {
+		limit := int64(b.Memory)
+		// The same limit for memory and swap: a node over its budget is
+		// reclaimed and killed, not swapped out (where swap accounting
+		// exists; the library skips it where it does not).
+		res.Memory = &specs.LinuxMemory{Limit: &limit}
+	}
+	if dev != nil {
+		res.BlockIO = &specs.LinuxBlockIO{ThrottleReadBpsDevice: []specs.LinuxThrottleDevice{*dev}, ThrottleWriteBpsDevice: []specs.LinuxThrottleDevice{*dev}}
+	}
+	want := map[cgroup1.Name]bool{}
+	for _, c := range b.controllers() {
+		want[cgroup1.Name(c)] = true
+	}
+	hierarchy := func() ([]cgroup1.Subsystem, error) {
+		all, err := cgroup1.Default()
+		if err != nil {
+			return nil, err
+		}
+		var out []cgroup1.Subsystem
+		for _, s := range all {
+			if want[s.Name()] {
+				out = append(out, s)
+			}
+		}
+		return out, nil
+	}
+	path := cgroup1.NestedPath(name)
+	cg, err := cgroup1.New(path, res, cgroup1.WithHierarchy(hierarchy))
+	if err != nil {
+		return Group{}, fmt.Errorf("budget %s: make control group %s: %w", b, name, err)
+	}
+	g := Group{Version: 1}
+	for _, s := range cg.Subsystems() {
+		p, ok := s.(interface{ Path(string) string })
+		if !ok {
+			continue
+		}
+		rel, err := path(s.Name())
+		if err != nil {
+			return g, err
+		}
+		g.Dirs = append(g.Dirs, p.Path(rel))
+	}
+	if len(g.Dirs) == 0 {
+		return g, fmt.Errorf("%w: no controller of %s made a group", ErrUnavailable, b)
+	}
+	return g, nil
+}
+
+func createV2(name string, b Budget, dev *specs.LinuxThrottleDevice) (Group, error) {
+	res := &cgroup2.Resources{}
+	if b.CPU > 0 {
+		quota, period := int64(b.CPU*cpuPeriod), uint64(cpuPeriod)
+		res.CPU = &cgroup2.CPU{Max: cgroup2.NewCPUMax(&quota, &period)}
+	}
+	if b.Memory > 0 {
+		limit := int64(b.Memory)
+		res.Memory = &cgroup2.Memory{Max: &limit}
+	}
+	if dev != nil {
+		res.IO = &cgroup2.IO{Max: []cgroup2.Entry{
+			{Type: cgroup2.ReadBPS, Major: dev.Major, Minor: dev.Minor, Rate: dev.Rate},
+			{Type: cgroup2.WriteBPS, Major: dev.Major, Minor: dev.Minor, Rate: dev.Rate},
+		}}
+	}
+	own, err := cgroup2.NestedGroupPath("")
+	if err != nil {
+		return Group{}, err
+	}
+	group := filepath.Join(own, name)
+	if _, err := cgroup2.NewManager("/sys/fs/cgroup", group, res); err != nil {
+		return Group{}, fmt.Errorf("budget %s: make control group %s: %w", b, group, err)
+	}
+	return Group{Version: 2, Dirs: []string{filepath.Join("/sys/fs/cgroup", group)}}, nil
+}
+
+// deviceOf is the major and minor number of the device that holds path
+// (the nearest directory of it that exists).
+func deviceOf(path string) (int64, int64, error) {
+	for p := path; ; p = filepath.Dir(p) {
+		var st unix.Stat_t
+		if err := unix.Stat(p, &st); err == nil {
+			return int64(unix.Major(st.Dev)), int64(unix.Minor(st.Dev)), nil
+		}
+		if p == filepath.Dir(p) {
+			return 0, 0, fmt.Errorf("budget: no device holds %s", path)
+		}
+	}
+}
+
+// Join is argv run inside g from its first instruction: a shell writes its
+// own PID into every directory's cgroup.procs, then execs argv in place (the
+// same PID, so the caller's PID is the server's), and every process argv
+// forks is born in g. A write that fails ends it with status 125 before
+// argv runs: no node runs outside its budget.
+func (g Group) Join(argv []string) []string {
+	if len(g.Dirs) == 0 {
+		return argv
+	}
+	out := []string{"/bin/sh", "-c", `while [ "$1" != -- ]; do echo $$ > "$1/cgroup.procs" || exit 125; shift; done; shift; exec "$@"`, Prefix + "join"}
+	out = append(out, g.Dirs...)
+	out = append(out, "--")
+	return append(out, argv...)
+}
+
+// Joined is the program Join runs in the end: argv without Join's shell.
+func Joined(argv []string) []string {
+	if len(argv) < 4 || argv[0] != "/bin/sh" || argv[3] != Prefix+"join" {
+		return argv
+	}
+	for i, a := range argv[4:] {
+		if a == "--" {
+			return argv[4+i+1:]
+		}
+	}
+	return argv
+}
+
+// Procs are the PIDs in g (its first directory's cgroup.procs).
+func (g Group) Procs() ([]int, error) {
+	if len(g.Dirs) == 0 {
+		return nil, nil
+	}
+	b, err := os.ReadFile(filepath.Join(g.Dirs[0], "cgroup.procs"))
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		var pid int
+		if _, err := fmt.Sscan(f, &pid); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out, nil
+}
+
+// Remove removes g's directories, then each parent that is empty and
+// named with Prefix: what fieldbench made and nothing else. A group whose
+// processes still run is not removed (the kernel refuses it): stop them
+// first. A group already gone is no error.
+func (g Group) Remove() error {
+	var errs []error
+	for _, d := range g.Dirs {
+		if err := rmdir(d); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for p := filepath.Dir(d); strings.HasPrefix(filepath.Base(p), Prefix); p = filepath.Dir(p) {
+			if os.Remove(p) != nil {
+				break // not empty: another node's group is in it
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// rmdir removes a control group directory and the groups under it
+// (deepest first); its files are the kernel's and go with it.
+func rmdir(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			if err := rmdir(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	if err := os.Remove(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove control group %s: %w", dir, err)
+	}
+	return nil
+}
