@@ -17,6 +17,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/fieldbench/fieldbench/cluster/budget"
 )
 
 // ErrUnsupported is wrapped when an engine cannot do an operation.
@@ -44,6 +46,10 @@ type Node struct {
 	// DC is the data centre the engine placed the node in, where it
 	// places nodes in several (Cassandra's dcs option); "" otherwise.
 	DC string `json:"dc,omitempty"`
+	// Cgroup is the control group that holds the node's processes to its
+	// budget (Cluster.Budget), made at its first start and kept across
+	// kill and restart; nil without a budget.
+	Cgroup *budget.Group `json:"cgroup,omitempty"`
 }
 
 // Addr is host:port.
@@ -75,6 +81,11 @@ type Cluster struct {
 	// Network is where the nodes live: "" or loopback, or hosts (each
 	// node a host of its own on a virtual network; see network.go).
 	Network string `json:"network,omitempty"`
+
+	// Budget is every node's size (--budget): each node's processes run
+	// in a control group of it from their start (Start), a node added
+	// later too.
+	Budget budget.Plan `json:"budget,omitzero"`
 }
 
 // DB is the database the cluster runs: Database for an external cluster,
@@ -108,6 +119,9 @@ type Options struct {
 	Extra map[string]string
 	// Network is loopback ("" too) or hosts: see CheckNetwork.
 	Network string
+	// Budget sizes every node (--budget cpu=0.5,memory=1GiB) and, by
+	// name, some of them: see CheckBudget.
+	Budget budget.Plan
 }
 
 // NodeStatus is one line of `cluster status`.

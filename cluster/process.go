@@ -271,6 +271,12 @@ type Proc struct {
 	// root); "" runs as the current user.
 	User string
 	Env  []string
+	// Cluster and Node are the node p is the server of: with a budget
+	// (Cluster.Budget), p runs in the node's control group from its first
+	// instruction (budget.Group.Join), made at the node's first start and
+	// recorded in Node.Cgroup. Nil for a process of no node's.
+	Cluster *Cluster
+	Node    *Node
 }
 
 // Start starts p in its own process group, detached from fieldbench's
@@ -281,13 +287,17 @@ func Start(p Proc) (int, error) {
 		return 0, fmt.Errorf("open log %s: %w", p.LogFile, err)
 	}
 	defer logf.Close()
-	cmd := exec.Command(p.Path, p.Args...)
+	argv, asUser, err := p.inBudget()
+	if err != nil {
+		return 0, err
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = p.Dir
 	cmd.Stdout = logf
 	cmd.Stderr = logf
 	cmd.Env = append(os.Environ(), p.Env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if p.User != "" {
+	if asUser {
 		cred, err := UserCredential(p.User)
 		if err != nil {
 			return 0, err

@@ -55,6 +55,9 @@ func Up(ctx context.Context, engine string, opts Options, dir string, progress i
 	if err := CheckOptions(engine, opts); err != nil {
 		return nil, badInput{err}
 	}
+	if err := CheckBudget(engine, opts); err != nil {
+		return nil, badInput{err}
+	}
 	if err := e.Check(); err != nil {
 		return nil, fmt.Errorf("%s is not installed here: %w (run scripts/install-servers.sh)", engine, err)
 	}
@@ -78,9 +81,18 @@ func Up(ctx context.Context, engine string, opts Options, dir string, progress i
 	if err != nil {
 		return nil, err
 	}
+	if !opts.Budget.Empty() {
+		prepared.Budget = opts.Budget
+		if err := prepared.Save(); err != nil {
+			return nil, err
+		}
+	}
 	fmt.Fprint(progress, UpNote(engine, opts.Nodes, abs))
 	t0 := time.Now()
 	cl, err := e.Up(ctx, abs, opts)
+	if err == nil {
+		err = checkHeld(cl)
+	}
 	if err != nil {
 		stopped := abandon(ctx, e, cl, prepared, progress)
 		if ctx.Err() != nil {
@@ -127,6 +139,10 @@ func abandon(ctx context.Context, e Engine, cl, prepared *Cluster, progress io.W
 	if err := DestroyNetwork(dctx, prepared.Dir); err != nil {
 		fmt.Fprintf(progress, "removing the virtual network: %v\n", err)
 	}
+	cl.Budget = prepared.Budget
+	if err := removeGroups(cl); err != nil {
+		fmt.Fprintf(progress, "removing the control groups: %v\n", err)
+	}
 	if err := cl.Save(); err != nil {
 		fmt.Fprintf(progress, "saving the cluster state: %v\n", err)
 	}
@@ -167,6 +183,9 @@ func teardown(ctx context.Context, cl *Cluster) error {
 		return err
 	}
 	if err := DestroyNetwork(ctx, cl.Dir); err != nil {
+		return err
+	}
+	if err := removeGroups(cl); err != nil {
 		return err
 	}
 	if err := os.Remove(filepath.Join(cl.Dir, SpawnLog)); err != nil && !errors.Is(err, os.ErrNotExist) {

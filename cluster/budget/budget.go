@@ -190,3 +190,38 @@ func (p Plan) String() string {
 	}
 	return s
 }
+
+// ParsePlan reads --budget as given, once or more: "cpu=0.2,memory=1GiB"
+// for every node, "NODE:cpu=0.5" for one node (over the budget for every
+// node, key by key).
+func ParsePlan(specs []string) (Plan, error) {
+	var p Plan
+	for _, s := range specs {
+		name, rest, named := strings.Cut(s, ":")
+		if !named || strings.Contains(name, "=") {
+			name, rest = "", s
+		}
+		b, err := Parse(rest)
+		if err != nil {
+			return Plan{}, err
+		}
+		if name == "" {
+			if !p.Node.Empty() {
+				return Plan{}, fmt.Errorf("%w: two budgets for every node (%s and %s); name a node for the second (NODE:%s)", ErrBadBudget, p.Node, b, b)
+			}
+			p.Node = b
+			continue
+		}
+		if p.Nodes == nil {
+			p.Nodes = map[string]Budget{}
+		}
+		if _, dup := p.Nodes[name]; dup {
+			return Plan{}, fmt.Errorf("%w: two budgets for node %s", ErrBadBudget, name)
+		}
+		p.Nodes[name] = b
+	}
+	return p, nil
+}
+
+// IsZero is Empty, for encoding/json's omitzero.
+func (p Plan) IsZero() bool { return p.Empty() }

@@ -252,6 +252,42 @@ func Joined(argv []string) []string {
 	return argv
 }
 
+// Exists reports whether every directory of g is there.
+func (g Group) Exists() bool {
+	for _, d := range g.Dirs {
+		if _, err := os.Stat(d); err != nil {
+			return false
+		}
+	}
+	return len(g.Dirs) > 0
+}
+
+// ProcsAll are the PIDs in g and in the groups under it, in every
+// directory of g (a process is in one group per controller).
+func (g Group) ProcsAll() ([]int, error) {
+	seen := map[int]bool{}
+	var out []int
+	for _, d := range g.Dirs {
+		err := filepath.WalkDir(d, func(path string, e os.DirEntry, err error) error {
+			if err != nil || !e.IsDir() {
+				return nil
+			}
+			pids, _ := Group{Dirs: []string{path}}.Procs()
+			for _, p := range pids {
+				if !seen[p] {
+					seen[p] = true
+					out = append(out, p)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
 // Procs are the PIDs in g (its first directory's cgroup.procs).
 func (g Group) Procs() ([]int, error) {
 	if len(g.Dirs) == 0 {
@@ -312,4 +348,119 @@ func rmdir(dir string) error {
 		return fmt.Errorf("remove control group %s: %w", dir, err)
 	}
 	return nil
+}
+
+// Here is the group name as this process makes it (Create's directories,
+// for every controller a budget may use that is mounted), whether or not
+// it exists: for removing what a failed start of this process made before
+// any node recorded its group.
+func Here(name string) Group {
+	if mode() == cgroups.Unified {
+		own, err := cgroup2.NestedGroupPath("")
+		if err != nil {
+			return Group{}
+		}
+		return Group{Version: 2, Dirs: []string{filepath.Join("/sys/fs/cgroup", own, name)}}
+	}
+	g := Group{Version: 1}
+	path := cgroup1.NestedPath(name)
+	for _, c := range []string{"cpu", "cpuacct", "memory", "blkio"} {
+		rel, err := path(cgroup1.Name(c))
+		if err != nil {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", c)); err == nil {
+			g.Dirs = append(g.Dirs, filepath.Join("/sys/fs/cgroup", c, rel))
+		}
+	}
+	return g
+}
+
+// Usage is what a group's processes used, as the kernel counts it, since
+// the group was made.
+type Usage struct {
+	CPUSeconds float64 `json:"cpu_s"`
+	// Periods and Throttled are CFS periods the group ran in and those in
+	// which it used its whole quota and was held back; ThrottledSeconds
+	// the time held back.
+	Periods          uint64  `json:"periods"`
+	Throttled        uint64  `json:"throttled"`
+	ThrottledSeconds float64 `json:"throttled_s"`
+	Memory           uint64  `json:"memory"`      // bytes now
+	MemoryPeak       uint64  `json:"memory_peak"` // bytes at most
+	OOMKills         uint64  `json:"oom_kills"`
+}
+
+// Usage reads g's counters (containerd/cgroups' Stat).
+func (g Group) Usage() (Usage, error) {
+	if len(g.Dirs) == 0 {
+		return Usage{}, errors.New("budget: no control group")
+	}
+	if g.Version == 2 {
+		m, err := cgroup2.Load(strings.TrimPrefix(g.Dirs[0], "/sys/fs/cgroup"))
+		if err != nil {
+			return Usage{}, err
+		}
+		st, err := m.Stat()
+		if err != nil {
+			return Usage{}, err
+		}
+		var u Usage
+		if c := st.GetCPU(); c != nil {
+			u.CPUSeconds, u.Periods, u.Throttled, u.ThrottledSeconds = float64(c.UsageUsec)/1e6, c.NrPeriods, c.NrThrottled, float64(c.ThrottledUsec)/1e6
+		}
+		if mem := st.GetMemory(); mem != nil {
+			u.Memory, u.MemoryPeak = mem.Usage, mem.MaxUsage
+		}
+		if ev := st.GetMemoryEvents(); ev != nil {
+			u.OOMKills = ev.OomKill
+		}
+		return u, nil
+	}
+	// A directory per controller, each under its own mount point: the
+	// path the library asks for is the one under that controller's mount.
+	path := func(n cgroup1.Name) (string, error) {
+		for _, d := range g.Dirs {
+			if rel, ok := strings.CutPrefix(d, "/sys/fs/cgroup/"+string(n)+"/"); ok {
+				return "/" + rel, nil
+			}
+		}
+		return "", cgroup1.ErrControllerNotActive
+	}
+	cg, err := cgroup1.Load(path, cgroup1.WithHierarchy(func() ([]cgroup1.Subsystem, error) {
+		all, err := cgroup1.Default()
+		if err != nil {
+			return nil, err
+		}
+		var out []cgroup1.Subsystem
+		for _, s := range all {
+			if _, err := path(s.Name()); err == nil {
+				out = append(out, s)
+			}
+		}
+		return out, nil
+	}))
+	if err != nil {
+		return Usage{}, err
+	}
+	st, err := cg.Stat(cgroup1.IgnoreNotExist)
+	if err != nil {
+		return Usage{}, err
+	}
+	var u Usage
+	if c := st.GetCPU(); c != nil {
+		if c.Usage != nil {
+			u.CPUSeconds = float64(c.Usage.Total) / 1e9
+		}
+		if t := c.Throttling; t != nil {
+			u.Periods, u.Throttled, u.ThrottledSeconds = t.Periods, t.ThrottledPeriods, float64(t.ThrottledTime)/1e9
+		}
+	}
+	if mem := st.GetMemory(); mem != nil && mem.Usage != nil {
+		u.Memory, u.MemoryPeak = mem.Usage.Usage, mem.Usage.Max
+	}
+	if oc := st.GetMemoryOomControl(); oc != nil {
+		u.OOMKills = oc.OomKill
+	}
+	return u, nil
 }

@@ -1,0 +1,173 @@
+package cluster
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/fieldbench/fieldbench/cluster/budget"
+)
+
+// BudgetHolder is an engine that starts every process of a node through
+// Start with the node named (Proc.Cluster and Proc.Node), so that a
+// budget holds the whole node; it says why not where it cannot (a node
+// that is not a process of its own, a server fieldbench does not start).
+type BudgetHolder interface {
+	Budgets() (ok bool, why string)
+}
+
+// CheckBudget refuses, before anything starts, a budget that engine
+// cannot hold or this machine cannot (budget.Check: no root, a controller
+// missing), and an override for a node the cluster will not have.
+func CheckBudget(engine string, opts Options) error {
+	if opts.Budget.Empty() {
+		return nil
+	}
+	e, err := Get(engine)
+	if err != nil {
+		return err
+	}
+	h, ok := e.(BudgetHolder)
+	why := "it does not start its nodes under budgets"
+	if ok {
+		var can bool
+		if can, why = h.Budgets(); can {
+			why = ""
+		}
+	}
+	if why != "" {
+		return fmt.Errorf("--budget: %s cannot hold a node to a budget: %s", engine, why)
+	}
+	for name := range opts.Budget.Nodes {
+		if err := KnownNode(e, opts.Nodes, opts.Extra, 0, name); err != nil {
+			return fmt.Errorf("--budget %s:…: %w", name, err)
+		}
+	}
+	for _, name := range budgetedNames(e, opts) {
+		if err := budget.Check(opts.Budget.For(name)); err != nil {
+			return fmt.Errorf("--budget: %w", err)
+		}
+	}
+	return nil
+}
+
+// budgetedNames are the nodes of a new cluster (as the engine names them,
+// or 1..N) whose budgets Check must accept.
+func budgetedNames(e Engine, opts Options) []string {
+	var names []string
+	if nn, ok := e.(NodeNamer); ok {
+		names = nn.NodeNames(opts.Nodes, opts.Extra, 0)
+	}
+	if len(names) == 0 {
+		names = []string{""}
+	}
+	for n := range opts.Budget.Nodes {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// groupName is the control group of node n of c: named for fieldbench,
+// the engine and the cluster's directory (two clusters never share one),
+// then the node.
+func groupName(c *Cluster, node string) string {
+	sum := sha256.Sum256([]byte(c.Dir))
+	return fmt.Sprintf("%s%s-%s/%s", budget.Prefix, c.Engine, hex.EncodeToString(sum[:4]), node)
+}
+
+// inBudget is p's argv, run inside its node's control group when the node
+// has a budget (the group made at the node's first start, kept across
+// restarts), and whether Start is to switch to p.User itself: with a
+// budget the argv drops to p.User through setpriv after the join, which
+// needs root.
+func (p Proc) inBudget() (argv []string, asUser bool, err error) {
+	argv = append([]string{p.Path}, p.Args...)
+	if p.Cluster == nil || p.Node == nil {
+		return argv, p.User != "", nil
+	}
+	b := p.Cluster.Budget.For(p.Node.Name)
+	if b.Empty() {
+		return argv, p.User != "", nil
+	}
+	if p.Node.Cgroup == nil || !p.Node.Cgroup.Exists() {
+		g, err := budget.Create(groupName(p.Cluster, p.Node.Name), b, p.Node.DataDir)
+		if err != nil {
+			return nil, false, fmt.Errorf("%s: %w", p.Node.Name, err)
+		}
+		p.Node.Cgroup = &g
+	}
+	if p.User != "" {
+		argv = append([]string{"setpriv", "--reuid=" + p.User, "--regid=" + p.User, "--init-groups", "--"}, argv...)
+	}
+	return p.Node.Cgroup.Join(argv), false, nil
+}
+
+// removeGroups removes every control group c's nodes were held in, and
+// those a start of this process made for nodes it never recorded. A
+// process still in a group after the engine stopped its nodes is one
+// fieldbench started (it was born in the group: a backend that left its
+// session, a helper): it is killed, by PID, before the group goes.
+func removeGroups(c *Cluster) error {
+	var errs []error
+	groups := []budget.Group{}
+	for _, n := range c.Nodes {
+		if n.Cgroup != nil {
+			groups = append(groups, *n.Cgroup)
+		}
+	}
+	if !c.Budget.Empty() {
+		for _, n := range c.Nodes {
+			groups = append(groups, budget.Here(groupName(c, n.Name)))
+		}
+		// The cluster's own group, parent of its nodes': what a failed
+		// start made for a node it never returned goes with it.
+		groups = append(groups, budget.Here(groupName(c, "")))
+	}
+	for _, g := range groups {
+		if err := killGroup(g); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := g.Remove(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// killGroup kills what is left in g, and waits for it to be gone.
+func killGroup(g budget.Group) error {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		pids, _ := g.ProcsAll()
+		if len(pids) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("control group %s: processes %v still run after SIGKILL", g.Dirs[0], pids)
+		}
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// checkHeld refuses a cluster whose running nodes should have a budget
+// and were started outside one: an engine that does not name the node to
+// Start. A budget is never silently ignored.
+func checkHeld(c *Cluster) error {
+	for _, n := range c.Nodes {
+		if n.Remote || n.Stopped || n.PID == 0 || c.Budget.For(n.Name).Empty() {
+			continue
+		}
+		if n.Cgroup == nil {
+			return fmt.Errorf("%s started %s outside its budget (%s): its engine does not start that node through the budget's control group", c.Engine, n.Name, c.Budget.For(n.Name))
+		}
+	}
+	return nil
+}
