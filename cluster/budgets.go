@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -22,8 +23,9 @@ type BudgetHolder interface {
 
 // CheckBudget refuses, before anything starts, a budget that engine
 // cannot hold or this machine cannot (budget.Check: no root, a controller
-// missing), and an override for a node the cluster will not have.
-func CheckBudget(engine string, opts Options) error {
+// missing), and an override for a node the cluster will not have, started
+// with opts and grown by adds nodes (an experiment's joins).
+func CheckBudget(engine string, opts Options, adds int) error {
 	if opts.Budget.Empty() {
 		return nil
 	}
@@ -43,7 +45,7 @@ func CheckBudget(engine string, opts Options) error {
 		return fmt.Errorf("--budget: %s cannot hold a node to a budget: %s", engine, why)
 	}
 	for name := range opts.Budget.Nodes {
-		if err := KnownNode(e, opts.Nodes, opts.Extra, 0, name); err != nil {
+		if err := KnownNode(e, opts.Nodes, opts.Extra, adds, name); err != nil {
 			return fmt.Errorf("--budget %s:…: %w", name, err)
 		}
 	}
@@ -171,3 +173,43 @@ func checkHeld(c *Cluster) error {
 	}
 	return nil
 }
+
+// AddBudgets adds to each status of sts whose node has a budget what it is
+// and what the node used against it, from its control group: "budget"
+// (cpu=0.2,...), "cpu_throttled" (the share of CFS periods in which the
+// node used its whole quota and was held back, and the CPU seconds it
+// used), "memory_used" (now and at most, against the limit) and
+// "oom_kills" when there were any.
+func AddBudgets(c *Cluster, sts []NodeStatus) {
+	for i, st := range sts {
+		n, err := c.Node(st.Name)
+		if err != nil || n.Cgroup == nil {
+			continue
+		}
+		b := c.Budget.For(n.Name)
+		if sts[i].Detail == nil {
+			sts[i].Detail = map[string]string{}
+		}
+		sts[i].Detail["budget"] = b.String()
+		u, err := n.Cgroup.Usage()
+		if err != nil {
+			sts[i].Detail["budget_usage"] = "unreadable: " + err.Error()
+			continue
+		}
+		if b.CPU > 0 {
+			share := 0.0
+			if u.Periods > 0 {
+				share = 100 * float64(u.Throttled) / float64(u.Periods)
+			}
+			sts[i].Detail["cpu_throttled"] = fmt.Sprintf("%.0f%% of %d periods (%.1f CPU-s used)", share, u.Periods, u.CPUSeconds)
+		}
+		if b.Memory > 0 {
+			sts[i].Detail["memory_used"] = fmt.Sprintf("%s (at most %s) of %s", mib(u.Memory), mib(u.MemoryPeak), mib(b.Memory))
+		}
+		if u.OOMKills > 0 {
+			sts[i].Detail["oom_kills"] = strconv.FormatUint(u.OOMKills, 10)
+		}
+	}
+}
+
+func mib(b uint64) string { return fmt.Sprintf("%.0fMiB", float64(b)/(1<<20)) }

@@ -81,6 +81,7 @@ var (
 	_ OptionChecker = Single{}
 	_ Hoster        = Single{}
 	_ Remoter       = Single{}
+	_ BudgetHolder  = Single{}
 )
 
 // Name implements Engine.
@@ -92,6 +93,11 @@ func (e Single) Check() error { return e.CheckInstall() }
 // Hosts implements Hoster: every single-node engine starts its node on
 // a host of its own too (Up, placeAndStart).
 func (e Single) Hosts() (bool, string) { return true, "" }
+
+// Budgets implements BudgetHolder: the engine's Start names the node to
+// cluster.Start (Proc.Cluster, Proc.Node), and its server is the node's
+// one process.
+func (e Single) Budgets() (bool, string) { return true, "" }
 
 // Remote implements Remoter with the engine's external side.
 func (e Single) Remote() *RemoteDB { return e.External }
@@ -116,7 +122,7 @@ func (e Single) Up(ctx context.Context, dir string, opts Options) (*Cluster, err
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%s: cluster directory: %w", e.Engine, err)
 	}
-	c := &Cluster{Engine: e.Engine, Dir: dir, Started: time.Now().UTC(), Options: options}
+	c := &Cluster{Engine: e.Engine, Dir: dir, Started: time.Now().UTC(), Options: options, Budget: opts.Budget}
 	if opts.Network == NetworkHosts {
 		if err := CheckNetwork(e.Engine, NetworkHosts); err != nil {
 			return nil, err

@@ -55,7 +55,7 @@ func Up(ctx context.Context, engine string, opts Options, dir string, progress i
 	if err := CheckOptions(engine, opts); err != nil {
 		return nil, badInput{err}
 	}
-	if err := CheckBudget(engine, opts); err != nil {
+	if err := CheckBudget(engine, opts, 0); err != nil {
 		return nil, badInput{err}
 	}
 	if err := e.Check(); err != nil {

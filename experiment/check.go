@@ -183,6 +183,11 @@ func (sc *Scenario) checkCluster(bad func(string, ...any)) {
 	for _, st := range sc.Steps {
 		adds = max(adds, st.Nodes-c.Nodes)
 	}
+	if opts, err := c.UpOptions(); err != nil {
+		bad("cluster.budget: %v", err)
+	} else if err := cluster.CheckBudget(c.Engine, opts, adds); err != nil {
+		bad("cluster.budget: %v", err)
+	}
 	for i, a := range sc.Timeline {
 		for k, n := range a.Nodes {
 			if n == loadHostName && a.hostsMayIncludeLoad() {

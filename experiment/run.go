@@ -90,11 +90,11 @@ func (sc *Scenario) WritePlan(w io.Writer) error {
 const runDirName = "experiment"
 
 // Config is how the caller (the CLI) runs a scenario.
-// ClusterStarter starts a scenario's cluster in dir: engine, node count,
-// network (loopback or hosts) and engine options, saying its progress on
+// ClusterStarter starts a scenario's cluster in dir: engine and options
+// (node count, network, engine options, budgets), saying its progress on
 // progress. The CLI gives `cluster up`'s; one type, so every caller (an
 // experiment, a study's steps) passes the same function.
-type ClusterStarter func(ctx context.Context, engine string, nodes int, network, dir string, opts map[string]string, progress io.Writer) (*cluster.Cluster, error)
+type ClusterStarter func(ctx context.Context, engine string, opts cluster.Options, dir string, progress io.Writer) (*cluster.Cluster, error)
 
 type Config struct {
 	// Results is the directory under which the experiment's directory is
@@ -171,7 +171,11 @@ func Run(ctx context.Context, sc *Scenario, cfg Config) (err error) {
 			cl.Database, cl.Version, len(cl.Nodes), filepath.Join(cl.Dir, cluster.CommandLog))
 	} else if c != nil {
 		t0 := time.Now()
-		cl, err := cfg.StartCluster(ctx, c.Engine, c.Nodes, c.Network, filepath.Join(dir, "cluster"), c.Options, stderr)
+		opts, err := c.UpOptions()
+		if err != nil {
+			return err // checked before: Check refused it
+		}
+		cl, err := cfg.StartCluster(ctx, c.Engine, opts, filepath.Join(dir, "cluster"), stderr)
 		if err != nil {
 			return err // a failed start cleans up after itself, network too
 		}

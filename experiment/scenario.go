@@ -21,6 +21,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fieldbench/fieldbench/cluster/budget"
+
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/job"
 	"github.com/fieldbench/fieldbench/scenarios"
@@ -78,6 +80,10 @@ type ClusterSpec struct {
 	// network and the load run from a load host on it (docs/network.md).
 	// The network faults (partition, limit, delay, loss) need hosts.
 	Network string `yaml:"network"`
+	// Budget sizes every node (cluster up --budget): "cpu=0.5,memory=1GiB"
+	// (docs/scale-model.md); Budgets sizes some nodes by name, over it.
+	Budget  string            `yaml:"budget"`
+	Budgets map[string]string `yaml:"budgets"`
 
 	// Database is what an external cluster runs (redis, cassandra).
 	Database string `yaml:"database"`
@@ -101,6 +107,20 @@ type MemberSpec struct {
 	Host  string `yaml:"host"`
 	Port  int    `yaml:"port"`
 	Spare bool   `yaml:"spare"`
+}
+
+// Options are the cluster's for cluster.Up: node count, engine options,
+// network and budgets.
+func (c *ClusterSpec) UpOptions() (cluster.Options, error) {
+	var specs []string
+	if c.Budget != "" {
+		specs = append(specs, c.Budget)
+	}
+	for _, name := range sortedOptKeys(c.Budgets) {
+		specs = append(specs, name+":"+c.Budgets[name])
+	}
+	plan, err := budget.ParsePlan(specs)
+	return cluster.Options{Nodes: c.Nodes, Extra: c.Options, Network: c.Network, Budget: plan}, err
 }
 
 // External reports whether the cluster is one fieldbench did not start.

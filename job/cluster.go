@@ -12,8 +12,15 @@ func ClusterInfo(c *cluster.Cluster) *result.ClusterInfo {
 		return nil
 	}
 	ci := &result.ClusterInfo{Engine: c.Engine, Version: c.Version, Database: c.Database, Dir: c.Dir, Options: c.Options}
+	if !c.Budget.Empty() {
+		ci.Budget = c.Budget.String()
+	}
 	for _, n := range c.Nodes {
-		ci.Nodes = append(ci.Nodes, result.ClusterNode{Name: n.Name, Addr: n.Addr(), Role: n.Role, Log: n.LogFile})
+		cn := result.ClusterNode{Name: n.Name, Addr: n.Addr(), Role: n.Role, Log: n.LogFile}
+		if n.Cgroup != nil {
+			cn.Budget = c.Budget.For(n.Name).String()
+		}
+		ci.Nodes = append(ci.Nodes, cn)
 	}
 	return ci
 }

@@ -61,6 +61,10 @@ type ClusterInfo struct {
 	// Version is then what the database itself answered to a version
 	// query.
 	Database string `json:"database,omitempty"`
+
+	// Budget is the nodes' size (cluster up --budget), as the cluster
+	// says it: "cpu=0.2,memory=1.0GiB each (redis2: cpu=0.5)"; "" none.
+	Budget string `json:"budget,omitempty"`
 }
 
 // ClusterNode is one server of a ClusterInfo.
@@ -69,6 +73,9 @@ type ClusterNode struct {
 	Addr string `json:"addr"`
 	Role string `json:"role,omitempty"`
 	Log  string `json:"log,omitempty"`
+	// Budget is the node's own size ("" none): its control group held
+	// its processes to it.
+	Budget string `json:"budget,omitempty"`
 }
 
 // SeriesMeta says how to draw a Point series: one chart per series.

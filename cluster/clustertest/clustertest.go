@@ -107,8 +107,11 @@ func (s *SharedCluster) start() error {
 // and returns code.
 func (s *SharedCluster) Stop(code int) int {
 	if s.c != nil {
+		// The one teardown (the engine's Down, then what the SpawnLog
+		// still lists, the virtual network and the control groups of a
+		// budget), as `cluster down` does.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		_ = s.e.Down(ctx, s.c)
+		_ = cluster.Teardown(ctx, s.c)
 		cancel()
 	}
 	if s.dir != "" && code == 0 {

@@ -276,7 +276,7 @@ func startFerretDB(ctx context.Context, c *cluster.Cluster, n *cluster.Node) err
 		"--telemetry=disable", // no network beyond loopback
 		"--log-level="+c.Options["log-level"],
 	)
-	pid, err := cluster.Start(cluster.Proc{Path: argv[0], Args: argv[1:], Dir: filepath.Dir(n.DataDir), LogFile: n.LogFile})
+	pid, err := cluster.Start(cluster.Proc{Path: argv[0], Args: argv[1:], Dir: filepath.Dir(n.DataDir), LogFile: n.LogFile, Cluster: c, Node: n})
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package mongodb
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/budget"
 	"github.com/fieldbench/fieldbench/cluster/clustertest"
 )
 
@@ -90,4 +92,44 @@ func TestMongoEngine(t *testing.T) {
 	if cluster.Alive(c.Nodes[0].PID) {
 		t.Error("FerretDB still running after Down")
 	}
+}
+
+// TestMongoBudget: `cluster up mongodb --budget cpu=0.5,memory=256MiB`
+// holds FerretDB in a control group of that size from its start, a kill
+// and restart keep it there (the same group, the new PID in it), status
+// says the budget and what the node used against it, and the teardown
+// leaves no group behind.
+func TestMongoBudget(t *testing.T) {
+	plan, err := budget.ParsePlan([]string{"cpu=0.5,memory=256MiB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clustertest.SkipWithoutBudgets(t, plan.Node)
+	ctx, e, c := clustertest.OwnClusterContext(t, Name, cluster.Options{Nodes: 1, Budget: plan}, 3*time.Minute)
+	groups := clustertest.CheckHeld(t, c)
+	n := c.Nodes[0]
+	before := n.Cgroup.Dirs
+	k := e.(cluster.Killer)
+	if err := k.Kill(ctx, c, n.Name); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Restart(ctx, c, n.Name); err != nil {
+		t.Fatal(err)
+	}
+	clustertest.CheckHeld(t, c)
+	if !slices.Equal(n.Cgroup.Dirs, before) {
+		t.Errorf("after a restart the node is in %v, before in %v", n.Cgroup.Dirs, before)
+	}
+	st, err := e.Status(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster.AddBudgets(c, st)
+	if d := st[0].Detail; d["budget"] != "cpu=0.5,memory=256MiB" || !strings.Contains(d["cpu_throttled"], "periods") || !strings.HasSuffix(d["memory_used"], "of 256MiB") {
+		t.Errorf("status detail %v: want the budget and its use", d)
+	}
+	if err := cluster.Teardown(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	clustertest.CheckRemoved(t, groups)
 }

@@ -155,7 +155,7 @@ func describeRethink(ctx context.Context, _ *cluster.Cluster, n *cluster.Node) (
 // (`ip netns exec` execs node: the PID is the server's).
 func startReqlite(ctx context.Context, c *cluster.Cluster, n *cluster.Node) error {
 	argv := n.Command("node", n.Config, "--reqlite", c.Options["reqlite"], "--host", n.Host, "--port", strconv.Itoa(n.Port))
-	pid, err := cluster.Start(cluster.Proc{Path: argv[0], Dir: n.DataDir, LogFile: n.LogFile, Args: argv[1:]})
+	pid, err := cluster.Start(cluster.Proc{Path: argv[0], Dir: n.DataDir, LogFile: n.LogFile, Args: argv[1:], Cluster: c, Node: n})
 	if err != nil {
 		return err
 	}

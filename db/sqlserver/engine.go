@@ -178,7 +178,7 @@ func startIridium(ctx context.Context, c *cluster.Cluster, n *cluster.Node) erro
 	}
 	argv := n.Command(append([]string{bin}, args...)...)
 	pid, err := cluster.Start(cluster.Proc{Path: argv[0], Dir: filepath.Dir(n.DataDir), LogFile: n.LogFile,
-		Env: []string{"RUST_LOG=warn,iridium_server=info"}, Args: argv[1:]})
+		Env: []string{"RUST_LOG=warn,iridium_server=info"}, Args: argv[1:], Cluster: c, Node: n})
 	if err != nil {
 		return err
 	}

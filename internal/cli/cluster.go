@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fieldbench/fieldbench/cluster/budget"
+
 	"github.com/spf13/cobra"
 
 	"github.com/fieldbench/fieldbench/cluster"
@@ -51,6 +53,7 @@ func newClusterUpCmd() *cobra.Command {
 	var dir string
 	var opts []string
 	var network string
+	var budgets []string
 	c := &cobra.Command{
 		Use:   "up ENGINE",
 		Short: "Start a cluster of ENGINE (" + strings.Join(cluster.Engines(), ", ") + ")",
@@ -65,7 +68,11 @@ func newClusterUpCmd() *cobra.Command {
 			if err != nil {
 				return clusterUsage(err)
 			}
-			cl, err := clusterUp(cmd.Context(), args[0], cluster.Options{Nodes: nodes, Extra: extra, Network: network}, dir, cmd.ErrOrStderr())
+			plan, err := budget.ParsePlan(budgets)
+			if err != nil {
+				return usageError{Err: err}
+			}
+			cl, err := clusterUp(cmd.Context(), args[0], cluster.Options{Nodes: nodes, Extra: extra, Network: network, Budget: plan}, dir, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -78,8 +85,12 @@ func newClusterUpCmd() *cobra.Command {
 	c.Flags().StringArrayVar(&opts, "opt", nil, "engine option key=value (repeatable), e.g. --opt replicas=1 for redis")
 	c.Flags().StringVar(&network, "network", cluster.NetworkLoopback,
 		"where the nodes live: loopback (127.0.0.1, nodes differ by port) or hosts (each node a network namespace of its own with an address from 198.18.0.0/15 on a virtual network; needs root; "+cluster.HostsPhrase()+"; docs/network.md)")
+	c.Flags().StringArrayVar(&budgets, "budget", nil, budgetHelp)
 	return c
 }
+
+// budgetHelp is --budget's and --cluster-budget's help.
+const budgetHelp = "size every node as a machine of its own: cpu=CPUS,memory=SIZE,disk=RATE (e.g. cpu=0.5,memory=1GiB,disk=40MiB/s), a control group holding the node's processes from their start (as root); NODE:... sizes one node over it (repeatable; docs/scale-model.md)"
 
 // clusterUp is cluster.Up for every command that starts a cluster
 // (cluster up, run --cluster, experiment and study through startCluster),
@@ -163,6 +174,7 @@ func newClusterStatusCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("status of %s: %w", cl.Dir, err)
 			}
+			cluster.AddBudgets(cl, st)
 			if asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(st)
 			}
@@ -303,15 +315,18 @@ func withCluster(c *cobra.Command, check func() error, started func(*cluster.Clu
 		return c
 	}
 	var spec, network string
-	var opts []string
+	var opts, budgets []string
 	c.Flags().StringVar(&spec, "cluster", "", "start a cluster ENGINE:NODES for this run and stop it afterwards (e.g. postgres:2); overrides --db")
 	c.Flags().StringArrayVar(&opts, "cluster-opt", nil, "engine option key=value for --cluster (repeatable)")
 	c.Flags().StringVar(&network, "cluster-network", cluster.NetworkLoopback, "where --cluster's nodes live: loopback, or hosts (as root; "+cluster.HostsPhrase()+": each node a host of its own on a virtual network, and the run on a load host of it, load1; docs/network.md)")
+	c.Flags().StringArrayVar(&budgets, "cluster-budget", nil, "with --cluster: "+budgetHelp)
 	inner := c.RunE
 	c.RunE = func(cmd *cobra.Command, args []string) (err error) {
 		if spec == "" {
-			if cmd.Flags().Changed("cluster-network") {
-				return usagef("--cluster-network needs --cluster")
+			for _, f := range []string{"cluster-network", "cluster-budget"} {
+				if cmd.Flags().Changed(f) {
+					return usagef("--%s needs --cluster", f)
+				}
 			}
 			return inner(cmd, args)
 		}
@@ -333,6 +348,10 @@ func withCluster(c *cobra.Command, check func() error, started func(*cluster.Clu
 		if err != nil {
 			return clusterUsage(err)
 		}
+		plan, err := budget.ParsePlan(budgets)
+		if err != nil {
+			return usageError{Err: err}
+		}
 		if check != nil {
 			if err := check(); err != nil {
 				return err
@@ -343,7 +362,7 @@ func withCluster(c *cobra.Command, check func() error, started func(*cluster.Clu
 			results = f.Value.String()
 		}
 		dir := filepath.Join(results, fmt.Sprintf("cluster-%s-%s", engine, time.Now().Format("20060102-150405")))
-		cl, err := clusterUp(cmd.Context(), engine, cluster.Options{Nodes: nodes, Extra: extra, Network: network}, dir, cmd.ErrOrStderr())
+		cl, err := clusterUp(cmd.Context(), engine, cluster.Options{Nodes: nodes, Extra: extra, Network: network, Budget: plan}, dir, cmd.ErrOrStderr())
 		if err != nil {
 			return err
 		}

@@ -115,8 +115,8 @@ the result files alone. Results go to results/<time>-experiment-<name>/.`, exper
 }
 
 // startCluster is `cluster up` for an experiment's or a study's scenario.
-func startCluster(ctx context.Context, engine string, nodes int, network, dir string, opts map[string]string, progress io.Writer) (*cluster.Cluster, error) {
-	return clusterUp(ctx, engine, cluster.Options{Nodes: nodes, Extra: opts, Network: network}, dir, progress)
+func startCluster(ctx context.Context, engine string, opts cluster.Options, dir string, progress io.Writer) (*cluster.Cluster, error) {
+	return clusterUp(ctx, engine, opts, dir, progress)
 }
 
 // experimentHostsHelp says in experiment's help which engines a cluster
