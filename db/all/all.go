@@ -13,5 +13,6 @@ import (
 	_ "github.com/fieldbench/fieldbench/db/mongodb"
 	_ "github.com/fieldbench/fieldbench/db/redis"
 	_ "github.com/fieldbench/fieldbench/db/rethinkdb"
+	_ "github.com/fieldbench/fieldbench/db/sqlite"
 	_ "github.com/fieldbench/fieldbench/db/sqlserver"
 )
