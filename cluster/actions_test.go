@@ -1,4 +1,4 @@
-package cluster
+package cluster_test
 
 import (
 	"context"
@@ -8,11 +8,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fieldbench/fieldbench/cluster"
+	_ "github.com/fieldbench/fieldbench/db/all" // the engines of the database folders, which package cluster's own tests cannot link
 )
 
 // bareEngine is an engine that can neither add, remove, kill nor
 // restart a node.
-type bareEngine struct{ Engine }
+type bareEngine struct{ cluster.Engine }
 
 // The actions on one node: a node the cluster lacks and an engine that
 // cannot do what is asked are bad input, named as `cluster add`,
@@ -26,7 +29,7 @@ func TestNodeActions(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cl := &Cluster{Engine: "redis", Dir: dir, Started: time.Now().UTC(), Nodes: []*Node{{Name: "redis1", Host: "127.0.0.1", Port: 1}}}
+	cl := &cluster.Cluster{Engine: "redis", Dir: dir, Started: time.Now().UTC(), Nodes: []*cluster.Node{{Name: "redis1", Host: "127.0.0.1", Port: 1}}}
 	if err := cl.Save(); err != nil {
 		t.Fatal(err)
 	}
@@ -37,29 +40,29 @@ func TestNodeActions(t *testing.T) {
 		err  error
 		want string // "": succeeds
 	}{
-		{"find a node", func() error { _, _, err := FindNode(root, "", "redis1"); return err }(), ""},
-		{"find no such node", func() error { _, _, err := FindNode(root, dir, "redis9"); return err }(), `no node "redis9" in the redis cluster (nodes: [redis1])`},
-		{"find no cluster", func() error { _, _, err := FindNode(filepath.Join(root, "none"), "", "redis1"); return err }(), "no cluster found under "},
-		{"add", func() error { _, err := AddNode(ctx, cl, e); return err }(), "the redis engine cannot add nodes yet"},
-		{"remove", RemoveNode(ctx, cl, e, "redis1", &progress), "the redis engine cannot remove (decommission) nodes: use 'cluster kill' to stop one abruptly"},
-		{"kill", NodeAction(ctx, cl, e, "kill", "redis1"), "the redis engine cannot kill nodes yet"},
-		{"restart", NodeAction(ctx, cl, e, "restart", "redis1"), "the redis engine cannot restart nodes yet"},
-		{"stop", NodeAction(ctx, cl, e, "stop", "redis1"), ""},
+		{"find a node", func() error { _, _, err := cluster.FindNode(root, "", "redis1"); return err }(), ""},
+		{"find no such node", func() error { _, _, err := cluster.FindNode(root, dir, "redis9"); return err }(), `no node "redis9" in the redis cluster (nodes: [redis1])`},
+		{"find no cluster", func() error { _, _, err := cluster.FindNode(filepath.Join(root, "none"), "", "redis1"); return err }(), "no cluster found under "},
+		{"add", func() error { _, err := cluster.AddNode(ctx, cl, e); return err }(), "the redis engine cannot add nodes yet"},
+		{"remove", cluster.RemoveNode(ctx, cl, e, "redis1", &progress), "the redis engine cannot remove (decommission) nodes: use 'cluster kill' to stop one abruptly"},
+		{"kill", cluster.NodeAction(ctx, cl, e, "kill", "redis1"), "the redis engine cannot kill nodes yet"},
+		{"restart", cluster.NodeAction(ctx, cl, e, "restart", "redis1"), "the redis engine cannot restart nodes yet"},
+		{"stop", cluster.NodeAction(ctx, cl, e, "stop", "redis1"), ""},
 	} {
 		switch {
 		case c.want == "" && c.err != nil:
 			t.Errorf("%s: %v", c.name, c.err)
-		case c.want != "" && (c.err == nil || !strings.HasPrefix(c.err.Error(), c.want) || !errors.Is(c.err, ErrBadInput)):
+		case c.want != "" && (c.err == nil || !strings.HasPrefix(c.err.Error(), c.want) || !errors.Is(c.err, cluster.ErrBadInput)):
 			t.Errorf("%s: %v, want %q wrapping ErrBadInput", c.name, c.err, c.want)
 		}
 	}
 	if progress.Len() > 0 {
 		t.Errorf("a refused remove said %q", progress.String())
 	}
-	if err := NodeAction(ctx, cl, e, "explode", "redis1"); err == nil || errors.Is(err, ErrBadInput) {
+	if err := cluster.NodeAction(ctx, cl, e, "explode", "redis1"); err == nil || errors.Is(err, cluster.ErrBadInput) {
 		t.Errorf("an unknown action: %v, want an error of the caller's", err)
 	}
-	back, err := Load(dir)
+	back, err := cluster.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,18 +80,18 @@ func TestDownAndTeardownAfter(t *testing.T) {
 	for _, c := range []struct {
 		name       string
 		engine     string
-		down       func(cl *Cluster) error
+		down       func(cl *cluster.Cluster) error
 		err        string // "": succeeds
 		dir, state bool   // left after it
 	}{
-		{"down", "redis", func(cl *Cluster) error { return Down(ctx, cl, false, os.Stderr) }, "", true, false},
-		{"down --purge", "redis", func(cl *Cluster) error { return Down(ctx, cl, true, os.Stderr) }, "", false, false},
-		{"down fails", "nosuchdb", func(cl *Cluster) error { return Down(ctx, cl, true, os.Stderr) }, "stop ", true, true},
-		{"after a run", "redis", func(cl *Cluster) error { return TeardownAfter(ctx, cl, time.Minute) }, "", true, false},
-		{"after a run, fails", "nosuchdb", func(cl *Cluster) error { return TeardownAfter(ctx, cl, time.Minute) }, "stop the cluster in ", true, true},
+		{"down", "redis", func(cl *cluster.Cluster) error { return cluster.Down(ctx, cl, false, os.Stderr) }, "", true, false},
+		{"down --purge", "redis", func(cl *cluster.Cluster) error { return cluster.Down(ctx, cl, true, os.Stderr) }, "", false, false},
+		{"down fails", "nosuchdb", func(cl *cluster.Cluster) error { return cluster.Down(ctx, cl, true, os.Stderr) }, "stop ", true, true},
+		{"after a run", "redis", func(cl *cluster.Cluster) error { return cluster.TeardownAfter(ctx, cl, time.Minute) }, "", true, false},
+		{"after a run, fails", "nosuchdb", func(cl *cluster.Cluster) error { return cluster.TeardownAfter(ctx, cl, time.Minute) }, "stop the cluster in ", true, true},
 	} {
 		dir := filepath.Join(t.TempDir(), "c")
-		cl, err := Prepare(dir, c.engine)
+		cl, err := cluster.Prepare(dir, c.engine)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +103,7 @@ func TestDownAndTeardownAfter(t *testing.T) {
 			t.Errorf("%s: %v, want %q naming %s", c.name, err, c.err, dir)
 		}
 		_, derr := os.Stat(dir)
-		_, serr := os.Stat(filepath.Join(dir, StateFile))
+		_, serr := os.Stat(filepath.Join(dir, cluster.StateFile))
 		if (derr == nil) != c.dir || (serr == nil) != c.state {
 			t.Errorf("%s: directory left %v, state left %v; want %v, %v", c.name, derr == nil, serr == nil, c.dir, c.state)
 		}

@@ -1,4 +1,4 @@
-package cluster
+package cluster_test
 
 import (
 	"errors"
@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fieldbench/fieldbench/cluster"
+	_ "github.com/fieldbench/fieldbench/db/all" // the engines of the database folders, which package cluster's own tests cannot link
 )
 
 // Find takes --dir, or the only cluster under the root; none, several, or
@@ -21,27 +24,27 @@ func TestFind(t *testing.T) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := (&Cluster{Engine: "redis", Dir: dir, Started: time.Now().UTC()}).Save(); err != nil {
+		if err := (&cluster.Cluster{Engine: "redis", Dir: dir, Started: time.Now().UTC()}).Save(); err != nil {
 			t.Fatal(err)
 		}
 		return dir
 	}
-	if _, _, err := Find(root, ""); !errors.Is(err, ErrBadInput) || err.Error() != "no cluster found under "+root+"/: pass --dir" {
+	if _, _, err := cluster.Find(root, ""); !errors.Is(err, cluster.ErrBadInput) || err.Error() != "no cluster found under "+root+"/: pass --dir" {
 		t.Errorf("no cluster: %v", err)
 	}
 	one := save("a")
-	if cl, e, err := Find(root, ""); err != nil || cl.Dir != one || e.Name() != "redis" {
+	if cl, e, err := cluster.Find(root, ""); err != nil || cl.Dir != one || e.Name() != "redis" {
 		t.Errorf("the only cluster: %v, %v, %v", cl, e, err)
 	}
 	two := save("b")
-	want := "several clusters under " + root + "/ (" + filepath.Join(one, StateFile) + ", " + filepath.Join(two, StateFile) + "): pass --dir"
-	if _, _, err := Find(root, ""); !errors.Is(err, ErrBadInput) || err.Error() != want {
+	want := "several clusters under " + root + "/ (" + filepath.Join(one, cluster.StateFile) + ", " + filepath.Join(two, cluster.StateFile) + "): pass --dir"
+	if _, _, err := cluster.Find(root, ""); !errors.Is(err, cluster.ErrBadInput) || err.Error() != want {
 		t.Errorf("two clusters: %v, want %q", err, want)
 	}
-	if cl, _, err := Find(root, two); err != nil || cl.Dir != two {
+	if cl, _, err := cluster.Find(root, two); err != nil || cl.Dir != two {
 		t.Errorf("--dir: %v, %v", cl, err)
 	}
-	if _, _, err := Find(root, filepath.Join(root, "none")); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "no cluster in") {
+	if _, _, err := cluster.Find(root, filepath.Join(root, "none")); !errors.Is(err, cluster.ErrBadInput) || !strings.Contains(err.Error(), "no cluster in") {
 		t.Errorf("--dir without a cluster: %v", err)
 	}
 }
@@ -50,7 +53,7 @@ func TestFind(t *testing.T) {
 func TestWriteStatus(t *testing.T) {
 	t.Parallel()
 	var b strings.Builder
-	err := WriteStatus(&b, []NodeStatus{
+	err := cluster.WriteStatus(&b, []cluster.NodeStatus{
 		{Name: "redis1", Addr: "127.0.0.1:7000", Role: "master", State: "up", PID: 42, Detail: map[string]string{"slots": "0-8191", "lag": "0"}},
 		{Name: "redis2", Addr: "127.0.0.1:7001", Role: "replica", State: "down"},
 	})

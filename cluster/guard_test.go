@@ -1,4 +1,4 @@
-package cluster
+package cluster_test
 
 import (
 	"context"
@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fieldbench/fieldbench/cluster"
+	_ "github.com/fieldbench/fieldbench/db/all" // the engines of the database folders, which package cluster's own tests cannot link
 )
 
 // Finding 2 of issue 13: `cluster up redis --nodes 1000` had no limit.
@@ -31,7 +34,7 @@ func TestCheckNodes(t *testing.T) {
 		{"postgres", 0, nil, "at least 1"},
 		{"hbase", 3, nil, ""},
 	} {
-		err := CheckNodes(tc.engine, tc.nodes, tc.extra)
+		err := cluster.CheckNodes(tc.engine, tc.nodes, tc.extra)
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%s --nodes %d: %v", tc.engine, tc.nodes, err)
@@ -47,13 +50,13 @@ func TestCheckNodes(t *testing.T) {
 // even a `cluster up` killed before Up returned (nothing but the directory
 // to go by) is cleaned up by StopSpawned. Against real redis-servers.
 func TestInterruptedUpStopsEveryServer(t *testing.T) {
-	needRedis(t)
+	e := needRedis(t)
 	dir := t.TempDir()
-	prep, err := Prepare(dir, "redis")
+	prep, err := cluster.Prepare(dir, "redis")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err := Load(dir); err != nil || st.Engine != "redis" || len(st.Nodes) != 0 || prep.Dir != dir {
+	if st, err := cluster.Load(dir); err != nil || st.Engine != "redis" || len(st.Nodes) != 0 || prep.Dir != dir {
 		t.Fatalf("prepared state: %+v, %v", st, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -62,7 +65,7 @@ func TestInterruptedUpStopsEveryServer(t *testing.T) {
 	seen := make(chan []int, 1)
 	go func() {
 		for ctx.Err() == nil {
-			if pids, _ := Spawned(dir); len(pids) >= 2 {
+			if pids, _ := cluster.Spawned(dir); len(pids) >= 2 {
 				seen <- pids
 				cancel()
 				return
@@ -71,7 +74,7 @@ func TestInterruptedUpStopsEveryServer(t *testing.T) {
 		}
 		close(seen)
 	}()
-	_, upErr := redisEngine{}.Up(ctx, dir, Options{Nodes: 6})
+	_, upErr := e.Up(ctx, dir, cluster.Options{Nodes: 6})
 	during, ok := <-seen
 	if !ok {
 		t.Fatalf("the SpawnLog never listed two running servers while Up ran (Up: %v)", upErr)
@@ -79,12 +82,12 @@ func TestInterruptedUpStopsEveryServer(t *testing.T) {
 	if upErr == nil || !errors.Is(upErr, context.Canceled) {
 		t.Fatalf("Up after cancel: %v, want context.Canceled", upErr)
 	}
-	b, err := os.ReadFile(dir + "/" + SpawnLog)
+	b, err := os.ReadFile(dir + "/" + cluster.SpawnLog)
 	if err != nil {
 		t.Fatal(err)
 	}
 	recorded := strings.Count(string(b), "\n")
-	n, err := StopSpawned(dir, 5*time.Second)
+	n, err := cluster.StopSpawned(dir, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +96,7 @@ func TestInterruptedUpStopsEveryServer(t *testing.T) {
 	if n < 1 {
 		t.Errorf("StopSpawned stopped %d server(s); %d were running when Up was interrupted", n, len(during))
 	}
-	if left, err := Spawned(dir); err != nil || len(left) != 0 {
+	if left, err := cluster.Spawned(dir); err != nil || len(left) != 0 {
 		t.Errorf("servers still running after StopSpawned: %v (%v)", left, err)
 	}
 	t.Logf("interrupted after %d server(s) started (%d lines in the SpawnLog); StopSpawned stopped %d", len(during), recorded, n)
@@ -106,15 +109,15 @@ func TestInterruptedUpStopsEveryServer(t *testing.T) {
 func TestStopSpawnedFindsAnnouncedProcess(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	if _, err := Prepare(dir, "redis"); err != nil {
+	if _, err := cluster.Prepare(dir, "redis"); err != nil {
 		t.Fatal(err)
 	}
 	cmd, done := announcedSleep(t, dir, false)
-	pids, err := Spawned(dir)
+	pids, err := cluster.Spawned(dir)
 	if err != nil || len(pids) != 1 || pids[0] != cmd.Process.Pid {
 		t.Fatalf("Spawned = %v, %v; want [%d]", pids, err, cmd.Process.Pid)
 	}
-	if n, err := StopSpawned(dir, 5*time.Second); err != nil || n != 1 {
+	if n, err := cluster.StopSpawned(dir, 5*time.Second); err != nil || n != 1 {
 		t.Fatalf("StopSpawned = %d, %v", n, err)
 	}
 	select {
@@ -124,16 +127,23 @@ func TestStopSpawnedFindsAnnouncedProcess(t *testing.T) {
 	}
 }
 
-// needRedis skips a test with -short where redis-server is not installed
-// (and fails it without -short: the servers are part of the test setup).
-func needRedis(t *testing.T) {
+// needRedis is the redis engine (db/redis, linked through db/all), whose
+// real servers these tests start; it skips a test with -short where
+// redis-server is not installed (and fails it without -short: the
+// servers are part of the test setup).
+func needRedis(t *testing.T) cluster.Engine {
 	t.Helper()
-	if err := (redisEngine{}).Check(); err != nil {
+	e, err := cluster.Get("redis")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Check(); err != nil {
 		if testing.Short() {
 			t.Skip(err)
 		}
 		t.Fatal(err)
 	}
+	return e
 }
 
 // announcedSleep starts `sleep 300` in dir/node1 of the cluster prepared
@@ -150,7 +160,7 @@ func announcedSleep(t *testing.T, dir string, record bool) (*exec.Cmd, <-chan er
 	if err != nil {
 		t.Skip(err)
 	}
-	if err := recordSpawn(node, 0, sleep); err != nil { // the announcement
+	if err := cluster.RecordSpawn(node, 0, sleep); err != nil { // the announcement
 		t.Fatal(err)
 	}
 	cmd := exec.Command(sleep, "300")
@@ -162,7 +172,7 @@ func announcedSleep(t *testing.T, dir string, record bool) (*exec.Cmd, <-chan er
 	go func() { done <- cmd.Wait() }()
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	if record {
-		if err := recordSpawn(node, cmd.Process.Pid, sleep); err != nil {
+		if err := cluster.RecordSpawn(node, cmd.Process.Pid, sleep); err != nil {
 			t.Fatal(err)
 		}
 	}

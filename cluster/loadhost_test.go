@@ -36,6 +36,15 @@ func TestLoadHostChild(t *testing.T) {
 	os.Exit(code)
 }
 
+// needHosts skips a test where network namespaces cannot be made (not
+// root, no ip): a load host is one.
+func needHosts(t *testing.T) {
+	t.Helper()
+	if err := vnet.Check(); err != nil {
+		t.Skipf("a load host needs network namespaces: %v", err)
+	}
+}
+
 // RunOnLoadHost runs the program on load host loadK of the cluster's
 // network, told so by probe.LoadHostEnv, returns its exit code (-1 when a
 // signal ended it) and removes the host afterwards; a load host that

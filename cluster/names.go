@@ -35,17 +35,6 @@ func (mariaDB) NodeNames(nodes int, _ map[string]string, adds int) []string {
 	return Numbered("node", nodes+adds)
 }
 
-// NodeNames: redis1... — every master with its replicas (option replicas).
-func (redisEngine) NodeNames(nodes int, extra map[string]string, adds int) []string {
-	replicas := 0
-	if v, ok := extra["replicas"]; ok {
-		if n, err := strconv.Atoi(v); err == nil && n > 0 {
-			replicas = n
-		}
-	}
-	return Numbered("redis", max(nodes, 1)*(1+replicas)+adds)
-}
-
 // KnownNode reports whether a node called name can exist in a cluster of
 // engine e started with nodes and extra and grown by adds nodes; engines
 // that cannot tell accept every name.

@@ -1,4 +1,4 @@
-package cluster
+package cluster_test
 
 import (
 	"bytes"
@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fieldbench/fieldbench/cluster"
+	_ "github.com/fieldbench/fieldbench/db/all" // the engines of the database folders, which package cluster's own tests cannot link
 )
 
 // Up's refusals are bad input (ErrBadInput, the CLI's exit 2), with the
@@ -18,28 +21,28 @@ func TestUpRefusesBadInput(t *testing.T) {
 	needRedis(t)
 	t.Parallel()
 	held := t.TempDir()
-	if _, err := Prepare(held, "redis"); err != nil {
+	if _, err := cluster.Prepare(held, "redis"); err != nil {
 		t.Fatal(err)
 	}
-	before, err := os.ReadFile(filepath.Join(held, StateFile))
+	before, err := os.ReadFile(filepath.Join(held, cluster.StateFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		name, engine string
-		opts         Options
+		opts         cluster.Options
 		dir          string
 		want         string // the whole message, or a part of it
 	}{
-		{"a dir holding a cluster", "redis", Options{Nodes: 1}, held,
+		{"a dir holding a cluster", "redis", cluster.Options{Nodes: 1}, held,
 			held + " already holds a cluster: use another --dir or 'fieldbench cluster down --dir " + held + "' first"},
-		{"unknown engine", "nosuchdb", Options{Nodes: 1}, t.TempDir(), `unknown engine "nosuchdb"`},
-		{"too many nodes", "redis", Options{Nodes: 1000}, t.TempDir(), "more than the 64"},
+		{"unknown engine", "nosuchdb", cluster.Options{Nodes: 1}, t.TempDir(), `unknown engine "nosuchdb"`},
+		{"too many nodes", "redis", cluster.Options{Nodes: 1000}, t.TempDir(), "more than the 64"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var progress bytes.Buffer
-			cl, err := Up(context.Background(), tc.engine, tc.opts, tc.dir, &progress)
-			if cl != nil || !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), tc.want) {
+			cl, err := cluster.Up(context.Background(), tc.engine, tc.opts, tc.dir, &progress)
+			if cl != nil || !errors.Is(err, cluster.ErrBadInput) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Up = %v, %v; want bad input saying %q", cl, err, tc.want)
 			}
 			if progress.Len() > 0 {
@@ -47,7 +50,7 @@ func TestUpRefusesBadInput(t *testing.T) {
 			}
 		})
 	}
-	if after, err := os.ReadFile(filepath.Join(held, StateFile)); err != nil || !bytes.Equal(after, before) {
+	if after, err := os.ReadFile(filepath.Join(held, cluster.StateFile)); err != nil || !bytes.Equal(after, before) {
 		t.Errorf("the held cluster's state changed: %v\n%s\nwas\n%s", err, after, before)
 	}
 }
@@ -59,14 +62,14 @@ func TestUpRefusesBadInput(t *testing.T) {
 func TestTeardownStopsWhatAnInterruptedUpLeft(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	prepared, err := Prepare(dir, "redis")
+	prepared, err := cluster.Prepare(dir, "redis")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, done := announcedSleep(t, dir, true)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := Teardown(ctx, prepared); err != nil {
+	if err := cluster.Teardown(ctx, prepared); err != nil {
 		t.Fatalf("Teardown: %v", err)
 	}
 	select {
@@ -74,7 +77,7 @@ func TestTeardownStopsWhatAnInterruptedUpLeft(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the server in the SpawnLog still runs after Teardown")
 	}
-	for _, f := range []string{StateFile, SpawnLog} {
+	for _, f := range []string{cluster.StateFile, cluster.SpawnLog} {
 		if _, err := os.Stat(filepath.Join(dir, f)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s is still there after Teardown (%v)", f, err)
 		}
@@ -86,18 +89,18 @@ func TestTeardownStopsWhatAnInterruptedUpLeft(t *testing.T) {
 func TestTeardownKeepsTheStateWhenAStopFails(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	cl := &Cluster{Engine: "nosuchdb", Dir: dir, Started: time.Now().UTC()}
+	cl := &cluster.Cluster{Engine: "nosuchdb", Dir: dir, Started: time.Now().UTC()}
 	if err := cl.Save(); err != nil {
 		t.Fatal(err)
 	}
-	err := Teardown(context.Background(), cl)
+	err := cluster.Teardown(context.Background(), cl)
 	if err == nil {
 		t.Fatal("Teardown of a cluster whose engine is unknown succeeded")
 	}
 	if want := "fieldbench cluster down --dir " + dir; !strings.Contains(err.Error(), want) {
 		t.Errorf("Teardown's error %q does not say how to stop what is left (%q)", err, want)
 	}
-	if _, err := Load(dir); err != nil {
+	if _, err := cluster.Load(dir); err != nil {
 		t.Errorf("the state is gone after a failed teardown: %v", err)
 	}
 }
@@ -112,26 +115,26 @@ func TestUpThenTeardown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var progress bytes.Buffer
-	cl, err := Up(ctx, "redis", Options{Nodes: 1}, dir, &progress)
+	cl, err := cluster.Up(ctx, "redis", cluster.Options{Nodes: 1}, dir, &progress)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = StopSpawned(cl.Dir, time.Second) })
+	t.Cleanup(func() { _, _ = cluster.StopSpawned(cl.Dir, time.Second) })
 	abs, _ := filepath.Abs(dir)
-	if !strings.HasPrefix(progress.String(), UpNote("redis", 1, abs)) || !strings.Contains(progress.String(), "redis up in ") {
+	if !strings.HasPrefix(progress.String(), cluster.UpNote("redis", 1, abs)) || !strings.Contains(progress.String(), "redis up in ") {
 		t.Errorf("Up said %q", progress.String())
 	}
-	saved, err := Load(dir)
-	if err != nil || len(saved.Nodes) != 1 || saved.Nodes[0].PID == 0 || !Alive(saved.Nodes[0].PID) {
+	saved, err := cluster.Load(dir)
+	if err != nil || len(saved.Nodes) != 1 || saved.Nodes[0].PID == 0 || !cluster.Alive(saved.Nodes[0].PID) {
 		t.Fatalf("saved state %+v, %v: want one running node", saved, err)
 	}
-	if err := Teardown(ctx, cl); err != nil {
+	if err := cluster.Teardown(ctx, cl); err != nil {
 		t.Fatal(err)
 	}
-	if Alive(saved.Nodes[0].PID) {
+	if cluster.Alive(saved.Nodes[0].PID) {
 		t.Errorf("the node (PID %d) runs after Teardown", saved.Nodes[0].PID)
 	}
-	if _, err := os.Stat(filepath.Join(dir, StateFile)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(dir, cluster.StateFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the state file is still there after Teardown (%v)", err)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/fieldbench/fieldbench/adapter"
-	_ "github.com/fieldbench/fieldbench/adapter/sqlite"
+	_ "github.com/fieldbench/fieldbench/db/sqlite"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
 

@@ -76,7 +76,7 @@ func SQLitePath(target string) (string, error) {
 }
 
 // busyTimeoutMS is how long an SQLite connection waits for another
-// process's lock before SQLITE_BUSY (adapter/sqlite waits as long).
+// process's lock before SQLITE_BUSY (db/sqlite waits as long).
 const busyTimeoutMS = 10000
 
 // busyFor bounds the retries of a write that SQLite refused with
@@ -145,7 +145,7 @@ func (s *Store) Close() error { return s.db.Close() }
 func (s *Store) Path() string { return s.path }
 
 // whileBusy calls try until it returns anything but SQLITE_BUSY, ctx ends
-// or busyFor passes, and returns its last error: as adapter/sqlite does,
+// or busyFor passes, and returns its last error: as db/sqlite does,
 // for the BUSY that SQLite returns at once (two processes switching a new
 // file to WAL together) or after its busy timeout.
 func (s *Store) whileBusy(ctx context.Context, try func() error) error {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/fieldbench/fieldbench/adapter/sqlite"
+	_ "github.com/fieldbench/fieldbench/db/sqlite"
 	"github.com/fieldbench/fieldbench/result"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 )

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	_ "github.com/fieldbench/fieldbench/adapter/null"
-	_ "github.com/fieldbench/fieldbench/adapter/sqlite"
+	_ "github.com/fieldbench/fieldbench/db/sqlite"
 	"github.com/fieldbench/fieldbench/runner"
 )
 

@@ -57,7 +57,7 @@ cli=(./internal/cli ./cluster)
 servers=(
   ./adapter/couchdb ./adapter/hbase ./db/mongodb ./adapter/cassandra
   ./kubernetes ./adapter/couchbase ./adapter/mariadb ./adapter/postgres
-  ./adapter/redis ./db/rethinkdb ./db/sqlserver
+  ./db/redis ./db/rethinkdb ./db/sqlserver
   ./probe/convergence ./history ./job
 )
 mod=$(go list -m)

@@ -13,8 +13,6 @@ import (
 	_ "github.com/fieldbench/fieldbench/adapter/mariadb"
 	_ "github.com/fieldbench/fieldbench/adapter/null"
 	_ "github.com/fieldbench/fieldbench/adapter/postgres"
-	_ "github.com/fieldbench/fieldbench/adapter/redis"
-	_ "github.com/fieldbench/fieldbench/adapter/sqlite"
 	_ "github.com/fieldbench/fieldbench/workload/ingest"
 	_ "github.com/fieldbench/fieldbench/workload/microblog"
 	_ "github.com/fieldbench/fieldbench/workload/trajectory"

@@ -132,15 +132,6 @@ func TestPostgresReplica(t *testing.T) {
 	}
 }
 
-func TestRedisReplica(t *testing.T) {
-	t.Parallel()
-	c := up(t, "redis", 1, map[string]string{"replicas": "1"}, 2*time.Minute)
-	res := measure(t, c, Options{}, "redis 1 master+1 replica")
-	if len(res.Nodes) != 2 || res.Settings["replicas"] == "" {
-		t.Errorf("nodes %v, settings %v", res.Nodes, res.Settings)
-	}
-}
-
 func TestGalera(t *testing.T) {
 	t.Parallel()
 	c := up(t, "mariadb", 2, map[string]string{"galera": "true"}, 5*time.Minute)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
-	_ "github.com/fieldbench/fieldbench/adapter/sqlite"
+	_ "github.com/fieldbench/fieldbench/db/sqlite"
 	"github.com/fieldbench/fieldbench/workload"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )

@@ -1,4 +1,4 @@
-package cluster
+package redis
 
 import (
 	"context"
@@ -10,11 +10,27 @@ import (
 	"testing"
 	"time"
 
-	fbredis "github.com/fieldbench/fieldbench/adapter/redis"
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
 )
 
-func statusOf(t *testing.T, e redisEngine, c *Cluster) []NodeStatus {
+// upRedis starts a cluster of the redis engine for the test alone
+// (clustertest.OwnClusterContext) and gives the engine as its own type,
+// whose methods beyond cluster.Engine (Status, Add, Kill, Restart) the
+// tests call.
+func upRedis(t *testing.T, opts cluster.Options, timeout time.Duration) (context.Context, redisEngine, *cluster.Cluster) {
+	t.Helper()
+	ctx, e, c := clustertest.OwnClusterContext(t, Name, opts, timeout)
+	re, ok := e.(redisEngine)
+	if !ok {
+		t.Fatalf("engine %s is a %T, not a redisEngine", Name, e)
+	}
+	return ctx, re, c
+}
+
+func statusOf(t *testing.T, e redisEngine, c *cluster.Cluster) []cluster.NodeStatus {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -25,7 +41,7 @@ func statusOf(t *testing.T, e redisEngine, c *Cluster) []NodeStatus {
 	return st
 }
 
-func clusterClient(c *Cluster) *goredis.ClusterClient {
+func clusterClient(c *cluster.Cluster) *goredis.ClusterClient {
 	var addrs []string
 	for _, n := range c.Nodes {
 		addrs = append(addrs, n.Addr())
@@ -35,7 +51,7 @@ func clusterClient(c *Cluster) *goredis.ClusterClient {
 
 func TestRedisStandaloneUpStatusDown(t *testing.T) {
 	t.Parallel()
-	_, e, c := upEngine[redisEngine](t, Options{Nodes: 1, Extra: map[string]string{"standalone": "1"}}, 90*time.Second)
+	_, e, c := upRedis(t, cluster.Options{Nodes: 1, Extra: map[string]string{"standalone": "1"}}, 90*time.Second)
 	if len(c.Nodes) != 1 || c.DSN != "redis://"+c.Nodes[0].Addr() || c.Version == "" {
 		t.Fatalf("cluster %+v dsn %q version %q", c.Nodes, c.DSN, c.Version)
 	}
@@ -56,7 +72,7 @@ func TestRedisStandaloneUpStatusDown(t *testing.T) {
 	if err := e.Down(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
-	if Alive(pid) {
+	if cluster.Alive(pid) {
 		t.Fatal("server alive after Down")
 	}
 	if st := statusOf(t, e, c); st[0].State != "stopped" {
@@ -64,7 +80,7 @@ func TestRedisStandaloneUpStatusDown(t *testing.T) {
 	}
 }
 
-func sumSlots(t *testing.T, st []NodeStatus) (masters, slots int) {
+func sumSlots(t *testing.T, st []cluster.NodeStatus) (masters, slots int) {
 	t.Helper()
 	for _, s := range st {
 		if s.State != "up" {
@@ -84,7 +100,7 @@ func sumSlots(t *testing.T, st []NodeStatus) (masters, slots int) {
 
 func TestRedisThreeMasters(t *testing.T) {
 	t.Parallel()
-	_, e, c := upEngine[redisEngine](t, Options{Nodes: 3}, 90*time.Second)
+	_, e, c := upRedis(t, cluster.Options{Nodes: 3}, 90*time.Second)
 	st := statusOf(t, e, c)
 	if m, s := sumSlots(t, st); m != 3 || s != redisSlots {
 		t.Fatalf("%d masters owning %d slots, want 3 and %d: %+v", m, s, redisSlots, st)
@@ -134,7 +150,7 @@ func TestRedisThreeMasters(t *testing.T) {
 // master: it gets slots, nothing is lost.
 func TestRedisAddRebalance(t *testing.T) {
 	t.Parallel()
-	_, e, c := upEngine[redisEngine](t, Options{Nodes: 2}, 90*time.Second)
+	_, e, c := upRedis(t, cluster.Options{Nodes: 2}, 90*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a bound, loose for a loaded machine
 	defer cancel()
 	cc := clusterClient(c)
@@ -151,7 +167,7 @@ func TestRedisAddRebalance(t *testing.T) {
 		t.Fatalf("Add: %v", err)
 	}
 	t.Logf("add-node + rebalance of %d keys: %v", keys, time.Since(t0))
-	waitSettled(t, e, c, time.Minute)
+	clustertest.WaitSettled(t, e, c, time.Minute)
 	st := statusOf(t, e, c)
 	m, s := sumSlots(t, st)
 	if m != 3 || s != redisSlots {
@@ -182,7 +198,7 @@ func TestRedisAddRebalance(t *testing.T) {
 // readable, and the restarted node rejoins (as a replica).
 func TestRedisKillFailoverRestart(t *testing.T) {
 	t.Parallel()
-	_, e, c := upEngine[redisEngine](t, Options{Nodes: 3, Extra: map[string]string{"replicas": "1", "node-timeout": "1000"}}, 90*time.Second)
+	_, e, c := upRedis(t, cluster.Options{Nodes: 3, Extra: map[string]string{"replicas": "1", "node-timeout": "1000"}}, 90*time.Second)
 	if len(c.Nodes) != 6 {
 		t.Fatalf("%d nodes, want 6", len(c.Nodes))
 	}
@@ -216,12 +232,12 @@ func TestRedisKillFailoverRestart(t *testing.T) {
 	// fieldbench's own adapter, opened before the kill: its client must
 	// learn the new master from its failed operations, not from the slot
 	// map's once-a-minute reload (adapter/redis reloadOnNetError).
-	db, err := fbredis.Open(ctx, c.DSN)
+	db, err := Open(ctx, c.DSN)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	var victim *Node
+	var victim *cluster.Node
 	for _, n := range c.Nodes {
 		if n.Role == "master" {
 			victim = n
@@ -270,7 +286,7 @@ func TestRedisKillFailoverRestart(t *testing.T) {
 	if err := e.Restart(ctx, c, victim.Name); err != nil {
 		t.Fatal(err)
 	}
-	if victim.Role != "replica" || !Alive(victim.PID) {
+	if victim.Role != "replica" || !cluster.Alive(victim.PID) {
 		t.Fatalf("restarted %s: role %q pid %d", victim.Name, victim.Role, victim.PID)
 	}
 	if err := waitClusterOK(ctx, c, 6, time.Minute); err != nil {
@@ -296,7 +312,7 @@ func TestRedisNodeLimitCountsReplicas(t *testing.T) {
 		{65, "0", "redis: 65 node(s) is more than the 64"},
 		{3, "x", ""},
 	} {
-		err := CheckNodes("redis", tc.nodes, map[string]string{"replicas": tc.replicas})
+		err := cluster.CheckNodes("redis", tc.nodes, map[string]string{"replicas": tc.replicas})
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("--nodes %d replicas=%s: %v", tc.nodes, tc.replicas, err)

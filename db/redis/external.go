@@ -1,23 +1,27 @@
-package cluster
+package redis
 
 import (
 	"context"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/fieldbench/fieldbench/cluster"
 )
 
 // Remote implements Remoter: an external Redis Cluster is asked with
 // CLUSTER NODES (members) and INFO (version, resources) of each node.
-func (redisEngine) Remote() *RemoteDB {
-	return &RemoteDB{DSN: redisDSN, Version: func(ctx context.Context, _ *Cluster, n *Node) (string, error) { return redisVersion(ctx, n) },
+func (redisEngine) Remote() *cluster.RemoteDB {
+	return &cluster.RemoteDB{DSN: redisDSN, Version: func(ctx context.Context, _ *cluster.Cluster, n *cluster.Node) (string, error) {
+		return redisVersion(ctx, n)
+	},
 		Members: redisMembers, Resources: redisResources, Reported: []string{"cpu", "rss"},
 		Source: "INFO of each node: cpu = used_cpu_sys + used_cpu_user, rss = used_memory_rss"}
 }
 
 // redisMembers lists the nodes CLUSTER NODES shows, "up" for those that
 // are connected and not failing.
-func redisMembers(ctx context.Context, c *Cluster) (map[string]string, error) {
+func redisMembers(ctx context.Context, c *cluster.Cluster) (map[string]string, error) {
 	view, err := clusterView(ctx, c)
 	if err != nil {
 		return nil, err
@@ -38,8 +42,8 @@ func redisMembers(ctx context.Context, c *Cluster) (map[string]string, error) {
 
 // redisResources reads INFO cpu and memory on every running node: CPU
 // time (used_cpu_sys + used_cpu_user) and used_memory_rss.
-func redisResources(ctx context.Context, c *Cluster) (map[string]NodeResources, error) {
-	out := map[string]NodeResources{}
+func redisResources(ctx context.Context, c *cluster.Cluster) (map[string]cluster.NodeResources, error) {
+	out := map[string]cluster.NodeResources{}
 	for _, n := range c.Nodes {
 		if !n.Running() {
 			continue
@@ -57,7 +61,7 @@ func redisResources(ctx context.Context, c *Cluster) (map[string]NodeResources, 
 			}
 			return v
 		}
-		out[n.Name] = NodeResources{CPUSeconds: num("used_cpu_sys") + num("used_cpu_user"), RSSBytes: num("used_memory_rss"), DiskBytes: math.NaN()}
+		out[n.Name] = cluster.NodeResources{CPUSeconds: num("used_cpu_sys") + num("used_cpu_user"), RSSBytes: num("used_memory_rss"), DiskBytes: math.NaN()}
 	}
 	return out, nil
 }

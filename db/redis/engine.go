@@ -1,7 +1,6 @@
-package cluster
+package redis
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -14,8 +13,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fieldbench/fieldbench/cluster/vnet"
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/vnet"
 )
 
 // The redis engine starts Redis Cluster on loopback: N masters (option
@@ -44,7 +45,7 @@ import (
 // fieldbench administers it from inside that host's namespace (the
 // clients dial through it, redis-cli runs under `ip netns exec`). Down
 // removes the network.
-func init() { Register(redisEngine{}) }
+func init() { cluster.Register(redisEngine{}) }
 
 type redisEngine struct{}
 
@@ -60,7 +61,7 @@ const (
 )
 
 // Name implements Engine.
-func (redisEngine) Name() string { return "redis" }
+func (redisEngine) Name() string { return Name }
 
 // Hosts implements Hoster: the engine starts its nodes on hosts too.
 func (redisEngine) Hosts() (bool, string) { return true, "" }
@@ -79,14 +80,14 @@ func (e redisEngine) CheckNodes(nodes int, extra map[string]string) error {
 		what = fmt.Sprintf("%d master(s) × (1 + %d replicas) = %d servers", nodes, r, servers)
 	}
 	if servers > redisMaxServers {
-		return TooManyNodes(e.Name(), what, redisMaxServers, "each Redis server is a process with a client port, a cluster bus port, an append-only file and a log; "+
+		return cluster.TooManyNodes(e.Name(), what, redisMaxServers, "each Redis server is a process with a client port, a cluster bus port, an append-only file and a log; "+
 			"64 servers (masters × (1 + replicas)) already outnumber this machine's cores many times over")
 	}
 	return nil
 }
 
 // CheckOptions implements OptionChecker.
-func (redisEngine) CheckOptions(o Options) error { _, err := parseRedisOpts(o); return err }
+func (redisEngine) CheckOptions(o cluster.Options) error { _, err := parseRedisOpts(o); return err }
 
 // Check implements Engine.
 func (redisEngine) Check() error {
@@ -110,8 +111,8 @@ type redisOpts struct {
 	hosts             bool // every node a host on a virtual network
 }
 
-func parseRedisOpts(o Options) (redisOpts, error) {
-	r := redisOpts{masters: max(o.Nodes, 1), nodeTimeout: 3000, appendfsync: "everysec", hosts: o.Network == NetworkHosts}
+func parseRedisOpts(o cluster.Options) (redisOpts, error) {
+	r := redisOpts{masters: max(o.Nodes, 1), nodeTimeout: 3000, appendfsync: "everysec", hosts: o.Network == cluster.NetworkHosts}
 	for k, v := range o.Extra {
 		var err error
 		switch k {
@@ -146,7 +147,7 @@ func parseRedisOpts(o Options) (redisOpts, error) {
 }
 
 // Up implements Engine.
-func (e redisEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster, error) {
+func (e redisEngine) Up(ctx context.Context, dir string, opts cluster.Options) (*cluster.Cluster, error) {
 	if err := e.Check(); err != nil {
 		return nil, err
 	}
@@ -157,7 +158,7 @@ func (e redisEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("redis: cluster directory: %w", err)
 	}
-	c := &Cluster{Engine: e.Name(), Dir: dir, Started: time.Now().UTC(), Options: map[string]string{
+	c := &cluster.Cluster{Engine: e.Name(), Dir: dir, Started: time.Now().UTC(), Options: map[string]string{
 		"masters":      strconv.Itoa(ro.masters),
 		"replicas":     strconv.Itoa(ro.replicas),
 		"standalone":   strconv.FormatBool(ro.standalone),
@@ -167,7 +168,7 @@ func (e redisEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 		"save":         `""`,
 	}}
 	if ro.hosts {
-		if err := CheckNetwork(e.Name(), NetworkHosts); err != nil {
+		if err := cluster.CheckNetwork(e.Name(), cluster.NetworkHosts); err != nil {
 			return nil, err
 		}
 		if err := c.CreateHosts(ctx); err != nil {
@@ -207,7 +208,7 @@ func (e redisEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 // waitReplicasLinked waits until every replica has completed its first
 // sync (master_link_status:up), so a load right after Up is replicated
 // from its first write.
-func waitReplicasLinked(ctx context.Context, c *Cluster, limit time.Duration) error {
+func waitReplicasLinked(ctx context.Context, c *cluster.Cluster, limit time.Duration) error {
 	wctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	for _, n := range c.Nodes {
@@ -233,7 +234,7 @@ func waitReplicasLinked(ctx context.Context, c *Cluster, limit time.Duration) er
 
 // redisDSN is the adapter's DSN: the first node plus every other node as a
 // seed, so the client still finds the cluster when the first node is down.
-func redisDSN(c *Cluster) string {
+func redisDSN(c *cluster.Cluster) string {
 	var others []string
 	for _, n := range c.Nodes[1:] {
 		others = append(others, n.Addr())
@@ -247,11 +248,13 @@ func redisDSN(c *Cluster) string {
 
 // portPairFree reports whether both the client port and its cluster bus
 // port can be bound on loopback right now.
-func portPairFree(p int) bool { return PortsFree(Loopback, []int{p, p + redisBusOffset}) }
+func portPairFree(p int) bool {
+	return cluster.PortsFree(cluster.Loopback, []int{p, p + redisBusOffset})
+}
 
 // startNew adds a node to c (not yet part of the Redis cluster) and starts
 // it, retrying with new ports when a bind is lost to a race.
-func (e redisEngine) startNew(ctx context.Context, c *Cluster, ro redisOpts) (*Node, error) {
+func (e redisEngine) startNew(ctx context.Context, c *cluster.Cluster, ro redisOpts) (*cluster.Node, error) {
 	name := fmt.Sprintf("redis%d", len(c.Nodes)+1)
 	for _, n := range c.Nodes {
 		if n.Name == name { // after removals; keep names unique
@@ -262,7 +265,7 @@ func (e redisEngine) startNew(ctx context.Context, c *Cluster, ro redisOpts) (*N
 	if err := os.MkdirAll(ndir, 0o755); err != nil {
 		return nil, fmt.Errorf("redis: node directory: %w", err)
 	}
-	n := &Node{Name: name, Host: Loopback, DataDir: ndir, LogFile: filepath.Join(ndir, "redis.log"), Config: filepath.Join(ndir, "redis.conf")}
+	n := &cluster.Node{Name: name, Host: cluster.Loopback, DataDir: ndir, LogFile: filepath.Join(ndir, "redis.log"), Config: filepath.Join(ndir, "redis.conf")}
 	if c.OnHosts() {
 		if err := startOnHost(ctx, c, n, ro); err != nil {
 			return nil, fmt.Errorf("redis: start %s: %w", name, err)
@@ -270,10 +273,10 @@ func (e redisEngine) startNew(ctx context.Context, c *Cluster, ro redisOpts) (*N
 		c.Nodes = append(c.Nodes, n)
 		return n, nil
 	}
-	err := Retry(5, func(int) error {
+	err := cluster.Retry(5, func(int) error {
 		var port int
 		for tries := 0; ; tries++ {
-			ps, err := FreePorts(Loopback, 1)
+			ps, err := cluster.FreePorts(cluster.Loopback, 1)
 			if err != nil {
 				return err
 			}
@@ -304,8 +307,8 @@ func (e redisEngine) startNew(ctx context.Context, c *Cluster, ro redisOpts) (*N
 // startOnHost makes n a host of its own on c's virtual network, with the
 // first node address no other node has, and starts it there on the
 // standard ports.
-func startOnHost(ctx context.Context, c *Cluster, n *Node, ro redisOpts) error {
-	h, err := AddNodeHost(ctx, c, n.Name)
+func startOnHost(ctx context.Context, c *cluster.Cluster, n *cluster.Node, ro redisOpts) error {
+	h, err := cluster.AddNodeHost(ctx, c, n.Name)
 	if err != nil {
 		return err
 	}
@@ -324,7 +327,7 @@ func startOnHost(ctx context.Context, c *Cluster, n *Node, ro redisOpts) error {
 	return nil
 }
 
-func redisConfig(n *Node, ro redisOpts) string {
+func redisConfig(n *cluster.Node, ro redisOpts) string {
 	var b strings.Builder
 	w := func(k, v string) { fmt.Fprintf(&b, "%s %s\n", k, v) }
 	if n.Netns != "" {
@@ -364,18 +367,18 @@ func redisConfig(n *Node, ro redisOpts) string {
 	return b.String()
 }
 
-func startRedisNode(ctx context.Context, n *Node) error {
+func startRedisNode(ctx context.Context, n *cluster.Node) error {
 	// On a host, `ip netns exec` enters its namespace and execs the
 	// server: the PID is the server's.
 	argv := n.Command(redisServer, n.Config)
-	pid, err := Start(Proc{Path: argv[0], Args: argv[1:], Dir: n.DataDir, LogFile: n.LogFile})
+	pid, err := cluster.Start(cluster.Proc{Path: argv[0], Args: argv[1:], Dir: n.DataDir, LogFile: n.LogFile})
 	if err != nil {
 		return err
 	}
 	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	if err := WaitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
-		_ = Kill(pid)
+	if err := cluster.WaitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
+		_ = cluster.Kill(pid)
 		return err
 	}
 	// Listening is not ready: the server answers LOADING while it
@@ -387,9 +390,9 @@ func startRedisNode(ctx context.Context, n *Node) error {
 		if err == nil {
 			break
 		}
-		if wctx.Err() != nil || !Alive(pid) {
-			_ = Kill(pid)
-			return fmt.Errorf("redis %s not answering PING: %w; log ends:\n%s", n.Name, err, LogTail(n.LogFile, 1500))
+		if wctx.Err() != nil || !cluster.Alive(pid) {
+			_ = cluster.Kill(pid)
+			return fmt.Errorf("redis %s not answering PING: %w; log ends:\n%s", n.Name, err, cluster.LogTail(n.LogFile, 1500))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -399,7 +402,7 @@ func startRedisNode(ctx context.Context, n *Node) error {
 
 // nodeClient is a plain connection to one node, for administration.
 // A node on a virtual network is dialled from inside its host.
-func nodeClient(n *Node) *goredis.Client {
+func nodeClient(n *cluster.Node) *goredis.Client {
 	o := &goredis.Options{
 		Addr: n.Addr(), DialTimeout: 2 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: 5 * time.Second, PoolSize: 1, MaxRetries: -1, Protocol: 2,
@@ -411,7 +414,7 @@ func nodeClient(n *Node) *goredis.Client {
 	return goredis.NewClient(o)
 }
 
-func redisVersion(ctx context.Context, n *Node) (string, error) {
+func redisVersion(ctx context.Context, n *cluster.Node) (string, error) {
 	cl := nodeClient(n)
 	defer cl.Close()
 	info, err := cl.Info(ctx, "server").Result()
@@ -421,32 +424,21 @@ func redisVersion(ctx context.Context, n *Node) (string, error) {
 	return infoField(info, "redis_version"), nil
 }
 
-// infoField is one "key:value" line of an INFO or CLUSTER INFO answer.
-func infoField(info, key string) string {
-	sc := bufio.NewScanner(strings.NewReader(info))
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), ":"); ok && k == key {
-			return v
-		}
-	}
-	return ""
-}
-
 // runCLI runs redis-cli where node at is (inside its host's namespace on a
 // virtual network), so the addresses it is given are reachable.
-func runCLI(ctx context.Context, at *Node, args ...string) (string, error) {
+func runCLI(ctx context.Context, at *cluster.Node, args ...string) (string, error) {
 	argv := at.Command(append([]string{redisCLI}, args...)...)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return string(out), fmt.Errorf("%s %s: %w\n%s", redisCLI, strings.Join(args, " "), err, Tail(string(out), 3000))
+		return string(out), fmt.Errorf("%s %s: %w\n%s", redisCLI, strings.Join(args, " "), err, cluster.Tail(string(out), 3000))
 	}
 	return string(out), nil
 }
 
 // formCluster makes the started nodes one Redis Cluster: masters are the
 // first ro.masters nodes.
-func formCluster(ctx context.Context, c *Cluster, ro redisOpts) error {
+func formCluster(ctx context.Context, c *cluster.Cluster, ro redisOpts) error {
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	if ro.masters >= 3 {
@@ -491,7 +483,7 @@ func formCluster(ctx context.Context, c *Cluster, ro redisOpts) error {
 
 // replicate makes n a replica of the master with id; the node must first
 // have learned about that master through the gossip.
-func replicate(ctx context.Context, n *Node, master string) error {
+func replicate(ctx context.Context, n *cluster.Node, master string) error {
 	cl := nodeClient(n)
 	defer cl.Close()
 	for {
@@ -507,7 +499,7 @@ func replicate(ctx context.Context, n *Node, master string) error {
 }
 
 // waitKnown waits until every node knows every other (cluster_known_nodes).
-func waitKnown(ctx context.Context, c *Cluster, want int) error {
+func waitKnown(ctx context.Context, c *cluster.Cluster, want int) error {
 	for _, n := range c.Nodes {
 		if n.Stopped {
 			continue
@@ -531,7 +523,7 @@ func waitKnown(ctx context.Context, c *Cluster, want int) error {
 
 // waitClusterOK waits until every running node says cluster_state:ok, knows
 // want nodes and sees all 16384 slots assigned.
-func waitClusterOK(ctx context.Context, c *Cluster, want int, limit time.Duration) error {
+func waitClusterOK(ctx context.Context, c *cluster.Cluster, want int, limit time.Duration) error {
 	wctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	for _, n := range c.Nodes {
@@ -608,7 +600,7 @@ func parseClusterNodes(s string) []clusterNode {
 }
 
 // clusterView asks any running node for CLUSTER NODES.
-func clusterView(ctx context.Context, c *Cluster) ([]clusterNode, error) {
+func clusterView(ctx context.Context, c *cluster.Cluster) ([]clusterNode, error) {
 	var errs []error
 	for _, n := range c.Nodes {
 		if !n.Running() {
@@ -626,7 +618,7 @@ func clusterView(ctx context.Context, c *Cluster) ([]clusterNode, error) {
 }
 
 // refreshRoles sets every node's Role from the cluster's view.
-func refreshRoles(ctx context.Context, c *Cluster) error {
+func refreshRoles(ctx context.Context, c *cluster.Cluster) error {
 	view, err := clusterView(ctx, c)
 	if err != nil {
 		return err
@@ -649,13 +641,13 @@ func refreshRoles(ctx context.Context, c *Cluster) error {
 
 // Status implements Engine: role, cluster state, slots owned, keys (DBSIZE),
 // slots migrating or importing, and the node a replica follows.
-func (redisEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
+func (redisEngine) Status(ctx context.Context, c *cluster.Cluster) ([]cluster.NodeStatus, error) {
 	standalone := c.Options["standalone"] == "true"
-	out := make([]NodeStatus, 0, len(c.Nodes))
+	out := make([]cluster.NodeStatus, 0, len(c.Nodes))
 	byID := map[string]string{} // node id -> our name
 	for _, n := range c.Nodes {
-		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: "down", PID: n.PID, Detail: map[string]string{}}
-		AddHostCounters(ctx, n, st.Detail)
+		st := cluster.NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: "down", PID: n.PID, Detail: map[string]string{}}
+		cluster.AddHostCounters(ctx, n, st.Detail)
 		if !n.Running() {
 			if n.Stopped {
 				st.State = "stopped"
@@ -729,27 +721,27 @@ func (redisEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error)
 // clean shutdown), SIGKILL after 15 s.
 // On a virtual network it then removes every namespace and interface of
 // the network, found from the directory alone.
-func (redisEngine) Down(ctx context.Context, c *Cluster) error {
+func (redisEngine) Down(ctx context.Context, c *cluster.Cluster) error {
 	err := c.StopNodes("redis", 15*time.Second)
-	return errors.Join(err, DestroyNetwork(ctx, c.Dir))
+	return errors.Join(err, cluster.DestroyNetwork(ctx, c.Dir))
 }
 
 // Add implements Grower: a new empty master joins with `redis-cli --cluster
 // add-node`, then `--cluster rebalance --cluster-use-empty-masters` moves
 // its share of the slots (and their keys) to it. It returns when the
 // rebalance is done and every node says cluster_state:ok.
-func (e redisEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
+func (e redisEngine) Add(ctx context.Context, c *cluster.Cluster) (*cluster.Node, error) {
 	if c.Options["standalone"] == "true" {
-		return nil, fmt.Errorf("redis: a standalone server cannot grow: %w", ErrUnsupported)
+		return nil, fmt.Errorf("redis: a standalone server cannot grow: %w", cluster.ErrUnsupported)
 	}
-	ro, err := parseRedisOpts(Options{Nodes: 1, Extra: map[string]string{
+	ro, err := parseRedisOpts(cluster.Options{Nodes: 1, Extra: map[string]string{
 		"node-timeout": c.Options["node-timeout"], "appendfsync": c.Options["appendfsync"]}})
 	if err != nil {
 		return nil, err
 	}
-	var seed *Node
+	var seed *cluster.Node
 	for _, n := range c.Nodes {
-		if !n.Stopped && Alive(n.PID) && n.Role == "master" {
+		if !n.Stopped && cluster.Alive(n.PID) && n.Role == "master" {
 			seed = n
 			break
 		}
@@ -778,7 +770,7 @@ func (e redisEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
 	}
 	running := 0
 	for _, m := range c.Nodes {
-		if !m.Stopped && Alive(m.PID) {
+		if !m.Stopped && cluster.Alive(m.PID) {
 			running++
 		}
 	}
@@ -807,7 +799,7 @@ func (e redisEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
 // so a refusal of that kind waits for agreement and tries again. Running
 // rebalance again after a partial one is safe: it recomputes the moves from
 // the slots each master holds now.
-func rebalance(ctx context.Context, seed *Node) error {
+func rebalance(ctx context.Context, seed *cluster.Node) error {
 	const tries = 5
 	for i := 1; ; i++ {
 		if err := waitCheck(ctx, seed); err != nil {
@@ -825,7 +817,7 @@ func rebalance(ctx context.Context, seed *Node) error {
 
 // waitCheck waits until `redis-cli --cluster check` agrees on the
 // configuration (rebalance refuses to run before).
-func waitCheck(ctx context.Context, seed *Node) error {
+func waitCheck(ctx context.Context, seed *cluster.Node) error {
 	for {
 		out, err := runCLI(ctx, seed, "--cluster", "check", seed.Addr())
 		if err == nil && !strings.Contains(out, "[ERR]") && !strings.Contains(out, "[WARNING]") {
@@ -839,7 +831,7 @@ func waitCheck(ctx context.Context, seed *Node) error {
 }
 
 // Kill implements Killer: SIGKILL, no chance to flush anything.
-func (redisEngine) Kill(_ context.Context, c *Cluster, name string) error {
+func (redisEngine) Kill(_ context.Context, c *cluster.Cluster, name string) error {
 	return c.KillNode(name)
 }
 
@@ -848,15 +840,15 @@ func (redisEngine) Kill(_ context.Context, c *Cluster, name string) error {
 // append-only file). A master that was failed over meanwhile rejoins as a
 // replica of its successor. Restart waits until the node answers and, in
 // a cluster, says cluster_state:ok.
-func (redisEngine) Restart(ctx context.Context, c *Cluster, name string) error {
-	n, err := RestartNode(ctx, c, "redis", name, func(n *Node) error { return startRedisNode(ctx, n) })
+func (redisEngine) Restart(ctx context.Context, c *cluster.Cluster, name string) error {
+	n, err := cluster.RestartNode(ctx, c, "redis", name, func(n *cluster.Node) error { return startRedisNode(ctx, n) })
 	if err != nil {
 		return err
 	}
 	if c.Options["standalone"] == "true" {
 		return nil
 	}
-	if err := waitClusterOK(ctx, &Cluster{Nodes: []*Node{n}}, 0, 60*time.Second); err != nil {
+	if err := waitClusterOK(ctx, &cluster.Cluster{Nodes: []*cluster.Node{n}}, 0, 60*time.Second); err != nil {
 		return err
 	}
 	return refreshRoles(ctx, c)
@@ -866,7 +858,7 @@ func (redisEngine) Restart(ctx context.Context, c *Cluster, name string) error {
 
 // redisMasters lists the addresses of the masters the cluster sees as
 // healthy, sorted.
-func redisMasters(ctx context.Context, c *Cluster) ([]string, error) {
+func redisMasters(ctx context.Context, c *cluster.Cluster) ([]string, error) {
 	view, err := clusterView(ctx, c)
 	if err != nil {
 		return nil, err
@@ -879,4 +871,35 @@ func redisMasters(ctx context.Context, c *Cluster) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// NodeNames: redis1... — every master with its replicas (option replicas).
+func (redisEngine) NodeNames(nodes int, extra map[string]string, adds int) []string {
+	replicas := 0
+	if v, ok := extra["replicas"]; ok {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			replicas = n
+		}
+	}
+	return cluster.Numbered("redis", max(nodes, 1)*(1+replicas)+adds)
+}
+
+// Moving implements Mover for Redis Cluster: data moves while any slot is
+// migrating or importing (a rebalance after add-node), or the cluster state
+// is not ok.
+func (e redisEngine) Moving(ctx context.Context, c *cluster.Cluster) (bool, string, error) {
+	sts, err := e.Status(ctx, c)
+	if err != nil {
+		return false, "", err
+	}
+	moving, detail := cluster.MovingFrom(c, sts, func(st cluster.NodeStatus) string {
+		if m := st.Detail["migrating"]; m != "" && m != "0" {
+			return m + " slots migrating"
+		}
+		if s := st.Detail["cluster_state"]; s != "" && s != "ok" {
+			return "cluster_state " + s
+		}
+		return ""
+	})
+	return moving, detail, nil
 }

@@ -1,4 +1,4 @@
-package convergence
+package redis
 
 import (
 	"context"
@@ -11,9 +11,10 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/probe/convergence"
 )
 
-func init() { Register("redis", openRedis) }
+func init() { convergence.Register(Name, openRedis) }
 
 // redisProber writes to one master of a Redis Cluster and reads its
 // replicas directly, each over a connection in READONLY mode (without it a
@@ -86,11 +87,11 @@ func redisClient(n *cluster.Node, readonly bool) *goredis.Client {
 	return goredis.NewClient(o)
 }
 
-func openRedis(ctx context.Context, c *cluster.Cluster, opts Options) (_ Prober, err error) {
+func openRedis(ctx context.Context, c *cluster.Cluster, opts convergence.Options) (_ convergence.Prober, err error) {
 	if c.Options["standalone"] == "true" {
 		return nil, fmt.Errorf("convergence: redis: a standalone server has no replica (start a cluster with --opt replicas=1): %w", cluster.ErrUnsupported)
 	}
-	nodes, err := Running(c)
+	nodes, err := convergence.Running(c)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +181,7 @@ func openRedis(ctx context.Context, c *cluster.Cluster, opts Options) (_ Prober,
 		}
 	}
 	if info, err := mc.Info(ctx, "server").Result(); err == nil {
-		p.settings["redis_version"] = redisInfoField(info, "redis_version")
+		p.settings["redis_version"] = infoField(info, "redis_version")
 	}
 	if cfg, err := mc.ConfigGet(ctx, "appendfsync").Result(); err == nil {
 		p.settings["appendfsync"] = cfg["appendfsync"]
@@ -195,16 +196,7 @@ func openRedis(ctx context.Context, c *cluster.Cluster, opts Options) (_ Prober,
 	return p, nil
 }
 
-func redisInfoField(info, key string) string {
-	for _, line := range strings.Split(info, "\n") {
-		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && k == key {
-			return v
-		}
-	}
-	return ""
-}
-
-func (p *redisProber) key(k string) string { return Table + ":{" + p.tag + "}:" + k }
+func (p *redisProber) key(k string) string { return convergence.Table + ":{" + p.tag + "}:" + k }
 
 func (p *redisProber) Nodes() []string             { return p.names }
 func (p *redisProber) Settings() map[string]string { return p.settings }

@@ -1,4 +1,4 @@
-package cluster
+package redis
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
 )
 
@@ -23,7 +25,7 @@ func needHosts(t *testing.T) {
 
 // hostsClusterClient reaches a cluster on hosts from inside the first
 // node's host, as a client on the network would.
-func hostsClusterClient(c *Cluster) *goredis.ClusterClient {
+func hostsClusterClient(c *cluster.Cluster) *goredis.ClusterClient {
 	var addrs []string
 	for _, n := range c.Nodes {
 		addrs = append(addrs, n.Addr())
@@ -59,7 +61,7 @@ func assertNoNetwork(t *testing.T, dir string) {
 // kill, restart and add work; Down leaves nothing of the network.
 func TestRedisOnHosts(t *testing.T) {
 	needHosts(t)
-	_, e, c := upEngine[redisEngine](t, Options{Nodes: 3, Network: NetworkHosts}, 90*time.Second)
+	_, e, c := upRedis(t, cluster.Options{Nodes: 3, Network: cluster.NetworkHosts}, 90*time.Second)
 	if !c.OnHosts() {
 		t.Fatalf("network %q", c.Network)
 	}
@@ -104,7 +106,7 @@ func TestRedisOnHosts(t *testing.T) {
 	if err := e.Kill(ctx, c, victim.Name); err != nil {
 		t.Fatal(err)
 	}
-	if Alive(victim.PID) {
+	if cluster.Alive(victim.PID) {
 		t.Fatal("killed node alive")
 	}
 	if err := e.Restart(ctx, c, victim.Name); err != nil {
@@ -120,7 +122,7 @@ func TestRedisOnHosts(t *testing.T) {
 	if n.Host != vnet.NodeAddr(4).String() || n.Port != 6379 {
 		t.Errorf("added node at %s", n.Addr())
 	}
-	waitSettled(t, e, c, time.Minute)
+	clustertest.WaitSettled(t, e, c, time.Minute)
 	cc2 := hostsClusterClient(c)
 	defer cc2.Close()
 	for i := range 100 {
@@ -145,7 +147,7 @@ func TestRedisOnHostsInterrupted(t *testing.T) {
 		t.Skipf("redis not installed: %v", err)
 	}
 	dir := t.TempDir()
-	prepared, err := Prepare(dir, "redis")
+	prepared, err := cluster.Prepare(dir, "redis")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,13 +159,13 @@ func TestRedisOnHostsInterrupted(t *testing.T) {
 		}
 		cancel()
 	}()
-	c, err := e.Up(ctx, dir, Options{Nodes: 3, Network: NetworkHosts})
+	c, err := e.Up(ctx, dir, cluster.Options{Nodes: 3, Network: cluster.NetworkHosts})
 	cancel()
 	if err == nil {
 		t.Fatal("Up was not interrupted")
 	}
 	t.Logf("Up: %v", err)
-	if _, err := StopSpawned(dir, 3*time.Second); err != nil {
+	if _, err := cluster.StopSpawned(dir, 3*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if c == nil {
@@ -172,7 +174,7 @@ func TestRedisOnHostsInterrupted(t *testing.T) {
 	if err := e.Down(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
-	if pids, _ := Spawned(dir); len(pids) > 0 {
+	if pids, _ := cluster.Spawned(dir); len(pids) > 0 {
 		t.Errorf("servers still running: %v", pids)
 	}
 	assertNoNetwork(t, dir)
@@ -188,15 +190,15 @@ func TestRedisOnHostsCrash(t *testing.T) {
 		t.Skipf("redis not installed: %v", err)
 	}
 	dir := t.TempDir()
-	if _, err := Prepare(dir, "redis"); err != nil {
+	if _, err := cluster.Prepare(dir, "redis"); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := e.Up(ctx, dir, Options{Nodes: 1, Network: NetworkHosts})
+	c, err := e.Up(ctx, dir, cluster.Options{Nodes: 1, Network: cluster.NetworkHosts})
 	if err != nil {
-		_, _ = StopSpawned(dir, time.Second)
-		_ = DestroyNetwork(ctx, dir)
+		_, _ = cluster.StopSpawned(dir, time.Second)
+		_ = cluster.DestroyNetwork(ctx, dir)
 		t.Fatal(err)
 	}
 	// A single node announces its host's address (not "", which a client
@@ -208,22 +210,22 @@ func TestRedisOnHostsCrash(t *testing.T) {
 		t.Errorf("CLUSTER SLOTS of a single node on a host: %+v %v, want %s", slots, err, c.Nodes[0].Addr())
 	}
 	pid := c.Nodes[0].PID // the rest of c is lost
-	if !Alive(pid) {
+	if !cluster.Alive(pid) {
 		t.Fatal("server not running")
 	}
-	loaded, err := Load(dir) // Prepare's state: no node
+	loaded, err := cluster.Load(dir) // Prepare's state: no node
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := e.Down(ctx, loaded); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := StopSpawned(dir, 5*time.Second); err != nil {
+	if _, err := cluster.StopSpawned(dir, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if Alive(pid) {
+	if cluster.Alive(pid) {
 		t.Errorf("server pid %d still running", pid)
-		_ = Kill(pid)
+		_ = cluster.Kill(pid)
 	}
 	assertNoNetwork(t, dir)
 }

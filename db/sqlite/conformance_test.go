@@ -7,7 +7,7 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
-	_ "github.com/fieldbench/fieldbench/adapter/sqlite"
+	_ "github.com/fieldbench/fieldbench/db/sqlite"
 )
 
 // TestConformance runs the shared adapter conformance suite: every family
