@@ -66,6 +66,10 @@ func (redisEngine) Name() string { return Name }
 // Hosts implements Hoster: the engine starts its nodes on hosts too.
 func (redisEngine) Hosts() (bool, string) { return true, "" }
 
+// Budgets implements cluster.BudgetHolder: every node is one
+// redis-server, started through cluster.Start with its node named.
+func (redisEngine) Budgets() (bool, string) { return true, "" }
+
 // redisMaxServers bounds a Redis cluster's servers, masters × (1 +
 // replicas).
 const redisMaxServers = 64
@@ -158,7 +162,7 @@ func (e redisEngine) Up(ctx context.Context, dir string, opts cluster.Options) (
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("redis: cluster directory: %w", err)
 	}
-	c := &cluster.Cluster{Engine: e.Name(), Dir: dir, Started: time.Now().UTC(), Options: map[string]string{
+	c := &cluster.Cluster{Engine: e.Name(), Dir: dir, Started: time.Now().UTC(), Budget: opts.Budget, Options: map[string]string{
 		"masters":      strconv.Itoa(ro.masters),
 		"replicas":     strconv.Itoa(ro.replicas),
 		"standalone":   strconv.FormatBool(ro.standalone),
@@ -295,7 +299,7 @@ func (e redisEngine) startNew(ctx context.Context, c *cluster.Cluster, ro redisO
 		if err := os.WriteFile(n.Config, []byte(redisConfig(n, ro)), 0o644); err != nil {
 			return fmt.Errorf("redis: write %s: %w", n.Config, err)
 		}
-		return startRedisNode(ctx, n)
+		return startRedisNode(ctx, c, n)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("redis: start %s: %w", name, err)
@@ -320,7 +324,7 @@ func startOnHost(ctx context.Context, c *cluster.Cluster, n *cluster.Node, ro re
 	if err := os.WriteFile(n.Config, []byte(redisConfig(n, ro)), 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", n.Config, err)
 	}
-	if err := startRedisNode(ctx, n); err != nil {
+	if err := startRedisNode(ctx, c, n); err != nil {
 		_ = vnet.ForDir(c.Dir).RemoveHost(context.WithoutCancel(ctx), n.Name)
 		return err
 	}
@@ -367,11 +371,11 @@ func redisConfig(n *cluster.Node, ro redisOpts) string {
 	return b.String()
 }
 
-func startRedisNode(ctx context.Context, n *cluster.Node) error {
+func startRedisNode(ctx context.Context, c *cluster.Cluster, n *cluster.Node) error {
 	// On a host, `ip netns exec` enters its namespace and execs the
 	// server: the PID is the server's.
 	argv := n.Command(redisServer, n.Config)
-	pid, err := cluster.Start(cluster.Proc{Path: argv[0], Args: argv[1:], Dir: n.DataDir, LogFile: n.LogFile})
+	pid, err := cluster.Start(cluster.Proc{Path: argv[0], Args: argv[1:], Dir: n.DataDir, LogFile: n.LogFile, Cluster: c, Node: n})
 	if err != nil {
 		return err
 	}
@@ -841,7 +845,7 @@ func (redisEngine) Kill(_ context.Context, c *cluster.Cluster, name string) erro
 // replica of its successor. Restart waits until the node answers and, in
 // a cluster, says cluster_state:ok.
 func (redisEngine) Restart(ctx context.Context, c *cluster.Cluster, name string) error {
-	n, err := cluster.RestartNode(ctx, c, "redis", name, func(n *cluster.Node) error { return startRedisNode(ctx, n) })
+	n, err := cluster.RestartNode(ctx, c, "redis", name, func(n *cluster.Node) error { return startRedisNode(ctx, c, n) })
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/budget"
 	"github.com/fieldbench/fieldbench/cluster/clustertest"
 )
 
@@ -320,4 +321,50 @@ func TestRedisNodeLimitCountsReplicas(t *testing.T) {
 			t.Errorf("--nodes %d replicas=%s: %v, want %q", tc.nodes, tc.replicas, err, tc.want)
 		}
 	}
+}
+
+// TestRedisBudget is the scale model's check (issue 44): `cluster up redis
+// --nodes 2 --budget cpu=0.2 --budget redis2:cpu=0.5,memory=256MiB` holds
+// each redis-server in a control group of its budget from its start; a
+// node killed and restarted is back in its group, a node added gets the
+// cluster's budget, status says each budget, and the teardown leaves no
+// group behind.
+func TestRedisBudget(t *testing.T) {
+	t.Parallel()
+	plan, err := budget.ParsePlan([]string{"cpu=0.2", "redis2:cpu=0.5,memory=256MiB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clustertest.SkipWithoutBudgets(t, plan.For("redis2"))
+	ctx, e, c := upRedis(t, cluster.Options{Nodes: 2, Budget: plan}, 90*time.Second)
+	groups := clustertest.CheckHeld(t, c)
+	if len(groups) != 2 {
+		t.Fatalf("%d groups for 2 nodes", len(groups))
+	}
+	if err := e.Kill(ctx, c, "redis1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Restart(ctx, c, "redis1"); err != nil {
+		t.Fatal(err)
+	}
+	n, err := e.Add(ctx, c)
+	if err != nil {
+		t.Fatalf("Add: %v", err)
+	}
+	groups = clustertest.CheckHeld(t, c)
+	if len(groups) != 3 || n.Cgroup == nil {
+		t.Fatalf("after a restart and an add: %d groups, the added node's %v", len(groups), n.Cgroup)
+	}
+	st := statusOf(t, e, c)
+	cluster.AddBudgets(c, st)
+	want := map[string]string{"redis1": "cpu=0.2", "redis2": "cpu=0.5,memory=256MiB", n.Name: "cpu=0.2"}
+	for _, s := range st {
+		if s.Detail["budget"] != want[s.Name] {
+			t.Errorf("%s: status budget %q, want %q", s.Name, s.Detail["budget"], want[s.Name])
+		}
+	}
+	if err := cluster.Teardown(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	clustertest.CheckRemoved(t, groups)
 }
