@@ -25,11 +25,6 @@ func (cassandraEngine) NodeNames(nodes int, _ map[string]string, adds int) []str
 	return Numbered("cass", nodes+adds)
 }
 
-// NodeNames: pg1 (the primary), pg2... (replicas).
-func (pgEngine) NodeNames(nodes int, _ map[string]string, adds int) []string {
-	return Numbered("pg", nodes+adds)
-}
-
 // NodeNames: node1, node2...
 func (mariaDB) NodeNames(nodes int, _ map[string]string, adds int) []string {
 	return Numbered("node", nodes+adds)

@@ -12,7 +12,6 @@ import (
 	_ "github.com/fieldbench/fieldbench/adapter/hbase"
 	_ "github.com/fieldbench/fieldbench/adapter/mariadb"
 	_ "github.com/fieldbench/fieldbench/adapter/null"
-	_ "github.com/fieldbench/fieldbench/adapter/postgres"
 	_ "github.com/fieldbench/fieldbench/adapter/redis"
 	_ "github.com/fieldbench/fieldbench/adapter/sqlite"
 	_ "github.com/fieldbench/fieldbench/workload/ingest"

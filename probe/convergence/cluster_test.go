@@ -123,15 +123,6 @@ func measure(t *testing.T, c *cluster.Cluster, opts Options, label string) Resul
 	return res
 }
 
-func TestPostgresReplica(t *testing.T) {
-	t.Parallel()
-	c := up(t, "postgres", 2, nil, 3*time.Minute)
-	res := measure(t, c, Options{}, "postgres primary+1 replica")
-	if res.Settings["synchronous_commit"] == "" {
-		t.Errorf("settings lack synchronous_commit: %v", res.Settings)
-	}
-}
-
 func TestRedisReplica(t *testing.T) {
 	t.Parallel()
 	c := up(t, "redis", 1, map[string]string{"replicas": "1"}, 2*time.Minute)
