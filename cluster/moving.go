@@ -5,25 +5,6 @@ import (
 	"strings"
 )
 
-// Moving implements Mover for MariaDB: in Galera, data moves while a node is
-// joining or donating (state transfer) or not yet synced.
-func (e mariaDB) Moving(ctx context.Context, c *Cluster) (bool, string, error) {
-	sts, err := e.Status(ctx, c)
-	if err != nil {
-		return false, "", err
-	}
-	moving, detail := MovingFrom(c, sts, func(st NodeStatus) string {
-		if st.Detail["state_transfer"] == "in progress" {
-			return "state transfer"
-		}
-		if st.State != "up" {
-			return st.State
-		}
-		return ""
-	})
-	return moving, detail, nil
-}
-
 // Moving implements Mover for Redis Cluster: data moves while any slot is
 // migrating or importing (a rebalance after add-node), or the cluster state
 // is not ok.

@@ -25,11 +25,6 @@ func (cassandraEngine) NodeNames(nodes int, _ map[string]string, adds int) []str
 	return Numbered("cass", nodes+adds)
 }
 
-// NodeNames: node1, node2...
-func (mariaDB) NodeNames(nodes int, _ map[string]string, adds int) []string {
-	return Numbered("node", nodes+adds)
-}
-
 // NodeNames: redis1... — every master with its replicas (option replicas).
 func (redisEngine) NodeNames(nodes int, extra map[string]string, adds int) []string {
 	replicas := 0

@@ -25,7 +25,6 @@ func TestCheckOptions(t *testing.T) {
 		extra  map[string]string
 	}{
 		{"redis", map[string]string{"replicas": "1"}},
-		{"mariadb", map[string]string{"galera": "false"}},
 		{"couchbase", map[string]string{"buckets": "2"}},
 		{"couchdb", nil},
 	} {

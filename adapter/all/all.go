@@ -10,7 +10,6 @@ import (
 	_ "github.com/fieldbench/fieldbench/adapter/couchbase"
 	_ "github.com/fieldbench/fieldbench/adapter/couchdb"
 	_ "github.com/fieldbench/fieldbench/adapter/hbase"
-	_ "github.com/fieldbench/fieldbench/adapter/mariadb"
 	_ "github.com/fieldbench/fieldbench/adapter/null"
 	_ "github.com/fieldbench/fieldbench/adapter/redis"
 	_ "github.com/fieldbench/fieldbench/adapter/sqlite"

@@ -10,6 +10,7 @@ package all
 
 import (
 	_ "github.com/fieldbench/fieldbench/adapter/all"
+	_ "github.com/fieldbench/fieldbench/db/mariadb"
 	_ "github.com/fieldbench/fieldbench/db/mongodb"
 	_ "github.com/fieldbench/fieldbench/db/postgres"
 	_ "github.com/fieldbench/fieldbench/db/rethinkdb"

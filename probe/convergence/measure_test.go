@@ -72,7 +72,6 @@ func TestOpenUnsupported(t *testing.T) {
 	}{
 		{"hbase", &cluster.Cluster{Engine: "hbase", Nodes: []*cluster.Node{node("a"), node("b")}}, `engine "hbase"`},
 		{"unknown", &cluster.Cluster{Engine: "nosuch"}, `engine "nosuch"`},
-		{"mariadb single server", &cluster.Cluster{Engine: "mariadb", Options: map[string]string{"galera": "false"}, Nodes: []*cluster.Node{node("node1")}}, "single server"},
 		{"redis standalone", &cluster.Cluster{Engine: "redis", Options: map[string]string{"standalone": "true"}, Nodes: []*cluster.Node{node("redis1")}}, "standalone"},
 		{"cassandra one node", &cluster.Cluster{Engine: "cassandra", Nodes: []*cluster.Node{node("cass1")}}, "1 running node"},
 	}
