@@ -12,6 +12,7 @@ type NodeNamer interface {
 	NodeNames(nodes int, extra map[string]string, adds int) []string
 }
 
+// Numbered names n nodes prefix1, prefix2... prefixN.
 func Numbered(prefix string, n int) []string {
 	out := make([]string, n)
 	for i := range out {
@@ -23,16 +24,6 @@ func Numbered(prefix string, n int) []string {
 // NodeNames: cass1, cass2...
 func (cassandraEngine) NodeNames(nodes int, _ map[string]string, adds int) []string {
 	return Numbered("cass", nodes+adds)
-}
-
-// NodeNames: pg1 (the primary), pg2... (replicas).
-func (pgEngine) NodeNames(nodes int, _ map[string]string, adds int) []string {
-	return Numbered("pg", nodes+adds)
-}
-
-// NodeNames: node1, node2...
-func (mariaDB) NodeNames(nodes int, _ map[string]string, adds int) []string {
-	return Numbered("node", nodes+adds)
 }
 
 // KnownNode reports whether a node called name can exist in a cluster of

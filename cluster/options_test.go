@@ -31,9 +31,7 @@ func TestCheckOptions(t *testing.T) {
 		extra  map[string]string
 	}{
 		{"redis", map[string]string{"replicas": "1"}},
-		{"mariadb", map[string]string{"galera": "false"}},
 		{"couchbase", map[string]string{"buckets": "2"}},
-		{"postgres", map[string]string{"shared_buffers": "128MB"}},
 		{"couchdb", nil},
 	} {
 		if err := cluster.CheckOptions(tc.engine, cluster.Options{Nodes: 1, Extra: tc.extra}); err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/cluster/clustertest"
+	"github.com/fieldbench/fieldbench/db/postgres"
 )
 
 // pgServer is a real PostgreSQL, started as the adapter's tests start
@@ -34,7 +35,7 @@ func pgHistory(t *testing.T) string {
 	t.Helper()
 	c := pgServer.Get(t)
 	name := fmt.Sprintf("history_%d_%d", os.Getpid(), pgSeq.Add(1))
-	admin := strings.Replace(c.DSN, "/"+cluster.PGDatabase+"?", "/postgres?", 1)
+	admin := strings.Replace(c.DSN, "/"+postgres.PGDatabase+"?", "/postgres?", 1)
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, admin)
 	if err != nil {
@@ -55,7 +56,7 @@ func pgHistory(t *testing.T) string {
 			t.Errorf("drop %s: %v", name, err)
 		}
 	})
-	return strings.Replace(c.DSN, "/"+cluster.PGDatabase+"?", "/"+name+"?", 1)
+	return strings.Replace(c.DSN, "/"+postgres.PGDatabase+"?", "/"+name+"?", 1)
 }
 
 // The PostgreSQL store does what the SQLite one does, on a real server:

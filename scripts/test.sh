@@ -56,7 +56,7 @@ go build -o "$tools/testtimes" ./scripts/testtimes
 cli=(./internal/cli ./cluster)
 servers=(
   ./adapter/couchdb ./adapter/hbase ./db/mongodb ./adapter/cassandra
-  ./kubernetes ./adapter/couchbase ./adapter/mariadb ./adapter/postgres
+  ./kubernetes ./adapter/couchbase ./db/mariadb ./db/postgres
   ./db/redis ./db/rethinkdb ./db/sqlserver
   ./probe/convergence ./history ./job
 )

@@ -128,7 +128,7 @@ func TestAllowList(t *testing.T) {
 		{pkg{"modernc.org/sqlite", false}, true},
 		{pkg{"github.com/microsoft/go-mssqldb", false}, true},
 		{pkg{module + "/adapter", false}, true},
-		{pkg{module + "/adapter/postgres", false}, true},
+		{pkg{module + "/db/postgres", false}, true},
 		{pkg{module + "/workloadx", false}, true}, // a prefix, not a subtree
 		{pkg{module + "/statsfake", false}, true},
 	} {

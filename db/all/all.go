@@ -10,8 +10,10 @@ package all
 
 import (
 	_ "github.com/fieldbench/fieldbench/adapter/all"
+	_ "github.com/fieldbench/fieldbench/db/mariadb"
 	_ "github.com/fieldbench/fieldbench/db/mongodb"
 	_ "github.com/fieldbench/fieldbench/db/redis"
+	_ "github.com/fieldbench/fieldbench/db/postgres"
 	_ "github.com/fieldbench/fieldbench/db/rethinkdb"
 	_ "github.com/fieldbench/fieldbench/db/sqlite"
 	_ "github.com/fieldbench/fieldbench/db/sqlserver"

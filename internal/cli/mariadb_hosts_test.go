@@ -14,8 +14,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	mariadbadapter "github.com/fieldbench/fieldbench/adapter/mariadb"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
+	mariadbadapter "github.com/fieldbench/fieldbench/db/mariadb"
 )
 
 // TestMariaDBHostsGalera: `cluster up mariadb --nodes 3 --network hosts`

@@ -12,8 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	pgadapter "github.com/fieldbench/fieldbench/adapter/postgres"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
+	pgadapter "github.com/fieldbench/fieldbench/db/postgres"
 )
 
 // TestPostgresHostsReplica: `cluster up postgres --nodes 2 --network

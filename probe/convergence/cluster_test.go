@@ -123,32 +123,6 @@ func measure(t *testing.T, c *cluster.Cluster, opts Options, label string) Resul
 	return res
 }
 
-func TestPostgresReplica(t *testing.T) {
-	t.Parallel()
-	c := up(t, "postgres", 2, nil, 3*time.Minute)
-	res := measure(t, c, Options{}, "postgres primary+1 replica")
-	if res.Settings["synchronous_commit"] == "" {
-		t.Errorf("settings lack synchronous_commit: %v", res.Settings)
-	}
-}
-
-func TestGalera(t *testing.T) {
-	t.Parallel()
-	c := up(t, "mariadb", 2, map[string]string{"galera": "true"}, 5*time.Minute)
-	res := measure(t, c, Options{}, "galera 2 nodes, server wsrep_sync_wait")
-	if _, ok := res.Settings["wsrep_sync_wait"]; !ok {
-		t.Errorf("settings lack wsrep_sync_wait: %v", res.Settings)
-	}
-	one := 1
-	res = measure(t, c, Options{MariaDBSyncWait: &one}, "galera 2 nodes, wsrep_sync_wait=1 on reads")
-	// Reads that wait for the node to catch up see every write at once.
-	for _, nr := range res.PerNode {
-		if nr.FirstRead != nr.FromAck.Count {
-			t.Errorf("wsrep_sync_wait=1: %s needed more than one read in %d of %d rounds", nr.Node, nr.FromAck.Count-nr.FirstRead, nr.FromAck.Count)
-		}
-	}
-}
-
 func TestCassandra(t *testing.T) {
 	t.Parallel()
 	c := up(t, "cassandra", 2, nil, 6*time.Minute)

@@ -72,8 +72,6 @@ func TestOpenUnsupported(t *testing.T) {
 	}{
 		{"hbase", &cluster.Cluster{Engine: "hbase", Nodes: []*cluster.Node{node("a"), node("b")}}, `engine "hbase"`},
 		{"unknown", &cluster.Cluster{Engine: "nosuch"}, `engine "nosuch"`},
-		{"mariadb single server", &cluster.Cluster{Engine: "mariadb", Options: map[string]string{"galera": "false"}, Nodes: []*cluster.Node{node("node1")}}, "single server"},
-		{"postgres primary alone", &cluster.Cluster{Engine: "postgres", Nodes: []*cluster.Node{node("pg1"), {Name: "pg2", Stopped: true}}}, "1 running node"},
 		{"cassandra one node", &cluster.Cluster{Engine: "cassandra", Nodes: []*cluster.Node{node("cass1")}}, "1 running node"},
 	}
 	for _, tt := range tests {

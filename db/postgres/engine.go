@@ -1,4 +1,4 @@
-package cluster
+package postgres
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
 )
 
@@ -35,7 +36,7 @@ import (
 // administers every node from inside its host (pgx dials through the
 // namespace, pg_basebackup runs in the new replica's host). Down removes
 // the network.
-func init() { Register(pgEngine{}) }
+func init() { cluster.Register(pgEngine{}) }
 
 // PGDatabase is the database the engine creates (with PostGIS) on the
 // primary; the DSN points at it.
@@ -105,7 +106,7 @@ func (pgEngine) Hosts() (bool, string) { return true, "" }
 
 // CheckNodes implements NodeLimiter.
 func (e pgEngine) CheckNodes(nodes int, _ map[string]string) error {
-	return NodeLimit(e.Name(), nodes, 16, "each node is a full PostgreSQL server (shared buffers, WAL sender, a base backup of the primary)")
+	return cluster.NodeLimit(e.Name(), nodes, 16, "each node is a full PostgreSQL server (shared buffers, WAL sender, a base backup of the primary)")
 }
 
 // pgEngine has no CheckOptions (OptionChecker): its options are server
@@ -113,9 +114,10 @@ func (e pgEngine) CheckNodes(nodes int, _ map[string]string) error {
 // configuration for the server to judge.
 
 var (
-	_ Engine = pgEngine{}
-	_ Grower = pgEngine{}
-	_ Killer = pgEngine{}
+	_ cluster.Engine = pgEngine{}
+	_ cluster.Grower = pgEngine{}
+	_ cluster.Killer = pgEngine{}
+	_ cluster.Mover  = pgEngine{}
 )
 
 // PGBinDir returns the directory of the newest installed PostgreSQL's
@@ -158,7 +160,7 @@ func (pgEngine) Check() error {
 	if m, _ := filepath.Glob("/usr/share/postgresql/" + major + "/extension/postgis.control"); len(m) == 0 {
 		return fmt.Errorf("postgres: PostGIS for PostgreSQL %s is not installed; run scripts/install-servers.sh (Debian package postgresql-%s-postgis-3)", major, major)
 	}
-	if _, err := UserCredential(pgUser); err != nil {
+	if _, err := cluster.UserCredential(pgUser); err != nil {
 		return fmt.Errorf("postgres: %w; run scripts/install-servers.sh", err)
 	}
 	return nil
@@ -216,7 +218,7 @@ func writePGConf(path string, settings map[string]string) error {
 // Up implements Engine: initdb and start the primary, create the
 // fieldbench database with PostGIS, then clone and start opts.Nodes-1
 // streaming replicas with pg_basebackup.
-func (e pgEngine) Up(ctx context.Context, dir string, opts Options) (_ *Cluster, err error) {
+func (e pgEngine) Up(ctx context.Context, dir string, opts cluster.Options) (_ *cluster.Cluster, err error) {
 	if err := e.Check(); err != nil {
 		return nil, err
 	}
@@ -231,19 +233,19 @@ func (e pgEngine) Up(ctx context.Context, dir string, opts Options) (_ *Cluster,
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("postgres: chmod %s: %w", dir, err)
 	}
-	if err := RunAs(ctx, pgUser, "/", "/usr/bin/test", "-x", dir); err != nil {
+	if err := cluster.RunAs(ctx, pgUser, "/", "/usr/bin/test", "-x", dir); err != nil {
 		return nil, fmt.Errorf("postgres: the %s user cannot reach %s (a parent directory is not world-searchable, e.g. a 0700 test directory; chmod its parents 0755 or use another --dir): %w", pgUser, dir, err)
 	}
 	// A state without nodes is the one Prepare wrote for this very start.
-	if prev, err := Load(dir); err == nil && len(prev.Nodes) > 0 {
-		return nil, fmt.Errorf("postgres: %s already holds a cluster (%s); run `cluster down` and remove it, or use another directory", dir, StateFile)
+	if prev, err := cluster.Load(dir); err == nil && len(prev.Nodes) > 0 {
+		return nil, fmt.Errorf("postgres: %s already holds a cluster (%s); run `cluster down` and remove it, or use another directory", dir, cluster.StateFile)
 	}
 	settings := pgSettings(opts.Extra)
 	conf := filepath.Join(dir, pgConfName)
 	if err := writePGConf(conf, settings); err != nil {
 		return nil, err
 	}
-	c := &Cluster{Engine: e.Name(), Dir: dir, Started: time.Now().UTC(), Options: map[string]string{}}
+	c := &cluster.Cluster{Engine: e.Name(), Dir: dir, Started: time.Now().UTC(), Options: map[string]string{}}
 	for k, v := range opts.Extra {
 		c.Options[k] = v
 	}
@@ -254,8 +256,8 @@ func (e pgEngine) Up(ctx context.Context, dir string, opts Options) (_ *Cluster,
 			_ = e.Down(context.WithoutCancel(ctx), c)
 		}
 	}()
-	if opts.Network == NetworkHosts {
-		if err := CheckNetwork(e.Name(), NetworkHosts); err != nil {
+	if opts.Network == cluster.NetworkHosts {
+		if err := cluster.CheckNetwork(e.Name(), cluster.NetworkHosts); err != nil {
 			return nil, err
 		}
 		// The server must drop root inside its host's namespace, which
@@ -310,18 +312,18 @@ func pgSocketDir(nodeDir string) string {
 // pgNewNode creates a node's directory (its Unix socket directory, log and
 // data directory's parent), owned by postgres; on hosts it also makes the
 // node's host, with the first node address no other node has.
-func pgNewNode(ctx context.Context, c *Cluster, name, role string) (*Node, error) {
+func pgNewNode(ctx context.Context, c *cluster.Cluster, name, role string) (*cluster.Node, error) {
 	nd := filepath.Join(c.Dir, name)
 	if err := os.MkdirAll(nd, 0o755); err != nil {
 		return nil, fmt.Errorf("postgres: create %s: %w", nd, err)
 	}
-	if err := Chown(nd, pgUser); err != nil {
+	if err := cluster.Chown(nd, pgUser); err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	n := &Node{
+	n := &cluster.Node{
 		Name:    name,
 		Role:    role,
-		Host:    Loopback,
+		Host:    cluster.Loopback,
 		DataDir: filepath.Join(nd, "data"),
 		LogFile: filepath.Join(nd, "postgres.log"),
 		Config:  filepath.Join(c.Dir, pgConfName),
@@ -329,7 +331,7 @@ func pgNewNode(ctx context.Context, c *Cluster, name, role string) (*Node, error
 	if !c.OnHosts() {
 		return n, nil
 	}
-	h, err := AddNodeHost(ctx, c, name)
+	h, err := cluster.AddNodeHost(ctx, c, name)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
@@ -341,7 +343,7 @@ func pgNewNode(ctx context.Context, c *Cluster, name, role string) (*Node, error
 // caller sets the user) on loopback; on a host, inside its namespace and
 // then as postgres through setpriv, which execs argv in place (the PID
 // `ip netns exec` started is argv's).
-func pgCommand(n *Node, argv ...string) (cmd []string, usr string) {
+func pgCommand(n *cluster.Node, argv ...string) (cmd []string, usr string) {
 	if n.Netns == "" {
 		return argv, pgUser
 	}
@@ -349,7 +351,7 @@ func pgCommand(n *Node, argv ...string) (cmd []string, usr string) {
 	return vnet.Command(n.Netns, append(su, argv...)...), ""
 }
 
-func (pgEngine) initPrimary(ctx context.Context, c *Cluster, conf string) (*Node, error) {
+func (pgEngine) initPrimary(ctx context.Context, c *cluster.Cluster, conf string) (*cluster.Node, error) {
 	bin, err := PGBinDir()
 	if err != nil {
 		return nil, err
@@ -362,7 +364,7 @@ func (pgEngine) initPrimary(ctx context.Context, c *Cluster, conf string) (*Node
 	// trust for local and 127.0.0.1 connections (including replication):
 	// the servers are reachable from this machine only, and a benchmark
 	// cluster has no secret to keep. See docs/postgres.md.
-	if err := RunAs(ctx, pgUser, filepath.Dir(node.DataDir), filepath.Join(bin, "initdb"),
+	if err := cluster.RunAs(ctx, pgUser, filepath.Dir(node.DataDir), filepath.Join(bin, "initdb"),
 		"-D", node.DataDir, "-U", pgUser, "--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8"); err != nil {
 		return nil, fmt.Errorf("postgres: initdb: %w", err)
 	}
@@ -383,7 +385,7 @@ func (pgEngine) initPrimary(ctx context.Context, c *Cluster, conf string) (*Node
 		if err := os.WriteFile(filepath.Join(node.DataDir, "pg_hba.conf"), []byte(pgHostsHBA), 0o600); err != nil {
 			return nil, fmt.Errorf("postgres: write pg_hba.conf: %w", err)
 		}
-		if err := Chown(filepath.Join(node.DataDir, "pg_hba.conf"), pgUser); err != nil {
+		if err := cluster.Chown(filepath.Join(node.DataDir, "pg_hba.conf"), pgUser); err != nil {
 			return nil, fmt.Errorf("postgres: %w", err)
 		}
 	}
@@ -397,7 +399,7 @@ func (pgEngine) initPrimary(ctx context.Context, c *Cluster, conf string) (*Node
 // a kill, when the killed postmaster's socket lock file still names a
 // process not yet gone (seen here: "lock file .s.PGSQL.5432.lock already
 // exists"; on loopback the new port's lock file differs).
-func (pgEngine) start(ctx context.Context, c *Cluster, node *Node) error {
+func (pgEngine) start(ctx context.Context, c *cluster.Cluster, node *cluster.Node) error {
 	bin, err := PGBinDir()
 	if err != nil {
 		return err
@@ -412,20 +414,20 @@ func (pgEngine) start(ctx context.Context, c *Cluster, node *Node) error {
 			}
 		}
 		if node.Netns == "" && (i > 0 || node.Port == 0) {
-			p, err := FreePort(Loopback)
+			p, err := cluster.FreePort(cluster.Loopback)
 			if err != nil {
 				return err
 			}
 			node.Port = p
 		}
 		// A stale pid file of a killed server stops a new one from starting.
-		if pid, ok := pgPIDFile(node.DataDir); ok && !Alive(pid) {
+		if pid, ok := pgPIDFile(node.DataDir); ok && !cluster.Alive(pid) {
 			_ = os.Remove(filepath.Join(node.DataDir, "postmaster.pid"))
 		}
 		argv, usr := pgCommand(node, filepath.Join(bin, "postgres"),
 			"-D", node.DataDir, "-p", strconv.Itoa(node.Port), "-k", pgSocketDir(nodeDir),
 			"-c", "listen_addresses="+node.Host, "-c", "cluster_name="+node.Name)
-		pid, err := Start(Proc{Path: argv[0], Args: argv[1:], Dir: nodeDir, LogFile: node.LogFile, User: usr})
+		pid, err := cluster.Start(cluster.Proc{Path: argv[0], Args: argv[1:], Dir: nodeDir, LogFile: node.LogFile, User: usr})
 		if err != nil {
 			return err
 		}
@@ -433,7 +435,7 @@ func (pgEngine) start(ctx context.Context, c *Cluster, node *Node) error {
 		node.Stopped = false
 		wctx, cancel := context.WithTimeout(ctx, 120*time.Second)
 		defer cancel()
-		if err := WaitDial(wctx, node.Dial, node.Addr(), pid, node.LogFile); err != nil {
+		if err := cluster.WaitDial(wctx, node.Dial, node.Addr(), pid, node.LogFile); err != nil {
 			_ = pgStopPID(pid, 10*time.Second)
 			node.PID = 0
 			return err
@@ -445,7 +447,7 @@ func (pgEngine) start(ctx context.Context, c *Cluster, node *Node) error {
 		}
 		return nil
 	}
-	if err := Retry(3, attempt); err != nil {
+	if err := cluster.Retry(3, attempt); err != nil {
 		return fmt.Errorf("postgres: start %s: %w", node.Name, err)
 	}
 	return c.Save()
@@ -463,14 +465,14 @@ func pgPIDFile(data string) (int, bool) {
 }
 
 // pgNodeURL is a DSN for one node and database (no password: trust).
-func pgNodeURL(n *Node, db string) string {
+func pgNodeURL(n *cluster.Node, db string) string {
 	u := url.URL{Scheme: "postgres", User: url.User(pgUser), Host: n.Addr(), Path: "/" + db, RawQuery: "sslmode=disable&connect_timeout=5"}
 	return u.String()
 }
 
 // pgConnect connects to one node; a node on a host is dialled from
 // inside its host's namespace, the only place its address is reachable.
-func pgConnect(ctx context.Context, n *Node, db string) (*pgx.Conn, error) {
+func pgConnect(ctx context.Context, n *cluster.Node, db string) (*pgx.Conn, error) {
 	if n.Netns == "" {
 		return pgx.Connect(ctx, pgNodeURL(n, db))
 	}
@@ -484,7 +486,7 @@ func pgConnect(ctx context.Context, n *Node, db string) (*pgx.Conn, error) {
 
 // pgWaitReady waits until node answers a query (a replica answers once it
 // reached a consistent state and accepts read-only connections).
-func pgWaitReady(ctx context.Context, n *Node) error {
+func pgWaitReady(ctx context.Context, n *cluster.Node) error {
 	var last error
 	for {
 		conn, err := pgConnect(ctx, n, "postgres")
@@ -497,19 +499,19 @@ func pgWaitReady(ctx context.Context, n *Node) error {
 			}
 		}
 		last = err
-		if n.PID > 0 && !Alive(n.PID) {
-			return fmt.Errorf("postgres %s (pid %d) exited; log %s ends:\n%s", n.Name, n.PID, n.LogFile, LogTail(n.LogFile, 1500))
+		if n.PID > 0 && !cluster.Alive(n.PID) {
+			return fmt.Errorf("postgres %s (pid %d) exited; log %s ends:\n%s", n.Name, n.PID, n.LogFile, cluster.LogTail(n.LogFile, 1500))
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("postgres %s not ready: %w (last error: %v); log %s ends:\n%s", n.Name, ctx.Err(), last, n.LogFile, LogTail(n.LogFile, 1500))
+			return fmt.Errorf("postgres %s not ready: %w (last error: %v); log %s ends:\n%s", n.Name, ctx.Err(), last, n.LogFile, cluster.LogTail(n.LogFile, 1500))
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }
 
 // pgSetupDatabase creates the fieldbench database and PostGIS in it.
-func pgSetupDatabase(ctx context.Context, primary *Node) error {
+func pgSetupDatabase(ctx context.Context, primary *cluster.Node) error {
 	conn, err := pgConnect(ctx, primary, "postgres")
 	if err != nil {
 		return fmt.Errorf("postgres: connect to %s: %w", primary.Name, err)
@@ -536,7 +538,7 @@ func pgSetupDatabase(ctx context.Context, primary *Node) error {
 
 // pgRecordSettings stores the server version and the important settings
 // in c.
-func pgRecordSettings(ctx context.Context, c *Cluster, primary *Node) error {
+func pgRecordSettings(ctx context.Context, c *cluster.Cluster, primary *cluster.Node) error {
 	conn, err := pgConnect(ctx, primary, PGDatabase)
 	if err != nil {
 		return fmt.Errorf("postgres: connect to %s: %w", primary.Name, err)
@@ -566,8 +568,8 @@ func pgRecordSettings(ctx context.Context, c *Cluster, primary *Node) error {
 // pgDSN is the DSN of the cluster: the primary, plus the replicas in a
 // replicas= parameter the postgres adapter strips and uses for reads when
 // read_from=replicas is also given (--opt read_from=replicas).
-func pgDSN(c *Cluster) string {
-	var primary *Node
+func pgDSN(c *cluster.Cluster) string {
+	var primary *cluster.Node
 	var reps []string
 	for _, n := range c.Nodes {
 		switch n.Role {
@@ -590,7 +592,8 @@ func pgDSN(c *Cluster) string {
 	return s
 }
 
-func (c *Cluster) pgPrimary() (*Node, error) {
+// pgPrimary is the primary node of c.
+func pgPrimary(c *cluster.Cluster) (*cluster.Node, error) {
 	for _, n := range c.Nodes {
 		if n.Role == "primary" {
 			return n, nil
@@ -601,16 +604,16 @@ func (c *Cluster) pgPrimary() (*Node, error) {
 
 // addReplica clones the primary with pg_basebackup -R into a new node and
 // starts it.
-func (e pgEngine) addReplica(ctx context.Context, c *Cluster) (*Node, error) {
+func (e pgEngine) addReplica(ctx context.Context, c *cluster.Cluster) (*cluster.Node, error) {
 	bin, err := PGBinDir()
 	if err != nil {
 		return nil, err
 	}
-	primary, err := c.pgPrimary()
+	primary, err := pgPrimary(c)
 	if err != nil {
 		return nil, err
 	}
-	if !Alive(primary.PID) {
+	if !cluster.Alive(primary.PID) {
 		return nil, fmt.Errorf("postgres: primary %s is not running; a replica is cloned from it", primary.Name)
 	}
 	name := ""
@@ -630,7 +633,7 @@ func (e pgEngine) addReplica(ctx context.Context, c *Cluster) (*Node, error) {
 	argv, usr := pgCommand(node, filepath.Join(bin, "pg_basebackup"),
 		"-h", primary.Host, "-p", strconv.Itoa(primary.Port), "-U", pgUser,
 		"-D", node.DataDir, "-R", "-X", "stream", "--checkpoint=fast", "--no-password")
-	if err := RunAs(ctx, usr, filepath.Dir(node.DataDir), argv[0], argv[1:]...); err != nil {
+	if err := cluster.RunAs(ctx, usr, filepath.Dir(node.DataDir), argv[0], argv[1:]...); err != nil {
 		if node.Netns != "" {
 			_ = vnet.ForDir(c.Dir).RemoveHost(context.WithoutCancel(ctx), node.Name)
 		}
@@ -645,8 +648,8 @@ func (e pgEngine) addReplica(ctx context.Context, c *Cluster) (*Node, error) {
 
 // waitStreaming waits until every running replica streams from the
 // primary.
-func (pgEngine) waitStreaming(ctx context.Context, c *Cluster) error {
-	primary, err := c.pgPrimary()
+func (pgEngine) waitStreaming(ctx context.Context, c *cluster.Cluster) error {
+	primary, err := pgPrimary(c)
 	if err != nil {
 		return err
 	}
@@ -694,7 +697,7 @@ type pgRepl struct {
 
 // pgReplication reads pg_stat_replication on the primary, by the
 // replicas' cluster_name (their walreceiver's application_name).
-func pgReplication(ctx context.Context, primary *Node) (map[string]pgRepl, error) {
+func pgReplication(ctx context.Context, primary *cluster.Node) (map[string]pgRepl, error) {
 	conn, err := pgConnect(ctx, primary, "postgres")
 	if err != nil {
 		return nil, err
@@ -722,17 +725,17 @@ func pgReplication(ctx context.Context, primary *Node) (map[string]pgRepl, error
 // Status implements Engine: role and state of every node; the primary's
 // view of each replica's replication (state, bytes of WAL not yet
 // replayed, replay_lag) and the replica's own replay position and delay.
-func (pgEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
+func (pgEngine) Status(ctx context.Context, c *cluster.Cluster) ([]cluster.NodeStatus, error) {
 	var repl map[string]pgRepl
 	var replErr error
-	if p, err := c.pgPrimary(); err == nil && Alive(p.PID) {
+	if p, err := pgPrimary(c); err == nil && cluster.Alive(p.PID) {
 		repl, replErr = pgReplication(ctx, p)
 	}
-	out := make([]NodeStatus, 0, len(c.Nodes))
+	out := make([]cluster.NodeStatus, 0, len(c.Nodes))
 	for _, n := range c.Nodes {
-		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, PID: n.PID, Detail: map[string]string{}}
-		AddHostCounters(ctx, n, st.Detail)
-		if !Alive(n.PID) {
+		st := cluster.NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, PID: n.PID, Detail: map[string]string{}}
+		cluster.AddHostCounters(ctx, n, st.Detail)
+		if !cluster.Alive(n.PID) {
 			st.State = "down"
 			st.PID = 0
 			out = append(out, st)
@@ -808,7 +811,7 @@ func countStreaming(m map[string]pgRepl) int {
 // would be a "smart" shutdown that waits for every client to leave — and
 // SIGKILLs it after grace.
 func pgStopPID(pid int, grace time.Duration) error {
-	if err := StopWith(pid, syscall.SIGINT, grace); err != nil {
+	if err := cluster.StopWith(pid, syscall.SIGINT, grace); err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
 	return nil
@@ -817,9 +820,9 @@ func pgStopPID(pid int, grace time.Duration) error {
 // Down implements Engine: fast shutdown of the replicas, then the primary;
 // the data stays. On a virtual network it then removes every namespace
 // and interface of the network, found from the directory alone.
-func (pgEngine) Down(ctx context.Context, c *Cluster) error {
+func (pgEngine) Down(ctx context.Context, c *cluster.Cluster) error {
 	var errs []error
-	order := make([]*Node, 0, len(c.Nodes))
+	order := make([]*cluster.Node, 0, len(c.Nodes))
 	for _, n := range c.Nodes {
 		if n.Role != "primary" {
 			order = append(order, n)
@@ -843,13 +846,13 @@ func (pgEngine) Down(ctx context.Context, c *Cluster) error {
 	if _, err := os.Stat(c.Dir); err == nil && c.DSN != "" {
 		errs = append(errs, c.Save())
 	}
-	errs = append(errs, DestroyNetwork(ctx, c.Dir))
+	errs = append(errs, cluster.DestroyNetwork(ctx, c.Dir))
 	return errors.Join(errs...)
 }
 
 // Add implements Grower: a new streaming replica cloned from the primary.
 // The DSN gains it in its replicas list.
-func (e pgEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
+func (e pgEngine) Add(ctx context.Context, c *cluster.Cluster) (*cluster.Node, error) {
 	n, err := e.addReplica(ctx, c)
 	if err != nil {
 		return nil, err
@@ -863,7 +866,7 @@ func (e pgEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
 
 // Kill implements Killer: SIGKILL of the node's postmaster (its backends
 // exit when they notice the postmaster is gone).
-func (pgEngine) Kill(_ context.Context, c *Cluster, node string) error {
+func (pgEngine) Kill(_ context.Context, c *cluster.Cluster, node string) error {
 	if err := c.KillNode(node); err != nil {
 		return err
 	}
@@ -872,12 +875,12 @@ func (pgEngine) Kill(_ context.Context, c *Cluster, node string) error {
 
 // Restart implements Killer: start a stopped or killed node again on its
 // port (crash recovery replays its WAL; a replica resumes streaming).
-func (e pgEngine) Restart(ctx context.Context, c *Cluster, node string) error {
+func (e pgEngine) Restart(ctx context.Context, c *cluster.Cluster, node string) error {
 	n, err := c.Node(node)
 	if err != nil {
 		return err
 	}
-	if err := ReadyToRestart(ctx, "postgres", n); err != nil {
+	if err := cluster.ReadyToRestart(ctx, "postgres", n); err != nil {
 		return err
 	}
 	// Orphaned backends of a SIGKILLed postmaster keep its shared memory;
@@ -896,4 +899,38 @@ func (e pgEngine) Restart(ctx context.Context, c *Cluster, node string) error {
 	}
 	c.DSN = pgDSN(c)
 	return c.Save()
+}
+
+// NodeNames: pg1 (the primary), pg2... (replicas).
+func (pgEngine) NodeNames(nodes int, _ map[string]string, adds int) []string {
+	return cluster.Numbered("pg", nodes+adds)
+}
+
+// pgCatchUpBytes is how far behind the primary a streaming replica may be
+// and still count as settled: under write load a replica is almost never
+// exactly at the primary's LSN, but one still copying a backlog is far
+// behind.
+const pgCatchUpBytes = 16 << 20
+
+// Moving implements Mover for PostgreSQL: data moves while a replica is not
+// yet streaming (still restoring its base backup or reconnecting) or is more
+// than pgCatchUpBytes behind.
+func (e pgEngine) Moving(ctx context.Context, c *cluster.Cluster) (bool, string, error) {
+	sts, err := e.Status(ctx, c)
+	if err != nil {
+		return false, "", err
+	}
+	moving, detail := cluster.MovingFrom(c, sts, func(st cluster.NodeStatus) string {
+		if st.Role == "primary" {
+			return ""
+		}
+		if st.State != "streaming" {
+			return "not streaming (" + st.State + ")"
+		}
+		if lag, _ := strconv.ParseInt(st.Detail["lag_bytes"], 10, 64); lag > pgCatchUpBytes {
+			return fmt.Sprintf("%d bytes behind", lag)
+		}
+		return ""
+	})
+	return moving, detail, nil
 }

@@ -1,4 +1,4 @@
-package cluster
+package postgres
 
 import (
 	"context"
@@ -8,18 +8,45 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
 )
 
 func TestPostgresRegistered(t *testing.T) {
-	e, err := Get("postgres")
+	e, err := cluster.Get("postgres")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := e.(Grower); !ok {
+	if _, ok := e.(cluster.Grower); !ok {
 		t.Error("postgres engine is not a Grower")
 	}
-	if _, ok := e.(Killer); !ok {
+	if _, ok := e.(cluster.Killer); !ok {
 		t.Error("postgres engine is not a Killer")
+	}
+}
+
+// TestCheckNodes: cluster up postgres refuses more than 16 nodes, saying
+// why (issue 13, finding 2): the postgres row of cluster's TestCheckNodes,
+// which moved here with the engine.
+func TestCheckNodes(t *testing.T) {
+	t.Parallel()
+	if err := cluster.CheckNodes(Name, 16, nil); err != nil {
+		t.Errorf("--nodes 16: %v", err)
+	}
+	if err := cluster.CheckNodes(Name, 17, nil); err == nil || !strings.Contains(err.Error(), "more than the 16") {
+		t.Errorf("--nodes 17: error %v, want one saying %q", err, "more than the 16")
+	}
+}
+
+// TestCheckOptions: the engine's options are server settings, which it
+// leaves to the server to judge, so none is refused before the start: the
+// postgres row of cluster's TestCheckOptions, which moved here with the
+// engine.
+func TestCheckOptions(t *testing.T) {
+	t.Parallel()
+	if err := cluster.CheckOptions(Name, cluster.Options{Nodes: 1, Extra: map[string]string{"shared_buffers": "128MB"}}); err != nil {
+		t.Errorf("--opt shared_buffers=128MB refused: %v", err)
 	}
 }
 
@@ -46,7 +73,7 @@ func TestPostgresSettingsFile(t *testing.T) {
 
 func TestPostgresSingleNode(t *testing.T) {
 	t.Parallel()
-	_, _, c := upForTest(t, "postgres", Options{Nodes: 1}, 3*time.Minute)
+	_, c := clustertest.OwnCluster(t, Name, cluster.Options{Nodes: 1}, 3*time.Minute)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	if len(c.Nodes) != 1 || c.Nodes[0].Role != "primary" {
@@ -64,7 +91,7 @@ func TestPostgresSingleNode(t *testing.T) {
 			t.Errorf("Options[%s] missing: %v", k, c.Options)
 		}
 	}
-	saved, err := Load(c.Dir)
+	saved, err := cluster.Load(c.Dir)
 	if err != nil || saved.DSN != c.DSN || saved.Nodes[0].PID != c.Nodes[0].PID {
 		t.Fatalf("Load = %+v, %v", saved, err)
 	}
@@ -89,8 +116,8 @@ func TestPostgresSingleNode(t *testing.T) {
 	if err := e.Down(ctx, saved); err != nil {
 		t.Fatal(err)
 	}
-	if Alive(pid) || !pgPortFree(port) {
-		t.Errorf("server still running after Down (pid %d alive %v)", pid, Alive(pid))
+	if cluster.Alive(pid) || !pgPortFree(port) {
+		t.Errorf("server still running after Down (pid %d alive %v)", pid, cluster.Alive(pid))
 	}
 	st, err = e.Status(ctx, saved)
 	if err != nil || st[0].State != "down" {
@@ -109,7 +136,7 @@ func TestPostgresSingleNode(t *testing.T) {
 
 func TestPostgresReplica(t *testing.T) {
 	t.Parallel()
-	_, _, c := upForTest(t, "postgres", Options{Nodes: 2, Extra: map[string]string{"read_from": "replicas"}}, 3*time.Minute)
+	_, c := clustertest.OwnCluster(t, Name, cluster.Options{Nodes: 2, Extra: map[string]string{"read_from": "replicas"}}, 3*time.Minute)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	e := pgEngine{}
@@ -136,7 +163,7 @@ func TestPostgresReplica(t *testing.T) {
 	if _, err := p.Exec(ctx, "create table probe (id int primary key, v text); insert into probe values (1, 'hello')"); err != nil {
 		t.Fatal(err)
 	}
-	waitRow := func(n *Node, id int, want string) {
+	waitRow := func(n *cluster.Node, id int, want string) {
 		t.Helper()
 		r, err := pgConnect(ctx, n, PGDatabase)
 		if err != nil {
@@ -185,7 +212,7 @@ func TestPostgresReplica(t *testing.T) {
 	}
 	waitRow(n, 2, "while down")
 	st, err = e.Status(ctx, c)
-	waitSettled(t, e, c, 30*time.Second)
+	clustertest.WaitSettled(t, e, c, 30*time.Second)
 	if err != nil || st[0].Detail["replicas_streaming"] != "2" {
 		t.Errorf("Status after Add = %+v, %v", st, err)
 	}
@@ -193,7 +220,7 @@ func TestPostgresReplica(t *testing.T) {
 
 // pgPortFree reports whether port is free on the loopback (for tests).
 func pgPortFree(port int) bool {
-	l, err := net.Listen("tcp", net.JoinHostPort(Loopback, strconv.Itoa(port)))
+	l, err := net.Listen("tcp", net.JoinHostPort(cluster.Loopback, strconv.Itoa(port)))
 	if err != nil {
 		return false
 	}

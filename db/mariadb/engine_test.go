@@ -1,4 +1,4 @@
-package cluster
+package mariadb
 
 import (
 	"context"
@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
 )
 
 // needMariaDB fails (skips under -short) when the servers are missing.
@@ -27,15 +30,42 @@ func needMariaDB(t *testing.T, galera bool) mariaDB {
 }
 
 func TestMariaDBRegistered(t *testing.T) {
-	e, err := Get("mariadb")
+	e, err := cluster.Get("mariadb")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := e.(Grower); !ok {
+	if _, ok := e.(cluster.Grower); !ok {
 		t.Error("mariadb engine is not a Grower")
 	}
-	if _, ok := e.(Killer); !ok {
+	if _, ok := e.(cluster.Killer); !ok {
 		t.Error("mariadb engine is not a Killer")
+	}
+}
+
+// TestCheckNodes: cluster up mariadb refuses more than 9 nodes, saying
+// why (issue 13, finding 2): the mariadb row of cluster's TestCheckNodes,
+// which moved here with the engine.
+func TestCheckNodes(t *testing.T) {
+	t.Parallel()
+	if err := cluster.CheckNodes(Name, 9, nil); err != nil {
+		t.Errorf("--nodes 9: %v", err)
+	}
+	if err := cluster.CheckNodes(Name, 10, nil); err == nil || !strings.Contains(err.Error(), "buffer pool") {
+		t.Errorf("--nodes 10: error %v, want one saying %q", err, "buffer pool")
+	}
+}
+
+// TestCheckOptions: the engine's options are checked without starting
+// anything (issue 31, finding 5): galera=false is accepted, an unknown
+// option refused, naming it. The mariadb rows of cluster's
+// TestCheckOptions, which moved here with the engine.
+func TestCheckOptions(t *testing.T) {
+	t.Parallel()
+	if err := cluster.CheckOptions(Name, cluster.Options{Nodes: 1, Extra: map[string]string{"galera": "false"}}); err != nil {
+		t.Errorf("--opt galera=false refused: %v", err)
+	}
+	if err := cluster.CheckOptions(Name, cluster.Options{Nodes: 1, Extra: map[string]string{"bogus": "1"}}); err == nil || !strings.Contains(err.Error(), "bogus") {
+		t.Errorf("--opt bogus=1: %v", err)
 	}
 }
 
@@ -43,12 +73,12 @@ func TestMariaDBOptions(t *testing.T) {
 	m := mariaDB{}
 	for _, tc := range []struct {
 		name string
-		opts Options
+		opts cluster.Options
 		want string
 	}{
-		{"unknown option", Options{Nodes: 1, Extra: map[string]string{"replicas": "1"}}, "unknown option"},
-		{"bad bool", Options{Nodes: 1, Extra: map[string]string{"galera": "maybe"}}, "not true or false"},
-		{"galera off with 3 nodes", Options{Nodes: 3, Extra: map[string]string{"galera": "false"}}, "need galera"},
+		{"unknown option", cluster.Options{Nodes: 1, Extra: map[string]string{"replicas": "1"}}, "unknown option"},
+		{"bad bool", cluster.Options{Nodes: 1, Extra: map[string]string{"galera": "maybe"}}, "not true or false"},
+		{"galera off with 3 nodes", cluster.Options{Nodes: 3, Extra: map[string]string{"galera": "false"}}, "need galera"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := m.Up(t.Context(), t.TempDir(), tc.opts)
@@ -62,7 +92,7 @@ func TestMariaDBOptions(t *testing.T) {
 func TestMariaDBSingleUpStatusDown(t *testing.T) {
 	m := needMariaDB(t, false)
 	t0 := time.Now()
-	_, _, c := upForTest(t, "mariadb", Options{Nodes: 1}, 2*time.Minute)
+	_, c := clustertest.OwnCluster(t, Name, cluster.Options{Nodes: 1}, 2*time.Minute)
 	t.Logf("single server up in %v (version %s)", time.Since(t0).Round(time.Millisecond), c.Version)
 	if !strings.Contains(c.Version, "MariaDB") {
 		t.Errorf("version %q does not name MariaDB", c.Version)
@@ -90,7 +120,7 @@ func TestMariaDBSingleUpStatusDown(t *testing.T) {
 	if err != nil || strings.TrimSpace(out) != "1" {
 		t.Errorf("fieldbench user: %q, %v", out, err)
 	}
-	loaded, err := Load(c.Dir)
+	loaded, err := cluster.Load(c.Dir)
 	if err != nil || loaded.DSN != c.DSN || loaded.Nodes[0].PID != c.Nodes[0].PID {
 		t.Errorf("cluster.json: %v", err)
 	}
@@ -115,7 +145,7 @@ func TestMariaDBGalera(t *testing.T) {
 	}
 	m := needMariaDB(t, true)
 	t0 := time.Now()
-	_, _, c := upForTest(t, "mariadb", Options{Nodes: 3}, 4*time.Minute)
+	_, c := clustertest.OwnCluster(t, Name, cluster.Options{Nodes: 3}, 4*time.Minute)
 	t.Logf("3-node Galera up in %v", time.Since(t0).Round(time.Millisecond))
 	st, err := m.Status(t.Context(), c)
 	if err != nil {
@@ -154,7 +184,7 @@ func TestMariaDBGalera(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("node2 rejoined in %v", time.Since(t1).Round(time.Millisecond))
-	waitSettled(t, m, c, time.Minute)
+	clustertest.WaitSettled(t, m, c, time.Minute)
 	out, err = mariadbQuery(t.Context(), c.Nodes[1], "set session wsrep_sync_wait = 1; select v from fieldbench.probe where id = 2")
 	if err != nil || strings.TrimSpace(out) != "while down" {
 		t.Fatalf("read on restarted node2: %q, %v", out, err)

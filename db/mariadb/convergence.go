@@ -1,4 +1,4 @@
-package convergence
+package mariadb
 
 import (
 	"context"
@@ -13,9 +13,10 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/probe/convergence"
 )
 
-func init() { Register("mariadb", openMariaDB) }
+func init() { convergence.Register(Name, openMariaDB) }
 
 // mariadbProber writes on the first running Galera node and reads every
 // other node over its own connection pool. Galera certifies a write set on
@@ -46,11 +47,11 @@ func mariadbAccount(dsn string) (user, pass, db string, err error) {
 	return u.User.Username(), pass, db, nil
 }
 
-func openMariaDB(ctx context.Context, c *cluster.Cluster, opts Options) (_ Prober, err error) {
+func openMariaDB(ctx context.Context, c *cluster.Cluster, opts convergence.Options) (_ convergence.Prober, err error) {
 	if c.Options["galera"] != "true" {
 		return nil, fmt.Errorf("convergence: mariadb: a single server has no other node to read (start a Galera cluster: --nodes 2 or --opt galera=true): %w", cluster.ErrUnsupported)
 	}
-	nodes, err := Running(c)
+	nodes, err := convergence.Running(c)
 	if err != nil {
 		return nil, err
 	}
@@ -87,9 +88,9 @@ func openMariaDB(ctx context.Context, c *cluster.Cluster, opts Options) (_ Probe
 		}
 	}
 	w := p.pools[p.writer]
-	if _, err := w.ExecContext(ctx, "create table if not exists "+Table+
+	if _, err := w.ExecContext(ctx, "create table if not exists "+convergence.Table+
 		" (k varchar(64) not null primary key, v varchar(255) not null) engine=InnoDB"); err != nil {
-		return nil, fmt.Errorf("convergence: mariadb: create table %s: %w", Table, err)
+		return nil, fmt.Errorf("convergence: mariadb: create table %s: %w", convergence.Table, err)
 	}
 	p.settings["writer"] = p.writer
 	p.settings["read"] = "each other node over its own connections"
@@ -123,9 +124,9 @@ func openMariaDB(ctx context.Context, c *cluster.Cluster, opts Options) (_ Probe
 	// The table (DDL replicates in total order) must exist everywhere.
 	for _, n := range p.names[1:] {
 		pool := p.pools[n]
-		if err := WaitAll(ctx, 30*time.Second, "table "+Table+" on "+n, func(ctx context.Context) error {
+		if err := convergence.WaitAll(ctx, 30*time.Second, "table "+convergence.Table+" on "+n, func(ctx context.Context) error {
 			var k string
-			err := pool.QueryRowContext(ctx, "select k from "+Table+" limit 1").Scan(&k)
+			err := pool.QueryRowContext(ctx, "select k from "+convergence.Table+" limit 1").Scan(&k)
 			if errors.Is(err, sql.ErrNoRows) {
 				return nil
 			}
@@ -141,7 +142,7 @@ func (p *mariadbProber) Nodes() []string             { return p.names }
 func (p *mariadbProber) Settings() map[string]string { return p.settings }
 
 func (p *mariadbProber) Write(ctx context.Context, key, value string) (string, error) {
-	_, err := p.pools[p.writer].ExecContext(ctx, "insert into "+Table+" (k, v) values (?, ?) on duplicate key update v = values(v)", key, value)
+	_, err := p.pools[p.writer].ExecContext(ctx, "insert into "+convergence.Table+" (k, v) values (?, ?) on duplicate key update v = values(v)", key, value)
 	if err != nil {
 		return p.writer, fmt.Errorf("convergence: mariadb write on %s: %w", p.writer, err)
 	}
@@ -154,7 +155,7 @@ func (p *mariadbProber) Read(ctx context.Context, node, key string) (string, boo
 		return "", false, fmt.Errorf("convergence: mariadb: no node %q", node)
 	}
 	var v string
-	err := pool.QueryRowContext(ctx, "select v from "+Table+" where k = ?", key).Scan(&v)
+	err := pool.QueryRowContext(ctx, "select v from "+convergence.Table+" where k = ?", key).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}

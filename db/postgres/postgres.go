@@ -14,6 +14,12 @@
 //     replicas. Replicas lag behind the primary: a read right after a write
 //     may not see it. Writes, and reads that a write depends on (a post's
 //     follower list), always go to the primary.
+//
+// The package is the whole database (docs/architecture.md, "Adding a
+// database"): this adapter with its families (microblog.go, wiki.go,
+// ingest.go, trajectory.go), the cluster engine that starts a primary and
+// its streaming replicas (engine.go) and the convergence prober that reads
+// each replica (convergence.go); db/all links it into the binary.
 package postgres
 
 import (

@@ -1,4 +1,4 @@
-package cluster
+package mariadb
 
 import (
 	"bytes"
@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fieldbench/fieldbench/cluster"
 )
 
 // The "mariadb" engine: one mariadbd, or a Galera cluster of N mariadbd
@@ -39,7 +41,7 @@ import (
 // every node through its Unix socket, which is a file and so reachable
 // from outside the namespace, and waits for a node by dialling its address
 // from inside its host. Down removes the network.
-func init() { Register(mariaDB{}) }
+func init() { cluster.Register(mariaDB{}) }
 
 // Settings every node gets: small memory (a 2-core laptop runs three
 // nodes), no performance schema, no DNS lookups, and what Galera needs
@@ -91,11 +93,11 @@ func (mariaDB) Hosts() (bool, string) { return true, "" }
 
 // CheckNodes implements NodeLimiter.
 func (m mariaDB) CheckNodes(nodes int, _ map[string]string) error {
-	return NodeLimit(m.Name(), nodes, 9, "each node is a full MariaDB server (buffer pool, and in Galera a full state transfer to join)")
+	return cluster.NodeLimit(m.Name(), nodes, 9, "each node is a full MariaDB server (buffer pool, and in Galera a full state transfer to join)")
 }
 
 // CheckOptions implements OptionChecker.
-func (mariaDB) CheckOptions(o Options) error { _, err := parseMariaOpts(o); return err }
+func (mariaDB) CheckOptions(o cluster.Options) error { _, err := parseMariaOpts(o); return err }
 
 // binary finds name in PATH or the sbin directories a non-root PATH lacks.
 func binary(name string) (string, error) {
@@ -161,7 +163,7 @@ func prepareDir(clusterDir, dir string) error {
 	if err := os.Chmod(clusterDir, 0o755); err != nil {
 		return fmt.Errorf("mariadb: make %s traversable for the mysql user: %w", clusterDir, err)
 	}
-	if err := Chown(dir, "mysql"); err != nil {
+	if err := cluster.Chown(dir, "mysql"); err != nil {
 		return fmt.Errorf("mariadb: give %s to the mysql user: %w", dir, err)
 	}
 	return nil
@@ -187,7 +189,7 @@ func randomPassword() (string, error) {
 }
 
 // nodeDir is node's directory inside the cluster directory.
-func mariadbNodeDir(c *Cluster, name string) string { return filepath.Join(c.Dir, name) }
+func mariadbNodeDir(c *cluster.Cluster, name string) string { return filepath.Join(c.Dir, name) }
 
 // mariadbSocket is the node's unix socket: in its directory unless that
 // path is too long for a socket address (108 bytes), then a fixed name in
@@ -201,14 +203,14 @@ func mariadbSocket(nodeDir string) string {
 	return filepath.Join(os.TempDir(), "fb-mariadb-"+hex.EncodeToString(h[:6])+".sock")
 }
 
-func isGalera(c *Cluster) bool { return c.Options["galera"] == "true" }
+func isGalera(c *cluster.Cluster) bool { return c.Options["galera"] == "true" }
 
 // Up implements Engine. With Nodes = 1 (and no galera=true option) it
 // starts one plain server; otherwise a Galera cluster: node1 bootstraps it
 // (--wsrep-new-cluster), then each other node joins by rsync state transfer
 // once the previous one reports Synced. On error the partial cluster is
 // returned so the caller can Down it.
-func (m mariaDB) Up(ctx context.Context, dir string, opts Options) (*Cluster, error) {
+func (m mariaDB) Up(ctx context.Context, dir string, opts cluster.Options) (*cluster.Cluster, error) {
 	if err := m.Check(); err != nil {
 		return nil, err
 	}
@@ -226,7 +228,7 @@ func (m mariaDB) Up(ctx context.Context, dir string, opts Options) (*Cluster, er
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{
+	c := &cluster.Cluster{
 		Engine:  m.Name(),
 		Dir:     dir,
 		Started: time.Now().UTC(),
@@ -242,13 +244,13 @@ func (m mariaDB) Up(ctx context.Context, dir string, opts Options) (*Cluster, er
 	}
 	// The password lives only in the DSN; the DSN is set once node1 is up.
 	for i := 1; i <= n; i++ {
-		c.Nodes = append(c.Nodes, &Node{Name: "node" + strconv.Itoa(i), Role: "primary", Host: Loopback, Stopped: true})
+		c.Nodes = append(c.Nodes, &cluster.Node{Name: "node" + strconv.Itoa(i), Role: "primary", Host: cluster.Loopback, Stopped: true})
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("mariadb: cluster directory: %w", err)
 	}
-	if opts.Network == NetworkHosts {
-		if err := CheckNetwork(m.Name(), NetworkHosts); err != nil {
+	if opts.Network == cluster.NetworkHosts {
+		if err := cluster.CheckNetwork(m.Name(), cluster.NetworkHosts); err != nil {
 			return nil, err
 		}
 		// From here on a failure returns c, whose Down (the caller's)
@@ -295,8 +297,8 @@ func (m mariaDB) Up(ctx context.Context, dir string, opts Options) (*Cluster, er
 // mariadbPlaceOnHost makes node's host, at the first node address no
 // other node has, and gives node its address, namespace and the standard
 // ports.
-func mariadbPlaceOnHost(ctx context.Context, c *Cluster, node *Node) error {
-	h, err := AddNodeHost(ctx, c, node.Name)
+func mariadbPlaceOnHost(ctx context.Context, c *cluster.Cluster, node *cluster.Node) error {
+	h, err := cluster.AddNodeHost(ctx, c, node.Name)
 	if err != nil {
 		return fmt.Errorf("mariadb: %w", err)
 	}
@@ -309,7 +311,7 @@ func mariadbPlaceOnHost(ctx context.Context, c *Cluster, node *Node) error {
 
 // mariadbDSN is the adapter's DSN: node1's address, and for a cluster the
 // other live nodes in nodes= so the adapter can spread connections.
-func mariadbDSN(c *Cluster, pw string) string {
+func mariadbDSN(c *cluster.Cluster, pw string) string {
 	u := url.URL{Scheme: "mariadb", User: url.UserPassword(mariadbUser, pw), Host: c.Nodes[0].Addr(), Path: "/" + mariadbDB}
 	var others []string
 	for _, n := range c.Nodes[1:] {
@@ -350,7 +352,7 @@ func mariadbInstall(ctx context.Context, clusterDir, nodeDir string) error {
 	}
 	ictx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	if err := RunAs(ictx, "", nodeDir, bin, "--no-defaults", "--datadir="+data, "--user="+usr,
+	if err := cluster.RunAs(ictx, "", nodeDir, bin, "--no-defaults", "--datadir="+data, "--user="+usr,
 		"--auth-root-authentication-method=socket", "--skip-test-db", "--skip-name-resolve"); err != nil {
 		return fmt.Errorf("mariadb: initialize %s: %w", data, err)
 	}
@@ -358,7 +360,7 @@ func mariadbInstall(ctx context.Context, clusterDir, nodeDir string) error {
 }
 
 // writeConfig writes the node's my.cnf for its current ports.
-func (mariaDB) writeConfig(c *Cluster, node *Node) (string, error) {
+func (mariaDB) writeConfig(c *cluster.Cluster, node *cluster.Node) (string, error) {
 	dir := mariadbNodeDir(c, node.Name)
 	usr, err := serverUser()
 	if err != nil {
@@ -408,7 +410,7 @@ func (mariaDB) writeConfig(c *Cluster, node *Node) (string, error) {
 // new ports when one was taken before the server bound it. bootstrap
 // starts a new Galera cluster (--wsrep-new-cluster). It returns once the
 // node answers queries and, in Galera, reports Synced.
-func (m mariaDB) startNode(ctx context.Context, c *Cluster, node *Node, bootstrap bool) error {
+func (m mariaDB) startNode(ctx context.Context, c *cluster.Cluster, node *cluster.Node, bootstrap bool) error {
 	dir := mariadbNodeDir(c, node.Name)
 	node.DataDir = filepath.Join(dir, "data")
 	node.LogFile = filepath.Join(dir, "mariadbd.log")
@@ -428,8 +430,8 @@ func (m mariaDB) startNode(ctx context.Context, c *Cluster, node *Node, bootstra
 		// node on a host has its host's address and the standard ports
 		// to itself: they never change.
 		prev := append([]int{node.Port}, node.Ports...)
-		if node.Netns == "" && (attempt > 0 || node.Port == 0 || len(prev) != nports || !PortsFree(node.Host, prev)) {
-			ports, err := FreePorts(node.Host, nports)
+		if node.Netns == "" && (attempt > 0 || node.Port == 0 || len(prev) != nports || !cluster.PortsFree(node.Host, prev)) {
+			ports, err := cluster.FreePorts(node.Host, nports)
 			if err != nil {
 				return err
 			}
@@ -451,7 +453,7 @@ func (m mariaDB) startNode(ctx context.Context, c *Cluster, node *Node, bootstra
 		// On a host, inside its namespace (ip execs mariadbd in place:
 		// the PID is the server's).
 		argv = node.Command(argv...)
-		pid, err := Start(Proc{Path: argv[0], Args: argv[1:], Dir: dir, LogFile: filepath.Join(dir, "stdout.log")})
+		pid, err := cluster.Start(cluster.Proc{Path: argv[0], Args: argv[1:], Dir: dir, LogFile: filepath.Join(dir, "stdout.log")})
 		if err != nil {
 			return fmt.Errorf("mariadb %s: %w", node.Name, err)
 		}
@@ -461,7 +463,7 @@ func (m mariaDB) startNode(ctx context.Context, c *Cluster, node *Node, bootstra
 		if lastErr == nil {
 			return nil
 		}
-		_ = Stop(pid, 30*time.Second)
+		_ = cluster.Stop(pid, 30*time.Second)
 		node.PID, node.Stopped = 0, true
 		if node.Netns != "" || !bindLost(node.LogFile, logStart) {
 			break
@@ -485,10 +487,10 @@ func bindLost(logFile string, offset int64) bool {
 // from where the node is: inside its host on a virtual network) and
 // queries over its socket and, in a Galera cluster, reports
 // wsrep_local_state_comment = Synced.
-func (mariaDB) waitReady(ctx context.Context, c *Cluster, node *Node) error {
+func (mariaDB) waitReady(ctx context.Context, c *cluster.Cluster, node *cluster.Node) error {
 	wctx, cancel := context.WithTimeout(ctx, mariadbNodeWait)
 	defer cancel()
-	if err := WaitDial(wctx, node.Dial, node.Addr(), node.PID, node.LogFile); err != nil {
+	if err := cluster.WaitDial(wctx, node.Dial, node.Addr(), node.PID, node.LogFile); err != nil {
 		return err
 	}
 	for {
@@ -505,12 +507,12 @@ func (mariaDB) waitReady(ctx context.Context, c *Cluster, node *Node) error {
 		if err == nil {
 			return nil
 		}
-		if !Alive(node.PID) {
-			return fmt.Errorf("server (pid %d) exited; log %s ends:\n%s", node.PID, node.LogFile, LogTail(node.LogFile, 1500))
+		if !cluster.Alive(node.PID) {
+			return fmt.Errorf("server (pid %d) exited; log %s ends:\n%s", node.PID, node.LogFile, cluster.LogTail(node.LogFile, 1500))
 		}
 		select {
 		case <-wctx.Done():
-			return fmt.Errorf("not ready: %w (last: %v); log %s ends:\n%s", wctx.Err(), err, node.LogFile, LogTail(node.LogFile, 1500))
+			return fmt.Errorf("not ready: %w (last: %v); log %s ends:\n%s", wctx.Err(), err, node.LogFile, cluster.LogTail(node.LogFile, 1500))
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
@@ -520,7 +522,7 @@ func (mariaDB) waitReady(ctx context.Context, c *Cluster, node *Node) error {
 // OS user (root's unix_socket login) and returns its tab-separated output
 // without headers. The SQL goes through stdin, so nothing secret shows in
 // the process list; errors carry the client's output, never the SQL.
-func mariadbQuery(ctx context.Context, node *Node, sql string) (string, error) {
+func mariadbQuery(ctx context.Context, node *cluster.Node, sql string) (string, error) {
 	bin, err := binary("mariadb")
 	if err != nil {
 		return "", err
@@ -537,13 +539,13 @@ func mariadbQuery(ctx context.Context, node *Node, sql string) (string, error) {
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("mariadb client on %s: %w: %s", node.Name, err, strings.TrimSpace(Tail(stderr.String(), 500)))
+		return "", fmt.Errorf("mariadb client on %s: %w: %s", node.Name, err, strings.TrimSpace(cluster.Tail(stderr.String(), 500)))
 	}
 	return out.String(), nil
 }
 
 // mariadbStatus reads the node's wsrep status variables.
-func mariadbStatus(ctx context.Context, node *Node) (map[string]string, error) {
+func mariadbStatus(ctx context.Context, node *cluster.Node) (map[string]string, error) {
 	out, err := mariadbQuery(ctx, node, "show global status like 'wsrep%'")
 	if err != nil {
 		return nil, err
@@ -561,7 +563,7 @@ func mariadbStatus(ctx context.Context, node *Node) (map[string]string, error) {
 // account may create and drop databases whose names start with
 // "fieldbench" (a wildcard grant), so tests and the conformance suite can
 // use a fresh database per family.
-func mariadbSetup(ctx context.Context, c *Cluster, node *Node, pw string) error {
+func mariadbSetup(ctx context.Context, c *cluster.Cluster, node *cluster.Node, pw string) error {
 	sql := fmt.Sprintf("create database if not exists `%s`;\n"+
 		"create user if not exists '%s'@'%%' identified by '%s';\n"+
 		"grant all privileges on `%s%%`.* to '%s'@'%%';\n"+
@@ -576,13 +578,13 @@ func mariadbSetup(ctx context.Context, c *Cluster, node *Node, pw string) error 
 
 // Status implements Engine: per node whether it runs, and in Galera its
 // cluster size, state, readiness and whether a state transfer is under way.
-func (mariaDB) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
-	out := make([]NodeStatus, 0, len(c.Nodes))
+func (mariaDB) Status(ctx context.Context, c *cluster.Cluster) ([]cluster.NodeStatus, error) {
+	out := make([]cluster.NodeStatus, 0, len(c.Nodes))
 	for _, n := range c.Nodes {
-		ns := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, PID: n.PID, Detail: map[string]string{}}
-		AddHostCounters(ctx, n, ns.Detail)
+		ns := cluster.NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, PID: n.PID, Detail: map[string]string{}}
+		cluster.AddHostCounters(ctx, n, ns.Detail)
 		switch {
-		case n.PID == 0 || !Alive(n.PID):
+		case n.PID == 0 || !cluster.Alive(n.PID):
 			ns.State, ns.PID = "down", 0
 			if n.Stopped {
 				ns.Detail["stopped"] = "on purpose"
@@ -625,7 +627,7 @@ func (mariaDB) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
 
 // sstRunning reports whether the rsync SST of node is under way (the rsync
 // SST script keeps its pid file in the data directory while it runs).
-func sstRunning(n *Node) bool {
+func sstRunning(n *cluster.Node) bool {
 	for _, f := range []string{"rsync_sst.pid", "sst_in_progress"} {
 		if _, err := os.Stat(filepath.Join(n.DataDir, f)); err == nil {
 			return true
@@ -638,12 +640,12 @@ func sstRunning(n *Node) bool {
 // first, so the bootstrap node leaves last and its data is safe to
 // bootstrap from. On a virtual network it then removes every namespace
 // and interface of the network, found from the directory alone.
-func (mariaDB) Down(ctx context.Context, c *Cluster) error {
+func (mariaDB) Down(ctx context.Context, c *cluster.Cluster) error {
 	var errs []error
 	for i := len(c.Nodes) - 1; i >= 0; i-- {
 		n := c.Nodes[i]
 		if n.PID != 0 {
-			if err := Stop(n.PID, 60*time.Second); err != nil {
+			if err := cluster.Stop(n.PID, 60*time.Second); err != nil {
 				errs = append(errs, fmt.Errorf("mariadb %s: %w", n.Name, err))
 				continue
 			}
@@ -654,19 +656,19 @@ func (mariaDB) Down(ctx context.Context, c *Cluster) error {
 		errs = append(errs, err)
 	}
 	if c.OnHosts() {
-		errs = append(errs, DestroyNetwork(ctx, c.Dir))
+		errs = append(errs, cluster.DestroyNetwork(ctx, c.Dir))
 	}
 	return errors.Join(errs...)
 }
 
 // Kill implements Killer: SIGKILL, as a crash.
-func (mariaDB) Kill(ctx context.Context, c *Cluster, name string) error {
+func (mariaDB) Kill(ctx context.Context, c *cluster.Cluster, name string) error {
 	n, err := c.Node(name)
 	if err != nil {
 		return err
 	}
 	if n.PID != 0 {
-		if err := Kill(n.PID); err != nil {
+		if err := cluster.Kill(n.PID); err != nil {
 			return fmt.Errorf("mariadb %s: %w", name, err)
 		}
 	}
@@ -678,20 +680,20 @@ func (mariaDB) Kill(ctx context.Context, c *Cluster, name string) error {
 // Galera it rejoins through the live nodes (IST, or SST when its gcache
 // window is gone). With no live node left it bootstraps a new cluster
 // from its own data.
-func (m mariaDB) Restart(ctx context.Context, c *Cluster, name string) error {
+func (m mariaDB) Restart(ctx context.Context, c *cluster.Cluster, name string) error {
 	n, err := c.Node(name)
 	if err != nil {
 		return err
 	}
-	if n.PID != 0 && Alive(n.PID) {
+	if n.PID != 0 && cluster.Alive(n.PID) {
 		return fmt.Errorf("mariadb %s is running (pid %d)", name, n.PID)
 	}
 	// Its ports once the killed server's sockets are gone: startNode
 	// moves it to new ones only when another program holds them.
-	AwaitPorts(ctx, n)
+	cluster.AwaitPorts(ctx, n)
 	bootstrap := true
 	for _, o := range c.Nodes {
-		if o != n && o.PID != 0 && Alive(o.PID) {
+		if o != n && o.PID != 0 && cluster.Alive(o.PID) {
 			bootstrap = false
 		}
 	}
@@ -725,18 +727,18 @@ func markSafeToBootstrap(data string) error {
 
 // Add implements Grower: a new Galera node joins the running cluster by
 // rsync state transfer; Add returns once it is Synced.
-func (m mariaDB) Add(ctx context.Context, c *Cluster) (*Node, error) {
+func (m mariaDB) Add(ctx context.Context, c *cluster.Cluster) (*cluster.Node, error) {
 	if !isGalera(c) {
-		return nil, fmt.Errorf("mariadb: a single server cannot grow (start it with --nodes 2 or --opt galera=true): %w", ErrUnsupported)
+		return nil, fmt.Errorf("mariadb: a single server cannot grow (start it with --nodes 2 or --opt galera=true): %w", cluster.ErrUnsupported)
 	}
 	live := false
 	for _, o := range c.Nodes {
-		live = live || (o.PID != 0 && Alive(o.PID))
+		live = live || (o.PID != 0 && cluster.Alive(o.PID))
 	}
 	if !live {
 		return nil, fmt.Errorf("mariadb: no live node to join")
 	}
-	n := &Node{Name: "node" + strconv.Itoa(len(c.Nodes)+1), Role: "primary", Host: Loopback, Stopped: true}
+	n := &cluster.Node{Name: "node" + strconv.Itoa(len(c.Nodes)+1), Role: "primary", Host: cluster.Loopback, Stopped: true}
 	if c.OnHosts() {
 		if err := mariadbPlaceOnHost(ctx, c, n); err != nil {
 			return nil, err
@@ -756,13 +758,14 @@ func (m mariaDB) Add(ctx context.Context, c *Cluster) (*Node, error) {
 }
 
 var (
-	_ Grower = mariaDB{}
-	_ Killer = mariaDB{}
+	_ cluster.Grower = mariaDB{}
+	_ cluster.Killer = mariaDB{}
+	_ cluster.Mover  = mariaDB{}
 )
 
 // parseMariaOpts reads the engine's one option, galera (default: on for
 // more than one node).
-func parseMariaOpts(opts Options) (galera bool, err error) {
+func parseMariaOpts(opts cluster.Options) (galera bool, err error) {
 	n := max(opts.Nodes, 1)
 	galera = n > 1
 	if v, ok := opts.Extra["galera"]; ok {
@@ -781,4 +784,28 @@ func parseMariaOpts(opts Options) (galera bool, err error) {
 		}
 	}
 	return galera, nil
+}
+
+// NodeNames: node1, node2...
+func (mariaDB) NodeNames(nodes int, _ map[string]string, adds int) []string {
+	return cluster.Numbered("node", nodes+adds)
+}
+
+// Moving implements Mover for MariaDB: in Galera, data moves while a node is
+// joining or donating (state transfer) or not yet synced.
+func (e mariaDB) Moving(ctx context.Context, c *cluster.Cluster) (bool, string, error) {
+	sts, err := e.Status(ctx, c)
+	if err != nil {
+		return false, "", err
+	}
+	moving, detail := cluster.MovingFrom(c, sts, func(st cluster.NodeStatus) string {
+		if st.Detail["state_transfer"] == "in progress" {
+			return "state transfer"
+		}
+		if st.State != "up" {
+			return st.State
+		}
+		return ""
+	})
+	return moving, detail, nil
 }

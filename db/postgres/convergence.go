@@ -1,4 +1,4 @@
-package convergence
+package postgres
 
 import (
 	"context"
@@ -11,10 +11,13 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/probe/convergence"
 )
 
 func init() {
-	Register("postgres", func(ctx context.Context, c *cluster.Cluster, _ Options) (Prober, error) { return openPostgres(ctx, c) })
+	convergence.Register(Name, func(ctx context.Context, c *cluster.Cluster, _ convergence.Options) (convergence.Prober, error) {
+		return openPostgres(ctx, c)
+	})
 }
 
 // pgProber writes on the primary and reads each streaming replica over its
@@ -52,12 +55,8 @@ func (c *pgConn) get(ctx context.Context) (*pgx.Conn, error) {
 	return conn, nil
 }
 
-// pgUser is the superuser the postgres engine's DSN names (trust auth on
-// loopback; see cluster/postgres.go).
-const pgUser = "postgres"
-
 func pgURL(c *cluster.Cluster, n *cluster.Node) string {
-	user, db := pgUser, cluster.PGDatabase
+	user, db := pgUser, PGDatabase
 	if u, err := url.Parse(c.DSN); err == nil && c.DSN != "" {
 		if u.User != nil && u.User.Username() != "" {
 			user = u.User.Username()
@@ -71,8 +70,8 @@ func pgURL(c *cluster.Cluster, n *cluster.Node) string {
 	return u.String()
 }
 
-func openPostgres(ctx context.Context, c *cluster.Cluster) (_ Prober, err error) {
-	nodes, err := Running(c)
+func openPostgres(ctx context.Context, c *cluster.Cluster) (_ convergence.Prober, err error) {
+	nodes, err := convergence.Running(c)
 	if err != nil {
 		return nil, err
 	}
@@ -106,8 +105,8 @@ func openPostgres(ctx context.Context, c *cluster.Cluster) (_ Prober, err error)
 		p.names = append(p.names, n.Name)
 	}
 	pc := p.conns[p.primary].conn
-	if _, err := pc.Exec(ctx, "create table if not exists "+Table+" (k text primary key, v text not null)"); err != nil {
-		return nil, fmt.Errorf("convergence: postgres: create table %s: %w", Table, err)
+	if _, err := pc.Exec(ctx, "create table if not exists "+convergence.Table+" (k text primary key, v text not null)"); err != nil {
+		return nil, fmt.Errorf("convergence: postgres: create table %s: %w", convergence.Table, err)
 	}
 	for _, k := range []string{"synchronous_commit", "synchronous_standby_names", "server_version"} {
 		var v string
@@ -126,9 +125,9 @@ func openPostgres(ctx context.Context, c *cluster.Cluster) (_ Prober, err error)
 	// The table must have reached every replica before round one.
 	for _, n := range replicas {
 		rc := p.conns[n.Name].conn
-		err := WaitAll(ctx, 30*time.Second, "table "+Table+" on "+n.Name, func(ctx context.Context) error {
+		err := convergence.WaitAll(ctx, 30*time.Second, "table "+convergence.Table+" on "+n.Name, func(ctx context.Context) error {
 			var ok bool
-			if err := rc.QueryRow(ctx, "select to_regclass($1) is not null", Table).Scan(&ok); err != nil {
+			if err := rc.QueryRow(ctx, "select to_regclass($1) is not null", convergence.Table).Scan(&ok); err != nil {
 				return err
 			}
 			if !ok {
@@ -152,7 +151,7 @@ func (p *pgProber) Write(ctx context.Context, key, value string) (string, error)
 	defer c.mu.Unlock()
 	conn, err := c.get(ctx)
 	if err == nil {
-		_, err = conn.Exec(ctx, "insert into "+Table+" (k, v) values ($1, $2) on conflict (k) do update set v = excluded.v", key, value)
+		_, err = conn.Exec(ctx, "insert into "+convergence.Table+" (k, v) values ($1, $2) on conflict (k) do update set v = excluded.v", key, value)
 	}
 	if err != nil {
 		return p.primary, fmt.Errorf("convergence: postgres write on %s: %w", p.primary, err)
@@ -170,7 +169,7 @@ func (p *pgProber) Read(ctx context.Context, node, key string) (string, bool, er
 	var v string
 	conn, err := c.get(ctx)
 	if err == nil {
-		err = conn.QueryRow(ctx, "select v from "+Table+" where k = $1", key).Scan(&v)
+		err = conn.QueryRow(ctx, "select v from "+convergence.Table+" where k = $1", key).Scan(&v)
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", false, nil

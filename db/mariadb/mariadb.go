@@ -11,6 +11,12 @@
 //
 // Statements are sent with client-side parameter interpolation: one round
 // trip per statement instead of prepare + execute + close.
+//
+// The package is the whole database (docs/architecture.md, "Adding a
+// database"): this adapter with its families (microblog.go, wiki.go,
+// ingest.go, trajectory.go), the cluster engine that starts one server or
+// a Galera cluster (engine.go) and the convergence prober that reads each
+// Galera node (convergence.go); db/all links it into the binary.
 package mariadb
 
 import (
