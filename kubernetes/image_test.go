@@ -26,7 +26,7 @@ import (
 	"github.com/fieldbench/fieldbench/cluster/clustertest"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
 	_ "github.com/fieldbench/fieldbench/db/postgres" // the postgres engine the image's TLS run is tried against
-	_ "github.com/fieldbench/fieldbench/db/redis" // the redis engine the image is tried against
+	_ "github.com/fieldbench/fieldbench/db/redis"    // the redis engine the image is tried against
 	"github.com/fieldbench/fieldbench/probe"
 	"github.com/fieldbench/fieldbench/result"
 	batchv1 "k8s.io/api/batch/v1"
