@@ -205,7 +205,7 @@ func hbaseTestHold(t *testing.T, host string, port int) net.Listener {
 	t.Helper()
 	var l net.Listener
 	var err error
-	for deadline := time.Now().Add(portLinger); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(PortLinger); ; time.Sleep(50 * time.Millisecond) {
 		if l, err = net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port))); err == nil || time.Now().After(deadline) {
 			break
 		}
