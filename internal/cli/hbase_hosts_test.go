@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	hbaseadapter "github.com/fieldbench/fieldbench/adapter/hbase"
 	"github.com/fieldbench/fieldbench/adapter/netdial"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
+	hbaseadapter "github.com/fieldbench/fieldbench/db/hbase"
 )
 
 // TestHBaseHostsRegionServer: `cluster up hbase --network hosts` puts the
