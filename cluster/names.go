@@ -62,8 +62,3 @@ func KnownNode(e Engine, nodes int, extra map[string]string, adds int, name stri
 	}
 	return fmt.Errorf("no node %q in this %s cluster (its nodes will be %v)", name, e.Name(), names)
 }
-
-// NodeNames: couch1, couch2...
-func (couchEngine) NodeNames(nodes int, _ map[string]string, adds int) []string {
-	return Numbered("couch", nodes+adds)
-}
