@@ -42,24 +42,3 @@ func KnownNode(e Engine, nodes int, extra map[string]string, adds int, name stri
 	}
 	return fmt.Errorf("no node %q in this %s cluster (its nodes will be %v)", name, e.Name(), names)
 }
-
-// NodeNames: couch1, couch2...
-func (couchEngine) NodeNames(nodes int, _ map[string]string, adds int) []string {
-	return Numbered("couch", nodes+adds)
-}
-
-// NodeNames: master, rest (the REST gateway, on the master's host), then
-// the region server processes: rs1..rsN with the option rs-hosts, and the
-// added ones numbered after the --nodes region servers either way (in the
-// master, those have no node of their own).
-func (hbaseEngine) NodeNames(nodes int, extra map[string]string, adds int) []string {
-	first := max(nodes, 1) + 1
-	if on, _ := strconv.ParseBool(extra["rs-hosts"]); on {
-		first = 1
-	}
-	names := []string{"master", "rest"}
-	for k := first; k < max(nodes, 1)+1+adds; k++ {
-		names = append(names, "rs"+strconv.Itoa(k))
-	}
-	return names
-}

@@ -65,17 +65,18 @@ func listenPortRange() (lo, hi int) {
 	return lo, min(hi, 55000)
 }
 
-// portLinger bounds how long a restart waits for a killed node's ports to
+// PortLinger bounds how long a restart waits for a killed node's ports to
 // be free: the kernel closes a dead process's sockets a moment after it
 // is gone (seen here: an HBase region server's listener still bound right
 // after its JVM was reaped, free a moment later), longer on a loaded
-// machine.
-const portLinger = 30 * time.Second
+// machine. Exported for the engines' tests in their database folders
+// (db/hbase), which wait as long for a killed JVM's port.
+const PortLinger = 30 * time.Second
 
 // AwaitPorts waits, before n starts again on its ports, until every one
 // of them is free on its address, and returns those still taken: at once
 // a port some live process listens on (another program took it while the
-// node was down), after portLinger one that no process holds but the
+// node was down), after PortLinger one that no process holds but the
 // kernel has not let go. A node on a host of its own has its address to
 // itself, standard ports included: nothing to wait for.
 func AwaitPorts(ctx context.Context, n *Node) []int {
@@ -88,7 +89,7 @@ func AwaitPorts(ctx context.Context, n *Node) []int {
 			ports = append(ports, p)
 		}
 	}
-	deadline := time.Now().Add(portLinger)
+	deadline := time.Now().Add(PortLinger)
 	for {
 		var taken []int
 		held := false

@@ -55,7 +55,7 @@ go build -o "$tools/testtimes" ./scripts/testtimes
 # them, and kubernetes's image build and job moved to servers).
 cli=(./internal/cli ./cluster)
 servers=(
-  ./adapter/couchdb ./adapter/hbase ./db/mongodb ./adapter/cassandra
+  ./db/couchdb ./db/hbase ./db/mongodb ./adapter/cassandra
   ./kubernetes ./adapter/couchbase ./db/mariadb ./db/postgres
   ./db/redis ./db/rethinkdb ./db/sqlserver
   ./probe/convergence ./history ./job

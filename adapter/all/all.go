@@ -8,8 +8,6 @@ package all
 import (
 	_ "github.com/fieldbench/fieldbench/adapter/cassandra"
 	_ "github.com/fieldbench/fieldbench/adapter/couchbase"
-	_ "github.com/fieldbench/fieldbench/adapter/couchdb"
-	_ "github.com/fieldbench/fieldbench/adapter/hbase"
 	_ "github.com/fieldbench/fieldbench/adapter/null"
 	_ "github.com/fieldbench/fieldbench/workload/ingest"
 	_ "github.com/fieldbench/fieldbench/workload/microblog"

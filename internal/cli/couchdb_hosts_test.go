@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	couchadapter "github.com/fieldbench/fieldbench/adapter/couchdb"
-	"github.com/fieldbench/fieldbench/adapter/couchdb/couchapi"
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
+	couchadapter "github.com/fieldbench/fieldbench/db/couchdb"
+	"github.com/fieldbench/fieldbench/db/couchdb/couchapi"
 )
 
 // TestCouchDBHostsReplicate: `cluster up couchdb --nodes 2 --network

@@ -9,16 +9,16 @@ import (
 	"testing"
 	"time"
 
-	hbaseadapter "github.com/fieldbench/fieldbench/adapter/hbase"
 	"github.com/fieldbench/fieldbench/adapter/netdial"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
+	hbaseadapter "github.com/fieldbench/fieldbench/db/hbase"
 )
 
 // TestHBaseHostsRegionServer: `cluster up hbase --network hosts` puts the
 // master (its ZooKeeper and in-process region server) and the REST
 // gateway on host 198.18.0.1, every listener of theirs on that address
 // but the embedded ZooKeeper's (every address of the master's host, see
-// cluster/hbase.go); the machine's own namespace gets no answer from the
+// db/hbase/engine.go); the machine's own namespace gets no answer from the
 // gateway; microblog loads and runs from load host load1 without errors;
 // the adapter opens with load1's dial as an experiment's load does;
 // `cluster add` starts a region server on a host of its own (198.18.0.2,

@@ -173,12 +173,3 @@ func TestCassandra(t *testing.T) {
 	}
 	t.Logf("cassandra: %d traced reads through %s (CL ONE) read the data on: %v", traced, reader, served)
 }
-
-func TestCouchDB(t *testing.T) {
-	t.Parallel()
-	c := up(t, "couchdb", 2, nil, 5*time.Minute)
-	res := measure(t, c, Options{}, "couchdb (pouchdb-server) 2 nodes, continuous replication both ways")
-	if len(res.Nodes) != 2 || res.Settings["server"] == "" {
-		t.Errorf("nodes %v, settings %v", res.Nodes, res.Settings)
-	}
-}

@@ -1,4 +1,4 @@
-package cluster
+package hbase
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
 )
 
@@ -113,7 +114,7 @@ import (
 //	                     every region server can then be killed, paused,
 //	                     cut off or limited alone, which an in-process one
 //	                     on the master's host cannot
-func init() { Register(hbaseEngine{}) }
+func init() { cluster.Register(hbaseEngine{}) }
 
 type hbaseEngine struct{}
 
@@ -171,13 +172,29 @@ var hbaseJVMFlags = []string{
 }
 
 // Name implements Engine.
-func (hbaseEngine) Name() string { return "hbase" }
+func (hbaseEngine) Name() string { return Name }
+
+// NodeNames: master, rest (the REST gateway, on the master's host), then
+// the region server processes: rs1..rsN with the option rs-hosts, and the
+// added ones numbered after the --nodes region servers either way (in the
+// master, those have no node of their own).
+func (hbaseEngine) NodeNames(nodes int, extra map[string]string, adds int) []string {
+	first := max(nodes, 1) + 1
+	if on, _ := strconv.ParseBool(extra["rs-hosts"]); on {
+		first = 1
+	}
+	names := []string{"master", "rest"}
+	for k := first; k < max(nodes, 1)+1+adds; k++ {
+		names = append(names, "rs"+strconv.Itoa(k))
+	}
+	return names
+}
 
 // Hosts implements Hoster: the engine starts its nodes on hosts too.
 func (hbaseEngine) Hosts() (bool, string) { return true, "" }
 
 // CheckOptions implements OptionChecker.
-func (hbaseEngine) CheckOptions(o Options) error { _, err := parseHBaseOpts(o); return err }
+func (hbaseEngine) CheckOptions(o cluster.Options) error { _, err := parseHBaseOpts(o); return err }
 
 // Check implements Engine: Java 17 runs HBase; Maven fetches the jars the
 // first time (later runs use the cache).
@@ -185,12 +202,12 @@ func (hbaseEngine) Check() error {
 	if _, err := exec.LookPath("java"); err != nil {
 		return fmt.Errorf("java not found in PATH: install the Debian package openjdk-17-jre-headless (scripts/install-servers.sh): %w", err)
 	}
-	if root, err := JarCacheDir(); err == nil {
-		if _, err := os.Stat(filepath.Join(root, hbaseCache, JarsDoneFile)); err == nil {
+	if root, err := cluster.JarCacheDir(); err == nil {
+		if _, err := os.Stat(filepath.Join(root, hbaseCache, cluster.JarsDoneFile)); err == nil {
 			return nil
 		}
 	}
-	return CheckMaven()
+	return cluster.CheckMaven()
 }
 
 type hbaseOpts struct {
@@ -206,7 +223,7 @@ type hbaseOpts struct {
 	rsHosts bool
 }
 
-func parseHBaseOpts(o Options) (hbaseOpts, error) {
+func parseHBaseOpts(o cluster.Options) (hbaseOpts, error) {
 	h := hbaseOpts{regionServers: max(o.Nodes, 1), heapMB: 768, restHeapMB: 256, balancerMS: hbaseBalancerPeriodMS}
 	if h.regionServers > hbaseMaxRegionServers {
 		return h, fmt.Errorf("hbase: --nodes %d: at most %d region servers in the master process (add more with cluster add)", o.Nodes, hbaseMaxRegionServers)
@@ -236,7 +253,7 @@ func parseHBaseOpts(o Options) (hbaseOpts, error) {
 			}
 		case "rs-hosts":
 			h.rsHosts, err = strconv.ParseBool(v)
-			if err == nil && h.rsHosts && o.Network != NetworkHosts {
+			if err == nil && h.rsHosts && o.Network != cluster.NetworkHosts {
 				err = errors.New("region servers on hosts of their own need --network hosts")
 			}
 		default:
@@ -250,7 +267,7 @@ func parseHBaseOpts(o Options) (hbaseOpts, error) {
 }
 
 // Up implements Engine.
-func (e hbaseEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster, error) {
+func (e hbaseEngine) Up(ctx context.Context, dir string, opts cluster.Options) (*cluster.Cluster, error) {
 	if err := e.Check(); err != nil {
 		return nil, err
 	}
@@ -265,7 +282,7 @@ func (e hbaseEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("hbase: cluster directory: %w", err)
 	}
-	jars, err := FetchJars(ctx, hbaseArtifacts, hbaseCache)
+	jars, err := cluster.FetchJars(ctx, hbaseArtifacts, hbaseCache)
 	if err != nil {
 		return nil, fmt.Errorf("hbase: %w", err)
 	}
@@ -273,7 +290,7 @@ func (e hbaseEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 	if ho.rsHosts {
 		local = 0
 	}
-	c := &Cluster{Engine: e.Name(), Dir: dir, Version: hbaseVersion, Started: time.Now().UTC(), Options: map[string]string{
+	c := &cluster.Cluster{Engine: e.Name(), Dir: dir, Version: hbaseVersion, Started: time.Now().UTC(), Options: map[string]string{
 		"regionservers":   strconv.Itoa(local),
 		"heap":            strconv.Itoa(ho.heapMB),
 		"rest-heap":       strconv.Itoa(ho.restHeapMB),
@@ -284,10 +301,10 @@ func (e hbaseEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 	if ho.restClientMS > 0 {
 		c.Options["rest-client-timeout"] = strconv.Itoa(ho.restClientMS)
 	}
-	master := &Node{Name: "master", Role: "master", Host: Loopback, DataDir: filepath.Join(dir, "data")}
-	rest := &Node{Name: "rest", Role: "rest", Host: Loopback, DataDir: filepath.Join(dir, "data")}
+	master := &cluster.Node{Name: "master", Role: "master", Host: cluster.Loopback, DataDir: filepath.Join(dir, "data")}
+	rest := &cluster.Node{Name: "rest", Role: "rest", Host: cluster.Loopback, DataDir: filepath.Join(dir, "data")}
 	startMaster := func(int) error {
-		p, err := FreePorts(Loopback, 2)
+		p, err := cluster.FreePorts(cluster.Loopback, 2)
 		if err != nil {
 			return err
 		}
@@ -295,7 +312,7 @@ func (e hbaseEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 		return e.startNode(ctx, c, master, 180*time.Second)
 	}
 	startREST := func(int) error {
-		p, err := FreePort(Loopback)
+		p, err := cluster.FreePort(cluster.Loopback)
 		if err != nil {
 			return err
 		}
@@ -303,16 +320,16 @@ func (e hbaseEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 		return e.startNode(ctx, c, rest, 180*time.Second)
 	}
 	attempts := 3
-	if opts.Network == NetworkHosts {
-		if err := CheckNetwork(e.Name(), NetworkHosts); err != nil {
+	if opts.Network == cluster.NetworkHosts {
+		if err := cluster.CheckNetwork(e.Name(), cluster.NetworkHosts); err != nil {
 			return nil, err
 		}
-		c.Network = NetworkHosts
-		c.Options["network"] = NetworkHosts
+		c.Network = cluster.NetworkHosts
+		c.Options["network"] = cluster.NetworkHosts
 		if err := vnet.ForDir(dir).Create(ctx); err != nil {
 			return c, fmt.Errorf("hbase: %w", err)
 		}
-		h, err := AddNodeHost(ctx, c, master.Name)
+		h, err := cluster.AddNodeHost(ctx, c, master.Name)
 		if err != nil {
 			return c, fmt.Errorf("hbase: %w", err)
 		}
@@ -325,7 +342,7 @@ func (e hbaseEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 		startREST = func(int) error { return e.startNode(ctx, c, rest, 180*time.Second) }
 		attempts = 1
 	}
-	if err := Retry(attempts, startMaster); err != nil {
+	if err := cluster.Retry(attempts, startMaster); err != nil {
 		return c, fmt.Errorf("hbase: start master: %w", err)
 	}
 	c.Nodes = append(c.Nodes, master)
@@ -347,7 +364,7 @@ func (e hbaseEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 			}
 		}
 	}
-	if err := Retry(attempts, startREST); err != nil {
+	if err := cluster.Retry(attempts, startREST); err != nil {
 		return c, fmt.Errorf("hbase: start REST gateway: %w", err)
 	}
 	c.Nodes = append(c.Nodes, rest)
@@ -364,12 +381,12 @@ func (e hbaseEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 // startOnHost starts a region server process named name on a host of its
 // own (the first node address no process has), RPC on 16020; on failure
 // the host is removed again.
-func (e hbaseEngine) startOnHost(ctx context.Context, c *Cluster, name string) (*Node, error) {
-	h, err := AddNodeHost(ctx, c, name)
+func (e hbaseEngine) startOnHost(ctx context.Context, c *cluster.Cluster, name string) (*cluster.Node, error) {
+	h, err := cluster.AddNodeHost(ctx, c, name)
 	if err != nil {
 		return nil, fmt.Errorf("hbase: %w", err)
 	}
-	n := &Node{Name: name, Role: "regionserver", Host: h.Addr.String(), Netns: h.NS, Port: hbaseRSPort, DataDir: filepath.Join(c.Dir, "data")}
+	n := &cluster.Node{Name: name, Role: "regionserver", Host: h.Addr.String(), Netns: h.NS, Port: hbaseRSPort, DataDir: filepath.Join(c.Dir, "data")}
 	if err := e.startNode(ctx, c, n, 180*time.Second); err != nil {
 		_ = vnet.ForDir(c.Dir).RemoveHost(context.WithoutCancel(ctx), name)
 		return nil, fmt.Errorf("hbase: start region server %s: %w", name, err)
@@ -380,8 +397,8 @@ func (e hbaseEngine) startOnHost(ctx context.Context, c *Cluster, name string) (
 // siteConfig is a node's hbase-site.xml: loopback (or the node's host's
 // address), free, standard or kernel-chosen ports, no web UIs, data under
 // the cluster directory.
-func (e hbaseEngine) siteConfig(c *Cluster, n *Node) (map[string]string, error) {
-	var zk *Node
+func (e hbaseEngine) siteConfig(c *cluster.Cluster, n *cluster.Node) (map[string]string, error) {
+	var zk *cluster.Node
 	if n.Role == "master" {
 		zk = n
 	} else {
@@ -474,7 +491,7 @@ var hbaseGatewayTimeouts = []string{
 // port listens (ZooKeeper's for the master). Limits are generous: on a
 // loaded 2-core machine (load average 25-30, seen here) a JVM took over a
 // minute to listen; a process that dies (a port taken) fails at once.
-func (e hbaseEngine) startNode(ctx context.Context, c *Cluster, n *Node, limit time.Duration) error {
+func (e hbaseEngine) startNode(ctx context.Context, c *cluster.Cluster, n *cluster.Node, limit time.Duration) error {
 	confDir := filepath.Join(c.Dir, "conf", n.Name)
 	logDir := filepath.Join(c.Dir, "logs")
 	for _, d := range []string{confDir, logDir, n.DataDir} {
@@ -511,7 +528,7 @@ func (e hbaseEngine) startNode(ctx context.Context, c *Cluster, n *Node, limit t
 	default:
 		return fmt.Errorf("hbase: unknown role %q of node %s", n.Role, n.Name)
 	}
-	tmp, err := JVMTempDir(n.DataDir)
+	tmp, err := cluster.JVMTempDir(n.DataDir)
 	if err != nil {
 		return err
 	}
@@ -527,14 +544,14 @@ func (e hbaseEngine) startNode(ctx context.Context, c *Cluster, n *Node, limit t
 	}
 	args = append(args, "start")
 	argv := n.Command(append([]string{"java"}, args...)...)
-	pid, err := Start(Proc{Path: argv[0], Args: argv[1:], Dir: n.DataDir, LogFile: n.LogFile})
+	pid, err := cluster.Start(cluster.Proc{Path: argv[0], Args: argv[1:], Dir: n.DataDir, LogFile: n.LogFile})
 	if err != nil {
 		return err
 	}
 	wctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	if err := WaitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
-		_ = Kill(pid)
+	if err := cluster.WaitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
+		_ = cluster.Kill(pid)
 		return fmt.Errorf("hbase %s: %w", n.Name, err)
 	}
 	n.PID, n.Stopped = pid, false
@@ -603,12 +620,12 @@ type hbaseClusterStatus struct {
 	Requests  int64    `json:"requests"`
 }
 
-func hbaseREST(c *Cluster) (*Node, error) {
+func hbaseREST(c *cluster.Cluster) (*cluster.Node, error) {
 	n, err := c.Node("rest")
 	if err != nil {
 		return nil, err
 	}
-	if n.Stopped || !Alive(n.PID) {
+	if n.Stopped || !cluster.Alive(n.PID) {
 		return nil, fmt.Errorf("hbase: the REST gateway (pid %d) is not running", n.PID)
 	}
 	return n, nil
@@ -623,21 +640,21 @@ var hbaseHostClients sync.Map
 // hbaseClient is the HTTP client for requests to n: on a host it dials
 // from inside the host's namespace, the only place its address is
 // reachable from.
-func hbaseClient(n *Node) *http.Client {
+func hbaseClient(n *cluster.Node) *http.Client {
 	if n.Netns == "" {
 		return hbaseHTTP
 	}
 	if hc, ok := hbaseHostClients.Load(n.Netns); ok {
 		return hc.(*http.Client)
 	}
-	nd := &Node{Netns: n.Netns}
+	nd := &cluster.Node{Netns: n.Netns}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.DialContext = func(ctx context.Context, _, addr string) (net.Conn, error) { return nd.Dial(ctx, addr) }
 	hc, _ := hbaseHostClients.LoadOrStore(n.Netns, &http.Client{Transport: tr, Timeout: hbaseHTTP.Timeout})
 	return hc.(*http.Client)
 }
 
-func hbaseGet(ctx context.Context, rest *Node, path string, into any) error {
+func hbaseGet(ctx context.Context, rest *cluster.Node, path string, into any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+rest.Addr()+path, nil)
 	if err != nil {
 		return err
@@ -653,7 +670,7 @@ func hbaseGet(ctx context.Context, rest *Node, path string, into any) error {
 		return err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s: %s", path, resp.Status, Tail(strings.TrimSpace(string(b)), 300))
+		return fmt.Errorf("GET %s: %s: %s", path, resp.Status, cluster.Tail(strings.TrimSpace(string(b)), 300))
 	}
 	if into == nil {
 		return nil
@@ -665,7 +682,7 @@ func hbaseGet(ctx context.Context, rest *Node, path string, into any) error {
 	return json.Unmarshal(b, into)
 }
 
-func hbaseStatus(ctx context.Context, c *Cluster) (*hbaseClusterStatus, error) {
+func hbaseStatus(ctx context.Context, c *cluster.Cluster) (*hbaseClusterStatus, error) {
 	rest, err := hbaseREST(c)
 	if err != nil {
 		return nil, err
@@ -684,7 +701,7 @@ func hbaseStatus(ctx context.Context, c *Cluster) (*hbaseClusterStatus, error) {
 // are assigned again: requests in that time hang without an error (seen
 // in CI under load: none answered in the 30 s after a master's restart
 // was reported done). So a master's restart is done when it serves.
-func hbaseWaitSettled(ctx context.Context, c *Cluster, limit time.Duration) error {
+func hbaseWaitSettled(ctx context.Context, c *cluster.Cluster, limit time.Duration) error {
 	rest, err := hbaseREST(c)
 	if err != nil {
 		return err
@@ -720,7 +737,7 @@ func hbaseWaitSettled(ctx context.Context, c *Cluster, limit time.Duration) erro
 // run, which the master lists until its ZooKeeper session expires — and
 // the master has finished initializing (it answers the namespace list,
 // which needs hbase:meta).
-func hbaseWaitReady(ctx context.Context, c *Cluster, want int, need []string, since time.Time, limit time.Duration) error {
+func hbaseWaitReady(ctx context.Context, c *cluster.Cluster, want int, need []string, since time.Time, limit time.Duration) error {
 	wctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	var last error
@@ -757,8 +774,8 @@ func hbaseWaitReady(ctx context.Context, c *Cluster, want int, need []string, si
 		}
 		last = err
 		for _, n := range c.Nodes {
-			if !n.Stopped && !Alive(n.PID) {
-				return fmt.Errorf("hbase: %s (pid %d) died; log %s ends:\n%s", n.Name, n.PID, n.LogFile, LogTail(n.LogFile, 1500))
+			if !n.Stopped && !cluster.Alive(n.PID) {
+				return fmt.Errorf("hbase: %s (pid %d) died; log %s ends:\n%s", n.Name, n.PID, n.LogFile, cluster.LogTail(n.LogFile, 1500))
 			}
 		}
 		select {
@@ -770,7 +787,7 @@ func hbaseWaitReady(ctx context.Context, c *Cluster, want int, need []string, si
 			m, _ := c.Node(who)
 			var log string
 			if m != nil {
-				log = LogTail(m.LogFile, 1500)
+				log = cluster.LogTail(m.LogFile, 1500)
 			}
 			if gateway {
 				return fmt.Errorf("hbase: not ready within %v: %w: the REST gateway, through which readiness is read, did not answer (last: %v); gateway log ends:\n%s", limit, wctx.Err(), last, log)
@@ -787,20 +804,20 @@ func hbaseWaitReady(ctx context.Context, c *Cluster, want int, need []string, si
 // every 3 s). requests is the sum of the read and write request counts of
 // the regions the server holds now (counted since each region opened
 // there); server_requests is the server's own total.
-func (e hbaseEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
-	var out []NodeStatus
-	byAddr := map[string]*Node{}
+func (e hbaseEngine) Status(ctx context.Context, c *cluster.Cluster) ([]cluster.NodeStatus, error) {
+	var out []cluster.NodeStatus
+	byAddr := map[string]*cluster.Node{}
 	for _, n := range c.Nodes {
 		state := "up"
-		if n.Stopped || !Alive(n.PID) {
+		if n.Stopped || !cluster.Alive(n.PID) {
 			state = "down"
 		}
 		if n.Role == "regionserver" {
 			byAddr[n.Addr()] = n
 			continue // reported with the live region servers below
 		}
-		ns := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: state, PID: n.PID, Detail: map[string]string{}}
-		AddHostCounters(ctx, n, ns.Detail)
+		ns := cluster.NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: state, PID: n.PID, Detail: map[string]string{}}
+		cluster.AddHostCounters(ctx, n, ns.Detail)
 		if n.Role == "master" {
 			ns.Detail["zookeeper"] = n.Addr()
 			ns.Detail["local_regionservers"] = c.Options["regionservers"]
@@ -823,7 +840,7 @@ func (e hbaseEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, erro
 			writes += r.WriteRequests
 			store += r.StorefileMB
 		}
-		ns := NodeStatus{Addr: rs.Name, State: "up", Detail: map[string]string{
+		ns := cluster.NodeStatus{Addr: rs.Name, State: "up", Detail: map[string]string{
 			"regions":         strconv.Itoa(len(rs.RegionsList)),
 			"requests":        strconv.FormatInt(reads+writes, 10),
 			"read_requests":   strconv.FormatInt(reads, 10),
@@ -834,7 +851,7 @@ func (e hbaseEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, erro
 		}}
 		if n, ok := byAddr[rs.Name]; ok {
 			ns.Name, ns.Role, ns.PID = n.Name, "regionserver", n.PID
-			AddHostCounters(ctx, n, ns.Detail)
+			cluster.AddHostCounters(ctx, n, ns.Detail)
 			seen[rs.Name] = true
 		} else {
 			local++
@@ -848,11 +865,11 @@ func (e hbaseEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, erro
 	for _, n := range c.Nodes {
 		if n.Role == "regionserver" && !seen[n.Addr()] {
 			state := "down"
-			if !n.Stopped && Alive(n.PID) {
+			if !n.Stopped && cluster.Alive(n.PID) {
 				state = "starting"
 			}
-			ns := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: state, PID: n.PID, Detail: map[string]string{}}
-			AddHostCounters(ctx, n, ns.Detail)
+			ns := cluster.NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: state, PID: n.PID, Detail: map[string]string{}}
+			cluster.AddHostCounters(ctx, n, ns.Detail)
 			out = append(out, ns)
 		}
 	}
@@ -864,8 +881,8 @@ func (e hbaseEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, erro
 // ZooKeeper, each by PID with SIGTERM and a grace period (SIGKILL after).
 // On a virtual network it then removes every namespace and interface of
 // the network, found from the directory alone.
-func (e hbaseEngine) Down(ctx context.Context, c *Cluster) error {
-	order := make([]*Node, 0, len(c.Nodes))
+func (e hbaseEngine) Down(ctx context.Context, c *cluster.Cluster) error {
+	order := make([]*cluster.Node, 0, len(c.Nodes))
 	for _, role := range []string{"rest", "regionserver", "master"} {
 		for i := len(c.Nodes) - 1; i >= 0; i-- {
 			if c.Nodes[i].Role == role {
@@ -887,7 +904,7 @@ func (e hbaseEngine) Down(ctx context.Context, c *Cluster) error {
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < grace {
 			grace = max(time.Until(dl), time.Second)
 		}
-		if err := Stop(n.PID, grace); err != nil {
+		if err := cluster.Stop(n.PID, grace); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -897,7 +914,7 @@ func (e hbaseEngine) Down(ctx context.Context, c *Cluster) error {
 		errs = append(errs, err)
 	}
 	if c.OnHosts() {
-		errs = append(errs, DestroyNetwork(ctx, c.Dir))
+		errs = append(errs, cluster.DestroyNetwork(ctx, c.Dir))
 	}
 	return errors.Join(errs...)
 }
@@ -905,7 +922,7 @@ func (e hbaseEngine) Down(ctx context.Context, c *Cluster) error {
 // Add implements Grower: a new HRegionServer process joining the master's
 // ZooKeeper. It returns once the master lists it as live; regions move to
 // it when the balancer next runs (option balancer-period).
-func (e hbaseEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
+func (e hbaseEngine) Add(ctx context.Context, c *cluster.Cluster) (*cluster.Node, error) {
 	if _, err := hbaseREST(c); err != nil {
 		return nil, err
 	}
@@ -917,7 +934,7 @@ func (e hbaseEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
 		}
 	}
 	name := fmt.Sprintf("rs%d", k+1)
-	n := &Node{Name: name, Role: "regionserver", Host: Loopback, DataDir: filepath.Join(c.Dir, "data")}
+	n := &cluster.Node{Name: name, Role: "regionserver", Host: cluster.Loopback, DataDir: filepath.Join(c.Dir, "data")}
 	since := time.Now()
 	if c.OnHosts() {
 		var err error
@@ -925,8 +942,8 @@ func (e hbaseEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
 			return nil, err
 		}
 	} else {
-		err := Retry(3, func(int) error {
-			p, err := FreePort(Loopback)
+		err := cluster.Retry(3, func(int) error {
+			p, err := cluster.FreePort(cluster.Loopback)
 			if err != nil {
 				return err
 			}
@@ -948,12 +965,12 @@ func (e hbaseEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
 // its in-process region servers and ZooKeeper with it; killing an added
 // region server is the crash the master recovers from (its regions are
 // reassigned after the ZooKeeper session expires).
-func (e hbaseEngine) Kill(ctx context.Context, c *Cluster, node string) error {
+func (e hbaseEngine) Kill(ctx context.Context, c *cluster.Cluster, node string) error {
 	n, err := c.Node(node)
 	if err != nil {
 		return err
 	}
-	if err := Kill(n.PID); err != nil {
+	if err := cluster.Kill(n.PID); err != nil {
 		return err
 	}
 	n.PID, n.Stopped = 0, true
@@ -963,12 +980,12 @@ func (e hbaseEngine) Kill(ctx context.Context, c *Cluster, node string) error {
 // Restart implements Killer: starts a stopped or killed process again on
 // its ports, configuration and data, and waits until it serves (a region
 // server: until the master lists it as live).
-func (e hbaseEngine) Restart(ctx context.Context, c *Cluster, node string) error {
+func (e hbaseEngine) Restart(ctx context.Context, c *cluster.Cluster, node string) error {
 	n, err := c.Node(node)
 	if err != nil {
 		return err
 	}
-	if !n.Stopped && Alive(n.PID) {
+	if !n.Stopped && cluster.Alive(n.PID) {
 		return fmt.Errorf("hbase: %s (pid %d) is running", n.Name, n.PID)
 	}
 	if err := hbaseRestartPorts(ctx, n); err != nil {
@@ -1005,8 +1022,8 @@ func (e hbaseEngine) Restart(ctx context.Context, c *Cluster, node string) error
 // servers dial it) and the gateway's (the DSN every client has) are
 // refused, naming what holds them, at once rather than after the JVM's
 // start fails. Nodes on hosts have their host's address to themselves.
-func hbaseRestartPorts(ctx context.Context, n *Node) error {
-	taken := AwaitPorts(ctx, n)
+func hbaseRestartPorts(ctx context.Context, n *cluster.Node) error {
+	taken := cluster.AwaitPorts(ctx, n)
 	if len(taken) == 0 {
 		return nil
 	}
@@ -1014,7 +1031,7 @@ func hbaseRestartPorts(ctx context.Context, n *Node) error {
 	for _, p := range taken {
 		switch {
 		case n.Role == "master" && len(n.Ports) > 0 && p == n.Ports[0], n.Role == "regionserver" && p == n.Port:
-			np, err := FreePort(n.Host)
+			np, err := cluster.FreePort(n.Host)
 			if err != nil {
 				return fmt.Errorf("hbase: %s: its port %d is taken: %w", n.Name, p, err)
 			}
@@ -1034,7 +1051,7 @@ func hbaseRestartPorts(ctx context.Context, n *Node) error {
 	if n.Role == "master" {
 		what = "ZooKeeper's port, which the gateway and the region servers dial"
 	}
-	return fmt.Errorf("hbase: %s cannot restart (%s): %s", n.Name, what, PortsTaken(n.Host, fixed))
+	return fmt.Errorf("hbase: %s cannot restart (%s): %s", n.Name, what, cluster.PortsTaken(n.Host, fixed))
 }
 
 // errNoRIT says the master's JMX servlet answered without the
@@ -1044,7 +1061,7 @@ var errNoRIT = errors.New("hbase: master JMX has no AssignmentManager ritCount y
 // hbaseRIT reads the master's regions-in-transition count from its JMX
 // servlet (the AssignmentManager bean's ritCount): one small HTTP GET,
 // cheap enough to poll every second.
-func hbaseRIT(ctx context.Context, c *Cluster) (int64, error) {
+func hbaseRIT(ctx context.Context, c *cluster.Cluster) (int64, error) {
 	m, err := c.Node("master")
 	if err != nil {
 		return 0, err
@@ -1052,10 +1069,10 @@ func hbaseRIT(ctx context.Context, c *Cluster) (int64, error) {
 	if len(m.Ports) == 0 {
 		return 0, errors.New("hbase: the master has no info port (cluster started by an older fieldbench): start it again")
 	}
-	if m.Stopped || !Alive(m.PID) {
+	if m.Stopped || !cluster.Alive(m.PID) {
 		return 0, fmt.Errorf("hbase: the master (pid %d) is not running", m.PID)
 	}
-	info := &Node{Host: m.Host, Port: m.Ports[0], Netns: m.Netns}
+	info := &cluster.Node{Host: m.Host, Port: m.Ports[0], Netns: m.Netns}
 	var out struct {
 		Beans []struct {
 			RIT *int64 `json:"ritCount"`
@@ -1105,7 +1122,7 @@ func hbaseUneven(counts []int) bool {
 // — every balancer-period — has moved regions to it). Region counts come
 // from the region servers' reports (every 3 s), so a finished move shows
 // up to 3 s late; the transition count is the master's, live.
-func (e hbaseEngine) Moving(ctx context.Context, c *Cluster) (bool, string, error) {
+func (e hbaseEngine) Moving(ctx context.Context, c *cluster.Cluster) (bool, string, error) {
 	rit, err := hbaseRIT(ctx, c)
 	var why []string
 	switch {
@@ -1139,7 +1156,7 @@ func (e hbaseEngine) Moving(ctx context.Context, c *Cluster) (bool, string, erro
 		per = append(per, fmt.Sprintf("%s=%d", rs.Name, len(rs.RegionsList)))
 	}
 	for _, n := range c.Nodes {
-		if n.Role == "regionserver" && !n.Stopped && Alive(n.PID) && !live[n.Addr()] {
+		if n.Role == "regionserver" && !n.Stopped && cluster.Alive(n.PID) && !live[n.Addr()] {
 			why = append(why, n.Name+" starting")
 		}
 	}

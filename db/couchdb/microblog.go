@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
-	"github.com/fieldbench/fieldbench/adapter/couchdb/couchapi"
+	"github.com/fieldbench/fieldbench/db/couchdb/couchapi"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 )
 

@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/fieldbench/fieldbench/adapter/couchdb/couchapi"
+	"github.com/fieldbench/fieldbench/db/couchdb/couchapi"
 	"github.com/fieldbench/fieldbench/workload/wiki"
 )
 

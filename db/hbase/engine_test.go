@@ -1,4 +1,4 @@
-package cluster
+package hbase
 
 import (
 	"bytes"
@@ -15,7 +15,25 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
 )
+
+// upOwn starts an HBase of the test's own through the engine, stopped
+// when the test ends, and a context that ends after timeout
+// (clustertest.OwnClusterContext), for a test that calls the engine's
+// methods beyond cluster.Engine's (Add, Kill, Restart, Moving). The
+// package's adapter tests share another server (hbase_test.go).
+func upOwn(t *testing.T, opts cluster.Options, timeout time.Duration) (context.Context, hbaseEngine, *cluster.Cluster) {
+	t.Helper()
+	ctx, e, c := clustertest.OwnClusterContext(t, Name, opts, timeout)
+	he, ok := e.(hbaseEngine)
+	if !ok {
+		t.Fatalf("engine %s is a %T, not an hbaseEngine", Name, e)
+	}
+	return ctx, he, c
+}
 
 // TestHBaseUpStatusAddDown starts HBase with two in-process region
 // servers, writes through the REST gateway, checks that Status shows the
@@ -23,12 +41,12 @@ import (
 // kills and restarts it, and stops everything by PID.
 func TestHBaseUpStatusAddDown(t *testing.T) {
 	start := time.Now()
-	ctx, e, c := upEngine[hbaseEngine](t, Options{Nodes: 2, Extra: map[string]string{"balancer-period": "2000"}}, 8*time.Minute)
+	ctx, e, c := upOwn(t, cluster.Options{Nodes: 2, Extra: map[string]string{"balancer-period": "2000"}}, 8*time.Minute)
 	t.Logf("up in %v (jars cached in %s)", time.Since(start).Round(time.Millisecond), c.Options["jars"])
 	if !strings.HasPrefix(c.DSN, "hbase://127.0.0.1:") {
 		t.Errorf("DSN = %q, want hbase://127.0.0.1:PORT", c.DSN)
 	}
-	if l, err := Load(c.Dir); err != nil || len(l.Nodes) != 2 {
+	if l, err := cluster.Load(c.Dir); err != nil || len(l.Nodes) != 2 {
 		t.Fatalf("Load(cluster.json) = %v, %v; want master and rest", l, err)
 	}
 	// The master's Jetty unpacks its web application into java.io.tmpdir:
@@ -51,8 +69,8 @@ func TestHBaseUpStatusAddDown(t *testing.T) {
 	const rows = 50
 	hbaseTestPut(t, ctx, rest, rows)
 
-	regionServers := func(st []NodeStatus) []NodeStatus {
-		var out []NodeStatus
+	regionServers := func(st []cluster.NodeStatus) []cluster.NodeStatus {
+		var out []cluster.NodeStatus
 		for _, s := range st {
 			if strings.HasPrefix(s.Role, "regionserver") && s.State == "up" {
 				out = append(out, s)
@@ -60,7 +78,7 @@ func TestHBaseUpStatusAddDown(t *testing.T) {
 		}
 		return out
 	}
-	var st []NodeStatus
+	var st []cluster.NodeStatus
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		st, err = e.Status(ctx, c)
@@ -158,8 +176,8 @@ func TestHBaseUpStatusAddDown(t *testing.T) {
 	}
 	held.Close()
 	t.Logf("killed and restarted %s in %v (port %d taken: now %d)", n.Name, time.Since(t0).Round(time.Millisecond), oldPort, n.Port)
-	if !Alive(n.PID) || n.Port == oldPort {
-		t.Errorf("%s after Restart: alive %v on port %d (the taken port was %d)", n.Name, Alive(n.PID), n.Port, oldPort)
+	if !cluster.Alive(n.PID) || n.Port == oldPort {
+		t.Errorf("%s after Restart: alive %v on port %d (the taken port was %d)", n.Name, cluster.Alive(n.PID), n.Port, oldPort)
 	}
 
 	// The master: ZooKeeper's port cannot move under the gateway and the
@@ -191,7 +209,7 @@ func TestHBaseUpStatusAddDown(t *testing.T) {
 	}
 	t.Logf("down in %v", time.Since(t0).Round(time.Millisecond))
 	for _, p := range pids {
-		if Alive(p) {
+		if cluster.Alive(p) {
 			t.Errorf("pid %d still alive after Down", p)
 		}
 	}
@@ -205,7 +223,7 @@ func hbaseTestHold(t *testing.T, host string, port int) net.Listener {
 	t.Helper()
 	var l net.Listener
 	var err error
-	for deadline := time.Now().Add(portLinger); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(cluster.PortLinger); ; time.Sleep(50 * time.Millisecond) {
 		if l, err = net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port))); err == nil || time.Now().After(deadline) {
 			break
 		}
@@ -217,7 +235,7 @@ func hbaseTestHold(t *testing.T, host string, port int) net.Listener {
 	return l
 }
 
-func hbaseTestPut(t *testing.T, ctx context.Context, rest *Node, rows int) {
+func hbaseTestPut(t *testing.T, ctx context.Context, rest *cluster.Node, rows int) {
 	t.Helper()
 	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 	do := func(method, path, body string) {
@@ -259,7 +277,7 @@ func hbaseTestRSS(pid int) int64 {
 	return pages * int64(os.Getpagesize())
 }
 
-func hbaseTestFind(st []NodeStatus, name string) *NodeStatus {
+func hbaseTestFind(st []cluster.NodeStatus, name string) *cluster.NodeStatus {
 	for i := range st {
 		if st[i].Name == name {
 			return &st[i]
@@ -275,7 +293,7 @@ const hbaseTestSplits = 6
 // hbaseTestSplitTable creates table with family f split into n regions
 // (HexStringSplit) with HBase's own RegionSplitter tool, run on the
 // cluster's jars and the master's configuration (ZooKeeper address).
-func hbaseTestSplitTable(t *testing.T, ctx context.Context, c *Cluster, table string, n int) {
+func hbaseTestSplitTable(t *testing.T, ctx context.Context, c *cluster.Cluster, table string, n int) {
 	t.Helper()
 	m, err := c.Node("master")
 	if err != nil {
@@ -289,13 +307,13 @@ func hbaseTestSplitTable(t *testing.T, ctx context.Context, c *Cluster, table st
 	defer cancel()
 	out, err := exec.CommandContext(cctx, "java", args...).CombinedOutput()
 	if err != nil {
-		t.Fatalf("RegionSplitter %s: %v\n%s\nmaster log ends:\n%s", table, err, Tail(string(out), 2000), LogTail(m.LogFile, 1500))
+		t.Fatalf("RegionSplitter %s: %v\n%s\nmaster log ends:\n%s", table, err, cluster.Tail(string(out), 2000), cluster.LogTail(m.LogFile, 1500))
 	}
 }
 
 // hbaseTestSettled polls Moving every second until it reports nothing
 // moving, failing after limit.
-func hbaseTestSettled(t *testing.T, ctx context.Context, e hbaseEngine, c *Cluster, limit time.Duration) {
+func hbaseTestSettled(t *testing.T, ctx context.Context, e hbaseEngine, c *cluster.Cluster, limit time.Duration) {
 	t.Helper()
 	start := time.Now()
 	var last string
@@ -341,7 +359,7 @@ func TestHBaseUneven(t *testing.T) {
 // as bytes, hbase:meta's region is recognised (Moving counts regions with
 // and without it, so a name never matched made both counts the same).
 func TestHBaseStatusRegionNames(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("testdata", "external", "hbase", "status-dead.json"))
+	b, err := os.ReadFile(filepath.Join("testdata", "external", "status-dead.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,18 +389,18 @@ func TestHBaseStatusRegionNames(t *testing.T) {
 // on loopback nothing changes (127.0.0.1 everywhere, ZooKeeper's default
 // address).
 func TestHBaseSiteConfigHosts(t *testing.T) {
-	hosts := &Cluster{Network: NetworkHosts, Dir: "/d", Options: map[string]string{"rootdir": "file:///d/data/hbase", "balancer-period": "10000"}, Nodes: []*Node{
+	hosts := &cluster.Cluster{Network: cluster.NetworkHosts, Dir: "/d", Options: map[string]string{"rootdir": "file:///d/data/hbase", "balancer-period": "10000"}, Nodes: []*cluster.Node{
 		{Name: "master", Role: "master", Host: "198.18.0.1", Netns: "fbn-x-master", Port: hbaseZKPort, Ports: []int{hbaseMasterInfoPort}},
 		{Name: "rest", Role: "rest", Host: "198.18.0.1", Netns: "fbn-x-master", Port: hbaseRESTPort},
 		{Name: "rs2", Role: "regionserver", Host: "198.18.0.2", Netns: "fbn-x-rs2", Port: hbaseRSPort},
 	}}
-	bounded := &Cluster{Network: NetworkHosts, Dir: "/d", Nodes: hosts.Nodes, Options: map[string]string{"rootdir": "file:///d/data/hbase", "balancer-period": "10000", "rest-client-timeout": "1500"}}
-	loop := &Cluster{Dir: "/d", Options: hosts.Options, Nodes: []*Node{
-		{Name: "master", Role: "master", Host: Loopback, Port: 40000, Ports: []int{40001}},
-		{Name: "rs2", Role: "regionserver", Host: Loopback, Port: 40002},
+	bounded := &cluster.Cluster{Network: cluster.NetworkHosts, Dir: "/d", Nodes: hosts.Nodes, Options: map[string]string{"rootdir": "file:///d/data/hbase", "balancer-period": "10000", "rest-client-timeout": "1500"}}
+	loop := &cluster.Cluster{Dir: "/d", Options: hosts.Options, Nodes: []*cluster.Node{
+		{Name: "master", Role: "master", Host: cluster.Loopback, Port: 40000, Ports: []int{40001}},
+		{Name: "rs2", Role: "regionserver", Host: cluster.Loopback, Port: 40002},
 	}}
 	for _, tc := range []struct {
-		c    *Cluster
+		c    *cluster.Cluster
 		node string
 		want map[string]string // "" for a key that must be absent
 	}{
@@ -409,12 +427,12 @@ func TestHBaseSiteConfigHosts(t *testing.T) {
 			"hbase.cluster.distributed": "true", "hbase.zookeeper.property.clientPortAddress": "",
 		}},
 		{loop, "master", map[string]string{
-			"hbase.zookeeper.quorum": Loopback, "hbase.zookeeper.property.clientPort": "40000",
-			"hbase.master.ipc.address": Loopback, "hbase.master.port": "0", "hbase.master.info.port": "40001",
+			"hbase.zookeeper.quorum": cluster.Loopback, "hbase.zookeeper.property.clientPort": "40000",
+			"hbase.master.ipc.address": cluster.Loopback, "hbase.master.port": "0", "hbase.master.info.port": "40001",
 			"hbase.zookeeper.property.clientPortAddress": "",
 		}},
 		{loop, "rs2", map[string]string{
-			"hbase.zookeeper.quorum": Loopback, "hbase.regionserver.ipc.address": Loopback, "hbase.regionserver.port": "40002",
+			"hbase.zookeeper.quorum": cluster.Loopback, "hbase.regionserver.ipc.address": cluster.Loopback, "hbase.regionserver.port": "40002",
 		}},
 	} {
 		n, err := tc.c.Node(tc.node)
@@ -444,16 +462,16 @@ func TestParseHBaseOpts(t *testing.T) {
 		rest    int
 		err     string
 	}{
-		{NetworkHosts, map[string]string{"rs-hosts": "true"}, true, 256, ""},
-		{NetworkHosts, map[string]string{"rs-hosts": "false", "rest-heap": "1024"}, false, 1024, ""},
+		{cluster.NetworkHosts, map[string]string{"rs-hosts": "true"}, true, 256, ""},
+		{cluster.NetworkHosts, map[string]string{"rs-hosts": "false", "rest-heap": "1024"}, false, 1024, ""},
 		{"", map[string]string{"rs-hosts": "false"}, false, 256, ""},
 		{"", map[string]string{"rs-hosts": "true"}, false, 0, "need --network hosts"},
-		{NetworkHosts, map[string]string{"rs-hosts": "yes"}, false, 0, "invalid syntax"},
+		{cluster.NetworkHosts, map[string]string{"rs-hosts": "yes"}, false, 0, "invalid syntax"},
 		{"", map[string]string{"rest-heap": "64"}, false, 0, "at least 128"},
 		{"", map[string]string{"rest-client-timeout": "50"}, false, 0, "at least 100"},
 		{"", map[string]string{"rest-client-timeout": "1500"}, false, 256, ""},
 	} {
-		h, err := parseHBaseOpts(Options{Nodes: 3, Network: tc.network, Extra: tc.extra})
+		h, err := parseHBaseOpts(cluster.Options{Nodes: 3, Network: tc.network, Extra: tc.extra})
 		switch {
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("%v on %q: err %v, want one with %q", tc.extra, tc.network, err, tc.err)

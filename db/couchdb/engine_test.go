@@ -1,38 +1,30 @@
-package cluster
+package couchdb
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/fieldbench/fieldbench/adapter/couchdb/couchapi"
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
+	"github.com/fieldbench/fieldbench/db/couchdb/couchapi"
 )
 
-// listeners returns the local addresses (hex, as /proc/net/tcp* writes
-// them) of sockets listening on port.
-func listeners(t *testing.T, port int) []string {
+// upOwn starts pouchdb-server nodes of the test's own through the
+// engine, stopped when the test ends, with a context that ends after
+// timeout (clustertest.OwnClusterContext), for a test that calls the
+// engine's methods beyond cluster.Engine's (Kill, Restart, Add, Moving).
+// The package's adapter tests share another pair (couchdb_test.go).
+func upOwn(t *testing.T, opts cluster.Options, timeout time.Duration) (context.Context, couchEngine, *cluster.Cluster) {
 	t.Helper()
-	var out []string
-	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(b), "\n")[1:] {
-			fs := strings.Fields(line)
-			if len(fs) < 4 || fs[3] != "0A" { // 0A = LISTEN
-				continue
-			}
-			if strings.HasSuffix(fs[1], fmt.Sprintf(":%04X", port)) {
-				out = append(out, fs[1])
-			}
-		}
+	ctx, e, c := clustertest.OwnClusterContext(t, Name, opts, timeout)
+	ce, ok := e.(couchEngine)
+	if !ok {
+		t.Fatalf("engine %s is a %T, not a couchEngine", Name, e)
 	}
-	return out
+	return ctx, ce, c
 }
 
 // waitDoc polls node for db/id until it is there or 30 s pass.
@@ -65,15 +57,15 @@ func put(t *testing.T, node *couchapi.Client, db, id string) {
 // catching up after Restart (and the other node pulling from it again),
 // and an added node receiving the databases.
 func TestCouchReplicatedKillRestartAdd(t *testing.T) {
-	_, e, c := upEngine[couchEngine](t, Options{Nodes: 2}, 5*time.Minute) // a first npm install included
+	_, e, c := upOwn(t, cluster.Options{Nodes: 2}, 5*time.Minute) // a first npm install included
 	ctx := t.Context()
 	for _, n := range c.Nodes {
-		ls := listeners(t, n.Port)
+		ls := clustertest.ListenAddrs(t, n.Port)
 		if len(ls) == 0 {
 			t.Fatalf("%s: nothing listens on port %d", n.Name, n.Port)
 		}
 		for _, l := range ls {
-			if !strings.HasPrefix(l, "0100007F:") { // 127.0.0.1
+			if !strings.HasPrefix(l, "127.0.0.1:") {
 				t.Errorf("%s listens on %s: want 127.0.0.1 only", n.Name, l)
 			}
 		}

@@ -26,6 +26,14 @@
 // request, default 60s), spatial=grid|mango (trajectory candidates, see
 // trajectory.go), batch=N (documents per _bulk_docs request while loading,
 // default 500), tls=1 (https).
+//
+// The package is the whole database (docs/architecture.md, "Adding a
+// database"): this adapter with a file per family (ingest.go,
+// microblog.go, trajectory.go, wiki.go), the cluster engine that installs
+// and starts pouchdb-server (engine.go), what an external cluster asks a
+// CouchDB (external.go), the convergence prober (convergence.go) and
+// couchapi, the requests all of them share; db/all links it into the
+// binary.
 package couchdb
 
 import (
@@ -42,7 +50,7 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/adapter"
-	"github.com/fieldbench/fieldbench/adapter/couchdb/couchapi"
+	"github.com/fieldbench/fieldbench/db/couchdb/couchapi"
 	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/microblog"

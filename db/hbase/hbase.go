@@ -15,6 +15,13 @@
 // absent; default "default"). timeout bounds one HTTP request (default 60s:
 // a populate batch can be large); conns is the number of idle connections
 // kept to the gateway (default 256, more than any client thread count used).
+//
+// The package is the whole database (docs/architecture.md, "Adding a
+// database"): this adapter with a file per family (ingest.go,
+// microblog.go, part.go, trajectory.go, wiki.go), the cluster engine that
+// starts HBase and its REST gateway from Maven Central jars (engine.go)
+// and what an external cluster asks an HBase (external.go); db/all links
+// it into the binary. HBase has no convergence prober.
 package hbase
 
 import (

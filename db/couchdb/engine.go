@@ -1,4 +1,4 @@
-package cluster
+package couchdb
 
 import (
 	"context"
@@ -12,8 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fieldbench/fieldbench/adapter/couchdb/couchapi"
+	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
+	"github.com/fieldbench/fieldbench/db/couchdb/couchapi"
 )
 
 // The couchdb engine starts pouchdb-server (PouchDB's CouchDB-compatible
@@ -46,7 +47,7 @@ import (
 //
 // pouchdb-server is installed on first use with npm into a cache directory
 // outside the repository (PouchDBDir), as scripts/install-servers.sh does.
-func init() { Register(couchEngine{}) }
+func init() { cluster.Register(couchEngine{}) }
 
 type couchEngine struct{}
 
@@ -58,19 +59,24 @@ const couchPort = 5984
 const PouchDBVersion = "4.2.0"
 
 // Name implements Engine.
-func (couchEngine) Name() string { return "couchdb" }
+func (couchEngine) Name() string { return Name }
+
+// NodeNames: couch1, couch2...
+func (couchEngine) NodeNames(nodes int, _ map[string]string, adds int) []string {
+	return cluster.Numbered("couch", nodes+adds)
+}
 
 // Hosts implements Hoster: the engine starts its nodes on hosts too.
 func (couchEngine) Hosts() (bool, string) { return true, "" }
 
 // CheckNodes implements NodeLimiter.
 func (e couchEngine) CheckNodes(nodes int, _ map[string]string) error {
-	return NodeLimit(e.Name(), nodes, 8, "each node is a Node.js pouchdb-server process (about 100 MB resident) that replicates every database "+
+	return cluster.NodeLimit(e.Name(), nodes, 8, "each node is a Node.js pouchdb-server process (about 100 MB resident) that replicates every database "+
 		"from every other node, so replication work grows with the square of the nodes")
 }
 
 // CheckOptions implements OptionChecker: the engine has no option.
-func (couchEngine) CheckOptions(o Options) error {
+func (couchEngine) CheckOptions(o cluster.Options) error {
 	for k := range o.Extra {
 		return fmt.Errorf("couchdb: unknown option %q (the engine has none)", k)
 	}
@@ -81,7 +87,7 @@ func (couchEngine) CheckOptions(o Options) error {
 // set, else $XDG_CACHE_HOME/fieldbench/pouchdb-server-VERSION, else
 // ~/.cache/fieldbench/pouchdb-server-VERSION.
 func PouchDBDir() (string, error) {
-	return NPMDir("FIELDBENCH_POUCHDB", "pouchdb-server", PouchDBVersion)
+	return cluster.NPMDir("FIELDBENCH_POUCHDB", "pouchdb-server", PouchDBVersion)
 }
 
 func pouchBin(dir string) string {
@@ -90,7 +96,7 @@ func pouchBin(dir string) string {
 
 // Check implements Engine: node and npm must be installed; pouchdb-server
 // itself is installed by Up when missing.
-func (couchEngine) Check() error { return CheckNodeJS() }
+func (couchEngine) Check() error { return cluster.CheckNodeJS() }
 
 // InstallPouchDB installs pouchdb-server into PouchDBDir with npm unless
 // it is there, and returns the server's script (NPMInstall: concurrent
@@ -100,7 +106,7 @@ func InstallPouchDB(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := NPMInstall(ctx, dir, "pouchdb-server", PouchDBVersion); err != nil {
+	if err := cluster.NPMInstall(ctx, dir, "pouchdb-server", PouchDBVersion); err != nil {
 		return "", err
 	}
 	return pouchBin(dir), nil
@@ -108,7 +114,7 @@ func InstallPouchDB(ctx context.Context) (string, error) {
 
 // Up implements Engine. Whatever fails, the cluster returned (if any)
 // holds what was started, for the caller's Down.
-func (e couchEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster, error) {
+func (e couchEngine) Up(ctx context.Context, dir string, opts cluster.Options) (*cluster.Cluster, error) {
 	if err := e.CheckOptions(opts); err != nil {
 		return nil, err
 	}
@@ -119,10 +125,10 @@ func (e couchEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("couchdb: cluster directory: %w", err)
 	}
-	c := &Cluster{Engine: e.Name(), Dir: dir, Started: time.Now().UTC(), Options: map[string]string{
+	c := &cluster.Cluster{Engine: e.Name(), Dir: dir, Started: time.Now().UTC(), Options: map[string]string{
 		"server": "pouchdb-server", "bin": bin, "replication": "continuous, both ways between every pair of nodes"}}
-	if opts.Network == NetworkHosts {
-		if err := CheckNetwork(e.Name(), NetworkHosts); err != nil {
+	if opts.Network == cluster.NetworkHosts {
+		if err := cluster.CheckNetwork(e.Name(), cluster.NetworkHosts); err != nil {
 			return nil, err
 		}
 		if err := c.CreateHosts(ctx); err != nil {
@@ -145,7 +151,7 @@ func (e couchEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster
 
 // couchDSN is the adapter's DSN: the first running node, every other
 // running node as a peer.
-func couchDSN(c *Cluster) string {
+func couchDSN(c *cluster.Cluster) string {
 	var first string
 	var peers []string
 	for _, n := range c.Nodes {
@@ -168,7 +174,7 @@ func couchDSN(c *Cluster) string {
 // couchClient is an HTTP client of one node, for administration; a node
 // on a host is dialled from inside its host's namespace, the only place
 // its address is reachable from.
-func couchClient(n *Node) *couchapi.Client {
+func couchClient(n *cluster.Node) *couchapi.Client {
 	hc := &http.Client{Timeout: 30 * time.Second}
 	if n.Netns != "" {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
@@ -179,10 +185,10 @@ func couchClient(n *Node) *couchapi.Client {
 }
 
 // runningCouch are the clients of c's running nodes.
-func runningCouch(c *Cluster) []*couchapi.Client {
+func runningCouch(c *cluster.Cluster) []*couchapi.Client {
 	var out []*couchapi.Client
 	for _, n := range c.Nodes {
-		if !n.Stopped && Alive(n.PID) {
+		if !n.Stopped && cluster.Alive(n.PID) {
 			out = append(out, couchClient(n))
 		}
 	}
@@ -192,16 +198,16 @@ func runningCouch(c *Cluster) []*couchapi.Client {
 // startNewCouch adds a node to c and starts it on a free port, or on a
 // host of its own (the first node address no other node has) on the
 // standard port.
-func startNewCouch(ctx context.Context, c *Cluster) (*Node, error) {
+func startNewCouch(ctx context.Context, c *cluster.Cluster) (*cluster.Node, error) {
 	name := fmt.Sprintf("couch%d", len(c.Nodes)+1)
 	ndir := filepath.Join(c.Dir, name)
 	if err := os.MkdirAll(filepath.Join(ndir, "data"), 0o755); err != nil {
 		return nil, fmt.Errorf("couchdb: node directory: %w", err)
 	}
-	n := &Node{Name: name, Role: "pouchdb-server", Host: Loopback, DataDir: filepath.Join(ndir, "data"),
+	n := &cluster.Node{Name: name, Role: "pouchdb-server", Host: cluster.Loopback, DataDir: filepath.Join(ndir, "data"),
 		LogFile: filepath.Join(ndir, "pouchdb-server.log"), Config: filepath.Join(ndir, "config.json")}
 	if c.OnHosts() {
-		h, err := AddNodeHost(ctx, c, name)
+		h, err := cluster.AddNodeHost(ctx, c, name)
 		if err != nil {
 			return nil, fmt.Errorf("couchdb: %w", err)
 		}
@@ -213,8 +219,8 @@ func startNewCouch(ctx context.Context, c *Cluster) (*Node, error) {
 		c.Nodes = append(c.Nodes, n)
 		return n, nil
 	}
-	err := Retry(5, func(int) error {
-		p, err := FreePort(Loopback)
+	err := cluster.Retry(5, func(int) error {
+		p, err := cluster.FreePort(cluster.Loopback)
 		if err != nil {
 			return err
 		}
@@ -231,7 +237,7 @@ func startNewCouch(ctx context.Context, c *Cluster) (*Node, error) {
 // startCouchNode starts n's pouchdb-server, bound to n's address only, and
 // waits until it answers GET /. On a host, `ip netns exec` enters its
 // namespace and execs node: the PID is the server's.
-func startCouchNode(ctx context.Context, c *Cluster, n *Node) error {
+func startCouchNode(ctx context.Context, c *cluster.Cluster, n *cluster.Node) error {
 	bin := c.Options["bin"]
 	if bin == "" {
 		var err error
@@ -241,14 +247,14 @@ func startCouchNode(ctx context.Context, c *Cluster, n *Node) error {
 	}
 	argv := n.Command("node", bin, "--port", strconv.Itoa(n.Port), "--host", n.Host,
 		"--dir", n.DataDir, "--config", n.Config, "--no-stdout-logs", "--no-color")
-	pid, err := Start(Proc{Path: argv[0], Args: argv[1:], Dir: filepath.Dir(n.DataDir), LogFile: n.LogFile})
+	pid, err := cluster.Start(cluster.Proc{Path: argv[0], Args: argv[1:], Dir: filepath.Dir(n.DataDir), LogFile: n.LogFile})
 	if err != nil {
 		return err
 	}
 	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	if err := WaitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
-		_ = Kill(pid)
+	if err := cluster.WaitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
+		_ = cluster.Kill(pid)
 		return err
 	}
 	cl := couchClient(n)
@@ -257,9 +263,9 @@ func startCouchNode(ctx context.Context, c *Cluster, n *Node) error {
 		if err == nil {
 			break
 		}
-		if wctx.Err() != nil || !Alive(pid) {
-			_ = Kill(pid)
-			return fmt.Errorf("couchdb %s not answering GET /: %w; log ends:\n%s", n.Name, err, LogTail(n.LogFile, 1500))
+		if wctx.Err() != nil || !cluster.Alive(pid) {
+			_ = cluster.Kill(pid)
+			return fmt.Errorf("couchdb %s not answering GET /: %w; log ends:\n%s", n.Name, err, cluster.LogTail(n.LogFile, 1500))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -270,13 +276,13 @@ func startCouchNode(ctx context.Context, c *Cluster, n *Node) error {
 // Status implements Engine: what the node says it is (server and version
 // from its welcome), its databases, the fieldbench replications it pulls,
 // and the documents of its databases; on hosts, its host's counters too.
-func (couchEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
-	return NodeStatuses(ctx, c, func(*Node) map[string]string { return map[string]string{} }, probeCouch), nil
+func (couchEngine) Status(ctx context.Context, c *cluster.Cluster) ([]cluster.NodeStatus, error) {
+	return cluster.NodeStatuses(ctx, c, func(*cluster.Node) map[string]string { return map[string]string{} }, probeCouch), nil
 }
 
 // probeCouch is the status detail of a running node: its welcome, its
 // databases and documents, and the replications it pulls.
-func probeCouch(ctx context.Context, n *Node, detail map[string]string) error {
+func probeCouch(ctx context.Context, n *cluster.Node, detail map[string]string) error {
 	cl := couchClient(n)
 	w, err := cl.Welcome(ctx)
 	if err != nil {
@@ -312,14 +318,14 @@ func couchCountDetail(ctx context.Context, cl *couchapi.Client, detail map[strin
 // Down implements Engine: SIGTERM, SIGKILL after 15 s. On a virtual
 // network it then removes every namespace and interface of the network,
 // found from the directory alone.
-func (couchEngine) Down(ctx context.Context, c *Cluster) error {
-	return StopOnNetwork(ctx, c, "couchdb")
+func (couchEngine) Down(ctx context.Context, c *cluster.Cluster) error {
+	return cluster.StopOnNetwork(ctx, c, "couchdb")
 }
 
 // Add implements Grower: a new empty node; every database a running node
 // holds is created on it and replicated both ways with every running node,
 // so it fills by replication (Moving says when it caught up).
-func (couchEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
+func (couchEngine) Add(ctx context.Context, c *cluster.Cluster) (*cluster.Node, error) {
 	live := runningCouch(c)
 	if len(live) == 0 {
 		return nil, errors.New("couchdb: no running node to copy the databases from")
@@ -344,7 +350,7 @@ func (couchEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
 
 // Moving implements Mover: data is moving while two running nodes hold a
 // different number of documents in some database.
-func (couchEngine) Moving(ctx context.Context, c *Cluster) (bool, string, error) {
+func (couchEngine) Moving(ctx context.Context, c *cluster.Cluster) (bool, string, error) {
 	live := runningCouch(c)
 	if len(live) < 2 {
 		return false, "", nil
@@ -378,14 +384,14 @@ func (couchEngine) Moving(ctx context.Context, c *Cluster) (bool, string, error)
 }
 
 // Kill implements Killer: SIGKILL.
-func (couchEngine) Kill(_ context.Context, c *Cluster, name string) error {
+func (couchEngine) Kill(_ context.Context, c *cluster.Cluster, name string) error {
 	return c.KillNode(name)
 }
 
 // Healed implements Healer: the replications between each healed node and
 // every other running node are renewed both ways (couchapi.Retrigger,
 // as after a restart): a pull that met a partition stopped for good.
-func (couchEngine) Healed(ctx context.Context, c *Cluster, names []string) error {
+func (couchEngine) Healed(ctx context.Context, c *cluster.Cluster, names []string) error {
 	running := runningCouch(c)
 	for _, name := range names {
 		n, err := c.Node(name)
@@ -419,8 +425,8 @@ func (couchEngine) HealNote() string {
 // Restart implements Killer: the node starts on its port and data again;
 // its own pulls restart from its _replicator database, and the other
 // running nodes' pulls from it are renewed (couchapi.Retrigger).
-func (couchEngine) Restart(ctx context.Context, c *Cluster, name string) error {
-	n, err := RestartNode(ctx, c, "couchdb", name, func(n *Node) error { return startCouchNode(ctx, c, n) })
+func (couchEngine) Restart(ctx context.Context, c *cluster.Cluster, name string) error {
+	n, err := cluster.RestartNode(ctx, c, "couchdb", name, func(n *cluster.Node) error { return startCouchNode(ctx, c, n) })
 	if err != nil {
 		return err
 	}

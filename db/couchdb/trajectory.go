@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/fieldbench/fieldbench/adapter/couchdb/couchapi"
+	"github.com/fieldbench/fieldbench/db/couchdb/couchapi"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
 )
 

@@ -1,4 +1,4 @@
-package cluster
+package hbase
 
 import (
 	"errors"
@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/fieldbench/fieldbench/cluster"
 )
 
-// The answers in testdata/external/hbase were captured from HBase
+// The answers in testdata/external were captured from HBase
 // 2.6.1-hadoop3's REST gateway (`fieldbench cluster up hbase --nodes 2`,
 // then `cluster add`, 3,000 wiki articles loaded, the added region server
 // 127.0.0.1:33805 killed, another added):
@@ -24,7 +26,7 @@ import (
 //	meta-open.json         the same, seconds later
 func hbaseTestdata(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "external", "hbase", name))
+	b, err := os.ReadFile(filepath.Join("testdata", "external", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +56,7 @@ func TestParseHBaseVersion(t *testing.T) {
 // read from the captured answers.
 func TestHBaseExternalStatus(t *testing.T) {
 	const a, b, k, j = "127.0.0.1:35151", "127.0.0.1:36035", "127.0.0.1:33805", "127.0.0.1:38465"
-	c := &Cluster{Nodes: []*Node{
+	c := &cluster.Cluster{Nodes: []*cluster.Node{
 		{Name: "rs1", Host: "127.0.0.1", Port: 35151, Remote: true},
 		{Name: "rs2", Host: "127.0.0.1", Port: 36035, Remote: true},
 		{Name: "rs3", Host: "127.0.0.1", Port: 33805, Remote: true},

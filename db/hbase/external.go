@@ -1,4 +1,4 @@
-package cluster
+package hbase
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/fieldbench/fieldbench/adapter"
+	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/redact"
 )
 
@@ -38,8 +39,8 @@ import (
 // Remote implements Remoter: an external HBase is asked through the REST
 // gateway its DSN names (the members are region servers, not what the
 // adapter talks to, so the scenario gives the dsn).
-func (hbaseEngine) Remote() *RemoteDB {
-	return &RemoteDB{DSNHint: "the adapter's DSN naming the REST gateway (hbase://host:8080): the members are region servers",
+func (hbaseEngine) Remote() *cluster.RemoteDB {
+	return &cluster.RemoteDB{DSNHint: "the adapter's DSN naming the REST gateway (hbase://host:8080): the members are region servers",
 		Version: hbaseRemoteVersion, Members: hbaseRemoteMembers, Resources: hbaseRemoteResources, Reported: []string{"disk"},
 		Source: hbaseRemoteSource, Status: hbaseRemoteStatus, Moving: hbaseRemoteMoving}
 }
@@ -71,7 +72,7 @@ type hbaseRemoteServer struct {
 }
 
 // hbaseRemoteGateway is the REST gateway the cluster's DSN names.
-func hbaseRemoteGateway(c *Cluster) (*Node, error) {
+func hbaseRemoteGateway(c *cluster.Cluster) (*cluster.Node, error) {
 	u, err := adapter.ParseURL(c.DSN)
 	if err != nil {
 		return nil, err
@@ -84,11 +85,11 @@ func hbaseRemoteGateway(c *Cluster) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hbase: REST gateway port %q: %w", port, err)
 	}
-	return &Node{Name: "rest", Host: host, Port: p, Remote: true}, nil
+	return &cluster.Node{Name: "rest", Host: host, Port: p, Remote: true}, nil
 }
 
 // hbaseRemoteGet GETs path from the gateway into a string.
-func hbaseRemoteGet(ctx context.Context, c *Cluster, path string) ([]byte, error) {
+func hbaseRemoteGet(ctx context.Context, c *cluster.Cluster, path string) ([]byte, error) {
 	gw, err := hbaseRemoteGateway(c)
 	if err != nil {
 		return nil, err
@@ -109,7 +110,7 @@ func parseHBaseVersion(b []byte) (string, error) {
 		return "", fmt.Errorf("hbase: /version/cluster: %w", err)
 	}
 	if v.Version == "" {
-		return "", fmt.Errorf("hbase: /version/cluster names no version: %s", Tail(string(b), 200))
+		return "", fmt.Errorf("hbase: /version/cluster names no version: %s", cluster.Tail(string(b), 200))
 	}
 	return v.Version, nil
 }
@@ -134,7 +135,7 @@ func hbaseDeadAddr(name string) string {
 
 // hbaseRemoteVersion asks the gateway the cluster's version (n, a region
 // server, is not asked: it speaks only HBase's RPC).
-func hbaseRemoteVersion(ctx context.Context, c *Cluster, _ *Node) (string, error) {
+func hbaseRemoteVersion(ctx context.Context, c *cluster.Cluster, _ *cluster.Node) (string, error) {
 	b, err := hbaseRemoteGet(ctx, c, "/version/cluster")
 	if err != nil {
 		return "", err
@@ -142,7 +143,7 @@ func hbaseRemoteVersion(ctx context.Context, c *Cluster, _ *Node) (string, error
 	return parseHBaseVersion(b)
 }
 
-func hbaseRemoteClusterStatusOf(ctx context.Context, c *Cluster) (*hbaseRemoteClusterStatus, error) {
+func hbaseRemoteClusterStatusOf(ctx context.Context, c *cluster.Cluster) (*hbaseRemoteClusterStatus, error) {
 	b, err := hbaseRemoteGet(ctx, c, "/status/cluster")
 	if err != nil {
 		return nil, err
@@ -163,7 +164,7 @@ func hbaseMembers(st *hbaseRemoteClusterStatus) map[string]string {
 	return out
 }
 
-func hbaseRemoteMembers(ctx context.Context, c *Cluster) (map[string]string, error) {
+func hbaseRemoteMembers(ctx context.Context, c *cluster.Cluster) (map[string]string, error) {
 	st, err := hbaseRemoteClusterStatusOf(ctx, c)
 	if err != nil {
 		return nil, err
@@ -172,7 +173,7 @@ func hbaseRemoteMembers(ctx context.Context, c *Cluster) (map[string]string, err
 }
 
 // hbaseServerStatus is one live region server's status line.
-func hbaseServerStatus(rs hbaseRemoteServer) NodeStatus {
+func hbaseServerStatus(rs hbaseRemoteServer) cluster.NodeStatus {
 	var reads, writes, store, mem int64
 	for _, r := range rs.Regions {
 		reads += r.ReadRequests
@@ -180,7 +181,7 @@ func hbaseServerStatus(rs hbaseRemoteServer) NodeStatus {
 		store += r.StorefileMB
 		mem += r.MemStoreMB
 	}
-	return NodeStatus{Addr: rs.Name, Role: "regionserver", State: "up", Detail: map[string]string{
+	return cluster.NodeStatus{Addr: rs.Name, Role: "regionserver", State: "up", Detail: map[string]string{
 		"regions":         strconv.Itoa(len(rs.Regions)),
 		"requests":        strconv.FormatInt(reads+writes, 10),
 		"read_requests":   strconv.FormatInt(reads, 10),
@@ -195,7 +196,7 @@ func hbaseServerStatus(rs hbaseRemoteServer) NodeStatus {
 // hbaseExternalStatus is a status line per member (up with the master's
 // facts, dead, or not listed), then one per live region server that is
 // not a member (named by its address).
-func hbaseExternalStatus(c *Cluster, st *hbaseRemoteClusterStatus) []NodeStatus {
+func hbaseExternalStatus(c *cluster.Cluster, st *hbaseRemoteClusterStatus) []cluster.NodeStatus {
 	live := map[string]hbaseRemoteServer{}
 	for _, rs := range st.LiveNodes {
 		live[rs.Name] = rs
@@ -204,21 +205,21 @@ func hbaseExternalStatus(c *Cluster, st *hbaseRemoteClusterStatus) []NodeStatus 
 	for _, d := range st.DeadNodes {
 		dead[hbaseDeadAddr(d)] = true
 	}
-	var out []NodeStatus
+	var out []cluster.NodeStatus
 	seen := map[string]bool{}
 	for _, n := range c.Nodes {
-		if n.Role == RoleDecommissioned {
+		if n.Role == cluster.RoleDecommissioned {
 			continue
 		}
 		seen[n.Addr()] = true
-		var ns NodeStatus
+		var ns cluster.NodeStatus
 		switch rs, ok := live[n.Addr()]; {
 		case ok:
 			ns = hbaseServerStatus(rs)
 		case dead[n.Addr()]:
-			ns = NodeStatus{Addr: n.Addr(), Role: "regionserver", State: "dead"}
+			ns = cluster.NodeStatus{Addr: n.Addr(), Role: "regionserver", State: "dead"}
 		default:
-			ns = NodeStatus{Addr: n.Addr(), Role: "regionserver", State: "not listed"}
+			ns = cluster.NodeStatus{Addr: n.Addr(), Role: "regionserver", State: "not listed"}
 		}
 		ns.Name = n.Name
 		out = append(out, ns)
@@ -233,7 +234,7 @@ func hbaseExternalStatus(c *Cluster, st *hbaseRemoteClusterStatus) []NodeStatus 
 	return out
 }
 
-func hbaseRemoteStatus(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
+func hbaseRemoteStatus(ctx context.Context, c *cluster.Cluster) ([]cluster.NodeStatus, error) {
 	st, err := hbaseRemoteClusterStatusOf(ctx, c)
 	if err != nil {
 		return nil, err
@@ -244,7 +245,7 @@ func hbaseRemoteStatus(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
 // hbaseRemoteResources: each live member's disk, its regions' store
 // files (hbaseRemoteSource); CPU and memory are NaN (heap used is a
 // status fact, not a resident set).
-func hbaseRemoteResources(ctx context.Context, c *Cluster) (map[string]NodeResources, error) {
+func hbaseRemoteResources(ctx context.Context, c *cluster.Cluster) (map[string]cluster.NodeResources, error) {
 	st, err := hbaseRemoteClusterStatusOf(ctx, c)
 	if err != nil {
 		return nil, err
@@ -252,12 +253,12 @@ func hbaseRemoteResources(ctx context.Context, c *Cluster) (map[string]NodeResou
 	return hbaseResourcesOf(c, st), nil
 }
 
-func hbaseResourcesOf(c *Cluster, st *hbaseRemoteClusterStatus) map[string]NodeResources {
+func hbaseResourcesOf(c *cluster.Cluster, st *hbaseRemoteClusterStatus) map[string]cluster.NodeResources {
 	live := map[string]hbaseRemoteServer{}
 	for _, rs := range st.LiveNodes {
 		live[rs.Name] = rs
 	}
-	out := map[string]NodeResources{}
+	out := map[string]cluster.NodeResources{}
 	for _, n := range c.Nodes {
 		rs, ok := live[n.Addr()]
 		if !ok || !n.Running() {
@@ -267,7 +268,7 @@ func hbaseResourcesOf(c *Cluster, st *hbaseRemoteClusterStatus) map[string]NodeR
 		for _, r := range rs.Regions {
 			mb += r.StorefileMB
 		}
-		out[n.Name] = NodeResources{CPUSeconds: math.NaN(), RSSBytes: math.NaN(), DiskBytes: float64(mb) * (1 << 20)}
+		out[n.Name] = cluster.NodeResources{CPUSeconds: math.NaN(), RSSBytes: math.NaN(), DiskBytes: float64(mb) * (1 << 20)}
 	}
 	return out
 }
@@ -361,7 +362,7 @@ func hbaseRemoteMovingOf(rit map[string]int, st *hbaseRemoteClusterStatus) (bool
 	return len(why) > 0, strings.Join(why, "; ")
 }
 
-func hbaseRemoteMoving(ctx context.Context, c *Cluster) (bool, string, error) {
+func hbaseRemoteMoving(ctx context.Context, c *cluster.Cluster) (bool, string, error) {
 	rit, err := hbaseMetaInTransition(hbaseRemoteGet(ctx, c, hbaseMetaStateScan))
 	if err != nil {
 		return false, "", err

@@ -1,4 +1,4 @@
-package convergence
+package couchdb
 
 import (
 	"context"
@@ -6,13 +6,16 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/fieldbench/fieldbench/adapter/couchdb/couchapi"
 	"github.com/fieldbench/fieldbench/adapter/netdial"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/db/couchdb/couchapi"
+	"github.com/fieldbench/fieldbench/probe/convergence"
 )
 
 func init() {
-	Register("couchdb", func(ctx context.Context, c *cluster.Cluster, _ Options) (Prober, error) { return openCouchDB(ctx, c) })
+	convergence.Register(Name, func(ctx context.Context, c *cluster.Cluster, _ convergence.Options) (convergence.Prober, error) {
+		return openCouchDB(ctx, c)
+	})
 }
 
 // couchProber writes a document through the first running node of a
@@ -29,10 +32,10 @@ type couchProber struct {
 
 // couchDB is the database the prober writes to (replicated like the
 // adapter's, under the same _replicator scheme).
-const couchDB = Table
+const couchDB = convergence.Table
 
-func openCouchDB(ctx context.Context, c *cluster.Cluster) (Prober, error) {
-	nodes, err := Running(c)
+func openCouchDB(ctx context.Context, c *cluster.Cluster) (convergence.Prober, error) {
+	nodes, err := convergence.Running(c)
 	if err != nil {
 		return nil, err
 	}

@@ -13,9 +13,9 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/adapter/adaptertest"
-	"github.com/fieldbench/fieldbench/adapter/couchdb/couchapi"
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/cluster/clustertest"
+	"github.com/fieldbench/fieldbench/db/couchdb/couchapi"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
@@ -175,8 +175,8 @@ func TestInfoNamesPouchDBServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Name != "pouchdb-server" || info.Version != cluster.PouchDBVersion {
-		t.Errorf("Info = %s %s: want pouchdb-server %s (never CouchDB)", info.Name, info.Version, cluster.PouchDBVersion)
+	if info.Name != "pouchdb-server" || info.Version != PouchDBVersion {
+		t.Errorf("Info = %s %s: want pouchdb-server %s (never CouchDB)", info.Name, info.Version, PouchDBVersion)
 	}
 }
 

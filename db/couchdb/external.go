@@ -1,4 +1,4 @@
-package cluster
+package couchdb
 
 import (
 	"context"
@@ -10,7 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fieldbench/fieldbench/adapter/couchdb/couchapi"
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/db/couchdb/couchapi"
 )
 
 // An external CouchDB is asked over HTTP with the adapter's own client
@@ -36,8 +37,8 @@ import (
 // (pouchdb-server has no cluster). No resource figure is asked.
 
 // Remote implements Remoter.
-func (couchEngine) Remote() *RemoteDB {
-	return &RemoteDB{DSN: couchRemoteDSN, Version: couchRemoteVersion, Members: couchRemoteMembers,
+func (couchEngine) Remote() *cluster.RemoteDB {
+	return &cluster.RemoteDB{DSN: couchRemoteDSN, Version: couchRemoteVersion, Members: couchRemoteMembers,
 		Status: couchRemoteStatus, Moving: couchRemoteMoving}
 }
 
@@ -116,16 +117,16 @@ type couchSystem struct {
 	InternalReplicationJobs int64 `json:"internal_replication_jobs"`
 }
 
-func couchRemoteDSN(c *Cluster) string {
+func couchRemoteDSN(c *cluster.Cluster) string {
 	for _, n := range c.Nodes {
-		if n.Role != RoleDecommissioned {
+		if n.Role != cluster.RoleDecommissioned {
 			return "couchdb://" + n.Addr()
 		}
 	}
 	return ""
 }
 
-func couchRemoteVersion(ctx context.Context, _ *Cluster, n *Node) (string, error) {
+func couchRemoteVersion(ctx context.Context, _ *cluster.Cluster, n *cluster.Node) (string, error) {
 	w, err := couchClient(n).Welcome(ctx)
 	if err != nil {
 		return "", err
@@ -138,14 +139,14 @@ func couchRemoteVersion(ctx context.Context, _ *Cluster, n *Node) (string, error
 
 // couchAnswering are the members that answer GET /, with the welcome of
 // the first.
-func couchAnswering(ctx context.Context, c *Cluster) ([]*Node, couchapi.Welcome) {
-	var out []*Node
+func couchAnswering(ctx context.Context, c *cluster.Cluster) ([]*cluster.Node, couchapi.Welcome) {
+	var out []*cluster.Node
 	var first couchapi.Welcome
 	for _, n := range c.Nodes {
-		if !n.Running() || n.Role == RoleDecommissioned {
+		if !n.Running() || n.Role == cluster.RoleDecommissioned {
 			continue
 		}
-		qctx, cancel := context.WithTimeout(ctx, RemoteAskTimeout)
+		qctx, cancel := context.WithTimeout(ctx, cluster.RemoteAskTimeout)
 		w, err := couchClient(n).Welcome(qctx)
 		cancel()
 		if err == nil {
@@ -158,7 +159,7 @@ func couchAnswering(ctx context.Context, c *Cluster) ([]*Node, couchapi.Welcome)
 	return out, first
 }
 
-func couchRemoteMembers(ctx context.Context, c *Cluster) (map[string]string, error) {
+func couchRemoteMembers(ctx context.Context, c *cluster.Cluster) (map[string]string, error) {
 	live, w := couchAnswering(ctx, c)
 	if len(live) == 0 {
 		return nil, errors.New("couchdb: no member answered GET /")
@@ -181,8 +182,8 @@ func couchRemoteMembers(ctx context.Context, c *Cluster) (map[string]string, err
 	return couchMembersOf(m, live[0].Port), nil
 }
 
-func couchRemoteStatus(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
-	return RemoteStatuses(ctx, c, "", func(ctx context.Context, n *Node, st *NodeStatus) error {
+func couchRemoteStatus(ctx context.Context, c *cluster.Cluster) ([]cluster.NodeStatus, error) {
+	return cluster.RemoteStatuses(ctx, c, "", func(ctx context.Context, n *cluster.Node, st *cluster.NodeStatus) error {
 		cl := couchClient(n)
 		w, err := cl.Welcome(ctx)
 		if err != nil {
@@ -194,7 +195,7 @@ func couchRemoteStatus(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
 	}), nil
 }
 
-func couchRemoteMoving(ctx context.Context, c *Cluster) (bool, string, error) {
+func couchRemoteMoving(ctx context.Context, c *cluster.Cluster) (bool, string, error) {
 	live, w := couchAnswering(ctx, c)
 	if len(live) == 0 {
 		return false, "", errors.New("couchdb: no member answered GET /")

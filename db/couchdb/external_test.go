@@ -1,4 +1,4 @@
-package cluster
+package couchdb
 
 import (
 	"encoding/json"
@@ -9,16 +9,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fieldbench/fieldbench/adapter/couchdb/couchapi"
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
+	"github.com/fieldbench/fieldbench/db/couchdb/couchapi"
 )
 
-// testdata/external/couchdb holds answers of pouchdb-server 4.2.0 (`cluster
+// testdata/external holds answers of pouchdb-server 4.2.0 (`cluster
 // up couchdb --nodes 2`): its welcome, and /_membership of both servers,
 // which say the same node1@127.0.0.1 (no cluster behind it). No Apache
 // CouchDB runs here: its /_membership and /_system are not captured.
 func couchTestdata(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "external", "couchdb", name))
+	b, err := os.ReadFile(filepath.Join("testdata", "external", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,12 +83,12 @@ func TestCouchDocsDiffer(t *testing.T) {
 // other has them by replication, then settled; a killed member is
 // unreachable and no longer a member.
 func TestExternalCouchPouchDB(t *testing.T) {
-	ctx, _, local := upForTest(t, "couchdb", Options{Nodes: 2}, 5*time.Minute)
-	var members []ExternalMember
+	ctx, _, local := clustertest.OwnClusterContext(t, Name, cluster.Options{Nodes: 2}, 5*time.Minute)
+	var members []cluster.ExternalMember
 	for i, n := range local.Nodes {
-		members = append(members, ExternalMember{Name: fmt.Sprintf("c%d", i+1), Host: n.Host, Port: n.Port})
+		members = append(members, cluster.ExternalMember{Name: fmt.Sprintf("c%d", i+1), Host: n.Host, Port: n.Port})
 	}
-	ext, c, err := OpenExternal(ctx, ExternalSpec{Database: "couchdb", Members: members}, t.TempDir())
+	ext, c, err := cluster.OpenExternal(ctx, cluster.ExternalSpec{Database: "couchdb", Members: members}, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +134,7 @@ func TestExternalCouchPouchDB(t *testing.T) {
 	if err != nil || len(sts) != 2 || sts[1].State != "up" || sts[1].Detail["docs"] != fmt.Sprint(docs) {
 		t.Errorf("status = %+v, %v", sts, err)
 	}
-	if err := Kill(local.Nodes[1].PID); err != nil {
+	if err := cluster.Kill(local.Nodes[1].PID); err != nil {
 		t.Fatal(err)
 	}
 	local.Nodes[1].Stopped = true
