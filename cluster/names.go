@@ -20,11 +20,6 @@ func Numbered(prefix string, n int) []string {
 	return out
 }
 
-// NodeNames: cass1, cass2...
-func (cassandraEngine) NodeNames(nodes int, _ map[string]string, adds int) []string {
-	return Numbered("cass", nodes+adds)
-}
-
 // NodeNames: pg1 (the primary), pg2... (replicas).
 func (pgEngine) NodeNames(nodes int, _ map[string]string, adds int) []string {
 	return Numbered("pg", nodes+adds)

@@ -55,7 +55,7 @@ go build -o "$tools/testtimes" ./scripts/testtimes
 # them, and kubernetes's image build and job moved to servers).
 cli=(./internal/cli ./cluster)
 servers=(
-  ./adapter/couchdb ./adapter/hbase ./db/mongodb ./adapter/cassandra
+  ./adapter/couchdb ./adapter/hbase ./db/mongodb ./db/cassandra
   ./kubernetes ./adapter/couchbase ./adapter/mariadb ./adapter/postgres
   ./adapter/redis ./db/rethinkdb ./db/sqlserver
   ./probe/convergence ./history ./job

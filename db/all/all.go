@@ -10,6 +10,7 @@ package all
 
 import (
 	_ "github.com/fieldbench/fieldbench/adapter/all"
+	_ "github.com/fieldbench/fieldbench/db/cassandra"
 	_ "github.com/fieldbench/fieldbench/db/mongodb"
 	_ "github.com/fieldbench/fieldbench/db/rethinkdb"
 	_ "github.com/fieldbench/fieldbench/db/sqlserver"

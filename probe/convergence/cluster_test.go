@@ -158,57 +158,6 @@ func TestGalera(t *testing.T) {
 	}
 }
 
-func TestCassandra(t *testing.T) {
-	t.Parallel()
-	c := up(t, "cassandra", 2, nil, 6*time.Minute)
-	res := measure(t, c, Options{CassandraWrite: "ONE", CassandraRead: "ONE", CassandraRF: 2}, "cassandra 2 nodes RF2 write ONE read ONE")
-	if res.Settings["replication_factor"] != "2" || res.Settings["write_consistency"] != "ONE" {
-		t.Errorf("settings %v", res.Settings)
-	}
-	res = measure(t, c, Options{CassandraWrite: "ALL", CassandraRead: "ONE", CassandraRF: 2}, "cassandra 2 nodes RF2 write ALL read ONE")
-	// Acknowledged at ALL means on both replicas: any read at ONE sees it.
-	for _, nr := range res.PerNode {
-		if nr.FirstRead != nr.FromAck.Count {
-			t.Errorf("write ALL: %s needed more than one read in %d of %d rounds", nr.Node, nr.FromAck.Count-nr.FirstRead, nr.FromAck.Count)
-		}
-	}
-
-	// Which replica does a read "on cass2" consult? Tracing tells.
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	p, err := Open(ctx, c, Options{CassandraRF: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	cp := p.(*cassProber)
-	hosts := map[string]string{}
-	for _, n := range c.Nodes {
-		hosts[n.Host] = n.Name
-	}
-	reader := p.Nodes()[1]
-	served := map[string]int{}
-	const traced = 20
-	for i := range traced {
-		key := "trace-" + string(rune('a'+i))
-		if _, err := p.Write(ctx, key, "x"); err != nil {
-			t.Fatal(err)
-		}
-		srcs, err := cp.readSources(ctx, reader, key)
-		if err != nil {
-			t.Fatalf("trace of a read through %s: %v", reader, err)
-		}
-		for _, s := range srcs {
-			name, ok := hosts[s]
-			if !ok {
-				t.Errorf("read served by %q, not a node of the cluster", s)
-			}
-			served[name]++
-		}
-	}
-	t.Logf("cassandra: %d traced reads through %s (CL ONE) read the data on: %v", traced, reader, served)
-}
-
 func TestCouchDB(t *testing.T) {
 	t.Parallel()
 	c := up(t, "couchdb", 2, nil, 5*time.Minute)

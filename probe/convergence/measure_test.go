@@ -75,7 +75,6 @@ func TestOpenUnsupported(t *testing.T) {
 		{"mariadb single server", &cluster.Cluster{Engine: "mariadb", Options: map[string]string{"galera": "false"}, Nodes: []*cluster.Node{node("node1")}}, "single server"},
 		{"redis standalone", &cluster.Cluster{Engine: "redis", Options: map[string]string{"standalone": "true"}, Nodes: []*cluster.Node{node("redis1")}}, "standalone"},
 		{"postgres primary alone", &cluster.Cluster{Engine: "postgres", Nodes: []*cluster.Node{node("pg1"), {Name: "pg2", Stopped: true}}}, "1 running node"},
-		{"cassandra one node", &cluster.Cluster{Engine: "cassandra", Nodes: []*cluster.Node{node("cass1")}}, "1 running node"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
