@@ -26,7 +26,6 @@ func TestCheckOptions(t *testing.T) {
 	}{
 		{"redis", map[string]string{"replicas": "1"}},
 		{"mariadb", map[string]string{"galera": "false"}},
-		{"couchbase", map[string]string{"buckets": "2"}},
 		{"postgres", map[string]string{"shared_buffers": "128MB"}},
 		{"couchdb", nil},
 	} {

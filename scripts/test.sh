@@ -56,7 +56,7 @@ go build -o "$tools/testtimes" ./scripts/testtimes
 cli=(./internal/cli ./cluster)
 servers=(
   ./adapter/couchdb ./adapter/hbase ./db/mongodb ./db/cassandra
-  ./kubernetes ./adapter/couchbase ./adapter/mariadb ./adapter/postgres
+  ./kubernetes ./db/couchbase ./adapter/mariadb ./adapter/postgres
   ./adapter/redis ./db/rethinkdb ./db/sqlserver
   ./probe/convergence ./history ./job
 )

@@ -6,7 +6,6 @@
 package all
 
 import (
-	_ "github.com/fieldbench/fieldbench/adapter/couchbase"
 	_ "github.com/fieldbench/fieldbench/adapter/couchdb"
 	_ "github.com/fieldbench/fieldbench/adapter/hbase"
 	_ "github.com/fieldbench/fieldbench/adapter/mariadb"

@@ -11,6 +11,7 @@ package all
 import (
 	_ "github.com/fieldbench/fieldbench/adapter/all"
 	_ "github.com/fieldbench/fieldbench/db/cassandra"
+	_ "github.com/fieldbench/fieldbench/db/couchbase"
 	_ "github.com/fieldbench/fieldbench/db/mongodb"
 	_ "github.com/fieldbench/fieldbench/db/rethinkdb"
 	_ "github.com/fieldbench/fieldbench/db/sqlserver"
