@@ -26,6 +26,8 @@ func TestCheckNodes(t *testing.T) {
 		{"redis", 16, map[string]string{"replicas": "3"}, ""},
 		{"postgres", 17, nil, "more than the 16"},
 		{"mariadb", 10, nil, "buffer pool"},
+		{"cassandra", 8, nil, ""},
+		{"cassandra", 9, nil, "JVM"},
 		{"postgres", 0, nil, "at least 1"},
 		{"hbase", 3, nil, ""},
 	} {

@@ -1,8 +1,11 @@
-package cluster
+package cluster_test
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/fieldbench/fieldbench/cluster"
+	_ "github.com/fieldbench/fieldbench/db/all" // the engines of the database folders, which package cluster's own tests cannot link
 )
 
 // Every engine's options are checked without starting anything, so
@@ -10,12 +13,15 @@ import (
 // cluster.json are written (issue 31, finding 5).
 func TestCheckOptions(t *testing.T) {
 	t.Parallel()
-	for _, e := range registered() {
-		if _, ok := e.(OptionChecker); !ok {
+	for _, engine := range cluster.Engines() {
+		e, err := cluster.Get(engine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := e.(cluster.OptionChecker); !ok {
 			continue
 		}
-		engine := e.Name()
-		err := CheckOptions(engine, Options{Nodes: 1, Extra: map[string]string{"bogus": "1"}})
+		err = cluster.CheckOptions(engine, cluster.Options{Nodes: 1, Extra: map[string]string{"bogus": "1"}})
 		if err == nil || !strings.Contains(err.Error(), "bogus") {
 			t.Errorf("%s --opt bogus=1: %v", engine, err)
 		}
@@ -26,10 +32,11 @@ func TestCheckOptions(t *testing.T) {
 	}{
 		{"redis", map[string]string{"replicas": "1"}},
 		{"mariadb", map[string]string{"galera": "false"}},
+		{"couchbase", map[string]string{"buckets": "2"}},
 		{"postgres", map[string]string{"shared_buffers": "128MB"}},
 		{"couchdb", nil},
 	} {
-		if err := CheckOptions(tc.engine, Options{Nodes: 1, Extra: tc.extra}); err != nil {
+		if err := cluster.CheckOptions(tc.engine, cluster.Options{Nodes: 1, Extra: tc.extra}); err != nil {
 			t.Errorf("%s %v refused: %v", tc.engine, tc.extra, err)
 		}
 	}

@@ -82,28 +82,6 @@ func TestOwnership(t *testing.T) {
 	}
 }
 
-// TestCheckNodes: cluster up cassandra takes at most 8 nodes, each a
-// JVM (finding 2 of issue 13; the rows of cluster's TestCheckNodes that
-// moved here with the engine).
-func TestCheckNodes(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		nodes int
-		want  string // "" = accepted, else a part of the error
-	}{
-		{8, ""},
-		{9, "JVM"},
-	} {
-		err := cluster.CheckNodes(Name, tc.nodes, nil)
-		switch {
-		case tc.want == "" && err != nil:
-			t.Errorf("cassandra --nodes %d: %v", tc.nodes, err)
-		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-			t.Errorf("cassandra --nodes %d: error %v, want one saying %q", tc.nodes, err, tc.want)
-		}
-	}
-}
-
 func TestParseCassOpts(t *testing.T) {
 	tests := []struct {
 		nodes   int

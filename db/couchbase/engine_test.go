@@ -94,17 +94,3 @@ func TestCouchbaseMockContained(t *testing.T) {
 		t.Errorf("after Down: JVM alive %v, forwarder alive %v, namespace %s exists %v", cluster.Alive(jvm), cluster.Alive(fpid), ns, cluster.NetnsExists(ns))
 	}
 }
-
-// TestCheckOptions: the engine's options are checked without starting
-// anything (issue 31, finding 5): an unknown one is refused, buckets=2
-// accepted (couchbase's part of cluster's TestCheckOptions, which moved
-// here with the engine).
-func TestCheckOptions(t *testing.T) {
-	t.Parallel()
-	if err := cluster.CheckOptions(Name, cluster.Options{Nodes: 1, Extra: map[string]string{"bogus": "1"}}); err == nil || !strings.Contains(err.Error(), "bogus") {
-		t.Errorf("couchbase --opt bogus=1: %v", err)
-	}
-	if err := cluster.CheckOptions(Name, cluster.Options{Nodes: 1, Extra: map[string]string{"buckets": "2"}}); err != nil {
-		t.Errorf("couchbase buckets=2 refused: %v", err)
-	}
-}

@@ -1,10 +1,11 @@
-package all
+package cluster_test
 
 import (
 	"slices"
 	"testing"
 
 	"github.com/fieldbench/fieldbench/cluster"
+	_ "github.com/fieldbench/fieldbench/db/all" // the engines of the database folders, which package cluster's own tests cannot link
 )
 
 // LoopbackEngines and HostsEngines split the registered engines in two,
