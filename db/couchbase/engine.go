@@ -28,7 +28,7 @@ import (
 // and keeps nothing on disk.
 //
 // Its REST port binds every address whatever --host says, so the JVM runs
-// only inside a network namespace of its own (see netns.go): fieldbench
+// only inside a network namespace of its own (see cluster/netns.go): fieldbench
 // creates it, reaches the REST and key-value ports through a forwarder
 // bound to 127.0.0.1 on the same port numbers, and deletes it in Down.
 // docs/couchbase.md describes the design.
