@@ -55,6 +55,14 @@ type Node struct {
 // Addr is host:port.
 func (n *Node) Addr() string { return fmt.Sprintf("%s:%d", n.Host, n.Port) }
 
+// RoleDecommissioned marks a node that left the ring through Remove: its
+// process is gone for good (its tokens belong to others now), so Restart
+// refuses it, Status shows it "removed" rather than down, and the DSN no
+// longer lists it. An external cluster's Remove marks its node so too,
+// and every database's external side leaves such a node out of its DSN
+// and its status (exported for those outside this package).
+const RoleDecommissioned = "decommissioned"
+
 // Running reports whether the node should answer: a local node whose
 // process is alive, or a remote node no action stopped.
 func (n *Node) Running() bool {

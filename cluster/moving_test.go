@@ -1,10 +1,8 @@
 package cluster
 
 import (
-	"context"
 	"os"
 	"testing"
-	"time"
 )
 
 func TestMovingFrom(t *testing.T) {
@@ -34,29 +32,5 @@ func TestMovingFrom(t *testing.T) {
 				t.Errorf("movingFrom = %v %q, want %v %q", m, d, tc.moving, tc.detail)
 			}
 		})
-	}
-}
-
-// waitSettled polls m until no data moves, failing the test after limit:
-// every multi-node engine test calls it after growing or healing a cluster.
-func waitSettled(t *testing.T, m Mover, c *Cluster, limit time.Duration) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	var detail string
-	for {
-		moving, d, err := m.Moving(ctx, c)
-		if err == nil && !moving {
-			return
-		}
-		detail = d
-		if err != nil {
-			detail = err.Error()
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("data still moving after %v: %s", limit, detail)
-		case <-time.After(500 * time.Millisecond):
-		}
 	}
 }

@@ -21,11 +21,6 @@ func Numbered(prefix string, n int) []string {
 	return out
 }
 
-// NodeNames: cass1, cass2...
-func (cassandraEngine) NodeNames(nodes int, _ map[string]string, adds int) []string {
-	return Numbered("cass", nodes+adds)
-}
-
 // KnownNode reports whether a node called name can exist in a cluster of
 // engine e started with nodes and extra and grown by adds nodes; engines
 // that cannot tell accept every name.

@@ -126,6 +126,18 @@ func (n *Node) Dial(ctx context.Context, addr string) (net.Conn, error) {
 	return d.DialContext(ctx, "tcp", addr)
 }
 
+// NodeDialer is a driver's Dialer (a DialContext method, as gocql's and
+// the MongoDB driver's take) for a node on a virtual network: every
+// connection is made from inside the node's host (Node.Dial), the only
+// place its address is reachable from. Exported for the engines in the
+// database folders (db/mongodb, db/cassandra).
+type NodeDialer struct{ Node *Node }
+
+// DialContext dials addr from where d's node is; the network is TCP.
+func (d NodeDialer) DialContext(ctx context.Context, _, addr string) (net.Conn, error) {
+	return d.Node.Dial(ctx, addr)
+}
+
 // Command is argv run where the node is: inside its host's namespace
 // (`ip netns exec`) for a node on a virtual network, else as is.
 func (n *Node) Command(argv ...string) []string {

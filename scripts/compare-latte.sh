@@ -17,7 +17,7 @@
 #               DSN option insert=single: every record is its own prepared
 #               single-row INSERT (no batch), ONE, RF 1; one source whose
 #               InsertBatch keeps INFLIGHT inserts in flight on one
-#               connection (adapter/cassandra/pipeline.go: the CQL protocol
+#               connection (db/cassandra/pipeline.go: the CQL protocol
 #               spoken directly, as latte's driver multiplexes its
 #               connection); rows of the ingest workload (10 columns,
 #               the study's 126-byte record), generated as they are sent;
@@ -85,7 +85,7 @@ fb_run() { # records -> CPU seconds
 
 cat >"$work/ingest.rn" <<'RN'
 // An ingest-shaped row: the table and column sizes of fieldbench's ingest
-// workload (adapter/cassandra/ingest.go), one single-row INSERT per cycle.
+// workload (db/cassandra/ingest.go), one single-row INSERT per cycle.
 const INSERT = "insert";
 const KEYSPACE = "fbcmp_latte";
 const TABLE = "ingest_records";

@@ -55,8 +55,8 @@ go build -o "$tools/testtimes" ./scripts/testtimes
 # them, and kubernetes's image build and job moved to servers).
 cli=(./internal/cli ./cluster)
 servers=(
-  ./db/couchdb ./db/hbase ./db/mongodb ./adapter/cassandra
-  ./kubernetes ./adapter/couchbase ./db/mariadb ./db/postgres
+  ./db/couchdb ./db/hbase ./db/mongodb ./db/cassandra
+  ./kubernetes ./db/couchbase ./db/mariadb ./db/postgres
   ./db/redis ./db/rethinkdb ./db/sqlserver
   ./probe/convergence ./history ./job
 )

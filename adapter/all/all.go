@@ -6,8 +6,6 @@
 package all
 
 import (
-	_ "github.com/fieldbench/fieldbench/adapter/cassandra"
-	_ "github.com/fieldbench/fieldbench/adapter/couchbase"
 	_ "github.com/fieldbench/fieldbench/adapter/null"
 	_ "github.com/fieldbench/fieldbench/workload/ingest"
 	_ "github.com/fieldbench/fieldbench/workload/microblog"

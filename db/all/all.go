@@ -10,6 +10,8 @@ package all
 
 import (
 	_ "github.com/fieldbench/fieldbench/adapter/all"
+	_ "github.com/fieldbench/fieldbench/db/cassandra"
+	_ "github.com/fieldbench/fieldbench/db/couchbase"
 	_ "github.com/fieldbench/fieldbench/db/couchdb"
 	_ "github.com/fieldbench/fieldbench/db/hbase"
 	_ "github.com/fieldbench/fieldbench/db/mariadb"

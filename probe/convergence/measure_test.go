@@ -72,7 +72,6 @@ func TestOpenUnsupported(t *testing.T) {
 	}{
 		{"hbase", &cluster.Cluster{Engine: "hbase", Nodes: []*cluster.Node{node("a"), node("b")}}, `engine "hbase"`},
 		{"unknown", &cluster.Cluster{Engine: "nosuch"}, `engine "nosuch"`},
-		{"cassandra one node", &cluster.Cluster{Engine: "cassandra", Nodes: []*cluster.Node{node("cass1")}}, "1 running node"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,10 +1,12 @@
-package cluster
+package cassandra
 
 import (
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/fieldbench/fieldbench/cluster"
 )
 
 // TestCassandraArgsTempDir: a Cassandra node's JVM keeps its scratch
@@ -17,8 +19,8 @@ func TestCassandraArgsTempDir(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	n := &Node{Name: "node1", DataDir: filepath.Join(t.TempDir(), "node1"), Ports: []int{19042, 17199}}
-	c := &Cluster{Options: map[string]string{"jars": jars, "heap": "512m"}, Nodes: []*Node{n}}
+	n := &cluster.Node{Name: "node1", DataDir: filepath.Join(t.TempDir(), "node1"), Ports: []int{19042, 17199}}
+	c := &cluster.Cluster{Options: map[string]string{"jars": jars, "heap": "512m"}, Nodes: []*cluster.Node{n}}
 	args, err := cassandraArgs(c, n)
 	if err != nil {
 		t.Fatal(err)

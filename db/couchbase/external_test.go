@@ -1,4 +1,4 @@
-package cluster
+package couchbase
 
 import (
 	"os"
@@ -7,16 +7,19 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
 )
 
-// testdata/external/couchbase holds answers of CouchbaseMock 1.5.27
+// testdata/external holds answers of CouchbaseMock 1.5.27
 // (`cluster up couchbase --nodes 2`): GET /pools and GET /pools/default,
 // which has no nodes. It answers /pools/default/rebalanceProgress 404.
 // No Couchbase Server runs here: its nodes[] and rebalanceProgress below
 // are the shapes its REST API documentation shows, not captured answers.
 func cbTestdata(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "external", "couchbase", name))
+	b, err := os.ReadFile(filepath.Join("testdata", "external", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,13 +83,13 @@ func TestCouchbaseRebalanceProgress(t *testing.T) {
 // nodes), nothing moving (no rebalanceProgress, no rebalance), then
 // unreachable once the JVM is killed.
 func TestExternalCouchbaseMock(t *testing.T) {
-	ctx, _, local := upForTest(t, "couchbase", Options{Nodes: 2}, 3*time.Minute)
+	ctx, _, local := clustertest.OwnClusterContext(t, Name, cluster.Options{Nodes: 2}, 3*time.Minute)
 	rest, err := strconv.Atoi(local.Options["rest_port"])
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := ExternalSpec{Database: "couchbase", DSN: local.DSN, Members: []ExternalMember{{Name: "cb", Host: Loopback, Port: rest}}}
-	ext, c, err := OpenExternal(ctx, spec, t.TempDir())
+	spec := cluster.ExternalSpec{Database: "couchbase", DSN: local.DSN, Members: []cluster.ExternalMember{{Name: "cb", Host: cluster.Loopback, Port: rest}}}
+	ext, c, err := cluster.OpenExternal(ctx, spec, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +104,7 @@ func TestExternalCouchbaseMock(t *testing.T) {
 	if moving, why, err := ext.Moving(ctx, c); err != nil || moving {
 		t.Errorf("moving = %v %q, %v; want nothing moving", moving, why, err)
 	}
-	if err := Kill(local.Nodes[0].PID); err != nil {
+	if err := cluster.Kill(local.Nodes[0].PID); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range local.Nodes {

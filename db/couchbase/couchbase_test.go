@@ -146,8 +146,8 @@ func TestInfoSaysCouchbaseMock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Name != "CouchbaseMock" || info.Version != cluster.CouchbaseMockVersion {
-		t.Errorf("Info = %s %s, want CouchbaseMock %s", info.Name, info.Version, cluster.CouchbaseMockVersion)
+	if info.Name != "CouchbaseMock" || info.Version != CouchbaseMockVersion {
+		t.Errorf("Info = %s %s, want CouchbaseMock %s", info.Name, info.Version, CouchbaseMockVersion)
 	}
 	if info.Config["stand_in"] == "" || !strings.Contains(info.Config["not_verified_here"], "durability levels") ||
 		!strings.Contains(info.Config["durability"], NotVerified) {

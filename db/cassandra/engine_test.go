@@ -1,4 +1,4 @@
-package cluster
+package cassandra
 
 import (
 	"context"
@@ -14,9 +14,12 @@ import (
 	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
 )
 
-func cassStatus(t *testing.T, e cassandraEngine, c *Cluster) []NodeStatus {
+func cassStatus(t *testing.T, e cassandraEngine, c *cluster.Cluster) []cluster.NodeStatus {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -25,6 +28,19 @@ func cassStatus(t *testing.T, e cassandraEngine, c *Cluster) []NodeStatus {
 		t.Fatalf("Status: %v", err)
 	}
 	return st
+}
+
+// upCassandra starts a cluster for the test alone
+// (clustertest.OwnCluster) and returns the engine as its own type, for
+// its methods beyond cluster.Engine's (Moving, Remove).
+func upCassandra(t *testing.T, opts cluster.Options, timeout time.Duration) (cassandraEngine, *cluster.Cluster) {
+	t.Helper()
+	e, c := clustertest.OwnCluster(t, Name, opts, timeout)
+	ce, ok := e.(cassandraEngine)
+	if !ok {
+		t.Fatalf("engine %s is a %T, not a cassandraEngine", Name, e)
+	}
+	return ce, c
 }
 
 // rssMB is a process's resident set in MB (0 when unknown).
@@ -66,27 +82,6 @@ func TestOwnership(t *testing.T) {
 	}
 }
 
-func TestPomFor(t *testing.T) {
-	pom, err := pomFor([]string{"org.apache.cassandra:cassandra-all:5.0.9", "a.b:c:1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"<groupId>org.apache.cassandra</groupId><artifactId>cassandra-all</artifactId><version>5.0.9</version>", "<artifactId>c</artifactId>"} {
-		if !strings.Contains(pom, want) {
-			t.Errorf("pom lacks %q:\n%s", want, pom)
-		}
-	}
-	pom, err = pomFor([]string{"org.apache.hbase:hbase-rest:2.6.1;exclude=org.apache.hbase:*,org.apache.hadoop:*"})
-	if err != nil || !strings.Contains(pom, "<exclusion><groupId>org.apache.hbase</groupId><artifactId>*</artifactId></exclusion><exclusion><groupId>org.apache.hadoop</groupId>") {
-		t.Errorf("exclusions: %v\n%s", err, pom)
-	}
-	for _, bad := range []string{"a:b", "a:b:c:d", "a::1", "a:b:<x>", "a:b:1;exclude=nocolon", "a:b:1;exclude=:x"} {
-		if _, err := pomFor([]string{bad}); err == nil {
-			t.Errorf("pomFor(%q) accepted", bad)
-		}
-	}
-}
-
 func TestParseCassOpts(t *testing.T) {
 	tests := []struct {
 		nodes   int
@@ -116,7 +111,7 @@ func TestParseCassOpts(t *testing.T) {
 		{3, map[string]string{"replicas": "random"}, 0, "", true},
 	}
 	for _, tt := range tests {
-		got, err := parseCassOpts(Options{Nodes: tt.nodes, Extra: tt.extra})
+		got, err := parseCassOpts(cluster.Options{Nodes: tt.nodes, Extra: tt.extra})
 		if (err != nil) != tt.wantErr {
 			t.Errorf("parseCassOpts(%d, %v) error %v, want error %v", tt.nodes, tt.extra, err, tt.wantErr)
 			continue
@@ -129,7 +124,7 @@ func TestParseCassOpts(t *testing.T) {
 
 func TestCassandraOneNode(t *testing.T) {
 	t.Parallel()
-	_, e, c := upEngine[cassandraEngine](t, Options{Nodes: 1}, 10*time.Minute) // a first jar fetch included
+	e, c := upCassandra(t, cluster.Options{Nodes: 1}, 10*time.Minute) // a first jar fetch included
 	if len(c.Nodes) != 1 || !strings.HasPrefix(c.DSN, "cassandra://127.0.0.1:") || !strings.Contains(c.DSN, "rf=1") {
 		t.Fatalf("cluster %+v dsn %q", c.Nodes, c.DSN)
 	}
@@ -179,7 +174,7 @@ func TestCassandraOneNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("Down took %v", time.Since(start).Round(time.Millisecond))
-	if Alive(pid) {
+	if cluster.Alive(pid) {
 		t.Fatal("server alive after Down")
 	}
 	if st := cassStatus(t, e, c); st[0].State != "stopped" {
@@ -199,7 +194,7 @@ func TestCassandraThreeNodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("3-4 JVMs: not under -short")
 	}
-	_, e, c := upEngine[cassandraEngine](t, Options{Nodes: 3}, 10*time.Minute) // a first jar fetch included
+	e, c := upCassandra(t, cluster.Options{Nodes: 3}, 10*time.Minute) // a first jar fetch included
 	if !t.Run("quorum kill restart", func(t *testing.T) { cassQuorumKillRestart(t, e, c) }) {
 		return
 	}
@@ -209,7 +204,7 @@ func TestCassandraThreeNodes(t *testing.T) {
 // cassQuorumKillRestart: all three up and NORMAL, ownership adds up to
 // 100 %, a QUORUM write with RF 3 is read back at QUORUM, and still with
 // one node killed; the killed node restarts.
-func cassQuorumKillRestart(t *testing.T, e cassandraEngine, c *Cluster) {
+func cassQuorumKillRestart(t *testing.T, e cassandraEngine, c *cluster.Cluster) {
 	for i, n := range c.Nodes {
 		if n.Host != cassandraHost(i+1) {
 			t.Errorf("node %d on %s", i, n.Host)
@@ -227,7 +222,7 @@ func cassQuorumKillRestart(t *testing.T, e cassandraEngine, c *Cluster) {
 	if math.Abs(total-100) > 0.3 {
 		t.Errorf("ownership sums to %.2f%%: %+v", total, st)
 	}
-	s := cassSession(t, c, gocql.Quorum)
+	s := dialCluster(t, c, gocql.Quorum)
 	defer s.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -271,14 +266,14 @@ func cassQuorumKillRestart(t *testing.T, e cassandraEngine, c *Cluster) {
 // joined), waits for the data to stop moving, decommissions cass2 (seen
 // leaving), and reads every row back at ONE from the three nodes left;
 // status shows three nodes up and cass2 removed, and Restart refuses it.
-func cassJoinDecommission(t *testing.T, e cassandraEngine, c *Cluster) {
+func cassJoinDecommission(t *testing.T, e cassandraEngine, c *cluster.Cluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	if moving, detail, err := e.Moving(ctx, c); err != nil || moving {
 		t.Fatalf("Moving on a settled cluster = %v %q %v", moving, detail, err)
 	}
 	const rows = 2000
-	s := cassSession(t, c, gocql.Quorum)
+	s := dialCluster(t, c, gocql.Quorum)
 	for _, q := range []string{
 		"CREATE KEYSPACE k2 WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 2}",
 		"CREATE TABLE k2.t (id int PRIMARY KEY, v text)",
@@ -388,7 +383,7 @@ func cassJoinDecommission(t *testing.T, e cassandraEngine, c *Cluster) {
 	if up != 3 {
 		t.Errorf("%d nodes up after the decommission, want 3: %+v", up, st)
 	}
-	s = cassSession(t, c, gocql.One)
+	s = dialCluster(t, c, gocql.One)
 	defer s.Close()
 	var n int
 	it := s.Query("SELECT id FROM k2.t").PageSize(500).IterContext(ctx)
@@ -412,11 +407,11 @@ func cassJoinDecommission(t *testing.T, e cassandraEngine, c *Cluster) {
 	}
 }
 
-// cassSession connects to the nodes of the cluster's DSN (those running and
+// dialCluster connects to the nodes of the cluster's DSN (those running and
 // not decommissioned). A request sent to a node just killed fails on its
 // connection: the session retries it on another node, as a client of a
 // cluster would.
-func cassSession(t *testing.T, c *Cluster, cl gocql.Consistency) *gocql.Session {
+func dialCluster(t *testing.T, c *cluster.Cluster, cl gocql.Consistency) *gocql.Session {
 	t.Helper()
 	var hosts []string
 	for _, n := range c.Nodes {
@@ -474,16 +469,16 @@ func firstLast(seen []string) string {
 
 func TestReseed(t *testing.T) {
 	dir := t.TempDir()
-	c := &Cluster{Options: map[string]string{"storage_port": "7000"}}
+	c := &cluster.Cluster{Options: map[string]string{"storage_port": "7000"}}
 	for i := 1; i <= 3; i++ {
-		n := &Node{Name: fmt.Sprintf("cass%d", i), Host: cassandraHost(i), Config: filepath.Join(dir, fmt.Sprintf("c%d.yaml", i))}
+		n := &cluster.Node{Name: fmt.Sprintf("cass%d", i), Host: cassandraHost(i), Config: filepath.Join(dir, fmt.Sprintf("c%d.yaml", i))}
 		seed := cassandraSeed(c, n)
 		if err := os.WriteFile(n.Config, []byte("seed_provider:\n  - class_name: x\n    parameters:\n      - seeds: \""+seed+":7000\"\nlisten_address: "+n.Host+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		c.Nodes = append(c.Nodes, n)
 	}
-	c.Nodes[0].Role = RoleDecommissioned
+	c.Nodes[0].Role = cluster.RoleDecommissioned
 	if err := reseed(c); err != nil {
 		t.Fatal(err)
 	}
@@ -517,9 +512,9 @@ func TestCassandraNodeDC(t *testing.T) {
 		{"2", []string{"dc1", "dc2", "dc1", "dc2", "dc1"}, "GossipingPropertyFileSnitch"},
 		{"3", []string{"dc1", "dc2", "dc3", "dc1"}, "GossipingPropertyFileSnitch"},
 	} {
-		c := &Cluster{Options: map[string]string{"dcs": tt.dcs}}
+		c := &cluster.Cluster{Options: map[string]string{"dcs": tt.dcs}}
 		for i, want := range tt.want {
-			n := &Node{DC: cassNodeDC(c, i+1)}
+			n := &cluster.Node{DC: cassNodeDC(c, i+1)}
 			if n.DC != want || cassSnitch(n) != tt.snitch {
 				t.Errorf("dcs %q node %d: dc %q snitch %s, want %q %s", tt.dcs, i+1, n.DC, cassSnitch(n), want, tt.snitch)
 			}
@@ -528,25 +523,25 @@ func TestCassandraNodeDC(t *testing.T) {
 }
 
 func TestCassandraDSNRF(t *testing.T) {
-	node := func(i int, role string) *Node {
-		return &Node{Name: fmt.Sprintf("cass%d", i), Host: cassandraHost(i), Port: 9042, Role: role}
+	node := func(i int, role string) *cluster.Node {
+		return &cluster.Node{Name: fmt.Sprintf("cass%d", i), Host: cassandraHost(i), Port: 9042, Role: role}
 	}
 	tests := []struct {
 		rf    string
-		nodes []*Node
+		nodes []*cluster.Node
 		want  string
 	}{
-		{"2", []*Node{node(1, ""), node(2, ""), node(3, "")}, "rf=2"},
-		{"nodes", []*Node{node(1, "")}, "rf=1"},
-		{"nodes", []*Node{node(1, ""), node(2, ""), node(3, "")}, "rf=3"},
-		{"nodes", []*Node{node(1, ""), node(2, RoleDecommissioned), node(3, "")}, "rf=2"},
-		{"2/2", []*Node{node(1, ""), node(2, ""), node(3, ""), node(4, "")}, "rf=dc1:2,dc2:2&dc=dc1"},
-		{"3//shuffle", []*Node{node(1, ""), node(2, ""), node(3, "")}, "rf=3&replicas=shuffle"},
+		{"2", []*cluster.Node{node(1, ""), node(2, ""), node(3, "")}, "rf=2"},
+		{"nodes", []*cluster.Node{node(1, "")}, "rf=1"},
+		{"nodes", []*cluster.Node{node(1, ""), node(2, ""), node(3, "")}, "rf=3"},
+		{"nodes", []*cluster.Node{node(1, ""), node(2, cluster.RoleDecommissioned), node(3, "")}, "rf=2"},
+		{"2/2", []*cluster.Node{node(1, ""), node(2, ""), node(3, ""), node(4, "")}, "rf=dc1:2,dc2:2&dc=dc1"},
+		{"3//shuffle", []*cluster.Node{node(1, ""), node(2, ""), node(3, "")}, "rf=3&replicas=shuffle"},
 	}
 	for _, tt := range tests {
 		parts := strings.SplitN(tt.rf+"//", "/", 4)
 		rf, dcs, replicas := parts[0], parts[1], parts[2]
-		c := &Cluster{Nodes: tt.nodes, Options: map[string]string{"rf": rf, "consistency": "QUORUM", "dcs": dcs, "replicas": replicas}}
+		c := &cluster.Cluster{Nodes: tt.nodes, Options: map[string]string{"rf": rf, "consistency": "QUORUM", "dcs": dcs, "replicas": replicas}}
 		if got := cassandraDSN(c); !strings.HasSuffix(got, "?consistency=QUORUM&"+tt.want) {
 			t.Errorf("rf %s with %d node(s): DSN %q, want it to end in %s", tt.rf, len(tt.nodes), got, tt.want)
 		}

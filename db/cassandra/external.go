@@ -1,4 +1,4 @@
-package cluster
+package cassandra
 
 import (
 	"context"
@@ -10,13 +10,15 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/fieldbench/fieldbench/cluster"
 )
 
 // Remote implements Remoter: an external Cassandra is asked over CQL,
 // its ring (members) as the first running node sees it, and each node's
 // system tables (version, disk use).
-func (cassandraEngine) Remote() *RemoteDB {
-	return &RemoteDB{DSN: func(c *Cluster) string {
+func (cassandraEngine) Remote() *cluster.RemoteDB {
+	return &cluster.RemoteDB{DSN: func(c *cluster.Cluster) string {
 		var hosts []string
 		for _, n := range c.Nodes {
 			if !cassRemoved(n) {
@@ -24,13 +26,15 @@ func (cassandraEngine) Remote() *RemoteDB {
 			}
 		}
 		return "cassandra://" + strings.Join(hosts, ",") + "/fieldbench"
-	}, Version: func(ctx context.Context, _ *Cluster, n *Node) (string, error) { return cassVersion(ctx, n) }, Members: cassMembers, Resources: cassResources, Reported: []string{"disk"},
+	}, Version: func(ctx context.Context, _ *cluster.Cluster, n *cluster.Node) (string, error) {
+		return cassVersion(ctx, n)
+	}, Members: cassMembers, Resources: cassResources, Reported: []string{"disk"},
 		Source: "system_views.disk_usage of each node: disk = the sum over its tables of their SSTables, each table rounded up to whole MiB (no commit log, hints or snapshots)"}
 }
 
 // cassMembers lists the endpoints of the ring as the first running node
 // sees it, at that node's client port, "up" for NORMAL.
-func cassMembers(ctx context.Context, c *Cluster) (map[string]string, error) {
+func cassMembers(ctx context.Context, c *cluster.Cluster) (map[string]string, error) {
 	var errs []error
 	for _, n := range c.Nodes {
 		if !n.Running() {
@@ -61,12 +65,12 @@ func cassMembers(ctx context.Context, c *Cluster) (map[string]string, error) {
 // fieldbench does not use for nodes it did not start), so those are NaN.
 // A node that does not answer has no entry; it is an error only when no
 // running node answered.
-func cassResources(ctx context.Context, c *Cluster) (map[string]NodeResources, error) {
+func cassResources(ctx context.Context, c *cluster.Cluster) (map[string]cluster.NodeResources, error) {
 	timeout := 5 * time.Second
 	if d, ok := ctx.Deadline(); ok {
 		timeout = min(timeout, max(time.Until(d), 100*time.Millisecond))
 	}
-	var running []*Node
+	var running []*cluster.Node
 	for _, n := range c.Nodes {
 		if n.Running() {
 			running = append(running, n)
@@ -83,10 +87,10 @@ func cassResources(ctx context.Context, c *Cluster) (map[string]NodeResources, e
 		}()
 	}
 	wg.Wait()
-	out := map[string]NodeResources{}
+	out := map[string]cluster.NodeResources{}
 	for i, n := range running {
 		if errs[i] == nil {
-			out[n.Name] = NodeResources{CPUSeconds: math.NaN(), RSSBytes: math.NaN(), DiskBytes: disk[i]}
+			out[n.Name] = cluster.NodeResources{CPUSeconds: math.NaN(), RSSBytes: math.NaN(), DiskBytes: disk[i]}
 		}
 	}
 	if len(out) == 0 && len(running) > 0 {
@@ -105,7 +109,7 @@ func cassResources(ctx context.Context, c *Cluster) (map[string]NodeResources, e
 // SSTable. Commit log, hints, saved caches and snapshots are not in it.
 // A virtual table answers for the node asked only, hence a session to n
 // alone (cassNodeSession).
-func cassDiskUsage(ctx context.Context, n *Node, timeout time.Duration) (float64, error) {
+func cassDiskUsage(ctx context.Context, n *cluster.Node, timeout time.Duration) (float64, error) {
 	s, err := cassNodeSession(n, timeout)
 	if err != nil {
 		return 0, fmt.Errorf("%s (%s): %w", n.Name, n.Addr(), err)
@@ -123,7 +127,7 @@ func cassDiskUsage(ctx context.Context, n *Node, timeout time.Duration) (float64
 }
 
 // cassVersion asks n for its release_version.
-func cassVersion(ctx context.Context, n *Node) (string, error) {
+func cassVersion(ctx context.Context, n *cluster.Node) (string, error) {
 	s, err := cassNodeSession(n, 10*time.Second)
 	if err != nil {
 		return "", err

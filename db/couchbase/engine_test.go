@@ -1,4 +1,4 @@
-package cluster
+package couchbase
 
 import (
 	"context"
@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/clustertest"
 )
 
 // TestCouchbaseMockContained starts CouchbaseMock with two simulated nodes
@@ -24,12 +27,12 @@ func TestCouchbaseMockContained(t *testing.T) {
 		t.Fatalf("CouchbaseMock cannot run here (run scripts/install-servers.sh as root): %v", err)
 	}
 	dir := t.TempDir()
-	if _, err := Prepare(dir, e.Name()); err != nil {
+	if _, err := cluster.Prepare(dir, e.Name()); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute) // a first jar fetch included
 	defer cancel()
-	c, err := e.Up(ctx, dir, Options{Nodes: 2})
+	c, err := e.Up(ctx, dir, cluster.Options{Nodes: 2})
 	t.Cleanup(func() {
 		if c != nil {
 			_ = e.Down(context.Background(), c)
@@ -42,7 +45,7 @@ func TestCouchbaseMockContained(t *testing.T) {
 		t.Fatalf("cluster %+v: want %q, 2 nodes, a loopback DSN", c, CouchbaseMockServer)
 	}
 	ns := c.Options["netns"]
-	if ns == "" || !NetnsExists(ns) {
+	if ns == "" || !cluster.NetnsExists(ns) {
 		t.Fatalf("namespace %q does not exist", ns)
 	}
 	jvm := c.Nodes[0].PID
@@ -53,12 +56,12 @@ func TestCouchbaseMockContained(t *testing.T) {
 	}
 	rest, _ := strconv.Atoi(c.Options["rest_port"])
 	for _, p := range []int{rest, c.Nodes[0].Port, c.Nodes[1].Port} {
-		ls := listeners(t, p)
+		ls := clustertest.ListenAddrs(t, p)
 		if len(ls) == 0 {
 			t.Errorf("nothing listens on the host on port %d", p)
 		}
 		for _, l := range ls {
-			if !strings.HasPrefix(l, "0100007F:") {
+			if !strings.HasPrefix(l, "127.0.0.1:") {
 				t.Errorf("port %d listens on %s on the host: want 127.0.0.1 only", p, l)
 			}
 		}
@@ -75,19 +78,19 @@ func TestCouchbaseMockContained(t *testing.T) {
 	fpid, _ := strconv.Atoi(c.Options["forwarder_pid"])
 	// A forwarder never outlives its server (here killed behind Down's
 	// back): it would hold the server's ports on the host.
-	if err := Kill(jvm); err != nil {
+	if err := cluster.Kill(jvm); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); Alive(fpid) && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(10 * time.Second); cluster.Alive(fpid) && time.Now().Before(deadline); {
 		time.Sleep(100 * time.Millisecond)
 	}
-	if Alive(fpid) {
+	if cluster.Alive(fpid) {
 		t.Errorf("the forwarder (pid %d) still runs 10 s after its server ended", fpid)
 	}
 	if err := e.Down(ctx, c); err != nil {
 		t.Fatalf("Down: %v", err)
 	}
-	if Alive(jvm) || Alive(fpid) || NetnsExists(ns) {
-		t.Errorf("after Down: JVM alive %v, forwarder alive %v, namespace %s exists %v", Alive(jvm), Alive(fpid), ns, NetnsExists(ns))
+	if cluster.Alive(jvm) || cluster.Alive(fpid) || cluster.NetnsExists(ns) {
+		t.Errorf("after Down: JVM alive %v, forwarder alive %v, namespace %s exists %v", cluster.Alive(jvm), cluster.Alive(fpid), ns, cluster.NetnsExists(ns))
 	}
 }

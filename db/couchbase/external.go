@@ -1,4 +1,4 @@
-package cluster
+package couchbase
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/fieldbench/fieldbench/cluster"
 )
 
 // An external Couchbase is asked over its cluster REST API (the cluster
@@ -38,8 +40,8 @@ import (
 
 // Remote implements Remoter: the members are REST addresses, not the
 // key-value ports the adapter dials, so the scenario gives the dsn.
-func (couchbaseEngine) Remote() *RemoteDB {
-	return &RemoteDB{DSNHint: "the adapter's DSN (couchbase://host:kvport/bucket): the members are REST addresses (port 8091)",
+func (couchbaseEngine) Remote() *cluster.RemoteDB {
+	return &cluster.RemoteDB{DSNHint: "the adapter's DSN (couchbase://host:kvport/bucket): the members are REST addresses (port 8091)",
 		Version: cbRemoteVersion, Members: cbRemoteMembers, Status: cbRemoteStatus, Moving: cbRemoteMoving}
 }
 
@@ -130,7 +132,7 @@ func parseCBRebalance(b []byte) (bool, string, error) {
 
 // cbGet GETs path from member n's REST address; notFound says the server
 // answered 404.
-func cbGet(ctx context.Context, n *Node, path string) (b []byte, notFound bool, err error) {
+func cbGet(ctx context.Context, n *cluster.Node, path string) (b []byte, notFound bool, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+n.Addr()+path, nil)
 	if err != nil {
 		return nil, false, err
@@ -150,7 +152,7 @@ func cbGet(ctx context.Context, n *Node, path string) (b []byte, notFound bool, 
 	return b, false, nil
 }
 
-func cbRemoteVersion(ctx context.Context, _ *Cluster, n *Node) (string, error) {
+func cbRemoteVersion(ctx context.Context, _ *cluster.Cluster, n *cluster.Node) (string, error) {
 	b, _, err := cbGet(ctx, n, "/pools")
 	if err != nil {
 		return "", err
@@ -161,8 +163,8 @@ func cbRemoteVersion(ctx context.Context, _ *Cluster, n *Node) (string, error) {
 
 // cbAnswering are the members that answer GET /pools, with the
 // implementationVersion of the first.
-func cbAnswering(ctx context.Context, c *Cluster) ([]*Node, string) {
-	var out []*Node
+func cbAnswering(ctx context.Context, c *cluster.Cluster) ([]*cluster.Node, string) {
+	var out []*cluster.Node
 	var impl string
 	for _, st := range cbRemoteStatusOf(ctx, c) {
 		if st.State != "up" {
@@ -180,7 +182,7 @@ func cbAnswering(ctx context.Context, c *Cluster) ([]*Node, string) {
 	return out, impl
 }
 
-func cbRemoteMembers(ctx context.Context, c *Cluster) (map[string]string, error) {
+func cbRemoteMembers(ctx context.Context, c *cluster.Cluster) (map[string]string, error) {
 	live, _ := cbAnswering(ctx, c)
 	if len(live) == 0 {
 		return nil, errors.New("couchbase: no member answered GET /pools")
@@ -203,8 +205,8 @@ func cbRemoteMembers(ctx context.Context, c *Cluster) (map[string]string, error)
 	return cbMembersOf(p.Nodes), nil
 }
 
-func cbRemoteStatusOf(ctx context.Context, c *Cluster) []NodeStatus {
-	return RemoteStatuses(ctx, c, "", func(ctx context.Context, n *Node, st *NodeStatus) error {
+func cbRemoteStatusOf(ctx context.Context, c *cluster.Cluster) []cluster.NodeStatus {
+	return cluster.RemoteStatuses(ctx, c, "", func(ctx context.Context, n *cluster.Node, st *cluster.NodeStatus) error {
 		v, err := cbRemoteVersion(ctx, c, n)
 		if err != nil {
 			return err
@@ -214,11 +216,11 @@ func cbRemoteStatusOf(ctx context.Context, c *Cluster) []NodeStatus {
 	})
 }
 
-func cbRemoteStatus(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
+func cbRemoteStatus(ctx context.Context, c *cluster.Cluster) ([]cluster.NodeStatus, error) {
 	return cbRemoteStatusOf(ctx, c), nil
 }
 
-func cbRemoteMoving(ctx context.Context, c *Cluster) (bool, string, error) {
+func cbRemoteMoving(ctx context.Context, c *cluster.Cluster) (bool, string, error) {
 	live, impl := cbAnswering(ctx, c)
 	if len(live) == 0 {
 		return false, "", errors.New("couchbase: no member answered GET /pools")

@@ -1,4 +1,4 @@
-package cluster
+package couchbase
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fieldbench/fieldbench/cluster"
 )
 
 // The couchbase engine starts CouchbaseMock (Maven Central
@@ -26,13 +28,21 @@ import (
 // and keeps nothing on disk.
 //
 // Its REST port binds every address whatever --host says, so the JVM runs
-// only inside a network namespace of its own (see netns.go): fieldbench
+// only inside a network namespace of its own (see cluster/netns.go): fieldbench
 // creates it, reaches the REST and key-value ports through a forwarder
 // bound to 127.0.0.1 on the same port numbers, and deletes it in Down.
 // docs/couchbase.md describes the design.
-func init() { Register(couchbaseEngine{}) }
+func init() { cluster.Register(couchbaseEngine{}) }
 
 type couchbaseEngine struct{}
+
+var (
+	_ cluster.Hoster        = couchbaseEngine{}
+	_ cluster.OptionChecker = couchbaseEngine{}
+	_ cluster.NodeLimiter   = couchbaseEngine{}
+	_ cluster.NodeNamer     = couchbaseEngine{}
+	_ cluster.Remoter       = couchbaseEngine{}
+)
 
 // CouchbaseMockVersion is the CouchbaseMock release the engine runs.
 const CouchbaseMockVersion = "1.5.27"
@@ -60,7 +70,7 @@ const couchbaseMaxNodes = 8
 const couchbaseMaxBuckets = 32
 
 // Name implements Engine.
-func (couchbaseEngine) Name() string { return "couchbase" }
+func (couchbaseEngine) Name() string { return Name }
 
 // Hosts implements Hoster: CouchbaseMock starts on loopback only.
 func (couchbaseEngine) Hosts() (bool, string) {
@@ -72,28 +82,31 @@ func (couchbaseEngine) Hosts() (bool, string) {
 }
 
 // CheckOptions implements OptionChecker.
-func (couchbaseEngine) CheckOptions(o Options) error { _, err := parseCouchbaseOpts(o); return err }
+func (couchbaseEngine) CheckOptions(o cluster.Options) error {
+	_, err := parseCouchbaseOpts(o)
+	return err
+}
 
 // CheckNodes implements NodeLimiter.
 func (e couchbaseEngine) CheckNodes(nodes int, _ map[string]string) error {
-	return NodeLimit(e.Name(), nodes, couchbaseMaxNodes, "CouchbaseMock simulates every node in one JVM: more nodes are more threads of that one process")
+	return cluster.NodeLimit(e.Name(), nodes, couchbaseMaxNodes, "CouchbaseMock simulates every node in one JVM: more nodes are more threads of that one process")
 }
 
 // Check implements Engine: java and mvn (to fetch the jar once), and the
 // rights to create a network namespace.
 func (couchbaseEngine) Check() error {
-	return errors.Join(CheckMaven(), CheckNetns())
+	return errors.Join(cluster.CheckMaven(), cluster.CheckNetns())
 }
 
 // NodeNames: cb1, cb2... (simulated nodes).
 func (couchbaseEngine) NodeNames(nodes int, _ map[string]string, adds int) []string {
-	return Numbered("cb", nodes+adds)
+	return cluster.Numbered("cb", nodes+adds)
 }
 
 // CouchbaseMockJar fetches the CouchbaseMock jar into the jar cache once
 // and returns its path.
 func CouchbaseMockJar(ctx context.Context) (string, error) {
-	dir, err := FetchJars(ctx, []string{couchbaseMockGAV}, couchbaseMockCache)
+	dir, err := cluster.FetchJars(ctx, []string{couchbaseMockGAV}, couchbaseMockCache)
 	if err != nil {
 		return "", err
 	}
@@ -105,13 +118,13 @@ func CouchbaseMockJar(ctx context.Context) (string, error) {
 }
 
 // Up implements Engine.
-func (e couchbaseEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster, error) {
+func (e couchbaseEngine) Up(ctx context.Context, dir string, opts cluster.Options) (*cluster.Cluster, error) {
 	extra, err := parseCouchbaseOpts(opts)
 	if err != nil {
 		return nil, err
 	}
 	nodes := max(opts.Nodes, 1)
-	if err := CheckNodes(e.Name(), nodes, nil); err != nil {
+	if err := cluster.CheckNodes(e.Name(), nodes, nil); err != nil {
 		return nil, err
 	}
 	if err := e.Check(); err != nil {
@@ -125,12 +138,12 @@ func (e couchbaseEngine) Up(ctx context.Context, dir string, opts Options) (*Clu
 	if err := os.MkdirAll(mdir, 0o755); err != nil {
 		return nil, fmt.Errorf("couchbase: cluster directory: %w", err)
 	}
-	ns := NetnsName(couchbaseNetnsPrefix, dir)
-	c := &Cluster{Engine: e.Name(), Dir: dir, Started: time.Now().UTC(), Version: CouchbaseMockServer, Options: map[string]string{
+	ns := cluster.NetnsName(couchbaseNetnsPrefix, dir)
+	c := &cluster.Cluster{Engine: e.Name(), Dir: dir, Started: time.Now().UTC(), Version: CouchbaseMockServer, Options: map[string]string{
 		"server": CouchbaseMockServer, "jar": jar, "netns": ns, "bucket": "default",
 		"replicas": "1", "vbuckets": "64",
 		"not_verified_here": "N1QL, durability levels, persistence (CouchbaseMock has none of them)"}}
-	if err := CreateNetns(ctx, ns); err != nil {
+	if err := cluster.CreateNetns(ctx, ns); err != nil {
 		return nil, fmt.Errorf("couchbase: %w", err)
 	}
 	buckets := "default:"
@@ -140,9 +153,9 @@ func (e couchbaseEngine) Up(ctx context.Context, dir string, opts Options) (*Clu
 	if extra > 0 {
 		c.Options["buckets"] = buckets
 	}
-	err = Retry(5, func(int) error { return startCouchbaseMock(ctx, c, mdir, nodes, buckets) })
+	err = cluster.Retry(5, func(int) error { return startCouchbaseMock(ctx, c, mdir, nodes, buckets) })
 	if err != nil {
-		_ = DeleteNetns(context.WithoutCancel(ctx), ns)
+		_ = cluster.DeleteNetns(context.WithoutCancel(ctx), ns)
 		return c, fmt.Errorf("couchbase: %w", err)
 	}
 	c.DSN = fmt.Sprintf("couchbase://%s/default", c.Nodes[0].Addr())
@@ -162,25 +175,25 @@ type mockConfig struct {
 // on the host, reads the key-value ports of every bucket (buckets is the
 // mock's --buckets list), and starts the forwarder for all of them; it stops what it started when a step fails (a key-value
 // port the mock chose may be taken on the host: Retry starts again).
-func startCouchbaseMock(ctx context.Context, c *Cluster, mdir string, nodes int, buckets string) error {
+func startCouchbaseMock(ctx context.Context, c *cluster.Cluster, mdir string, nodes int, buckets string) error {
 	ns := c.Options["netns"]
-	rest, err := FreePort(Loopback)
+	rest, err := cluster.FreePort(cluster.Loopback)
 	if err != nil {
 		return err
 	}
 	logFile := filepath.Join(mdir, "couchbasemock.log")
-	pid, err := Start(Proc{Path: "ip", Args: []string{"netns", "exec", ns, "java", "-Xmx512m", "-jar", c.Options["jar"],
-		"--host", Loopback, "--port", strconv.Itoa(rest), "--nodes", strconv.Itoa(nodes),
+	pid, err := cluster.Start(cluster.Proc{Path: "ip", Args: []string{"netns", "exec", ns, "java", "-Xmx512m", "-jar", c.Options["jar"],
+		"--host", cluster.Loopback, "--port", strconv.Itoa(rest), "--nodes", strconv.Itoa(nodes),
 		"--replicas", "1", "--vbuckets", "64", "--buckets", buckets, "--cccp"},
 		Dir: mdir, LogFile: logFile})
 	if err != nil {
 		return err
 	}
-	fail := func(err error) error { _ = Kill(pid); return err }
+	fail := func(err error) error { _ = cluster.Kill(pid); return err }
 	wctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
 	inside := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) { return DialNetns(ctx, ns, addr) }}}
+		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) { return cluster.DialNetns(ctx, ns, addr) }}}
 	defer inside.CloseIdleConnections()
 	ports := []int{rest}
 	var kv []int // the default bucket's, one per node
@@ -193,19 +206,19 @@ func startCouchbaseMock(ctx context.Context, c *Cluster, mdir string, nodes int,
 			if err == nil && len(cfg.NodesExt) == nodes {
 				break
 			}
-			if !Alive(pid) {
-				return fmt.Errorf("CouchbaseMock (pid %d) exited; log %s ends:\n%s", pid, logFile, LogTail(logFile, 1500))
+			if !cluster.Alive(pid) {
+				return fmt.Errorf("CouchbaseMock (pid %d) exited; log %s ends:\n%s", pid, logFile, cluster.LogTail(logFile, 1500))
 			}
 			if wctx.Err() != nil {
-				return fail(fmt.Errorf("CouchbaseMock did not answer on its REST port %d in %s: %v: %w; log ends:\n%s", rest, ns, err, wctx.Err(), LogTail(logFile, 1500)))
+				return fail(fmt.Errorf("CouchbaseMock did not answer on its REST port %d in %s: %v: %w; log ends:\n%s", rest, ns, err, wctx.Err(), cluster.LogTail(logFile, 1500)))
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
 		// Each bucket has a key-value port on each simulated node.
 		for k, n := range cfg.NodesExt {
 			p := n.Services["kv"]
-			if p <= 0 || n.Hostname != Loopback {
-				return fail(fmt.Errorf("CouchbaseMock bucket %s node %d: host %q, kv port %d: want %s and a port", name, k+1, n.Hostname, p, Loopback))
+			if p <= 0 || n.Hostname != cluster.Loopback {
+				return fail(fmt.Errorf("CouchbaseMock bucket %s node %d: host %q, kv port %d: want %s and a port", name, k+1, n.Hostname, p, cluster.Loopback))
 			}
 			if i == 0 {
 				kv = append(kv, p)
@@ -216,7 +229,7 @@ func startCouchbaseMock(ctx context.Context, c *Cluster, mdir string, nodes int,
 			bucketKV = append(bucketKV, fmt.Sprintf("%s=%d", name, cfg.NodesExt[0].Services["kv"]))
 		}
 	}
-	if !PortsFree(Loopback, ports) {
+	if !cluster.PortsFree(cluster.Loopback, ports) {
 		return fail(fmt.Errorf("a port CouchbaseMock chose in its namespace (%v) is taken on the host", ports))
 	}
 	list := make([]string, len(ports))
@@ -228,14 +241,14 @@ func startCouchbaseMock(ctx context.Context, c *Cluster, mdir string, nodes int,
 		return fail(fmt.Errorf("forwarder: %w", err))
 	}
 	fwdLog := filepath.Join(mdir, "forwarder.log")
-	fpid, err := Start(Proc{Path: self, Dir: mdir, LogFile: fwdLog,
-		Env: []string{ForwardEnv + "=" + ns + " " + strconv.Itoa(pid) + " " + strings.Join(list, ",")}})
+	fpid, err := cluster.Start(cluster.Proc{Path: self, Dir: mdir, LogFile: fwdLog,
+		Env: []string{cluster.ForwardEnv + "=" + ns + " " + strconv.Itoa(pid) + " " + strings.Join(list, ",")}})
 	if err != nil {
 		return fail(err)
 	}
 	for _, p := range ports {
-		if err := WaitPort(wctx, Loopback, p, fpid, fwdLog); err != nil {
-			_ = Kill(fpid)
+		if err := cluster.WaitPort(wctx, cluster.Loopback, p, fpid, fwdLog); err != nil {
+			_ = cluster.Kill(fpid)
 			return fail(fmt.Errorf("forwarder: %w", err))
 		}
 	}
@@ -247,7 +260,7 @@ func startCouchbaseMock(ctx context.Context, c *Cluster, mdir string, nodes int,
 	c.Options["forwarder_pid"] = strconv.Itoa(fpid)
 	c.Nodes = c.Nodes[:0]
 	for i, p := range kv {
-		c.Nodes = append(c.Nodes, &Node{Name: fmt.Sprintf("cb%d", i+1), Role: "simulated node (CouchbaseMock)", Host: Loopback,
+		c.Nodes = append(c.Nodes, &cluster.Node{Name: fmt.Sprintf("cb%d", i+1), Role: "simulated node (CouchbaseMock)", Host: cluster.Loopback,
 			Port: p, Ports: []int{rest}, DataDir: mdir, LogFile: logFile, PID: pid})
 	}
 	return nil
@@ -257,7 +270,7 @@ func startCouchbaseMock(ctx context.Context, c *Cluster, mdir string, nodes int,
 // client.
 func readMockConfig(ctx context.Context, client *http.Client, rest int, bucket string) (mockConfig, error) {
 	var cfg mockConfig
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s:%d/pools/default/buckets/%s", Loopback, rest, bucket), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s:%d/pools/default/buckets/%s", cluster.Loopback, rest, bucket), nil)
 	if err != nil {
 		return cfg, err
 	}
@@ -282,7 +295,7 @@ func readMockConfig(ctx context.Context, client *http.Client, rest int, bucket s
 // Status implements Engine: each simulated node is up when the JVM runs
 // and the bucket configuration, read from the host through the forwarder,
 // lists it on its port.
-func (couchbaseEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
+func (couchbaseEngine) Status(ctx context.Context, c *cluster.Cluster) ([]cluster.NodeStatus, error) {
 	rest, _ := strconv.Atoi(c.Options["rest_port"])
 	var cfg mockConfig
 	var cerr error
@@ -298,15 +311,15 @@ func (couchbaseEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, er
 		listed[n.Services["kv"]] = true
 	}
 	fpid, _ := strconv.Atoi(c.Options["forwarder_pid"])
-	out := make([]NodeStatus, 0, len(c.Nodes))
+	out := make([]cluster.NodeStatus, 0, len(c.Nodes))
 	for _, n := range c.Nodes {
-		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: "down", PID: n.PID, Detail: map[string]string{
+		st := cluster.NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: "down", PID: n.PID, Detail: map[string]string{
 			"server": CouchbaseMockServer, "netns": c.Options["netns"], "forwarder": "down"}}
-		if Alive(fpid) {
+		if cluster.Alive(fpid) {
 			st.Detail["forwarder"] = "pid " + strconv.Itoa(fpid)
 		}
 		switch {
-		case n.Stopped || !Alive(n.PID):
+		case n.Stopped || !cluster.Alive(n.PID):
 			if n.Stopped {
 				st.State = "stopped"
 			}
@@ -329,24 +342,24 @@ func (couchbaseEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, er
 // Down implements Engine: the forwarder and the JVM (SIGTERM, SIGKILL after
 // 15 s), then the namespace (named after the directory, so an interrupted
 // Up's is found too).
-func (couchbaseEngine) Down(ctx context.Context, c *Cluster) error {
+func (couchbaseEngine) Down(ctx context.Context, c *cluster.Cluster) error {
 	var errs []error
 	if fpid, _ := strconv.Atoi(c.Options["forwarder_pid"]); fpid > 0 {
-		if err := Stop(fpid, 5*time.Second); err != nil {
+		if err := cluster.Stop(fpid, 5*time.Second); err != nil {
 			errs = append(errs, fmt.Errorf("couchbase: stop the forwarder: %w", err))
 		} else {
 			delete(c.Options, "forwarder_pid")
 		}
 	}
 	errs = append(errs, c.StopNodes("couchbase", 15*time.Second))
-	if err := DeleteNetns(ctx, NetnsName(couchbaseNetnsPrefix, c.Dir)); err != nil {
+	if err := cluster.DeleteNetns(ctx, cluster.NetnsName(couchbaseNetnsPrefix, c.Dir)); err != nil {
 		errs = append(errs, fmt.Errorf("couchbase: %w", err))
 	}
 	return errors.Join(errs...)
 }
 
 // parseCouchbaseOpts reads the engine's one option, buckets=N.
-func parseCouchbaseOpts(opts Options) (extra int, err error) {
+func parseCouchbaseOpts(opts cluster.Options) (extra int, err error) {
 	for k, v := range opts.Extra {
 		n, err := strconv.Atoi(v)
 		if k != "buckets" || err != nil || n < 0 || n > couchbaseMaxBuckets {

@@ -1,4 +1,4 @@
-package cluster
+package cassandra
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
+	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
 )
 
@@ -58,15 +59,17 @@ import (
 //	            and request timeouts (default: Cassandra's own, 2 s for a
 //	            write); tests on a loaded 2-core machine raise it so that a
 //	            starved JVM is not taken for a wrong answer
-func init() { Register(cassandraEngine{}) }
+func init() { cluster.Register(cassandraEngine{}) }
 
 type cassandraEngine struct{}
 
 var (
-	_ Grower  = cassandraEngine{}
-	_ Killer  = cassandraEngine{}
-	_ Remover = cassandraEngine{}
-	_ Mover   = cassandraEngine{}
+	_ cluster.Grower    = cassandraEngine{}
+	_ cluster.Killer    = cassandraEngine{}
+	_ cluster.Remover   = cassandraEngine{}
+	_ cluster.Mover     = cassandraEngine{}
+	_ cluster.NodeNamer = cassandraEngine{}
+	_ cluster.Remoter   = cassandraEngine{}
 )
 
 const (
@@ -115,23 +118,28 @@ var cassandraJPMS = []string{
 }
 
 // Name implements Engine.
-func (cassandraEngine) Name() string { return "cassandra" }
+func (cassandraEngine) Name() string { return Name }
+
+// NodeNames implements cluster.NodeNamer: cass1, cass2...
+func (cassandraEngine) NodeNames(nodes int, _ map[string]string, adds int) []string {
+	return cluster.Numbered("cass", nodes+adds)
+}
 
 // Hosts implements Hoster: the engine starts its nodes on hosts too.
 func (cassandraEngine) Hosts() (bool, string) { return true, "" }
 
 // CheckNodes implements NodeLimiter.
 func (e cassandraEngine) CheckNodes(nodes int, _ map[string]string) error {
-	return NodeLimit(e.Name(), nodes, 8, "each node is a JVM with its own heap (512 MB by default, about 1 GB resident), "+
+	return cluster.NodeLimit(e.Name(), nodes, 8, "each node is a JVM with its own heap (512 MB by default, about 1 GB resident), "+
 		"and nodes join one at a time (about a minute each)")
 }
 
 // CheckOptions implements OptionChecker.
-func (cassandraEngine) CheckOptions(o Options) error { _, err := parseCassOpts(o); return err }
+func (cassandraEngine) CheckOptions(o cluster.Options) error { _, err := parseCassOpts(o); return err }
 
 // Check implements Engine: Java and Maven (the jars come from Maven
 // Central on first use).
-func (cassandraEngine) Check() error { return CheckMaven() }
+func (cassandraEngine) Check() error { return cluster.CheckMaven() }
 
 type cassOpts struct {
 	nodes   int
@@ -153,8 +161,8 @@ type cassOpts struct {
 	dcs int
 }
 
-func parseCassOpts(o Options) (cassOpts, error) {
-	r := cassOpts{nodes: max(o.Nodes, 1), version: cassandraDefaultVersion, heap: "512m", hosts: o.Network == NetworkHosts, dcs: 1}
+func parseCassOpts(o cluster.Options) (cassOpts, error) {
+	r := cassOpts{nodes: max(o.Nodes, 1), version: cassandraDefaultVersion, heap: "512m", hosts: o.Network == cluster.NetworkHosts, dcs: 1}
 	if r.nodes > cassandraMaxNodes {
 		return r, fmt.Errorf("cassandra: at most %d nodes on one machine (asked for %d; each takes ~1 GB)", cassandraMaxNodes, r.nodes)
 	}
@@ -237,11 +245,11 @@ func parseCassOpts(o Options) (cassOpts, error) {
 
 // CassandraJars fetches (once) and returns the jar directory of version.
 func CassandraJars(ctx context.Context, version string) (string, error) {
-	return FetchJars(ctx, []string{"org.apache.cassandra:cassandra-all:" + version}, "cassandra-all-"+version)
+	return cluster.FetchJars(ctx, []string{"org.apache.cassandra:cassandra-all:" + version}, "cassandra-all-"+version)
 }
 
 // Up implements Engine.
-func (e cassandraEngine) Up(ctx context.Context, dir string, opts Options) (*Cluster, error) {
+func (e cassandraEngine) Up(ctx context.Context, dir string, opts cluster.Options) (*cluster.Cluster, error) {
 	if err := e.Check(); err != nil {
 		return nil, err
 	}
@@ -250,7 +258,7 @@ func (e cassandraEngine) Up(ctx context.Context, dir string, opts Options) (*Clu
 		return nil, err
 	}
 	if co.hosts {
-		if err := CheckNetwork(e.Name(), NetworkHosts); err != nil {
+		if err := cluster.CheckNetwork(e.Name(), cluster.NetworkHosts); err != nil {
 			return nil, err
 		}
 	}
@@ -265,7 +273,7 @@ func (e cassandraEngine) Up(ctx context.Context, dir string, opts Options) (*Clu
 	if co.rfNodes {
 		rf = cassandraRFNodes
 	}
-	c := &Cluster{Engine: e.Name(), Dir: dir, Version: co.version, Started: time.Now().UTC(), Options: map[string]string{
+	c := &cluster.Cluster{Engine: e.Name(), Dir: dir, Version: co.version, Started: time.Now().UTC(), Options: map[string]string{
 		"version": co.version, "heap": co.heap, "jars": jars,
 		"rf": rf, "consistency": co.consistency,
 		"cluster_name": "fieldbench-" + filepath.Base(dir),
@@ -284,7 +292,7 @@ func (e cassandraEngine) Up(ctx context.Context, dir string, opts Options) (*Clu
 	}
 	// The first node picks the cluster-wide ports (retrying on a lost
 	// race); later nodes use them.
-	err = Retry(4, func(int) error {
+	err = cluster.Retry(4, func(int) error {
 		storage, native, err := cassandraPorts()
 		if err != nil {
 			return err
@@ -312,7 +320,7 @@ func (e cassandraEngine) Up(ctx context.Context, dir string, opts Options) (*Clu
 // before the others have heard of it (seen: cass3 without tokens in
 // cass1's view right after Up). The cluster is up when every node is
 // NORMAL in the ring's view.
-func (e cassandraEngine) settle(ctx context.Context, c *Cluster) error {
+func (e cassandraEngine) settle(ctx context.Context, c *cluster.Cluster) error {
 	c.DSN = cassandraDSN(c)
 	names := make([]string, len(c.Nodes))
 	for i, n := range c.Nodes {
@@ -324,9 +332,9 @@ func (e cassandraEngine) settle(ctx context.Context, c *Cluster) error {
 // upOnHosts starts the nodes of c, each on a host of its own on c's
 // virtual network, on the standard ports: no port to choose, no race for
 // one.
-func (e cassandraEngine) upOnHosts(ctx context.Context, c *Cluster, co cassOpts) error {
-	c.Network = NetworkHosts
-	c.Options["network"] = NetworkHosts
+func (e cassandraEngine) upOnHosts(ctx context.Context, c *cluster.Cluster, co cassOpts) error {
+	c.Network = cluster.NetworkHosts
+	c.Options["network"] = cluster.NetworkHosts
 	c.Options["storage_port"] = strconv.Itoa(cassandraStoragePort)
 	c.Options["native_port"] = strconv.Itoa(cassandraNativePort)
 	if err := vnet.ForDir(c.Dir).Create(ctx); err != nil {
@@ -352,7 +360,7 @@ const cassandraRFNodes = "nodes"
 // DSN's rf is the count of nodes in the ring now (not removed), so a DSN
 // taken after a step added nodes asks the adapter for the larger factor
 // (the adapter alters an existing keyspace to it).
-func cassandraDSN(c *Cluster) string {
+func cassandraDSN(c *cluster.Cluster) string {
 	var hosts []string
 	for _, n := range c.Nodes {
 		if !cassRemoved(n) {
@@ -381,7 +389,7 @@ func cassandraDSN(c *Cluster) string {
 
 // cassDCs is the number of data centres c's nodes are placed in (1 when
 // the option was not given).
-func cassDCs(c *Cluster) int {
+func cassDCs(c *cluster.Cluster) int {
 	n, err := strconv.Atoi(c.Options["dcs"])
 	if err != nil || n < 1 {
 		return 1
@@ -395,7 +403,7 @@ func cassDCName(i int) string { return "dc" + strconv.Itoa(i) }
 // cassNodeDC is the data centre of node idx (1-based) of c: round robin,
 // so nodes added by a join keep the data centres even. "" with one data
 // centre (SimpleSnitch names it datacenter1).
-func cassNodeDC(c *Cluster, idx int) string {
+func cassNodeDC(c *cluster.Cluster, idx int) string {
 	dcs := cassDCs(c)
 	if dcs < 2 {
 		return ""
@@ -414,7 +422,7 @@ func cassandraPorts() (storage, native int, err error) {
 		if tries > 100 {
 			return 0, 0, errors.New("cassandra: no port free on every 127.0.0.x address")
 		}
-		ps, err := FreePorts(Loopback, 1)
+		ps, err := cluster.FreePorts(cluster.Loopback, 1)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -440,7 +448,7 @@ func cassandraPorts() (storage, native int, err error) {
 // startNew writes the config of node len(c.Nodes)+1 and starts it;
 // bootstrap makes it stream its ranges from the others as it joins (for a
 // node added to a cluster holding data).
-func (e cassandraEngine) startNew(ctx context.Context, c *Cluster, bootstrap bool) (*Node, error) {
+func (e cassandraEngine) startNew(ctx context.Context, c *cluster.Cluster, bootstrap bool) (*cluster.Node, error) {
 	idx := len(c.Nodes) + 1
 	if idx > cassandraMaxHosts {
 		return nil, fmt.Errorf("cassandra: at most %d nodes", cassandraMaxHosts)
@@ -454,7 +462,7 @@ func (e cassandraEngine) startNew(ctx context.Context, c *Cluster, bootstrap boo
 	}
 	native, _ := strconv.Atoi(c.Options["native_port"])
 	storage, _ := strconv.Atoi(c.Options["storage_port"])
-	n := &Node{Name: name, Role: "node", Host: cassandraHost(idx), Port: native, DataDir: ndir,
+	n := &cluster.Node{Name: name, Role: "node", Host: cassandraHost(idx), Port: native, DataDir: ndir,
 		LogFile: filepath.Join(ndir, "cassandra.log"), Config: filepath.Join(ndir, "cassandra.yaml"), DC: cassNodeDC(c, idx)}
 	if idx == 1 {
 		n.Role = "seed"
@@ -470,8 +478,8 @@ func (e cassandraEngine) startNew(ctx context.Context, c *Cluster, bootstrap boo
 		c.Nodes = append(c.Nodes, n)
 		return n, nil
 	}
-	err := Retry(3, func(int) error {
-		jmx, err := FreePort(Loopback)
+	err := cluster.Retry(3, func(int) error {
+		jmx, err := cluster.FreePort(cluster.Loopback)
 		if err != nil {
 			return err
 		}
@@ -491,7 +499,7 @@ func (e cassandraEngine) startNew(ctx context.Context, c *Cluster, bootstrap boo
 // startCassandraOnHost makes n host idx of c's virtual network
 // (198.18.0.idx) and starts it there on the standard ports; a node that
 // does not start takes its host with it.
-func startCassandraOnHost(ctx context.Context, c *Cluster, n *Node, idx int, bootstrap bool, wait time.Duration) error {
+func startCassandraOnHost(ctx context.Context, c *cluster.Cluster, n *cluster.Node, idx int, bootstrap bool, wait time.Duration) error {
 	vn := vnet.ForDir(c.Dir)
 	h, err := vn.AddHost(ctx, n.Name, vnet.NodeAddr(idx))
 	if err != nil {
@@ -510,7 +518,7 @@ func startCassandraOnHost(ctx context.Context, c *Cluster, n *Node, idx int, boo
 	return nil
 }
 
-func writeCassandraConfig(c *Cluster, n *Node, bootstrap bool) error {
+func writeCassandraConfig(c *cluster.Cluster, n *cluster.Node, bootstrap bool) error {
 	seed := cassandraSeed(c, n)
 	d := func(s string) string { return strconv.Quote(filepath.Join(n.DataDir, s)) }
 	where := "loopback only"
@@ -580,7 +588,7 @@ auto_bootstrap: %t
 
 // cassSnitch is node n's endpoint snitch: SimpleSnitch in one data
 // centre (no topology to know), GossipingPropertyFileSnitch in several.
-func cassSnitch(n *Node) string {
+func cassSnitch(n *cluster.Node) string {
 	if n.DC == "" {
 		return "SimpleSnitch"
 	}
@@ -588,12 +596,14 @@ func cassSnitch(n *Node) string {
 }
 
 // cassRackDC is node n's cassandra-rackdc.properties.
-func cassRackDC(n *Node) string { return filepath.Join(n.DataDir, "cassandra-rackdc.properties") }
+func cassRackDC(n *cluster.Node) string {
+	return filepath.Join(n.DataDir, "cassandra-rackdc.properties")
+}
 
 // cassandraArgs is the java command line of node n.
-func cassandraArgs(c *Cluster, n *Node) ([]string, error) {
+func cassandraArgs(c *cluster.Cluster, n *cluster.Node) ([]string, error) {
 	jars := c.Options["jars"]
-	cp, err := Classpath(jars)
+	cp, err := cluster.Classpath(jars)
 	if err != nil {
 		return nil, err
 	}
@@ -601,7 +611,7 @@ func cassandraArgs(c *Cluster, n *Node) ([]string, error) {
 	if len(jamm) == 0 {
 		return nil, fmt.Errorf("cassandra: no jamm jar in %s (needed as -javaagent)", jars)
 	}
-	tmp, err := JVMTempDir(n.DataDir)
+	tmp, err := cluster.JVMTempDir(n.DataDir)
 	if err != nil {
 		return nil, err
 	}
@@ -638,7 +648,7 @@ const (
 )
 
 // startCassandraNode starts n and waits up to wait until it answers CQL.
-func startCassandraNode(ctx context.Context, c *Cluster, n *Node, wait time.Duration) error {
+func startCassandraNode(ctx context.Context, c *cluster.Cluster, n *cluster.Node, wait time.Duration) error {
 	args, err := cassandraArgs(c, n)
 	if err != nil {
 		return err
@@ -646,14 +656,14 @@ func startCassandraNode(ctx context.Context, c *Cluster, n *Node, wait time.Dura
 	// On a host, `ip netns exec` enters its namespace and execs java: the
 	// PID is the server's.
 	argv := n.Command(append([]string{"java"}, args...)...)
-	pid, err := Start(Proc{Path: argv[0], Args: argv[1:], Dir: n.DataDir, LogFile: n.LogFile})
+	pid, err := cluster.Start(cluster.Proc{Path: argv[0], Args: argv[1:], Dir: n.DataDir, LogFile: n.LogFile})
 	if err != nil {
 		return err
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	if err := WaitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
-		_ = Kill(pid)
+	if err := cluster.WaitDial(wctx, n.Dial, n.Addr(), pid, n.LogFile); err != nil {
+		_ = cluster.Kill(pid)
 		return err
 	}
 	for {
@@ -666,12 +676,12 @@ func startCassandraNode(ctx context.Context, c *Cluster, n *Node, wait time.Dura
 				break
 			}
 		}
-		if wctx.Err() != nil || !Alive(pid) {
-			_ = Kill(pid)
+		if wctx.Err() != nil || !cluster.Alive(pid) {
+			_ = cluster.Kill(pid)
 			if wctx.Err() != nil { // out of time: say so, so that Retry does not start it again
 				err = fmt.Errorf("%w (last answer: %v)", wctx.Err(), err)
 			}
-			return fmt.Errorf("cassandra %s does not answer CQL: %w; log ends:\n%s", n.Name, err, LogTail(n.LogFile, 1500))
+			return fmt.Errorf("cassandra %s does not answer CQL: %w; log ends:\n%s", n.Name, err, cluster.LogTail(n.LogFile, 1500))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -682,10 +692,10 @@ func startCassandraNode(ctx context.Context, c *Cluster, n *Node, wait time.Dura
 // cassNodeSession is a driver session to n alone (no peer discovery), for
 // administration and status. A node on a virtual network is dialled from
 // inside its host.
-func cassNodeSession(n *Node, timeout time.Duration) (*gocql.Session, error) {
+func cassNodeSession(n *cluster.Node, timeout time.Duration) (*gocql.Session, error) {
 	cfg := gocql.NewCluster(n.Host)
 	if n.Netns != "" {
-		cfg.Dialer = NodeDialer{Node: n}
+		cfg.Dialer = cluster.NodeDialer{Node: n}
 	}
 	cfg.Port = n.Port
 	cfg.HostFilter = gocql.WhiteListHostFilter(n.Host)
@@ -696,18 +706,6 @@ func cassNodeSession(n *Node, timeout time.Duration) (*gocql.Session, error) {
 	cfg.Logger = gocql.NewLogger(gocql.LogLevelNone)
 	cfg.ReconnectionPolicy = &gocql.ConstantReconnectionPolicy{MaxRetries: 1, Interval: time.Second} // 0 would leave a nil connection in the pool
 	return cfg.CreateSession()
-}
-
-// NodeDialer is a driver's Dialer (a DialContext method, as gocql's and
-// the MongoDB driver's take) for a node on a virtual network: every
-// connection is made from inside the node's host (Node.Dial), the only
-// place its address is reachable from. Exported for the engines in the
-// database folders (db/mongodb).
-type NodeDialer struct{ Node *Node }
-
-// DialContext dials addr from where d's node is; the network is TCP.
-func (d NodeDialer) DialContext(ctx context.Context, _, addr string) (net.Conn, error) {
-	return d.Node.Dial(ctx, addr)
 }
 
 // ringMember is one endpoint as a node sees the ring.
@@ -723,7 +721,7 @@ type ringMember struct {
 // ringView asks node n for the ring: its own tokens (system.local), its
 // peers' (system.peers_v2), and every endpoint's gossip state and load
 // (the node-local virtual table system_views.gossip_info).
-func ringView(ctx context.Context, n *Node) (map[string]*ringMember, error) {
+func ringView(ctx context.Context, n *cluster.Node) (map[string]*ringMember, error) {
 	s, err := cassNodeSession(n, 5*time.Second)
 	if err != nil {
 		return nil, err
@@ -826,7 +824,7 @@ func Ownership(tokens map[string][]int64) map[string]float64 {
 // answering node sees it (NORMAL, BOOT while joining, LEAVING...), whether
 // it answers CQL itself, its share of the token ring ("owns", in %), its
 // token count and its load (bytes on disk, gossiped about once a minute).
-func (cassandraEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, error) {
+func (cassandraEngine) Status(ctx context.Context, c *cluster.Cluster) ([]cluster.NodeStatus, error) {
 	var view map[string]*ringMember
 	var viewErr error
 	for _, n := range c.Nodes {
@@ -850,11 +848,11 @@ func (cassandraEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, er
 		}
 		owns = Ownership(tokens)
 	}
-	out := make([]NodeStatus, len(c.Nodes))
+	out := make([]cluster.NodeStatus, len(c.Nodes))
 	var wg sync.WaitGroup
 	for i, n := range c.Nodes {
-		st := NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: "down", PID: n.PID, Detail: map[string]string{}}
-		AddHostCounters(ctx, n, st.Detail)
+		st := cluster.NodeStatus{Name: n.Name, Addr: n.Addr(), Role: n.Role, State: "down", PID: n.PID, Detail: map[string]string{}}
+		cluster.AddHostCounters(ctx, n, st.Detail)
 		if n.DC != "" {
 			st.Detail["dc"] = n.DC // overwritten below by the ring's view
 		}
@@ -915,7 +913,7 @@ func (cassandraEngine) Status(ctx context.Context, c *Cluster) ([]NodeStatus, er
 // exits in ~7 s), SIGKILL after 60 s. On a virtual network it then removes
 // every namespace and interface of the network, found from the directory
 // alone.
-func (cassandraEngine) Down(ctx context.Context, c *Cluster) error {
+func (cassandraEngine) Down(ctx context.Context, c *cluster.Cluster) error {
 	errs := make([]error, len(c.Nodes))
 	var wg sync.WaitGroup
 	for i, n := range c.Nodes {
@@ -926,7 +924,7 @@ func (cassandraEngine) Down(ctx context.Context, c *Cluster) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := Stop(n.PID, 60*time.Second); err != nil {
+			if err := cluster.Stop(n.PID, 60*time.Second); err != nil {
 				errs[i] = fmt.Errorf("cassandra: stop %s: %w", n.Name, err)
 				return
 			}
@@ -936,7 +934,7 @@ func (cassandraEngine) Down(ctx context.Context, c *Cluster) error {
 	wg.Wait()
 	// Whatever c says: the state of a `cluster up` that crashed before it
 	// saved its network does not say hosts (no network: nothing to do).
-	errs = append(errs, DestroyNetwork(ctx, c.Dir))
+	errs = append(errs, cluster.DestroyNetwork(ctx, c.Dir))
 	return errors.Join(errs...)
 }
 
@@ -944,10 +942,10 @@ func (cassandraEngine) Down(ctx context.Context, c *Cluster) error {
 // virtual network: on the next host, 198.18.0.x) bootstraps into the ring
 // (streaming its ranges from the others) and is returned once it answers
 // CQL, i.e. once it has joined.
-func (e cassandraEngine) Add(ctx context.Context, c *Cluster) (*Node, error) {
+func (e cassandraEngine) Add(ctx context.Context, c *cluster.Cluster) (*cluster.Node, error) {
 	running := 0
 	for _, n := range c.Nodes {
-		if !n.Stopped && Alive(n.PID) {
+		if !n.Stopped && cluster.Alive(n.PID) {
 			running++
 		}
 	}
@@ -974,7 +972,7 @@ const cassandraJoinLimit = 15 * time.Minute
 
 // waitNormal waits until every node named is up with gossip NORMAL, each
 // Status (one ring view, one CQL check per node) answering for all of them.
-func (e cassandraEngine) waitNormal(ctx context.Context, c *Cluster, limit time.Duration, names ...string) error {
+func (e cassandraEngine) waitNormal(ctx context.Context, c *cluster.Cluster, limit time.Duration, names ...string) error {
 	wctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	want := map[string]bool{}
@@ -1004,17 +1002,17 @@ func (e cassandraEngine) waitNormal(ctx context.Context, c *Cluster, limit time.
 }
 
 // Kill implements Killer: SIGKILL; the commit log replays on restart.
-func (cassandraEngine) Kill(_ context.Context, c *Cluster, name string) error {
+func (cassandraEngine) Kill(_ context.Context, c *cluster.Cluster, name string) error {
 	return c.KillNode(name)
 }
 
 // Restart implements Killer: the node starts again on its data and config
 // and is back once it answers CQL (~15 s after a kill).
-func (cassandraEngine) Restart(ctx context.Context, c *Cluster, name string) error {
+func (cassandraEngine) Restart(ctx context.Context, c *cluster.Cluster, name string) error {
 	if n, err := c.Node(name); err == nil && cassRemoved(n) {
 		return fmt.Errorf("cassandra: %s was decommissioned: it left the ring for good (add a new node instead)", name)
 	}
-	_, err := RestartNode(ctx, c, "cassandra", name, func(n *Node) error { return startCassandraNode(ctx, c, n, cassandraJoinWait) })
+	_, err := cluster.RestartNode(ctx, c, "cassandra", name, func(n *cluster.Node) error { return startCassandraNode(ctx, c, n, cassandraJoinWait) })
 	return err
 }
 
@@ -1027,15 +1025,7 @@ func ownsPercent(s string) float64 {
 	return v
 }
 
-// RoleDecommissioned marks a node that left the ring through Remove: its
-// process is gone for good (its tokens belong to others now), so Restart
-// refuses it, Status shows it "removed" rather than down, and the DSN no
-// longer lists it. An external cluster's Remove marks its node so too,
-// and every database's external side leaves such a node out of its DSN
-// and its status (exported for those outside this package).
-const RoleDecommissioned = "decommissioned"
-
-func cassRemoved(n *Node) bool { return n.Role == RoleDecommissioned }
+func cassRemoved(n *cluster.Node) bool { return n.Role == cluster.RoleDecommissioned }
 
 // Remove implements Remover: `nodetool decommission` on the node, run from
 // the cached jars (cassandra-all holds org.apache.cassandra.tools.NodeTool,
@@ -1045,7 +1035,7 @@ func cassRemoved(n *Node) bool { return n.Role == RoleDecommissioned }
 // up in the DECOMMISSIONED state, is then stopped. Cassandra refuses when
 // the cluster would keep fewer nodes than a keyspace's replication factor
 // (system_distributed has RF 3): that error is returned as is.
-func (cassandraEngine) Remove(ctx context.Context, c *Cluster, name string) error {
+func (cassandraEngine) Remove(ctx context.Context, c *cluster.Cluster, name string) error {
 	n, err := c.Node(name)
 	if err != nil {
 		return err
@@ -1053,12 +1043,12 @@ func (cassandraEngine) Remove(ctx context.Context, c *Cluster, name string) erro
 	if cassRemoved(n) {
 		return fmt.Errorf("cassandra: %s was already decommissioned", name)
 	}
-	if n.Stopped || !Alive(n.PID) {
+	if n.Stopped || !cluster.Alive(n.PID) {
 		return fmt.Errorf("cassandra: %s is not running: decommission needs the node up (restart it first)", name)
 	}
 	others := 0
 	for _, o := range c.Nodes {
-		if o != n && !o.Stopped && Alive(o.PID) {
+		if o != n && !o.Stopped && cluster.Alive(o.PID) {
 			others++
 		}
 	}
@@ -1071,10 +1061,10 @@ func (cassandraEngine) Remove(ctx context.Context, c *Cluster, name string) erro
 	if _, err := nodetool(ctx, c, n, "decommission"); err != nil {
 		return fmt.Errorf("cassandra: decommission %s: %w", name, err)
 	}
-	if err := Stop(n.PID, 60*time.Second); err != nil {
+	if err := cluster.Stop(n.PID, 60*time.Second); err != nil {
 		return fmt.Errorf("cassandra: stop %s after its decommission: %w", name, err)
 	}
-	n.PID, n.Stopped, n.Role = 0, true, RoleDecommissioned
+	n.PID, n.Stopped, n.Role = 0, true, cluster.RoleDecommissioned
 	// A node restarted later reads its seed from its yaml: when the seed
 	// itself left, point the others at a node still in the ring.
 	if err := reseed(c); err != nil {
@@ -1087,8 +1077,8 @@ func (cassandraEngine) Remove(ctx context.Context, c *Cluster, name string) erro
 // nodetool runs Cassandra's NodeTool from the cached jars against n's JMX
 // port and returns its output. The JMX server binds 127.0.0.1 only
 // (-Dcassandra.jmx.local.port).
-func nodetool(ctx context.Context, c *Cluster, n *Node, args ...string) (string, error) {
-	cp, err := Classpath(c.Options["jars"])
+func nodetool(ctx context.Context, c *cluster.Cluster, n *cluster.Node, args ...string) (string, error) {
+	cp, err := cluster.Classpath(c.Options["jars"])
 	if err != nil {
 		return "", err
 	}
@@ -1100,21 +1090,21 @@ func nodetool(ctx context.Context, c *Cluster, n *Node, args ...string) (string,
 		"-Duser.home="+c.Dir,
 		"-Dlogback.configurationFile="+filepath.Join(n.DataDir, "logback.xml"),
 		"-cp", cp, "org.apache.cassandra.tools.NodeTool",
-		"-h", Loopback, "-p", strconv.Itoa(n.Ports[1]))
+		"-h", cluster.Loopback, "-p", strconv.Itoa(n.Ports[1]))
 	// On a virtual network the JMX port is on the loopback of the node's
 	// host: nodetool runs there (`ip netns exec`).
 	argv := n.Command(append(append([]string{"java"}, jargs...), args...)...)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return string(out), fmt.Errorf("nodetool %s: %w: %s", strings.Join(args, " "), err, Tail(string(out), 1500))
+		return string(out), fmt.Errorf("nodetool %s: %w: %s", strings.Join(args, " "), err, cluster.Tail(string(out), 1500))
 	}
 	return string(out), nil
 }
 
 // reseed rewrites the seed of every node whose seed was decommissioned, so
 // that a restart finds the ring.
-func reseed(c *Cluster) error {
+func reseed(c *cluster.Cluster) error {
 	removed := map[string]bool{}
 	for _, n := range c.Nodes {
 		if cassRemoved(n) {
@@ -1148,7 +1138,7 @@ var seedRE = regexp.MustCompile(`(?m)^(\s*- seeds: ")([0-9.]+)(:[0-9]+")`)
 // cluster still in the ring other than n itself (n's own address when there
 // is none: the first node of a new cluster is its own seed). A node that
 // is its own seed does not bootstrap, so a joining node must never be.
-func cassandraSeed(c *Cluster, n *Node) string {
+func cassandraSeed(c *cluster.Cluster, n *cluster.Node) string {
 	for _, o := range c.Nodes {
 		if o != n && o.Host != n.Host && !cassRemoved(o) {
 			return o.Host
@@ -1164,12 +1154,12 @@ func cassandraSeed(c *Cluster, n *Node) string {
 // system_views.streaming for a stream session not yet finished. detail
 // lists what was found, e.g. "127.0.0.4 BOOT; 127.0.0.1 streaming
 // BOOTSTRAP 42%".
-func (cassandraEngine) Moving(ctx context.Context, c *Cluster) (bool, string, error) {
+func (cassandraEngine) Moving(ctx context.Context, c *cluster.Cluster) (bool, string, error) {
 	type nodeMoves struct {
 		found []string
 		err   error
 	}
-	var running []*Node
+	var running []*cluster.Node
 	for _, n := range c.Nodes {
 		if n.Running() {
 			running = append(running, n)
@@ -1217,7 +1207,7 @@ func (cassandraEngine) Moving(ctx context.Context, c *Cluster) (bool, string, er
 
 // cassMoves asks node n which endpoints are joining, leaving or moving and
 // which of its own stream sessions are still running.
-func cassMoves(ctx context.Context, n *Node) ([]string, error) {
+func cassMoves(ctx context.Context, n *cluster.Node) ([]string, error) {
 	s, err := cassNodeSession(n, 3*time.Second)
 	if err != nil {
 		return nil, err

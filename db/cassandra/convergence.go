@@ -1,4 +1,4 @@
-package convergence
+package cassandra
 
 import (
 	"context"
@@ -14,9 +14,10 @@ import (
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/probe/convergence"
 )
 
-func init() { Register("cassandra", openCassandra) }
+func init() { convergence.Register(Name, openCassandra) }
 
 // cassProber writes through the first running node and reads each other
 // node through a driver session that knows that node alone (a host
@@ -67,8 +68,8 @@ func parseConsistency(what, v string) (gocql.Consistency, error) {
 	return c, nil
 }
 
-func openCassandra(ctx context.Context, c *cluster.Cluster, opts Options) (_ Prober, err error) {
-	nodes, err := Running(c)
+func openCassandra(ctx context.Context, c *cluster.Cluster, opts convergence.Options) (_ convergence.Prober, err error) {
+	nodes, err := convergence.Running(c)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +90,7 @@ func openCassandra(ctx context.Context, c *cluster.Cluster, opts Options) (_ Pro
 	}
 	ks := opts.CassandraKeyspace
 	if ks == "" {
-		ks = Table
+		ks = convergence.Table
 	}
 	if !cassIdent.MatchString(ks) {
 		return nil, fmt.Errorf("convergence: cassandra: keyspace %q: want lower-case letters, digits and _", ks)
@@ -140,7 +141,7 @@ func openCassandra(ctx context.Context, c *cluster.Cluster, opts Options) (_ Pro
 	// Each pinned session must see the new table (its node's schema).
 	for _, n := range p.names {
 		s := p.sessions[n]
-		if err := WaitAll(ctx, 30*time.Second, "table "+ks+".kv on "+n, func(ctx context.Context) error {
+		if err := convergence.WaitAll(ctx, 30*time.Second, "table "+ks+".kv on "+n, func(ctx context.Context) error {
 			var k string
 			err := s.Query("SELECT k FROM "+ks+".kv LIMIT 1").Consistency(gocql.One).ScanContext(ctx, &k)
 			if errors.Is(err, gocql.ErrNotFound) {
@@ -236,7 +237,7 @@ func (p *cassProber) readSources(ctx context.Context, node, key string) ([]strin
 		ids = append(ids, id)
 	}
 	var srcs, activities []string
-	err = WaitAll(ctx, 10*time.Second, "trace events", func(ctx context.Context) error {
+	err = convergence.WaitAll(ctx, 10*time.Second, "trace events", func(ctx context.Context) error {
 		srcs, activities = srcs[:0], activities[:0]
 		seen := map[string]bool{}
 		for _, id := range ids {
