@@ -128,6 +128,9 @@ func (cassandraEngine) NodeNames(nodes int, _ map[string]string, adds int) []str
 // Hosts implements Hoster: the engine starts its nodes on hosts too.
 func (cassandraEngine) Hosts() (bool, string) { return true, "" }
 
+// Budgets implements cluster.BudgetHolder: every node is one JVM, started through cluster.Start with its node named (nodetool and cqlsh, run against it, are not the node).
+func (cassandraEngine) Budgets() (bool, string) { return true, "" }
+
 // CheckNodes implements NodeLimiter.
 func (e cassandraEngine) CheckNodes(nodes int, _ map[string]string) error {
 	return cluster.NodeLimit(e.Name(), nodes, 8, "each node is a JVM with its own heap (512 MB by default, about 1 GB resident), "+
@@ -273,7 +276,7 @@ func (e cassandraEngine) Up(ctx context.Context, dir string, opts cluster.Option
 	if co.rfNodes {
 		rf = cassandraRFNodes
 	}
-	c := &cluster.Cluster{Engine: e.Name(), Dir: dir, Version: co.version, Started: time.Now().UTC(), Options: map[string]string{
+	c := &cluster.Cluster{Engine: e.Name(), Dir: dir, Version: co.version, Started: time.Now().UTC(), Budget: opts.Budget, Options: map[string]string{
 		"version": co.version, "heap": co.heap, "jars": jars,
 		"rf": rf, "consistency": co.consistency,
 		"cluster_name": "fieldbench-" + filepath.Base(dir),
@@ -656,7 +659,7 @@ func startCassandraNode(ctx context.Context, c *cluster.Cluster, n *cluster.Node
 	// On a host, `ip netns exec` enters its namespace and execs java: the
 	// PID is the server's.
 	argv := n.Command(append([]string{"java"}, args...)...)
-	pid, err := cluster.Start(cluster.Proc{Path: argv[0], Args: argv[1:], Dir: n.DataDir, LogFile: n.LogFile})
+	pid, err := cluster.Start(cluster.Proc{Path: argv[0], Args: argv[1:], Dir: n.DataDir, LogFile: n.LogFile, Cluster: c, Node: n})
 	if err != nil {
 		return err
 	}

@@ -73,6 +73,13 @@ const couchbaseMaxBuckets = 32
 func (couchbaseEngine) Name() string { return Name }
 
 // Hosts implements Hoster: CouchbaseMock starts on loopback only.
+// Budgets implements cluster.BudgetHolder: it cannot, CouchbaseMock
+// simulates every node of the cluster in one JVM, so no node is a process
+// of its own to hold to a budget.
+func (couchbaseEngine) Budgets() (bool, string) {
+	return false, "CouchbaseMock simulates every node in one JVM: no node is a process of its own"
+}
+
 func (couchbaseEngine) Hosts() (bool, string) {
 	return false, "CouchbaseMock simulates every node inside one JVM that advertises one address, " +
 		"so its nodes cannot be hosts of their own (they differ by port only, and a fault on one host would hit them all); " +

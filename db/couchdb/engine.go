@@ -69,6 +69,9 @@ func (couchEngine) NodeNames(nodes int, _ map[string]string, adds int) []string 
 // Hosts implements Hoster: the engine starts its nodes on hosts too.
 func (couchEngine) Hosts() (bool, string) { return true, "" }
 
+// Budgets implements cluster.BudgetHolder: every node is one pouchdb-server, started through cluster.Start with its node named.
+func (couchEngine) Budgets() (bool, string) { return true, "" }
+
 // CheckNodes implements NodeLimiter.
 func (e couchEngine) CheckNodes(nodes int, _ map[string]string) error {
 	return cluster.NodeLimit(e.Name(), nodes, 8, "each node is a Node.js pouchdb-server process (about 100 MB resident) that replicates every database "+
@@ -125,7 +128,7 @@ func (e couchEngine) Up(ctx context.Context, dir string, opts cluster.Options) (
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("couchdb: cluster directory: %w", err)
 	}
-	c := &cluster.Cluster{Engine: e.Name(), Dir: dir, Started: time.Now().UTC(), Options: map[string]string{
+	c := &cluster.Cluster{Engine: e.Name(), Dir: dir, Started: time.Now().UTC(), Budget: opts.Budget, Options: map[string]string{
 		"server": "pouchdb-server", "bin": bin, "replication": "continuous, both ways between every pair of nodes"}}
 	if opts.Network == cluster.NetworkHosts {
 		if err := cluster.CheckNetwork(e.Name(), cluster.NetworkHosts); err != nil {
@@ -247,7 +250,7 @@ func startCouchNode(ctx context.Context, c *cluster.Cluster, n *cluster.Node) er
 	}
 	argv := n.Command("node", bin, "--port", strconv.Itoa(n.Port), "--host", n.Host,
 		"--dir", n.DataDir, "--config", n.Config, "--no-stdout-logs", "--no-color")
-	pid, err := cluster.Start(cluster.Proc{Path: argv[0], Args: argv[1:], Dir: filepath.Dir(n.DataDir), LogFile: n.LogFile})
+	pid, err := cluster.Start(cluster.Proc{Path: argv[0], Args: argv[1:], Dir: filepath.Dir(n.DataDir), LogFile: n.LogFile, Cluster: c, Node: n})
 	if err != nil {
 		return err
 	}

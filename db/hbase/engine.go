@@ -193,6 +193,9 @@ func (hbaseEngine) NodeNames(nodes int, extra map[string]string, adds int) []str
 // Hosts implements Hoster: the engine starts its nodes on hosts too.
 func (hbaseEngine) Hosts() (bool, string) { return true, "" }
 
+// Budgets implements cluster.BudgetHolder: every process is a node: the master (with the region servers it runs in its JVM: --nodes N holds N-1 of them there, so the master's budget holds them too), the REST gateway and each region server added, each started through cluster.Start with its node named.
+func (hbaseEngine) Budgets() (bool, string) { return true, "" }
+
 // CheckOptions implements OptionChecker.
 func (hbaseEngine) CheckOptions(o cluster.Options) error { _, err := parseHBaseOpts(o); return err }
 
@@ -290,7 +293,7 @@ func (e hbaseEngine) Up(ctx context.Context, dir string, opts cluster.Options) (
 	if ho.rsHosts {
 		local = 0
 	}
-	c := &cluster.Cluster{Engine: e.Name(), Dir: dir, Version: hbaseVersion, Started: time.Now().UTC(), Options: map[string]string{
+	c := &cluster.Cluster{Engine: e.Name(), Dir: dir, Version: hbaseVersion, Started: time.Now().UTC(), Budget: opts.Budget, Options: map[string]string{
 		"regionservers":   strconv.Itoa(local),
 		"heap":            strconv.Itoa(ho.heapMB),
 		"rest-heap":       strconv.Itoa(ho.restHeapMB),
@@ -544,7 +547,7 @@ func (e hbaseEngine) startNode(ctx context.Context, c *cluster.Cluster, n *clust
 	}
 	args = append(args, "start")
 	argv := n.Command(append([]string{"java"}, args...)...)
-	pid, err := cluster.Start(cluster.Proc{Path: argv[0], Args: argv[1:], Dir: n.DataDir, LogFile: n.LogFile})
+	pid, err := cluster.Start(cluster.Proc{Path: argv[0], Args: argv[1:], Dir: n.DataDir, LogFile: n.LogFile, Cluster: c, Node: n})
 	if err != nil {
 		return err
 	}

@@ -91,6 +91,9 @@ func (mariaDB) Name() string { return "mariadb" }
 // Hosts implements Hoster: the engine starts its nodes on hosts too.
 func (mariaDB) Hosts() (bool, string) { return true, "" }
 
+// Budgets implements cluster.BudgetHolder: every node is one mariadbd, started through cluster.Start with its node named (a Galera state transfer's rsync is its child, born in its group).
+func (mariaDB) Budgets() (bool, string) { return true, "" }
+
 // CheckNodes implements NodeLimiter.
 func (m mariaDB) CheckNodes(nodes int, _ map[string]string) error {
 	return cluster.NodeLimit(m.Name(), nodes, 9, "each node is a full MariaDB server (buffer pool, and in Galera a full state transfer to join)")
@@ -232,6 +235,7 @@ func (m mariaDB) Up(ctx context.Context, dir string, opts cluster.Options) (*clu
 		Engine:  m.Name(),
 		Dir:     dir,
 		Started: time.Now().UTC(),
+		Budget:  opts.Budget,
 		Options: map[string]string{"galera": strconv.FormatBool(galera), "nodes": strconv.Itoa(n)},
 	}
 	for _, kv := range mariadbSettings {
@@ -453,7 +457,7 @@ func (m mariaDB) startNode(ctx context.Context, c *cluster.Cluster, node *cluste
 		// On a host, inside its namespace (ip execs mariadbd in place:
 		// the PID is the server's).
 		argv = node.Command(argv...)
-		pid, err := cluster.Start(cluster.Proc{Path: argv[0], Args: argv[1:], Dir: dir, LogFile: filepath.Join(dir, "stdout.log")})
+		pid, err := cluster.Start(cluster.Proc{Path: argv[0], Args: argv[1:], Dir: dir, LogFile: filepath.Join(dir, "stdout.log"), Cluster: c, Node: node})
 		if err != nil {
 			return fmt.Errorf("mariadb %s: %w", node.Name, err)
 		}

@@ -104,6 +104,9 @@ func (pgEngine) Name() string { return "postgres" }
 // Hosts implements Hoster: the engine starts its nodes on hosts too.
 func (pgEngine) Hosts() (bool, string) { return true, "" }
 
+// Budgets implements cluster.BudgetHolder: every node is one postmaster, started through cluster.Start with its node named; its backends and the replication processes it forks are born in its group.
+func (pgEngine) Budgets() (bool, string) { return true, "" }
+
 // CheckNodes implements NodeLimiter.
 func (e pgEngine) CheckNodes(nodes int, _ map[string]string) error {
 	return cluster.NodeLimit(e.Name(), nodes, 16, "each node is a full PostgreSQL server (shared buffers, WAL sender, a base backup of the primary)")
@@ -245,7 +248,7 @@ func (e pgEngine) Up(ctx context.Context, dir string, opts cluster.Options) (_ *
 	if err := writePGConf(conf, settings); err != nil {
 		return nil, err
 	}
-	c := &cluster.Cluster{Engine: e.Name(), Dir: dir, Started: time.Now().UTC(), Options: map[string]string{}}
+	c := &cluster.Cluster{Engine: e.Name(), Dir: dir, Started: time.Now().UTC(), Budget: opts.Budget, Options: map[string]string{}}
 	for k, v := range opts.Extra {
 		c.Options[k] = v
 	}
@@ -427,7 +430,7 @@ func (pgEngine) start(ctx context.Context, c *cluster.Cluster, node *cluster.Nod
 		argv, usr := pgCommand(node, filepath.Join(bin, "postgres"),
 			"-D", node.DataDir, "-p", strconv.Itoa(node.Port), "-k", pgSocketDir(nodeDir),
 			"-c", "listen_addresses="+node.Host, "-c", "cluster_name="+node.Name)
-		pid, err := cluster.Start(cluster.Proc{Path: argv[0], Args: argv[1:], Dir: nodeDir, LogFile: node.LogFile, User: usr})
+		pid, err := cluster.Start(cluster.Proc{Path: argv[0], Args: argv[1:], Dir: nodeDir, LogFile: node.LogFile, User: usr, Cluster: c, Node: node})
 		if err != nil {
 			return err
 		}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"net"
 	"os"
+	"os/user"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/budget"
 	"github.com/fieldbench/fieldbench/cluster/clustertest"
 )
 
@@ -226,4 +228,57 @@ func pgPortFree(port int) bool {
 	}
 	l.Close()
 	return true
+}
+
+// TestPostgresBudget: a primary and a replica each held to a budget. The
+// postmaster runs as the postgres user, dropped to through setpriv after
+// it joined its group as root; the backends and replication processes it
+// forks are born in the group (more processes than the postmaster in it),
+// and the teardown leaves no group.
+func TestPostgresBudget(t *testing.T) {
+	t.Parallel()
+	plan, err := budget.ParsePlan([]string{"cpu=0.5,memory=512MiB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clustertest.SkipWithoutBudgets(t, plan.Node)
+	_, c := clustertest.OwnCluster(t, Name, cluster.Options{Nodes: 2, Budget: plan}, 3*time.Minute)
+	groups := clustertest.CheckHeld(t, c)
+	if len(groups) != 2 {
+		t.Fatalf("%d groups for a primary and a replica", len(groups))
+	}
+	for i, g := range groups {
+		pids, _ := g.ProcsAll()
+		if len(pids) < 2 {
+			t.Errorf("%s's group holds %v: the postmaster's children are not in it", c.Nodes[i].Name, pids)
+		}
+		if owner := procUser(t, c.Nodes[i].PID); owner != pgUser {
+			t.Errorf("%s's postmaster runs as %q, want %q", c.Nodes[i].Name, owner, pgUser)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	if err := cluster.Teardown(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	clustertest.CheckRemoved(t, groups)
+}
+
+// procUser is the name of the user pid runs as (its real uid).
+func procUser(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "Uid:" {
+			u, err := user.LookupId(f[1])
+			if err != nil {
+				return f[1]
+			}
+			return u.Username
+		}
+	}
+	return ""
 }

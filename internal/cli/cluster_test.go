@@ -36,6 +36,13 @@ func TestClusterBadInput(t *testing.T) {
 		{"bad --cluster", []string{"run", "microblog", "--cluster", "postgres", "--results", dir}, "is not ENGINE:NODES"},
 		{"--cluster and --db", []string{"run", "wiki", "--cluster", "postgres:1", "--db", "sqlite:///tmp/x.db", "--results", dir}, "not both"},
 		{"bad --cluster-opt", []string{"run", "microblog", "--cluster", "redis:1", "--cluster-opt", "replicas", "--results", dir}, "not key=value"},
+		// Budgets (issue 44): refused before anything starts, with why.
+		{"bad --budget", []string{"cluster", "up", "redis", "--budget", "cpu=lots", "--dir", filepath.Join(dir, "b1")}, "want a number of CPUs"},
+		{"--budget key", []string{"cluster", "up", "redis", "--budget", "net=10mbit", "--dir", filepath.Join(dir, "b2")}, `unknown key "net"`},
+		{"--budget on couchbase", []string{"cluster", "up", "couchbase", "--budget", "cpu=0.5", "--dir", filepath.Join(dir, "b3")}, "one JVM"},
+		{"--budget for no node", []string{"cluster", "up", "redis", "--nodes", "2", "--budget", "redis9:cpu=0.5", "--dir", filepath.Join(dir, "b4")}, `no node "redis9"`},
+		{"--cluster-budget without --cluster", []string{"run", "microblog", "--cluster-budget", "cpu=1", "--results", dir}, "--cluster-budget needs --cluster"},
+		{"bad --cluster-budget", []string{"run", "microblog", "--cluster", "redis:1", "--cluster-budget", "memory=1KiB", "--results", dir}, "at least 16MiB"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := execute(context.Background(), tc.args...)
