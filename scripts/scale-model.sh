@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The scale model (docs/scale-model.md): throughput against node count,
+# every node held to the same budget (cluster up --budget), and the same
+# without budgets, in one run. With budgets a node is a small machine of its
+# own, so the shape over node count is the database's; without them every
+# node shares this machine's cores and the shape is the machine's.
+#
+#   scripts/scale-model.sh                         # redis, 1 2 4 masters
+#   NODES="1 2" BUDGET=cpu=0.3 scripts/scale-model.sh redis
+#   DURATION=30s CLIENTS=64 scripts/scale-model.sh redis
+#   FIELDBENCH_BIN=/tmp/fieldbench scripts/scale-model.sh
+#
+# Each point is a fresh cluster (no replicas), `run microblog` with CLIENTS
+# closed-loop clients for DURATION after WARMUP, and the nodes' share of
+# CFS periods in which they used their whole quota and were held back
+# (cluster status). Needs root (control groups); stops every server and
+# removes every group it made, also when interrupted.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/lib-fieldbench.sh
+
+ENGINES=${*:-redis}
+NODES=${NODES:-1 2 4}
+BUDGET=${BUDGET:-cpu=0.2}
+CLIENTS=${CLIENTS:-64}
+DURATION=${DURATION:-20s}
+WARMUP=${WARMUP:-5s}
+
+fb_setup scale-model
+cluster=""
+cleanup() {
+  if [[ -n $cluster && -f $cluster/cluster.json ]]; then
+    "$fb" cluster down --dir "$cluster" >/dev/null 2>&1 || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "# scale model, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+echo "# microblog, $CLIENTS clients, $DURATION after a $WARMUP warm-up; budget per node: $BUDGET (and none)"
+printf '%-10s %-12s %5s %12s %8s  %s\n' engine budget nodes ops/s "x 1" "held back (share of periods, per node)"
+for engine in $ENGINES; do
+  for budget in "$BUDGET" none; do
+    base=""
+    for n in $NODES; do
+      cluster="$work/$engine-$n-${budget//[=,.\/]/_}"
+      args=(cluster up "$engine" --nodes "$n" --dir "$cluster")
+      [[ $budget != none ]] && args+=(--budget "$budget")
+      "$fb" "${args[@]}" >"$work/up.log" 2>&1 || { cat "$work/up.log" >&2; exit 1; }
+      dsn=$("$fb" cluster dsn --dir "$cluster")
+      res="$work/results-$engine-$n-$RANDOM"
+      "$fb" run microblog --db "$dsn" --clients "$CLIENTS" --duration "$DURATION" --warmup "$WARMUP" \
+        --summary-json --results "$res" >"$work/run.log" 2>&1 || { tail -20 "$work/run.log" >&2; exit 1; }
+      ops=$(python3 -c 'import json,sys,glob; d=json.load(open(glob.glob(sys.argv[1]+"/*/summary.json")[0])); print("%.0f" % sum(o["ops_per_sec"] for o in d["summary"]["ops"].values()))' "$res")
+      held=$("$fb" cluster status --dir "$cluster" --json | python3 -c 'import json,sys; print(" ".join("%s %s" % (s["name"], (s.get("detail") or {}).get("cpu_throttled", "-").split(" of")[0]) for s in json.load(sys.stdin)))')
+      "$fb" cluster down --dir "$cluster" >/dev/null
+      cluster=""
+      [[ -z $base ]] && base=$ops
+      ratio=$(python3 -c "print('%.2f' % ($ops / $base))")
+      printf '%-10s %-12s %5s %12s %8s  %s\n' "$engine" "$budget" "$n" "$ops" "$ratio" "$held"
+    done
+  done
+done
