@@ -12,9 +12,9 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/convergence"
 	"github.com/fieldbench/fieldbench/job"
 	"github.com/fieldbench/fieldbench/probe"
-	"github.com/fieldbench/fieldbench/probe/convergence"
 	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/report"
 	"github.com/fieldbench/fieldbench/result"

@@ -37,7 +37,7 @@ go build -o "$tools/testtimes" ./scripts/testtimes
 #            and the cluster engines;
 #   servers: the adapter packages and the database folders (db/<name>)
 #            against their real servers, kubernetes (the image),
-#            probe/convergence, history, job;
+#            convergence, history, job;
 #   others:  every package that starts no server (with
 #            FIELDBENCH_TEST_NO_SERVERS=1: one that starts a server there
 #            fails and says to list it above), then the fuzzing.
@@ -58,7 +58,7 @@ servers=(
   ./db/couchdb ./db/hbase ./db/mongodb ./db/cassandra
   ./kubernetes ./db/couchbase ./db/mariadb ./db/postgres
   ./db/redis ./db/rethinkdb ./db/sqlserver
-  ./probe/convergence ./history ./job
+  ./convergence ./history ./job
 )
 mod=$(go list -m)
 others=$(go list ./... | grep -vxF -f <(printf "$mod/%s\n" "${cli[@]#./}" "${servers[@]#./}"))

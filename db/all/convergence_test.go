@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/fieldbench/fieldbench/cluster"
-	"github.com/fieldbench/fieldbench/probe/convergence"
+	"github.com/fieldbench/fieldbench/convergence"
 )
 
 // TestConvergenceInapplicable: convergence.Open refuses a cluster of each

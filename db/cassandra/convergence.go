@@ -14,7 +14,7 @@ import (
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
 	"github.com/fieldbench/fieldbench/cluster"
-	"github.com/fieldbench/fieldbench/probe/convergence"
+	"github.com/fieldbench/fieldbench/convergence"
 )
 
 func init() { convergence.Register(Name, openCassandra) }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/cluster/clustertest"
-	"github.com/fieldbench/fieldbench/probe/convergence"
-	"github.com/fieldbench/fieldbench/probe/convergence/convergencetest"
+	"github.com/fieldbench/fieldbench/convergence"
+	"github.com/fieldbench/fieldbench/convergence/convergencetest"
 )
 
 // TestCassandra measures convergence on a 2-node cluster at RF 2 (write
@@ -70,7 +70,7 @@ func TestCassandra(t *testing.T) {
 // TestOpenUnsupported: convergence.Open refuses a Cassandra cluster with
 // one running node (no other node to read a write on) as
 // cluster.ErrUnsupported, before it dials anything: the row of
-// probe/convergence's TestOpenUnsupported that moved here with the
+// convergence's TestOpenUnsupported that moved here with the
 // prober, which that package's tests no longer link.
 func TestOpenUnsupported(t *testing.T) {
 	t.Parallel()

@@ -8,8 +8,8 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter/netdial"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/convergence"
 	"github.com/fieldbench/fieldbench/db/couchdb/couchapi"
-	"github.com/fieldbench/fieldbench/probe/convergence"
 )
 
 func init() {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/cluster/clustertest"
-	"github.com/fieldbench/fieldbench/probe/convergence"
-	"github.com/fieldbench/fieldbench/probe/convergence/convergencetest"
+	"github.com/fieldbench/fieldbench/convergence"
+	"github.com/fieldbench/fieldbench/convergence/convergencetest"
 )
 
 // TestCouchDB measures convergence on two pouchdb-server nodes of the

@@ -13,7 +13,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/fieldbench/fieldbench/cluster"
-	"github.com/fieldbench/fieldbench/probe/convergence"
+	"github.com/fieldbench/fieldbench/convergence"
 )
 
 func init() { convergence.Register(Name, openMariaDB) }

@@ -8,14 +8,14 @@ import (
 
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/cluster/clustertest"
-	"github.com/fieldbench/fieldbench/probe/convergence"
-	"github.com/fieldbench/fieldbench/probe/convergence/convergencetest"
+	"github.com/fieldbench/fieldbench/convergence"
+	"github.com/fieldbench/fieldbench/convergence/convergencetest"
 )
 
 // TestGaleraConvergence measures convergence on a 2-node Galera cluster,
 // with the server's wsrep_sync_wait and then with wsrep_sync_wait=1 on the
 // reading sessions (every first read must see the value):
-// probe/convergence's TestGalera, moved here with the prober and renamed
+// convergence's TestGalera, moved here with the prober and renamed
 // beside the adapter's TestGalera (galera_test.go). Flags after the
 // package: go test ./db/mariadb/ -run TestGaleraConvergence -rounds=200.
 func TestGaleraConvergence(t *testing.T) {
@@ -37,7 +37,7 @@ func TestGaleraConvergence(t *testing.T) {
 
 // TestOpenUnsupported: convergence.Open refuses a single MariaDB server
 // (no other node to read a write on) as cluster.ErrUnsupported, before it
-// dials anything: the row of probe/convergence's TestOpenUnsupported that
+// dials anything: the row of convergence's TestOpenUnsupported that
 // moved here with the prober, which that package's tests no longer link.
 func TestOpenUnsupported(t *testing.T) {
 	t.Parallel()

@@ -1,6 +1,6 @@
 package mongodb
 
-import "github.com/fieldbench/fieldbench/probe/convergence"
+import "github.com/fieldbench/fieldbench/convergence"
 
 // Convergence (the time until a write is visible on every node) means
 // nothing on the engine's one FerretDB server: experiment/convergence's

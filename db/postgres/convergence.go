@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fieldbench/fieldbench/cluster"
-	"github.com/fieldbench/fieldbench/probe/convergence"
+	"github.com/fieldbench/fieldbench/convergence"
 )
 
 func init() {

@@ -8,12 +8,12 @@ import (
 
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/cluster/clustertest"
-	"github.com/fieldbench/fieldbench/probe/convergence"
-	"github.com/fieldbench/fieldbench/probe/convergence/convergencetest"
+	"github.com/fieldbench/fieldbench/convergence"
+	"github.com/fieldbench/fieldbench/convergence/convergencetest"
 )
 
 // TestPostgresReplicaConvergence measures convergence on a primary and one
-// streaming replica: probe/convergence's TestPostgresReplica, moved here
+// streaming replica: convergence's TestPostgresReplica, moved here
 // with the prober and renamed beside the engine's TestPostgresReplica
 // (engine_test.go). Flags after the package: go test ./db/postgres/ -run
 // TestPostgresReplicaConvergence -rounds=200.
@@ -29,7 +29,7 @@ func TestPostgresReplicaConvergence(t *testing.T) {
 // TestOpenUnsupported: convergence.Open refuses a PostgreSQL cluster whose
 // replica is stopped (no other node to read a write on) as
 // cluster.ErrUnsupported, before it dials anything: the row of
-// probe/convergence's TestOpenUnsupported that moved here with the
+// convergence's TestOpenUnsupported that moved here with the
 // prober, which that package's tests no longer link.
 func TestOpenUnsupported(t *testing.T) {
 	t.Parallel()

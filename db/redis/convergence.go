@@ -11,7 +11,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fieldbench/fieldbench/cluster"
-	"github.com/fieldbench/fieldbench/probe/convergence"
+	"github.com/fieldbench/fieldbench/convergence"
 )
 
 func init() { convergence.Register(Name, openRedis) }

@@ -8,8 +8,8 @@ import (
 
 	"github.com/fieldbench/fieldbench/cluster"
 	"github.com/fieldbench/fieldbench/cluster/clustertest"
-	"github.com/fieldbench/fieldbench/probe/convergence"
-	"github.com/fieldbench/fieldbench/probe/convergence/convergencetest"
+	"github.com/fieldbench/fieldbench/convergence"
+	"github.com/fieldbench/fieldbench/convergence/convergencetest"
 )
 
 // TestRedisReplica measures convergence on a Redis Cluster of one master
@@ -25,7 +25,7 @@ func TestRedisReplica(t *testing.T) {
 
 // A standalone server has no replica to read a write on: convergence's
 // Open refuses it (cluster.ErrUnsupported) before dialling anything. It was
-// a row of probe/convergence's TestOpenUnsupported while the prober lived
+// a row of convergence's TestOpenUnsupported while the prober lived
 // there.
 func TestConvergenceRefusesStandalone(t *testing.T) {
 	t.Parallel()

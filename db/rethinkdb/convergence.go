@@ -1,6 +1,6 @@
 package rethinkdb
 
-import "github.com/fieldbench/fieldbench/probe/convergence"
+import "github.com/fieldbench/fieldbench/convergence"
 
 // Convergence (the time until a write is visible on every node) means
 // nothing on the engine's one reqlite server: experiment/convergence's

@@ -1,5 +1,5 @@
 // Package convergencetest measures convergence against a real cluster in
-// a test, as probe/convergence's own tests do: Measure, with the flags
+// a test, as convergence's own tests do: Measure, with the flags
 // -rounds and -convergence.json after the package (docs/convergence.md).
 // A database folder's convergence test (db/<name>) starts its cluster with
 // clustertest.OwnCluster and hands it here.
@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/cluster"
-	"github.com/fieldbench/fieldbench/probe/convergence"
+	"github.com/fieldbench/fieldbench/convergence"
 )
 
 var (
@@ -32,7 +32,7 @@ const timeout = 10 * time.Second
 // Measure opens a prober on c, runs the rounds (-rounds) and checks the
 // result: every round visible on every polled node, times plausible, node
 // names the cluster's; with -convergence.json it appends the result to
-// that file. It is probe/convergence's own measure, for the probers that
+// that file. It is convergence's own measure, for the probers that
 // live in their database's folder (db/<name>/convergence.go), whose
 // tests cannot reach that package's test helpers.
 func Measure(t testing.TB, c *cluster.Cluster, opts convergence.Options, label string) convergence.Result {
