@@ -506,10 +506,16 @@ func Tail(s string, n int) string {
 	return s
 }
 
+// StopSignaler is an engine whose servers stop gracefully on another
+// signal than SIGTERM (PostgreSQL: SIGINT, its fast shutdown; its SIGTERM
+// "smart" shutdown would wait for every client to disconnect).
+type StopSignaler interface {
+	StopSignal() syscall.Signal
+}
+
 // StopNode stops one node gracefully and marks it stopped, so that the
-// engine's Restart brings it back on its data: SIGTERM (SIGINT for
-// PostgreSQL, whose SIGTERM "smart" shutdown would wait for every client to
-// disconnect), then SIGKILL if it has not exited after grace.
+// engine's Restart brings it back on its data: SIGTERM (or the engine's
+// StopSignal), then SIGKILL if it has not exited after grace.
 func StopNode(c *Cluster, name string, grace time.Duration) error {
 	n, err := c.Node(name)
 	if err != nil {
@@ -517,8 +523,10 @@ func StopNode(c *Cluster, name string, grace time.Duration) error {
 	}
 	if n.PID > 0 {
 		sig := syscall.SIGTERM
-		if c.Engine == "postgres" {
-			sig = syscall.SIGINT // PostgreSQL's fast shutdown
+		if e, err := Get(c.Engine); err == nil {
+			if s, ok := e.(StopSignaler); ok {
+				sig = s.StopSignal()
+			}
 		}
 		if err := StopWith(n.PID, sig, grace); err != nil {
 			return fmt.Errorf("stop %s: %w", name, err)

@@ -104,6 +104,11 @@ func (pgEngine) Name() string { return "postgres" }
 // Hosts implements Hoster: the engine starts its nodes on hosts too.
 func (pgEngine) Hosts() (bool, string) { return true, "" }
 
+// StopSignal implements cluster.StopSignaler: SIGINT, PostgreSQL's fast
+// shutdown (its SIGTERM "smart" shutdown waits for every client to
+// disconnect).
+func (pgEngine) StopSignal() syscall.Signal { return syscall.SIGINT }
+
 // Budgets implements cluster.BudgetHolder: every node is one postmaster, started through cluster.Start with its node named; its backends and the replication processes it forks are born in its group.
 func (pgEngine) Budgets() (bool, string) { return true, "" }
 

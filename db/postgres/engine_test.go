@@ -7,6 +7,7 @@ import (
 	"os/user"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,6 +26,11 @@ func TestPostgresRegistered(t *testing.T) {
 	}
 	if _, ok := e.(cluster.Killer); !ok {
 		t.Error("postgres engine is not a Killer")
+	}
+	// cluster stop (StopNode) asks the engine for its signal: SIGINT,
+	// PostgreSQL's fast shutdown, not SIGTERM's smart one.
+	if s, ok := e.(cluster.StopSignaler); !ok || s.StopSignal() != syscall.SIGINT {
+		t.Error("postgres engine does not stop its servers with SIGINT")
 	}
 }
 
