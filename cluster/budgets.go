@@ -5,12 +5,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/fieldbench/fieldbench/cluster/budget"
+	"github.com/fieldbench/fieldbench/probe"
 )
 
 // BudgetHolder is an engine that starts every process of a node through
@@ -23,8 +25,9 @@ type BudgetHolder interface {
 
 // CheckBudget refuses, before anything starts, a budget that engine
 // cannot hold or this machine cannot (budget.Check: no root, a controller
-// missing), and an override for a node the cluster will not have, started
-// with opts and grown by adds nodes (an experiment's joins).
+// missing), an override for a node the cluster will not have, started
+// with opts and grown by adds nodes (an experiment's joins), and budgets
+// whose sum does not fit this machine (budget.Fit, with the sums).
 func CheckBudget(engine string, opts Options, adds int) error {
 	if opts.Budget.Empty() {
 		return nil
@@ -49,23 +52,31 @@ func CheckBudget(engine string, opts Options, adds int) error {
 			return fmt.Errorf("--budget %s:…: %w", name, err)
 		}
 	}
-	for _, name := range budgetedNames(e, opts) {
-		if err := budget.Check(opts.Budget.For(name)); err != nil {
+	nodes := map[string]budget.Budget{}
+	for _, name := range budgetedNames(e, opts, adds) {
+		nodes[name] = opts.Budget.For(name)
+	}
+	if err := budget.Fit(nodes, budget.Machine{CPUs: float64(runtime.NumCPU()), Memory: probe.ReadMemory().Total}); err != nil {
+		return err
+	}
+	for _, b := range nodes {
+		if err := budget.Check(b); err != nil {
 			return fmt.Errorf("--budget: %w", err)
 		}
 	}
 	return nil
 }
 
-// budgetedNames are the nodes of a new cluster (as the engine names them,
-// or 1..N) whose budgets Check must accept.
-func budgetedNames(e Engine, opts Options) []string {
+// budgetedNames are the nodes of a new cluster, grown by adds, as the
+// engine names them (or node1..N for an engine that does not name them
+// before it starts), whose budgets must be held and fit the machine.
+func budgetedNames(e Engine, opts Options, adds int) []string {
 	var names []string
 	if nn, ok := e.(NodeNamer); ok {
-		names = nn.NodeNames(opts.Nodes, opts.Extra, 0)
+		names = nn.NodeNames(opts.Nodes, opts.Extra, adds)
 	}
 	if len(names) == 0 {
-		names = []string{""}
+		names = Numbered("node", max(opts.Nodes, 1)+adds)
 	}
 	for n := range opts.Budget.Nodes {
 		if !slices.Contains(names, n) {

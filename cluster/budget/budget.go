@@ -225,3 +225,54 @@ func ParsePlan(specs []string) (Plan, error) {
 
 // IsZero is Empty, for encoding/json's omitzero.
 func (p Plan) IsZero() bool { return p.Empty() }
+
+// Machine is what a cluster's budgets must fit in: this machine's CPUs and
+// memory.
+type Machine struct {
+	CPUs   float64
+	Memory uint64
+}
+
+// Reserve is what a plan leaves for everything that is not a node: the
+// system and the load generator, which has no budget of its own yet. Its
+// size is an interpretation (docs/scale-model.md): a quarter of a core and
+// 512 MiB kept the machine responsive under the scale model's runs.
+var Reserve = Budget{CPU: 0.25, Memory: 512 << 20}
+
+// Fit refuses node budgets (by node name) whose sum with Reserve exceeds
+// m, printing the sums: a model whose nodes together ask more than the
+// machine has is no longer a model of machines of their own. Only the
+// resources the budgets set are summed (a node without a CPU budget takes
+// what is left, as before).
+func Fit(nodes map[string]Budget, m Machine) error {
+	var cpu float64
+	var mem uint64
+	var nCPU, nMem int
+	for _, b := range nodes {
+		if b.CPU > 0 {
+			cpu += b.CPU
+			nCPU++
+		}
+		if b.Memory > 0 {
+			mem += b.Memory
+			nMem++
+		}
+	}
+	var errs []string
+	if nCPU > 0 && m.CPUs > 0 && cpu+Reserve.CPU > m.CPUs+1e-9 {
+		errs = append(errs, fmt.Sprintf("%d node(s) ask %s CPUs, and %s are kept for the system and the load: %s > this machine's %s CPUs",
+			nCPU, num(cpu), num(Reserve.CPU), num(cpu+Reserve.CPU), num(m.CPUs)))
+	}
+	if nMem > 0 && m.Memory > 0 && mem+Reserve.Memory > m.Memory {
+		errs = append(errs, fmt.Sprintf("%d node(s) ask %s of memory, and %s are kept for the system and the load: %s > this machine's %s",
+			nMem, size(mem), size(Reserve.Memory), size(mem+Reserve.Memory), size(m.Memory)))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: the budgets do not fit this machine: %s", ErrBadBudget, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+func size(b uint64) string { return strings.ReplaceAll(humanize.IBytes(b), " ", "") }

@@ -272,3 +272,35 @@ func TestParsePlan(t *testing.T) {
 		}
 	}
 }
+
+func TestFit(t *testing.T) {
+	t.Parallel()
+	m := Machine{CPUs: 2, Memory: 8 << 30}
+	each := func(n int, b Budget) map[string]Budget {
+		out := map[string]Budget{}
+		for i := range n {
+			out[fmt.Sprint("n", i)] = b
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name  string
+		nodes map[string]Budget
+		bad   string // "" fits
+	}{
+		{"four quarter-size nodes", each(4, Budget{CPU: 0.25}), ""},
+		{"the whole machine less the reserve", each(7, Budget{CPU: 0.25}), ""},
+		{"four half-size nodes", each(4, Budget{CPU: 0.5}), "4 node(s) ask 2 CPUs, and 0.25 are kept for the system and the load: 2.25 > this machine's 2 CPUs"},
+		{"memory", each(4, Budget{Memory: 2 << 30}), "4 node(s) ask 8.0GiB of memory"},
+		{"no CPU budget is not summed", each(8, Budget{Memory: 512 << 20}), ""},
+		{"none", nil, ""},
+	} {
+		err := Fit(c.nodes, m)
+		if c.bad == "" && err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+		if c.bad != "" && (err == nil || !strings.Contains(err.Error(), c.bad) || !errors.Is(err, ErrBadBudget)) {
+			t.Errorf("%s: Fit = %v; want a refusal saying %q", c.name, err, c.bad)
+		}
+	}
+}

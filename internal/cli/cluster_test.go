@@ -43,6 +43,7 @@ func TestClusterBadInput(t *testing.T) {
 		{"--budget for no node", []string{"cluster", "up", "redis", "--nodes", "2", "--budget", "redis9:cpu=0.5", "--dir", filepath.Join(dir, "b4")}, `no node "redis9"`},
 		{"--cluster-budget without --cluster", []string{"run", "microblog", "--cluster-budget", "cpu=1", "--results", dir}, "--cluster-budget needs --cluster"},
 		{"bad --cluster-budget", []string{"run", "microblog", "--cluster", "redis:1", "--cluster-budget", "memory=1KiB", "--results", dir}, "at least 16MiB"},
+		{"budgets over the machine", []string{"cluster", "up", "redis", "--nodes", "64", "--budget", "cpu=1", "--dir", filepath.Join(dir, "b5")}, "do not fit this machine: 64 node(s) ask 64 CPUs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := execute(context.Background(), tc.args...)
