@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -224,3 +225,16 @@ func AddBudgets(c *Cluster, sts []NodeStatus) {
 }
 
 func mib(b uint64) string { return fmt.Sprintf("%.0fMiB", float64(b)/(1<<20)) }
+
+// GroupsLeft are the directories of c's control group (the parent of its
+// nodes', as this process makes it) that still exist: none once c is torn
+// down. For tests and checks that nothing is left.
+func GroupsLeft(c *Cluster) []string {
+	var out []string
+	for _, d := range budget.Here(groupName(c, "")).Dirs {
+		if _, err := os.Stat(d); err == nil {
+			out = append(out, d)
+		}
+	}
+	return out
+}

@@ -409,6 +409,9 @@ func (o *observer) Header(h *result.Header) {
 			h.Options["network"] = x.cl.Network
 			netSeries(h)
 		}
+		if !x.cl.Budget.Empty() {
+			budgetSeries(h)
+		}
 		if m := x.sc.mechanisms(x.delays != nil); m != "" {
 			h.Options["fault_mechanisms"] = m
 		}

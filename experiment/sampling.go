@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/budget"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
 	"github.com/fieldbench/fieldbench/probe"
 	"github.com/fieldbench/fieldbench/result"
@@ -29,6 +30,12 @@ const (
 	seriesNetRxPackets = "node-net-rx-packets"
 	seriesNetTxPackets = "node-net-tx-packets"
 	seriesOwnership    = "ownership"
+	// Per node held to a budget (cluster.budget), from its control group:
+	// the CPU it used against its quota, the share of the interval's CFS
+	// periods in which it was held back, its memory against its limit.
+	seriesBudgetCPU       = "node-budget-cpu"
+	seriesBudgetThrottled = "node-budget-throttled"
+	seriesBudgetMemory    = "node-budget-memory"
 )
 
 // probeSeries declares the probe series in a run's header.
@@ -59,12 +66,52 @@ func netSeries(h *result.Header) {
 	add(seriesNetTxPackets, "Packets sent per host (eth0)", "sent (packets/s)")
 }
 
+// budgetSeries declares the per-node budget series (a cluster with
+// budgets): whether each node was bound by its budget, interval by
+// interval (docs/scale-model.md).
+func budgetSeries(h *result.Header) {
+	add := func(name, title, y string) {
+		h.Series[name] = result.SeriesMeta{Title: title, XLabel: "elapsed (s)", YLabel: y, XIsTime: true}
+	}
+	add(seriesBudgetCPU, "CPU used per node, against its budget", "CPU (% of the node's budget)")
+	add(seriesBudgetThrottled, "Held back by its CPU budget, per node", "throttled (% of the interval's periods)")
+	add(seriesBudgetMemory, "Memory used per node, against its budget", "memory (% of the node's budget)")
+}
+
+// budgetUse turns two readings of a node's control group, dt apart, into
+// the budget series' figures: CPU used as a share of the budget's CPUs,
+// the share of the interval's CFS periods it was held back in, memory as
+// a share of its limit (NaN where the budget does not set it, or the
+// interval had no period).
+func budgetUse(b budget.Budget, prev, cur budget.Usage, dt float64) (cpu, throttled, mem float64) {
+	cpu, throttled, mem = math.NaN(), math.NaN(), math.NaN()
+	if b.CPU > 0 && dt > 0 && cur.CPUSeconds >= prev.CPUSeconds {
+		cpu = 100 * (cur.CPUSeconds - prev.CPUSeconds) / dt / b.CPU
+	}
+	if dp := float64(cur.Periods) - float64(prev.Periods); b.CPU > 0 && dp > 0 {
+		throttled = 100 * (float64(cur.Throttled) - float64(prev.Throttled)) / dp
+	}
+	if b.Memory > 0 {
+		mem = 100 * float64(cur.Memory) / float64(b.Memory)
+	}
+	return cpu, throttled, mem
+}
+
 // probe samples every node until ctx ends and writes each figure as a
 // point (NaN figures, unreadable ones, are skipped: the probe never stops
 // the run).
 func (es *expSession) probe(ctx context.Context) {
 	x := es.x
 	var last []probe.Target
+	// The nodes' control groups and budgets, read with the targets (under
+	// the lock), and each group's last reading, for the budget series.
+	groups := map[string]budget.Group{}
+	budgets := map[string]budget.Budget{}
+	type reading struct {
+		at time.Time
+		u  budget.Usage
+	}
+	prev := map[string]reading{}
 	targets := func() []probe.Target {
 		// Adding a node holds the lock for its whole join: keep probing
 		// the nodes known before it.
@@ -82,6 +129,9 @@ func (es *expSession) probe(ctx context.Context) {
 				pid = 0
 			}
 			last = append(last, probe.Target{Name: n.Name, PID: pid, DataDir: n.DataDir})
+			if n.Cgroup != nil {
+				groups[n.Name], budgets[n.Name] = *n.Cgroup, x.cl.Budget.For(n.Name)
+			}
 		}
 		return last
 	}
@@ -106,6 +156,19 @@ func (es *expSession) probe(ctx context.Context) {
 			put(seriesNodeDisk, n.Name, n.DiskBytes)
 		}
 		put(seriesMachineCPU, "", 100*smp.Machine.CPUBusy)
+		for name, g := range groups {
+			u, err := g.Usage()
+			if err != nil {
+				continue // a node whose group is gone (removed) has no figure
+			}
+			if p, ok := prev[name]; ok {
+				cpu, throttled, mem := budgetUse(budgets[name], p.u, u, smp.Time.Sub(p.at).Seconds())
+				put(seriesBudgetCPU, name, cpu)
+				put(seriesBudgetThrottled, name, throttled)
+				put(seriesBudgetMemory, name, mem)
+			}
+			prev[name] = reading{smp.Time, u}
+		}
 	}}
 	s.Run(ctx)
 }

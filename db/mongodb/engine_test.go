@@ -128,8 +128,14 @@ func TestMongoBudget(t *testing.T) {
 	if d := st[0].Detail; d["budget"] != "cpu=0.5,memory=256MiB" || !strings.Contains(d["cpu_throttled"], "periods") || !strings.HasSuffix(d["memory_used"], "of 256MiB") {
 		t.Errorf("status detail %v: want the budget and its use", d)
 	}
+	if len(cluster.GroupsLeft(c)) == 0 {
+		t.Error("GroupsLeft finds no group of a cluster that runs in one")
+	}
 	if err := cluster.Teardown(ctx, c); err != nil {
 		t.Fatal(err)
 	}
 	clustertest.CheckRemoved(t, groups)
+	if left := cluster.GroupsLeft(c); len(left) > 0 {
+		t.Errorf("groups left after the teardown: %v", left)
+	}
 }

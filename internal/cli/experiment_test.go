@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/budget"
 	"github.com/fieldbench/fieldbench/internal/cli"
 	"github.com/fieldbench/fieldbench/result"
 )
@@ -301,5 +303,58 @@ probe_every: -1s
 	}
 	if servers["1"] != "1" || servers["2"] != "2" || servers["3"] != "2" {
 		t.Errorf("servers the adapter knew per step: %v; want 1, 2, 2", servers)
+	}
+}
+
+// TestExperimentBudgetRedis: an experiment on a cluster with budgets
+// (issue 44) records each node's budget in the result's header and, every
+// probe interval, what each node used against it; and the experiment's
+// end removes every control group it made.
+func TestExperimentBudgetRedis(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts Redis (install with scripts/install-servers.sh)")
+	}
+	if err := budget.Check(budget.Budget{CPU: 0.3}); err != nil {
+		t.Skipf("budgets cannot be held here: %v", err)
+	}
+	runs, _ := experimentRun(t, `
+name: budget-test
+study: test
+description: test
+cluster: {engine: redis, nodes: 2, budget: "cpu=0.3", budgets: {redis2: "cpu=0.4,memory=256MiB"}}
+workload: {name: microblog, options: {users: 100, clients: 8, duration: 6s}}
+probe_every: 1s
+`, 3*time.Minute)
+	run := runs[0]
+	ci := run.Header.Cluster
+	if ci == nil || ci.Budget != "cpu=0.3 each (redis2: cpu=0.4,memory=256MiB)" {
+		t.Fatalf("header cluster %+v: want the budget", ci)
+	}
+	for _, n := range ci.Nodes {
+		want := map[string]string{"redis1": "cpu=0.3", "redis2": "cpu=0.4,memory=256MiB"}[n.Name]
+		if n.Budget != want {
+			t.Errorf("node %s: budget %q, want %q", n.Name, n.Budget, want)
+		}
+	}
+	points := map[string]map[string]int{} // series -> node -> points
+	for _, p := range run.Points {
+		if strings.HasPrefix(p.Series, "node-budget-") {
+			if points[p.Series] == nil {
+				points[p.Series] = map[string]int{}
+			}
+			points[p.Series][p.Labels["node"]]++
+		}
+	}
+	for _, s := range []string{"node-budget-cpu", "node-budget-throttled"} {
+		if points[s]["redis1"] == 0 || points[s]["redis2"] == 0 {
+			t.Errorf("series %s: points per node %v, want some for redis1 and redis2", s, points[s])
+		}
+	}
+	if points["node-budget-memory"]["redis2"] == 0 || points["node-budget-memory"]["redis1"] != 0 {
+		t.Errorf("node-budget-memory: points per node %v, want redis2's (the one with a memory budget) only", points["node-budget-memory"])
+	}
+	if left := cluster.GroupsLeft(&cluster.Cluster{Engine: ci.Engine, Dir: ci.Dir}); len(left) > 0 {
+		t.Errorf("control groups left after the experiment: %v", left)
 	}
 }
