@@ -1,6 +1,9 @@
 package all
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -176,5 +179,40 @@ func TestEngineDescriptions(t *testing.T) {
 		if err := cluster.CheckNodes(name, 1000, nil); err != nil {
 			t.Errorf("%s --nodes 1000: %v", name, err)
 		}
+	}
+}
+
+// TestDocsListEngines: the lists of engines the README and the reference
+// print are the registry's (issue 45, point 2: every list of engines a
+// user reads comes from, or is checked against, the registry): the
+// README's "Engines:" sentence is cluster.Engines(), and every "every
+// engine but X: A, B ... and Z" of the docs names LoopbackEngines as X and
+// HostsEngines as the list, in their order.
+func TestDocsListEngines(t *testing.T) {
+	t.Parallel()
+	read := func(path string) string {
+		b, err := os.ReadFile(filepath.Join("..", "..", path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(strings.Fields(string(b)), " ") // lines joined
+	}
+	readme := read("README.md")
+	if want := "Engines: " + strings.Join(cluster.Engines(), ", ") + " ("; !strings.Contains(readme, want) {
+		t.Errorf("README.md does not say %q", want)
+	}
+	list := regexp.MustCompile(`every engine but ([a-z, ]+?): ([a-z]+(?:, [a-z]+)* and [a-z]+)`)
+	want := cluster.WordList(cluster.LoopbackEngines(), "and") + ": " + cluster.WordList(cluster.HostsEngines(), "and")
+	found := 0
+	for _, doc := range []string{"docs/commands.md", "docs/experiments.md", "README.md"} {
+		for _, m := range list.FindAllStringSubmatch(read(doc), -1) {
+			found++
+			if got := m[1] + ": " + m[2]; got != want {
+				t.Errorf("%s says %q; the registry: %q", doc, got, want)
+			}
+		}
+	}
+	if found < 3 {
+		t.Errorf("found %d lists of the engines on hosts in the docs, want at least 3 (commands.md twice, experiments.md)", found)
 	}
 }
