@@ -173,6 +173,13 @@ func Open(ctx context.Context, dsn string) (Adapter, DB, error) {
 // DSN does not exist.
 var ErrNoDatabase = errors.New("no such database")
 
+// Embedded is an optional capability of an adapter that opens a file or
+// memory, not a server (sqlite, null): it is opened at once, without a
+// connect timeout or a "connecting to" line.
+type Embedded interface {
+	Embedded()
+}
+
 // ExistingOpener is an optional capability of an adapter whose Open would
 // create a missing database (an embedded file): OpenExisting refuses it
 // instead, for commands that only read or probe what a load made (`op`),

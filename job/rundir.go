@@ -127,9 +127,6 @@ func progressOf(ctx context.Context) io.Writer {
 	return io.Discard
 }
 
-// embedded are the adapters that open a file or memory, not a server.
-var embedded = map[string]bool{"sqlite": true, "null": true}
-
 // OpenDB opens the database of dsn with its adapter, once its form is
 // checked (adapter.CheckDSN: the one check, whose errors show no
 // password). A server is announced at once (on the progress writer of
@@ -142,7 +139,7 @@ func OpenDB(ctx context.Context, dsn string) (adapter.Adapter, adapter.DB, error
 	if err := adapter.CheckDSN(dsn); err != nil {
 		return nil, nil, fmt.Errorf("cannot open %s: %w", redact.DSN(dsn), err)
 	}
-	if embedded[a.Name()] {
+	if _, ok := a.(adapter.Embedded); ok {
 		db, err := a.Open(ctx, dsn)
 		if err != nil {
 			return nil, nil, fmt.Errorf("cannot open %s: %w", redact.DSN(dsn), err)

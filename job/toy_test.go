@@ -19,6 +19,7 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter"
 	_ "github.com/fieldbench/fieldbench/adapter/null"
+	_ "github.com/fieldbench/fieldbench/db/sqlite"
 	"github.com/fieldbench/fieldbench/redact"
 	"github.com/fieldbench/fieldbench/result"
 	"github.com/fieldbench/fieldbench/runner"
@@ -225,3 +226,21 @@ type countingObserver struct {
 }
 
 func (o *countingObserver) Started(context.Context, *Session) { o.started++ }
+
+// TestOpenDBEmbedded: an adapter that opens a file or memory
+// (adapter.Embedded: sqlite, null) is opened at once, with no
+// "connecting to" line, which a server's DSN gets.
+func TestOpenDBEmbedded(t *testing.T) {
+	t.Parallel()
+	for _, dsn := range []string{"sqlite://" + filepath.Join(t.TempDir(), "x.db"), "null://"} {
+		var progress bytes.Buffer
+		a, db, err := OpenDB(WithProgress(context.Background(), &progress), dsn)
+		if err != nil {
+			t.Fatalf("%s: %v", dsn, err)
+		}
+		db.Close()
+		if _, ok := a.(adapter.Embedded); !ok || progress.Len() > 0 {
+			t.Errorf("%s: embedded %v, progress %q; want an embedded adapter opened silently", dsn, ok, progress.String())
+		}
+	}
+}

@@ -39,6 +39,9 @@ type Adapter struct{}
 // Name implements adapter.Adapter.
 func (Adapter) Name() string { return Name }
 
+// Embedded implements adapter.Embedded: null:// talks to nothing.
+func (Adapter) Embedded() {}
+
 // Schemes implements adapter.Adapter.
 func (Adapter) Schemes() []string { return []string{Name} }
 

@@ -47,6 +47,9 @@ type Adapter struct{}
 // Name implements adapter.Adapter.
 func (Adapter) Name() string { return Name }
 
+// Embedded implements adapter.Embedded: an SQLite database is a file.
+func (Adapter) Embedded() {}
+
 // Schemes implements adapter.Adapter.
 func (Adapter) Schemes() []string { return []string{Name} }
 
