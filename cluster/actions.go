@@ -33,6 +33,9 @@ func AddNode(ctx context.Context, cl *Cluster, e Engine) (*Node, error) {
 	if !ok {
 		return nil, badInputf("the %s engine cannot add nodes yet", cl.Engine)
 	}
+	if err := fitsOneMore(cl, thisMachine()); err != nil {
+		return nil, badInput{fmt.Errorf("add a node to %s: %w", cl.Dir, err)}
+	}
 	n, err := g.Add(ctx, cl)
 	if err != nil {
 		return nil, fmt.Errorf("add a node to %s: %w", cl.Dir, err)

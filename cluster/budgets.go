@@ -57,7 +57,7 @@ func CheckBudget(engine string, opts Options, adds int) error {
 	for _, name := range budgetedNames(e, opts, adds) {
 		nodes[name] = opts.Budget.For(name)
 	}
-	if err := budget.Fit(nodes, budget.Machine{CPUs: float64(runtime.NumCPU()), Memory: probe.ReadMemory().Total}); err != nil {
+	if err := budget.Fit(nodes, thisMachine()); err != nil {
 		return err
 	}
 	for _, b := range nodes {
@@ -237,4 +237,27 @@ func GroupsLeft(c *Cluster) []string {
 		}
 	}
 	return out
+}
+
+// thisMachine is what budgets must fit in here: the CPUs Go may use and
+// the memory /proc/meminfo gives.
+func thisMachine() budget.Machine {
+	return budget.Machine{CPUs: float64(runtime.NumCPU()), Memory: probe.ReadMemory().Total}
+}
+
+// fitsOneMore refuses to add a node to c when its budget, with those of
+// the nodes c has, does not fit m (budget.Fit): `cluster add` on a cluster
+// with budgets is checked as `cluster up` was.
+func fitsOneMore(c *Cluster, m budget.Machine) error {
+	if c.Budget.Empty() {
+		return nil
+	}
+	nodes := map[string]budget.Budget{}
+	for _, n := range c.Nodes {
+		if !n.Remote {
+			nodes[n.Name] = c.Budget.For(n.Name)
+		}
+	}
+	nodes["(the node added)"] = c.Budget.Node
+	return budget.Fit(nodes, m)
 }
