@@ -37,12 +37,12 @@ func CheckBudget(engine string, opts Options, adds int) error {
 	if err != nil {
 		return err
 	}
-	h, ok := e.(BudgetHolder)
 	why := "it does not start its nodes under budgets"
-	if ok {
-		var can bool
-		if can, why = h.Budgets(); can {
+	if h, ok := e.(BudgetHolder); ok {
+		if can, w := h.Budgets(); can {
 			why = ""
+		} else if w != "" {
+			why = w
 		}
 	}
 	if why != "" {
