@@ -8,6 +8,7 @@
 #   scripts/scale-model.sh                         # redis, 1 2 4 masters
 #   NODES="1 2" BUDGET=cpu=0.3 scripts/scale-model.sh redis
 #   DURATION=30s CLIENTS=64 scripts/scale-model.sh redis
+#   NODES="1 2" BUDGET=cpu=0.5 OPTS=rf=1 scripts/scale-model.sh cassandra
 #   FIELDBENCH_BIN=/tmp/fieldbench scripts/scale-model.sh
 #
 # Each point is a fresh cluster (no replicas), `run microblog` with CLIENTS
@@ -25,6 +26,7 @@ BUDGET=${BUDGET:-cpu=0.2}
 CLIENTS=${CLIENTS:-64}
 DURATION=${DURATION:-20s}
 WARMUP=${WARMUP:-5s}
+OPTS=${OPTS:-}   # engine options for every cluster, comma-separated (cluster up --opt)
 
 fb_setup scale-model
 cluster=""
@@ -37,7 +39,7 @@ cleanup() {
 trap cleanup EXIT
 
 echo "# scale model, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
-echo "# microblog, $CLIENTS clients, $DURATION after a $WARMUP warm-up; budget per node: $BUDGET (and none)"
+echo "# microblog, $CLIENTS clients, $DURATION after a $WARMUP warm-up; budget per node: $BUDGET (and none); engine options: ${OPTS:-none}"
 printf '%-10s %-12s %5s %12s %8s  %s\n' engine budget nodes ops/s "x 1" "held back (share of periods, per node)"
 for engine in $ENGINES; do
   for budget in "$BUDGET" none; do
@@ -46,6 +48,7 @@ for engine in $ENGINES; do
       cluster="$work/$engine-$n-${budget//[=,.\/]/_}"
       args=(cluster up "$engine" --nodes "$n" --dir "$cluster")
       [[ $budget != none ]] && args+=(--budget "$budget")
+      for o in ${OPTS//,/ }; do args+=(--opt "$o"); done
       "$fb" "${args[@]}" >"$work/up.log" 2>&1 || { cat "$work/up.log" >&2; exit 1; }
       dsn=$("$fb" cluster dsn --dir "$cluster")
       res="$work/results-$engine-$n-$RANDOM"
