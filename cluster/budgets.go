@@ -117,7 +117,7 @@ func (p Proc) inBudget() (argv []string, asUser bool, err error) {
 		p.Node.Cgroup = &g
 	}
 	if p.User != "" {
-		argv = append([]string{"setpriv", "--reuid=" + p.User, "--regid=" + p.User, "--init-groups", "--"}, argv...)
+		argv = AsUser(p.User, argv...)
 	}
 	return p.Node.Cgroup.Join(argv), false, nil
 }

@@ -346,6 +346,13 @@ func spawnProgram(p Proc) string {
 	return prog[0]
 }
 
+// AsUser is argv run as usr through setpriv, which execs it in place (the
+// PID stays argv's): for a server that must drop root after something only
+// root may do first (enter a host's namespace, join a control group).
+func AsUser(usr string, argv ...string) []string {
+	return append([]string{"setpriv", "--reuid=" + usr, "--regid=" + usr, "--init-groups", "--"}, argv...)
+}
+
 // RunAs runs a short command (initdb, pg_basebackup...) to completion as
 // user ("" = current), returning its combined output in the error.
 func RunAs(ctx context.Context, usr, dir string, path string, args ...string) error {

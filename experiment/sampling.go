@@ -43,9 +43,7 @@ func probeSeries(h *result.Header) {
 	if h.Series == nil {
 		h.Series = map[string]result.SeriesMeta{}
 	}
-	add := func(name, title, y string) {
-		h.Series[name] = result.SeriesMeta{Title: title, XLabel: "elapsed (s)", YLabel: y, XIsTime: true}
-	}
+	add := timeSeries(h)
 	add(seriesNodeCPU, "CPU per node", "CPU (% of one core)")
 	add(seriesNodeRSS, "Resident memory per node", "RSS (bytes)")
 	add(seriesNodeRead, "Block reads per node", "read (bytes/s)")
@@ -55,11 +53,16 @@ func probeSeries(h *result.Header) {
 	h.Series[seriesOwnership] = result.SeriesMeta{Title: "Data owned per node at the end of the run", XLabel: "node", YLabel: "owned (%)"}
 }
 
-// netSeries declares the per-host network series (a cluster on hosts).
-func netSeries(h *result.Header) {
-	add := func(name, title, y string) {
+// timeSeries declares series over the run's elapsed time in h.
+func timeSeries(h *result.Header) func(name, title, y string) {
+	return func(name, title, y string) {
 		h.Series[name] = result.SeriesMeta{Title: title, XLabel: "elapsed (s)", YLabel: y, XIsTime: true}
 	}
+}
+
+// netSeries declares the per-host network series (a cluster on hosts).
+func netSeries(h *result.Header) {
+	add := timeSeries(h)
 	add(seriesNetRx, "Network received per host (eth0; nodes and load host)", "received (bytes/s)")
 	add(seriesNetTx, "Network sent per host (eth0; nodes and load host)", "sent (bytes/s)")
 	add(seriesNetRxPackets, "Packets received per host (eth0)", "received (packets/s)")
@@ -70,9 +73,7 @@ func netSeries(h *result.Header) {
 // budgets): whether each node was bound by its budget, interval by
 // interval (docs/scale-model.md).
 func budgetSeries(h *result.Header) {
-	add := func(name, title, y string) {
-		h.Series[name] = result.SeriesMeta{Title: title, XLabel: "elapsed (s)", YLabel: y, XIsTime: true}
-	}
+	add := timeSeries(h)
 	add(seriesBudgetCPU, "CPU used per node, against its budget", "CPU (% of the node's budget)")
 	add(seriesBudgetThrottled, "Held back by its CPU budget, per node", "throttled (% of the interval's periods)")
 	add(seriesBudgetMemory, "Memory used per node, against its budget", "memory (% of the node's budget)")

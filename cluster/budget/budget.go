@@ -121,10 +121,10 @@ func (b Budget) String() string {
 		parts = append(parts, "cpu="+strconv.FormatFloat(b.CPU, 'g', -1, 64))
 	}
 	if b.Memory > 0 {
-		parts = append(parts, "memory="+strings.ReplaceAll(humanize.IBytes(b.Memory), " ", ""))
+		parts = append(parts, "memory="+size(b.Memory))
 	}
 	if b.Disk > 0 {
-		parts = append(parts, "disk="+strings.ReplaceAll(humanize.IBytes(b.Disk), " ", "")+"/s")
+		parts = append(parts, "disk="+size(b.Disk)+"/s")
 	}
 	return strings.Join(parts, ",")
 }

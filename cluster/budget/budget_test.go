@@ -143,22 +143,12 @@ func TestGroupHoldsItsProcesses(t *testing.T) {
 	if len(g.Dirs) == 0 {
 		t.Fatal("no directories")
 	}
-	quota, mem := "", ""
 	for _, d := range g.Dirs {
 		if filepath.Base(d) != "node1" {
 			t.Errorf("dir %s is not the node's", d)
 		}
-		if v, err := os.ReadFile(filepath.Join(d, "cpu.cfs_quota_us")); err == nil {
-			quota = strings.TrimSpace(string(v))
-		} else if v, err := os.ReadFile(filepath.Join(d, "cpu.max")); err == nil {
-			quota = strings.Fields(string(v))[0]
-		}
-		if v, err := os.ReadFile(filepath.Join(d, "memory.limit_in_bytes")); err == nil {
-			mem = strings.TrimSpace(string(v))
-		} else if v, err := os.ReadFile(filepath.Join(d, "memory.max")); err == nil {
-			mem = strings.TrimSpace(string(v))
-		}
 	}
+	quota, mem := g.Limits()
 	if quota != "5000" {
 		t.Errorf("cpu quota %q, want 5000 (µs of a 100000 µs period)", quota)
 	}

@@ -147,21 +147,8 @@ func createV1(name string, b Budget, dev *specs.LinuxThrottleDevice) (Group, err
 	for _, c := range b.controllers() {
 		want[cgroup1.Name(c)] = true
 	}
-	hierarchy := func() ([]cgroup1.Subsystem, error) {
-		all, err := cgroup1.Default()
-		if err != nil {
-			return nil, err
-		}
-		var out []cgroup1.Subsystem
-		for _, s := range all {
-			if want[s.Name()] {
-				out = append(out, s)
-			}
-		}
-		return out, nil
-	}
 	path := cgroup1.NestedPath(name)
-	cg, err := cgroup1.New(path, res, cgroup1.WithHierarchy(hierarchy))
+	cg, err := cgroup1.New(path, res, cgroup1.WithHierarchy(subsystems(func(n cgroup1.Name) bool { return want[n] })))
 	if err != nil {
 		return Group{}, fmt.Errorf("budget %s: make control group %s: %w", b, name, err)
 	}
@@ -181,6 +168,24 @@ func createV1(name string, b Budget, dev *specs.LinuxThrottleDevice) (Group, err
 		return g, fmt.Errorf("%w: no controller of %s made a group", ErrUnavailable, b)
 	}
 	return g, nil
+}
+
+// subsystems is a cgroup v1 hierarchy of the mounted controllers keep
+// accepts: the ones a group is made or read in.
+func subsystems(keep func(cgroup1.Name) bool) cgroup1.Hierarchy {
+	return func() ([]cgroup1.Subsystem, error) {
+		all, err := cgroup1.Default()
+		if err != nil {
+			return nil, err
+		}
+		var out []cgroup1.Subsystem
+		for _, s := range all {
+			if keep(s.Name()) {
+				out = append(out, s)
+			}
+		}
+		return out, nil
+	}
 }
 
 func createV2(name string, b Budget, dev *specs.LinuxThrottleDevice) (Group, error) {
@@ -286,6 +291,30 @@ func (g Group) ProcsAll() ([]int, error) {
 		}
 	}
 	return out, nil
+}
+
+// Limits are the CPU quota (µs of each period) and the memory limit
+// (bytes) the kernel holds g to, as its files say them (v1's
+// cpu.cfs_quota_us and memory.limit_in_bytes, or v2's cpu.max and
+// memory.max); "" where g sets none.
+func (g Group) Limits() (cpuQuota, memory string) {
+	read := func(d, file string) (string, bool) {
+		b, err := os.ReadFile(filepath.Join(d, file))
+		return strings.TrimSpace(string(b)), err == nil
+	}
+	for _, d := range g.Dirs {
+		if v, ok := read(d, "cpu.cfs_quota_us"); ok {
+			cpuQuota = v
+		} else if v, ok := read(d, "cpu.max"); ok && v != "" {
+			cpuQuota = strings.Fields(v)[0]
+		}
+		if v, ok := read(d, "memory.limit_in_bytes"); ok {
+			memory = v
+		} else if v, ok := read(d, "memory.max"); ok {
+			memory = v
+		}
+	}
+	return cpuQuota, memory
 }
 
 // Procs are the PIDs in g (its first directory's cgroup.procs).
@@ -427,19 +456,10 @@ func (g Group) Usage() (Usage, error) {
 		}
 		return "", cgroup1.ErrControllerNotActive
 	}
-	cg, err := cgroup1.Load(path, cgroup1.WithHierarchy(func() ([]cgroup1.Subsystem, error) {
-		all, err := cgroup1.Default()
-		if err != nil {
-			return nil, err
-		}
-		var out []cgroup1.Subsystem
-		for _, s := range all {
-			if _, err := path(s.Name()); err == nil {
-				out = append(out, s)
-			}
-		}
-		return out, nil
-	}))
+	cg, err := cgroup1.Load(path, cgroup1.WithHierarchy(subsystems(func(n cgroup1.Name) bool {
+		_, err := path(n)
+		return err == nil
+	})))
 	if err != nil {
 		return Usage{}, err
 	}

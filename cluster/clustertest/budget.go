@@ -33,7 +33,7 @@ func CheckHeld(t testing.TB, c *cluster.Cluster) []budget.Group {
 		if err != nil || !slices.Contains(pids, n.PID) {
 			t.Errorf("%s: pid %d is not in its group %v (%v, %v)", n.Name, n.PID, n.Cgroup.Dirs, pids, err)
 		}
-		quota, limit := readLimits(n.Cgroup.Dirs)
+		quota, limit := n.Cgroup.Limits()
 		if want := strconv.Itoa(int(b.CPU * 100000)); b.CPU > 0 && quota != want {
 			t.Errorf("%s: cpu quota %q, want %s µs a 100 ms period (%s)", n.Name, quota, want, b)
 		}
@@ -42,24 +42,6 @@ func CheckHeld(t testing.TB, c *cluster.Cluster) []budget.Group {
 		}
 	}
 	return groups
-}
-
-// readLimits are the CPU quota (µs a period) and memory limit (bytes) of a
-// group's directories, v1's files or v2's.
-func readLimits(dirs []string) (quota, limit string) {
-	for _, d := range dirs {
-		if v, err := os.ReadFile(filepath.Join(d, "cpu.cfs_quota_us")); err == nil {
-			quota = strings.TrimSpace(string(v))
-		} else if v, err := os.ReadFile(filepath.Join(d, "cpu.max")); err == nil {
-			quota = strings.Fields(string(v))[0]
-		}
-		if v, err := os.ReadFile(filepath.Join(d, "memory.limit_in_bytes")); err == nil {
-			limit = strings.TrimSpace(string(v))
-		} else if v, err := os.ReadFile(filepath.Join(d, "memory.max")); err == nil {
-			limit = strings.TrimSpace(string(v))
-		}
-	}
-	return quota, limit
 }
 
 // CheckRemoved checks that none of groups, nor their parents fieldbench

@@ -355,8 +355,7 @@ func pgCommand(n *cluster.Node, argv ...string) (cmd []string, usr string) {
 	if n.Netns == "" {
 		return argv, pgUser
 	}
-	su := []string{"setpriv", "--reuid=" + pgUser, "--regid=" + pgUser, "--init-groups", "--"}
-	return vnet.Command(n.Netns, append(su, argv...)...), ""
+	return vnet.Command(n.Netns, cluster.AsUser(pgUser, argv...)...), ""
 }
 
 func (pgEngine) initPrimary(ctx context.Context, c *cluster.Cluster, conf string) (*cluster.Node, error) {
