@@ -3,6 +3,8 @@ package cluster
 import (
 	"strconv"
 	"strings"
+
+	"github.com/fieldbench/fieldbench/cluster/budget"
 )
 
 // What a user asks of a cluster on the command line, parsed here rather
@@ -35,4 +37,20 @@ func ParseSpec(spec string) (engine string, nodes int, err error) {
 		return "", 0, badInputf("--cluster %q is not ENGINE:NODES (e.g. postgres:2)", spec)
 	}
 	return engine, nodes, nil
+}
+
+// NewOptions is the Options of a cluster the command line asks for:
+// `cluster up`'s --nodes, --opt, --network and --budget, or run's
+// --cluster ENGINE:NODES with --cluster-opt, --cluster-network and
+// --cluster-budget. What does not parse is bad input.
+func NewOptions(nodes int, opts []string, network string, budgets []string) (Options, error) {
+	extra, err := ParseOptions(opts)
+	if err != nil {
+		return Options{}, err
+	}
+	plan, err := budget.ParsePlan(budgets)
+	if err != nil {
+		return Options{}, badInput{err}
+	}
+	return Options{Nodes: nodes, Extra: extra, Network: network, Budget: plan}, nil
 }

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fieldbench/fieldbench/cluster/budget"
-
 	"github.com/spf13/cobra"
 
 	"github.com/fieldbench/fieldbench/cluster"
@@ -64,15 +62,11 @@ func newClusterUpCmd() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			extra, err := cluster.ParseOptions(opts)
+			o, err := cluster.NewOptions(nodes, opts, network, budgets)
 			if err != nil {
 				return clusterUsage(err)
 			}
-			plan, err := budget.ParsePlan(budgets)
-			if err != nil {
-				return usageError{Err: err}
-			}
-			cl, err := clusterUp(cmd.Context(), args[0], cluster.Options{Nodes: nodes, Extra: extra, Network: network, Budget: plan}, dir, cmd.ErrOrStderr())
+			cl, err := clusterUp(cmd.Context(), args[0], o, dir, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -344,13 +338,9 @@ func withCluster(c *cobra.Command, check func() error, started func(*cluster.Clu
 		if cmd.Flags().Changed("db") {
 			return usagef("give --db or --cluster, not both")
 		}
-		extra, err := cluster.ParseOptions(opts)
+		o, err := cluster.NewOptions(nodes, opts, network, budgets)
 		if err != nil {
 			return clusterUsage(err)
-		}
-		plan, err := budget.ParsePlan(budgets)
-		if err != nil {
-			return usageError{Err: err}
 		}
 		if check != nil {
 			if err := check(); err != nil {
@@ -362,7 +352,7 @@ func withCluster(c *cobra.Command, check func() error, started func(*cluster.Clu
 			results = f.Value.String()
 		}
 		dir := filepath.Join(results, fmt.Sprintf("cluster-%s-%s", engine, time.Now().Format("20060102-150405")))
-		cl, err := clusterUp(cmd.Context(), engine, cluster.Options{Nodes: nodes, Extra: extra, Network: network, Budget: plan}, dir, cmd.ErrOrStderr())
+		cl, err := clusterUp(cmd.Context(), engine, o, dir, cmd.ErrOrStderr())
 		if err != nil {
 			return err
 		}

@@ -34,19 +34,12 @@ twice, shards of different runs or options, and a missing shard are refused.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			runs := make([]*result.Run, len(args))
-			for i, a := range args {
-				if ctx.Err() != nil {
-					return mergeInterrupted("")
-				}
-				r, err := readRun(ctx, cmd.ErrOrStderr(), a)
-				if err != nil && ctx.Err() != nil {
-					return mergeInterrupted("")
-				}
-				if err != nil {
-					return err
-				}
-				runs[i] = r
+			runs, err := readRuns(ctx, cmd.ErrOrStderr(), args)
+			if ctx.Err() != nil {
+				return mergeInterrupted("")
+			}
+			if err != nil {
+				return err
 			}
 			m, err := merge.Shards(runs)
 			if err != nil {

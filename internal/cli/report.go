@@ -9,7 +9,6 @@ import (
 
 	"github.com/fieldbench/fieldbench/outpath"
 	"github.com/fieldbench/fieldbench/report"
-	"github.com/fieldbench/fieldbench/result"
 )
 
 func newReportCmd() *cobra.Command {
@@ -35,16 +34,12 @@ directories are put side by side, e.g. the three microblog data models.`,
 					return err
 				}
 			}
-			runs := make([]*result.Run, 0, len(args))
-			for _, dir := range args {
-				r, err := readRun(ctx, cmd.ErrOrStderr(), dir)
-				if err != nil {
-					if ctx.Err() != nil {
-						return reportInterrupted()
-					}
-					return err
+			runs, err := readRuns(ctx, cmd.ErrOrStderr(), args)
+			if err != nil {
+				if ctx.Err() != nil {
+					return reportInterrupted()
 				}
-				runs = append(runs, r)
+				return err
 			}
 			if out == "" {
 				out = filepath.Join(runs[0].Dir, "report.html")

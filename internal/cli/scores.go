@@ -30,13 +30,9 @@ experiment, in the order given.`,
   fieldbench scores --json step1/result.jsonl step2/result.jsonl`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var runs []*result.Run
-			for _, a := range args {
-				r, err := readRun(cmd.Context(), cmd.ErrOrStderr(), a)
-				if err != nil {
-					return err
-				}
-				runs = append(runs, r)
+			runs, err := readRuns(cmd.Context(), cmd.ErrOrStderr(), args)
+			if err != nil {
+				return err
 			}
 			run := report.MergeRuns(runs...)
 			if asJSON {
@@ -53,19 +49,23 @@ experiment, in the order given.`,
 	return c
 }
 
-// readRun reads a run directory or a result file (bad input: exit 2), as
+// readRuns reads run directories or result files (bad input: exit 2), as
 // far as it goes: the damaged lines it skipped are named on w (stderr), so
 // no command reads a damaged file without a word. A file is read itself,
 // whatever its name: `scores /etc/passwd` had read /etc/result.jsonl. A
 // done ctx (Ctrl-C) stops the read, and is no bad input.
-func readRun(ctx context.Context, w io.Writer, path string) (*result.Run, error) {
-	r, err := result.ReadContext(ctx, path)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, err
+func readRuns(ctx context.Context, w io.Writer, paths []string) ([]*result.Run, error) {
+	runs := make([]*result.Run, 0, len(paths))
+	for _, path := range paths {
+		r, err := result.ReadContext(ctx, path)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			return nil, job.Usage(err)
 		}
-		return nil, job.Usage(err)
+		report.WarnSkipped(w, r)
+		runs = append(runs, r)
 	}
-	report.WarnSkipped(w, r)
-	return r, nil
+	return runs, nil
 }
