@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sort"
 	"strconv"
@@ -23,6 +24,11 @@ const (
 	seriesNodeWrite  = "node-write"
 	seriesNodeDisk   = "node-disk"
 	seriesMachineCPU = "machine-cpu"
+	// The machine's idle CPU (iowait excluded) and the CPU its
+	// hypervisor gave elsewhere (steal): whether the machine, not a
+	// node's budget, ran out first.
+	seriesMachineIdle  = "machine-idle"
+	seriesMachineSteal = "machine-steal"
 	// Per host of a virtual network (nodes and the load host), from its
 	// eth0's counters: what it received and sent per second.
 	seriesNetRx        = "node-net-rx"
@@ -50,6 +56,8 @@ func probeSeries(h *result.Header) {
 	add(seriesNodeWrite, "Block writes per node", "written (bytes/s)")
 	add(seriesNodeDisk, "Disk use of each node's data directory", "disk (bytes)")
 	add(seriesMachineCPU, "Machine CPU (all cores; clients included)", "busy (% of the machine)")
+	add(seriesMachineIdle, "Machine CPU idle (iowait excluded)", "idle (% of the machine)")
+	add(seriesMachineSteal, "Machine CPU stolen by the hypervisor", "steal (% of the machine)")
 	h.Series[seriesOwnership] = result.SeriesMeta{Title: "Data owned per node at the end of the run", XLabel: "node", YLabel: "owned (%)"}
 }
 
@@ -113,6 +121,7 @@ func (es *expSession) probe(ctx context.Context) {
 		u  budget.Usage
 	}
 	prev := map[string]reading{}
+	var tally boundTally // what held the budgeted nodes back, over the run
 	targets := func() []probe.Target {
 		// Adding a node holds the lock for its whole join: keep probing
 		// the nodes known before it.
@@ -157,6 +166,9 @@ func (es *expSession) probe(ctx context.Context) {
 			put(seriesNodeDisk, n.Name, n.DiskBytes)
 		}
 		put(seriesMachineCPU, "", 100*smp.Machine.CPUBusy)
+		put(seriesMachineIdle, "", 100*smp.Machine.CPUIdle)
+		put(seriesMachineSteal, "", 100*smp.Machine.CPUSteal)
+		tally.machine(smp.Machine, smp.Seconds)
 		for name, g := range groups {
 			u, err := g.Usage()
 			if err != nil {
@@ -167,11 +179,18 @@ func (es *expSession) probe(ctx context.Context) {
 				put(seriesBudgetCPU, name, cpu)
 				put(seriesBudgetThrottled, name, throttled)
 				put(seriesBudgetMemory, name, mem)
+				if kills := tally.node(name, budgets[name], p.u, u, smp.Time.Sub(p.at).Seconds()); kills > 0 {
+					_ = es.s.Event("oom-kill", fmt.Sprintf("%s: %d process(es) killed by the kernel for its memory budget (%s)", name, kills, budgets[name]))
+				}
 			}
 			prev[name] = reading{smp.Time, u}
 		}
 	}}
 	s.Run(ctx)
+	if v, ok := tally.verdict(); ok {
+		es.s.AddExtra(v.extras)
+		_ = es.s.Event("budget-bound", v.line)
+	}
 }
 
 // ownership records how much of the data each node owns, as the engine

@@ -2,9 +2,11 @@ package experiment
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/fieldbench/fieldbench/cluster/budget"
+	"github.com/fieldbench/fieldbench/probe"
 )
 
 // TestBudgetUse: two readings of a node's control group become its use of
@@ -34,5 +36,71 @@ func TestBudgetUse(t *testing.T) {
 				t.Errorf("%s: %s = %v, want %v", c.name, f.what, f.got, f.want)
 			}
 		}
+	}
+}
+
+// TestBoundVerdict: what held a budgeted run's nodes back, from the
+// tally of its probe intervals: the machine when its idle CPU stayed
+// under 10 %, else the nodes throttled in 10 % of their periods or more,
+// else neither; OOM kills counted; no verdict without a budgeted node.
+func TestBoundVerdict(t *testing.T) {
+	t.Parallel()
+	half := budget.Budget{CPU: 0.5, Memory: 1 << 30}
+	type reading struct {
+		node      string
+		prev, cur budget.Usage
+	}
+	for _, c := range []struct {
+		name      string
+		idle      float64 // the machine's idle share in each of two 5 s intervals
+		readings  []reading
+		ok        bool
+		line      string // the verdict's first word
+		extras    map[string]float64
+		wantKills uint64
+	}{
+		{name: "no budgeted node", idle: 0.5, ok: false},
+		{name: "machine ran out first", idle: 0.05, ok: true, line: "machine:",
+			readings: []reading{{"n1", budget.Usage{}, budget.Usage{CPUSeconds: 5, Periods: 100, Throttled: 90, Memory: 512 << 20}}},
+			extras:   map[string]float64{"budget_machine_bound": 1, "budget_nodes_bound": 1, "budget_n1_throttled_pct": 90, "budget_n1_cpu_pct": 100, "budget_n1_memory_peak_pct": 50, "budget_machine_idle_pct": 5}},
+		{name: "bound by the budget", idle: 0.4, ok: true, line: "budget: n2 held back",
+			readings: []reading{
+				{"n1", budget.Usage{}, budget.Usage{CPUSeconds: 1, Periods: 100, Throttled: 5}},
+				{"n2", budget.Usage{}, budget.Usage{CPUSeconds: 5, Periods: 100, Throttled: 50}},
+			},
+			extras: map[string]float64{"budget_machine_bound": 0, "budget_nodes_bound": 1, "budget_n1_throttled_pct": 5, "budget_n2_throttled_pct": 50, "budget_n1_cpu_pct": 20}},
+		{name: "neither, with an OOM kill", idle: 0.6, ok: true, line: "neither:",
+			readings: []reading{{"n1", budget.Usage{OOMKills: 1}, budget.Usage{CPUSeconds: 1, Periods: 100, OOMKills: 3}}},
+			extras:   map[string]float64{"budget_nodes_bound": 0, "budget_n1_oom_kills": 2}, wantKills: 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var tally boundTally
+			for range 2 {
+				tally.machine(probe.MachineSample{CPUIdle: c.idle}, 5)
+			}
+			tally.machine(probe.MachineSample{CPUIdle: math.NaN()}, 5) // unknown: skipped
+			var kills uint64
+			for _, r := range c.readings {
+				kills += tally.node(r.node, half, r.prev, r.cur, 10)
+			}
+			if kills != c.wantKills {
+				t.Errorf("new OOM kills %d, want %d", kills, c.wantKills)
+			}
+			v, ok := tally.verdict()
+			if ok != c.ok {
+				t.Fatalf("verdict ok %v, want %v (%q)", ok, c.ok, v.line)
+			}
+			if !ok {
+				return
+			}
+			if !strings.HasPrefix(v.line, c.line) {
+				t.Errorf("verdict %q, want it to start %q", v.line, c.line)
+			}
+			for k, want := range c.extras {
+				if got, ok := v.extras[k]; !ok || math.Abs(got-want) > 1e-9 {
+					t.Errorf("extra %s = %v (set %v), want %v", k, got, ok, want)
+				}
+			}
+		})
 	}
 }

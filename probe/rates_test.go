@@ -111,6 +111,15 @@ func TestMachineRates(t *testing.T) {
 		got.MemFreeBytes != 1<<30 || got.MemAvailableBytes != 4<<30 || len(got.Unknown) != 0 {
 		t.Errorf("machineRates = %+v", got)
 	}
+	// Steal: 45 of the 450+45 ticks went to another machine.
+	stolen := cur
+	stolen.CPU.Steal = prev.CPU.Steal + 45
+	if got := machineRates(prev, stolen, 2); math.Abs(got.CPUSteal-45.0/495) > 1e-12 || math.Abs(got.CPUIdle-200.0/495) > 1e-12 {
+		t.Errorf("with steal: idle %v, steal %v; want %v, %v", got.CPUIdle, got.CPUSteal, 200.0/495, 45.0/495)
+	}
+	if got.CPUSteal != 0 {
+		t.Errorf("no steal ticks: steal %v", got.CPUSteal)
+	}
 	cur.Unknown = map[string]string{"loopback": "no lo"}
 	got = machineRates(prev, cur, 2)
 	if !math.IsNaN(got.LoopbackRxBytesPerSec) || got.Unknown["loopback"] == "" || math.IsNaN(got.CPUBusy) {

@@ -209,6 +209,10 @@ type MachineSample struct {
 	// (they sum to 1); CPUIdle is vmstat's "id" (iowait excluded), the
 	// figure the study charted.
 	CPUBusy, CPUIdle, CPUIOWait float64
+	// CPUSteal is the share of the busy time the hypervisor gave to
+	// another machine (/proc/stat's steal): on a virtual machine, time
+	// a node's budget counted that it never had.
+	CPUSteal float64
 	// Memory levels in bytes at the end of the interval.
 	MemTotalBytes, MemFreeBytes, MemAvailableBytes float64
 	// DiskRead/WriteBytesPerSec: all block I/O of the machine (vmstat bi/bo).
@@ -416,15 +420,16 @@ func machineRates(prev, cur MachineCounters, dt float64) MachineSample {
 	}
 	nan := math.NaN()
 	if why, ok := bad("cpu"); ok {
-		ms.CPUBusy, ms.CPUIdle, ms.CPUIOWait = nan, nan, nan
+		ms.CPUBusy, ms.CPUIdle, ms.CPUIOWait, ms.CPUSteal = nan, nan, nan, nan
 		ms.unknown("cpu", why)
 	} else if tot := float64(cur.CPU.total()) - float64(prev.CPU.total()); tot <= 0 {
-		ms.CPUBusy, ms.CPUIdle, ms.CPUIOWait = nan, nan, nan
+		ms.CPUBusy, ms.CPUIdle, ms.CPUIOWait, ms.CPUSteal = nan, nan, nan, nan
 		ms.unknown("cpu", "no CPU ticks elapsed")
 	} else {
 		idle := float64(cur.CPU.Idle) - float64(prev.CPU.Idle)
 		wait := float64(cur.CPU.IOWait) - float64(prev.CPU.IOWait)
 		ms.CPUIdle, ms.CPUIOWait = idle/tot, wait/tot
+		ms.CPUSteal = (float64(cur.CPU.Steal) - float64(prev.CPU.Steal)) / tot
 		ms.CPUBusy = 1 - ms.CPUIdle - ms.CPUIOWait
 	}
 	if why, ok := cur.Unknown["memory"]; ok {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -353,6 +354,22 @@ probe_every: 1s
 	}
 	if points["node-budget-memory"]["redis2"] == 0 || points["node-budget-memory"]["redis1"] != 0 {
 		t.Errorf("node-budget-memory: points per node %v, want redis2's (the one with a memory budget) only", points["node-budget-memory"])
+	}
+	// What held the nodes back over the run: one verdict, whichever it
+	// is on this machine, with each node's figures behind it.
+	var verdicts []string
+	for _, e := range run.Events {
+		if e.Name == "budget-bound" {
+			verdicts = append(verdicts, e.Detail)
+		}
+	}
+	if len(verdicts) != 1 || !regexp.MustCompile(`^(machine|budget|neither): .*; redis1: CPU \d+ % of 0.3, throttled \d+ %; redis2: CPU \d+ % of 0.4, throttled \d+ %, memory peak \d+ %$`).MatchString(verdicts[0]) {
+		t.Errorf("budget-bound events %q: want one verdict naming both nodes' figures", verdicts)
+	}
+	for _, k := range []string{"budget_machine_idle_pct", "budget_machine_bound", "budget_nodes_bound", "budget_redis1_throttled_pct", "budget_redis2_memory_peak_pct"} {
+		if _, ok := run.Summary.Extra[k]; !ok {
+			t.Errorf("summary extra %s missing (have %v)", k, run.Summary.Extra)
+		}
 	}
 	if left := cluster.GroupsLeft(&cluster.Cluster{Engine: ci.Engine, Dir: ci.Dir}); len(left) > 0 {
 		t.Errorf("control groups left after the experiment: %v", left)
