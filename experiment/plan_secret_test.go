@@ -44,3 +44,26 @@ func TestPlanMasksPasswordsInCommands(t *testing.T) {
 		t.Errorf("the plan shows a secret:\n%s", plan)
 	}
 }
+
+// experiment --dry-run shows the nodes' budgets (issue 44: each scenario's
+// budget is in what it prints before it runs, as in its results' header).
+func TestPlanShowsBudget(t *testing.T) {
+	t.Parallel()
+	sc, err := Parse([]byte(`
+name: budget-plan
+study: test
+description: test
+cluster: {engine: redis, nodes: 2, budget: "cpu=0.3,memory=1GiB", budgets: {redis2: "cpu=0.4"}}
+workload: {name: microblog, options: {duration: 5s}}
+`))
+	if err != nil {
+		t.Skipf("budgets cannot be held here: %v", err)
+	}
+	var out bytes.Buffer
+	if err := sc.WritePlan(&out); err != nil {
+		t.Fatal(err)
+	}
+	if want := "    budget: cpu=0.3,memory=1.0GiB each (redis2: cpu=0.4) (docs/scale-model.md)\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("plan:\n%s\nwant the line %q", out.String(), want)
+	}
+}

@@ -53,6 +53,9 @@ func (sc *Scenario) WritePlan(w io.Writer) error {
 			fmt.Fprintf(w, " %s=%s", k, sc.Cluster.Options[k])
 		}
 		fmt.Fprintln(w)
+		if o, err := sc.Cluster.UpOptions(); err == nil && !o.Budget.Empty() {
+			fmt.Fprintf(w, "    budget: %s (docs/scale-model.md)\n", o.Budget)
+		}
 		if sc.Cluster.Network == cluster.NetworkHosts {
 			fmt.Fprintf(w, "    network: hosts, each node a network namespace of its own (198.18.0.0/15); the load from load host %s (%s)\n", loadHostName, vnet.LoadAddr(1))
 		}
