@@ -93,7 +93,10 @@ func found(s *Study, c Claim, ms []Measure) string {
 	case reads(s, metric):
 		return ranking(s, c, ms, metric, op)
 	}
-	return "no mapping: fieldbench's steps for this study do not measure it"
+	if Metrics[metric] != "" {
+		return "not read: the study report takes no " + metric + " from this study's result files (" + Metrics[metric] + "); each step's own report may show it"
+	}
+	return "no mapping: " + metric + " (" + Subjects[metric] + ") is not a figure fieldbench measures in this study's steps"
 }
 
 // failures lists, for a failure claim, each of its databases: those the
@@ -341,6 +344,9 @@ func operations(ms []Measure, metric string) []string {
 // (a read there is the distance query, the only read the paper tabulates).
 func claimOperation(c Claim, ms []Measure) string {
 	ops := operations(ms, c.About)
+	if c.About == "scalability" {
+		ops = operations(ms, "throughput") // judged by throughput against nodes
+	}
 	id := strings.ToLower(c.ID)
 	for _, op := range ops {
 		if strings.Contains(id, op) {

@@ -88,9 +88,12 @@ func condOf(m Measure) cond {
 
 // String names the conditions as the report does.
 func (c cond) String() string {
-	p := []string{fmt.Sprintf("%d node(s)", c.nodes)}
-	if c.after > 0 {
-		p[0] = fmt.Sprintf("%d → %d nodes", c.nodes, c.after)
+	var p []string
+	switch {
+	case c.after > 0:
+		p = append(p, fmt.Sprintf("%d → %d nodes", c.nodes, c.after))
+	case c.nodes > 0:
+		p = append(p, fmt.Sprintf("%d node(s)", c.nodes))
 	}
 	if c.load > 0 {
 		p = append(p, report.Thousands(float64(c.load))+" records per source")
@@ -330,12 +333,31 @@ func groups(ms []Measure) (map[cond]map[string][]Measure, []cond) {
 func compareAll(metric string, order []string, ms []Measure) ([]outcome, bool) {
 	g, keys := groups(ms)
 	var parts []outcome
+	compared := map[string]bool{}
 	for _, k := range keys {
 		if o, ok := judgeOrder(metric, order, g[k], k.String()); ok {
 			parts = append(parts, o)
+			for _, d := range order {
+				if len(g[k][d]) > 0 {
+					compared[d] = true
+				}
+			}
 		}
 	}
 	if len(parts) > 0 {
+		// A database measured only where no other one was is stated, not
+		// left out silently.
+		for _, d := range order {
+			var at []string
+			for _, k := range keys {
+				if len(g[k][d]) > 0 {
+					at = append(at, k.String())
+				}
+			}
+			if len(at) > 0 && !compared[d] {
+				parts = append(parts, outcome{NotJudged, fmt.Sprintf("unequal conditions: %s was measured only at %s, where no other database of the claim was", d, strings.Join(at, " and "))})
+			}
+		}
 		return parts, true
 	}
 	// Which databases were measured, and under what.
@@ -402,14 +424,14 @@ func judge(s *Study, c Claim, ms []Measure, ran map[string]bool) (Verdict, strin
 		if what == "" {
 			what = Subjects[metric]
 		}
-		why := fmt.Sprintf("fieldbench reads no figure of %s from this study's results (%s)", metric, what)
+		why := fmt.Sprintf("fieldbench's study report reads no %s from this study's result files (%s)", metric, what)
 		if c.Hint {
 			why += "; the paper only reports it as hinted at by tests it does not show"
 		}
 		return NotJudged, strings.Join(append(notRun, why), "; ")
 	}
 	if op == "" && len(operations(ms, metric)) > 1 {
-		return NotJudged, "the claim names no operation, and fieldbench measured " + metric + " of " + strings.Join(operations(ms, metric), " and ")
+		return NotJudged, strings.Join(append(notRun, "the claim names no operation, and fieldbench measured "+metric+" of "+strings.Join(operations(ms, metric), " and ")), "; ")
 	}
 	var rel []Measure
 	for _, m := range ms {
@@ -426,7 +448,7 @@ func judge(s *Study, c Claim, ms []Measure, ran map[string]bool) (Verdict, strin
 			if !ran[d] {
 				out = append(out, fmt.Sprintf("%s: no step of this study's plan runs it", d))
 			} else if at != "" {
-				out = append(out, fmt.Sprintf("%s: not measured at %s (no step measured a node count standing for it)", d, at))
+				out = append(out, fmt.Sprintf("%s: not measured at %s (no step measured it there)", d, at))
 			} else {
 				out = append(out, absent(d, ran, msOf(ms, metric, op), metric))
 			}
@@ -465,9 +487,7 @@ func judge(s *Study, c Claim, ms []Measure, ran map[string]bool) (Verdict, strin
 			}
 		}
 		where := cond{nodes: k.nodes, after: k.after, access: k.access, dataset: k.dataset}.String()
-		for _, d := range missingOf(orders[k], at, "") {
-			missing = append(missing, "at "+where+", "+d)
-		}
+		missing = append(missing, missingOf(orders[k], at, where)...)
 		if p, ok := compareAll(metric, orders[k], at); ok {
 			parts = append(parts, p...)
 		}
@@ -724,8 +744,8 @@ func judgeErrors(s *Study, c Claim, ms []Measure, ran map[string]bool) (Verdict,
 // is not judged; without intervals the reason is the missing runs.
 func judgeScaling(c Claim, ms []Measure, op string, ran map[string]bool) (Verdict, string) {
 	type k struct {
-		db string
-		c  cond
+		db, op string
+		c      cond
 	}
 	by := map[k]map[int][]Measure{}
 	for _, m := range ms {
@@ -734,7 +754,7 @@ func judgeScaling(c Claim, ms []Measure, op string, ran map[string]bool) (Verdic
 		}
 		cc := condOf(m)
 		cc.nodes = 0
-		kk := k{m.Database, cc}
+		kk := k{m.Database, m.Operation, cc}
 		if by[kk] == nil {
 			by[kk] = map[int][]Measure{}
 		}
@@ -770,7 +790,7 @@ func judgeScaling(c Claim, ms []Measure, op string, ran map[string]bool) (Verdic
 		case -1:
 			word = "falls"
 		}
-		changes = append(changes, fmt.Sprintf("%s %d → %d nodes at %s: %s", kk.db, ns[0], ns[len(ns)-1], kk.c, word))
+		changes = append(changes, fmt.Sprintf("%s %s %d → %d nodes (%s): %s", kk.db, kk.op, ns[0], ns[len(ns)-1], kk.c, word))
 	}
 	sort.Strings(single)
 	sort.Strings(changes)
