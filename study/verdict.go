@@ -722,10 +722,11 @@ func judgeErrors(s *Study, c Claim, ms []Measure, ran map[string]bool) (Verdict,
 			continue
 		}
 		for _, m := range dms {
+			here := fmt.Sprintf("%s failed operations in %s (%s)", num(m.Value), m.Step, where(m))
 			if m.Value == want[d] {
-				parts = append(parts, outcome{Held, fmt.Sprintf("%s: %s failed operations in %s, as the paper's %s", d, num(m.Value), m.Step, num(want[d]))})
+				parts = append(parts, outcome{Held, fmt.Sprintf("%s: %s, as the paper's %s", d, here, num(want[d]))})
 			} else {
-				parts = append(parts, outcome{NotHeld, fmt.Sprintf("%s: %s failed operations in %s, the paper %s", d, num(m.Value), m.Step, num(want[d]))})
+				parts = append(parts, outcome{NotHeld, fmt.Sprintf("%s: %s, the paper %s", d, here, num(want[d]))})
 			}
 		}
 	}

@@ -114,9 +114,9 @@ func TestVerdicts(t *testing.T) {
 			map[string]bool{"mongodb": true, "sqlserver": true},
 			Held, []string{"mongodb failed at 6,000 records per source"}, nil},
 		{"errors: none, as the paper, one database not run", micro, crash, []Measure{errs("cassandra", 0)}, map[string]bool{"cassandra": true},
-			NotJudged, []string{"cassandra: 0 failed operations in crash, as the paper's 0", "couchbase: no step of this study's plan runs it"}, nil},
+			NotJudged, []string{"cassandra: 0 failed operations in crash (6 node(s)), as the paper's 0", "couchbase: no step of this study's plan runs it"}, nil},
 		{"errors: some, against the paper's none", micro, crash, []Measure{errs("cassandra", 12), errs("mongodb", 5)}, map[string]bool{"cassandra": true},
-			NotHeld, []string{"cassandra: 12 failed operations in crash, the paper 0"}, []string{"mongodb"}},
+			NotHeld, []string{"cassandra: 12 failed operations in crash (6 node(s)), the paper 0"}, []string{"mongodb"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v, why := judge(tc.s, tc.c, tc.ms, tc.ran)
