@@ -439,7 +439,7 @@ func judge(s *Study, c Claim, ms []Measure, ran map[string]bool) (Verdict, strin
 			rel = append(rel, m)
 		}
 	}
-	missingOf := func(order []string, in []Measure, at string) []string {
+	missingOf := func(order []string, in []Measure, at, because string) []string {
 		var out []string
 		for _, d := range order {
 			if slices.ContainsFunc(in, func(m Measure) bool { return m.Database == d }) {
@@ -448,7 +448,7 @@ func judge(s *Study, c Claim, ms []Measure, ran map[string]bool) (Verdict, strin
 			if !ran[d] {
 				out = append(out, fmt.Sprintf("%s: no step of this study's plan runs it", d))
 			} else if at != "" {
-				out = append(out, fmt.Sprintf("%s: not measured at %s (no step measured it there)", d, at))
+				out = append(out, fmt.Sprintf("%s: not measured at %s (%s)", d, at, because))
 			} else {
 				out = append(out, absent(d, ran, msOf(ms, metric, op), metric))
 			}
@@ -460,7 +460,7 @@ func judge(s *Study, c Claim, ms []Measure, ran map[string]bool) (Verdict, strin
 		return judgePerScale(s, c, rel, metric, missingOf)
 	case len(c.Ranks) >= 2:
 		parts, _ := compareAll(metric, c.Ranks, rel)
-		return combine(parts, missingOf(c.Ranks, rel, ""))
+		return combine(parts, missingOf(c.Ranks, rel, "", ""))
 	}
 	// No ranks: the order of the paper's own figures the claim names,
 	// under each of their conditions.
@@ -487,7 +487,7 @@ func judge(s *Study, c Claim, ms []Measure, ran map[string]bool) (Verdict, strin
 			}
 		}
 		where := cond{nodes: k.nodes, after: k.after, access: k.access, dataset: k.dataset}.String()
-		missing = append(missing, missingOf(orders[k], at, where)...)
+		missing = append(missing, missingOf(orders[k], at, where, "no step measured it there")...)
 		if p, ok := compareAll(metric, orders[k], at); ok {
 			parts = append(parts, p...)
 		}
@@ -510,7 +510,7 @@ func msOf(ms []Measure, metric, op string) []Measure {
 // names: the measures standing for the scale (as perScale maps them),
 // compared under equal conditions in the paper's order; a claim without
 // ranks (no database best at every scale) by the best at each scale.
-func judgePerScale(s *Study, c Claim, rel []Measure, metric string, missingOf func([]string, []Measure, string) []string) (Verdict, string) {
+func judgePerScale(s *Study, c Claim, rel []Measure, metric string, missingOf func([]string, []Measure, string, string) []string) (Verdict, string) {
 	scales := s.Scales(metric, c.Per)
 	var paper []int
 	for _, sc := range scales {
@@ -541,7 +541,7 @@ func judgePerScale(s *Study, c Claim, rel []Measure, metric string, missingOf fu
 				at = append(at, m)
 			}
 		}
-		missing = append(missing, missingOf(order, at, sc.String())...)
+		missing = append(missing, missingOf(order, at, "the paper's "+sc.String(), "no step measured a node count standing for it")...)
 		if len(c.Ranks) >= 2 {
 			if p, ok := compareAll(metric, c.Ranks, at); ok {
 				for _, o := range p {

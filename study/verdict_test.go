@@ -33,6 +33,7 @@ func TestVerdicts(t *testing.T) {
 	both := map[string]bool{"a": true, "b": true}
 	trajWrite := Claim{ID: "trajectory.claim.write", About: "throughput", Databases: []string{"a", "b"}, Ranks: []string{"a", "b"}}
 	_, perf := claimOf(t, "wiki", "wiki.claim.performance-6-12")
+	_, perf24 := claimOf(t, "wiki", "wiki.claim.performance-24")
 	wiki, _ := Load("wiki")
 	_, mongoFails := claimOf(t, "wiki", "wiki.claim.mongodb-fails-at-24")
 	ingestFile, ingestFails := claimOf(t, "ingest", "ingest.claim.mongodb-fails")
@@ -85,6 +86,11 @@ func TestVerdicts(t *testing.T) {
 				rst("elasticity-hbase", "hbase", 4, 2000, 8, 1), rst("elasticity-cassandra", "cassandra", 4, 2000, 12, 1)},
 			map[string]bool{"hbase": true, "cassandra": true},
 			NotJudged, []string{"mongodb: no step of this study's plan runs it", "(the paper's 6 nodes) at 2 node(s)"}, nil},
+		{"a scale no step reached", wiki, perf24,
+			[]Measure{rst("elasticity-hbase", "hbase", 2, 2000, 8, 1), rst("elasticity-hbase", "hbase", 4, 2000, 8, 1),
+				rst("elasticity-cassandra", "cassandra", 2, 2000, 12, 1), rst("elasticity-cassandra", "cassandra", 4, 2000, 12, 1)},
+			map[string]bool{"hbase": true, "cassandra": true},
+			NotJudged, []string{"cassandra: not measured at the paper's 24 nodes (no step measured a node count standing for it)", "hbase: not measured at the paper's 24 nodes"}, []string{"above"}},
 		{"per scale, other request-set sizes", wiki, perf,
 			[]Measure{rst("elasticity-hbase", "hbase", 2, 1000, 8, 1), rst("elasticity-cassandra", "cassandra", 2, 2000, 12, 1)},
 			map[string]bool{"hbase": true, "cassandra": true, "mongodb": true},
