@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fieldbench/fieldbench/result"
 )
 
 // TestVerdicts: each verdict kind from measures built here: intervals
@@ -313,5 +315,23 @@ func TestReportVerdicts(t *testing.T) {
 		if strings.Contains(out, "≈ 5 ratio") || strings.Contains(out, "≈ 5 |") {
 			t.Errorf("%s: an up-to bound printed as ≈", tc.name)
 		}
+	}
+}
+
+// TestTrajectorySize: each trajectory measure carries its run's scale, so
+// that two steps' "dataset0" of different sizes (PostgreSQL's 0.01,
+// FerretDB's 0.001) are not ranked against each other.
+func TestTrajectorySize(t *testing.T) {
+	run := func(scale float64) *result.Run {
+		return &result.Run{Header: result.Header{Workload: "trajectory", Options: map[string]any{"scale": scale}},
+			Summary: &result.Summary{Extra: map[string]float64{"sequential_write_records_per_sec": 100}}}
+	}
+	ms := append(measures(run(0.01), Step{Name: "postgres", For: "postgres"}), measures(run(0.001), Step{Name: "mongodb", For: "mongodb"})...)
+	assignDatasets(ms)
+	if len(ms) != 2 || ms[0].Size != "scale 0.01" || ms[1].Size != "scale 0.001" || ms[0].Dataset != "dataset0" || ms[1].Dataset != "dataset0" {
+		t.Fatalf("measures %+v", ms)
+	}
+	if d := differ(condOf(ms[0]), condOf(ms[1])); !slices.Equal(d, []string{"dataset size"}) {
+		t.Errorf("differ: %v, want [dataset size]", d)
 	}
 }
