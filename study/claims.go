@@ -7,12 +7,17 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/fieldbench/fieldbench/report"
 )
 
-// ClaimRow is one qualitative claim of the paper and what fieldbench found.
+// ClaimRow is one qualitative claim of the paper, its verdict with the
+// reason, and what fieldbench found (the evidence beside the verdict).
 type ClaimRow struct {
-	Claim Claim
-	Found string
+	Claim   Claim
+	Verdict Verdict
+	Reason  string
+	Found   string
 }
 
 // lowerBetter are the metrics where less is better (a ranking of them
@@ -23,73 +28,122 @@ var lowerBetter = map[string]bool{
 	"populate_time": true, "cluster_formation_time": true, "ci_amplitude": true, "scalability_score": true,
 }
 
-// Claims states, for every claim of s, what the measures show where a
-// mapping exists: a ranking of the databases measured by the claim's
-// metric, failures, errors, or the change of throughput with nodes.
-func Claims(s *Study, ms []Measure) []ClaimRow {
+// Claims gives every claim of s its verdict and reason (judge) and what
+// the measures show (found). ran names the databases the plan has a step
+// for; nil: those with a measure.
+func Claims(s *Study, ms []Measure, ran map[string]bool) []ClaimRow {
+	if ran == nil {
+		ran = map[string]bool{}
+		for _, m := range ms {
+			ran[m.Database] = true
+		}
+	}
 	var out []ClaimRow
 	for _, c := range s.Claims {
-		out = append(out, ClaimRow{Claim: c, Found: found(s, c, ms)})
+		v, why := judge(s, c, ms, ran)
+		out = append(out, ClaimRow{Claim: c, Verdict: v, Reason: why, Found: found(s, c, ms)})
 	}
 	return out
 }
 
-func found(s *Study, c Claim, ms []Measure) string {
-	op := ""
+// Tally counts the rows' verdicts.
+func Tally(rows []ClaimRow) map[Verdict]int {
+	out := map[Verdict]int{}
+	for _, r := range rows {
+		out[r.Verdict]++
+	}
+	return out
+}
+
+// claimOp is the operation a claim is about: its values', else the one
+// its id names (claimOperation).
+func claimOp(s *Study, c Claim, ms []Measure) string {
 	for _, id := range c.Values {
 		if v, ok := s.Value(id); ok && v.Operation != "" {
-			op = v.Operation
-			break
+			return v.Operation
 		}
 	}
-	if op == "" {
-		op = claimOperation(c, ms)
-	}
+	return claimOperation(c, ms)
+}
+
+func found(s *Study, c Claim, ms []Measure) string {
+	op := claimOp(s, c, ms)
 	metric := c.About
-	if c.About == "stability" && s.Name == "ingest" {
-		metric = "ci_amplitude" // the paper judges stability by the intervals' width
-	}
 	switch {
+	case c.About == "stability" && s.Name == "ingest":
+		return "the paper states no measure of steadiness: it reads it off Figures 3–4 (\"the most stable throughput among all the databases tested\"). For orientation only, not the paper's criterion: " +
+			ranking(s, c, ms, "ci_amplitude", op)
 	case c.Per != "":
 		return perScale(s, c, ms, metric, op)
 	case c.About == "errors":
 		var parts []string
 		for _, m := range ms {
-			if m.Metric == "errors" {
+			if m.Metric == "errors" && slices.Contains(claimDatabases(c, ms), m.Database) {
 				parts = append(parts, fmt.Sprintf("%s: %s failed operations on %s (%s)", m.Step, num(m.Value), m.Server, m.How))
 			}
 		}
 		if len(parts) == 0 {
-			return "not measured in this study's completed steps"
+			return "not measured for " + strings.Join(c.Databases, ", ") + " in this study's completed steps"
 		}
 		return strings.Join(parts, "; ")
 	case c.About == "failure":
-		var parts []string
-		for _, m := range ms {
-			if m.Failed != "" {
-				parts = append(parts, fmt.Sprintf("%s (%s) failed at %s: %s", m.Database, m.Server, where(m), m.Failed))
-			}
-		}
-		if len(parts) == 0 {
-			if len(ms) == 0 {
-				return "not measured in this study's completed steps"
-			}
-			return "no measurement of this study's steps failed"
-		}
-		return strings.Join(parts, "; ")
+		return failures(c, ms)
 	case c.About == "scalability" && len(c.Ranks) == 0:
 		return scaling(ms, op)
-	case Metrics[metric] != "" && len(c.Ranks) > 0 || metric == "ci_amplitude":
-		return ranking(c, ms, metric, op)
+	case reads(s, metric):
+		return ranking(s, c, ms, metric, op)
 	}
-	return "no mapping: fieldbench's steps for this study do not measure it"
+	if Metrics[metric] != "" {
+		return "not read: the study report takes no " + metric + " from this study's result files (" + Metrics[metric] + "); each step's own report may show it"
+	}
+	return "no mapping: " + metric + " (" + Subjects[metric] + ") is not a figure fieldbench measures in this study's steps"
+}
+
+// failures lists, for a failure claim, each of its databases: those the
+// paper says failed first, then those it says finished; a database
+// without a measure is said never to have run here.
+func failures(c Claim, ms []Measure) string {
+	c.Databases = claimDatabases(c, ms)
+	fails := c.Fails
+	if len(fails) == 0 {
+		fails = c.Databases
+	}
+	var parts []string
+	for _, d := range c.Databases {
+		said := "the paper: it finished"
+		if slices.Contains(fails, d) {
+			said = "the paper: it failed"
+		}
+		var failed []string
+		n := 0
+		server := ""
+		for _, m := range ms {
+			if m.Database != d {
+				continue
+			}
+			n++
+			server = m.Server
+			if m.Failed != "" {
+				failed = append(failed, fmt.Sprintf("at %s: %s", where(m), m.Failed))
+			}
+		}
+		switch {
+		case n == 0:
+			parts = append(parts, fmt.Sprintf("%s (%s): never ran here, so nothing failed or finished", d, said))
+		case len(failed) == 0:
+			parts = append(parts, fmt.Sprintf("%s (%s): %s finished all %d measures", d, said, server, n))
+		default:
+			parts = append(parts, fmt.Sprintf("%s (%s): %s failed %d of %d measures, %s", d, said, server, len(failed), n, strings.Join(failed, "; ")))
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // where names a measure's conditions.
 func where(m Measure) string {
 	s := fmt.Sprintf("%d node(s)", m.Nodes)
 	if m.Load > 0 {
-		s = fmt.Sprintf("%s records per source", num(float64(m.Load)))
+		s = fmt.Sprintf("%s records per source", report.Thousands(float64(m.Load)))
 	}
 	if m.Access != "" {
 		s += ", " + m.Access
@@ -100,72 +154,145 @@ func where(m Measure) string {
 	return s
 }
 
-// ranking orders the databases fieldbench measured by the mean of their
-// measures of metric and compares with the paper's order.
-func ranking(c Claim, ms []Measure, metric, op string) string {
-	type agg struct {
-		db     string
-		sum    float64
-		n      int
-		server string
+// ranking orders the claim's databases fieldbench measured by metric
+// (and op) under each set of equal conditions, best first, and sets the
+// order beside the paper's: its ranks, else the order of its values the
+// claim names under the same conditions. A measured database the paper
+// does not rank is stated. Nothing is averaged over unequal conditions.
+func ranking(s *Study, c Claim, ms []Measure, metric, op string) string {
+	if op == "" && len(operations(ms, metric)) > 1 {
+		return "not compared: the claim names no operation and fieldbench measured " + metric + " of " + strings.Join(operations(ms, metric), " and ")
 	}
-	by := map[string]*agg{}
+	var rel []Measure
 	for _, m := range ms {
 		if m.Metric != metric || (op != "" && m.Operation != op) || m.Failed != "" || math.IsNaN(m.Value) {
 			continue
 		}
-		a := by[m.Database]
-		if a == nil {
-			a = &agg{db: m.Database, server: m.Server}
-			by[m.Database] = a
+		if len(c.Databases) > 0 && !slices.Contains(c.Databases, m.Database) {
+			continue
 		}
-		a.sum += m.Value
-		a.n++
+		rel = append(rel, m)
 	}
-	if len(by) == 0 {
+	if len(rel) == 0 {
 		return "not measured in this study's completed steps"
 	}
-	if op == "" && len(operations(ms, metric)) > 1 {
-		return "not compared: the claim names no operation and fieldbench measured " + metric + " of " + strings.Join(operations(ms, metric), " and ")
-	}
-	var list []*agg
-	for _, a := range by {
-		list = append(list, a)
-	}
-	sort.Slice(list, func(i, j int) bool {
-		x, y := list[i].sum/float64(list[i].n), list[j].sum/float64(list[j].n)
-		if lowerBetter[metric] {
-			return x < y
+	paper := paperOrders(s, c, metric)
+	g, keys := groups(rel)
+	var parts []string
+	for _, k := range keys {
+		var list []string
+		for d := range g[k] {
+			list = append(list, d)
 		}
-		return x > y
-	})
-	var parts, order []string
-	for _, a := range list {
-		parts = append(parts, fmt.Sprintf("%s %s (%s, mean of %d)", a.db, num(a.sum/float64(a.n)), a.server, a.n))
-		order = append(order, a.db)
+		sp := map[string]spread{}
+		for _, d := range list {
+			sp[d] = spreadOf(g[k][d])
+		}
+		sort.Slice(list, func(i, j int) bool {
+			x, y := sp[list[i]].mean, sp[list[j]].mean
+			if x != y {
+				if lowerBetter[metric] {
+					return x < y
+				}
+				return x > y
+			}
+			return list[i] < list[j]
+		})
+		var figs []string
+		for _, d := range list {
+			f := fmt.Sprintf("%s %s (%s", d, sp[d], g[k][d][0].Server)
+			if sp[d].ok {
+				f += ", " + sp[d].from
+			} else if len(g[k][d]) == 1 {
+				f += ", one run"
+			}
+			figs = append(figs, f+")")
+		}
+		p := "at " + k.String() + ": " + strings.Join(figs, " > ")
+		order := c.Ranks
+		if len(order) == 0 {
+			order = paper[paperKey{k.nodes, k.after, k.access, k.dataset}]
+		}
+		var unranked, ranked []string
+		for _, d := range list {
+			if len(order) > 0 && !slices.Contains(order, d) {
+				unranked = append(unranked, d)
+			}
+		}
+		for _, d := range order {
+			if slices.Contains(list, d) {
+				ranked = append(ranked, d)
+			}
+		}
+		if len(unranked) > 0 {
+			p += "; " + strings.Join(unranked, ", ") + " measured but not ranked by the paper"
+		}
+		switch {
+		case len(list) < 2:
+			p += "; only one database measured under these conditions"
+		case len(ranked) >= 2:
+			var mine []string
+			for _, d := range list {
+				if slices.Contains(ranked, d) {
+					mine = append(mine, d)
+				}
+			}
+			if strings.Join(mine, ",") == strings.Join(ranked, ",") {
+				p += "; by the means, the paper's order"
+			} else {
+				p += "; by the means, not the paper's order (" + strings.Join(ranked, " > ") + ")"
+			}
+		}
+		parts = append(parts, p)
 	}
-	s := "by " + metric
+	h := "by " + metric
 	if op != "" {
-		s += " of " + op
+		h += " of " + op
 	}
-	s += ", best first: " + strings.Join(parts, " > ")
-	if len(list) < 2 {
-		return s + "; only one database measured, so no order to compare"
+	return h + ", best first, under each set of equal conditions: " + strings.Join(parts, "; ") +
+		". On this machine's shared cores and with stand-ins where the steps table says"
+}
+
+// paperKey is the conditions of a paper's value an order is given at.
+type paperKey struct {
+	nodes, after    int
+	access, dataset string
+}
+
+// paperOrders are the orders (best first) of the databases by the claim's
+// values of metric at each of the paper's conditions: the paper's own
+// figures stand for an order where the claim has no ranks.
+func paperOrders(s *Study, c Claim, metric string) map[paperKey][]string {
+	vals := map[paperKey]map[string]float64{}
+	for _, id := range c.Values {
+		v, ok := s.Value(id)
+		if !ok || v.Metric != metric || v.Database == EveryDatabase || v.Database == UnstatedDatabase {
+			continue
+		}
+		e := s.Effective(v)
+		k := paperKey{e.Nodes, e.NodesAfter, e.Access, e.Dataset}
+		if vals[k] == nil {
+			vals[k] = map[string]float64{}
+		}
+		vals[k][v.Database] = v.Value
 	}
-	var paper []string
-	for _, d := range c.Ranks {
-		if by[d] != nil {
-			paper = append(paper, d)
+	out := map[paperKey][]string{}
+	for k, by := range vals {
+		var dbs []string
+		for d := range by {
+			dbs = append(dbs, d)
+		}
+		sort.Slice(dbs, func(i, j int) bool {
+			if lowerBetter[metric] {
+				return by[dbs[i]] < by[dbs[j]]
+			}
+			return by[dbs[i]] > by[dbs[j]]
+		})
+		if len(dbs) >= 2 {
+			out[k] = dbs
 		}
 	}
-	if len(paper) == len(order) {
-		verdict := "the same order as the paper"
-		if strings.Join(paper, ",") != strings.Join(order, ",") {
-			verdict = "a different order from the paper's (" + strings.Join(paper, " > ") + ")"
-		}
-		s += "; " + verdict
-	}
-	return s + ". Averaged over every condition measured, on this machine's shared cores and with stand-ins where the steps table says: an orientation, not a finding"
+	return out
 }
 
 // scaling is each database's throughput at its largest node count over
@@ -217,6 +344,9 @@ func operations(ms []Measure, metric string) []string {
 // (a read there is the distance query, the only read the paper tabulates).
 func claimOperation(c Claim, ms []Measure) string {
 	ops := operations(ms, c.About)
+	if c.About == "scalability" {
+		ops = operations(ms, "throughput") // judged by throughput against nodes
+	}
 	id := strings.ToLower(c.ID)
 	for _, op := range ops {
 		if strings.Contains(id, op) {

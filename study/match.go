@@ -121,7 +121,7 @@ func Match(s *Study, ms []Measure, ran, incomplete map[string]bool) []Row {
 		r := Row{Value: v, Cond: c, Measured: math.NaN(), MeasuredSD: math.NaN(), Ratio: math.NaN()}
 		switch {
 		case v.Metric == "throughput_ratio":
-			ratioRow(&r, ms)
+			ratioRow(&r, ms, ran)
 		default:
 			k := key(v.Metric, v.Operation, v.Database, c.Access, c.Dataset)
 			var cand, other []Measure
@@ -222,12 +222,14 @@ func measuredRow(r *Row, cand, other []Measure) {
 	}
 }
 
-// ratioRow is a throughput ratio of the value's database over the best of
-// the other NoSQL databases measured (the paper's "best NoSQL" for SQL
-// Server, "the other NoSQL stores" for Cassandra), at the loads both
-// sweeps measured; the largest ratio when the paper gives an upper bound
-// ("up to"), else the mean over the loads.
-func ratioRow(r *Row, ms []Measure) {
+// ratioRow is a throughput ratio of the value's database over its versus
+// database (never another one: a "cassandra vs couchbase" ratio is not
+// divided by a third database's figure), at the loads both sweeps
+// measured; over the best of the other NoSQL databases only when the
+// value names no versus. The largest ratio when the paper gives an upper
+// bound ("up to"), else the mean over the loads. ran names the databases
+// the plan runs, to say why the versus database has no figure.
+func ratioRow(r *Row, ms []Measure, ran map[string]bool) {
 	v := r.Value
 	byLoad := func(db string, other bool) map[int64]Measure {
 		out := map[int64]Measure{}
@@ -244,7 +246,11 @@ func ratioRow(r *Row, ms []Measure) {
 		}
 		return out
 	}
-	mine, others := byLoad(v.Database, false), byLoad(v.Database, true)
+	mine := byLoad(v.Database, false)
+	others := byLoad(v.Database, true)
+	if v.Versus != "" {
+		others = byLoad(v.Versus, false)
+	}
 	if len(mine) == 0 {
 		for _, m := range ms {
 			if m.Metric == "throughput" && m.Operation == v.Operation && m.Database == v.Database && m.Failed != "" {
@@ -253,6 +259,15 @@ func ratioRow(r *Row, ms []Measure) {
 			}
 		}
 		return // else notMeasured says why
+	}
+	if len(others) == 0 && v.Versus != "" {
+		switch {
+		case !ran[v.Versus]:
+			r.NotMeasured = fmt.Sprintf("not comparable: the paper's ratio is against %s, which no step of this study runs; no other database's figure stands in for it", v.Versus)
+		default:
+			r.NotMeasured = fmt.Sprintf("not comparable: the paper's ratio is against %s, which has no complete measure (every load failed, or its step has no result)", v.Versus)
+		}
+		return
 	}
 	if len(others) == 0 {
 		r.NotMeasured = "no other NoSQL database of the study was measured in this study's steps"
@@ -297,8 +312,12 @@ func ratioRow(r *Row, ms []Measure) {
 		r.Measured = s / float64(len(ratios))
 		r.How = fmt.Sprintf("mean ratio over %d common loads", len(ratios))
 	}
-	r.How += fmt.Sprintf(" (%s–%s records per source) against the best other NoSQL database at each; %s",
-		report.Thousands(float64(loads[0])), report.Thousands(float64(loads[len(loads)-1])), describe(used))
+	against := "the best other NoSQL database at each"
+	if v.Versus != "" {
+		against = v.Versus
+	}
+	r.How += fmt.Sprintf(" (%s–%s records per source) against %s; %s",
+		report.Thousands(float64(loads[0])), report.Thousands(float64(loads[len(loads)-1])), against, describe(used))
 }
 
 // notMeasured says why no measure exists for v.

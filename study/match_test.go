@@ -111,7 +111,7 @@ func TestThroughputRatio(t *testing.T) {
 		{"failed loads left out", []Measure{thr("sqlserver", 1, 100), func() Measure { m := thr("cassandra", 1, 0); m.Failed = "timeout"; return m }()}, math.NaN(), "every load of cassandra failed"},
 	} {
 		r := Row{Value: v, Measured: math.NaN()}
-		ratioRow(&r, tc.ms)
+		ratioRow(&r, tc.ms, nil)
 		if !same(r.Measured, tc.want) || !strings.Contains(r.NotMeasured, tc.why) {
 			t.Errorf("%s: %v %q, want %v %q", tc.name, r.Measured, r.NotMeasured, tc.want, tc.why)
 		}
@@ -159,4 +159,33 @@ func same(a, b float64) bool {
 		return math.IsNaN(a) && math.IsNaN(b)
 	}
 	return math.Abs(a-b) < 1e-9
+}
+
+// TestMatchVersus: a ratio against a named database (versus) is divided
+// by that database's figure only: with Couchbase unmeasured, Cassandra's
+// ratio to it is not divided by MongoDB's (not comparable, and why);
+// SQL Server's ratio to Cassandra is divided by Cassandra's even where
+// MongoDB is faster.
+func TestMatchVersus(t *testing.T) {
+	s, err := Load("ingest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	thr := func(db string, load int64, y float64) Measure {
+		return Measure{Metric: "throughput", Operation: "batch", Database: db, Load: load, Value: y, N: 10, SD: math.NaN(), Server: db, Step: "sweep-" + db}
+	}
+	ms := []Measure{thr("sqlserver", 10000, 1000), thr("cassandra", 10000, 100), thr("mongodb", 10000, 400)}
+	ran := map[string]bool{"sqlserver": true, "cassandra": true, "mongodb": true}
+	byID := map[string]Row{}
+	for _, r := range Match(s, ms, ran, nil) {
+		byID[r.Value.ID] = r
+	}
+	c := byID["ingest.text.cassandra-vs-other-nosql"]
+	if !math.IsNaN(c.Measured) || !strings.Contains(c.NotMeasured, "against couchbase, which no step of this study runs") {
+		t.Errorf("cassandra vs couchbase: measured %v, %q", c.Measured, c.NotMeasured)
+	}
+	q := byID["ingest.text.sqlserver-vs-best-nosql"]
+	if q.Measured != 10 || !strings.Contains(q.How, "against cassandra") {
+		t.Errorf("sqlserver vs cassandra: measured %v (want 1000/100 = 10), %q", q.Measured, q.How)
+	}
 }

@@ -36,6 +36,13 @@ type Measure struct {
 	DatasetNote       string // how it was scaled
 	Load              int64  // ingest: records per source
 	Cores             int    // the machine's cores, shared by every node and the client
+	// Size is the dataset's size as the run's options set it ("scale
+	// 0.01", "20,000 articles"): two measures of datasets of one name
+	// but different sizes (each trajectory step scales its own) are
+	// not ranked against each other.
+	Size string
+	// Requests is the requests per request set (wiki), 0 when none.
+	Requests int
 
 	Value  float64
 	Unit   string
@@ -254,6 +261,7 @@ func trajectoryMeasures(r *result.Run, s Step) []Measure {
 			m := b
 			m.Metric, m.Operation, m.Unit, m.Access, m.Value = f.metric, f.op, f.unit, mode, v
 			m.Load = int64(math.Round(scale * 1e6)) // the scale, kept to order the datasets (assignDatasets)
+			m.Size = fmt.Sprintf("scale %g", scale)
 			m.How = fmt.Sprintf("%s, %s (summary figure %s)", f.how, mode, mode+f.key)
 			recs, req := r.Summary.Extra[mode+"_write_records_per_sec"], r.Summary.Extra[mode+"_write_requests_per_sec"]
 			if f.metric == "latency" && f.op == "write" && req > 0 && recs/req > 1.5 {
@@ -295,6 +303,12 @@ func assignDatasets(ms []Measure) {
 
 func wikiMeasures(r *result.Run, s Step) []Measure {
 	b := base(r, s)
+	if v, ok := number(r.Header.Options["requests"]); ok {
+		b.Requests = int(v)
+	}
+	if v, ok := number(r.Header.Options["articles"]); ok {
+		b.Size = report.Thousands(v) + " articles"
+	}
 	sc, err := score.FromRun(r)
 	if err != nil {
 		return nil

@@ -60,10 +60,14 @@ func WriteReport(w io.Writer, s *Study, p Plan, results string, ms []Measure, st
 		}
 	}
 	rows := Match(s, ms, ran, incomplete)
+	claims := Claims(s, ms, ran)
 
 	fmt.Fprintf(w, "# Study %s: the paper's figures beside fieldbench's\n\n", s.Name)
 	fmt.Fprintf(w, "%s (%s, %d; seed %s). Plan size **%s**, results in `%s`. Built by `fieldbench study %s --report-only --results %s` from the result files alone.\n\n",
 		s.Title, s.Authors, s.Year, s.Seed, p.Size, results, s.Name, results)
+	tally := Tally(claims)
+	fmt.Fprintf(w, "**Claims: %d held, %d not held, %d not judged here** (of %d). A claim is held when every comparison it makes was measured under equal conditions and came out as the paper says with the 95 %% intervals apart; not held when one came out the other way or the intervals overlap (a tie: fieldbench could not confirm the paper's order); not judged here when the measures cannot answer it, with the reason (docs/studies.md).\n\n",
+		tally[Held], tally[NotHeld], tally[NotJudged], len(claims))
 	fmt.Fprintf(w, "The ratio is fieldbench's figure over the paper's. A figure is *comparable* only when nothing in the study file's conditions or the result's header differs: the server that really ran, the node count, replication factor, consistency level, the dataset's size, and for absolute figures (times, rates, sizes) the hardware — here every node and the client share one machine's cores. A ratio of an incomparable figure is shown for orientation, not as a finding.\n\n")
 
 	fmt.Fprintf(w, "## Steps\n\n| # | step | for | state | server(s) | runs |\n|---|---|---|---|---|---|\n")
@@ -96,13 +100,7 @@ func WriteReport(w io.Writer, s *Study, p Plan, results string, ms []Measure, st
 		if v.Versus != "" {
 			what += " vs " + v.Versus
 		}
-		paper := fig(v.Value, v.Unit)
-		if v.SD != nil {
-			paper += " ± " + num(*v.SD) + " SD"
-		}
-		if v.Approx {
-			paper = "≈ " + paper
-		}
+		paper := paperFig(v)
 		fb, ratio, comp, why := "not measured", "–", "–", r.NotMeasured
 		if !math.IsNaN(r.Measured) {
 			fb = fig(r.Measured, v.Unit)
@@ -122,9 +120,22 @@ func WriteReport(w io.Writer, s *Study, p Plan, results string, ms []Measure, st
 		fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s | %s | %s | %s | %s |\n", v.ID, cell(v.Source.String()), cell(what), cell(condText(r.Cond)), paper, fb, ratio, comp, cell(why))
 	}
 
-	fmt.Fprintf(w, "\n## Claims\n\n| claim | the paper | fieldbench |\n|---|---|---|\n")
-	for _, c := range Claims(s, ms) {
-		fmt.Fprintf(w, "| `%s` | %s | %s |\n", c.Claim.ID, cell(strings.Join(strings.Fields(c.Claim.Claim), " ")), cell(c.Found))
+	fmt.Fprintf(w, "\n## Claims\n\n| claim | the paper | verdict | why | fieldbench's evidence |\n|---|---|---|---|---|\n")
+	for _, c := range claims {
+		said := strings.Join(strings.Fields(c.Claim.Claim), " ")
+		if c.Claim.Hint {
+			said += " *(A hint: the paper reports it from tests it does not show.)*"
+		}
+		if c.Claim.Note != "" {
+			said += " Note: " + strings.Join(strings.Fields(c.Claim.Note), " ")
+		}
+		fmt.Fprintf(w, "| `%s` | %s | **%s** | %s | %s |\n", c.Claim.ID, cell(said), c.Verdict, cell(c.Reason), cell(c.Found))
+	}
+	if len(s.Notes) > 0 {
+		fmt.Fprintf(w, "\n## The study file's notes\n\nWhat the study file says of the paper as a whole: its own contradictions and what it leaves out.\n\n")
+		for _, n := range s.Notes {
+			fmt.Fprintf(w, "- %s\n", strings.Join(strings.Fields(n), " "))
+		}
 	}
 	fmt.Fprintf(w, "\n## The paper's shapes\n\n")
 	switch s.Name {
@@ -341,6 +352,26 @@ func condText(c Conditions) string {
 		}
 	}
 	return strings.Join(p, ", ")
+}
+
+// paperFig is the paper's figure as the paper gives it: "up to", "more
+// than", "at least" for a bound, "≈" for an approximate figure, its SD
+// and its upper bound ("up to 17 %") where it gives one above the value.
+func paperFig(v Value) string {
+	p := fig(v.Value, v.Unit)
+	if v.SD != nil {
+		p += " ± " + num(*v.SD) + " SD"
+	}
+	switch {
+	case Bounds[v.Bound] != "":
+		p = Bounds[v.Bound] + " " + p
+	case v.Approx:
+		p = "≈ " + p
+	}
+	if v.Max != nil && *v.Max > v.Value {
+		p += " (up to " + fig(*v.Max, v.Unit) + ")"
+	}
+	return p
 }
 
 // fig formats a figure with its unit.

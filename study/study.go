@@ -177,19 +177,23 @@ func (c Conditions) over(o Conditions) Conditions {
 
 // Value is one number the paper publishes.
 type Value struct {
-	ID         string     `yaml:"id"`
-	Source     Source     `yaml:"source"`
-	Metric     string     `yaml:"metric"`    // one of Metrics
-	Operation  string     `yaml:"operation"` // fieldbench's operation name, where the value is of one
-	Database   string     `yaml:"database"`  // a name of Study.Databases, EveryDatabase or UnstatedDatabase
-	Versus     string     `yaml:"versus"`    // the database a ratio compares against
-	Unit       string     `yaml:"unit"`      // one of Units
-	Value      float64    `yaml:"value"`
-	SD         *float64   `yaml:"sd"`   // standard deviation, as published
-	CI95       *float64   `yaml:"ci95"` // half-width of the 95 % confidence interval, as published
-	Min        *float64   `yaml:"min"`
-	Max        *float64   `yaml:"max"`
-	Approx     bool       `yaml:"approx"` // the paper gives it as approximate, or it is read off a plot: Note says which
+	ID        string   `yaml:"id"`
+	Source    Source   `yaml:"source"`
+	Metric    string   `yaml:"metric"`    // one of Metrics
+	Operation string   `yaml:"operation"` // fieldbench's operation name, where the value is of one
+	Database  string   `yaml:"database"`  // a name of Study.Databases, EveryDatabase or UnstatedDatabase
+	Versus    string   `yaml:"versus"`    // the database a ratio compares against
+	Unit      string   `yaml:"unit"`      // one of Units
+	Value     float64  `yaml:"value"`
+	SD        *float64 `yaml:"sd"`   // standard deviation, as published
+	CI95      *float64 `yaml:"ci95"` // half-width of the 95 % confidence interval, as published
+	Min       *float64 `yaml:"min"`
+	Max       *float64 `yaml:"max"`
+	Approx    bool     `yaml:"approx"` // the paper gives it as approximate, or it is read off a plot: Note says which
+	// Bound is set when the paper gives the number as a bound, one of
+	// Bounds ("up to five times": up-to): the report prints the paper's
+	// words rather than a bare figure or "≈".
+	Bound      string     `yaml:"bound"`
 	Note       string     `yaml:"note"`
 	Conditions Conditions `yaml:"conditions"`
 }
@@ -205,6 +209,13 @@ type Claim struct {
 	Values     []string   `yaml:"values"`    // ids of values that bear on it
 	Note       string     `yaml:"note"`
 	Conditions Conditions `yaml:"conditions"`
+	// Hint: the paper only reports the finding as hinted at by tests it
+	// does not show; the report says so beside the claim.
+	Hint bool `yaml:"hint"`
+	// Fails are, for a failure claim, the databases the paper says
+	// failed; the claim's other Databases are said to have finished.
+	// Empty: every database of the claim is said to have failed.
+	Fails []string `yaml:"fails"`
 	// Per says the claim holds condition by condition, one of Pers: it
 	// is judged at each of the paper's node counts or transitions of its
 	// metric, not over all of them together. Needs About to be a metric.
@@ -213,6 +224,14 @@ type Claim struct {
 	// transition) the claim names ("at 6 and 12 nodes"); empty: every
 	// one the paper measured ("at every transition"). Needs Per.
 	At []int `yaml:"at"`
+}
+
+// Bounds are the kinds of bound a value may be (Value.Bound), with the
+// words the report prints before the figure.
+var Bounds = map[string]string{
+	"up-to":     "up to",
+	"more-than": "more than",
+	"at-least":  "at least",
 }
 
 // Pers are the ways a claim may be judged condition by condition

@@ -24,6 +24,7 @@ func wikiRun(t *testing.T) *result.Run {
 		Database: adapterInfo("Apache Cassandra", "4.1.5"),
 		Started:  time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 		Machine:  result.Machine{Cores: 2},
+		Options:  map[string]any{"requests": 2000, "articles": 20000},
 		Cluster:  &result.ClusterInfo{Engine: "cassandra", Nodes: []result.ClusterNode{{Name: "c1"}, {Name: "c2"}}, Options: map[string]string{"rf": "2", "consistency": "ONE"}},
 		Series:   map[string]result.SeriesMeta{score.SeriesRequestSet: {Title: "request sets", XIsTime: true, Band: "sd"}},
 	})
@@ -101,6 +102,10 @@ func TestWikiMeasures(t *testing.T) {
 		if _, ok := got[k]; !ok {
 			t.Errorf("no %s measure (have %v)", k, keys(got))
 		}
+	}
+	// The request-set size and the dataset's, which a ranking needs equal.
+	if r := got["request_set_time/2"]; r.Requests != 2000 || r.Size != "20,000 articles" {
+		t.Errorf("request sets of %d requests on %q, want 2000 on 20,000 articles", r.Requests, r.Size)
 	}
 	s, err := Load("wiki")
 	if err != nil {
