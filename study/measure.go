@@ -148,7 +148,8 @@ func server(h result.Header) string {
 
 // standIn reports whether the server that ran is not db: its name does not
 // contain the database's ("Apache Cassandra 4.1" is cassandra; "FerretDB"
-// is not mongodb).
+// is not mongodb), or names a mock of it ("CouchbaseMock" is not
+// Couchbase Server).
 func standIn(h result.Header, db string) bool {
 	if h.HarnessOnly() {
 		return true
@@ -156,6 +157,9 @@ func standIn(h result.Header, db string) bool {
 	name := strings.ToLower(h.Database.Name)
 	if name == "" {
 		name = strings.ToLower(h.Adapter)
+	}
+	if strings.Contains(name, "mock") {
+		return true
 	}
 	alias := map[string]string{"postgres": "postgresql", "sqlserver": "sql server"}
 	return !strings.Contains(name, db) && (alias[db] == "" || !strings.Contains(name, alias[db]))

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fieldbench/fieldbench/result"
 	"github.com/fieldbench/fieldbench/workload/ingest"
 	"github.com/fieldbench/fieldbench/workload/microblog"
 	"github.com/fieldbench/fieldbench/workload/trajectory"
@@ -577,6 +578,32 @@ func TestTranscriptionNotes(t *testing.T) {
 			if v, ok := s.Value(id); !ok || v.Bound != b {
 				t.Errorf("%s: bound %q, want %q", id, v.Bound, b)
 			}
+		}
+	}
+}
+
+// TestStandIn: a figure is the database's only when the server that ran
+// is that database, never a stand-in or a mock whose name contains it.
+func TestStandIn(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		server, adapter, db string
+		want                bool
+	}{
+		{"Apache Cassandra", "cassandra", "cassandra", false},
+		{"PostgreSQL", "postgres", "postgres", false},
+		{"FerretDB", "mongodb", "mongodb", true},
+		{"CouchbaseMock", "couchbase", "couchbase", true},
+		{"Couchbase Server", "couchbase", "couchbase", false},
+		{"pouchdb-server", "couchdb", "couchdb", true},
+		{"reqlite", "rethinkdb", "rethinkdb", true},
+		{"Iridium SQL", "sqlserver", "sqlserver", true},
+		{"PostgreSQL", "postgres", "sqlserver", true},
+	} {
+		h := result.Header{Adapter: c.adapter}
+		h.Database.Name = c.server
+		if got := standIn(h, c.db); got != c.want {
+			t.Errorf("server %q for %s: stand-in %v, want %v", c.server, c.db, got, c.want)
 		}
 	}
 }
