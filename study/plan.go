@@ -90,7 +90,9 @@ var plans = map[string]func(size string) []Step{
 			{Name: "sweep-cassandra", Scenario: "ingest/sweep-cassandra.yaml", For: "cassandra", Options: sweep,
 				Why: "Cassandra's throughput per load with 95 % confidence intervals"},
 			{Name: "sweep-mongodb", Scenario: "ingest/sweep-mongodb.yaml", For: "mongodb",
-				Why: "the MongoDB driver's throughput per load (on FerretDB, the scenario's smaller loads)"},
+				Why: "the MongoDB driver's throughput per load (on FerretDB, the scenario's smaller loads and 10,000)"},
+			{Name: "sweep-couchbase", Scenario: "ingest/sweep-couchbase.yaml", For: "couchbase",
+				Why: "the Couchbase SDK's throughput at 10,000 records per source (on CouchbaseMock, without a budget)"},
 		}
 	},
 	"wiki": func(size string) []Step {
@@ -111,6 +113,8 @@ var plans = map[string]func(size string) []Step{
 			Why: "Tables 1 and 2 for HBase"}, n)...)
 		out = append(out, repeat(Step{Name: "scalability-cassandra", Scenario: scal, For: "cassandra",
 			Why: "Tables 3 and 4: scalability scores and mean request-set times"}, n)...)
+		out = append(out, repeat(Step{Name: "requests-mongodb", Scenario: "wiki/requests-mongodb.yaml", For: "mongodb",
+			Why: "MongoDB's request sets on one server (FerretDB cannot grow), as Cassandra's first scalability step"}, n)...)
 		return out
 	},
 	"trajectory": func(string) []Step {
@@ -123,6 +127,8 @@ var plans = map[string]func(size string) []Step{
 				Why: "CouchDB's figures on 1 and 2 nodes (on pouchdb-server)"},
 			{Name: "cassandra", Scenario: "trajectory/cassandra.yaml", For: "cassandra",
 				Why: "Tables 3–14 for Cassandra: 1–4 nodes, three dataset sizes, sequential and random"},
+			{Name: "rethinkdb", Scenario: "trajectory/rethinkdb.yaml", For: "rethinkdb",
+				Why: "the RethinkDB driver's figures at 0.1 % (on reqlite, one server)"},
 		}
 	},
 	"microblog": func(string) []Step {
@@ -135,6 +141,8 @@ var plans = map[string]func(size string) []Step{
 				Why: "2 of 6 nodes crashing under load: failed operations and the audit"},
 			{Name: "join", Scenario: "microblog/join.yaml", For: "cassandra",
 				Why: "2 nodes joining a 4-node cluster under load"},
+			{Name: "steady-couchbase", Scenario: "microblog/steady-couchbase.yaml", For: "couchbase",
+				Why: "the steady run on Couchbase (CouchbaseMock, 3 simulated nodes in one JVM, without a budget)"},
 		}
 	},
 }

@@ -25,7 +25,7 @@ func TestStudyCommand(t *testing.T) {
 	scen := filepath.Join("..", "..", "scenarios")
 	res := t.TempDir()
 	code, out, errs := execute(ctx, "study", "trajectory", "--dry-run", "--scenarios", scen, "--results", res)
-	if code != cli.ExitOK || !strings.Contains(out, "1/4 postgres") || !strings.Contains(out, "(to run)") {
+	if code != cli.ExitOK || !strings.Contains(out, "1/5 postgres") || !strings.Contains(out, "(to run)") {
 		t.Errorf("dry run: exit %d\n%s%s", code, out, errs)
 	}
 	for _, args := range [][]string{
