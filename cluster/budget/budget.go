@@ -271,7 +271,10 @@ func FitLoad(nodes map[string]Budget, load Budget, m Machine) error {
 	var errs []string
 	if (nCPU > 0 || load.CPU > 0) && m.CPUs > 0 && cpu+load.CPU+Reserve.CPU > m.CPUs+1e-9 {
 		ask := fmt.Sprintf("%d node(s) ask %s CPUs, ", nCPU, num(cpu))
-		if load.CPU > 0 {
+		switch {
+		case nCPU == 0:
+			ask = fmt.Sprintf("the load asks %s CPUs, ", num(load.CPU))
+		case load.CPU > 0:
 			ask += fmt.Sprintf("the load %s, ", num(load.CPU))
 		}
 		errs = append(errs, fmt.Sprintf("%sand %s %s: %s > this machine's %s CPUs",
@@ -279,7 +282,10 @@ func FitLoad(nodes map[string]Budget, load Budget, m Machine) error {
 	}
 	if (nMem > 0 || load.Memory > 0) && m.Memory > 0 && mem+load.Memory+Reserve.Memory > m.Memory {
 		ask := fmt.Sprintf("%d node(s) ask %s of memory, ", nMem, size(mem))
-		if load.Memory > 0 {
+		switch {
+		case nMem == 0:
+			ask = fmt.Sprintf("the load asks %s of memory, ", size(load.Memory))
+		case load.Memory > 0:
 			ask += fmt.Sprintf("the load %s, ", size(load.Memory))
 		}
 		errs = append(errs, fmt.Sprintf("%sand %s %s: %s > this machine's %s",

@@ -27,6 +27,11 @@ func ParseLoad(s string) (Budget, error) {
 	return b, nil
 }
 
+// LoadGroup is the name of the control group of the load generator that
+// process pid runs (or, on a load host, starts): named for fieldbench and
+// the process, so that two loads never share one.
+func LoadGroup(pid int) string { return fmt.Sprintf("%sload-%d", Prefix, pid) }
+
 // Held is a control group this process moved itself into (Hold), and the
 // groups it came from, one per controller, to go back to.
 type Held struct {

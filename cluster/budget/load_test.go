@@ -46,7 +46,7 @@ func TestFitLoad(t *testing.T) {
 		{"nodes and load fit", nodes, Budget{CPU: 0.75}, ""},
 		{"the load tips the CPUs over", nodes, Budget{CPU: 1}, "2 node(s) ask 1 CPUs, the load 1, and 0.25 are kept for the system: 2.25 > this machine's 2 CPUs"},
 		{"the load tips the memory over", nodes, Budget{Memory: 6 << 30}, "2 node(s) ask 2.0GiB of memory, the load 6.0GiB, and 512MiB are kept for the system: 8.5GiB > this machine's 8.0GiB"},
-		{"a load alone", nil, Budget{CPU: 2}, "0 node(s) ask 0 CPUs, the load 2, and 0.25 are kept for the system: 2.25 > this machine's 2 CPUs"},
+		{"a load alone", nil, Budget{CPU: 2}, "the load asks 2 CPUs, and 0.25 are kept for the system: 2.25 > this machine's 2 CPUs"},
 		{"no load is Fit", nodes, Budget{}, ""},
 	} {
 		err := FitLoad(c.nodes, c.load, m)
