@@ -362,7 +362,7 @@ func withCluster(c *cobra.Command, check func() error, started func(*cluster.Clu
 			results = f.Value.String()
 		}
 		dir := filepath.Join(results, fmt.Sprintf("cluster-%s-%s", engine, time.Now().Format("20060102-150405")))
-		cl, err := clusterUp(cmd.Context(), engine, cluster.Options{Nodes: nodes, Extra: extra, Network: network, Budget: plan}, dir, cmd.ErrOrStderr())
+		cl, err := clusterUp(cmd.Context(), engine, cluster.Options{Nodes: nodes, Extra: extra, Network: network, Budget: plan, Load: job.LoadBudget(cmd.Flags())}, dir, cmd.ErrOrStderr())
 		if err != nil {
 			return err
 		}
