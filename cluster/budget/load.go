@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/containerd/cgroups/v3"
 )
@@ -66,17 +67,25 @@ func Hold(name string, b Budget) (*Held, error) {
 }
 
 // Release moves the process back to the groups it came from and removes
-// the group. A process this one started while held (a helper command) and
-// that still runs keeps the group from going: the error says so.
+// the group. Processes this one started while held and that still run (a
+// node an experiment restarted without a budget of its own, a helper) go
+// back with it: they were the load's only because it started them.
 func (h *Held) Release() error {
 	if h == nil {
 		return nil
 	}
 	var errs []error
-	pid := []byte(strconv.Itoa(os.Getpid()))
-	for _, from := range h.from {
-		if err := os.WriteFile(filepath.Join(from, "cgroup.procs"), pid, 0); err != nil {
-			errs = append(errs, fmt.Errorf("budget: move fieldbench back to %s: %w", from, err))
+	self := os.Getpid()
+	for i, from := range h.from {
+		pids := []int{self}
+		if others, err := (Group{Dirs: []string{h.Group.Dirs[i]}}).Procs(); err == nil {
+			pids = append(pids, others...)
+		}
+		for _, pid := range pids {
+			err := os.WriteFile(filepath.Join(from, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0)
+			if err != nil && (pid == self || !errors.Is(err, syscall.ESRCH)) {
+				errs = append(errs, fmt.Errorf("budget: move pid %d back to %s: %w", pid, from, err))
+			}
 		}
 	}
 	h.from = nil

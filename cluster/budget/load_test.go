@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -78,7 +79,8 @@ func ownGroups(t *testing.T) string {
 // TestHoldMovesThisProcess: Hold puts this very process into a group of
 // its budget (the kernel's cgroup.procs and /proc/self/cgroup say so),
 // HeldNow reads its budget back from the kernel, and Release puts the
-// process back where it was and leaves no group. Needs root and cgroups.
+// process back where it was, with a child it started while held, and
+// leaves no group. Needs root and cgroups.
 func TestHoldMovesThisProcess(t *testing.T) {
 	b := Budget{CPU: 0.7, Memory: 300 << 20}
 	if err := Check(b); err != nil {
@@ -97,6 +99,16 @@ func TestHoldMovesThisProcess(t *testing.T) {
 	}
 	if now := ownGroups(t); now == before || !strings.Contains(now, name) {
 		t.Errorf("/proc/self/cgroup while held:\n%s\nwant it in %s (before:\n%s)", now, name, before)
+	}
+	// A process started while held is born in the group; Release takes
+	// it back out with this one, or the group could not go.
+	child := exec.Command("sleep", "60")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = child.Process.Kill(); _ = child.Wait() })
+	if pids, _ := h.Group.ProcsAll(); !slices.Contains(pids, child.Process.Pid) {
+		t.Errorf("the group holds %v, want the child %d born in it", pids, child.Process.Pid)
 	}
 	held, err := HeldNow()
 	if err != nil {

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fieldbench/fieldbench/internal/cli"
 	"github.com/fieldbench/fieldbench/cluster/budget"
+	"github.com/fieldbench/fieldbench/internal/cli"
 	"github.com/fieldbench/fieldbench/result"
 )
 
