@@ -161,7 +161,9 @@ func New(name string) (Job, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown workload %q (known: %v)", name, namesLocked())
 	}
-	return mk(), nil
+	j := mk()
+	loadBudgetVerbs(j)
+	return j, nil
 }
 
 // Names lists the registered jobs, sorted.

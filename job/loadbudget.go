@@ -30,6 +30,25 @@ const (
 	seriesLoadThrottled = "load-budget-throttled"
 )
 
+// loadBudgetVerbs narrows --load-budget, declared by newBase for every
+// command that may drive a load, to those j has (ingest has no load), so
+// that list and a scenario's refusal name only real ones.
+func loadBudgetVerbs(j Job) {
+	o := j.Opts()
+	if _, ok := o.verbs["load-budget"]; !ok {
+		return
+	}
+	var have []string
+	for _, c := range j.Commands() {
+		for _, v := range loadVerbs {
+			if c.Verb == v {
+				have = append(have, v)
+			}
+		}
+	}
+	o.verbs["load-budget"] = have
+}
+
 // loadPlan is the load's budget as a command runs it, set on its Env by
 // fitted from the job's --load-budget.
 type loadPlan struct {

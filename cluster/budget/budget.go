@@ -297,6 +297,9 @@ func FitLoad(nodes map[string]Budget, load Budget, m Machine) error {
 	return nil
 }
 
-func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+// num writes a sum of CPUs without float noise (0.8+0.8+0.3 is
+// 1.9000000000000001): to a millionth of a CPU, far below the kernel's
+// quota grain.
+func num(f float64) string { return strconv.FormatFloat(math.Round(f*1e6)/1e6, 'f', -1, 64) }
 
 func size(b uint64) string { return strings.ReplaceAll(humanize.IBytes(b), " ", "") }
