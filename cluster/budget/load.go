@@ -121,6 +121,14 @@ func HeldNow() (map[string]Budget, error) {
 			}
 			rel, _ := filepath.Rel(root, p)
 			if i := strings.Index(rel, Prefix); i >= 0 && (i == 0 || rel[i-1] == '/') {
+				// A load's group holds its process while it runs: an
+				// empty one is what a SIGKILLed load left, and holds
+				// nothing.
+				if strings.HasPrefix(rel[i:], Prefix+"load-") {
+					if pids, _ := (Group{Dirs: []string{p}}).Procs(); len(pids) == 0 {
+						return nil
+					}
+				}
 				each(p, rel[i:])
 			}
 			return nil

@@ -135,3 +135,29 @@ func TestHoldMovesThisProcess(t *testing.T) {
 		t.Errorf("HeldNow after Release still has %s: %v", name, held[name])
 	}
 }
+
+// TestHeldNowSkipsAnEmptyLoad: a load's group that holds no process (what
+// a SIGKILLed load leaves) is not counted; a node's empty group is (its
+// node may be stopped, its budget kept for its restart).
+func TestHeldNowSkipsAnEmptyLoad(t *testing.T) {
+	b := Budget{CPU: 0.4}
+	if err := Check(b); err != nil {
+		t.Skipf("no budgets here: %v", err)
+	}
+	load := LoadGroup(-os.Getpid()) // no such process
+	node := fmt.Sprintf("%stest-%d/node1", Prefix, os.Getpid())
+	for _, name := range []string{load, node} {
+		g, err := Create(name, b, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = g.Remove() })
+	}
+	held, err := HeldNow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !held[load].Empty() || held[node] != b {
+		t.Errorf("HeldNow: load %v (want none), node %v (want %v)", held[load], held[node], b)
+	}
+}
