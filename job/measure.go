@@ -127,7 +127,12 @@ func measure(ctx context.Context, env *Env, m measured) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, release()) }()
+	defer func() {
+		// Joined only when it failed: an interrupt stays ErrInterrupted.
+		if rerr := release(); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	}()
 	senv := *env
 	senv.Stderr = stderr
 	s, err := startRun(ctx, &senv, dir, h, db)

@@ -57,7 +57,7 @@ func TestLoadBudgetRun(t *testing.T) {
 	}
 	results := filepath.Join(t.TempDir(), "results")
 	code, _, stderr := execute(context.Background(), "run", "microblog", "--users", "50", "--clients", "2", "--duration", "1s", "--rate", "100",
-		"--load-budget", "cpu=0.5,memory=512MiB", "--results", results)
+		"--load-budget", "cpu=0.2,memory=256MiB", "--results", results)
 	if code != 0 {
 		t.Fatalf("run --load-budget: exit %d: %s", code, stderr)
 	}
@@ -72,7 +72,7 @@ func TestLoadBudgetRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Header.LoadBudget != "cpu=0.5,memory=512MiB" {
+	if run.Header.LoadBudget != "cpu=0.2,memory=256MiB" {
 		t.Errorf("header load_budget %q", run.Header.LoadBudget)
 	}
 	for _, d := range budget.Here(budget.LoadGroup(os.Getpid())).Dirs {
