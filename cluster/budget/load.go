@@ -115,6 +115,11 @@ func HeldNow() (map[string]Budget, error) {
 		return strings.TrimSpace(string(b)), err == nil
 	}
 	walk := func(root string, each func(dir, rel string)) error {
+		// cpu is a link to cpu,cpuacct on many machines: WalkDir does
+		// not follow a link, even as its root.
+		if r, err := filepath.EvalSymlinks(root); err == nil {
+			root = r
+		}
 		err := filepath.WalkDir(root, func(p string, e os.DirEntry, err error) error {
 			if err != nil || !e.IsDir() {
 				return nil // a group removed while walked
