@@ -28,10 +28,16 @@ type BudgetHolder interface {
 // cannot hold or this machine cannot (budget.Check: no root, a controller
 // missing), an override for a node the cluster will not have, started
 // with opts and grown by adds nodes (an experiment's joins), and budgets
-// whose sum does not fit this machine (budget.Fit, with the sums).
+// whose sum does not fit this machine (budget.Fit, with the sums); with
+// opts.Load (the run's --load-budget), the load's budget and those
+// fieldbench already holds on this machine are summed with them
+// (budget.FitLoad, budget.HeldNow).
 func CheckBudget(engine string, opts Options, adds int) error {
 	if opts.Budget.Empty() {
-		return nil
+		if opts.Load.Empty() {
+			return nil
+		}
+		return CheckLoad(opts.Load, nil)
 	}
 	e, err := Get(engine)
 	if err != nil {
@@ -57,13 +63,49 @@ func CheckBudget(engine string, opts Options, adds int) error {
 	for _, name := range budgetedNames(e, opts, adds) {
 		nodes[name] = opts.Budget.For(name)
 	}
-	if err := budget.Fit(nodes, thisMachine()); err != nil {
+	if opts.Load.Empty() {
+		if err := budget.Fit(nodes, thisMachine()); err != nil {
+			return err
+		}
+	} else if err := CheckLoad(opts.Load, nodes); err != nil {
 		return err
 	}
 	for _, b := range nodes {
 		if err := budget.Check(b); err != nil {
 			return fmt.Errorf("--budget: %w", err)
 		}
+	}
+	return nil
+}
+
+// CheckLoad refuses, before anything starts, a load generator's budget
+// (--load-budget) this machine cannot hold (budget.Check: no root, a
+// controller missing) or that does not fit beside the budgets fieldbench
+// holds here already (every budgeted cluster's nodes, every other load:
+// budget.HeldNow, read from the kernel, so a cluster started earlier by
+// `cluster up` counts) and the nodes of a cluster about to start (by
+// name; nil for none), with Reserve: budget.FitLoad, which prints the
+// sums.
+func CheckLoad(load budget.Budget, starting map[string]budget.Budget) error {
+	if load.Empty() {
+		return nil
+	}
+	if err := budget.Check(load); err != nil {
+		return fmt.Errorf("--load-budget: %w", err)
+	}
+	held, err := budget.HeldNow()
+	if err != nil {
+		return fmt.Errorf("--load-budget: read the budgets fieldbench holds here: %w", err)
+	}
+	nodes := map[string]budget.Budget{}
+	for name, b := range held {
+		nodes[name] = b
+	}
+	for name, b := range starting {
+		nodes["(starting) "+name] = b
+	}
+	if err := budget.FitLoad(nodes, load, thisMachine()); err != nil {
+		return fmt.Errorf("--load-budget %s: %w", load, err)
 	}
 	return nil
 }

@@ -130,6 +130,10 @@ type Options struct {
 	// Budget sizes every node (--budget cpu=0.5,memory=1GiB) and, by
 	// name, some of them: see CheckBudget.
 	Budget budget.Plan
+	// Load is the budget of the load generator that will run against
+	// the cluster (run --cluster ... --load-budget): CheckBudget fits it
+	// beside the nodes'. The cluster does not hold it; the run does.
+	Load budget.Budget
 }
 
 // NodeStatus is one line of `cluster status`.

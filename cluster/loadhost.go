@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/fieldbench/fieldbench/cluster/budget"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
 	"github.com/fieldbench/fieldbench/probe"
 )
@@ -32,7 +33,18 @@ import (
 // kept it from running (or from being waited for), and the host's
 // removal's failure. The caller checks index and vnet.Check first: both
 // are its bad input.
+//
+// With --load-budget in args, the child runs in a control group of that
+// budget from its first instruction (budget.Join: the child's own /sys,
+// which ip netns exec mounts afresh, has no control groups to move into),
+// checked first like the run's own (CheckLoad: bad input, before the host
+// exists); the group's totals are printed once the child ended, and the
+// group is removed on every path.
 func RunOnLoadHost(ctx context.Context, c *Cluster, index int, args []string, stdout, stderr io.Writer) (exit int, err error) {
+	load, err := loadBudgetArg(args)
+	if err != nil {
+		return 0, err
+	}
 	dir := c.Dir
 	net := vnet.ForDir(c.Dir)
 	if !vnet.Exists(net.BridgeNS()) {
@@ -58,6 +70,26 @@ func RunOnLoadHost(ctx context.Context, c *Cluster, index int, args []string, st
 		return 0, fmt.Errorf("--load-host: find fieldbench's own binary: %w", err)
 	}
 	argv := append(vnet.Command(h.NS, exe), args...)
+	if !load.Empty() {
+		g, err := budget.Create(budget.LoadGroup(os.Getpid()), load, "")
+		if err != nil {
+			_ = budget.Here(budget.LoadGroup(os.Getpid())).Remove()
+			return 0, fmt.Errorf("--load-budget: %w", err)
+		}
+		defer func() {
+			if u, uerr := g.Usage(); uerr == nil && load.CPU > 0 {
+				share := 0.0
+				if u.Periods > 0 {
+					share = 100 * float64(u.Throttled) / float64(u.Periods)
+				}
+				fmt.Fprintf(stderr, "load budget %s on %s: %.1f CPU-s used, held back in %.0f%% of %d periods\n", load, h.Name, u.CPUSeconds, share, u.Periods)
+			}
+			if rerr := errors.Join(killGroup(g), g.Remove()); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+		}()
+		argv = g.Join(argv)
+	}
 	fmt.Fprintf(stderr, "on load host %s (%s, network namespace %s)\n", h.Name, h.Addr, h.NS)
 	child := exec.Command(argv[0], argv[1:]...)
 	child.Stdout, child.Stderr = stdout, stderr
@@ -83,6 +115,27 @@ func RunOnLoadHost(ctx context.Context, c *Cluster, index int, args []string, st
 			return 0, werr
 		}
 	}
+}
+
+// loadBudgetArg is the --load-budget=B among a load host's args
+// (LoadHostArgs writes every flag so), checked as the run checks its own
+// (CheckLoad), its refusals bad input; the zero budget without one.
+func loadBudgetArg(args []string) (budget.Budget, error) {
+	for _, a := range args {
+		v, ok := strings.CutPrefix(a, "--load-budget=")
+		if !ok || v == "" {
+			continue
+		}
+		b, err := budget.ParseLoad(v)
+		if err != nil {
+			return budget.Budget{}, badInput{fmt.Errorf("--load-budget: %w", err)}
+		}
+		if err := CheckLoad(b, nil); err != nil {
+			return budget.Budget{}, badInput{err}
+		}
+		return b, nil
+	}
+	return budget.Budget{}, nil
 }
 
 // The command line around RunOnLoadHost: which cluster --load-host DIR

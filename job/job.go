@@ -63,6 +63,9 @@ type Env struct {
 	// Outputs are the standard files and live metrics a measured run
 	// makes beside its result file.
 	Outputs Outputs
+	// load is the command's --load-budget, set by Find's command
+	// (fitted): measure and runLoad hold the load to it.
+	load loadPlan
 }
 
 // Outputs are what a measured run writes for other tools.
@@ -158,7 +161,9 @@ func New(name string) (Job, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown workload %q (known: %v)", name, namesLocked())
 	}
-	return mk(), nil
+	j := mk()
+	loadBudgetVerbs(j)
+	return j, nil
 }
 
 // Names lists the registered jobs, sorted.
@@ -229,7 +234,10 @@ func Check(j Job, verb string) error {
 	if err := Fit(j, verb); err != nil {
 		return err
 	}
-	return checkCommand(j, verb)
+	if err := checkCommand(j, verb); err != nil {
+		return err
+	}
+	return checkLoadBudget(j, verb)
 }
 
 // Find returns the command of j for verb ("run", or "op"), whose Run (and
@@ -295,9 +303,15 @@ func TraitsOf(j Job) Traits {
 type base struct {
 	name string
 	opts *Opts
+	// loadBudget is --load-budget, declared here once for every job.
+	loadBudget *string
 }
 
-func newBase(name string) base { return base{name: name, opts: NewOpts()} }
+func newBase(name string) base {
+	b := base{name: name, opts: NewOpts(), loadBudget: new(string)}
+	b.opts.String(b.loadBudget, "load-budget", "", loadBudgetHelp, loadVerbs...)
+	return b
+}
 
 // Workload is the registered workload's self-description.
 func (b base) Workload() workload.Meta { return workloadMeta(b.name) }

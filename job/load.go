@@ -126,7 +126,14 @@ func runLoad(ctx context.Context, env *Env, j loader) error {
 		return err
 	}
 	defer db.Close()
+	release, _, err := holdLoad(env.load)
+	if err != nil {
+		return err
+	}
 	f, err := j.loadInto(ctx, env, db, dsn)
+	if rerr := release(); rerr != nil {
+		err = errors.Join(err, rerr)
+	}
 	if f.close != nil {
 		defer f.close()
 	}

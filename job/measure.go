@@ -109,6 +109,7 @@ func measure(ctx context.Context, env *Env, m measured) (err error) {
 	}
 	h := newHeader(env, m.workload, a, info, dsn, m.seed, m.ops)
 	p.header(&h)
+	loadHeader(&h, env.load)
 	m.sh.record(&h, m.items, m.lo, m.hi)
 	if p.ready != nil {
 		if err := p.ready(ctx, h); err != nil {
@@ -119,6 +120,19 @@ func measure(ctx context.Context, env *Env, m measured) (err error) {
 	if err := startTogether(ctx, &h, m.startAt, wallClock{}, func(s string) { fmt.Fprint(stderr, s) }); err != nil {
 		return err
 	}
+	// The load's own budget: this process moves into its group for the
+	// measured work and out of it once the load stopped, on every path.
+	sayLoadCost(stderr, env.load)
+	release, held, err := holdLoad(env.load)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// Joined only when it failed: an interrupt stays ErrInterrupted.
+		if rerr := release(); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	}()
 	senv := *env
 	senv.Stderr = stderr
 	s, err := startRun(ctx, &senv, dir, h, db)
@@ -130,8 +144,10 @@ func measure(ctx context.Context, env *Env, m measured) (err error) {
 	s.AddExtra(p.extra)
 	fmt.Fprintln(stderr, p.banner(info))
 
+	stopSampling := sampleLoad(ctx, s, held, env.load.budget, time.Second)
 	out, runErr := p.drive(ctx, s)
-	runErr = errors.Join(runErr, env.observer().Ended())
+	stopSampling()
+	runErr = errors.Join(runErr, env.observer().Ended(), release())
 	if p.after != nil {
 		// Ten minutes: an experiment's audit may wait for the replicas
 		// twice (2 min each), restart the nodes its timeline left down and

@@ -379,7 +379,7 @@ func newHeader(env *Env, workloadName string, a adapter.Adapter, info adapter.In
 	return result.Header{
 		Version: env.Version, Workload: workloadName, Adapter: a.Name(), DSN: redact.DSN(dsn),
 		Database: info, Seed: seed, Machine: probe.Machine(), Operations: ops,
-		Options: map[string]any{}, Cluster: env.Cluster,
+		Options: map[string]any{}, Cluster: env.Cluster, LoadBudget: env.load.budget.String(),
 	}
 }
 

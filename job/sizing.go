@@ -180,6 +180,11 @@ func fitted(j Job, c Command) Command {
 			if err := Fit(j, verb); err != nil {
 				return err
 			}
+			load, err := loadBudgetOf(j, verb)
+			if err != nil {
+				return err
+			}
+			env.load = load
 			return run(ctx, env)
 		}
 	}

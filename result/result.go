@@ -45,6 +45,10 @@ type Header struct {
 	// Cluster describes the servers fieldbench started for this run
 	// (run --cluster), so the result says what it was measured on.
 	Cluster *ClusterInfo `json:"cluster,omitempty"`
+	// LoadBudget is the budget the load generator (this process, or the
+	// child on a load host) was held to (--load-budget), as Parse reads
+	// it: "cpu=0.5,memory=512MiB"; "" none.
+	LoadBudget string `json:"load_budget,omitempty"`
 	// Series describes each Point series the run writes (see Point).
 	Series map[string]SeriesMeta `json:"series,omitempty"`
 }

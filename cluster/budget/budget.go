@@ -233,10 +233,11 @@ type Machine struct {
 	Memory uint64
 }
 
-// Reserve is what a plan leaves for everything that is not a node: the
-// system and the load generator, which has no budget of its own yet. Its
-// size is an interpretation (docs/scale-model.md): a quarter of a core and
-// 512 MiB kept the machine responsive under the scale model's runs.
+// Reserve is what a plan leaves for everything that is not a node or a
+// load with a budget of its own: the system, and the load generator when
+// it has none (--load-budget). Its size is an interpretation
+// (docs/scale-model.md): a quarter of a core and 512 MiB kept the machine
+// responsive under the scale model's runs.
 var Reserve = Budget{CPU: 0.25, Memory: 512 << 20}
 
 // Fit refuses node budgets (by node name) whose sum with Reserve exceeds
@@ -244,7 +245,12 @@ var Reserve = Budget{CPU: 0.25, Memory: 512 << 20}
 // machine has is no longer a model of machines of their own. Only the
 // resources the budgets set are summed (a node without a CPU budget takes
 // what is left, as before).
-func Fit(nodes map[string]Budget, m Machine) error {
+func Fit(nodes map[string]Budget, m Machine) error { return FitLoad(nodes, Budget{}, m) }
+
+// FitLoad is Fit with the load generator's own budget (--load-budget)
+// added to the nodes' and Reserve: the three together must fit m, and the
+// refusal prints each part and the sum.
+func FitLoad(nodes map[string]Budget, load Budget, m Machine) error {
 	var cpu float64
 	var mem uint64
 	var nCPU, nMem int
@@ -258,14 +264,32 @@ func Fit(nodes map[string]Budget, m Machine) error {
 			nMem++
 		}
 	}
-	var errs []string
-	if nCPU > 0 && m.CPUs > 0 && cpu+Reserve.CPU > m.CPUs+1e-9 {
-		errs = append(errs, fmt.Sprintf("%d node(s) ask %s CPUs, and %s are kept for the system and the load: %s > this machine's %s CPUs",
-			nCPU, num(cpu), num(Reserve.CPU), num(cpu+Reserve.CPU), num(m.CPUs)))
+	kept := "are kept for the system and the load"
+	if !load.Empty() {
+		kept = "are kept for the system"
 	}
-	if nMem > 0 && m.Memory > 0 && mem+Reserve.Memory > m.Memory {
-		errs = append(errs, fmt.Sprintf("%d node(s) ask %s of memory, and %s are kept for the system and the load: %s > this machine's %s",
-			nMem, size(mem), size(Reserve.Memory), size(mem+Reserve.Memory), size(m.Memory)))
+	var errs []string
+	if (nCPU > 0 || load.CPU > 0) && m.CPUs > 0 && cpu+load.CPU+Reserve.CPU > m.CPUs+1e-9 {
+		ask := fmt.Sprintf("%d node(s) ask %s CPUs, ", nCPU, num(cpu))
+		switch {
+		case nCPU == 0:
+			ask = fmt.Sprintf("the load asks %s CPUs, ", num(load.CPU))
+		case load.CPU > 0:
+			ask += fmt.Sprintf("the load %s, ", num(load.CPU))
+		}
+		errs = append(errs, fmt.Sprintf("%sand %s %s: %s > this machine's %s CPUs",
+			ask, num(Reserve.CPU), kept, num(cpu+load.CPU+Reserve.CPU), num(m.CPUs)))
+	}
+	if (nMem > 0 || load.Memory > 0) && m.Memory > 0 && mem+load.Memory+Reserve.Memory > m.Memory {
+		ask := fmt.Sprintf("%d node(s) ask %s of memory, ", nMem, size(mem))
+		switch {
+		case nMem == 0:
+			ask = fmt.Sprintf("the load asks %s of memory, ", size(load.Memory))
+		case load.Memory > 0:
+			ask += fmt.Sprintf("the load %s, ", size(load.Memory))
+		}
+		errs = append(errs, fmt.Sprintf("%sand %s %s: %s > this machine's %s",
+			ask, size(Reserve.Memory), kept, size(mem+load.Memory+Reserve.Memory), size(m.Memory)))
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: the budgets do not fit this machine: %s", ErrBadBudget, strings.Join(errs, "; "))
@@ -273,6 +297,9 @@ func Fit(nodes map[string]Budget, m Machine) error {
 	return nil
 }
 
-func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+// num writes a sum of CPUs without float noise (0.8+0.8+0.3 is
+// 1.9000000000000001): to a millionth of a CPU, far below the kernel's
+// quota grain.
+func num(f float64) string { return strconv.FormatFloat(math.Round(f*1e6)/1e6, 'f', -1, 64) }
 
 func size(b uint64) string { return strings.ReplaceAll(humanize.IBytes(b), " ", "") }

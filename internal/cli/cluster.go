@@ -352,6 +352,7 @@ func withCluster(c *cobra.Command, check func() error, started func(*cluster.Clu
 			results = f.Value.String()
 		}
 		dir := filepath.Join(results, fmt.Sprintf("cluster-%s-%s", engine, time.Now().Format("20060102-150405")))
+		o.Load = job.LoadBudget(cmd.Flags())
 		cl, err := clusterUp(cmd.Context(), engine, o, dir, cmd.ErrOrStderr())
 		if err != nil {
 			return err

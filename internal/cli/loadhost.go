@@ -88,7 +88,7 @@ func reexecOnLoadHost(cmd *cobra.Command, cl *cluster.Cluster, index int) error 
 	}
 	switch {
 	case code == 0:
-		return err
+		return clusterUsage(err)
 	case err != nil:
 		return errors.Join(childExit{code}, err)
 	}
