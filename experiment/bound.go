@@ -25,6 +25,10 @@ const (
 	// that uses its whole quota is held back in almost every period; one
 	// that is idle now and then, in a few.
 	throttledFloor = 0.10
+	// starvedCeiling: a node not bound by its budget that used less than
+	// this share of it while the machine had no idle CPU was starved: it
+	// waited on cores the others held, short of its own size.
+	starvedCeiling = 0.90
 )
 
 // boundTally sums, over a run's probe intervals, what the verdict needs:
@@ -92,10 +96,17 @@ type boundVerdict struct {
 	line   string
 }
 
-// verdict decides, over the whole run: the machine ran out first when its
-// idle share stayed under machineIdleFloor; else the nodes held back in
-// throttledFloor of their periods or more were bound by their budgets;
-// else neither (the load, or the database itself, was the limit). ok is
+// verdict decides, over the whole run. A node held back in
+// throttledFloor of its periods or more used its whole quota: it ran at
+// its size, bound by its budget, however busy the rest of the machine was
+// (low-priority work soaks up idle CPU without taking a node's share). A
+// node that was not, and used less than starvedCeiling of its budget while
+// the machine's idle CPU stayed under machineIdleFloor, was starved: the
+// machine ran out first. So: "machine" when any node was starved, else
+// "budget" when any node was bound, else "neither" (the load, or the
+// database itself, was the limit). A node that asked for nothing in a busy
+// machine counts as starved: without each process's run-queue delay the
+// two cannot be told apart, and "machine" is the cautious reading. ok is
 // false when no node was budgeted or nothing was read.
 func (t *boundTally) verdict() (v boundVerdict, ok bool) {
 	if len(t.nodes) == 0 {
@@ -107,22 +118,37 @@ func (t *boundTally) verdict() (v boundVerdict, ok bool) {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	var bound, figures []string
+	machine := "machine idle unknown"
+	busy := false
+	if t.machineSeen && t.seconds > 0 {
+		idle, steal := t.idle/t.seconds, t.steal/t.seconds
+		v.extras["budget_machine_idle_pct"] = 100 * idle
+		v.extras["budget_machine_steal_pct"] = 100 * steal
+		machine = fmt.Sprintf("machine %.0f %% idle, %.1f %% stolen", 100*idle, 100*steal)
+		busy = idle < machineIdleFloor
+	}
+	var bound, starved, figures []string
 	for _, name := range names {
 		n := t.nodes[name]
 		fig := name + ":"
+		used := -1.0
 		if n.b.CPU > 0 && n.seconds > 0 {
-			used := n.cpuSeconds / n.seconds / n.b.CPU
+			used = n.cpuSeconds / n.seconds / n.b.CPU
 			v.extras["budget_"+name+"_cpu_pct"] = 100 * used
 			fig += fmt.Sprintf(" CPU %.0f %% of %g", 100*used, n.b.CPU)
 		}
+		isBound := false
 		if n.b.CPU > 0 && n.periods > 0 {
 			share := float64(n.throttled) / float64(n.periods)
 			v.extras["budget_"+name+"_throttled_pct"] = 100 * share
 			fig += fmt.Sprintf(", throttled %.0f %%", 100*share)
-			if share >= throttledFloor {
-				bound = append(bound, name)
-			}
+			isBound = share >= throttledFloor
+		}
+		switch {
+		case isBound:
+			bound = append(bound, name)
+		case busy && used >= 0 && used < starvedCeiling:
+			starved = append(starved, name)
 		}
 		if n.b.Memory > 0 {
 			v.extras["budget_"+name+"_memory_peak_pct"] = 100 * float64(n.memoryPeak) / float64(n.b.Memory)
@@ -134,21 +160,14 @@ func (t *boundTally) verdict() (v boundVerdict, ok bool) {
 		}
 		figures = append(figures, fig)
 	}
-	machine := "machine idle unknown"
-	machineBound := false
-	if t.machineSeen && t.seconds > 0 {
-		idle, steal := t.idle/t.seconds, t.steal/t.seconds
-		v.extras["budget_machine_idle_pct"] = 100 * idle
-		v.extras["budget_machine_steal_pct"] = 100 * steal
-		machine = fmt.Sprintf("machine %.0f %% idle, %.1f %% stolen", 100*idle, 100*steal)
-		machineBound = idle < machineIdleFloor
-	}
 	v.extras["budget_nodes_bound"] = float64(len(bound))
+	v.extras["budget_nodes_starved"] = float64(len(starved))
 	v.extras["budget_machine_bound"] = 0
 	switch {
-	case machineBound:
+	case len(starved) > 0:
 		v.extras["budget_machine_bound"] = 1
-		v.line = fmt.Sprintf("machine: it ran out of CPU first (%s, under %.0f %%): the shape is the machine's, not the database's on these budgets", machine, 100*machineIdleFloor)
+		v.line = fmt.Sprintf("machine: it ran out of CPU first (%s, under %.0f %%): %s used less than %.0f %% of its budget without being held back by it: the shape is the machine's, not the database's on these budgets",
+			machine, 100*machineIdleFloor, strings.Join(starved, ", "), 100*starvedCeiling)
 	case len(bound) > 0:
 		v.line = fmt.Sprintf("budget: %s held back by its budget (throttled in %.0f %% of periods or more), %s: the shape is the database's on these budgets", strings.Join(bound, ", "), 100*throttledFloor, machine)
 	default:

@@ -40,9 +40,11 @@ func TestBudgetUse(t *testing.T) {
 }
 
 // TestBoundVerdict: what held a budgeted run's nodes back, from the
-// tally of its probe intervals: the machine when its idle CPU stayed
-// under 10 %, else the nodes throttled in 10 % of their periods or more,
-// else neither; OOM kills counted; no verdict without a budgeted node.
+// tally of its probe intervals: the machine when a node not held back by
+// its budget used less than 90 % of it while the machine's idle CPU stayed
+// under 10 %; else the nodes throttled in 10 % of their periods or more
+// (even on a busy machine: they had their size); else neither; OOM kills
+// counted; no verdict without a budgeted node.
 func TestBoundVerdict(t *testing.T) {
 	t.Parallel()
 	half := budget.Budget{CPU: 0.5, Memory: 1 << 30}
@@ -60,9 +62,19 @@ func TestBoundVerdict(t *testing.T) {
 		wantKills uint64
 	}{
 		{name: "no budgeted node", idle: 0.5, ok: false},
-		{name: "machine ran out first", idle: 0.05, ok: true, line: "machine:",
-			readings: []reading{{"n1", budget.Usage{}, budget.Usage{CPUSeconds: 5, Periods: 100, Throttled: 90, Memory: 512 << 20}}},
-			extras:   map[string]float64{"budget_machine_bound": 1, "budget_nodes_bound": 1, "budget_n1_throttled_pct": 90, "budget_n1_cpu_pct": 100, "budget_n1_memory_peak_pct": 50, "budget_machine_idle_pct": 5}},
+		{name: "machine ran out first", idle: 0.05, ok: true, line: "machine: it ran out of CPU first (machine 5 % idle",
+			readings: []reading{
+				{"n1", budget.Usage{}, budget.Usage{CPUSeconds: 5, Periods: 100, Throttled: 90, Memory: 512 << 20}},
+				{"n2", budget.Usage{}, budget.Usage{CPUSeconds: 3, Periods: 100, Throttled: 2}},
+			},
+			extras: map[string]float64{"budget_machine_bound": 1, "budget_nodes_bound": 1, "budget_nodes_starved": 1, "budget_n1_throttled_pct": 90,
+				"budget_n1_cpu_pct": 100, "budget_n1_memory_peak_pct": 50, "budget_machine_idle_pct": 5, "budget_n2_cpu_pct": 60}},
+		{name: "bound by the budget on a busy machine", idle: 0.02, ok: true, line: "budget: n1, n2 held back",
+			readings: []reading{
+				{"n1", budget.Usage{}, budget.Usage{CPUSeconds: 4.8, Periods: 100, Throttled: 95}},
+				{"n2", budget.Usage{}, budget.Usage{CPUSeconds: 4.9, Periods: 100, Throttled: 94}},
+			},
+			extras: map[string]float64{"budget_machine_bound": 0, "budget_nodes_bound": 2, "budget_nodes_starved": 0, "budget_machine_idle_pct": 2}},
 		{name: "bound by the budget", idle: 0.4, ok: true, line: "budget: n2 held back",
 			readings: []reading{
 				{"n1", budget.Usage{}, budget.Usage{CPUSeconds: 1, Periods: 100, Throttled: 5}},
