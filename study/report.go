@@ -70,13 +70,15 @@ func WriteReport(w io.Writer, s *Study, p Plan, results string, ms []Measure, st
 		tally[Held], tally[NotHeld], tally[NotJudged], len(claims))
 	fmt.Fprintf(w, "The ratio is fieldbench's figure over the paper's. A figure is *comparable* only when nothing in the study file's conditions or the result's header differs: the server that really ran, the node count, replication factor, consistency level, the dataset's size, and for absolute figures (times, rates, sizes) the hardware — here every node and the client share one machine's cores. A ratio of an incomparable figure is shown for orientation, not as a finding.\n\n")
 
-	fmt.Fprintf(w, "## Steps\n\n| # | step | for | state | server(s) | runs |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "## Steps\n\nThe budget is each node's (`cluster.budget` in the result header); what bound the nodes is each run's budget verdict (docs/scale-model.md, \"What bound the run\"). Where the machine ran out first, or the nodes had no budget, a shape over node count is the machine's: docs/studies.md, \"Budgets\", says which claims that leaves not judged.\n\n")
+	fmt.Fprintf(w, "| # | step | for | state | server(s) | runs | budget | what bound the nodes |\n|---|---|---|---|---|---|---|---|\n")
 	for i, st := range states {
 		state := "no complete result"
 		if st.Experiment != "" {
 			state = "`" + rel(results, st.Experiment) + "`"
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %d |\n", i+1, cell(st.Step.Name), st.Step.For, state, cell(strings.Join(st.Servers, ", ")), len(st.Runs))
+		budget, bound := stepBudget(st)
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %d | %s | %s |\n", i+1, cell(st.Step.Name), st.Step.For, state, cell(strings.Join(st.Servers, ", ")), len(st.Runs), cell(budget), cell(bound))
 	}
 
 	measured, comparable := 0, 0
