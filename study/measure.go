@@ -74,6 +74,16 @@ type StepState struct {
 	Servers    []string // the servers its runs name, deduplicated
 	// Bounds is, run by run, the budgets and what bound the nodes.
 	Bounds []RunBound
+	// Timelines are the runs' figures over time the HTML report draws
+	// (wiki: the request-set times, with the joins).
+	Timelines []Timeline
+}
+
+// Timeline is one run's figure over time, with the run's events.
+type Timeline struct {
+	Run    string // the run directory
+	Points []result.Point
+	Events []result.Event
 }
 
 // Collect reads every complete step's runs and returns what they measured.
@@ -106,6 +116,9 @@ func Collect(p Plan, results string) ([]Measure, []StepState, error) {
 				ms := measures(r, s)
 				all = append(all, ms...)
 				if r.Header.Workload == "wiki" {
+					if tl := timeline(r, score.SeriesRequestSet); len(tl.Points) > 0 {
+						st.Timelines = append(st.Timelines, tl)
+					}
 					if sc, err := score.FromRun(r); err == nil && len(sc.Steps) > 0 {
 						runSteps = append(runSteps, sc.Steps)
 						runBases = append(runBases, base(r, s))
@@ -122,6 +135,23 @@ func Collect(p Plan, results string) ([]Measure, []StepState, error) {
 	}
 	assignDatasets(all)
 	return all, states, nil
+}
+
+// timeline is run r's points of series, with its events (the budget
+// verdict aside: it is a line of figures, not a moment of the run).
+func timeline(r *result.Run, series string) Timeline {
+	tl := Timeline{Run: r.Dir}
+	for _, p := range r.Points {
+		if p.Series == series {
+			tl.Points = append(tl.Points, p)
+		}
+	}
+	for _, e := range r.Events {
+		if e.Name != boundEvent {
+			tl.Events = append(tl.Events, e)
+		}
+	}
+	return tl
 }
 
 // runDirs are the run directories (holding a result file) of an

@@ -18,7 +18,8 @@ import (
 const ReportFile = "study-report.md"
 
 // Report reads the plan's results and writes the study report to
-// results/ReportFile; it returns the file's path.
+// results/ReportFile and, the same for a browser with the shapes drawn,
+// results/HTMLFile; it returns the Markdown file's path.
 func Report(p Plan, results string) (string, error) {
 	s, err := Load(p.Study)
 	if err != nil {
@@ -28,8 +29,11 @@ func Report(p Plan, results string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var b bytes.Buffer
+	var b, h bytes.Buffer
 	if err := WriteReport(&b, s, p, results, ms, states); err != nil {
+		return "", err
+	}
+	if err := WriteHTML(&h, s, p, results, ms, states); err != nil {
 		return "", err
 	}
 	if err := os.MkdirAll(results, 0o755); err != nil {
@@ -39,26 +43,16 @@ func Report(p Plan, results string) (string, error) {
 	if err := os.WriteFile(out, b.Bytes(), 0o644); err != nil {
 		return "", err
 	}
+	if err := os.WriteFile(filepath.Join(results, HTMLFile), h.Bytes(), 0o644); err != nil {
+		return "", err
+	}
 	return out, nil
 }
 
 // WriteReport writes the Markdown report: the steps, one row per
 // published value, the claims, and the paper's shapes.
 func WriteReport(w io.Writer, s *Study, p Plan, results string, ms []Measure, states []StepState) error {
-	ran, incomplete := map[string]bool{}, map[string]bool{}
-	for _, st := range states {
-		ran[st.Step.For] = true
-	}
-	for _, st := range states {
-		if st.Experiment == "" {
-			incomplete[st.Step.For] = true
-		}
-	}
-	for _, st := range states { // a database with one complete step is measured
-		if st.Experiment != "" {
-			delete(incomplete, st.Step.For)
-		}
-	}
+	ran, incomplete := stepDatabases(states)
 	rows := Match(s, ms, ran, incomplete)
 	claims := Claims(s, ms, ran)
 
