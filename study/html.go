@@ -413,10 +413,12 @@ func wikiShapes(s *Study, rows []Row, states []StepState) []shape {
 	return out
 }
 
-// microblogShapes: the paper's figures for microblog (latency by
-// follower count, the join and crash timelines) are plots, and the
-// study's measures hold none of them: each is "not measured" here, with
-// the steps' own reports, which draw them from the runs.
+// microblogShapes: the paper's figures for microblog (latency by the
+// author's follower count, the join and crash timelines) are plots
+// without published data, so fieldbench's side alone is drawn: each
+// grouped operation's mean latency by group, and each operation's p99
+// latency over a run with a join or a crash, its events numbered. What no
+// complete step measured is "not measured", with the steps' own reports.
 func microblogShapes(results string, states []StepState) []shape {
 	var links []string
 	for _, st := range states {
@@ -429,16 +431,80 @@ func microblogShapes(results string, states []StepState) []shape {
 	if len(links) > 0 {
 		where = "each step's own report draws what its runs recorded: " + strings.Join(links, ", ")
 	}
+	const plots = "The paper publishes these figures as plots only: fieldbench's side alone."
 	var out []shape
-	for _, f := range []struct{ id, title string }{
-		{"latency-by-followers", "Post latency by the author's follower count (the paper's figures)"},
-		{"join-timeline", "Latency during the join of two nodes (the paper's figures)"},
-		{"crash-timeline", "Latency and errors while 2 of 6 nodes crash (the paper's figures)"},
+	for _, st := range states {
+		for _, g := range st.Groups {
+			by := g.By
+			if by == "" {
+				by = "group"
+			}
+			title := fmt.Sprintf("%s latency by %s: %s (%s)", g.Op, by, st.Step.Name, filepath.Base(g.Run))
+			svg := report.LinesSVG(result.SeriesMeta{Title: title, XLabel: by, YLabel: "mean latency (ms)"},
+				[]report.Line{{Name: st.Step.For + " (fieldbench)", Points: g.Points}})
+			if svg != "" {
+				out = append(out, shape{id: "shape-microblog-groups-" + st.Step.Name + "-" + filepath.Base(g.Run) + "-" + g.Op, title: title, svg: svg, note: html.EscapeString(plots)})
+			}
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, shape{id: "shape-microblog-latency-by-followers", title: "Post latency by the author's follower count (the paper's figures)",
+			note: "not measured: no complete step recorded latency by follower count; " + where + "."})
+	}
+	for _, kind := range []struct{ name, title string }{
+		{"join", "Latency during the join of two nodes (the paper's figures)"},
+		{"crash", "Latency while 2 of 6 nodes crash (the paper's figures)"},
 	} {
-		out = append(out, shape{id: "shape-microblog-" + f.id, title: f.title,
-			note: "not measured: the study's measures hold no latency by follower count and no timelines (the paper publishes these figures as plots only); " + where + "."})
+		drawn := false
+		for _, st := range states {
+			var runs []string
+			byRun := map[string][]Timeline{}
+			for _, tl := range st.Timelines {
+				if _, ok := byRun[tl.Run]; !ok {
+					runs = append(runs, tl.Run)
+				}
+				byRun[tl.Run] = append(byRun[tl.Run], tl)
+			}
+			for _, run := range runs {
+				tls := byRun[run]
+				if timelineKind(tls[0].Events) != kind.name {
+					continue
+				}
+				var lines []report.Line
+				for i, tl := range tls {
+					l := report.Line{Name: tl.Label, Group: i, Points: tl.Points}
+					if i == 0 {
+						l.Events = tl.Events // once: every line of the run has the same
+					}
+					lines = append(lines, l)
+				}
+				title := fmt.Sprintf("p99 latency per second through the %s: %s (%s)", kind.name, st.Step.Name, filepath.Base(run))
+				svg := report.LinesSVG(result.SeriesMeta{Title: title, XLabel: "seconds since start", YLabel: "p99 latency (ms)", XIsTime: true}, lines)
+				if svg == "" {
+					continue
+				}
+				drawn = true
+				out = append(out, shape{id: "shape-microblog-" + kind.name + "-" + st.Step.Name + "-" + filepath.Base(run), title: title + ", each event a numbered marker", svg: svg, note: html.EscapeString(plots)})
+			}
+		}
+		if !drawn {
+			out = append(out, shape{id: "shape-microblog-" + kind.name + "-timeline", title: kind.title,
+				note: "not measured: no complete step recorded a run with a " + kind.name + "; " + where + "."})
+		}
 	}
 	return out
+}
+
+// timelineKind is "crash" for a run whose events stop or kill a node,
+// else "join".
+func timelineKind(ev []result.Event) string {
+	for _, e := range ev {
+		switch e.Name {
+		case "kill", "stop-node", "restart", "remove":
+			return "crash"
+		}
+	}
+	return "join"
 }
 
 func sortedInts[V any](m map[int]V) []int {

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/net/html"
 
@@ -252,5 +253,116 @@ func TestReportWritesHTML(t *testing.T) {
 		if !strings.Contains(page, w) {
 			t.Errorf("the HTML report lacks %q", w)
 		}
+	}
+}
+
+// microblogRun writes a microblog run: post and timeline latencies per
+// second (post grouped by the author's followers), a warm-up second, and
+// the events given.
+func microblogRun(t *testing.T, events ...result.Event) func(string) {
+	return func(dir string) {
+		t.Helper()
+		enc := func(us ...int64) string {
+			h := result.NewHist()
+			for _, v := range us {
+				if err := h.RecordValue(v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s, err := result.EncodeHist(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		w, err := result.Create(dir, result.Header{Version: "test", Workload: "microblog", Adapter: "cassandra", Database: adapterInfo("Apache Cassandra", "5.0.9"),
+			Started: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Machine: result.Machine{Cores: 2}, Operations: []string{"post", "timeline"},
+			Groups: map[string]string{"post": "author followers"}, WarmupSeconds: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s := 0; s < 4; s++ {
+			iv := result.Interval{Start: float64(s), End: float64(s + 1), Warmup: s == 0,
+				Ops: map[string]result.OpInterval{"post": {Count: 3, Hist: enc(1000, 2000, 3000)}, "timeline": {Count: 1, Hist: enc(5000)}},
+				// the warm-up second's groups are far slower: left out
+				Groups: map[string]map[string]string{"post": {"16-31": enc(4000 + 100000*int64(boolInt(s == 0))), "0-7": enc(1000, 3000)}}}
+			if err := w.Interval(iv); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, e := range events {
+			if err := w.Event(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestMicroblogFigures: microblog's latency by follower count (the
+// measured seconds' histograms merged by group, groups in numeric order)
+// and, for a run with a crash or a join, each operation's p99 per second
+// reach the step's state from the result files and are drawn in the HTML
+// report; a steady run has no timeline, and a plan whose steps recorded
+// none says "not measured".
+func TestMicroblogFigures(t *testing.T) {
+	results := t.TempDir()
+	writeStep(t, results, "steady-denormalized", microblogRun(t))
+	writeStep(t, results, "crash", microblogRun(t, result.Event{At: 2, Name: "kill", Detail: "cass5"}))
+	p := Plan{Study: "microblog", Size: "test", Steps: []Step{{Name: "steady-denormalized", For: "cassandra"}, {Name: "crash", For: "cassandra"}, {Name: "join", For: "cassandra"}}}
+	_, states, err := Collect(p, results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steady, crash := states[0], states[1]
+	if len(steady.Timelines) != 0 {
+		t.Errorf("a steady run has timelines: %+v", steady.Timelines)
+	}
+	if len(steady.Groups) != 1 || steady.Groups[0].Op != "post" || steady.Groups[0].By != "author followers" {
+		t.Fatalf("groups %+v", steady.Groups)
+	}
+	g := steady.Groups[0].Points
+	if len(g) != 2 || g[0].Labels["category"] != "0-7" || g[1].Labels["category"] != "16-31" || g[0].N != 6 || math.Abs(g[0].Y-2) > 0.05 || math.Abs(g[1].Y-4) > 0.05 {
+		t.Errorf("post by followers %+v, want 0-7 about 2 ms (n 6) then 16-31 about 4 ms", g)
+	}
+	if len(crash.Timelines) != 2 || crash.Timelines[0].Label != "post p99" || len(crash.Timelines[0].Points) != 4 || len(crash.Timelines[0].Events) != 1 {
+		t.Fatalf("crash timelines %+v", crash.Timelines)
+	}
+	if y := crash.Timelines[0].Points[1].Y; math.Abs(y-3) > 0.05 {
+		t.Errorf("post p99 %v ms, want about 3", y)
+	}
+	if _, err := Report(p, results); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(results, HTMLFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := html.Parse(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shapes []shapeOf
+	walk(doc, map[string]int{}, &shapes, map[string]bool{})
+	byID := map[string]shapeOf{}
+	for _, sh := range shapes {
+		byID[sh.id] = sh
+	}
+	for _, id := range []string{"shape-microblog-groups-steady-denormalized-run-1-post", "shape-microblog-groups-crash-run-1-post", "shape-microblog-crash-crash-run-1"} {
+		if byID[id].svgs != 1 {
+			t.Errorf("shape %s: %d <svg>, want 1 (shapes %v)", id, byID[id].svgs, shapes)
+		}
+	}
+	if sh := byID["shape-microblog-join-timeline"]; !strings.Contains(sh.text, "not measured: no complete step recorded a run with a join") {
+		t.Errorf("the join: %+v", sh)
 	}
 }

@@ -75,13 +75,17 @@ type StepState struct {
 	// Bounds is, run by run, the budgets and what bound the nodes.
 	Bounds []RunBound
 	// Timelines are the runs' figures over time the HTML report draws
-	// (wiki: the request-set times, with the joins).
+	// (wiki: the request-set times, with the joins; microblog: each
+	// operation's p99 latency through a crash or a join), and Groups the
+	// runs' latency by group (microblog: by the author's follower count).
 	Timelines []Timeline
+	Groups    []GroupLatency
 }
 
 // Timeline is one run's figure over time, with the run's events.
 type Timeline struct {
 	Run    string // the run directory
+	Label  string // what the figure is ("post p99"); "" for the step's one figure
 	Points []result.Point
 	Events []result.Event
 }
@@ -123,6 +127,10 @@ func Collect(p Plan, results string) ([]Measure, []StepState, error) {
 						runSteps = append(runSteps, sc.Steps)
 						runBases = append(runBases, base(r, s))
 					}
+				}
+				if r.Header.Workload == "microblog" {
+					st.Timelines = append(st.Timelines, opTimelines(r)...)
+					st.Groups = append(st.Groups, groupLatencies(r)...)
 				}
 				srv := server(r.Header)
 				if !contains(st.Servers, srv) {
