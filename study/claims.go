@@ -28,8 +28,8 @@ var lowerBetter = map[string]bool{
 	"populate_time": true, "cluster_formation_time": true, "ci_amplitude": true, "scalability_score": true,
 }
 
-// Claims gives every claim of s its verdict and reason (judge) and what
-// the measures show (found). ran names the databases the plan has a step
+// Claims gives every claim of s its verdict and reason (judge, then the
+// budget rule: budgetRule) and what the measures show (found). ran names the databases the plan has a step
 // for; nil: those with a measure.
 func Claims(s *Study, ms []Measure, ran map[string]bool) []ClaimRow {
 	if ran == nil {
@@ -41,6 +41,7 @@ func Claims(s *Study, ms []Measure, ran map[string]bool) []ClaimRow {
 	var out []ClaimRow
 	for _, c := range s.Claims {
 		v, why := judge(s, c, ms, ran)
+		v, why = budgetRule(s, c, ms, v, why)
 		out = append(out, ClaimRow{Claim: c, Verdict: v, Reason: why, Found: found(s, c, ms)})
 	}
 	return out

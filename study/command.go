@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 )
 
@@ -30,7 +31,7 @@ func RunThenReport(ctx context.Context, p Plan, cfg Config, run bool) error {
 		if ctx.Err() != nil {
 			// The report of what completed is cheap (files only).
 			if out, err := Report(p, cfg.Results); err == nil {
-				fmt.Fprintf(cfg.Stdout, "study %s (completed steps only): %s\n", p.Study, out)
+				fmt.Fprintf(cfg.Stdout, "study %s (completed steps only): %s and %s\n", p.Study, out, htmlBeside(out))
 			}
 			fmt.Fprintf(cfg.Stderr, "fieldbench: study %s interrupted; completed steps are kept in %s, run the same command again to resume\n", p.Study, cfg.Results)
 			return ErrInterrupted
@@ -40,9 +41,12 @@ func RunThenReport(ctx context.Context, p Plan, cfg Config, run bool) error {
 	if err != nil {
 		return errors.Join(runErr, err)
 	}
-	fmt.Fprintf(cfg.Stdout, "study %s: %s\n", p.Study, out)
+	fmt.Fprintf(cfg.Stdout, "study %s: %s and %s\n", p.Study, out, htmlBeside(out))
 	return runErr
 }
+
+// htmlBeside is the HTML report's path beside the Markdown one's.
+func htmlBeside(md string) string { return filepath.Join(filepath.Dir(md), HTMLFile) }
 
 // Lines is one line per study that has a plan (Names), each indented: its
 // name and paper (first author, year, title) and how many published

@@ -55,6 +55,12 @@ type Measure struct {
 	// request carrying many records against the paper's one).
 	Caveat string
 
+	// Budget is the nodes' budget as the run's result records it ("" none:
+	// the nodes shared the machine's cores); Bound what bound the run
+	// (BoundMachine, BoundBudget, BoundNeither, BoundUnknown; "" without
+	// budgets), from its budget-bound event and summary (budget.go).
+	Budget, Bound string
+
 	Step string // the plan step
 	Dir  string // the run directory
 	How  string // how it was read from the result file
@@ -66,6 +72,22 @@ type StepState struct {
 	Experiment string // the complete experiment directory ("" when none)
 	Runs       []string
 	Servers    []string // the servers its runs name, deduplicated
+	// Bounds is, run by run, the budgets and what bound the nodes.
+	Bounds []RunBound
+	// Timelines are the runs' figures over time the HTML report draws
+	// (wiki: the request-set times, with the joins; microblog: each
+	// operation's p99 latency through a crash or a join), and Groups the
+	// runs' latency by group (microblog: by the author's follower count).
+	Timelines []Timeline
+	Groups    []GroupLatency
+}
+
+// Timeline is one run's figure over time, with the run's events.
+type Timeline struct {
+	Run    string // the run directory
+	Label  string // what the figure is ("post p99"); "" for the step's one figure
+	Points []result.Point
+	Events []result.Event
 }
 
 // Collect reads every complete step's runs and returns what they measured.
@@ -87,32 +109,57 @@ func Collect(p Plan, results string) ([]Measure, []StepState, error) {
 				return nil, nil, err
 			}
 			var runSteps [][]score.Step // a stepped wiki scenario's, run by run
-			var last Measure
+			var runBases []Measure      // the base measure of each of those runs
 			for _, d := range dirs {
 				r, err := result.Read(d)
 				if err != nil {
 					return nil, nil, fmt.Errorf("step %s: %w", s.Name, err)
 				}
 				st.Runs = append(st.Runs, d)
+				st.Bounds = append(st.Bounds, boundOf(r))
 				ms := measures(r, s)
 				all = append(all, ms...)
 				if r.Header.Workload == "wiki" {
+					if tl := timeline(r, score.SeriesRequestSet); len(tl.Points) > 0 {
+						st.Timelines = append(st.Timelines, tl)
+					}
 					if sc, err := score.FromRun(r); err == nil && len(sc.Steps) > 0 {
 						runSteps = append(runSteps, sc.Steps)
-						last = base(r, s)
+						runBases = append(runBases, base(r, s))
 					}
+				}
+				if r.Header.Workload == "microblog" {
+					st.Timelines = append(st.Timelines, opTimelines(r)...)
+					st.Groups = append(st.Groups, groupLatencies(r)...)
 				}
 				srv := server(r.Header)
 				if !contains(st.Servers, srv) {
 					st.Servers = append(st.Servers, srv)
 				}
 			}
-			all = append(all, acrossRuns(last, runSteps)...)
+			all = append(all, acrossRuns(runBases, runSteps)...)
 		}
 		states = append(states, st)
 	}
 	assignDatasets(all)
 	return all, states, nil
+}
+
+// timeline is run r's points of series, with its events (the budget
+// verdict aside: it is a line of figures, not a moment of the run).
+func timeline(r *result.Run, series string) Timeline {
+	tl := Timeline{Run: r.Dir}
+	for _, p := range r.Points {
+		if p.Series == series {
+			tl.Points = append(tl.Points, p)
+		}
+	}
+	for _, e := range r.Events {
+		if e.Name != boundEvent {
+			tl.Events = append(tl.Events, e)
+		}
+	}
+	return tl
 }
 
 // runDirs are the run directories (holding a result file) of an
@@ -172,6 +219,8 @@ func base(r *result.Run, s Step) Measure {
 		Database: s.For, Server: server(h), StandIn: standIn(h, s.For),
 		Nodes: 1, Cores: h.Machine.Cores, SD: math.NaN(), Step: s.Name, Dir: r.Dir,
 	}
+	b := boundOf(r)
+	m.Budget, m.Bound = b.Budget, b.Bound
 	if h.Cluster != nil {
 		if n := len(h.Cluster.Nodes); n > 0 {
 			m.Nodes = n
@@ -369,12 +418,15 @@ func wikiMeasures(r *result.Run, s Step) []Measure {
 // acrossRuns scores the transitions between consecutive runs of one
 // stepped wiki scenario (scalability: a run per node count, 1 → 2 → 4),
 // which no single run's scores hold: the last step of each run against
-// the first of the next. b is the base measure of the step's runs.
-func acrossRuns(b Measure, runs [][]score.Step) []Measure {
+// the first of the next. bases are the base measures of those runs: a
+// score rests on both runs, so it is machine-bound when either is, and
+// without a budget when either had none.
+func acrossRuns(bases []Measure, runs [][]score.Step) []Measure {
 	var out []Measure
 	for i := 1; i < len(runs); i++ {
 		from, to := runs[i-1][len(runs[i-1])-1], runs[i][0]
-		m := b
+		m := bases[i]
+		m.Bound = worseBound(bases[i-1].Bound, bases[i].Bound)
 		m.Nodes, _ = strconv.Atoi(from.Nodes)
 		m.NodesAfter, _ = strconv.Atoi(to.Nodes)
 		m.Metric, m.Unit, m.Value = "scalability_score", "score", score.Scalability(from.Avg, to.Avg)

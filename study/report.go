@@ -18,7 +18,8 @@ import (
 const ReportFile = "study-report.md"
 
 // Report reads the plan's results and writes the study report to
-// results/ReportFile; it returns the file's path.
+// results/ReportFile and, the same for a browser with the shapes drawn,
+// results/HTMLFile; it returns the Markdown file's path.
 func Report(p Plan, results string) (string, error) {
 	s, err := Load(p.Study)
 	if err != nil {
@@ -28,8 +29,11 @@ func Report(p Plan, results string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var b bytes.Buffer
+	var b, h bytes.Buffer
 	if err := WriteReport(&b, s, p, results, ms, states); err != nil {
+		return "", err
+	}
+	if err := WriteHTML(&h, s, p, results, ms, states); err != nil {
 		return "", err
 	}
 	if err := os.MkdirAll(results, 0o755); err != nil {
@@ -39,26 +43,16 @@ func Report(p Plan, results string) (string, error) {
 	if err := os.WriteFile(out, b.Bytes(), 0o644); err != nil {
 		return "", err
 	}
+	if err := os.WriteFile(filepath.Join(results, HTMLFile), h.Bytes(), 0o644); err != nil {
+		return "", err
+	}
 	return out, nil
 }
 
 // WriteReport writes the Markdown report: the steps, one row per
 // published value, the claims, and the paper's shapes.
 func WriteReport(w io.Writer, s *Study, p Plan, results string, ms []Measure, states []StepState) error {
-	ran, incomplete := map[string]bool{}, map[string]bool{}
-	for _, st := range states {
-		ran[st.Step.For] = true
-	}
-	for _, st := range states {
-		if st.Experiment == "" {
-			incomplete[st.Step.For] = true
-		}
-	}
-	for _, st := range states { // a database with one complete step is measured
-		if st.Experiment != "" {
-			delete(incomplete, st.Step.For)
-		}
-	}
+	ran, incomplete := stepDatabases(states)
 	rows := Match(s, ms, ran, incomplete)
 	claims := Claims(s, ms, ran)
 
@@ -70,13 +64,15 @@ func WriteReport(w io.Writer, s *Study, p Plan, results string, ms []Measure, st
 		tally[Held], tally[NotHeld], tally[NotJudged], len(claims))
 	fmt.Fprintf(w, "The ratio is fieldbench's figure over the paper's. A figure is *comparable* only when nothing in the study file's conditions or the result's header differs: the server that really ran, the node count, replication factor, consistency level, the dataset's size, and for absolute figures (times, rates, sizes) the hardware — here every node and the client share one machine's cores. A ratio of an incomparable figure is shown for orientation, not as a finding.\n\n")
 
-	fmt.Fprintf(w, "## Steps\n\n| # | step | for | state | server(s) | runs |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "## Steps\n\nThe budget is each node's (`cluster.budget` in the result header); what bound the nodes is each run's budget verdict (docs/scale-model.md, \"What bound the run\"). Where the machine ran out first, or the nodes had no budget, a shape over node count is the machine's: docs/studies.md, \"Budgets\", says which claims that leaves not judged.\n\n")
+	fmt.Fprintf(w, "| # | step | for | state | server(s) | runs | budget | what bound the nodes |\n|---|---|---|---|---|---|---|---|\n")
 	for i, st := range states {
 		state := "no complete result"
 		if st.Experiment != "" {
 			state = "`" + rel(results, st.Experiment) + "`"
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %d |\n", i+1, cell(st.Step.Name), st.Step.For, state, cell(strings.Join(st.Servers, ", ")), len(st.Runs))
+		budget, bound := stepBudget(st)
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %d | %s | %s |\n", i+1, cell(st.Step.Name), st.Step.For, state, cell(strings.Join(st.Servers, ", ")), len(st.Runs), cell(budget), cell(bound))
 	}
 
 	measured, comparable := 0, 0

@@ -144,28 +144,36 @@ func adapterInfo(name, version string) adapter.Info {
 
 // TestAcrossRuns: a stepped scenario's runs (one per node count) give the
 // scalability score of each consecutive pair, from the last step of one
-// run to the first of the next; a run alone gives none.
+// run to the first of the next; a run alone gives none. A score rests on
+// both runs: the machine bound it when it bound either run.
 func TestAcrossRuns(t *testing.T) {
-	b := Measure{Database: "cassandra", SD: math.NaN(), Step: "scalability-cassandra"}
+	b := Measure{Database: "cassandra", SD: math.NaN(), Step: "scalability-cassandra", Bound: BoundBudget}
+	machine := b
+	machine.Bound = BoundMachine
+	bases := []Measure{b, machine, b}
 	runs := [][]score.Step{
 		{{Nodes: "1", Avg: 2.0}},
 		{{Nodes: "2", Avg: 1.5}},
 		{{Nodes: "4", Avg: 3.0}},
 	}
-	got := acrossRuns(b, runs)
+	got := acrossRuns(bases, runs)
 	if len(got) != 2 {
 		t.Fatalf("%d measures, want 2: %+v", len(got), got)
 	}
 	for i, want := range []struct {
 		from, to int
 		score    float64
-	}{{1, 2, score.Scalability(2.0, 1.5)}, {2, 4, score.Scalability(1.5, 3.0)}} {
+		bound    string
+	}{{1, 2, score.Scalability(2.0, 1.5), BoundMachine}, {2, 4, score.Scalability(1.5, 3.0), BoundMachine}} {
 		m := got[i]
-		if m.Metric != "scalability_score" || m.Nodes != want.from || m.NodesAfter != want.to || math.Abs(m.Value-want.score) > 1e-12 {
+		if m.Metric != "scalability_score" || m.Nodes != want.from || m.NodesAfter != want.to || math.Abs(m.Value-want.score) > 1e-12 || m.Bound != want.bound {
 			t.Errorf("transition %d: %+v, want %d → %d score %v", i, m, want.from, want.to, want.score)
 		}
 	}
-	if len(acrossRuns(b, runs[:1])) != 0 {
+	if got := acrossRuns([]Measure{b, b}, runs[1:]); len(got) != 1 || got[0].Bound != BoundBudget {
+		t.Errorf("two budget-bound runs: %+v, want one score bound by the budgets", got)
+	}
+	if len(acrossRuns(bases[:1], runs[:1])) != 0 {
 		t.Error("one run gave a transition")
 	}
 }
