@@ -19,12 +19,14 @@ func newStudyCmd() *cobra.Command {
 		Use:   "study NAME",
 		Short: "Run a published study's experiments in sequence and set every published figure beside fieldbench's",
 		Long: fmt.Sprintf(`study runs the scenarios that reproduce one published study, one after
-another, each into DIR/<step>/, then writes DIR/%s: for every value
-the paper published (study/published/NAME.yaml), the paper's figure,
-fieldbench's, their ratio, and whether they are comparable here and why
-not (a stand-in server, fewer nodes, shared cores, another consistency
-level); each qualitative claim beside what fieldbench found; and the
-paper's shapes (throughput against nodes or load, the elasticity tables).
+another, each into DIR/<step>/, then writes DIR/%s and
+DIR/%s: the tally of the paper's claims (held, not held, not judged here) and each
+claim's verdict with its reason and evidence; for every value the paper
+published (study/published/NAME.yaml), the paper's figure, fieldbench's,
+their ratio, and whether they are comparable here and why not (a stand-in
+server, fewer nodes, a step the machine bound rather than its budgets,
+another consistency level); each step's budget and what bound its nodes;
+and the paper's shapes beside fieldbench's (drawn in the HTML page).
 
 The studies:
 
@@ -33,7 +35,7 @@ The studies:
 Sizes: quick (the scenarios as scaled to this machine) and study (the
 paper's repeats and load range; hours). A step whose directory already
 holds a complete experiment is skipped, so an interrupted study resumes
-where it stopped; Ctrl-C leaves completed steps intact.`, study.ReportFile, study.Lines("  ")),
+where it stopped; Ctrl-C leaves completed steps intact.`, study.ReportFile, study.HTMLFile, study.Lines("  ")),
 		Example: `  fieldbench study ingest --results results/ingest
   fieldbench study wiki --size quick --dry-run
   fieldbench study ingest --report-only --results results/ingest`,
