@@ -150,6 +150,9 @@ type expRun struct {
 // InterruptedFile).
 func Run(ctx context.Context, sc *Scenario, cfg Config) (err error) {
 	stdout, stderr := cfg.Stdout, cfg.Stderr
+	if err := sc.NeedBudgets(); err != nil {
+		return job.Usage(err) // before the run's directory exists
+	}
 	dir, err := job.NewRunDir(cfg.Results, runDirName, sc.Name, time.Now())
 	if err != nil {
 		return err

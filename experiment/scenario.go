@@ -67,6 +67,36 @@ type Scenario struct {
 	BuiltIn bool `yaml:"-"`
 	// doc is the parsed YAML, to name the line of each problem.
 	doc *yaml.Node
+	// budgetsHere is why this machine cannot hold the cluster's budgets
+	// (no root, a controller missing: budget.ErrUnavailable), found by
+	// the checks but not refused by them: NeedBudgets refuses it unless
+	// the caller drops the budgets (--no-budgets).
+	budgetsHere error
+}
+
+// NeedBudgets is the refusal of a scenario whose node budgets this
+// machine cannot hold, as bad input with the way out; nil when it has
+// none or they can be held. A budget that does not fit, or names a node
+// the cluster will not have, is refused by the checks themselves.
+func (sc *Scenario) NeedBudgets() error {
+	if sc.budgetsHere == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: cluster.budget: %w (or run it with --no-budgets: its nodes then share this machine's cores, and a study's claims about how figures change with node count are not judged)", sc.Path, sc.budgetsHere)
+}
+
+// DropBudgets runs the scenario without its node budgets (--no-budgets)
+// and returns what it dropped ("" when it had none).
+func (sc *Scenario) DropBudgets() string {
+	if sc.Cluster == nil || (sc.Cluster.Budget == "" && len(sc.Cluster.Budgets) == 0) {
+		return ""
+	}
+	dropped := sc.Cluster.Budget
+	if o, err := sc.Cluster.UpOptions(); err == nil && !o.Budget.Empty() {
+		dropped = o.Budget.String()
+	}
+	sc.Cluster.Budget, sc.Cluster.Budgets, sc.budgetsHere = "", nil, nil
+	return dropped
 }
 
 // ClusterSpec is the cluster to start, or with engine external the
@@ -513,6 +543,7 @@ const DefaultBaselineSets = 20
 func (sc *Scenario) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	sc.budgetsHere = nil
 	sc.checkKeys(bad)
 	sc.checkCluster(bad)
 	sc.checkDSN(bad)

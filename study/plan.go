@@ -60,6 +60,10 @@ type Plan struct {
 	Study string
 	Size  string
 	Steps []Step
+	// NoBudgets runs every step without its scenario's node budgets
+	// (study --no-budgets, where this machine cannot hold them); the
+	// report then says, per step, that the nodes shared the machine.
+	NoBudgets bool
 }
 
 // repeat returns n copies of s named name-01 … name-NN (n = 1: s itself).

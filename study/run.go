@@ -96,6 +96,11 @@ func (p Plan) scenario(dir string, s Step) (*experiment.Scenario, error) {
 			return nil, fmt.Errorf("step %s with the %s size's options: %w", s.Name, p.Size, err)
 		}
 	}
+	if p.NoBudgets {
+		sc.DropBudgets()
+	} else if err := sc.NeedBudgets(); err != nil {
+		return nil, fmt.Errorf("step %s: %w", s.Name, err)
+	}
 	return sc, nil
 }
 

@@ -17,7 +17,7 @@ import (
 
 func newExperimentCmd() *cobra.Command {
 	var results string
-	var dryRun bool
+	var dryRun, noBudgets bool
 	var hist historyFlags
 	c := &cobra.Command{
 		Use:   "experiment FILE.yaml",
@@ -44,6 +44,13 @@ the result files alone. Results go to results/<time>-experiment-<name>/.`, exper
 			if sc.BuiltIn {
 				fmt.Fprintf(cmd.ErrOrStderr(), "fieldbench: %s is not on disk here: running the copy built into this fieldbench\n", sc.Path)
 			}
+			if noBudgets {
+				if dropped := sc.DropBudgets(); dropped != "" {
+					fmt.Fprintf(cmd.ErrOrStderr(), "fieldbench: --no-budgets: the nodes run without their budgets (%s): they share this machine's cores\n", dropped)
+				}
+			} else if err := sc.NeedBudgets(); err != nil {
+				return job.Usage(err)
+			}
 			if dryRun {
 				return sc.WritePlan(cmd.OutOrStdout())
 			}
@@ -69,6 +76,7 @@ the result files alone. Results go to results/<time>-experiment-<name>/.`, exper
 	}
 	c.Flags().StringVar(&results, "results", "results", "directory under which the experiment's directory is created")
 	c.Flags().BoolVar(&dryRun, "dry-run", false, "check the scenario and print what it would do, without starting anything")
+	c.Flags().BoolVar(&noBudgets, "no-budgets", false, "run the cluster without the scenario's node budgets (where budgets cannot be held: not root, no control groups); the nodes then share this machine's cores")
 	hist.bind(c)
 	return c
 }

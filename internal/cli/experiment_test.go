@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -373,5 +374,51 @@ probe_every: 1s
 	}
 	if left := cluster.GroupsLeft(&cluster.Cluster{Engine: ci.Engine, Dir: ci.Dir}); len(left) > 0 {
 		t.Errorf("control groups left after the experiment: %v", left)
+	}
+}
+
+// TestNoBudgetsWithoutRoot: where budgets cannot be held (here: the
+// fieldbench binary run as nobody), a scenario with node budgets — every
+// study's, since issue 44 — is refused before anything starts, naming
+// --no-budgets, and runs without them with it, saying so; a study alike.
+func TestNoBudgetsWithoutRoot(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run fieldbench as another user")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("no setpriv")
+	}
+	bin := fieldbenchBin(t)
+	cwd := worldSearchableDir(t, "fieldbench-nobudgets-")
+	t.Cleanup(func() { os.RemoveAll(cwd) })
+	asNobody := func(args ...string) (int, string, string) {
+		cmd := exec.Command(setpriv, append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", bin}, args...)...)
+		cmd.Dir = cwd // no scenarios/ here: the built-in copies
+		cmd.Env = append(os.Environ(), "HOME="+cwd)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		return code, stdout.String(), stderr.String()
+	}
+	for _, args := range [][]string{
+		{"experiment", "scenarios/microblog/crash.yaml", "--dry-run"},
+		{"study", "wiki", "--dry-run"},
+	} {
+		code, _, stderr := asNobody(args...)
+		if code != cli.ExitUsage || !strings.Contains(stderr, "--no-budgets") || !strings.Contains(stderr, "as root") {
+			t.Errorf("%v as nobody: exit %d, %q; want exit 2 naming --no-budgets", args, code, stderr)
+		}
+		code, stdout, stderr := asNobody(append(args, "--no-budgets")...)
+		if code != cli.ExitOK || strings.Contains(stdout, "budget:") || !strings.Contains(stderr, "--no-budgets: ") {
+			t.Errorf("%v --no-budgets as nobody: exit %d\n%s%s\nwant exit 0, no budget in the plan and a notice", args, code, stdout, stderr)
+		}
 	}
 }

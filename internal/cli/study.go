@@ -13,7 +13,7 @@ import (
 
 func newStudyCmd() *cobra.Command {
 	var results, size, scenarios string
-	var dryRun, reportOnly bool
+	var dryRun, reportOnly, noBudgets bool
 	var hist historyFlags
 	c := &cobra.Command{
 		Use:   "study NAME",
@@ -44,6 +44,10 @@ where it stopped; Ctrl-C leaves completed steps intact.`, study.ReportFile, stud
 			p, err := study.PlanFor(args[0], size)
 			if err != nil {
 				return usagef("%v", err)
+			}
+			p.NoBudgets = noBudgets
+			if noBudgets && !reportOnly {
+				fmt.Fprintln(cmd.ErrOrStderr(), "fieldbench: --no-budgets: every step's nodes run without their budgets: they share this machine's cores")
 			}
 			if results == "" {
 				results = filepath.Join("results", "study-"+p.Study+"-"+p.Size)
@@ -82,6 +86,7 @@ where it stopped; Ctrl-C leaves completed steps intact.`, study.ReportFile, stud
 	c.Flags().StringVar(&scenarios, "scenarios", "", "directory holding the scenario files, and nothing else is read (default: ./scenarios where a file is there, else the copy built into fieldbench)")
 	c.Flags().BoolVar(&dryRun, "dry-run", false, "list the steps and which are already complete, without running anything")
 	c.Flags().BoolVar(&reportOnly, "report-only", false, "rebuild the report from --results without running any step")
+	c.Flags().BoolVar(&noBudgets, "no-budgets", false, "run every step without its nodes' budgets (where budgets cannot be held: not root, no control groups); the nodes then share this machine's cores, and the report's verdicts say so")
 	hist.bind(c)
 	return c
 }
