@@ -118,7 +118,7 @@ var plans = map[string]func(size string) []Step{
 		out = append(out, repeat(Step{Name: "scalability-cassandra", Scenario: scal, For: "cassandra",
 			Why: "Tables 3 and 4: scalability scores and mean request-set times"}, n)...)
 		out = append(out, repeat(Step{Name: "requests-mongodb", Scenario: "wiki/requests-mongodb.yaml", For: "mongodb",
-			Why: "MongoDB's request sets on one server (FerretDB cannot grow: no elasticity or scalability), smaller sets than Cassandra's"}, n)...)
+			Why: "MongoDB's request sets on one server (FerretDB cannot grow: no elasticity or scalability), at the conditions of Cassandra's first scalability step, fewer sets"}, n)...)
 		return out
 	},
 	"trajectory": func(string) []Step {
