@@ -56,21 +56,30 @@ func needHosts(t *testing.T) {
 	}
 }
 
+// loadHostNet makes a virtual network for a cluster of a temporary
+// directory, removed when the test ends, and returns a context bounding
+// the test (2 minutes), the network and the cluster.
+func loadHostNet(t *testing.T) (context.Context, vnet.Net, *Cluster) {
+	t.Helper()
+	dir := t.TempDir()
+	n := vnet.ForDir(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	if err := n.Create(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.Destroy(context.Background()) })
+	return ctx, n, &Cluster{Engine: "redis", Dir: dir}
+}
+
 // RunOnLoadHost runs the program on load host loadK of the cluster's
 // network, told so by probe.LoadHostEnv, returns its exit code (-1 when a
 // signal ended it) and removes the host afterwards; a load host that
 // exists already is refused.
 func TestRunOnLoadHost(t *testing.T) {
 	needHosts(t)
-	dir := t.TempDir()
-	n := vnet.ForDir(dir)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := n.Create(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = n.Destroy(context.Background()) })
-	c := &Cluster{Engine: "redis", Dir: dir}
+	ctx, n, c := loadHostNet(t)
+	dir := c.Dir
 	args := []string{"-test.run=^TestLoadHostChild$"}
 	for _, tc := range []struct {
 		child string
@@ -108,15 +117,7 @@ func TestRunOnLoadHostInItsBudget(t *testing.T) {
 	if err := budget.Check(budget.Budget{CPU: 0.3}); err != nil {
 		t.Skipf("no budgets here: %v", err)
 	}
-	dir := t.TempDir()
-	n := vnet.ForDir(dir)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := n.Create(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = n.Destroy(context.Background()) })
-	c := &Cluster{Engine: "redis", Dir: dir}
+	ctx, n, c := loadHostNet(t)
 	group := budget.LoadGroup(os.Getpid())
 	out := filepath.Join(t.TempDir(), "cgroup")
 	t.Setenv(loadHostChildOut, out)

@@ -270,31 +270,32 @@ func FitLoad(nodes map[string]Budget, load Budget, m Machine) error {
 	}
 	var errs []string
 	if (nCPU > 0 || load.CPU > 0) && m.CPUs > 0 && cpu+load.CPU+Reserve.CPU > m.CPUs+1e-9 {
-		ask := fmt.Sprintf("%d node(s) ask %s CPUs, ", nCPU, num(cpu))
-		switch {
-		case nCPU == 0:
-			ask = fmt.Sprintf("the load asks %s CPUs, ", num(load.CPU))
-		case load.CPU > 0:
-			ask += fmt.Sprintf("the load %s, ", num(load.CPU))
-		}
-		errs = append(errs, fmt.Sprintf("%sand %s %s: %s > this machine's %s CPUs",
-			ask, num(Reserve.CPU), kept, num(cpu+load.CPU+Reserve.CPU), num(m.CPUs)))
+		errs = append(errs, overSum(nCPU, cpu, load.CPU, Reserve.CPU, m.CPUs, num, "CPUs", " CPUs", kept))
 	}
 	if (nMem > 0 || load.Memory > 0) && m.Memory > 0 && mem+load.Memory+Reserve.Memory > m.Memory {
-		ask := fmt.Sprintf("%d node(s) ask %s of memory, ", nMem, size(mem))
-		switch {
-		case nMem == 0:
-			ask = fmt.Sprintf("the load asks %s of memory, ", size(load.Memory))
-		case load.Memory > 0:
-			ask += fmt.Sprintf("the load %s, ", size(load.Memory))
-		}
-		errs = append(errs, fmt.Sprintf("%sand %s %s: %s > this machine's %s",
-			ask, size(Reserve.Memory), kept, size(mem+load.Memory+Reserve.Memory), size(m.Memory)))
+		errs = append(errs, overSum(nMem, float64(mem), float64(load.Memory), float64(Reserve.Memory), float64(m.Memory),
+			func(f float64) string { return size(uint64(f)) }, "of memory", "", kept))
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: the budgets do not fit this machine: %s", ErrBadBudget, strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// overSum is one resource's refusal: what n nodes and the load ask, the
+// reserve (kept for what), their sum and what the machine has, each
+// written by format; asked and unit name the resource ("CPUs", "of
+// memory") after the asks and after the machine's figure.
+func overSum(n int, nodes, load, reserve, have float64, format func(float64) string, asked, unit, kept string) string {
+	ask := fmt.Sprintf("%d node(s) ask %s %s, ", n, format(nodes), asked)
+	switch {
+	case n == 0:
+		ask = fmt.Sprintf("the load asks %s %s, ", format(load), asked)
+	case load > 0:
+		ask += fmt.Sprintf("the load %s, ", format(load))
+	}
+	return fmt.Sprintf("%sand %s %s: %s > this machine's %s%s",
+		ask, format(reserve), kept, format(nodes+load+reserve), format(have), unit)
 }
 
 // num writes a sum of CPUs without float noise (0.8+0.8+0.3 is
