@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -264,6 +266,39 @@ func AddBudgets(c *Cluster, sts []NodeStatus) {
 			sts[i].Detail["oom_kills"] = strconv.FormatUint(u.OOMKills, 10)
 		}
 	}
+}
+
+// AddJVMs adds to each status of sts whose node is a running JVM here
+// what the JVM saw of its machine ("jvm": processors, heap, the control
+// group's quota and limit, probe.ReadJVM): Java sizes itself from the
+// node's budget, and this says how. A JVM that cannot be asked says why.
+// The JVMs are asked side by side: jcmd takes a second or more of a JVM
+// held to a fraction of a CPU.
+func AddJVMs(ctx context.Context, c *Cluster, sts []NodeStatus) {
+	var wg sync.WaitGroup
+	for i, st := range sts {
+		n, err := c.Node(st.Name)
+		if err != nil || n.Remote || n.Stopped || n.PID == 0 {
+			continue
+		}
+		if _, ok := probe.JavaOf(n.PID); !ok {
+			continue
+		}
+		if sts[i].Detail == nil {
+			sts[i].Detail = map[string]string{}
+		}
+		wg.Add(1)
+		go func(d map[string]string, pid int) {
+			defer wg.Done()
+			j, err := probe.ReadJVM(ctx, pid)
+			if err != nil {
+				d["jvm"] = "unreadable: " + err.Error()
+				return
+			}
+			d["jvm"] = j.String()
+		}(sts[i].Detail, n.PID)
+	}
+	wg.Wait()
 }
 
 func mib(b uint64) string { return fmt.Sprintf("%.0fMiB", float64(b)/(1<<20)) }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fieldbench/fieldbench/cluster"
@@ -146,7 +147,17 @@ func (es *expSession) probe(ctx context.Context) {
 		return last
 	}
 	start := es.s.Started()
+	var jvms jvmViews
+	var asking sync.WaitGroup
+	defer asking.Wait()
 	s := probe.Sampler{Interval: x.sc.ProbeEvery.D(), Targets: targets, Sink: func(smp probe.Sample) {
+		for name, pid := range jvms.due(smp.Nodes) {
+			asking.Add(1)
+			go func() {
+				defer asking.Done()
+				es.jvmView(ctx, name, pid)
+			}()
+		}
 		at := smp.Time.Sub(start).Seconds()
 		put := func(series, node string, v float64) {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -191,6 +202,51 @@ func (es *expSession) probe(ctx context.Context) {
 		es.s.AddExtra(v.extras)
 		_ = es.s.Event("budget-bound", v.line)
 	}
+}
+
+// jvmViews remembers the process of each node whose JVM was asked what it
+// saw, so that each JVM is asked once: at its first sample, and again after
+// a restart (a new process).
+type jvmViews struct{ asked map[string]int }
+
+// due returns the nodes (name to PID) of nodes whose running process is a
+// JVM not asked yet, and marks them asked.
+func (v *jvmViews) due(nodes []probe.NodeSample) map[string]int {
+	out := map[string]int{}
+	for _, n := range nodes {
+		if !n.Alive || n.PID == 0 || v.asked[n.Name] == n.PID {
+			continue
+		}
+		if v.asked == nil {
+			v.asked = map[string]int{}
+		}
+		v.asked[n.Name] = n.PID
+		if _, ok := probe.JavaOf(n.PID); ok {
+			out[n.Name] = n.PID
+		}
+	}
+	return out
+}
+
+// jvmView records what node name's JVM (pid) saw of its machine, as a
+// "jvm-view" event and the summary figures jvm_NODE_processors and
+// jvm_NODE_heap_max_mib (issue 44: Java sizes itself from the node's
+// budget, so a figure of a JVM node says with how many processors and
+// how much heap it ran).
+func (es *expSession) jvmView(ctx context.Context, name string, pid int) {
+	j, err := probe.ReadJVM(ctx, pid)
+	if ctx.Err() != nil {
+		return // the run ended first
+	}
+	if err != nil {
+		_ = es.s.Event("jvm-view", fmt.Sprintf("%s (pid %d): unreadable: %v", name, pid, err))
+		return
+	}
+	_ = es.s.Event("jvm-view", fmt.Sprintf("%s (pid %d): %s", name, pid, j))
+	es.s.AddExtra(map[string]float64{
+		"jvm_" + name + "_processors":   float64(j.Processors),
+		"jvm_" + name + "_heap_max_mib": float64(j.HeapMax) / (1 << 20),
+	})
 }
 
 // ownership records how much of the data each node owns, as the engine

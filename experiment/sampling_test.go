@@ -1,7 +1,9 @@
 package experiment
 
 import (
+	"fmt"
 	"math"
+	"os"
 	"strings"
 	"testing"
 
@@ -114,5 +116,32 @@ func TestBoundVerdict(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestJVMViewsDue: a node's process is looked at once, at its first
+// sample and again when it is a new process (a restart); a node stopped,
+// dead or without a process is not looked at, and a process that is not
+// a JVM (the test itself) is looked at but not asked.
+func TestJVMViewsDue(t *testing.T) {
+	me := os.Getpid()
+	var v jvmViews
+	for _, tc := range []struct {
+		name  string
+		nodes []probe.NodeSample
+		asked map[string]int
+	}{
+		{"first sample", []probe.NodeSample{{Name: "n1", PID: me, Alive: true}, {Name: "n2", PID: 0}, {Name: "n3", PID: me + 1, Alive: false}},
+			map[string]int{"n1": me}},
+		{"same process", []probe.NodeSample{{Name: "n1", PID: me, Alive: true}}, map[string]int{"n1": me}},
+		{"n3 restarted", []probe.NodeSample{{Name: "n1", PID: me, Alive: true}, {Name: "n3", PID: me, Alive: true}},
+			map[string]int{"n1": me, "n3": me}},
+	} {
+		if due := v.due(tc.nodes); len(due) != 0 {
+			t.Errorf("%s: due %v, want none (no JVM)", tc.name, due)
+		}
+		if fmt.Sprint(v.asked) != fmt.Sprint(tc.asked) {
+			t.Errorf("%s: asked %v, want %v", tc.name, v.asked, tc.asked)
+		}
 	}
 }

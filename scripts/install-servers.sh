@@ -8,6 +8,9 @@ packages=(postgresql-15 postgresql-15-postgis-3 mariadb-server galera-4 rsync re
 # Cassandra and HBase run from Maven Central jars (fetched and cached by
 # fieldbench itself) on Java 17: a JRE and Maven are needed when missing.
 command -v java >/dev/null 2>&1 || packages+=(openjdk-17-jre-headless)
+# jcmd (the JDK's, not the JRE's) asks a node's JVM what it saw of its
+# budget (probe.ReadJVM: processors, heap, the control group's limits).
+command -v jcmd >/dev/null 2>&1 || packages+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null 2>&1 || packages+=(maven)
 # pouchdb-server (the couchdb engine) and reqlite (the rethinkdb engine) run
 # on Node.js from npm.

@@ -169,6 +169,7 @@ func newClusterStatusCmd() *cobra.Command {
 				return fmt.Errorf("status of %s: %w", cl.Dir, err)
 			}
 			cluster.AddBudgets(cl, st)
+			cluster.AddJVMs(cmd.Context(), cl, st)
 			if asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(st)
 			}
