@@ -184,7 +184,16 @@ func (sc *Scenario) checkCluster(bad func(string, ...any)) {
 	for _, st := range sc.Steps {
 		adds = max(adds, st.Nodes-c.Nodes)
 	}
-	if opts, err := c.UpOptions(); err != nil {
+	// The nodes' budgets are summed with the load's (--load-budget in the
+	// workload's or a step's options, the largest), as `run --cluster
+	// --load-budget` sums them.
+	load, err := sc.loadBudget()
+	if err != nil {
+		bad("%v", err)
+	}
+	opts, err := c.UpOptions()
+	opts.Load = load
+	if err != nil {
 		bad("cluster.budget: %v", err)
 	} else if err := cluster.CheckBudget(c.Engine, opts, adds); errors.Is(err, budget.ErrUnavailable) {
 		// Not this scenario's fault but this machine's: NeedBudgets
@@ -358,4 +367,32 @@ func (sc *Scenario) checkExternal(bad func(string, ...any)) {
 			}
 		}
 	}
+}
+
+// loadBudget is the largest load generator budget the scenario asks
+// (--load-budget in the workload's options or a step's): each resource's
+// largest, since the steps run one after another.
+func (sc *Scenario) loadBudget() (budget.Budget, error) {
+	var out budget.Budget
+	add := func(where string, opts map[string]any) error {
+		v, ok := opts["load-budget"]
+		if !ok {
+			return nil
+		}
+		b, err := budget.ParseLoad(fmt.Sprint(v))
+		if err != nil {
+			return fmt.Errorf("%s.load-budget: %w", where, err)
+		}
+		out.CPU, out.Memory = max(out.CPU, b.CPU), max(out.Memory, b.Memory)
+		return nil
+	}
+	if err := add("workload.options", sc.Workload.Options); err != nil {
+		return budget.Budget{}, err
+	}
+	for i, st := range sc.Steps {
+		if err := add(fmt.Sprintf("steps[%d].options", i), st.Options); err != nil {
+			return budget.Budget{}, err
+		}
+	}
+	return out, nil
 }

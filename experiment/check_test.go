@@ -1,8 +1,12 @@
 package experiment
 
 import (
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/fieldbench/fieldbench/cluster/budget"
 )
 
 // A scenario with a problem in every part fails at parse time, naming
@@ -56,6 +60,42 @@ func TestParseChecksEngineAndTimes(t *testing.T) {
 			_, err := Parse([]byte(tt.src))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("got %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestParseSumsTheLoadBudget: a scenario's --load-budget (in the
+// workload's options or a step's) is summed with its nodes' budgets and
+// the reserve before anything starts, as `run --cluster --load-budget`
+// sums them: a node that fits the machine alone is refused beside the
+// load's budget, with the sums; a malformed load budget is refused with
+// its place. Needs root and cgroups (the budgets are checked against
+// what this machine can hold).
+func TestParseSumsTheLoadBudget(t *testing.T) {
+	if err := budget.Check(budget.Budget{CPU: 0.1}); err != nil {
+		t.Skipf("no budgets here: %v", err)
+	}
+	// The node leaves half a CPU of the machine: the reserve (0.25) fits
+	// beside it, the reserve and a load of 0.5 do not.
+	node := strconv.FormatFloat(float64(runtime.NumCPU())-0.5, 'f', -1, 64)
+	head := "name: x\ncluster: {engine: redis, nodes: 1, budget: \"cpu=" + node + "\"}\nworkload:\n  name: microblog\n"
+	for _, tc := range []struct{ name, src, want string }{
+		{"no load budget", head, ""},
+		{"load budget", head + "  options: {load-budget: \"cpu=0.5\"}\n", "--load-budget cpu=0.5: bad budget: the budgets do not fit this machine"},
+		{"a step's load budget", head + "steps:\n  - {nodes: 1, options: {load-budget: \"cpu=0.5\"}}\n", "--load-budget cpu=0.5: bad budget: the budgets do not fit this machine"},
+		{"malformed", head + "steps:\n  - {nodes: 1, options: {load-budget: \"disk=5MiB/s\"}}\n", "steps[0].options.load-budget: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.src))
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error containing %q", err, tc.want)
 			}
 		})
 	}
