@@ -88,25 +88,6 @@ func budgetSeries(h *result.Header) {
 	add(seriesBudgetMemory, "Memory used per node, against its budget", "memory (% of the node's budget)")
 }
 
-// budgetUse turns two readings of a node's control group, dt apart, into
-// the budget series' figures: CPU used as a share of the budget's CPUs,
-// the share of the interval's CFS periods it was held back in, memory as
-// a share of its limit (NaN where the budget does not set it, or the
-// interval had no period).
-func budgetUse(b budget.Budget, prev, cur budget.Usage, dt float64) (cpu, throttled, mem float64) {
-	cpu, throttled, mem = math.NaN(), math.NaN(), math.NaN()
-	if b.CPU > 0 && dt > 0 && cur.CPUSeconds >= prev.CPUSeconds {
-		cpu = 100 * (cur.CPUSeconds - prev.CPUSeconds) / dt / b.CPU
-	}
-	if dp := float64(cur.Periods) - float64(prev.Periods); b.CPU > 0 && dp > 0 {
-		throttled = 100 * (float64(cur.Throttled) - float64(prev.Throttled)) / dp
-	}
-	if b.Memory > 0 {
-		mem = 100 * float64(cur.Memory) / float64(b.Memory)
-	}
-	return cpu, throttled, mem
-}
-
 // probe samples every node until ctx ends and writes each figure as a
 // point (NaN figures, unreadable ones, are skipped: the probe never stops
 // the run).
@@ -186,7 +167,7 @@ func (es *expSession) probe(ctx context.Context) {
 				continue // a node whose group is gone (removed) has no figure
 			}
 			if p, ok := prev[name]; ok {
-				cpu, throttled, mem := budgetUse(budgets[name], p.u, u, smp.Time.Sub(p.at).Seconds())
+				cpu, throttled, mem := budget.Use(budgets[name], p.u, u, smp.Time.Sub(p.at).Seconds())
 				put(seriesBudgetCPU, name, cpu)
 				put(seriesBudgetThrottled, name, throttled)
 				put(seriesBudgetMemory, name, mem)

@@ -23,11 +23,13 @@ const loadBudgetHelp = "hold this load generator to a budget of its own: cpu=CPU
 var loadVerbs = []string{"run", "load", "sweep"}
 
 // Series of the load's own group, every second of a run with
-// --load-budget: the CPU it used against its budget and the share of the
-// second's CFS periods in which it was held back.
+// --load-budget: the CPU it used against its budget, the share of the
+// second's CFS periods in which it was held back, and its memory against
+// its limit.
 const (
 	seriesLoadCPU       = "load-budget-cpu"
 	seriesLoadThrottled = "load-budget-throttled"
+	seriesLoadMemory    = "load-budget-memory"
 )
 
 // loadBudgetVerbs narrows --load-budget, declared by newBase for every
@@ -200,7 +202,7 @@ func holdLoad(p loadPlan) (release func() error, held *budget.Held, err error) {
 // loadHeader declares the load's series in h when this process reads its
 // group (not on a load host); newHeader records the budget itself.
 func loadHeader(h *result.Header, p loadPlan) {
-	if p.budget.CPU <= 0 {
+	if p.budget.Empty() {
 		return
 	}
 	if _, on := probe.CurrentLoadHost(); on {
@@ -209,15 +211,20 @@ func loadHeader(h *result.Header, p loadPlan) {
 	if h.Series == nil {
 		h.Series = map[string]result.SeriesMeta{}
 	}
-	h.Series[seriesLoadCPU] = result.SeriesMeta{Title: "CPU used by the load generator, against its budget", XLabel: "elapsed (s)", YLabel: "CPU (% of the load's budget)", XIsTime: true}
-	h.Series[seriesLoadThrottled] = result.SeriesMeta{Title: "Load generator held back by its CPU budget", XLabel: "elapsed (s)", YLabel: "throttled (% of the interval's periods)", XIsTime: true}
+	if p.budget.CPU > 0 {
+		h.Series[seriesLoadCPU] = result.SeriesMeta{Title: "CPU used by the load generator, against its budget", XLabel: "elapsed (s)", YLabel: "CPU (% of the load's budget)", XIsTime: true}
+		h.Series[seriesLoadThrottled] = result.SeriesMeta{Title: "Load generator held back by its CPU budget", XLabel: "elapsed (s)", YLabel: "throttled (% of the interval's periods)", XIsTime: true}
+	}
+	if p.budget.Memory > 0 {
+		h.Series[seriesLoadMemory] = result.SeriesMeta{Title: "Memory used by the load generator, against its budget", XLabel: "elapsed (s)", YLabel: "memory (% of the load's budget)", XIsTime: true}
+	}
 }
 
 // sampleLoad writes the load's series every interval until ctx ends, and
 // returns when it has stopped. Each sample reads the group's counters once
 // and keeps only the last reading: its cost does not grow with the run.
 func sampleLoad(ctx context.Context, s *Session, h *budget.Held, b budget.Budget, every time.Duration) (stop func()) {
-	if h == nil || b.CPU <= 0 {
+	if h == nil || b.Empty() {
 		return func() {}
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -235,13 +242,15 @@ func sampleLoad(ctx context.Context, s *Session, h *budget.Held, b budget.Budget
 			case now := <-t.C:
 				cur, cerr := h.Group.Usage()
 				if err == nil && cerr == nil {
-					cpu, thr := loadUse(b, prev, cur, now.Sub(at).Seconds())
+					cpu, thr, mem := budget.Use(b, prev, cur, now.Sub(at).Seconds())
 					x := now.Sub(s.Started()).Seconds()
-					if !math.IsNaN(cpu) {
-						_ = s.Point(result.Point{Series: seriesLoadCPU, X: x, Y: cpu})
-					}
-					if !math.IsNaN(thr) {
-						_ = s.Point(result.Point{Series: seriesLoadThrottled, X: x, Y: thr})
+					for _, f := range []struct {
+						series string
+						v      float64
+					}{{seriesLoadCPU, cpu}, {seriesLoadThrottled, thr}, {seriesLoadMemory, mem}} {
+						if !math.IsNaN(f.v) {
+							_ = s.Point(result.Point{Series: f.series, X: x, Y: f.v})
+						}
 					}
 				}
 				prev, err, at = cur, cerr, now
@@ -249,18 +258,4 @@ func sampleLoad(ctx context.Context, s *Session, h *budget.Held, b budget.Budget
 		}
 	}()
 	return func() { cancel(); <-done }
-}
-
-// loadUse is two readings of the load's group dt apart as its series'
-// figures: CPU used as a share of the budget's CPUs, and the share of the
-// interval's CFS periods it was held back in (NaN: no period).
-func loadUse(b budget.Budget, prev, cur budget.Usage, dt float64) (cpu, throttled float64) {
-	cpu, throttled = math.NaN(), math.NaN()
-	if dt > 0 && cur.CPUSeconds >= prev.CPUSeconds {
-		cpu = 100 * (cur.CPUSeconds - prev.CPUSeconds) / dt / b.CPU
-	}
-	if dp := float64(cur.Periods) - float64(prev.Periods); dp > 0 {
-		throttled = 100 * (float64(cur.Throttled) - float64(prev.Throttled)) / dp
-	}
-	return cpu, throttled
 }

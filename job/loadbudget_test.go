@@ -116,14 +116,17 @@ func TestLoadBudgetHoldsTheRun(t *testing.T) {
 			if run.Header.LoadBudget != b.String() {
 				t.Errorf("header load_budget %q, want %s", run.Header.LoadBudget, b)
 			}
-			n := 0
+			n := map[string]int{}
 			for _, p := range run.Points {
-				if p.Series == "load-budget-cpu" {
-					n++
+				n[p.Series]++
+				if p.Series == "load-budget-memory" && (p.Y <= 0 || p.Y > 100) {
+					t.Errorf("load-budget-memory %v%%, want a share of the 256 MiB limit", p.Y)
 				}
 			}
-			if _, ok := run.Header.Series["load-budget-throttled"]; !ok || (n == 0 && !c.interrupt) {
-				t.Errorf("series %v, %d load-budget-cpu points; want the load's series", run.Header.Series, n)
+			for _, series := range []string{"load-budget-cpu", "load-budget-throttled", "load-budget-memory"} {
+				if _, ok := run.Header.Series[series]; !ok || (n[series] == 0 && !c.interrupt) {
+					t.Errorf("series %v, %d %s points; want the load's series", run.Header.Series, n[series], series)
+				}
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package budget
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -291,6 +292,36 @@ func TestFit(t *testing.T) {
 		}
 		if c.bad != "" && (err == nil || !strings.Contains(err.Error(), c.bad) || !errors.Is(err, ErrBadBudget)) {
 			t.Errorf("%s: Fit = %v; want a refusal saying %q", c.name, err, c.bad)
+		}
+	}
+}
+
+// TestUse: two readings of a node's control group become its use of
+// its budget over the interval; a resource the budget does not set has no
+// figure.
+func TestUse(t *testing.T) {
+	t.Parallel()
+	prev := Usage{CPUSeconds: 10, Periods: 100, Throttled: 20, Memory: 64 << 20}
+	cur := Usage{CPUSeconds: 10.5, Periods: 120, Throttled: 35, Memory: 128 << 20}
+	for _, c := range []struct {
+		name                string
+		b                   Budget
+		dt                  float64
+		cpu, throttled, mem float64 // NaN: no figure
+	}{
+		{"cpu and memory", Budget{CPU: 0.25, Memory: 256 << 20}, 2, 100, 75, 50},
+		{"cpu alone", Budget{CPU: 0.5}, 2, 50, 75, math.NaN()},
+		{"memory alone", Budget{Memory: 512 << 20}, 2, math.NaN(), math.NaN(), 25},
+		{"no time passed", Budget{CPU: 0.5}, 0, math.NaN(), 75, math.NaN()},
+	} {
+		cpu, throttled, mem := Use(c.b, prev, cur, c.dt)
+		for _, f := range []struct {
+			what      string
+			got, want float64
+		}{{"cpu", cpu, c.cpu}, {"throttled", throttled, c.throttled}, {"memory", mem, c.mem}} {
+			if math.IsNaN(f.want) != math.IsNaN(f.got) || (!math.IsNaN(f.want) && math.Abs(f.got-f.want) > 1e-9) {
+				t.Errorf("%s: %s = %v, want %v", c.name, f.what, f.got, f.want)
+			}
 		}
 	}
 }

@@ -3,6 +3,7 @@ package budget
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -483,4 +484,25 @@ func (g Group) Usage() (Usage, error) {
 		u.OOMKills = oc.OomKill
 	}
 	return u, nil
+}
+
+// Use turns two readings of a group, dt seconds apart, into what it used
+// of budget b over the interval, as the budget series chart it: CPU as a
+// share of the budget's CPUs, the share of the interval's CFS periods it
+// was held back in, memory (at the end) as a share of its limit; NaN
+// where b does not set the resource, or the interval had no time or no
+// period. The nodes' series (experiment) and the load's (job) are both
+// this.
+func Use(b Budget, prev, cur Usage, dt float64) (cpu, throttled, mem float64) {
+	cpu, throttled, mem = math.NaN(), math.NaN(), math.NaN()
+	if b.CPU > 0 && dt > 0 && cur.CPUSeconds >= prev.CPUSeconds {
+		cpu = 100 * (cur.CPUSeconds - prev.CPUSeconds) / dt / b.CPU
+	}
+	if dp := float64(cur.Periods) - float64(prev.Periods); b.CPU > 0 && dp > 0 {
+		throttled = 100 * (float64(cur.Throttled) - float64(prev.Throttled)) / dp
+	}
+	if b.Memory > 0 {
+		mem = 100 * float64(cur.Memory) / float64(b.Memory)
+	}
+	return cpu, throttled, mem
 }
