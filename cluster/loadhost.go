@@ -38,8 +38,9 @@ import (
 // budget from its first instruction (budget.Join: the child's own /sys,
 // which ip netns exec mounts afresh, has no control groups to move into),
 // checked first like the run's own (CheckLoad: bad input, before the host
-// exists); the group's totals are printed once the child ended, and the
-// group is removed on every path.
+// exists); the child is handed the group (budget.LoadGroupEnv) to write
+// the load's budget series from, the group's totals are printed once the
+// child ended, and the group is removed on every path.
 func RunOnLoadHost(ctx context.Context, c *Cluster, index int, args []string, stdout, stderr io.Writer) (exit int, err error) {
 	load, err := loadBudgetArg(args)
 	if err != nil {
@@ -70,6 +71,7 @@ func RunOnLoadHost(ctx context.Context, c *Cluster, index int, args []string, st
 		return 0, fmt.Errorf("--load-host: find fieldbench's own binary: %w", err)
 	}
 	argv := append(vnet.Command(h.NS, exe), args...)
+	env := append(os.Environ(), probe.LoadHostVar(h.Name, h.Addr, h.NS))
 	if !load.Empty() {
 		g, err := budget.Create(budget.LoadGroup(os.Getpid()), load, "")
 		if err != nil {
@@ -89,11 +91,12 @@ func RunOnLoadHost(ctx context.Context, c *Cluster, index int, args []string, st
 			}
 		}()
 		argv = g.Join(argv)
+		env = append(env, g.Seen(os.Getpid()).Env())
 	}
 	fmt.Fprintf(stderr, "on load host %s (%s, network namespace %s)\n", h.Name, h.Addr, h.NS)
 	child := exec.Command(argv[0], argv[1:]...)
 	child.Stdout, child.Stderr = stdout, stderr
-	child.Env = append(os.Environ(), probe.LoadHostVar(h.Name, h.Addr, h.NS))
+	child.Env = env
 	child.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)

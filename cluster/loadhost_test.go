@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -37,6 +38,12 @@ func TestLoadHostChild(t *testing.T) {
 	}
 	if out := os.Getenv(loadHostChildOut); out != "" {
 		b, _ := os.ReadFile("/proc/self/cgroup")
+		// Then what it reads of the group its parent handed it: its
+		// own use so far (its start: some CPU, some memory).
+		if g, ok := budget.LoadGroupFromEnv(); ok {
+			u, err := g.Usage()
+			b = append(b, fmt.Sprintf("usage %v %v %v\n", u.CPUSeconds > 0, u.Memory > 0, err)...)
+		}
 		_ = os.WriteFile(out, b, 0o644)
 	}
 	if what == "kill" {
@@ -110,6 +117,8 @@ func TestRunOnLoadHost(t *testing.T) {
 // arguments, the child runs on its load host inside the load's control
 // group (its /proc/self/cgroup names the group), the group's totals are
 // printed and the group is gone once the child ended, whatever its exit;
+// the child reads the group's counters through its parent's root
+// (budget.LoadGroupEnv), for the load's budget series;
 // a budget that is malformed or does not fit is bad input, refused before
 // the host exists. Needs root, network namespaces and cgroups.
 func TestRunOnLoadHostInItsBudget(t *testing.T) {
@@ -135,6 +144,9 @@ func TestRunOnLoadHostInItsBudget(t *testing.T) {
 		got, err := os.ReadFile(out)
 		if err != nil {
 			t.Fatalf("child %s wrote no /proc/self/cgroup: %v", child, err)
+		}
+		if !strings.Contains(string(got), "usage true true <nil>\n") {
+			t.Errorf("child %s could not read the load's group through its parent:\n%s", child, got)
 		}
 		for _, l := range strings.Split(string(got), "\n") {
 			if (strings.Contains(l, ":cpu,") || strings.Contains(l, ":cpu:") || strings.Contains(l, ":memory:")) && !strings.Contains(l, "/"+group) {

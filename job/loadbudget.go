@@ -175,7 +175,8 @@ func sayLoadCost(w io.Writer, p loadPlan) {
 }
 
 // holdLoad moves this process into a group of the load's budget (none
-// without one, or on a load host, where the parent holds the child) and
+// without one; on a load host the parent holds the child, and the group
+// it hands the child is returned, to read) and
 // returns what undoes it: the process back where it was, the group
 // removed. It is called on every path that leaves (defer).
 func holdLoad(p loadPlan) (release func() error, held *budget.Held, err error) {
@@ -183,6 +184,11 @@ func holdLoad(p loadPlan) (release func() error, held *budget.Held, err error) {
 		return func() error { return nil }, nil, nil
 	}
 	if _, on := probe.CurrentLoadHost(); on {
+		// The parent holds this child in the group from its start and
+		// hands it the group to read (budget.LoadGroupEnv).
+		if g, ok := budget.LoadGroupFromEnv(); ok {
+			return func() error { return nil }, &budget.Held{Group: g}, nil
+		}
 		return func() error { return nil }, nil, nil
 	}
 	h, err := budget.Hold(budget.LoadGroup(os.Getpid()), p.budget)
@@ -200,13 +206,16 @@ func holdLoad(p loadPlan) (release func() error, held *budget.Held, err error) {
 }
 
 // loadHeader declares the load's series in h when this process reads its
-// group (not on a load host); newHeader records the budget itself.
+// group (on a load host, when its parent handed it the group);
+// newHeader records the budget itself.
 func loadHeader(h *result.Header, p loadPlan) {
 	if p.budget.Empty() {
 		return
 	}
 	if _, on := probe.CurrentLoadHost(); on {
-		return
+		if _, ok := budget.LoadGroupFromEnv(); !ok {
+			return
+		}
 	}
 	if h.Series == nil {
 		h.Series = map[string]result.SeriesMeta{}

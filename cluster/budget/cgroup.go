@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/containerd/cgroups/v3"
@@ -33,6 +34,19 @@ const Prefix = "fieldbench-"
 type Group struct {
 	Version int      `json:"version"`
 	Dirs    []string `json:"dirs"`
+	// Root, when set, is where the Dirs are seen from a process of another
+	// mount namespace: /proc/PID/root of a process of the namespace that
+	// made the group. A load host's child (ip netns exec mounts it a /sys
+	// without control groups) reads its load's group so (Usage; Seen).
+	Root string `json:"root,omitempty"`
+}
+
+// Seen is g as a process of another mount namespace reads it, through
+// process pid's root (/proc/PID/root): pid is a process of the namespace
+// that made g, such as the fieldbench that started a load host.
+func (g Group) Seen(pid int) Group {
+	g.Root = "/proc/" + strconv.Itoa(pid) + "/root"
+	return g
 }
 
 // mode is the machine's cgroup mode; a variable so that a test can say
@@ -427,7 +441,7 @@ func (g Group) Usage() (Usage, error) {
 		return Usage{}, errors.New("budget: no control group")
 	}
 	if g.Version == 2 {
-		m, err := cgroup2.Load(strings.TrimPrefix(g.Dirs[0], "/sys/fs/cgroup"))
+		m, err := cgroup2.Load(strings.TrimPrefix(g.Dirs[0], "/sys/fs/cgroup"), cgroup2.WithMountpoint(g.Root+"/sys/fs/cgroup"))
 		if err != nil {
 			return Usage{}, err
 		}
@@ -457,10 +471,24 @@ func (g Group) Usage() (Usage, error) {
 		}
 		return "", cgroup1.ErrControllerNotActive
 	}
-	cg, err := cgroup1.Load(path, cgroup1.WithHierarchy(subsystems(func(n cgroup1.Name) bool {
+	hierarchy := subsystems(func(n cgroup1.Name) bool {
 		_, err := path(n)
 		return err == nil
-	})))
+	})
+	if g.Root != "" {
+		// The library finds the controllers' mounts in this process's
+		// mountinfo, which has none on a load host: name them under Root.
+		hierarchy = func() ([]cgroup1.Subsystem, error) {
+			var out []cgroup1.Subsystem
+			for _, s := range []cgroup1.Subsystem{cgroup1.NewCpu(g.Root + "/sys/fs/cgroup"), cgroup1.NewCpuacct(g.Root + "/sys/fs/cgroup"), cgroup1.NewMemory(g.Root + "/sys/fs/cgroup")} {
+				if _, err := path(s.Name()); err == nil {
+					out = append(out, s)
+				}
+			}
+			return out, nil
+		}
+	}
+	cg, err := cgroup1.Load(path, cgroup1.WithHierarchy(hierarchy))
 	if err != nil {
 		return Usage{}, err
 	}

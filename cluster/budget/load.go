@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -195,4 +196,27 @@ func prune(m map[string]Budget) map[string]Budget {
 		}
 	}
 	return m
+}
+
+// LoadGroupEnv names the environment entry by which the fieldbench that
+// starts a load host hands its child the load's group, as the child's
+// mount namespace sees it (Group.Seen): the child's own /sys has no
+// control groups, and it writes the load's budget series from this group.
+const LoadGroupEnv = "FIELDBENCH_LOAD_GROUP"
+
+// Env is the LoadGroupEnv entry for g.
+func (g Group) Env() string {
+	b, _ := json.Marshal(g) // a struct of strings and ints: never fails
+	return LoadGroupEnv + "=" + string(b)
+}
+
+// LoadGroupFromEnv is the group LoadGroupEnv hands this process; false
+// without one (or an entry that does not parse).
+func LoadGroupFromEnv() (Group, bool) {
+	var g Group
+	v := os.Getenv(LoadGroupEnv)
+	if v == "" || json.Unmarshal([]byte(v), &g) != nil || len(g.Dirs) == 0 {
+		return Group{}, false
+	}
+	return g, true
 }

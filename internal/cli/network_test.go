@@ -16,6 +16,7 @@ import (
 
 	"github.com/fieldbench/fieldbench/adapter/netdial"
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/budget"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
 	"github.com/fieldbench/fieldbench/internal/cli"
 	"github.com/fieldbench/fieldbench/result"
@@ -111,13 +112,30 @@ func needHostsCLI(t *testing.T) {
 
 // TestRedisHostsLoadHost: a 3-node Redis Cluster on hosts, loaded and run
 // from a load host, then down: the result has operations, no errors and
-// the load host's address, and nothing of the network remains.
+// the load host's address, and nothing of the network remains. Run again
+// from the load host with --load-budget (where budgets can be held), the
+// result has the load's budget series, read by the child on the load
+// host from the group its parent holds it in.
 func TestRedisHostsLoadHost(t *testing.T) {
 	h := upOnHosts(t, "redis://198.18.0.1:6379?cluster=1&addrs=198.18.0.2:6379,198.18.0.3:6379", "redis", "--nodes", "3")
 	h.status("198.18.0.1:6379", "198.18.0.2:6379", "198.18.0.3:6379")
 	h.loadAndRun("100")
 	if vnet.Exists(vnet.ForDir(h.dir).HostNS("load1")) {
 		t.Error("load host left after the run")
+	}
+	if err := budget.Check(budget.Budget{CPU: 0.2, Memory: 256 << 20}); err == nil {
+		res := filepath.Join(h.base, "results-budget")
+		if code, out, stderr := runBin(t, h.bin, "run", "microblog", "--users", "100", "--clients", "2", "--duration", "3s", "--load-host", h.dir, "--load-budget", "cpu=0.2,memory=256MiB", "--results", res); code != 0 {
+			t.Fatalf("run --load-budget on the load host: exit %d\n%s\n%s", code, out, stderr)
+		}
+		run := onlyRun(t, res)
+		n := map[string]int{}
+		for _, p := range run.Points {
+			n[p.Series]++
+		}
+		if run.Header.LoadBudget != "cpu=0.2,memory=256MiB" || n["load-budget-cpu"] == 0 || n["load-budget-memory"] == 0 {
+			t.Errorf("run on the load host with --load-budget: header load_budget %q, series points %v; want the budget and the load's series", run.Header.LoadBudget, n)
+		}
 	}
 	h.down()
 }
