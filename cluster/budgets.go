@@ -234,7 +234,8 @@ func checkHeld(c *Cluster) error {
 // and what the node used against it, from its control group: "budget"
 // (cpu=0.2,...), "cpu_throttled" (the share of CFS periods in which the
 // node used its whole quota and was held back, and the CPU seconds it
-// used), "memory_used" (now and at most, against the limit) and
+// used), "memory_used" (now and at most, against the limit), "disk_io"
+// (what it read and wrote through the throttle of its disk rate) and
 // "oom_kills" when there were any.
 func AddBudgets(c *Cluster, sts []NodeStatus) {
 	for i, st := range sts {
@@ -261,6 +262,9 @@ func AddBudgets(c *Cluster, sts []NodeStatus) {
 		}
 		if b.Memory > 0 {
 			sts[i].Detail["memory_used"] = fmt.Sprintf("%s (at most %s) of %s", mib(u.Memory), mib(u.MemoryPeak), mib(b.Memory))
+		}
+		if b.Disk > 0 {
+			sts[i].Detail["disk_io"] = fmt.Sprintf("%s read and written at most %s/s", mib(u.DiskBytes), mib(b.Disk))
 		}
 		if u.OOMKills > 0 {
 			sts[i].Detail["oom_kills"] = strconv.FormatUint(u.OOMKills, 10)

@@ -410,7 +410,7 @@ func (o *observer) Header(h *result.Header) {
 			netSeries(h)
 		}
 		if !x.cl.Budget.Empty() {
-			budgetSeries(h)
+			budgetSeries(h, x.cl.Budget)
 		}
 		if m := x.sc.mechanisms(x.delays != nil); m != "" {
 			h.Options["fault_mechanisms"] = m

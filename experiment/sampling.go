@@ -39,10 +39,12 @@ const (
 	seriesOwnership    = "ownership"
 	// Per node held to a budget (cluster.budget), from its control group:
 	// the CPU it used against its quota, the share of the interval's CFS
-	// periods in which it was held back, its memory against its limit.
+	// periods in which it was held back, its memory against its limit,
+	// its disk reads and writes against its rate.
 	seriesBudgetCPU       = "node-budget-cpu"
 	seriesBudgetThrottled = "node-budget-throttled"
 	seriesBudgetMemory    = "node-budget-memory"
+	seriesBudgetDisk      = "node-budget-disk"
 )
 
 // probeSeries declares the probe series in a run's header.
@@ -80,12 +82,20 @@ func netSeries(h *result.Header) {
 
 // budgetSeries declares the per-node budget series (a cluster with
 // budgets): whether each node was bound by its budget, interval by
-// interval (docs/scale-model.md).
-func budgetSeries(h *result.Header) {
+// interval (docs/scale-model.md); the disk series where some node has a
+// disk rate.
+func budgetSeries(h *result.Header, p budget.Plan) {
 	add := timeSeries(h)
 	add(seriesBudgetCPU, "CPU used per node, against its budget", "CPU (% of the node's budget)")
 	add(seriesBudgetThrottled, "Held back by its CPU budget, per node", "throttled (% of the interval's periods)")
 	add(seriesBudgetMemory, "Memory used per node, against its budget", "memory (% of the node's budget)")
+	disk := p.Node.Disk > 0
+	for _, b := range p.Nodes {
+		disk = disk || b.Disk > 0
+	}
+	if disk {
+		add(seriesBudgetDisk, "Disk I/O per node, against its budget", "read and written (% of the node's disk rate)")
+	}
 }
 
 // probe samples every node until ctx ends and writes each figure as a
@@ -167,10 +177,11 @@ func (es *expSession) probe(ctx context.Context) {
 				continue // a node whose group is gone (removed) has no figure
 			}
 			if p, ok := prev[name]; ok {
-				cpu, throttled, mem := budget.Use(budgets[name], p.u, u, smp.Time.Sub(p.at).Seconds())
-				put(seriesBudgetCPU, name, cpu)
-				put(seriesBudgetThrottled, name, throttled)
-				put(seriesBudgetMemory, name, mem)
+				use := budget.Use(budgets[name], p.u, u, smp.Time.Sub(p.at).Seconds())
+				put(seriesBudgetCPU, name, use.CPU)
+				put(seriesBudgetThrottled, name, use.Throttled)
+				put(seriesBudgetMemory, name, use.Memory)
+				put(seriesBudgetDisk, name, use.Disk)
 				if kills := tally.node(name, budgets[name], p.u, u, smp.Time.Sub(p.at).Seconds()); kills > 0 {
 					_ = es.s.Event("oom-kill", fmt.Sprintf("%s: %d process(es) killed by the kernel for its memory budget (%s)", name, kills, budgets[name]))
 				}

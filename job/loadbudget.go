@@ -251,12 +251,12 @@ func sampleLoad(ctx context.Context, s *Session, h *budget.Held, b budget.Budget
 			case now := <-t.C:
 				cur, cerr := h.Group.Usage()
 				if err == nil && cerr == nil {
-					cpu, thr, mem := budget.Use(b, prev, cur, now.Sub(at).Seconds())
+					use := budget.Use(b, prev, cur, now.Sub(at).Seconds())
 					x := now.Sub(s.Started()).Seconds()
 					for _, f := range []struct {
 						series string
 						v      float64
-					}{{seriesLoadCPU, cpu}, {seriesLoadThrottled, thr}, {seriesLoadMemory, mem}} {
+					}{{seriesLoadCPU, use.CPU}, {seriesLoadThrottled, use.Throttled}, {seriesLoadMemory, use.Memory}} {
 						if !math.IsNaN(f.v) {
 							_ = s.Point(result.Point{Series: f.series, X: x, Y: f.v})
 						}

@@ -301,27 +301,58 @@ func TestFit(t *testing.T) {
 // figure.
 func TestUse(t *testing.T) {
 	t.Parallel()
-	prev := Usage{CPUSeconds: 10, Periods: 100, Throttled: 20, Memory: 64 << 20}
-	cur := Usage{CPUSeconds: 10.5, Periods: 120, Throttled: 35, Memory: 128 << 20}
+	prev := Usage{CPUSeconds: 10, Periods: 100, Throttled: 20, Memory: 64 << 20, DiskBytes: 10 << 20}
+	cur := Usage{CPUSeconds: 10.5, Periods: 120, Throttled: 35, Memory: 128 << 20, DiskBytes: 30 << 20}
+	nan := math.NaN()
 	for _, c := range []struct {
-		name                string
-		b                   Budget
-		dt                  float64
-		cpu, throttled, mem float64 // NaN: no figure
+		name string
+		b    Budget
+		dt   float64
+		want Share // NaN: no figure
 	}{
-		{"cpu and memory", Budget{CPU: 0.25, Memory: 256 << 20}, 2, 100, 75, 50},
-		{"cpu alone", Budget{CPU: 0.5}, 2, 50, 75, math.NaN()},
-		{"memory alone", Budget{Memory: 512 << 20}, 2, math.NaN(), math.NaN(), 25},
-		{"no time passed", Budget{CPU: 0.5}, 0, math.NaN(), 75, math.NaN()},
+		{"cpu and memory", Budget{CPU: 0.25, Memory: 256 << 20}, 2, Share{100, 75, 50, nan}},
+		{"cpu alone", Budget{CPU: 0.5}, 2, Share{50, 75, nan, nan}},
+		{"memory alone", Budget{Memory: 512 << 20}, 2, Share{nan, nan, 25, nan}},
+		{"disk alone", Budget{Disk: 40 << 20}, 2, Share{nan, nan, nan, 25}},
+		{"no time passed", Budget{CPU: 0.5, Disk: 40 << 20}, 0, Share{nan, 75, nan, nan}},
 	} {
-		cpu, throttled, mem := Use(c.b, prev, cur, c.dt)
+		got := Use(c.b, prev, cur, c.dt)
 		for _, f := range []struct {
 			what      string
 			got, want float64
-		}{{"cpu", cpu, c.cpu}, {"throttled", throttled, c.throttled}, {"memory", mem, c.mem}} {
+		}{{"cpu", got.CPU, c.want.CPU}, {"throttled", got.Throttled, c.want.Throttled}, {"memory", got.Memory, c.want.Memory}, {"disk", got.Disk, c.want.Disk}} {
 			if math.IsNaN(f.want) != math.IsNaN(f.got) || (!math.IsNaN(f.want) && math.Abs(f.got-f.want) > 1e-9) {
 				t.Errorf("%s: %s = %v, want %v", c.name, f.what, f.got, f.want)
 			}
 		}
+	}
+}
+
+// TestDiskBytesCounted: a group with a disk budget counts what its
+// process writes directly (O_DIRECT, dd), as the throttle that holds it
+// does: 4 MiB written at a 20 MiB/s budget read back as at least 4 MiB of
+// the group's DiskBytes, in about a fifth of a second. Needs root, cgroups
+// and a block device under the test's directory.
+func TestDiskBytesCounted(t *testing.T) {
+	b := Budget{Disk: 20 << 20}
+	if err := Check(b); err != nil {
+		t.Skipf("no disk budgets here: %v", err)
+	}
+	dir := t.TempDir()
+	g, err := Create(fmt.Sprintf("%stest-disk-%d/node1", Prefix, os.Getpid()), b, dir)
+	if err != nil {
+		t.Skipf("no disk budget on %s: %v", dir, err)
+	}
+	t.Cleanup(func() { _ = g.Remove() })
+	argv := g.Join([]string{"dd", "if=/dev/zero", "of=" + filepath.Join(dir, "f"), "bs=1M", "count=4", "oflag=direct"})
+	if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
+		t.Skipf("no direct writes under %s: %v: %s", dir, err, out)
+	}
+	u, err := g.Usage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.DiskBytes < 4<<20 {
+		t.Errorf("the group counted %d bytes of disk I/O, want the 4 MiB its process wrote", u.DiskBytes)
 	}
 }

@@ -433,6 +433,11 @@ type Usage struct {
 	Memory           uint64  `json:"memory"`      // bytes now
 	MemoryPeak       uint64  `json:"memory_peak"` // bytes at most
 	OOMKills         uint64  `json:"oom_kills"`
+	// DiskBytes is what the group read and wrote, as the block layer's
+	// throttle counts it (v1 blkio.throttle.io_service_bytes, v2 io.stat):
+	// what a disk budget holds. Read only where the group has its I/O
+	// controller (a disk= budget).
+	DiskBytes uint64 `json:"disk_bytes"`
 }
 
 // Usage reads g's counters (containerd/cgroups' Stat).
@@ -458,6 +463,11 @@ func (g Group) Usage() (Usage, error) {
 		}
 		if ev := st.GetMemoryEvents(); ev != nil {
 			u.OOMKills = ev.OomKill
+		}
+		if io := st.GetIo(); io != nil {
+			for _, e := range io.GetUsage() {
+				u.DiskBytes += e.Rbytes + e.Wbytes
+			}
 		}
 		return u, nil
 	}
@@ -511,26 +521,41 @@ func (g Group) Usage() (Usage, error) {
 	if oc := st.GetMemoryOomControl(); oc != nil {
 		u.OOMKills = oc.OomKill
 	}
+	if bl := st.GetBlkio(); bl != nil {
+		for _, e := range bl.GetIoServiceBytesRecursive() {
+			if e.Op == "Read" || e.Op == "Write" {
+				u.DiskBytes += e.Value
+			}
+		}
+	}
 	return u, nil
 }
 
-// Use turns two readings of a group, dt seconds apart, into what it used
-// of budget b over the interval, as the budget series chart it: CPU as a
-// share of the budget's CPUs, the share of the interval's CFS periods it
-// was held back in, memory (at the end) as a share of its limit; NaN
-// where b does not set the resource, or the interval had no time or no
-// period. The nodes' series (experiment) and the load's (job) are both
-// this.
-func Use(b Budget, prev, cur Usage, dt float64) (cpu, throttled, mem float64) {
-	cpu, throttled, mem = math.NaN(), math.NaN(), math.NaN()
+// Share is what a group used of its budget over an interval, each a
+// percentage: CPU of the budget's CPUs, the interval's CFS periods in
+// which it was held back, memory (at the interval's end) of its limit,
+// disk bytes a second of its rate. NaN where the budget does not set the
+// resource, or the interval had no time or no period.
+type Share struct {
+	CPU, Throttled, Memory, Disk float64
+}
+
+// Use turns two readings of a group, dt seconds apart, into the Share of
+// budget b it used: what the budget series chart. The nodes' series
+// (experiment) and the load's (job) are both this.
+func Use(b Budget, prev, cur Usage, dt float64) Share {
+	out := Share{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
 	if b.CPU > 0 && dt > 0 && cur.CPUSeconds >= prev.CPUSeconds {
-		cpu = 100 * (cur.CPUSeconds - prev.CPUSeconds) / dt / b.CPU
+		out.CPU = 100 * (cur.CPUSeconds - prev.CPUSeconds) / dt / b.CPU
 	}
 	if dp := float64(cur.Periods) - float64(prev.Periods); b.CPU > 0 && dp > 0 {
-		throttled = 100 * (float64(cur.Throttled) - float64(prev.Throttled)) / dp
+		out.Throttled = 100 * (float64(cur.Throttled) - float64(prev.Throttled)) / dp
 	}
 	if b.Memory > 0 {
-		mem = 100 * float64(cur.Memory) / float64(b.Memory)
+		out.Memory = 100 * float64(cur.Memory) / float64(b.Memory)
 	}
-	return cpu, throttled, mem
+	if b.Disk > 0 && dt > 0 && cur.DiskBytes >= prev.DiskBytes {
+		out.Disk = 100 * float64(cur.DiskBytes-prev.DiskBytes) / dt / float64(b.Disk)
+	}
+	return out
 }

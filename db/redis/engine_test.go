@@ -324,14 +324,14 @@ func TestRedisNodeLimitCountsReplicas(t *testing.T) {
 }
 
 // TestRedisBudget is the scale model's check (issue 44): `cluster up redis
-// --nodes 2 --budget cpu=0.2 --budget redis2:cpu=0.5,memory=256MiB` holds
+// --nodes 2 --budget cpu=0.2 --budget redis2:cpu=0.5,memory=256MiB,disk=40MiB/s` holds
 // each redis-server in a control group of its budget from its start; a
 // node killed and restarted is back in its group, a node added gets the
-// cluster's budget, status says each budget, and the teardown leaves no
-// group behind.
+// cluster's budget, status says each budget (and redis2's disk I/O
+// against its rate), and the teardown leaves no group behind.
 func TestRedisBudget(t *testing.T) {
 	t.Parallel()
-	plan, err := budget.ParsePlan([]string{"cpu=0.2", "redis2:cpu=0.5,memory=256MiB"})
+	plan, err := budget.ParsePlan([]string{"cpu=0.2", "redis2:cpu=0.5,memory=256MiB,disk=40MiB/s"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,10 +357,13 @@ func TestRedisBudget(t *testing.T) {
 	}
 	st := statusOf(t, e, c)
 	cluster.AddBudgets(c, st)
-	want := map[string]string{"redis1": "cpu=0.2", "redis2": "cpu=0.5,memory=256MiB", n.Name: "cpu=0.2"}
+	want := map[string]string{"redis1": "cpu=0.2", "redis2": "cpu=0.5,memory=256MiB,disk=40MiB/s", n.Name: "cpu=0.2"}
 	for _, s := range st {
 		if s.Detail["budget"] != want[s.Name] {
 			t.Errorf("%s: status budget %q, want %q", s.Name, s.Detail["budget"], want[s.Name])
+		}
+		if io, ok := s.Detail["disk_io"]; ok != (s.Name == "redis2") || (ok && !strings.HasSuffix(io, " at most 40MiB/s")) {
+			t.Errorf("%s: status disk_io %q, want it for redis2's disk rate alone", s.Name, io)
 		}
 	}
 	if err := cluster.Teardown(ctx, c); err != nil {
