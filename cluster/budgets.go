@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fieldbench/fieldbench/cluster/budget"
+	"github.com/fieldbench/fieldbench/cluster/vnet"
 	"github.com/fieldbench/fieldbench/probe"
 )
 
@@ -64,6 +65,9 @@ func CheckBudget(engine string, opts Options, adds int) error {
 	nodes := map[string]budget.Budget{}
 	for _, name := range budgetedNames(e, opts, adds) {
 		nodes[name] = opts.Budget.For(name)
+		if b := nodes[name]; b.Net > 0 && opts.Network != NetworkHosts {
+			return fmt.Errorf("--budget: net=%s is the link rate of a node's host: only for a cluster on hosts (--network hosts); on loopback every node shares one interface", budget.Budget{Net: b.Net})
+		}
 	}
 	if opts.Load.Empty() {
 		if err := budget.Fit(nodes, thisMachine()); err != nil {
@@ -150,6 +154,12 @@ func (p Proc) inBudget() (argv []string, asUser bool, err error) {
 		return argv, p.User != "", nil
 	}
 	b := p.Cluster.Budget.For(p.Node.Name)
+	if b.Net > 0 {
+		if err := limitLink(p.Cluster, p.Node, b.Net); err != nil {
+			return nil, false, err
+		}
+	}
+	b = b.InGroup()
 	if b.Empty() {
 		return argv, p.User != "", nil
 	}
@@ -164,6 +174,21 @@ func (p Proc) inBudget() (argv []string, asUser bool, err error) {
 		argv = AsUser(p.User, argv...)
 	}
 	return p.Node.Cgroup.Join(argv), false, nil
+}
+
+// limitLink sets the link of node n's host to its budget's rate (net=),
+// at each start of the node: tc's replace is the same limit again on a
+// restart, and a limit a fault lifted in between is back.
+func limitLink(c *Cluster, n *Node, rate uint64) error {
+	if n.Netns == "" {
+		return fmt.Errorf("%s: net=%s sets the link of a node's host: the cluster is not on hosts (--network hosts)", n.Name, budget.Budget{Net: rate})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := vnet.ForDir(c.Dir).Limit(ctx, n.Name, rate); err != nil {
+		return fmt.Errorf("%s: net=%s: %w", n.Name, budget.Budget{Net: rate}, err)
+	}
+	return nil
 }
 
 // removeGroups removes every control group c's nodes were held in, and
@@ -220,7 +245,7 @@ func killGroup(g budget.Group) error {
 // Start. A budget is never silently ignored.
 func checkHeld(c *Cluster) error {
 	for _, n := range c.Nodes {
-		if n.Remote || n.Stopped || n.PID == 0 || c.Budget.For(n.Name).Empty() {
+		if n.Remote || n.Stopped || n.PID == 0 || c.Budget.For(n.Name).InGroup().Empty() {
 			continue
 		}
 		if n.Cgroup == nil {
@@ -240,14 +265,17 @@ func checkHeld(c *Cluster) error {
 func AddBudgets(c *Cluster, sts []NodeStatus) {
 	for i, st := range sts {
 		n, err := c.Node(st.Name)
-		if err != nil || n.Cgroup == nil {
+		b := c.Budget.For(st.Name)
+		if err != nil || b.Empty() {
 			continue
 		}
-		b := c.Budget.For(n.Name)
 		if sts[i].Detail == nil {
 			sts[i].Detail = map[string]string{}
 		}
 		sts[i].Detail["budget"] = b.String()
+		if n.Cgroup == nil {
+			continue // net= alone: the host's link, no group
+		}
 		u, err := n.Cgroup.Usage()
 		if err != nil {
 			sts[i].Detail["budget_usage"] = "unreadable: " + err.Error()

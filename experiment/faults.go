@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/fieldbench/fieldbench/cluster"
+	"github.com/fieldbench/fieldbench/cluster/budget"
 	"github.com/fieldbench/fieldbench/cluster/vnet"
 	"github.com/fieldbench/fieldbench/probe"
 )
@@ -309,6 +310,15 @@ func (x *expRun) applyFault(ctx context.Context, a Action, nodes []*cluster.Node
 			delete(x.faults.limited, n.Name)
 			delete(x.faults.netem, n.Name)
 			delete(x.faults.between, n.Name)
+			// A node whose budget sets its link (net=) goes back to that
+			// rate, not to an unlimited link.
+			if rate := x.cl.Budget.For(n.Name).Net; rate > 0 {
+				if err := vn.Limit(ctx, n.Name, rate); err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				how += fmt.Sprintf("; %s back at its budget's net=%s", n.Name, budget.Budget{Net: rate})
+			}
 		}
 		return fmt.Sprintf("%s (mechanism: %s)", list, how), errors.Join(errs...)
 	case "pause", "resume":

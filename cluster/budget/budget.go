@@ -21,6 +21,8 @@ import (
 	"strings"
 
 	"github.com/dustin/go-humanize"
+
+	"github.com/fieldbench/fieldbench/cluster/vnet"
 )
 
 // ErrBadBudget is wrapped by every refusal of a budget's text.
@@ -37,13 +39,26 @@ type Budget struct {
 	// Disk is in bytes a second, for reads and for writes each, on the
 	// device that holds the node's data.
 	Disk uint64 `json:"disk,omitempty"`
+	// Net is in bits a second, each way, on the link of the node's host
+	// (a cluster on hosts): a token bucket (tc tbf, vnet.Net.Limit) the
+	// node's start sets, not a control group.
+	Net uint64 `json:"net,omitempty"`
+}
+
+// InGroup is what a control group holds of b: all but the link rate,
+// which is the host's (Net).
+func (b Budget) InGroup() Budget {
+	b.Net = 0
+	return b
 }
 
 // Keys are the budget's keys, in the order String writes them.
-var Keys = []string{"cpu", "memory", "disk"}
+var Keys = []string{"cpu", "memory", "disk", "net"}
 
-// Parse reads "cpu=0.3,memory=1GiB,disk=40MiB/s" (any subset, in any
-// order; sizes as 512MiB, 1GiB or 1.5GB; disk with or without "/s").
+// Parse reads "cpu=0.3,memory=1GiB,disk=40MiB/s,net=100mbit" (any subset,
+// in any order; sizes as 512MiB, 1GiB or 1.5GB; disk with or without
+// "/s"; net in tc's units, as the limit fault reads them: 100mbit, 1gbit,
+// 10mbps).
 func Parse(s string) (Budget, error) {
 	var b Budget
 	if strings.TrimSpace(s) == "" {
@@ -91,6 +106,12 @@ func Parse(s string) (Budget, error) {
 				return b, fmt.Errorf("%w: disk=%s: at least 1MiB/s", ErrBadBudget, v)
 			}
 			b.Disk = n
+		case "net":
+			n, err := vnet.ParseRate(v)
+			if err != nil {
+				return b, fmt.Errorf("%w: net=%s: %v (bits a second, e.g. 100mbit)", ErrBadBudget, v, err)
+			}
+			b.Net = n
 		default:
 			return b, fmt.Errorf("%w: unknown key %q (keys: %s)", ErrBadBudget, k, strings.Join(Keys, ", "))
 		}
@@ -126,6 +147,9 @@ func (b Budget) String() string {
 	if b.Disk > 0 {
 		parts = append(parts, "disk="+size(b.Disk)+"/s")
 	}
+	if b.Net > 0 {
+		parts = append(parts, "net="+bitRate(b.Net))
+	}
 	return strings.Join(parts, ",")
 }
 
@@ -141,7 +165,24 @@ func (b Budget) Over(o Budget) Budget {
 	if o.Disk > 0 {
 		b.Disk = o.Disk
 	}
+	if o.Net > 0 {
+		b.Net = o.Net
+	}
 	return b
+}
+
+// bitRate writes bits a second as Parse reads them: the largest of gbit,
+// mbit, kbit that divides it, else bit.
+func bitRate(bits uint64) string {
+	for _, u := range []struct {
+		name string
+		n    uint64
+	}{{"gbit", 1e9}, {"mbit", 1e6}, {"kbit", 1e3}} {
+		if bits%u.n == 0 {
+			return strconv.FormatUint(bits/u.n, 10) + u.name
+		}
+	}
+	return strconv.FormatUint(bits, 10) + "bit"
 }
 
 // Plan is a cluster's budgets: one for every node, and overrides by node

@@ -40,7 +40,11 @@ func TestParse(t *testing.T) {
 		{in: "memory=lots", bad: "not a size"},
 		{in: "memory=1MiB", bad: "16MiB"},
 		{in: "disk=1KiB/s", bad: "1MiB/s"},
-		{in: "net=10mbit", bad: "unknown key"},
+		{in: "net=10mbit", want: Budget{Net: 10e6}},
+		{in: "cpu=0.5,net=1mbps", want: Budget{CPU: 0.5, Net: 8e6}},
+		{in: "net=fast", bad: "bits a second"},
+		{in: "net=1bit", bad: "bits a second"},
+		{in: "bogus=1", bad: "unknown key"},
 	} {
 		got, err := Parse(c.in)
 		switch {
@@ -58,7 +62,7 @@ func TestParse(t *testing.T) {
 // reads back as the same budget.
 func TestStringParses(t *testing.T) {
 	t.Parallel()
-	for _, b := range []Budget{{CPU: 0.3}, {CPU: 1.5, Memory: 768 << 20}, {Memory: 1 << 30, Disk: 40 << 20}, {CPU: 0.25, Memory: 2 << 30, Disk: 5 << 20}} {
+	for _, b := range []Budget{{CPU: 0.3}, {CPU: 1.5, Memory: 768 << 20}, {Memory: 1 << 30, Disk: 40 << 20}, {CPU: 0.25, Memory: 2 << 30, Disk: 5 << 20}, {CPU: 0.3, Net: 100e6}, {Net: 8e6}, {Net: 12345}} {
 		got, err := Parse(b.String())
 		if err != nil || got != b {
 			t.Errorf("Parse(%q) = %+v, %v; want %+v", b.String(), got, err, b)

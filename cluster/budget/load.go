@@ -14,10 +14,11 @@ import (
 )
 
 // ParseLoad reads the load generator's budget (--load-budget): Parse's
-// grammar, without disk=. disk= throttles the device under a node's data
-// directory; the load keeps no data of its own (it writes its result file
-// and reads nothing), so a disk budget would limit nothing that is
-// measured and is refused rather than ignored.
+// grammar, without disk= or net=. disk= throttles the device under a
+// node's data directory; the load keeps no data of its own (it writes its
+// result file and reads nothing), so a disk budget would limit nothing
+// that is measured and is refused rather than ignored; net= is a node
+// host's link rate, and a load host's link is a fault's to limit.
 func ParseLoad(s string) (Budget, error) {
 	b, err := Parse(s)
 	if err != nil {
@@ -25,6 +26,9 @@ func ParseLoad(s string) (Budget, error) {
 	}
 	if b.Disk > 0 {
 		return Budget{}, fmt.Errorf("%w: disk=%s: the load generator has no data directory whose device a disk budget could throttle (it writes only its result file); give cpu= and memory=", ErrBadBudget, size(b.Disk)+"/s")
+	}
+	if b.Net > 0 {
+		return Budget{}, fmt.Errorf("%w: net=%s: the load generator's link is its load host's; limit it with a scenario's limit fault on the load host; give cpu= and memory=", ErrBadBudget, bitRate(b.Net))
 	}
 	return b, nil
 }

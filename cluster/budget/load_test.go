@@ -22,7 +22,8 @@ func TestParseLoad(t *testing.T) {
 		{in: "cpu=0.5,disk=10MiB/s", bad: "no data directory"},
 		{in: "cpu=zero", bad: "above 0"},
 		{in: "", bad: "empty"},
-		{in: "net=1mbit", bad: "unknown key"},
+		{in: "net=1mbit", bad: "limit fault"},
+		{in: "bogus=1", bad: "unknown key"},
 	} {
 		got, err := ParseLoad(c.in)
 		switch {

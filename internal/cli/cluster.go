@@ -84,7 +84,7 @@ func newClusterUpCmd() *cobra.Command {
 }
 
 // budgetHelp is --budget's and --cluster-budget's help.
-const budgetHelp = "size every node as a machine of its own: cpu=CPUS,memory=SIZE,disk=RATE (e.g. cpu=0.5,memory=1GiB,disk=40MiB/s), a control group holding the node's processes from their start (as root); NODE:... sizes one node over it (repeatable; docs/scale-model.md)"
+const budgetHelp = "size every node as a machine of its own: cpu=CPUS,memory=SIZE,disk=RATE,net=BITS (e.g. cpu=0.5,memory=1GiB,disk=40MiB/s), a control group holding the node's processes from their start (as root), net= the link of its host (--network hosts, e.g. net=100mbit); NODE:... sizes one node over it (repeatable; docs/scale-model.md)"
 
 // clusterUp is cluster.Up for every command that starts a cluster
 // (cluster up, run --cluster, experiment and study through startCluster),

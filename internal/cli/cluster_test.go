@@ -38,7 +38,9 @@ func TestClusterBadInput(t *testing.T) {
 		{"bad --cluster-opt", []string{"run", "microblog", "--cluster", "redis:1", "--cluster-opt", "replicas", "--results", dir}, "not key=value"},
 		// Budgets (issue 44): refused before anything starts, with why.
 		{"bad --budget", []string{"cluster", "up", "redis", "--budget", "cpu=lots", "--dir", filepath.Join(dir, "b1")}, "want a number of CPUs"},
-		{"--budget key", []string{"cluster", "up", "redis", "--budget", "net=10mbit", "--dir", filepath.Join(dir, "b2")}, `unknown key "net"`},
+		{"--budget key", []string{"cluster", "up", "redis", "--budget", "nett=10mbit", "--dir", filepath.Join(dir, "b2")}, `unknown key "nett"`},
+		{"--budget net= on loopback", []string{"cluster", "up", "redis", "--budget", "net=10mbit", "--dir", filepath.Join(dir, "b6")}, "only for a cluster on hosts (--network hosts)"},
+		{"bad --budget net=", []string{"cluster", "up", "redis", "--network", "hosts", "--budget", "net=fast", "--dir", filepath.Join(dir, "b7")}, "bits a second"},
 		{"--budget on couchbase", []string{"cluster", "up", "couchbase", "--budget", "cpu=0.5", "--dir", filepath.Join(dir, "b3")}, "one JVM"},
 		{"--budget for no node", []string{"cluster", "up", "redis", "--nodes", "2", "--budget", "redis9:cpu=0.5", "--dir", filepath.Join(dir, "b4")}, `no node "redis9"`},
 		{"--cluster-budget without --cluster", []string{"run", "microblog", "--cluster-budget", "cpu=1", "--results", dir}, "--cluster-budget needs --cluster"},

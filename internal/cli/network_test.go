@@ -115,10 +115,33 @@ func needHostsCLI(t *testing.T) {
 // the load host's address, and nothing of the network remains. Run again
 // from the load host with --load-budget (where budgets can be held), the
 // result has the load's budget series, read by the child on the load
-// host from the group its parent holds it in.
+// host from the group its parent holds it in. redis2's budget sets its
+// host's link (net=100mbit): a tbf on its eth0 at that rate, none on the
+// others', shown by status and kept across a kill and restart.
 func TestRedisHostsLoadHost(t *testing.T) {
-	h := upOnHosts(t, "redis://198.18.0.1:6379?cluster=1&addrs=198.18.0.2:6379,198.18.0.3:6379", "redis", "--nodes", "3")
-	h.status("198.18.0.1:6379", "198.18.0.2:6379", "198.18.0.3:6379")
+	h := upOnHosts(t, "redis://198.18.0.1:6379?cluster=1&addrs=198.18.0.2:6379,198.18.0.3:6379", "redis", "--nodes", "3", "--budget", "redis2:net=100mbit")
+	h.status("198.18.0.1:6379", "198.18.0.2:6379", "198.18.0.3:6379", "budget=net=100mbit")
+	linkRate := func(node string) string {
+		out, err := exec.Command("tc", "-n", h.node(node).Netns, "qdisc", "show", "dev", vnet.HostIf, "root").CombinedOutput()
+		if err != nil {
+			t.Fatalf("tc qdisc show on %s's host: %v: %s", node, err, out)
+		}
+		if !strings.Contains(string(out), "qdisc tbf") {
+			return ""
+		}
+		return string(out)
+	}
+	for _, step := range []string{"up", "a kill and restart"} {
+		if q := linkRate("redis2"); !strings.Contains(q, "rate 100Mbit") {
+			t.Errorf("after %s, redis2's host link: %q, want a tbf at 100Mbit (its budget's net=)", step, q)
+		}
+		if q := linkRate("redis1"); q != "" {
+			t.Errorf("after %s, redis1's host link is limited: %q", step, q)
+		}
+		if step == "up" {
+			h.killRestart("redis2")
+		}
+	}
 	h.loadAndRun("100")
 	if vnet.Exists(vnet.ForDir(h.dir).HostNS("load1")) {
 		t.Error("load host left after the run")
