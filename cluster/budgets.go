@@ -66,7 +66,7 @@ func CheckBudget(engine string, opts Options, adds int) error {
 	for _, name := range budgetedNames(e, opts, adds) {
 		nodes[name] = opts.Budget.For(name)
 		if b := nodes[name]; b.Net > 0 && opts.Network != NetworkHosts {
-			return fmt.Errorf("--budget: net=%s is the link rate of a node's host: only for a cluster on hosts (--network hosts); on loopback every node shares one interface", budget.Budget{Net: b.Net})
+			return fmt.Errorf("--budget: %s is the link rate of a node's host: only for a cluster on hosts (--network hosts); on loopback every node shares one interface", budget.Budget{Net: b.Net})
 		}
 	}
 	if opts.Load.Empty() {
@@ -181,12 +181,12 @@ func (p Proc) inBudget() (argv []string, asUser bool, err error) {
 // restart, and a limit a fault lifted in between is back.
 func limitLink(c *Cluster, n *Node, rate uint64) error {
 	if n.Netns == "" {
-		return fmt.Errorf("%s: net=%s sets the link of a node's host: the cluster is not on hosts (--network hosts)", n.Name, budget.Budget{Net: rate})
+		return fmt.Errorf("%s: %s sets the link of a node's host: the cluster is not on hosts (--network hosts)", n.Name, budget.Budget{Net: rate})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := vnet.ForDir(c.Dir).Limit(ctx, n.Name, rate); err != nil {
-		return fmt.Errorf("%s: net=%s: %w", n.Name, budget.Budget{Net: rate}, err)
+		return fmt.Errorf("%s: %s: %w", n.Name, budget.Budget{Net: rate}, err)
 	}
 	return nil
 }

@@ -317,7 +317,7 @@ func (x *expRun) applyFault(ctx context.Context, a Action, nodes []*cluster.Node
 					errs = append(errs, err)
 					continue
 				}
-				how += fmt.Sprintf("; %s back at its budget's net=%s", n.Name, budget.Budget{Net: rate})
+				how += fmt.Sprintf("; %s back at its budget's %s", n.Name, budget.Budget{Net: rate})
 			}
 		}
 		return fmt.Sprintf("%s (mechanism: %s)", list, how), errors.Join(errs...)

@@ -171,3 +171,37 @@ func runHostsExperiment(t *testing.T, name, scenarioYAML string) *result.Run {
 	}
 	return run
 }
+
+// TestRedisHostsNetBudgetUnlimit: a node whose budget sets its host's
+// link (net=100mbit) is limited further by a scenario's limit (10mbit) and
+// goes back to its budget's rate, not to an unlimited link, when the
+// scenario lifts the limit: the unlimit event says so once the rate is set
+// again.
+func TestRedisHostsNetBudgetUnlimit(t *testing.T) {
+	needHostsCLI(t)
+	if _, err := exec.LookPath("tc"); err != nil {
+		t.Skipf("tc not installed (scripts/install-servers.sh): %v", err)
+	}
+	run := runHostsExperiment(t, "netbudget-test", `name: netbudget-test
+cluster:
+  engine: redis
+  nodes: 3
+  network: hosts
+  budgets: {redis2: "net=100mbit"}
+workload:
+  name: microblog
+  options: {users: 50, clients: 2, duration: 4s}
+timeline:
+  - {at: 1s, do: limit, nodes: [redis2], rate: 10mbit}
+  - {at: 2s, do: unlimit, nodes: [redis2]}
+`)
+	var detail string
+	for _, e := range run.Events {
+		if e.Name == "unlimit" {
+			detail = e.Detail
+		}
+	}
+	if !strings.Contains(detail, "redis2 back at its budget's net=100mbit") {
+		t.Errorf("unlimit event %q, want redis2 back at its budget's rate; events %+v", detail, run.Events)
+	}
+}
