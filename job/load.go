@@ -112,7 +112,12 @@ func runLoad(ctx context.Context, env *Env, j loader) error {
 		return err
 	}
 	if sh.sharded() {
-		return j.loadShard(ctx, env, sh)
+		// A shard's load is the load generator's too: held to its budget.
+		release, _, err := holdLoad(env.load)
+		if err != nil {
+			return err
+		}
+		return errors.Join(j.loadShard(ctx, env, sh), release())
 	}
 	dsn, dir := l.db, ""
 	if dsn == "" {

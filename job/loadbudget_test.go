@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fieldbench/fieldbench/cluster/budget"
 	"github.com/fieldbench/fieldbench/job"
@@ -160,6 +161,66 @@ func TestLoadBudgetBadInput(t *testing.T) {
 		err = job.Check(j, c.verb)
 		if !job.IsUsage(err) || !strings.Contains(err.Error(), c.want) || (c.sums && !strings.Contains(err.Error(), "are kept for the system")) {
 			t.Errorf("%s %s --load-budget %s: %v; want bad input saying %q", c.verb, c.workload, c.value, err, c.want)
+		}
+	}
+}
+
+// TestLoadBudgetHoldsAShardLoad: a load's shard (load --shard I/N, one
+// process of several) runs in the load's control group too, and leaves
+// none: the test's process, which runs the load, is seen in the group
+// while it loads. Needs root and cgroups; not parallel (it moves the test
+// process itself).
+func TestLoadBudgetHoldsAShardLoad(t *testing.T) {
+	b := budget.Budget{CPU: 0.2, Memory: 256 << 20}
+	if err := budget.Check(b); err != nil {
+		t.Skipf("no budgets here: %v", err)
+	}
+	group := budget.LoadGroup(os.Getpid())
+	j, err := job.New("microblog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := "sqlite://" + filepath.Join(t.TempDir(), "shard.db")
+	for k, v := range map[string]string{"users": "400", "db": db, "shard": "0/2", "load-budget": b.String()} {
+		if err := j.Opts().Set(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := job.Check(j, "load"); err != nil {
+		t.Fatal(err)
+	}
+	cmd, _ := job.Find(j, "load")
+	// Watch /proc/self/cgroup while the shard loads: at 0.2 CPU, 200
+	// users and their follows take far longer than a poll (about 2 s
+	// here).
+	done, seen := make(chan struct{}), make(chan bool, 1)
+	go func() {
+		in := false
+		for {
+			select {
+			case <-done:
+				seen <- in
+				return
+			default:
+			}
+			if now, _ := os.ReadFile("/proc/self/cgroup"); strings.Contains(string(now), "/"+group+"\n") {
+				in = true
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	var out, errb bytes.Buffer
+	err = cmd.Run(context.Background(), &job.Env{Stdout: &out, Stderr: &errb, Version: "test"})
+	close(done)
+	if err != nil {
+		t.Fatalf("load --shard 0/2: %v (%s)", err, errb.String())
+	}
+	if !<-seen {
+		t.Errorf("the shard's load never ran in %s", group)
+	}
+	for _, d := range budget.Here(group).Dirs {
+		if _, err := os.Stat(d); err == nil {
+			t.Errorf("%s left after the load", d)
 		}
 	}
 }
