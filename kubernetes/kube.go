@@ -55,6 +55,13 @@ func (s Spec) Validate() error {
 	case s.SecretName == "" || s.SecretKey == "":
 		return fmt.Errorf("--secret NAME/KEY is required: the DSN comes from a Secret, never from the manifest")
 	}
+	for _, a := range s.Args {
+		if a == "--load-budget" || strings.HasPrefix(a, "--load-budget=") {
+			// The pod's own control group is the shard's budget: its
+			// container runs fieldbench as a user that makes none.
+			return fmt.Errorf("--load-budget has no place in a Job's pod (its user is not root, and the pod's limits are the load's budget already): give the Job --cpu and --memory per shard")
+		}
+	}
 	for _, q := range []string{s.CPU, s.Memory} {
 		if q == "" {
 			continue

@@ -52,11 +52,15 @@ func TestSpecRefused(t *testing.T) {
 		"bad name":      func(s *Spec) { s.Name = "Fb_1" },
 		"zero shards":   func(s *Spec) { s.Shards = 0 },
 		"bad resources": func(s *Spec) { s.CPU = "two" },
+		"load budget":   func(s *Spec) { s.Args = []string{"run", "microblog", "--load-budget", "cpu=1"} },
+		"load budget=":  func(s *Spec) { s.Args = []string{"run", "microblog", "--load-budget=cpu=1"} },
 	} {
 		s := ok
 		mod(&s)
 		if _, err := s.YAML(); err == nil {
 			t.Errorf("%s: accepted", name)
+		} else if strings.HasPrefix(name, "load budget") && !strings.Contains(err.Error(), "--cpu and --memory") {
+			t.Errorf("%s: %v, want the Job's --cpu and --memory named", name, err)
 		}
 	}
 	if _, err := ok.YAML(); err != nil {
