@@ -368,7 +368,13 @@ func reasons(v Value, c Conditions, ms []Measure) []string {
 		if m.DatasetNote != "" {
 			add("dataset scaled down: " + m.DatasetNote)
 		}
-		if (absolute[v.Unit] || machineBound[v.Metric]) && m.Cores > 0 {
+		switch {
+		case !(absolute[v.Unit] || machineBound[v.Metric]) || m.Cores <= 0:
+		case m.Budget != "":
+			// On budgets each node is a small machine of its own: an
+			// absolute figure is one of machines of that size.
+			add(fmt.Sprintf("each node a budget of %s of this machine's %d cores (the paper: dedicated machines)", strings.TrimSuffix(m.Budget, " each"), m.Cores))
+		default:
 			add(fmt.Sprintf("every node and the client share this machine's %d cores (the paper: dedicated machines)", m.Cores))
 		}
 	}

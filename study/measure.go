@@ -12,6 +12,7 @@ import (
 	"github.com/fieldbench/fieldbench/analysis/score"
 	"github.com/fieldbench/fieldbench/report"
 	"github.com/fieldbench/fieldbench/result"
+	"github.com/fieldbench/fieldbench/stats"
 )
 
 // Measure is one figure fieldbench measured in a study's steps, in the
@@ -247,7 +248,9 @@ func measures(r *result.Run, s Step) []Measure {
 		return trajectoryMeasures(r, s)
 	case "wiki":
 		return wikiMeasures(r, s)
-	case "microblog":
+	case "microblog", "convergence":
+		// A convergence run (the microblog study's convergence step)
+		// records its figures in the summary as the microblog runs do.
 		return microblogMeasures(r, s)
 	}
 	return nil
@@ -476,11 +479,32 @@ func microblogMeasures(r *result.Run, s Step) []Measure {
 		}
 		out = append(out, m)
 	}
-	crashed := false
+	crashed, joinAt, joinedAt, settledAt, added := false, -1.0, -1.0, -1.0, 0
 	for _, e := range r.Events {
-		if e.Name == "kill" {
+		switch e.Name {
+		case "kill":
 			crashed = true
+		case "join":
+			joinAt = e.At
+		case "node-added":
+			added++
+		case "joined":
+			joinedAt = e.At
+		case "data-settled":
+			settledAt = e.At
 		}
+	}
+	if joinAt >= 0 && added > 0 && (joinedAt >= 0 || settledAt >= 0) {
+		end, how := settledAt, "from the join's start until the data settled (every added node joined, no data moving)"
+		if end < joinedAt {
+			end, how = joinedAt, "from the join's start until every added node had joined (no data-settled event)"
+		}
+		m := one("join_time", "s", end-joinAt, how)
+		m.NodesAfter = m.Nodes + added
+		out = append(out, m)
+	}
+	if !crashed && joinAt < 0 {
+		out = append(out, steadyMeasures(r, b)...)
 	}
 	if crashed {
 		var n int64
@@ -492,6 +516,74 @@ func microblogMeasures(r *result.Run, s Step) []Measure {
 		m := one("errors", "count", float64(n), "failed operations of every kind over the run (no retry)")
 		if x["audit_acknowledged"] > 0 {
 			m.How += fmt.Sprintf("; audit: %s acknowledged posts, %s lost", report.Thousands(x["audit_acknowledged"]), report.Thousands(x["audit_lost"]))
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// steadyMeasures are what a microblog run without a crash or a join
+// measured of its steady state: each operation's mean latency, with the
+// SD of its one-second means over the measured seconds (N of them: the
+// verdicts' interval; seconds of one run are not independent samples, so
+// the interval is the run's own spread, an interpretation stated in
+// docs/studies.md), and, on budgets, the nodes' idle share of their
+// budgets (100 % less the CPU they used of it, averaged over the nodes'
+// samples; the paper's idle CPU of each node's own machine).
+func steadyMeasures(r *result.Run, b Measure) []Measure {
+	var out []Measure
+	ops := make([]string, 0, len(r.Summary.Ops))
+	for op := range r.Summary.Ops {
+		ops = append(ops, op)
+	}
+	sort.Strings(ops)
+	for _, op := range ops {
+		o := r.Summary.Ops[op]
+		if o.Count == 0 {
+			var failed int64
+			for _, n := range o.Errors {
+				failed += n
+			}
+			if failed > 0 {
+				m := b
+				m.Metric, m.Operation, m.Unit, m.Value = "latency", op, "ms", math.NaN()
+				m.Failed = fmt.Sprintf("every %s failed (%s errors, none succeeded)", op, report.Thousands(float64(failed)))
+				out = append(out, m)
+			}
+			continue
+		}
+		var means []float64
+		for _, iv := range r.Intervals {
+			if iv.Warmup || iv.Drain {
+				continue
+			}
+			h, err := result.DecodeHist(iv.Ops[op].Hist)
+			if err != nil || h.TotalCount() == 0 {
+				continue
+			}
+			means = append(means, h.Mean()/1000)
+		}
+		m := b
+		m.Metric, m.Operation, m.Unit, m.Value = "latency", op, "ms", o.MeanUS/1000
+		m.How = fmt.Sprintf("mean time of one %s over the measured run (%s operations)", op, report.Thousands(float64(o.Count)))
+		if len(means) >= 2 {
+			m.SD, m.N = stats.SD(means), len(means)
+			m.How += fmt.Sprintf("; SD of its %d one-second means", len(means))
+		}
+		out = append(out, m)
+	}
+	var idle []float64
+	for _, p := range r.Points {
+		if p.Series == "node-budget-cpu" && !math.IsNaN(p.Y) {
+			idle = append(idle, math.Max(0, 100-p.Y))
+		}
+	}
+	if len(idle) > 0 {
+		m := b
+		m.Metric, m.Unit, m.Value = "cpu_idle", "%", stats.Mean(idle)
+		m.How = fmt.Sprintf("the nodes' idle share of their CPU budgets (100 %% less the CPU used of it), mean of %d node samples", len(idle))
+		if len(idle) >= 2 {
+			m.SD, m.N = stats.SD(idle), len(idle)
 		}
 		out = append(out, m)
 	}

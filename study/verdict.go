@@ -43,7 +43,7 @@ var readMetrics = map[string][]string{
 	"ingest":     {"throughput", "ci_amplitude", "record_size", "sweep_load"},
 	"trajectory": {"throughput", "latency"},
 	"wiki":       {"elasticity_score", "data_transfer_time", "additional_time", "stabilization_time", "request_set_time", "scalability_score"},
-	"microblog":  {"cluster_formation_time", "populate_time", "ownership", "convergence_time", "errors"},
+	"microblog":  {"cluster_formation_time", "populate_time", "ownership", "convergence_time", "errors", "latency", "join_time", "cpu_idle"},
 }
 
 // reads reports whether fieldbench reads metric from s's workload's

@@ -40,7 +40,7 @@ func TestVerdicts(t *testing.T) {
 	_, mongoFails := claimOf(t, "wiki", "wiki.claim.mongodb-fails-at-24")
 	ingestFile, ingestFails := claimOf(t, "ingest", "ingest.claim.mongodb-fails")
 	micro, crash := claimOf(t, "microblog", "microblog.claim.crash-no-errors")
-	_, busier := claimOf(t, "microblog", "microblog.claim.couchbase-busier")
+	_, blockReads := claimOf(t, "microblog", "microblog.claim.few-block-reads")
 	failedAt := func(m Measure, why string) Measure { m.Failed, m.Value = why, math.NaN(); return m }
 	errs := func(db string, n float64) Measure {
 		return Measure{Metric: "errors", Database: db, Server: db + " 1", Nodes: 6, Value: n, SD: math.NaN(), Step: "crash"}
@@ -109,8 +109,8 @@ func TestVerdicts(t *testing.T) {
 			[]Measure{sweep("a", 10000, 100, 95, 105), func() Measure { m := sweep("a", 10000, 200, 190, 210); m.Nodes = 4; return m }(),
 				sweep("b", 10000, 100, 95, 105), func() Measure { m := sweep("b", 10000, 101, 95, 107); m.Nodes = 4; return m }()}, both,
 			NotJudged, []string{"a batch 1 → 4 nodes (10,000 records per source): rises", "b batch 1 → 4 nodes (10,000 records per source): flat (the intervals overlap)"}, nil},
-		{"a metric fieldbench does not read", micro, busier, nil, map[string]bool{"cassandra": true},
-			NotJudged, []string{"fieldbench's study report reads no cpu_idle", "couchbase: no step of this study's plan runs it"}, nil},
+		{"a metric fieldbench does not read", micro, blockReads, nil, map[string]bool{"cassandra": true},
+			NotJudged, []string{"fieldbench's study report reads no block_reads", "couchbase: no step of this study's plan runs it"}, nil},
 		{"failure of a database that never ran", wiki, mongoFails, nil, map[string]bool{"cassandra": true, "hbase": true},
 			NotJudged, []string{"mongodb never ran here"}, nil},
 		{"failure: the subject below the paper's loads, another database failing", ingestFile, ingestFails,
