@@ -97,6 +97,9 @@ func found(s *Study, c Claim, ms []Measure) string {
 	if Metrics[metric] != "" {
 		return "not read: the study report takes no " + metric + " from this study's result files (" + Metrics[metric] + "); each step's own report may show it"
 	}
+	if t, ok := bearing(c, ms); ok {
+		return t
+	}
 	return "no mapping: " + metric + " (" + Subjects[metric] + ") is not a figure fieldbench measures in this study's steps"
 }
 

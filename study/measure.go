@@ -465,13 +465,6 @@ func microblogMeasures(r *result.Run, s Step) []Measure {
 	if v, ok := x["populate_seconds"]; ok {
 		out = append(out, one("populate_time", "s", v, "populate of the dataset"))
 	}
-	if v, ok := x["ownership_mean_pct"]; ok {
-		m := one("ownership", "%", v, "mean token ownership per node as the database reports it")
-		if sd, ok := x["ownership_sd_pct"]; ok {
-			m.SD = sd
-		}
-		out = append(out, m)
-	}
 	if v, ok := x["convergence_mean_ms"]; ok {
 		m := one("convergence_time", "s", v/1000, "mean time until a write was visible on every node")
 		if sd, ok := x["convergence_sd_ms"]; ok {
@@ -493,6 +486,15 @@ func microblogMeasures(r *result.Run, s Step) []Measure {
 		case "data-settled":
 			settledAt = e.At
 		}
+	}
+	if v, ok := x["ownership_mean_pct"]; ok {
+		// Read at the run's end: after a join, of every node.
+		m := one("ownership", "%", v, "mean token ownership per node as the database reports it, at the run's end")
+		m.Nodes += added
+		if sd, ok := x["ownership_sd_pct"]; ok {
+			m.SD = sd
+		}
+		out = append(out, m)
 	}
 	if joinAt >= 0 && added > 0 && (joinedAt >= 0 || settledAt >= 0) {
 		end, how := settledAt, "from the join's start until the data settled (every added node joined, no data moving)"

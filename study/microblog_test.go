@@ -110,7 +110,8 @@ func TestAlignedMethodsInMeasures(t *testing.T) {
 // gives each operation's mean latency with the SD of its one-second means
 // (an operation that never succeeded is a failed measure, with its
 // errors) and, on budgets, the nodes' idle share of their budgets; a
-// join run the time from the join until the data settled, 4 → 6 nodes; a
+// join run the time from the join until the data settled, 4 → 6 nodes,
+// and its ownership of the 6 nodes at its end; a
 // convergence run (its own workload name) its convergence time.
 func TestMicroblogSteadyJoinConvergence(t *testing.T) {
 	hist := func(us ...int64) string {
@@ -146,7 +147,7 @@ func TestMicroblogSteadyJoinConvergence(t *testing.T) {
 	join := &result.Run{
 		Header:  header("microblog", 4),
 		Events:  []result.Event{{At: 30, Name: "join"}, {At: 228, Name: "node-added"}, {At: 360.8, Name: "node-added"}, {At: 360.8, Name: "joined"}, {At: 367.5, Name: "data-settled"}},
-		Summary: &result.Summary{Ops: map[string]result.OpSummary{"timeline": {Count: 9, MeanUS: 1000}}},
+		Summary: &result.Summary{Ops: map[string]result.OpSummary{"timeline": {Count: 9, MeanUS: 1000}}, Extra: map[string]float64{"ownership_mean_pct": 16.65}},
 	}
 	conv := &result.Run{Header: header("convergence", 4), Summary: &result.Summary{Extra: map[string]float64{"convergence_mean_ms": 64, "convergence_sd_ms": 38}}}
 	got := map[string]Measure{}
@@ -167,6 +168,9 @@ func TestMicroblogSteadyJoinConvergence(t *testing.T) {
 	}
 	if m, ok := got["join_time/"]; !ok || !near(m.Value, 337.5) || m.Nodes != 4 || m.NodesAfter != 6 {
 		t.Errorf("join time %+v, want 337.5 s from the join to the data settled, 4 → 6 nodes", m)
+	}
+	if m := got["ownership/"]; m.Nodes != 6 {
+		t.Errorf("ownership after the join %+v, want it of the 6 nodes at the run's end", m)
 	}
 	if _, ok := got["latency/timeline"]; ok && got["latency/timeline"].Nodes != 3 {
 		t.Errorf("the join run's latency was taken as steady")

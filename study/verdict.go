@@ -425,6 +425,9 @@ func judge(s *Study, c Claim, ms []Measure, ran map[string]bool) (Verdict, strin
 			what = Subjects[metric]
 		}
 		why := fmt.Sprintf("fieldbench's study report reads no %s from this study's result files (%s)", metric, what)
+		if sv := subjectVerdict(c, ms); sv != "" {
+			why = sv
+		}
 		if c.Hint {
 			why += "; the paper only reports it as hinted at by tests it does not show"
 		}
