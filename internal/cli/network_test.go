@@ -146,9 +146,9 @@ func TestRedisHostsLoadHost(t *testing.T) {
 	if vnet.Exists(vnet.ForDir(h.dir).HostNS("load1")) {
 		t.Error("load host left after the run")
 	}
-	if err := budget.Check(budget.Budget{CPU: 0.2, Memory: 256 << 20}); err == nil {
+	if err := budget.Check(budget.Budget{CPU: 0.1, Memory: 256 << 20}); err == nil {
 		res := filepath.Join(h.base, "results-budget")
-		if code, out, stderr := runBin(t, h.bin, "run", "microblog", "--users", "100", "--clients", "2", "--duration", "3s", "--load-host", h.dir, "--load-budget", "cpu=0.2,memory=256MiB", "--results", res); code != 0 {
+		if code, out, stderr := runBin(t, h.bin, "run", "microblog", "--users", "100", "--clients", "2", "--duration", "3s", "--load-host", h.dir, "--load-budget", "cpu=0.1,memory=256MiB", "--results", res); code != 0 {
 			t.Fatalf("run --load-budget on the load host: exit %d\n%s\n%s", code, out, stderr)
 		}
 		run := onlyRun(t, res)
@@ -156,7 +156,7 @@ func TestRedisHostsLoadHost(t *testing.T) {
 		for _, p := range run.Points {
 			n[p.Series]++
 		}
-		if run.Header.LoadBudget != "cpu=0.2,memory=256MiB" || n["load-budget-cpu"] == 0 || n["load-budget-memory"] == 0 {
+		if run.Header.LoadBudget != "cpu=0.1,memory=256MiB" || n["load-budget-cpu"] == 0 || n["load-budget-memory"] == 0 {
 			t.Errorf("run on the load host with --load-budget: header load_budget %q, series points %v; want the budget and the load's series", run.Header.LoadBudget, n)
 		}
 	}
