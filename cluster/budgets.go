@@ -292,7 +292,7 @@ func AddBudgets(c *Cluster, sts []NodeStatus) {
 			sts[i].Detail["memory_used"] = fmt.Sprintf("%s (at most %s) of %s", mib(u.Memory), mib(u.MemoryPeak), mib(b.Memory))
 		}
 		if b.Disk > 0 {
-			sts[i].Detail["disk_io"] = fmt.Sprintf("%s read and written at most %s/s", mib(u.DiskBytes), mib(b.Disk))
+			sts[i].Detail["disk_io"] = fmt.Sprintf("%s read and written, at most %s/s", mib(u.DiskBytes), mib(b.Disk))
 		}
 		if u.OOMKills > 0 {
 			sts[i].Detail["oom_kills"] = strconv.FormatUint(u.OOMKills, 10)
