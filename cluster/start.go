@@ -88,6 +88,9 @@ func Up(ctx context.Context, engine string, opts Options, dir string, progress i
 		}
 	}
 	fmt.Fprint(progress, UpNote(engine, opts.Nodes, abs))
+	if c := opts.Budget.Caveat(); c != "" {
+		fmt.Fprintf(progress, "  note: %s\n", c)
+	}
 	t0 := time.Now()
 	cl, err := e.Up(ctx, abs, opts)
 	if err == nil {

@@ -360,3 +360,28 @@ func TestDiskBytesCounted(t *testing.T) {
 		t.Errorf("the group counted %d bytes of disk I/O, want the 4 MiB its process wrote", u.DiskBytes)
 	}
 }
+
+// TestPlanCaveat: a disk rate on cgroup v1 says before the start what it
+// does not hold (buffered writeback); without a disk rate, or on v2,
+// nothing.
+func TestPlanCaveat(t *testing.T) {
+	old := mode
+	defer func() { mode = old }()
+	for _, tc := range []struct {
+		name string
+		m    cgroups.CGMode
+		p    Plan
+		want string
+	}{
+		{"v1 disk", cgroups.Legacy, Plan{Node: Budget{Disk: 40 << 20}}, "not the kernel's later writeback"},
+		{"v1 one node's disk", cgroups.Hybrid, Plan{Node: Budget{CPU: 0.5}, Nodes: map[string]Budget{"n2": {Disk: 5 << 20}}}, "not the kernel's later writeback"},
+		{"v1 no disk", cgroups.Legacy, Plan{Node: Budget{CPU: 0.5, Memory: 1 << 30}}, ""},
+		{"v2 disk", cgroups.Unified, Plan{Node: Budget{Disk: 40 << 20}}, ""},
+	} {
+		mode = func() cgroups.CGMode { return tc.m }
+		got := tc.p.Caveat()
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

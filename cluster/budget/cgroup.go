@@ -559,3 +559,23 @@ func Use(b Budget, prev, cur Usage, dt float64) Share {
 	}
 	return out
 }
+
+// Caveat is what p's budgets hold only in part on this machine, for a
+// note before the cluster starts ("" when nothing): on cgroup v1 a disk
+// rate holds the I/O a node's processes issue themselves (direct writes,
+// the flush of an fsync: commit logs and write-ahead logs) but not the
+// kernel's later writeback of their buffered writes, done by its flusher
+// threads outside the group (measured by scripts/diskbudget,
+// docs/scale-model.md "Disk"). v2's io.max is documented to hold
+// writeback too, with the memory controller beside it (not verified
+// here: this machine mounts v1).
+func (p Plan) Caveat() string {
+	disk := p.Node.Disk > 0
+	for _, b := range p.Nodes {
+		disk = disk || b.Disk > 0
+	}
+	if !disk || mode() == cgroups.Unified {
+		return ""
+	}
+	return "disk= on cgroup v1 holds what a node's processes write directly or sync (O_DIRECT, fsync: commit logs, WALs) and what they read, not the kernel's later writeback of their buffered writes (docs/scale-model.md, \"Disk\")"
+}
