@@ -10,6 +10,7 @@
 #   DURATION=30s CLIENTS=64 scripts/scale-model.sh redis
 #   NODES="1 2" BUDGET=cpu=0.5 OPTS=rf=1 scripts/scale-model.sh cassandra
 #   FIELDBENCH_BIN=/tmp/fieldbench scripts/scale-model.sh
+#   RUN_ARGS="--mix userline=1" NONE=0 scripts/scale-model.sh cassandra   # reads of one partition only, budgets only
 #
 # Each point is a fresh cluster (no replicas), `run microblog` with CLIENTS
 # closed-loop clients for DURATION after WARMUP, and the nodes' share of
@@ -27,6 +28,8 @@ CLIENTS=${CLIENTS:-64}
 DURATION=${DURATION:-20s}
 WARMUP=${WARMUP:-5s}
 OPTS=${OPTS:-}   # engine options for every cluster, comma-separated (cluster up --opt)
+RUN_ARGS=${RUN_ARGS:-}   # more arguments of every `run microblog` (e.g. --mix userline=1)
+NONE=${NONE:-1}   # 0: only the budgeted points, not the same without budgets
 
 fb_setup scale-model
 cluster=""
@@ -39,10 +42,12 @@ cleanup() {
 trap cleanup EXIT
 
 echo "# scale model, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
-echo "# microblog, $CLIENTS clients, $DURATION after a $WARMUP warm-up; budget per node: $BUDGET (and none); engine options: ${OPTS:-none}"
+budgets=("$BUDGET")
+[[ $NONE == 0 ]] || budgets+=(none)
+echo "# microblog${RUN_ARGS:+ $RUN_ARGS}, $CLIENTS clients, $DURATION after a $WARMUP warm-up; budget per node: ${budgets[*]}; engine options: ${OPTS:-none}"
 printf '%-10s %-12s %5s %12s %8s  %s\n' engine budget nodes ops/s "x 1" "held back (share of periods, per node)"
 for engine in $ENGINES; do
-  for budget in "$BUDGET" none; do
+  for budget in "${budgets[@]}"; do
     base=""
     for n in $NODES; do
       cluster="$work/$engine-$n-${budget//[=,.\/]/_}"
@@ -52,7 +57,8 @@ for engine in $ENGINES; do
       "$fb" "${args[@]}" >"$work/up.log" 2>&1 || { cat "$work/up.log" >&2; exit 1; }
       dsn=$("$fb" cluster dsn --dir "$cluster")
       res="$work/results-$engine-$n-$RANDOM"
-      "$fb" run microblog --db "$dsn" --clients "$CLIENTS" --duration "$DURATION" --warmup "$WARMUP" \
+      # shellcheck disable=SC2086 # RUN_ARGS is a list of arguments
+      "$fb" run microblog --db "$dsn" --clients "$CLIENTS" --duration "$DURATION" --warmup "$WARMUP" $RUN_ARGS \
         --summary-json --results "$res" >"$work/run.log" 2>&1 || { tail -20 "$work/run.log" >&2; exit 1; }
       ops=$(python3 -c 'import json,sys,glob; d=json.load(open(glob.glob(sys.argv[1]+"/*/summary.json")[0])); print("%.0f" % sum(o["ops_per_sec"] for o in d["summary"]["ops"].values()))' "$res")
       held=$("$fb" cluster status --dir "$cluster" --json | python3 -c 'import json,sys; print(" ".join("%s %s" % (s["name"], (s.get("detail") or {}).get("cpu_throttled", "-").split(" of")[0]) for s in json.load(sys.stdin)))')
