@@ -42,6 +42,7 @@ import (
 	"time"
 
 	"github.com/couchbase/gocb/v2"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/fieldbench/fieldbench/adapter"
 	"github.com/fieldbench/fieldbench/redact"
@@ -228,7 +229,21 @@ type DB struct {
 
 	mu       sync.Mutex
 	designed bool // the design document was written by this DB
+
+	// bulk bounds the upserts of every bulk write in flight at once
+	// (writeAll): the SDK queues each node's requests on one connection,
+	// up to 2,048 (gocbcore's default max_queue_size), and refuses the
+	// rest with "queue overflowed" — 8 ingest sources of batches of 1,000
+	// overflowed it (2026-12-02, CouchbaseMock).
+	bulk *semaphore.Weighted
 }
+
+// Bulk writes: at most bulkInFlight upserts in flight over every caller,
+// sent in chunks of at most bulkChunk.
+const (
+	bulkInFlight = 1024
+	bulkChunk    = 256
+)
 
 var (
 	_ adapter.DB        = (*DB)(nil)
@@ -258,7 +273,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		_ = cl.Close(nil)
 		return nil, fmt.Errorf("couchbase: bucket %s at %s: %w", cfg.Bucket, redact.DSN(dsn), redacted(err))
 	}
-	return &DB{cfg: cfg, cluster: cl, bucket: b, col: b.DefaultCollection()}, nil
+	return &DB{cfg: cfg, cluster: cl, bucket: b, col: b.DefaultCollection(), bulk: semaphore.NewWeighted(bulkInFlight)}, nil
 }
 
 // redacted hides any DSN an SDK error quotes.
@@ -496,16 +511,9 @@ func (db *DB) durable() bool {
 // carry), one upsert each, 32 at a time. It fails if any write failed.
 func (db *DB) writeAll(ctx context.Context, keys []string, docs []any) error {
 	if !db.durable() {
-		ops := make([]gocb.BulkOp, len(keys))
-		for i := range keys {
-			ops[i] = &gocb.UpsertOp{ID: keys[i], Value: docs[i]}
-		}
-		if err := db.col.Do(ops, &gocb.BulkOpOptions{Context: ctx}); err != nil {
-			return err
-		}
-		for _, o := range ops {
-			if err := o.(*gocb.UpsertOp).Err; err != nil {
-				return fmt.Errorf("upsert %s: %w", o.(*gocb.UpsertOp).ID, err)
+		for lo := 0; lo < len(keys); lo += bulkChunk {
+			if err := db.bulkUpsert(ctx, keys[lo:min(lo+bulkChunk, len(keys))], docs[lo:]); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -525,6 +533,28 @@ func (db *DB) writeAll(ctx context.Context, keys []string, docs []any) error {
 			}
 		}
 	})
+}
+
+// bulkUpsert is one bulk request of upserts of keys (docs[i] for keys[i]),
+// holding len(keys) of db.bulk while in flight.
+func (db *DB) bulkUpsert(ctx context.Context, keys []string, docs []any) error {
+	if err := db.bulk.Acquire(ctx, int64(len(keys))); err != nil {
+		return err
+	}
+	defer db.bulk.Release(int64(len(keys)))
+	ops := make([]gocb.BulkOp, len(keys))
+	for i := range keys {
+		ops[i] = &gocb.UpsertOp{ID: keys[i], Value: docs[i]}
+	}
+	if err := db.col.Do(ops, &gocb.BulkOpOptions{Context: ctx}); err != nil {
+		return err
+	}
+	for _, o := range ops {
+		if err := o.(*gocb.UpsertOp).Err; err != nil {
+			return fmt.Errorf("upsert %s: %w", o.(*gocb.UpsertOp).ID, err)
+		}
+	}
+	return nil
 }
 
 // upsertAttempts bounds the writes of one document whose connection was

@@ -157,16 +157,25 @@ func TestInfoSaysCouchbaseMock(t *testing.T) {
 
 // TestIngestStoresExactly reads the records back, with plain bulk upserts
 // and with observe-based durability (one replica): every record once, each
-// field as generated.
+// field as generated. The study's load (8 sources in batches of 1,000)
+// stores exactly too: 8,000 upserts at once overflowed the SDK's queue of
+// 2,048 before the bulk writes were bounded (bulkInFlight).
 func TestIngestStoresExactly(t *testing.T) {
-	for _, opts := range []string{"", "&replicate_to=1"} {
-		t.Run(strings.TrimPrefix(opts, "&"), func(t *testing.T) {
-			db := openFresh(t, opts)
+	for _, tc := range []struct {
+		name, opts string
+		cfg        ingest.RunConfig
+	}{
+		{"bulk", "", ingest.RunConfig{Sources: 3, Records: 300, Batch: 64, Seed: 4}},
+		{"replicate_to=1", "&replicate_to=1", ingest.RunConfig{Sources: 3, Records: 300, Batch: 64, Seed: 4}},
+		{"the study's batches", "", ingest.RunConfig{Sources: 8, Records: 1000, Batch: 1000, Seed: 5}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := openFresh(t, tc.opts)
 			s, err := db.Ingest(t.Context())
 			if err != nil {
 				t.Fatal(err)
 			}
-			adaptertest.IngestStoresExactly(t, s, ingest.RunConfig{Sources: 3, Records: 300, Batch: 64, Seed: 4}, db.StoredRecords)
+			adaptertest.IngestStoresExactly(t, s, tc.cfg, db.StoredRecords)
 		})
 	}
 }
