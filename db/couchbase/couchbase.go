@@ -230,16 +230,16 @@ type DB struct {
 	mu       sync.Mutex
 	designed bool // the design document was written by this DB
 
-	// bulk bounds the upserts of every bulk write in flight at once
-	// (writeAll): the SDK queues each node's requests on one connection,
+	// bulk bounds the operations of every bulk request in flight at once
+	// (doBulk): the SDK queues each node's requests on one connection,
 	// up to 2,048 (gocbcore's default max_queue_size), and refuses the
 	// rest with "queue overflowed" — 8 ingest sources of batches of 1,000
 	// overflowed it (2026-12-02, CouchbaseMock).
 	bulk *semaphore.Weighted
 }
 
-// Bulk writes: at most bulkInFlight upserts in flight over every caller,
-// sent in chunks of at most bulkChunk.
+// Bulk requests: at most bulkInFlight operations in flight over every
+// caller, sent in chunks of at most bulkChunk.
 const (
 	bulkInFlight = 1024
 	bulkChunk    = 256
@@ -511,9 +511,16 @@ func (db *DB) durable() bool {
 // carry), one upsert each, 32 at a time. It fails if any write failed.
 func (db *DB) writeAll(ctx context.Context, keys []string, docs []any) error {
 	if !db.durable() {
-		for lo := 0; lo < len(keys); lo += bulkChunk {
-			if err := db.bulkUpsert(ctx, keys[lo:min(lo+bulkChunk, len(keys))], docs[lo:]); err != nil {
-				return err
+		ops := make([]gocb.BulkOp, len(keys))
+		for i := range keys {
+			ops[i] = &gocb.UpsertOp{ID: keys[i], Value: docs[i]}
+		}
+		if err := db.doBulk(ctx, ops); err != nil {
+			return err
+		}
+		for _, o := range ops {
+			if err := o.(*gocb.UpsertOp).Err; err != nil {
+				return fmt.Errorf("upsert %s: %w", o.(*gocb.UpsertOp).ID, err)
 			}
 		}
 		return nil
@@ -535,23 +542,19 @@ func (db *DB) writeAll(ctx context.Context, keys []string, docs []any) error {
 	})
 }
 
-// bulkUpsert is one bulk request of upserts of keys (docs[i] for keys[i]),
-// holding len(keys) of db.bulk while in flight.
-func (db *DB) bulkUpsert(ctx context.Context, keys []string, docs []any) error {
-	if err := db.bulk.Acquire(ctx, int64(len(keys))); err != nil {
-		return err
-	}
-	defer db.bulk.Release(int64(len(keys)))
-	ops := make([]gocb.BulkOp, len(keys))
-	for i := range keys {
-		ops[i] = &gocb.UpsertOp{ID: keys[i], Value: docs[i]}
-	}
-	if err := db.col.Do(ops, &gocb.BulkOpOptions{Context: ctx}); err != nil {
-		return err
-	}
-	for _, o := range ops {
-		if err := o.(*gocb.UpsertOp).Err; err != nil {
-			return fmt.Errorf("upsert %s: %w", o.(*gocb.UpsertOp).ID, err)
+// doBulk sends ops in bulk requests of at most bulkChunk, each holding
+// its size of db.bulk while in flight; each op's own error is left in it
+// for the caller.
+func (db *DB) doBulk(ctx context.Context, ops []gocb.BulkOp) error {
+	for lo := 0; lo < len(ops); lo += bulkChunk {
+		chunk := ops[lo:min(lo+bulkChunk, len(ops))]
+		if err := db.bulk.Acquire(ctx, int64(len(chunk))); err != nil {
+			return err
+		}
+		err := db.col.Do(chunk, &gocb.BulkOpOptions{Context: ctx})
+		db.bulk.Release(int64(len(chunk)))
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -609,7 +612,7 @@ func (db *DB) removeView(ctx context.Context, view string) error {
 		for i, r := range rows {
 			ops[i] = &gocb.RemoveOp{ID: r.ID}
 		}
-		if err := db.col.Do(ops, &gocb.BulkOpOptions{Context: ctx}); err != nil {
+		if err := db.doBulk(ctx, ops); err != nil {
 			return fmt.Errorf("couchbase: remove: %w", err)
 		}
 		for _, o := range ops {

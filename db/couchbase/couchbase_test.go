@@ -158,8 +158,9 @@ func TestInfoSaysCouchbaseMock(t *testing.T) {
 // TestIngestStoresExactly reads the records back, with plain bulk upserts
 // and with observe-based durability (one replica): every record once, each
 // field as generated. The study's load (8 sources in batches of 1,000)
-// stores exactly too: 8,000 upserts at once overflowed the SDK's queue of
-// 2,048 before the bulk writes were bounded (bulkInFlight).
+// stores exactly too, and a reset removes it: 8,000 upserts (or removes)
+// at once overflowed the SDK's queue of 2,048 before bulk requests were
+// bounded (bulkInFlight).
 func TestIngestStoresExactly(t *testing.T) {
 	for _, tc := range []struct {
 		name, opts string
@@ -176,6 +177,13 @@ func TestIngestStoresExactly(t *testing.T) {
 				t.Fatal(err)
 			}
 			adaptertest.IngestStoresExactly(t, s, tc.cfg, db.StoredRecords)
+			// A reset removes them all, as many at once as the view lists.
+			if err := s.Reset(t.Context()); err != nil {
+				t.Fatalf("reset: %v", err)
+			}
+			if n, err := s.Count(t.Context()); err != nil || n != 0 {
+				t.Errorf("after the reset: %d records, %v", n, err)
+			}
 		})
 	}
 }

@@ -98,7 +98,7 @@ func (db *DB) StoredRecords(ctx context.Context) ([]ingest.Record, error) {
 	for i, r := range rows {
 		ops[i] = &gocb.GetOp{ID: r.ID}
 	}
-	if err := db.col.Do(ops, &gocb.BulkOpOptions{Context: ctx}); err != nil {
+	if err := db.doBulk(ctx, ops); err != nil {
 		return nil, fmt.Errorf("couchbase: get: %w", err)
 	}
 	out := make([]ingest.Record, 0, len(ops))

@@ -568,7 +568,7 @@ func (s *mbStore) fillBodies(ctx context.Context, ts []microblog.Tweet) error {
 	for i, t := range ts {
 		ops[i] = &gocb.GetOp{ID: s.tweetKey(t.ID)}
 	}
-	if err := s.db.col.Do(ops, &gocb.BulkOpOptions{Context: ctx}); err != nil {
+	if err := s.db.doBulk(ctx, ops); err != nil {
 		return fmt.Errorf("couchbase: read bodies: %w", err)
 	}
 	for i, o := range ops {
