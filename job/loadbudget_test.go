@@ -144,7 +144,8 @@ func TestLoadBudgetBadInput(t *testing.T) {
 	}{
 		{"run", "microblog", "cpu=lots", "want a number of CPUs", false},
 		{"run", "wiki", "disk=10MiB/s", "no data directory", false},
-		{"load", "microblog", "net=1mbit", `unknown key "net"`, false},
+		{"load", "microblog", "net=1mbit", "limit fault on the load host", false},
+		{"load", "microblog", "nett=1mbit", `unknown key "nett"`, false},
 		{"sweep", "ingest", "memory=1KiB", "at least 16MiB", false},
 		// Whatever else fieldbench holds here is summed too (another
 		// process's cluster): only the load's part is certain.
