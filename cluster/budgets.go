@@ -282,11 +282,7 @@ func AddBudgets(c *Cluster, sts []NodeStatus) {
 			continue
 		}
 		if b.CPU > 0 {
-			share := 0.0
-			if u.Periods > 0 {
-				share = 100 * float64(u.Throttled) / float64(u.Periods)
-			}
-			sts[i].Detail["cpu_throttled"] = fmt.Sprintf("%.0f%% of %d periods (%.1f CPU-s used)", share, u.Periods, u.CPUSeconds)
+			sts[i].Detail["cpu_throttled"] = fmt.Sprintf("%.0f%% of %d periods (%.1f CPU-s used)", u.ThrottledShare(), u.Periods, u.CPUSeconds)
 		}
 		if b.Memory > 0 {
 			sts[i].Detail["memory_used"] = fmt.Sprintf("%s (at most %s) of %s", mib(u.Memory), mib(u.MemoryPeak), mib(b.Memory))

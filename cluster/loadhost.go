@@ -80,11 +80,7 @@ func RunOnLoadHost(ctx context.Context, c *Cluster, index int, args []string, st
 		}
 		defer func() {
 			if u, uerr := g.Usage(); uerr == nil && load.CPU > 0 {
-				share := 0.0
-				if u.Periods > 0 {
-					share = 100 * float64(u.Throttled) / float64(u.Periods)
-				}
-				fmt.Fprintf(stderr, "load budget %s on %s: %.1f CPU-s used, held back in %.0f%% of %d periods\n", load, h.Name, u.CPUSeconds, share, u.Periods)
+				fmt.Fprintf(stderr, "load budget %s on %s: %.1f CPU-s used, held back in %.0f%% of %d periods\n", load, h.Name, u.CPUSeconds, u.ThrottledShare(), u.Periods)
 			}
 			if rerr := errors.Join(killGroup(g), g.Remove()); rerr != nil {
 				err = errors.Join(err, rerr)

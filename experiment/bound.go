@@ -2,7 +2,8 @@ package experiment
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/fieldbench/fieldbench/cluster/budget"
@@ -113,11 +114,7 @@ func (t *boundTally) verdict() (v boundVerdict, ok bool) {
 		return v, false
 	}
 	v.extras = map[string]float64{}
-	names := make([]string, 0, len(t.nodes))
-	for name := range t.nodes {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(t.nodes))
 	machine := "machine idle unknown"
 	busy := false
 	if t.machineSeen && t.seconds > 0 {
@@ -139,7 +136,7 @@ func (t *boundTally) verdict() (v boundVerdict, ok bool) {
 		}
 		isBound := false
 		if n.b.CPU > 0 && n.periods > 0 {
-			share := float64(n.throttled) / float64(n.periods)
+			share := budget.Usage{Periods: n.periods, Throttled: n.throttled}.ThrottledShare() / 100
 			v.extras["budget_"+name+"_throttled_pct"] = 100 * share
 			fig += fmt.Sprintf(", throttled %.0f %%", 100*share)
 			isBound = share >= throttledFloor

@@ -16,9 +16,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -213,12 +214,7 @@ func FromRun(r *result.Run, commit string) (Run, error) {
 	if err != nil {
 		return Run{}, err
 	}
-	names := make([]string, 0, len(r.Summary.Ops))
-	for name := range r.Summary.Ops {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(r.Summary.Ops)) {
 		s := r.Summary.Ops[name]
 		o := Op{Name: name, Count: s.Count, Rate: s.OpsPerSec, Mean: s.MeanUS, P50: s.P50US, P90: s.P90US, P99: s.P99US, P999: s.P999US, Max: s.MaxUS}
 		for k, n := range s.Errors {

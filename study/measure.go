@@ -2,9 +2,11 @@ package study
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -331,26 +333,47 @@ func trajectoryMeasures(r *result.Run, s Step) []Measure {
 
 // assignDatasets names the paper's dataset each trajectory measure scales
 // down: the scenarios scale the paper's three datasets (1×, 2×, 4× the
-// first) by one factor, so a step's smallest scale is dataset0, twice it
-// dataset1, four times it dataset2.
+// first) by one factor, so within a step a scale s is dataset0, 2s
+// dataset1 and 4s dataset2. s is the step's scale that names the most of
+// its scales (the smallest of those that tie): a step that adds a run at
+// another size (a common size every database runs, say 0.001 beside 0.01,
+// 0.02, 0.04) leaves that run unnamed rather than the three others. A
+// measure whose scale is no such multiple keeps its size ("scale 0.001")
+// and no dataset name.
 func assignDatasets(ms []Measure) {
-	smallest := map[string]int64{}
+	scales := map[string][]int64{}
 	for _, m := range ms {
-		if m.Access == "" || m.Load == 0 {
-			continue
+		if m.Access != "" && m.Load > 0 && !slices.Contains(scales[m.Step], m.Load) {
+			scales[m.Step] = append(scales[m.Step], m.Load)
 		}
-		if s, ok := smallest[m.Step]; !ok || m.Load < s {
-			smallest[m.Step] = m.Load
+	}
+	multiple := func(load, base int64) (int, bool) {
+		k := math.Log2(float64(load) / float64(base))
+		return int(math.Round(k)), math.Abs(k-math.Round(k)) < 1e-6 && math.Round(k) >= 0 && k <= 2
+	}
+	bases := map[string]int64{}
+	for step, ls := range scales {
+		slices.Sort(ls)
+		best := 0
+		for _, b := range ls {
+			n := 0
+			for _, l := range ls {
+				if _, ok := multiple(l, b); ok {
+					n++
+				}
+			}
+			if n > best {
+				best, bases[step] = n, b
+			}
 		}
 	}
 	for i, m := range ms {
-		s, ok := smallest[m.Step]
+		b, ok := bases[m.Step]
 		if m.Access == "" || !ok {
 			continue
 		}
-		k := math.Log2(float64(m.Load) / float64(s))
-		if math.Abs(k-math.Round(k)) < 1e-6 && k <= 2 {
-			ms[i].Dataset = fmt.Sprintf("dataset%d", int(math.Round(k)))
+		if k, ok := multiple(m.Load, b); ok {
+			ms[i].Dataset = fmt.Sprintf("dataset%d", k)
 			ms[i].DatasetNote = fmt.Sprintf("%s at %g %% of the paper's dataset0 records", ms[i].Dataset, float64(m.Load)/1e4)
 		}
 		ms[i].Load = 0
@@ -534,12 +557,7 @@ func microblogMeasures(r *result.Run, s Step) []Measure {
 // samples; the paper's idle CPU of each node's own machine).
 func steadyMeasures(r *result.Run, b Measure) []Measure {
 	var out []Measure
-	ops := make([]string, 0, len(r.Summary.Ops))
-	for op := range r.Summary.Ops {
-		ops = append(ops, op)
-	}
-	sort.Strings(ops)
-	for _, op := range ops {
+	for _, op := range slices.Sorted(maps.Keys(r.Summary.Ops)) {
 		o := r.Summary.Ops[op]
 		if o.Count == 0 {
 			var failed int64

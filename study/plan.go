@@ -22,7 +22,7 @@ import (
 // Sizes a plan comes in.
 const (
 	// SizeQuick is each scenario as scenarios/ scales it to this machine
-	// (halved node counts, 1–4 % datasets, one repeat), meant to finish in
+	// (halved node counts, 0.1–0.4 % datasets, one repeat), meant to finish in
 	// under about 45 minutes per study on a 2-core machine.
 	SizeQuick = "quick"
 	// SizeStudy adds, where a plan has it, what the paper did and the

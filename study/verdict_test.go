@@ -335,3 +335,35 @@ func TestTrajectorySize(t *testing.T) {
 		t.Errorf("differ: %v, want [dataset size]", d)
 	}
 }
+
+// TestAssignDatasets: within a step, the scale that names the most runs
+// is dataset0; a run at another size (the common 0.1 % beside 1, 2, 4 %)
+// keeps its size and no name rather than taking the others' names away.
+func TestAssignDatasets(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		scales []float64
+		want   []string
+	}{
+		{"1x 2x 4x", []float64{0.001, 0.002, 0.004}, []string{"dataset0", "dataset1", "dataset2"}},
+		{"a common size beside them", []float64{0.001, 0.01, 0.02, 0.04}, []string{"", "dataset0", "dataset1", "dataset2"}},
+		{"two sizes", []float64{0.002, 0.001}, []string{"dataset1", "dataset0"}},
+		{"8x is no dataset", []float64{0.001, 0.008}, []string{"dataset0", ""}},
+		{"one size", []float64{0.005}, []string{"dataset0"}},
+	} {
+		var ms []Measure
+		for _, sc := range tc.scales {
+			r := &result.Run{Header: result.Header{Workload: "trajectory", Options: map[string]any{"scale": sc}},
+				Summary: &result.Summary{Extra: map[string]float64{"sequential_write_records_per_sec": 100}}}
+			ms = append(ms, measures(r, Step{Name: "cassandra", For: "cassandra"})...)
+		}
+		assignDatasets(ms)
+		var got []string
+		for _, m := range ms {
+			got = append(got, m.Dataset)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: datasets %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -163,7 +163,7 @@ func createV1(name string, b Budget, dev *specs.LinuxThrottleDevice) (Group, err
 		want[cgroup1.Name(c)] = true
 	}
 	path := cgroup1.NestedPath(name)
-	cg, err := cgroup1.New(path, res, cgroup1.WithHierarchy(subsystems(func(n cgroup1.Name) bool { return want[n] })))
+	cg, err := cgroup1.New(path, res, cgroup1.WithHierarchy(subsystems("", func(n cgroup1.Name) bool { return want[n] })))
 	if err != nil {
 		return Group{}, fmt.Errorf("budget %s: make control group %s: %w", b, name, err)
 	}
@@ -186,12 +186,21 @@ func createV1(name string, b Budget, dev *specs.LinuxThrottleDevice) (Group, err
 }
 
 // subsystems is a cgroup v1 hierarchy of the mounted controllers keep
-// accepts: the ones a group is made or read in.
-func subsystems(keep func(cgroup1.Name) bool) cgroup1.Hierarchy {
+// accepts: the ones a group is made or read in. root "" finds the mounts
+// in this process's mountinfo; a root names them under it instead (a load
+// host, whose mount namespace has none: the CPU and memory controllers,
+// all a load's group holds).
+func subsystems(root string, keep func(cgroup1.Name) bool) cgroup1.Hierarchy {
 	return func() ([]cgroup1.Subsystem, error) {
-		all, err := cgroup1.Default()
-		if err != nil {
-			return nil, err
+		var all []cgroup1.Subsystem
+		if root == "" {
+			var err error
+			if all, err = cgroup1.Default(); err != nil {
+				return nil, err
+			}
+		} else {
+			mnt := root + "/sys/fs/cgroup"
+			all = []cgroup1.Subsystem{cgroup1.NewCpu(mnt), cgroup1.NewCpuacct(mnt), cgroup1.NewMemory(mnt)}
 		}
 		var out []cgroup1.Subsystem
 		for _, s := range all {
@@ -440,6 +449,16 @@ type Usage struct {
 	DiskBytes uint64 `json:"disk_bytes"`
 }
 
+// ThrottledShare is the percentage of u's CFS periods in which the group
+// was held back (0 before its first period): the one figure that says a
+// node or the load was bound by its CPU budget.
+func (u Usage) ThrottledShare() float64 {
+	if u.Periods == 0 {
+		return 0
+	}
+	return 100 * float64(u.Throttled) / float64(u.Periods)
+}
+
 // Usage reads g's counters (containerd/cgroups' Stat).
 func (g Group) Usage() (Usage, error) {
 	if len(g.Dirs) == 0 {
@@ -481,23 +500,10 @@ func (g Group) Usage() (Usage, error) {
 		}
 		return "", cgroup1.ErrControllerNotActive
 	}
-	hierarchy := subsystems(func(n cgroup1.Name) bool {
+	hierarchy := subsystems(g.Root, func(n cgroup1.Name) bool {
 		_, err := path(n)
 		return err == nil
 	})
-	if g.Root != "" {
-		// The library finds the controllers' mounts in this process's
-		// mountinfo, which has none on a load host: name them under Root.
-		hierarchy = func() ([]cgroup1.Subsystem, error) {
-			var out []cgroup1.Subsystem
-			for _, s := range []cgroup1.Subsystem{cgroup1.NewCpu(g.Root + "/sys/fs/cgroup"), cgroup1.NewCpuacct(g.Root + "/sys/fs/cgroup"), cgroup1.NewMemory(g.Root + "/sys/fs/cgroup")} {
-				if _, err := path(s.Name()); err == nil {
-					out = append(out, s)
-				}
-			}
-			return out, nil
-		}
-	}
 	cg, err := cgroup1.Load(path, cgroup1.WithHierarchy(hierarchy))
 	if err != nil {
 		return Usage{}, err
@@ -548,8 +554,8 @@ func Use(b Budget, prev, cur Usage, dt float64) Share {
 	if b.CPU > 0 && dt > 0 && cur.CPUSeconds >= prev.CPUSeconds {
 		out.CPU = 100 * (cur.CPUSeconds - prev.CPUSeconds) / dt / b.CPU
 	}
-	if dp := float64(cur.Periods) - float64(prev.Periods); b.CPU > 0 && dp > 0 {
-		out.Throttled = 100 * (float64(cur.Throttled) - float64(prev.Throttled)) / dp
+	if b.CPU > 0 && cur.Periods > prev.Periods && cur.Throttled >= prev.Throttled {
+		out.Throttled = Usage{Periods: cur.Periods - prev.Periods, Throttled: cur.Throttled - prev.Throttled}.ThrottledShare()
 	}
 	if b.Memory > 0 {
 		out.Memory = 100 * float64(cur.Memory) / float64(b.Memory)
