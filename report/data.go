@@ -236,8 +236,8 @@ func groupLabels(data []*runData, op string) []string {
 	}
 	labels := sortedKeys(set)
 	sort.SliceStable(labels, func(i, j int) bool {
-		a, aok := lowerBound(labels[i])
-		b, bok := lowerBound(labels[j])
+		a, aok := LowerBound(labels[i])
+		b, bok := LowerBound(labels[j])
 		if aok != bok {
 			return aok
 		}
@@ -246,8 +246,9 @@ func groupLabels(data []*runData, op string) []string {
 	return labels
 }
 
-// lowerBound parses the leading integer of a label such as "8-15" or "1024+".
-func lowerBound(label string) (int64, bool) {
+// LowerBound parses the leading integer of a group label such as "8-15" or
+// "1024+": the order groups are drawn in (and the study's verdicts read them).
+func LowerBound(label string) (int64, bool) {
 	end := strings.IndexFunc(label, func(r rune) bool { return r < '0' || r > '9' })
 	if end < 0 {
 		end = len(label)

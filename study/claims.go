@@ -23,7 +23,7 @@ type ClaimRow struct {
 // lowerBetter are the metrics where less is better (a ranking of them
 // puts the smallest first).
 var lowerBetter = map[string]bool{
-	"latency": true, "request_set_time": true, "elasticity_score": true, "stabilization_time": true,
+	"latency": true, "latency_by_group": true, "request_set_time": true, "elasticity_score": true, "stabilization_time": true,
 	"data_transfer_time": true, "additional_time": true, "convergence_time": true, "join_time": true,
 	"populate_time": true, "cluster_formation_time": true, "ci_amplitude": true, "scalability_score": true,
 }
@@ -89,6 +89,8 @@ func found(s *Study, c Claim, ms []Measure) string {
 		return strings.Join(parts, "; ")
 	case c.About == "failure":
 		return failures(c, ms)
+	case c.Trend != "":
+		return trendFound(c, ms, op)
 	case c.About == "scalability" && len(c.Ranks) == 0:
 		return scaling(ms, op)
 	case reads(s, metric):

@@ -46,6 +46,10 @@ type Measure struct {
 	Size string
 	// Requests is the requests per request set (wiki), 0 when none.
 	Requests int
+	// Group is, for latency_by_group, the group's label ("8-15": posts by
+	// authors with 8 to 15 followers), GroupBy what groups ("author
+	// followers", the result header's Groups).
+	Group, GroupBy string
 
 	Value  float64
 	Unit   string
@@ -591,6 +595,7 @@ func steadyMeasures(r *result.Run, b Measure) []Measure {
 			m.How += fmt.Sprintf("; SD of its %d one-second means", len(means))
 		}
 		out = append(out, m)
+		out = append(out, groupMeasures(r, b, op)...)
 	}
 	var idle []float64
 	for _, p := range r.Points {

@@ -224,6 +224,15 @@ type Claim struct {
 	// transition) the claim names ("at 6 and 12 nodes"); empty: every
 	// one the paper measured ("at every transition"). Needs Per.
 	At []int `yaml:"at"`
+	// Trend is, for a claim about latency_by_group, how the paper says the
+	// figure goes from the smallest group to the largest: one of Trends.
+	Trend string `yaml:"trend"`
+}
+
+// Trends are the ways a figure may go over a claim's groups (Claim.Trend).
+var Trends = map[string]string{
+	"rises": "higher in the largest group than in the smallest",
+	"falls": "lower in the largest group than in the smallest",
 }
 
 // Bounds are the kinds of bound a value may be (Value.Bound), with the
@@ -277,10 +286,14 @@ func (s *Study) Scales(metric, per string) []Scale {
 	return out
 }
 
-// CheckClaim reports what is wrong with c's Per and At: an unknown Per,
+// CheckClaim reports what is wrong with c's Trend, Per and At: a trend
+// missing on latency_by_group or set on anything else, an unknown Per,
 // Per on a subject (only a metric has figures at each scale), At without
 // Per, or a node count at which the paper states no value of the metric.
 func (s *Study) CheckClaim(c Claim) error {
+	if (c.About == "latency_by_group") != (c.Trend != "") || (c.Trend != "" && Trends[c.Trend] == "") {
+		return fmt.Errorf("%s: about %s needs a trend of rises or falls, and only it has one (trend %q)", c.ID, c.About, c.Trend)
+	}
 	if c.Per == "" {
 		if len(c.At) > 0 {
 			return fmt.Errorf("%s: at %v without per", c.ID, c.At)
@@ -335,6 +348,7 @@ var Units = map[string]string{
 // has the figure.
 var Metrics = map[string]string{
 	"latency":                "time of one operation (fieldbench: the operation's HDR histogram)",
+	"latency_by_group":       "time of one operation by the group the workload puts it in (microblog: a post by its author's follower count; fieldbench: the group's HDR histograms)",
 	"throughput":             "operations or records completed per second (fieldbench: ops/s; ingest: records/s per load)",
 	"throughput_ratio":       "one database's throughput over another's",
 	"throughput_change":      "relative change of throughput between two settings",

@@ -43,7 +43,7 @@ var readMetrics = map[string][]string{
 	"ingest":     {"throughput", "ci_amplitude", "record_size", "sweep_load"},
 	"trajectory": {"throughput", "latency"},
 	"wiki":       {"elasticity_score", "data_transfer_time", "additional_time", "stabilization_time", "request_set_time", "scalability_score"},
-	"microblog":  {"cluster_formation_time", "populate_time", "ownership", "convergence_time", "errors", "latency", "join_time", "cpu_idle"},
+	"microblog":  {"cluster_formation_time", "populate_time", "ownership", "convergence_time", "errors", "latency", "latency_by_group", "join_time", "cpu_idle"},
 }
 
 // reads reports whether fieldbench reads metric from s's workload's
@@ -258,7 +258,8 @@ func judgeOrder(metric string, order []string, by map[string][]Measure, where st
 
 // combine is a claim's verdict from its comparisons and the parts it could
 // not compare (missing): not held when any comparison is; else not
-// judged when anything is missing or not judged; else held.
+// judged when anything is missing or not judged; else held. The reason of
+// a verdict other than held names the comparisons that did hold too.
 func combine(parts []outcome, missing []string) (Verdict, string) {
 	var not, unjudged, held []string
 	for _, p := range parts {
@@ -273,6 +274,9 @@ func combine(parts []outcome, missing []string) (Verdict, string) {
 	}
 	switch {
 	case len(not) > 0:
+		if len(held) > 0 {
+			not = append(not, "as the paper says: "+strings.Join(held, "; "))
+		}
 		return NotHeld, strings.Join(not, "; ")
 	case len(missing) > 0 || len(unjudged) > 0:
 		var why []string
@@ -414,6 +418,8 @@ func judge(s *Study, c Claim, ms []Measure, ran map[string]bool) (Verdict, strin
 		return judgeFailure(s, c, ms, ran)
 	case c.About == "errors":
 		return judgeErrors(s, c, ms, ran)
+	case c.Trend != "":
+		return judgeTrend(c, ms, op, ran)
 	case c.About == "scalability" && len(c.Ranks) == 0:
 		return judgeScaling(c, ms, op, ran)
 	case c.About == "stability" && s.Name == "ingest":
