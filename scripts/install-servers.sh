@@ -26,6 +26,9 @@ command -v nft >/dev/null 2>&1 || packages+=(nftables)
 command -v podman >/dev/null 2>&1 || packages+=(podman)
 command -v runc >/dev/null 2>&1 || packages+=(runc)
 packages+=(containernetworking-plugins) # a Recommends of podman's, skipped by --no-install-recommends
+# Budgets on cgroup v2 are tested in a VM (scripts/cgroupv2-vm.sh): qemu,
+# then Debian's kernel and busybox, fetched at the end.
+command -v qemu-system-x86_64 >/dev/null 2>&1 || packages+=(qemu-system-x86)
 
 # install_npm NAME VERSION ENVVAR puts the npm package NAME@VERSION in
 # fieldbench's cache (outside the repository; $ENVVAR overrides the
@@ -148,6 +151,7 @@ install_pouchdb
 install_reqlite
 fetch_couchbasemock
 build_ferretdb
+bash "$(dirname "$0")/cgroupv2-vm.sh" --fetch
 iridium_ok=1
 wait "$iridium_pid" || iridium_ok=0
 iridium_pid=""
