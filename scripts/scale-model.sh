@@ -15,7 +15,7 @@
 # Each point is a fresh cluster (no replicas), `run microblog` with CLIENTS
 # closed-loop clients for DURATION after WARMUP, and the nodes' share of
 # CFS periods in which they used their whole quota and were held back
-# (cluster status). Needs root (control groups); stops every server and
+# (cluster status), and the load generator's CPU in cores. Needs root (control groups); stops every server and
 # removes every group it made, also when interrupted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,7 +45,7 @@ echo "# scale model, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, commit $(git re
 budgets=("$BUDGET")
 [[ $NONE == 0 ]] || budgets+=(none)
 echo "# microblog${RUN_ARGS:+ $RUN_ARGS}, $CLIENTS clients, $DURATION after a $WARMUP warm-up; budget per node: ${budgets[*]}; engine options: ${OPTS:-none}"
-printf '%-10s %-12s %5s %12s %8s  %s\n' engine budget nodes ops/s "x 1" "held back (share of periods, per node)"
+printf '%-10s %-12s %5s %12s %8s %9s  %s\n' engine budget nodes ops/s "x 1" "load CPU" "held back (share of periods, per node)"
 for engine in $ENGINES; do
   for budget in "${budgets[@]}"; do
     base=""
@@ -58,15 +58,19 @@ for engine in $ENGINES; do
       dsn=$("$fb" cluster dsn --dir "$cluster")
       res="$work/results-$engine-$n-$RANDOM"
       # shellcheck disable=SC2086 # RUN_ARGS is a list of arguments
-      "$fb" run microblog --db "$dsn" --clients "$CLIENTS" --duration "$DURATION" --warmup "$WARMUP" $RUN_ARGS \
-        --summary-json --results "$res" >"$work/run.log" 2>&1 || { tail -20 "$work/run.log" >&2; exit 1; }
+      # The load generator's own CPU (user + system over the whole run,
+      # populate included), in cores: whether the load could be the limit.
+      TIMEFORMAT='%U %S %R'
+      { time "$fb" run microblog --db "$dsn" --clients "$CLIENTS" --duration "$DURATION" --warmup "$WARMUP" $RUN_ARGS \
+        --summary-json --results "$res" >"$work/run.log" 2>&1 || { tail -20 "$work/run.log" >&2; exit 1; }; } 2>"$work/time"
+      load=$(awk '{printf "%.2f", ($1 + $2) / $3}' "$work/time")
       ops=$(python3 -c 'import json,sys,glob; d=json.load(open(glob.glob(sys.argv[1]+"/*/summary.json")[0])); print("%.0f" % sum(o["ops_per_sec"] for o in d["summary"]["ops"].values()))' "$res")
       held=$("$fb" cluster status --dir "$cluster" --json | python3 -c 'import json,sys; print(" ".join("%s %s" % (s["name"], (s.get("detail") or {}).get("cpu_throttled", "-").split(" of")[0]) for s in json.load(sys.stdin)))')
       "$fb" cluster down --dir "$cluster" >/dev/null
       cluster=""
       [[ -z $base ]] && base=$ops
       ratio=$(python3 -c "print('%.2f' % ($ops / $base))")
-      printf '%-10s %-12s %5s %12s %8s  %s\n' "$engine" "$budget" "$n" "$ops" "$ratio" "$held"
+      printf '%-10s %-12s %5s %12s %8s %9s  %s\n' "$engine" "$budget" "$n" "$ops" "$ratio" "$load" "$held"
     done
   done
 done
