@@ -14,7 +14,8 @@ import (
 // kernel under qemu, no network device): this machine mounts v1, and a
 // controller bound to v1 cannot be mounted in v2 beside it, so the v2 path
 // (cpu.max, memory.max, io.max, memory.events) is tested there. Every test
-// must pass in the VM, none skipped for want of a controller.
+// must pass in the VM, none skipped for want of a controller; then, where
+// this machine has Redis, a whole cluster on budgets runs there.
 func TestCgroupV2InVM(t *testing.T) {
 	if os.Getenv("FIELDBENCH_IN_VM") != "" {
 		t.Skip("in the VM itself")
@@ -42,5 +43,24 @@ func TestCgroupV2InVM(t *testing.T) {
 	}
 	if regexp.MustCompile(`(?m)^--- (FAIL|SKIP): `).Match(out) {
 		t.Errorf("a test failed or skipped in the VM:\n%s", out)
+	}
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		return // the script runs no cluster without Redis
+	}
+	// A whole Redis Cluster on budgets in the VM: the status names the
+	// budget, each server's group holds 0.2 CPU and 256 MiB, a load ran,
+	// and down left no group.
+	for _, want := range []string{
+		`(?m)^vm-status: redis1 .*budget=cpu=0.2,memory=256MiB .*cpu_throttled=`,
+		`(?m)^vm-status: redis2 .*budget=cpu=0.2,memory=256MiB `,
+		`(?m)^vm-group: \S+/redis1/ cpu.max 20000 100000 memory.max 268435456 procs 1$`,
+		`(?m)^vm-group: \S+/redis2/ cpu.max 20000 100000 memory.max 268435456 procs 1$`,
+		`(?m)^vm-run: +post +[1-9]`,
+		`(?m)^vm-cluster-left: 0 groups$`,
+		`(?m)^vm-cluster-exit=0$`,
+	} {
+		if !regexp.MustCompile(want).Match(out) {
+			t.Errorf("the VM's cluster printed no line matching %s:\n%s", want, out)
+		}
 	}
 }
