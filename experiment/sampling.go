@@ -189,7 +189,26 @@ func (es *expSession) probe(ctx context.Context) {
 			prev[name] = reading{smp.Time, u}
 		}
 	}}
+	// Each group's first reading now, and its last once the run ended:
+	// a run shorter than two probe intervals (PostgreSQL's 0.1 % of the
+	// trajectory study, 0.1 s) still has what bound its nodes.
+	targets()
+	for name, g := range groups {
+		if u, err := g.Usage(); err == nil {
+			prev[name] = reading{time.Now(), u}
+		}
+	}
 	s.Run(ctx)
+	for name, g := range groups {
+		p, ok := prev[name]
+		u, err := g.Usage()
+		if !ok || err != nil {
+			continue
+		}
+		if kills := tally.node(name, budgets[name], p.u, u, time.Since(p.at).Seconds()); kills > 0 {
+			_ = es.s.Event("oom-kill", fmt.Sprintf("%s: %d process(es) killed by the kernel for its memory budget (%s)", name, kills, budgets[name]))
+		}
+	}
 	if v, ok := tally.verdict(); ok {
 		es.s.AddExtra(v.extras)
 		_ = es.s.Event("budget-bound", v.line)

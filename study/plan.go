@@ -28,9 +28,9 @@ const (
 	// SizeStudy adds, where a plan has it, what the paper did and the
 	// quick size leaves out: wiki's 10 repeats at the paper's RF 3 and
 	// QUORUM on 3 -> 6 Cassandra nodes, ingest's load range up to 330,000
-	// records per source (hours here). Trajectory and microblog have
-	// nothing more yet: their node counts and datasets cannot grow to the
-	// paper's on one machine.
+	// records per source, trajectory's ten runs (hours here). Microblog
+	// has nothing more yet, and no study's node counts and datasets can
+	// grow to the paper's on one machine.
 	SizeStudy = "study"
 )
 
@@ -121,8 +121,16 @@ var plans = map[string]func(size string) []Step{
 			Why: "MongoDB's request sets on one server (FerretDB cannot grow: no elasticity or scalability), at the conditions of Cassandra's first scalability step, fewer sets"}, n)...)
 		return out
 	},
-	"trajectory": func(string) []Step {
-		return []Step{
+	"trajectory": func(size string) []Step {
+		// quick: each scenario once (three runs at 0.1 %, one at the other
+		// sizes); study: ten times, the paper's "average of ten runs" at
+		// every size (hours here).
+		n := 1
+		if size == SizeStudy {
+			n = 10
+		}
+		var out []Step
+		for _, s := range []Step{
 			{Name: "postgres", Scenario: "trajectory/postgres.yaml", For: "postgres",
 				Why: "PostgreSQL/PostGIS write and distance-query throughput and latency"},
 			{Name: "mongodb", Scenario: "trajectory/mongodb.yaml", For: "mongodb",
@@ -133,7 +141,10 @@ var plans = map[string]func(size string) []Step{
 				Why: "Tables 3–14 for Cassandra: 1–4 nodes, three dataset sizes, sequential and random"},
 			{Name: "rethinkdb", Scenario: "trajectory/rethinkdb.yaml", For: "rethinkdb",
 				Why: "the RethinkDB driver's figures at 0.1 % (on reqlite, one server)"},
+		} {
+			out = append(out, repeat(s, n)...)
 		}
+		return out
 	},
 	"microblog": func(string) []Step {
 		return []Step{

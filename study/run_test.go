@@ -211,7 +211,7 @@ func TestPlansAligned(t *testing.T) {
 		minNodes          int
 	}{
 		{"trajectory", SizeQuick, "cassandra", "nodes", "QUORUM", 1},
-		{"trajectory", SizeStudy, "cassandra", "nodes", "QUORUM", 1},
+		{"trajectory", SizeStudy, "cassandra-10", "nodes", "QUORUM", 1},
 		{"wiki", SizeStudy, "elasticity-cassandra-01", "3", "QUORUM", 3},
 		{"wiki", SizeStudy, "scalability-cassandra-10", "3", "QUORUM", 3},
 		{"wiki", SizeQuick, "elasticity-cassandra", "2", "ONE", 2},

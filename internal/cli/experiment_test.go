@@ -375,6 +375,26 @@ probe_every: 1s
 	if left := cluster.GroupsLeft(&cluster.Cluster{Engine: ci.Engine, Dir: ci.Dir}); len(left) > 0 {
 		t.Errorf("control groups left after the experiment: %v", left)
 	}
+
+	// A run shorter than one probe interval still has its verdict: the
+	// groups are read at its start and its end.
+	short, _ := experimentRun(t, `
+name: budget-short
+study: test
+description: test
+cluster: {engine: redis, nodes: 1, budget: "cpu=0.3"}
+workload: {name: microblog, options: {users: 100, clients: 8, duration: 2s}}
+probe_every: 30s
+`, 3*time.Minute)
+	var got []string
+	for _, e := range short[0].Events {
+		if e.Name == "budget-bound" {
+			got = append(got, e.Detail)
+		}
+	}
+	if len(got) != 1 || !strings.Contains(got[0], "redis1: CPU ") {
+		t.Errorf("a 2 s run probed every 30 s: budget-bound events %q, want one naming redis1's figures", got)
+	}
 }
 
 // TestNoBudgetsWithoutRoot: where budgets cannot be held (here: the
