@@ -11,6 +11,7 @@
 #   NODES="1 2" BUDGET=cpu=0.5 OPTS=rf=1 scripts/scale-model.sh cassandra
 #   FIELDBENCH_BIN=/tmp/fieldbench scripts/scale-model.sh
 #   RUN_ARGS="--mix userline=1" NONE=0 scripts/scale-model.sh cassandra   # reads of one partition only, budgets only
+#   RUNS=3 WARMUP=60s OPTS=rf=1 BUDGET=cpu=0.4,memory=2GiB scripts/scale-model.sh cassandra   # each point 3 times
 #
 # Each point is a fresh cluster (no replicas), `run microblog` with CLIENTS
 # closed-loop clients for DURATION after WARMUP, each node's share of the
@@ -32,6 +33,7 @@ WARMUP=${WARMUP:-5s}
 OPTS=${OPTS:-}   # engine options for every cluster, comma-separated (cluster up --opt)
 RUN_ARGS=${RUN_ARGS:-}   # more arguments of every `run microblog` (e.g. --mix userline=1)
 NONE=${NONE:-1}   # 0: only the budgeted points, not the same without budgets
+RUNS=${RUNS:-1}   # runs of each point, each on a fresh cluster
 
 # cgsnap CLUSTER-DIR prints one line per budgeted node: name, time (s),
 # CFS periods, periods held back, CPU seconds used (v1: cpu.stat and
@@ -91,32 +93,42 @@ for engine in $ENGINES; do
   for budget in "${budgets[@]}"; do
     base=""
     for n in $NODES; do
-      cluster="$work/$engine-$n-${budget//[=,.\/]/_}"
-      args=(cluster up "$engine" --nodes "$n" --dir "$cluster")
-      [[ $budget != none ]] && args+=(--budget "$budget")
-      for o in ${OPTS//,/ }; do args+=(--opt "$o"); done
-      "$fb" "${args[@]}" >"$work/up.log" 2>&1 || { cat "$work/up.log" >&2; exit 1; }
-      dsn=$("$fb" cluster dsn --dir "$cluster")
-      res="$work/results-$engine-$n-$RANDOM"
-      # shellcheck disable=SC2086 # RUN_ARGS is a list of arguments
-      # Each node's CFS counters before and after the run (cluster.json's
-      # groups): the share of the run's periods in which it was held back
-      # and the CPU it used, in cores, over the run alone (cluster status
-      # counts from the node's start, its own start and joins included).
-      before=$(cgsnap "$cluster")
-      # The load generator's own CPU (user + system over the whole run,
-      # populate included), in cores: whether the load could be the limit.
-      TIMEFORMAT='%U %S %R'
-      { time "$fb" run microblog --db "$dsn" --clients "$CLIENTS" --duration "$DURATION" --warmup "$WARMUP" $RUN_ARGS \
-        --summary-json --results "$res" >"$work/run.log" 2>&1 || { tail -20 "$work/run.log" >&2; exit 1; }; } 2>"$work/time"
-      load=$(awk '{printf "%.2f", ($1 + $2) / $3}' "$work/time")
-      ops=$(python3 -c 'import json,sys,glob; d=json.load(open(glob.glob(sys.argv[1]+"/*/summary.json")[0])); print("%.0f" % sum(o["ops_per_sec"] for o in d["summary"]["ops"].values()))' "$res")
-      held=$(cgheld "$before" "$(cgsnap "$cluster")")
-      "$fb" cluster down --dir "$cluster" >/dev/null
-      cluster=""
-      [[ -z $base ]] && base=$ops
-      ratio=$(python3 -c "print('%.2f' % ($ops / $base))")
-      printf '%-10s %-12s %5s %12s %8s %9s  %s\n' "$engine" "$budget" "$n" "$ops" "$ratio" "$load" "$held"
+      all=()
+      for run in $(seq "$RUNS"); do
+        cluster="$work/$engine-$n-${budget//[=,.\/]/_}-$run"
+        args=(cluster up "$engine" --nodes "$n" --dir "$cluster")
+        [[ $budget != none ]] && args+=(--budget "$budget")
+        for o in ${OPTS//,/ }; do args+=(--opt "$o"); done
+        "$fb" "${args[@]}" >"$work/up.log" 2>&1 || { cat "$work/up.log" >&2; exit 1; }
+        dsn=$("$fb" cluster dsn --dir "$cluster")
+        res="$work/results-$engine-$n-$run-$RANDOM"
+        # Each node's CFS counters before and after the run (cluster.json's
+        # groups): the share of the run's periods in which it was held back
+        # and the CPU it used, in cores, over the run alone (cluster status
+        # counts from the node's start, its own start and joins included).
+        before=$(cgsnap "$cluster")
+        # The load generator's own CPU (user + system over the whole run,
+        # populate included), in cores: whether the load could be the limit.
+        TIMEFORMAT='%U %S %R'
+        # shellcheck disable=SC2086 # RUN_ARGS is a list of arguments
+        { time "$fb" run microblog --db "$dsn" --clients "$CLIENTS" --duration "$DURATION" --warmup "$WARMUP" $RUN_ARGS \
+          --summary-json --results "$res" >"$work/run.log" 2>&1 || { tail -20 "$work/run.log" >&2; exit 1; }; } 2>"$work/time"
+        load=$(awk '{printf "%.2f", ($1 + $2) / $3}' "$work/time")
+        ops=$(python3 -c 'import json,sys,glob; d=json.load(open(glob.glob(sys.argv[1]+"/*/summary.json")[0])); print("%.0f" % sum(o["ops_per_sec"] for o in d["summary"]["ops"].values()))' "$res")
+        held=$(cgheld "$before" "$(cgsnap "$cluster")")
+        "$fb" cluster down --dir "$cluster" >/dev/null
+        cluster=""
+        all+=("$ops")
+        ratio=-   # the first node count's runs, before their mean is known
+        [[ -z $base && $RUNS == 1 ]] && ratio=1.00
+        [[ -z $base ]] || ratio=$(python3 -c "print('%.2f' % ($ops / $base))")
+        printf '%-10s %-12s %5s %12s %8s %9s  %s\n' "$engine" "$budget" "$n" "$ops" "$ratio" "$load" "$held"
+      done
+      if [[ -z $base ]]; then
+        # The first node count's mean over its runs is what "x 1" divides by.
+        base=$(python3 -c 'import sys; v=[float(x) for x in sys.argv[1:]]; print(sum(v)/len(v))' "${all[@]}")
+        [[ $RUNS == 1 ]] || printf '# mean at %s node(s) over %s runs: %.0f ops/s\n' "$n" "$RUNS" "$base"
+      fi
     done
   done
 done
