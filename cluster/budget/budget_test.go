@@ -341,22 +341,30 @@ func TestUse(t *testing.T) {
 	}
 }
 
+// diskGroup makes a group of budget b for a disk test in a directory of
+// its own, or skips the test where no disk budget can be held (no root, no
+// controller, no block device under the directory).
+func diskGroup(t *testing.T, b Budget, tag string) (Group, string) {
+	t.Helper()
+	if err := Check(b); err != nil {
+		t.Skipf("no disk budgets here: %v", err)
+	}
+	dir := t.TempDir()
+	g, err := Create(fmt.Sprintf("%stest-%s-%d/node1", Prefix, tag, os.Getpid()), b, dir)
+	if err != nil {
+		t.Skipf("no disk budget on %s: %v", dir, err)
+	}
+	t.Cleanup(func() { _ = g.Remove() })
+	return g, dir
+}
+
 // TestDiskBytesCounted: a group with a disk budget counts what its
 // process writes directly (O_DIRECT, dd), as the throttle that holds it
 // does: 4 MiB written at a 20 MiB/s budget read back as at least 4 MiB of
 // the group's DiskBytes, in about a fifth of a second. Needs root, cgroups
 // and a block device under the test's directory.
 func TestDiskBytesCounted(t *testing.T) {
-	b := Budget{Disk: 20 << 20}
-	if err := Check(b); err != nil {
-		t.Skipf("no disk budgets here: %v", err)
-	}
-	dir := t.TempDir()
-	g, err := Create(fmt.Sprintf("%stest-disk-%d/node1", Prefix, os.Getpid()), b, dir)
-	if err != nil {
-		t.Skipf("no disk budget on %s: %v", dir, err)
-	}
-	t.Cleanup(func() { _ = g.Remove() })
+	g, dir := diskGroup(t, Budget{Disk: 20 << 20}, "disk")
 	argv := g.Join([]string{"dd", "if=/dev/zero", "of=" + filepath.Join(dir, "f"), "bs=1M", "count=4", "oflag=direct"})
 	if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
 		t.Skipf("no direct writes under %s: %v: %s", dir, err, out)
@@ -375,16 +383,7 @@ func TestDiskBytesCounted(t *testing.T) {
 // is the throttle's first slice). A slower machine only makes it slower,
 // so the bound cannot fail for the machine's speed.
 func TestDiskRateHolds(t *testing.T) {
-	b := Budget{Disk: 2 << 20}
-	if err := Check(b); err != nil {
-		t.Skipf("no disk budgets here: %v", err)
-	}
-	dir := t.TempDir()
-	g, err := Create(fmt.Sprintf("%stest-rate-%d/node1", Prefix, os.Getpid()), b, dir)
-	if err != nil {
-		t.Skipf("no disk budget on %s: %v", dir, err)
-	}
-	t.Cleanup(func() { _ = g.Remove() })
+	g, dir := diskGroup(t, Budget{Disk: 2 << 20}, "rate")
 	argv := g.Join([]string{"dd", "if=/dev/zero", "of=" + filepath.Join(dir, "f"), "bs=1M", "count=6", "oflag=direct"})
 	start := time.Now()
 	if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
@@ -407,16 +406,7 @@ func TestWritebackHeldOnV2(t *testing.T) {
 		t.Skip("cgroup v1 does not hold a group's writeback (docs/scale-model.md, \"Disk\"); TestCgroupV2InVM runs this on v2")
 	}
 	// disk= alone: Create enables the memory controller beside io.
-	b := Budget{Disk: 2 << 20}
-	if err := Check(b); err != nil {
-		t.Skipf("no disk budgets here: %v", err)
-	}
-	dir := t.TempDir()
-	g, err := Create(fmt.Sprintf("%stest-wb-%d/node1", Prefix, os.Getpid()), b, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = g.Remove() })
+	g, dir := diskGroup(t, Budget{Disk: 2 << 20}, "wb")
 	argv := g.Join([]string{"dd", "if=/dev/zero", "of=" + filepath.Join(dir, "f"), "bs=1M", "count=6"})
 	if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
 		t.Fatalf("buffered write: %v: %s", err, out)
