@@ -99,6 +99,24 @@ func TestGalera(t *testing.T) {
 	if _, err := db.first().ExecContext(ctx, "create database fieldbench_parts"); err != nil {
 		t.Fatal(err)
 	}
+	// Galera applies the DDL on the other nodes in its total order, a
+	// moment after the first node returned: every node must have the
+	// database before the clients connect to it there (a clean-clone CI
+	// run, 2026-12-02: "Unknown database" from the third node).
+	deadline := time.Now().Add(time.Minute)
+	for i, p := range db.pools {
+		for {
+			var n int
+			err := p.QueryRowContext(ctx, "select count(*) from information_schema.schemata where schema_name = 'fieldbench_parts'").Scan(&n)
+			if err == nil && n == 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("node %d has no database fieldbench_parts a minute after its creation (%d, %v)", i+1, n, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
 	u, err := url.Parse(c.DSN)
 	if err != nil {
 		t.Fatal(err)
