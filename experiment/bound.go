@@ -136,7 +136,7 @@ func (t *boundTally) verdict() (v boundVerdict, ok bool) {
 		}
 		isBound := false
 		if n.b.CPU > 0 && n.periods > 0 {
-			share := budget.Usage{Periods: n.periods, Throttled: n.throttled}.ThrottledShare() / 100
+			share := float64(n.throttled) / float64(n.periods)
 			v.extras["budget_"+name+"_throttled_pct"] = 100 * share
 			fig += fmt.Sprintf(", throttled %.0f %%", 100*share)
 			isBound = share >= throttledFloor

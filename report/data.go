@@ -235,20 +235,27 @@ func groupLabels(data []*runData, op string) []string {
 		}
 	}
 	labels := sortedKeys(set)
+	SortGroupLabels(labels)
+	return labels
+}
+
+// SortGroupLabels orders group labels in place by their numeric lower
+// bound ("0", "1", "2-3", "4-7", ...), labels without a leading number
+// last; a sorted input keeps ties by name. The order groups are drawn in,
+// and the one the study's verdicts read them in.
+func SortGroupLabels(labels []string) {
 	sort.SliceStable(labels, func(i, j int) bool {
-		a, aok := LowerBound(labels[i])
-		b, bok := LowerBound(labels[j])
+		a, aok := lowerBound(labels[i])
+		b, bok := lowerBound(labels[j])
 		if aok != bok {
 			return aok
 		}
 		return aok && a < b
 	})
-	return labels
 }
 
-// LowerBound parses the leading integer of a group label such as "8-15" or
-// "1024+": the order groups are drawn in (and the study's verdicts read them).
-func LowerBound(label string) (int64, bool) {
+// lowerBound parses the leading integer of a label such as "8-15" or "1024+".
+func lowerBound(label string) (int64, bool) {
 	end := strings.IndexFunc(label, func(r rune) bool { return r < '0' || r > '9' })
 	if end < 0 {
 		end = len(label)

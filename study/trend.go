@@ -5,7 +5,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -45,7 +44,9 @@ func groupMeasures(r *result.Run, b Measure, op string) []Measure {
 		}
 	}
 	var out []Measure
-	for _, label := range groupOrder(slices.Collect(maps.Keys(merged))) {
+	labels := slices.Sorted(maps.Keys(merged))
+	report.SortGroupLabels(labels)
+	for _, label := range labels {
 		h := merged[label]
 		m := b
 		m.Metric, m.Operation, m.Unit, m.Value = "latency_by_group", op, "ms", h.Mean()/1000
@@ -61,21 +62,10 @@ func groupMeasures(r *result.Run, b Measure, op string) []Measure {
 	return out
 }
 
-// groupOrder sorts group labels as the report draws them: by their
-// leading number ("0", "1", "2-3", "4-7", …), labels without one last.
-func groupOrder(labels []string) []string {
-	sort.SliceStable(labels, func(i, j int) bool {
-		a, aok := report.LowerBound(labels[i])
-		b, bok := report.LowerBound(labels[j])
-		if aok != bok {
-			return aok
-		}
-		if aok && a != b {
-			return a < b
-		}
-		return labels[i] < labels[j]
-	})
-	return labels
+// sortedConds are the conditions of a database's sets, in the order the
+// report names them.
+func sortedConds(sets map[cond][]Measure) []cond {
+	return slices.SortedFunc(maps.Keys(sets), func(a, b cond) int { return strings.Compare(a.String(), b.String()) })
 }
 
 // trendSets are a claim's latency_by_group measures of op, by database
@@ -114,7 +104,7 @@ func judgeTrend(c Claim, ms []Measure, op string, ran map[string]bool) (Verdict,
 			missing = append(missing, absent(d, ran, msOf(ms, "latency_by_group", op), "latency by group"))
 			continue
 		}
-		for _, k := range slices.SortedFunc(maps.Keys(sets[d]), func(a, b cond) int { return strings.Compare(a.String(), b.String()) }) {
+		for _, k := range sortedConds(sets[d]) {
 			parts = append(parts, trendOutcome(c, d, k, sets[d][k]))
 		}
 	}
@@ -167,7 +157,7 @@ func trendFound(c Claim, ms []Measure, op string) string {
 	sets := trendSets(c, ms, op)
 	var parts []string
 	for _, d := range c.Databases {
-		for _, k := range slices.SortedFunc(maps.Keys(sets[d]), func(a, b cond) int { return strings.Compare(a.String(), b.String()) }) {
+		for _, k := range sortedConds(sets[d]) {
 			set := sets[d][k]
 			var list []string
 			for _, m := range set {
